@@ -1,0 +1,83 @@
+/**
+ * Cause classes: why a node is not running an available pod of the rollout's target revision.
+ *
+ * The kubelet and scheduler already say why, in different places (container waiting reasons, the
+ * PodScheduled condition); this module maps them onto a few classes with one remedy each.
+ */
+import type { BlockedNode, CauseClass, EmptyNode, PodView } from './types.js';
+
+const IMAGE_PULL = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
+const CRASH = new Set(['CrashLoopBackOff', 'RunContainerError', 'CreateContainerError', 'CreateContainerConfigError']);
+
+/** Classify one blocked node's reason string (as stored in `blockedNodes[].reason`). */
+export function classifyReason(reason: string, message: string): CauseClass {
+  if (IMAGE_PULL.has(reason)) return 'ImagePullFailure';
+  if (CRASH.has(reason)) return 'CrashLoop';
+  if (reason === 'Unschedulable') {
+    return /Insufficient (cpu|memory|pods|ephemeral-storage|[a-z0-9.-]+\/[a-z0-9.-]+)|Too many pods/i.test(message)
+      ? 'InsufficientResources'
+      : 'Unschedulable';
+  }
+  if (reason === 'NotReady' || reason === 'Running') return 'NotReady';
+  return 'Unknown';
+}
+
+/**
+ * The reason a pod that is not available gives: the first container waiting reason, else the
+ * scheduler's verdict, else readiness.
+ */
+export function podBlockReason(pod: PodView): { reason: string; message: string } {
+  if (pod.waitingReason) return { reason: pod.waitingReason, message: pod.waitingMessage ?? '' };
+  if (!pod.scheduled) return { reason: 'Pending', message: 'pod is not yet scheduled' };
+  if (pod.phase === 'Running' && !pod.ready) return { reason: 'NotReady', message: 'container running but not ready' };
+  if (pod.ready && !pod.available) return { reason: 'NotReady', message: 'ready, but not yet for minReadySeconds' };
+  return { reason: pod.phase || 'Unknown', message: `pod phase ${pod.phase || 'unknown'}` };
+}
+
+/** Precedence when nodes disagree: the most specific, most actionable cause first. */
+const PRECEDENCE: CauseClass[] = [
+  'ImagePullFailure',
+  'InsufficientResources',
+  'CrashLoop',
+  'Unschedulable',
+  'NotReady',
+  'Unknown',
+];
+
+/**
+ * The guard-level cause from its blocked and empty nodes: the class shared by most nodes, ties broken
+ * by PRECEDENCE. Empty nodes with no pod at all count as Unknown (the controller has not created one).
+ */
+export function dominantCause(blocked: readonly BlockedNode[], empty: readonly EmptyNode[]): CauseClass {
+  const counts = new Map<CauseClass, number>();
+  for (const b of blocked) {
+    const c = classifyReason(b.reason, b.message);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  for (const e of empty) {
+    const c = classifyReason(e.reason, e.message);
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  let best: CauseClass = 'Unknown';
+  let bestCount = 0;
+  for (const c of PRECEDENCE) {
+    const n = counts.get(c) ?? 0;
+    if (n > bestCount) {
+      best = c;
+      bestCount = n;
+    }
+  }
+  return best;
+}
+
+/** Where a user looks to confirm each cause: named in the status message. */
+export const CAUSE_HINT: Record<CauseClass, string> = {
+  ImagePullFailure: 'the pod cannot pull its image (kubectl get pods: STATUS ImagePullBackOff)',
+  InsufficientResources: 'the node cannot supply the requested resources (pod Pending, PodScheduled=False Unschedulable)',
+  Unschedulable: 'the scheduler cannot place the pod (pod Pending, PodScheduled=False Unschedulable)',
+  CrashLoop: 'the new container keeps crashing (kubectl get pods: STATUS CrashLoopBackOff, RESTARTS growing)',
+  NotReady: 'the new pod runs but never becomes ready (kubectl get pods: READY 0/1)',
+  TargetShrank: 'nodes left the DaemonSet\'s targets (kubectl get ds: DESIRED dropped)',
+  NoNodesMatched: 'no node matches the DaemonSet (kubectl get ds: DESIRED 0)',
+  Unknown: 'the rollout is not moving (kubectl get ds: UP-TO-DATE/AVAILABLE below DESIRED)',
+};

@@ -1,0 +1,41 @@
+/**
+ * Event and condition reasons: one CamelCase constant per category, so dashboards and alert rules
+ * can match on them. Events complement status (the API server expires them after an hour).
+ */
+export const Reason = {
+  // Events on transitions
+  RolloutStarted: 'RolloutStarted',
+  RolloutSuspect: 'RolloutSuspect',
+  RolloutStalled: 'RolloutStalled',
+  RolloutResumed: 'RolloutResumed',
+  RolloutComplete: 'RolloutComplete',
+  DesiredShrank: 'DesiredShrank',
+  NoNodesMatched: 'NoNodesMatched',
+  TargetNotFound: 'TargetNotFound',
+  TargetFound: 'TargetFound',
+  UndoStarted: 'UndoStarted',
+  UndoComplete: 'UndoComplete',
+  UndoSkipped: 'UndoSkipped',
+  UndoFailed: 'UndoFailed',
+  RollbackStalled: 'RollbackStalled',
+  RepeatedBrokenRevision: 'RepeatedBrokenRevision',
+  // Condition reasons
+  ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  NewRevisionRolling: 'NewRevisionRolling',
+  NoProgress: 'NoProgress',
+  RolloutCompleteReason: 'RolloutComplete',
+  NotStalled: 'NotStalled',
+  TargetHealthy: 'TargetHealthy',
+  TargetUnhealthy: 'TargetUnhealthy',
+  OnDeleteStrategy: 'OnDeleteStrategy',
+  Suspended: 'Suspended',
+  SpecNotObserved: 'SpecNotObserved',
+  NoUndo: 'NoUndo',
+  UndoApplied: 'UndoApplied',
+} as const;
+
+/** The `action` field of events.k8s.io/v1 Events, by what the controller was doing. */
+export const EventAction = {
+  Observe: 'Observe',
+  Undo: 'Undo',
+} as const;

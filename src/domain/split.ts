@@ -1,0 +1,92 @@
+/**
+ * The per-node picture of a rollout: which revision each node runs, which nodes are blocked on the
+ * target revision and why, which nodes that should run the pod have none. This is the "split" that
+ * `kubectl get ds` hides behind READY 2/3.
+ */
+import { podBlockReason } from './causes.js';
+import type { BlockedNode, EmptyNode, GenerationStatus, NodeView, PodView, RevisionView } from './types.js';
+
+/** Lists in status are capped so a 5,000-node DaemonSet cannot blow the object size; counts stay exact. */
+export const STATUS_LIST_CAP = 20;
+
+export interface Split {
+  generations: GenerationStatus[];
+  blocked: BlockedNode[];
+  empty: EmptyNode[];
+  /** Eligible nodes whose oldest live pod is an available pod of the target revision. */
+  onTarget: number;
+  /** Nodes that are eligible. */
+  eligible: number;
+}
+
+function live(pods: readonly PodView[]): PodView[] {
+  return pods.filter((p) => !p.deleting);
+}
+
+/**
+ * Computes the split for `targetHash` (the revision the DaemonSet is rolling to). Without a target hash
+ * (the controller has not recorded the revision yet) nothing is blocked: there is nothing to wait for.
+ */
+export function computeSplit(nodes: readonly NodeView[], revisions: readonly RevisionView[], targetHash: string | undefined): Split {
+  const revByHash = new Map(revisions.map((r) => [r.hash, r.revision]));
+  const gens = new Map<string, GenerationStatus>();
+  const blocked: BlockedNode[] = [];
+  const empty: EmptyNode[] = [];
+  let onTarget = 0;
+  let eligible = 0;
+
+  for (const n of nodes) {
+    const pods = live(n.pods);
+    const seen = new Set<string>();
+    for (const p of pods) {
+      let g = gens.get(p.hash);
+      if (!g) {
+        g = { hash: p.hash, images: [...p.images], nodes: 0, ready: 0 };
+        const rev = revByHash.get(p.hash);
+        if (rev !== undefined) g.revision = rev;
+        gens.set(p.hash, g);
+      }
+      if (!seen.has(p.hash)) {
+        g.nodes++;
+        seen.add(p.hash);
+      }
+      if (p.ready) g.ready++;
+    }
+    if (!n.eligible) continue;
+    eligible++;
+
+    if (pods.length === 0) {
+      const terminating = n.pods.length > 0;
+      empty.push({
+        node: n.node,
+        reason: terminating ? 'Terminating' : 'NoPod',
+        message: terminating ? 'the old pod is terminating and no new pod exists yet' : 'no daemon pod exists on this node',
+      });
+      continue;
+    }
+    if (targetHash === undefined) continue;
+    const target = pods.filter((p) => p.hash === targetHash);
+    if (target.some((p) => p.available)) {
+      // Counted as updated by the controller only once the old pod is gone (the oldest pod wins).
+      if (!pods.some((p) => p.hash !== targetHash)) onTarget++;
+      continue;
+    }
+    const pod = target[0];
+    if (!pod) continue; // old revision only: waiting its turn, not blocked
+    const { reason, message } = podBlockReason(pod);
+    const b: BlockedNode = { node: n.node, pod: pod.name, hash: pod.hash, reason, message };
+    const rev = revByHash.get(pod.hash);
+    if (rev !== undefined) b.revision = rev;
+    blocked.push(b);
+  }
+
+  const generations = [...gens.values()].sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0) || a.hash.localeCompare(b.hash));
+  blocked.sort((a, b) => a.node.localeCompare(b.node));
+  empty.sort((a, b) => a.node.localeCompare(b.node));
+  return { generations, blocked, empty, onTarget, eligible };
+}
+
+/** The hash most nodes run other than `exclude`: the generation a rollout started from. */
+export function dominantOtherHash(gens: readonly GenerationStatus[], exclude: string | undefined): GenerationStatus | undefined {
+  return [...gens].filter((g) => g.hash !== exclude).sort((a, b) => b.nodes - a.nodes || (b.revision ?? 0) - (a.revision ?? 0))[0];
+}

@@ -1,0 +1,271 @@
+/**
+ * The data model of rollout-guard: the RolloutGuard spec and status as stored in the API, and the
+ * observation that `gather` builds from the informer caches for `decide`.
+ *
+ * Everything here is plain data (JSON-serialisable), so the status we write is exactly what we read back.
+ */
+
+/** States shown in `status.state` and the STATE printer column. */
+export type GuardState =
+  | 'Unknown'
+  | 'Healthy'
+  | 'Progressing'
+  | 'Suspect'
+  | 'Stalled'
+  | 'RollingBack'
+  | 'RolledBack'
+  | 'Suspended';
+
+/**
+ * Why a rollout is not moving. One class per remedy: an operator reading the cause knows which column,
+ * pod field or node property to look at next.
+ */
+export type CauseClass =
+  | 'ImagePullFailure'
+  | 'InsufficientResources'
+  | 'Unschedulable'
+  | 'CrashLoop'
+  | 'NotReady'
+  | 'TargetShrank'
+  | 'NoNodesMatched'
+  | 'Unknown';
+
+/** What the guard does once a rollout is Stalled. */
+export type StallAction = 'Report' | 'Undo';
+
+/** `spec` of a RolloutGuard, after API-server defaulting. */
+export interface GuardSpec {
+  targetRef: { kind: 'DaemonSet'; name: string };
+  suspectAfterSeconds: number;
+  progressDeadlineSeconds: number;
+  onStall: {
+    action: StallAction;
+    /** Grace period between Stalled and the undo, for a human or GitOps tool to act first. */
+    delaySeconds: number;
+  };
+  suspend: boolean;
+}
+
+/** A revision as users see it in `kubectl rollout history` (number) and on pods (hash). */
+export interface RevisionRef {
+  revision?: number;
+  hash: string;
+}
+
+/** metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** One generation of the pod spec present on nodes: the split the guard explains. */
+export interface GenerationStatus {
+  revision?: number;
+  hash: string;
+  images: string[];
+  nodes: number;
+  ready: number;
+}
+
+/** A node where the daemon pod of the rollout's target revision is not available. */
+export interface BlockedNode {
+  node: string;
+  pod?: string;
+  revision?: number;
+  hash?: string;
+  reason: string;
+  message: string;
+}
+
+/** A node that should run the daemon pod but has no pod running. */
+export interface EmptyNode {
+  node: string;
+  reason: string;
+  message: string;
+}
+
+/** A node that left the DaemonSet's targets during a rollout, and why. */
+export interface LeftNode {
+  node: string;
+  reason: string;
+}
+
+/** High-water marks of rollout progress; any increase is progress. */
+export interface ProgressMarks {
+  observedGeneration: number;
+  updated: number;
+  available: number;
+  ready: number;
+  onTarget: number;
+}
+
+/** The rollout being tracked (or the last one, with `completedAt`). */
+export interface RolloutStatus {
+  fromRevision?: RevisionRef;
+  toRevision: RevisionRef;
+  startedAt: string;
+  lastProgressAt: string;
+  completedAt?: string;
+  desiredAtStart: number;
+  /** True when this rollout is the guard's own undo converging. */
+  rollback?: boolean;
+  progress: ProgressMarks;
+  leftNodes?: LeftNode[];
+}
+
+/** The record of an undo, written before acting (result Pending) and after. */
+export interface UndoRecord {
+  at: string;
+  fromRevision?: number;
+  fromHash: string;
+  toRevision?: number;
+  toHash: string;
+  toRevisionName: string;
+  result: 'Pending' | 'Applied' | 'Complete' | 'Failed' | 'RollbackStalled';
+  message: string;
+}
+
+/** What an undo would do, shown in Report mode and before acting. */
+export interface UndoPlan {
+  toRevision?: number;
+  toHash: string;
+  toRevisionName: string;
+  nodes: number;
+  dryRun?: 'Accepted' | 'Rejected' | 'NotRun';
+  dryRunMessage?: string;
+  /** The broken hash this plan was validated for, so the dry run runs once per broken revision. */
+  forHash: string;
+}
+
+/** `status` of a RolloutGuard. */
+export interface GuardStatus {
+  observedGeneration?: number;
+  state?: GuardState;
+  cause?: CauseClass | '';
+  message?: string;
+  desired?: number;
+  current?: number;
+  updated?: number;
+  ready?: number;
+  available?: number;
+  currentRevision?: RevisionRef;
+  generations?: GenerationStatus[];
+  blockedNodes?: BlockedNode[];
+  blockedNodeCount?: number;
+  emptyNodes?: EmptyNode[];
+  emptyNodeCount?: number;
+  rollout?: RolloutStatus;
+  lastUndo?: UndoRecord;
+  undoPlan?: UndoPlan;
+  /** Set when a stalled revision equals one the guard already undid (e.g. GitOps re-applied it). */
+  repeatedRevision?: string;
+  conditions?: Condition[];
+}
+
+/** A pod as `decide` needs it: revision, readiness and why it is not ready. */
+export interface PodView {
+  name: string;
+  hash: string;
+  ready: boolean;
+  available: boolean;
+  deleting: boolean;
+  phase: string;
+  /** Scheduled on a node (spec.nodeName set). */
+  scheduled: boolean;
+  /** Set when the pod is not ready: a kubelet-level reason (ImagePullBackOff, Unschedulable, …). */
+  waitingReason?: string;
+  waitingMessage?: string;
+  restartCount: number;
+  images: string[];
+  createdAt: string;
+}
+
+/** One node that runs, or should run, the daemon pod. */
+export interface NodeView {
+  node: string;
+  /** Whether the node is eligible for the current template (NodeShouldRunDaemonPod, as far as we evaluate it). */
+  eligible: boolean;
+  /** Why it is not eligible (untolerated taint, selector mismatch); empty when eligible. */
+  ineligibleReason?: string;
+  pods: PodView[];
+}
+
+/** A ControllerRevision owned by the target, without its data. */
+export interface RevisionView {
+  name: string;
+  hash: string;
+  revision: number;
+}
+
+/** The DaemonSet as observed through the cache. */
+export interface DaemonSetView {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation: number;
+  observedGeneration: number;
+  resourceVersion: string;
+  strategy: 'RollingUpdate' | 'OnDelete';
+  maxUnavailable?: string | number;
+  maxSurge?: string | number;
+  minReadySeconds: number;
+  desired: number;
+  current: number;
+  updated: number;
+  ready: number;
+  available: number;
+  misscheduled: number;
+  /** Template generation annotation; changes exactly when the pod template changes. */
+  templateGeneration?: string;
+  undoOptOut: boolean;
+  images: string[];
+}
+
+/** Everything `decide` knows about the world, built by `gather` from the caches. */
+export type Observation =
+  | { kind: 'TargetMissing'; targetName: string }
+  | {
+      kind: 'Target';
+      ds: DaemonSetView;
+      /** The revision matching the live template (the highest one), when the controller has recorded it. */
+      currentRevision?: RevisionView;
+      revisions: RevisionView[];
+      nodes: NodeView[];
+      /** Nodes that were targets before and are not now, though they still exist (from gather's memory). */
+      leftNodes: LeftNode[];
+    };
+
+/** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */
+export interface PlannedEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  action: string;
+  note: string;
+  onTarget: boolean;
+}
+
+/** The at-most-one write a pass may perform besides status. */
+export type PlannedAction =
+  | {
+      kind: 'Undo';
+      fromHash: string;
+      toHash: string;
+      toRevisionName: string;
+      /** The DaemonSet as it was when decided; act re-reads and refuses if the template moved since. */
+      expectedTemplateGeneration?: string;
+      expectedUid: string;
+    }
+  | { kind: 'DryRunUndo'; toRevisionName: string; toHash: string; forHash: string };
+
+/** The output of `decide`. */
+export interface Decision {
+  status: GuardStatus;
+  events: PlannedEvent[];
+  action?: PlannedAction;
+  /** When to look again even if nothing changes (the next deadline); undefined = only on change. */
+  requeueAfterMs?: number;
+}

@@ -1,0 +1,105 @@
+/**
+ * Pure parts of the undo: recording its outcome in status, and deciding whether a DaemonSet's live
+ * template already equals a ControllerRevision (kubectl rollout undo's "skipped rollback" check).
+ *
+ * kubectl byte-compares the revision's `data` with a patch built from the live template
+ * (kubectl polymorphichelpers/rollback.go). Go's JSON encoding (sorted keys, escaped <>&) is not
+ * reproducible here, so we compare semantically instead, ignoring the `$patch` directive and the
+ * always-null `creationTimestamp` that snapshots carry.
+ */
+import { setCondition } from './conditions.js';
+import { fmtRev, truncate } from './messages.js';
+import { EventAction, Reason } from './reasons.js';
+import type { GuardStatus, PlannedEvent } from './types.js';
+
+/** The result of the act step's undo attempt. */
+export type UndoOutcome =
+  | { kind: 'Applied' }
+  | { kind: 'AlreadyAtTarget' }
+  | { kind: 'TemplateChanged'; detail: string }
+  | { kind: 'OptedOut' }
+  | { kind: 'Failed'; detail: string };
+
+/** The result of the act step's server-side dry run (Report mode). */
+export type DryRunOutcome = { kind: 'Accepted' } | { kind: 'Rejected'; detail: string };
+
+/**
+ * Folds an undo outcome into the status written after acting, and returns the Events that go with it.
+ */
+export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOutcome, now: number, generation: number): { status: GuardStatus; events: PlannedEvent[] } {
+  const u = status.lastUndo;
+  if (!u) return { status: { ...status }, events: [] };
+  const nowIso = new Date(now).toISOString();
+  const target = fmtRev({ revision: u.toRevision, hash: u.toHash });
+  const broken = fmtRev({ revision: u.fromRevision, hash: u.fromHash });
+  const events: PlannedEvent[] = [];
+  let lastUndo = { ...u };
+  let state = status.state;
+  switch (outcome.kind) {
+    case 'Applied':
+    case 'AlreadyAtTarget': {
+      const how = outcome.kind === 'Applied' ? 'restored' : 'found already restored';
+      lastUndo = { ...u, result: 'Applied', message: `${how} ${target} in place of ${broken}` };
+      state = 'RollingBack';
+      events.push({ type: 'Normal', reason: Reason.UndoStarted, action: EventAction.Undo, onTarget: true, note: `Undo: ${how} ${target} in place of stalled ${broken}; waiting for every node to run it` });
+      break;
+    }
+    case 'TemplateChanged':
+    case 'OptedOut': {
+      const why = outcome.kind === 'OptedOut' ? 'the DaemonSet is now annotated rolloutguard.dev/undo=disabled' : `the template changed since the stall was detected (${outcome.detail}); a person or tool is acting`;
+      lastUndo = { ...u, result: 'Failed', message: `not applied: ${why}` };
+      events.push({ type: 'Warning', reason: Reason.UndoSkipped, action: EventAction.Undo, onTarget: true, note: truncate(`Undo of ${broken} skipped: ${why}`, 1000) });
+      break;
+    }
+    case 'Failed':
+      lastUndo = { ...u, result: 'Failed', message: truncate(`undo failed: ${outcome.detail}`, 500) };
+      events.push({ type: 'Warning', reason: Reason.UndoFailed, action: EventAction.Undo, onTarget: true, note: truncate(`Undo of ${broken} to ${target} failed: ${outcome.detail}`, 1000) });
+      break;
+  }
+  const c = setCondition(
+    status.conditions ?? [],
+    lastUndo.result === 'Applied'
+      ? { type: 'RolledBack', status: 'False', reason: Reason.UndoStarted, message: lastUndo.message }
+      : { type: 'RolledBack', status: 'False', reason: outcome.kind === 'Failed' ? Reason.UndoFailed : Reason.UndoSkipped, message: lastUndo.message },
+    nowIso,
+    generation,
+  );
+  return { status: { ...status, state, lastUndo, conditions: c.conditions }, events };
+}
+
+/** Folds a dry-run outcome into the status's undo plan. */
+export function recordDryRun(status: Readonly<GuardStatus>, outcome: DryRunOutcome): GuardStatus {
+  if (!status.undoPlan) return { ...status };
+  const undoPlan = { ...status.undoPlan, dryRun: outcome.kind };
+  if (outcome.kind === 'Rejected') undoPlan.dryRunMessage = truncate(outcome.detail, 500);
+  else delete undoPlan.dryRunMessage;
+  return { ...status, undoPlan };
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function normalise(v: unknown): Json {
+  if (Array.isArray(v)) return v.map(normalise);
+  if (v && typeof v === 'object') {
+    const out: { [k: string]: Json } = {};
+    for (const k of Object.keys(v).sort()) {
+      if (k === '$patch') continue;
+      const val = (v as Record<string, unknown>)[k];
+      if (k === 'creationTimestamp' && (val === null || val === undefined)) continue;
+      if (val === undefined) continue;
+      out[k] = normalise(val);
+    }
+    return out;
+  }
+  return v as Json;
+}
+
+/**
+ * True when the live `spec.template` equals the template stored in a DaemonSet ControllerRevision's
+ * `data` (`{spec: {template: {..., $patch: replace}}}`).
+ */
+export function templateMatchesRevision(liveTemplate: unknown, revisionData: unknown): boolean {
+  const stored = (revisionData as { spec?: { template?: unknown } } | undefined)?.spec?.template;
+  if (stored === undefined) return false;
+  return JSON.stringify(normalise(liveTemplate)) === JSON.stringify(normalise(stored));
+}

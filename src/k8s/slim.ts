@@ -1,0 +1,223 @@
+/**
+ * Slim cached objects. The informers keep only the fields gather and the event mappers read, so the
+ * operator's memory grows with the number of DaemonSet pods and nodes, not with the size of their specs
+ * (a full Pod is 5–20 kB of JSON; a slim one is a few hundred bytes).
+ *
+ * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
+ */
+import type { NodeSelectorTerm, Taint, Toleration } from '../domain/nodeEligibility.js';
+import type { GuardSpec, GuardStatus } from '../domain/types.js';
+
+/** API group, version and plurals of our own kinds. */
+export const GROUP = 'rolloutguard.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  ownerReferences?: OwnerRef[];
+}
+
+export interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+export interface SlimGuard {
+  metadata: Meta;
+  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string } };
+  status?: GuardStatus;
+}
+
+export interface SlimDaemonSet {
+  metadata: Meta;
+  spec: {
+    selector?: { matchLabels?: Record<string, string> };
+    updateStrategy: { type: string; rollingUpdate?: { maxUnavailable?: string | number; maxSurge?: string | number } };
+    minReadySeconds: number;
+    placement: { nodeSelector?: Record<string, string>; nodeSelectorTerms?: NodeSelectorTerm[]; tolerations?: Toleration[] };
+    images: string[];
+  };
+  status: {
+    observedGeneration: number;
+    desiredNumberScheduled: number;
+    currentNumberScheduled: number;
+    updatedNumberScheduled: number;
+    numberReady: number;
+    numberAvailable: number;
+    numberMisscheduled: number;
+  };
+}
+
+export interface SlimPod {
+  metadata: Meta;
+  /** spec.nodeName, or the node a pending daemon pod is pinned to by its node affinity. */
+  node?: string;
+  scheduled: boolean;
+  hash: string;
+  images: string[];
+  phase: string;
+  ready: boolean;
+  readySince?: string;
+  waitingReason?: string;
+  waitingMessage?: string;
+  restartCount: number;
+}
+
+export interface SlimRevision {
+  metadata: Meta;
+  hash: string;
+  revision: number;
+}
+
+export interface SlimNode {
+  metadata: Meta;
+  taints: Taint[];
+}
+
+/** The DaemonSet-template generation annotation: moves exactly when the pod template changes. */
+export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
+/** The pod/revision label carrying the template hash. */
+export const HASH_LABEL = 'controller-revision-hash';
+
+// The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
+
+function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?: boolean } = {}): Meta {
+  const out: Meta = { name: m?.name ?? '' };
+  if (m?.namespace) out.namespace = m.namespace;
+  if (m?.uid) out.uid = m.uid;
+  if (m?.resourceVersion) out.resourceVersion = m.resourceVersion;
+  if (typeof m?.generation === 'number') out.generation = m.generation;
+  if (m?.creationTimestamp) out.creationTimestamp = String(m.creationTimestamp);
+  if (m?.deletionTimestamp) out.deletionTimestamp = String(m.deletionTimestamp);
+  if (keep.labels && m?.labels) out.labels = { ...m.labels };
+  if (keep.annotations && m?.annotations) {
+    const a: Record<string, string> = {};
+    for (const k of keep.annotations) if (m.annotations[k] !== undefined) a[k] = m.annotations[k];
+    out.annotations = a;
+  }
+  if (keep.owners && Array.isArray(m?.ownerReferences)) {
+    const c = m.ownerReferences.filter((o: any) => o?.controller === true);
+    if (c.length > 0) out.ownerReferences = c.map((o: any) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, controller: true }));
+  }
+  return out;
+}
+
+/** Guards are few and small: keep them whole (the status is what decide starts from). */
+export function slimGuard(raw: any): SlimGuard {
+  return {
+    metadata: meta(raw?.metadata, { labels: true, owners: true }),
+    spec: structuredClone(raw?.spec ?? { targetRef: { kind: 'DaemonSet', name: '' } }),
+    ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
+  };
+}
+
+export function slimDaemonSet(raw: any): SlimDaemonSet {
+  const tpl = raw?.spec?.template?.spec ?? {};
+  const required = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const s = raw?.status ?? {};
+  return {
+    metadata: meta(raw?.metadata, { labels: true, annotations: [TEMPLATE_GENERATION_ANNOTATION, 'rolloutguard.dev/undo', 'rolloutguard.dev/ignore'] }),
+    spec: {
+      selector: raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {},
+      updateStrategy: {
+        type: raw?.spec?.updateStrategy?.type ?? 'RollingUpdate',
+        ...(raw?.spec?.updateStrategy?.rollingUpdate ? { rollingUpdate: { ...raw.spec.updateStrategy.rollingUpdate } } : {}),
+      },
+      minReadySeconds: raw?.spec?.minReadySeconds ?? 0,
+      placement: {
+        ...(tpl.nodeSelector ? { nodeSelector: { ...tpl.nodeSelector } } : {}),
+        ...(required ? { nodeSelectorTerms: structuredClone(required) } : {}),
+        ...(tpl.tolerations ? { tolerations: structuredClone(tpl.tolerations) } : {}),
+      },
+      images: (tpl.containers ?? []).map((c: any) => String(c?.image ?? '')),
+    },
+    status: {
+      observedGeneration: s.observedGeneration ?? 0,
+      desiredNumberScheduled: s.desiredNumberScheduled ?? 0,
+      currentNumberScheduled: s.currentNumberScheduled ?? 0,
+      updatedNumberScheduled: s.updatedNumberScheduled ?? 0,
+      numberReady: s.numberReady ?? 0,
+      numberAvailable: s.numberAvailable ?? 0,
+      numberMisscheduled: s.numberMisscheduled ?? 0,
+    },
+  };
+}
+
+/**
+ * The node a daemon pod belongs to: spec.nodeName once bound; before that, the node its node affinity
+ * pins it to (the DaemonSet controller sets matchFields metadata.name In [node]).
+ */
+function podNode(spec: any): string | undefined {
+  if (spec?.nodeName) return spec.nodeName;
+  const terms = spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  for (const t of terms) {
+    for (const f of t?.matchFields ?? []) {
+      if (f?.key === 'metadata.name' && f?.operator === 'In' && Array.isArray(f.values) && f.values.length === 1) return f.values[0];
+    }
+  }
+  return undefined;
+}
+
+export function slimPod(raw: any): SlimPod {
+  const st = raw?.status ?? {};
+  const conds: any[] = st.conditions ?? [];
+  const readyCond = conds.find((c) => c?.type === 'Ready');
+  const sched = conds.find((c) => c?.type === 'PodScheduled');
+  const statuses: any[] = [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])];
+  const waiting = statuses.find((c) => c?.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing' && c.state.waiting.reason !== 'ContainerCreating');
+  const out: SlimPod = {
+    metadata: meta(raw?.metadata, { owners: true }),
+    scheduled: Boolean(raw?.spec?.nodeName),
+    hash: raw?.metadata?.labels?.[HASH_LABEL] ?? '',
+    images: (raw?.spec?.containers ?? []).map((c: any) => String(c?.image ?? '')),
+    phase: st.phase ?? '',
+    ready: readyCond?.status === 'True',
+    restartCount: statuses.reduce((n, c) => n + (c?.restartCount ?? 0), 0),
+  };
+  const node = podNode(raw?.spec);
+  if (node) out.node = node;
+  if (out.ready && readyCond?.lastTransitionTime) out.readySince = String(readyCond.lastTransitionTime);
+  if (waiting) {
+    out.waitingReason = waiting.state.waiting.reason;
+    out.waitingMessage = waiting.state.waiting.message ?? '';
+  } else if (sched?.status === 'False') {
+    out.waitingReason = sched.reason ?? 'Unschedulable';
+    out.waitingMessage = sched.message ?? '';
+  } else if (!out.ready && out.phase === 'Running' && statuses.some((c) => c?.lastState?.terminated && !c?.ready && c?.restartCount > 0)) {
+    const t = statuses.find((c) => c?.lastState?.terminated)?.lastState?.terminated;
+    out.waitingReason = 'CrashLoopBackOff';
+    out.waitingMessage = `last exit ${t?.exitCode ?? '?'} (${t?.reason ?? 'Error'})`;
+  }
+  return out;
+}
+
+export function slimRevision(raw: any): SlimRevision {
+  const name: string = raw?.metadata?.name ?? '';
+  const hash: string = raw?.metadata?.labels?.[HASH_LABEL] ?? name.slice(name.lastIndexOf('-') + 1);
+  return { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
+}
+
+export function slimNode(raw: any): SlimNode {
+  return {
+    metadata: meta(raw?.metadata, { labels: true }),
+    taints: (raw?.spec?.taints ?? []).map((t: any) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect })),
+  };
+}
+
+/** The controller owner of an object, if it is of `kind`. */
+export function controllerOf(m: Meta, kind: string): OwnerRef | undefined {
+  return m.ownerReferences?.find((o) => o.controller && o.kind === kind);
+}

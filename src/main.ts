@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * rollout-guard: wiring only. `rollout-guard run` starts the operator; `rollout-guard check` runs the
+ * same observe-and-decide logic once per interval for a CI pipeline.
+ */
+import { ApiClient } from './k8s/apiClient.js';
+import { DaemonSetUndo } from './k8s/daemonSetUndo.js';
+import { EventRecorder } from './k8s/eventRecorder.js';
+import { StatusWriter } from './k8s/statusWriter.js';
+import { systemClock } from './runtime/clock.js';
+import { UsageError, loadConfig, type OperatorConfig } from './runtime/config.js';
+import { Controller } from './runtime/controller.js';
+import { startHealthServer } from './runtime/healthServer.js';
+import { LeaderElector } from './runtime/leaderElection.js';
+import { createLogger } from './runtime/logger.js';
+import { Metrics } from './runtime/metrics.js';
+import { ExitCode, runCheck } from './check.js';
+import { loadKubeConfig } from './k8s/kubeConfig.js';
+
+
+async function run(cfg: OperatorConfig): Promise<void> {
+  const log = createLogger(cfg.logLevel);
+  const metrics = new Metrics();
+  const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r) });
+  const statusWriter = new StatusWriter(client);
+  const undo = new DaemonSetUndo(client);
+  const events = new EventRecorder(client, cfg.identity, log, () => systemClock.now());
+  const controller = new Controller({
+    client,
+    config: cfg,
+    clock: systemClock,
+    metrics,
+    log,
+    ports: {
+      readGuard: (ns, name) => statusWriter.read(ns, name),
+      writeStatus: (g, s) => statusWriter.write(g, s),
+      emit: (g, t, e) => events.emit(g, t, e),
+      undo: (req) => undo.undo(req),
+      dryRun: (ns, name, rev) => undo.dryRun(ns, name, rev),
+    },
+  });
+  const server = await startHealthServer(cfg.port, metrics, { ready: () => controller.synced() }, log);
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
+  log.info({ namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', port, leaderElect: cfg.leaderElect, identity: cfg.identity }, 'starting');
+  controller.startInformers();
+
+  const stopWork = new AbortController();
+  let elector: LeaderElector | undefined;
+  let shuttingDown = false;
+
+  const shutdown = async (signal: string): Promise<void> => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info({ signal, budgetMs: cfg.shutdownBudgetMs }, 'shutting down');
+    stopWork.abort();
+    await controller.stop(cfg.shutdownBudgetMs);
+    if (elector) await elector.release();
+    server.close();
+    metrics.leader.set(0);
+    log.info('stopped');
+    log.flush();
+    process.exit(ExitCode.Ok);
+  };
+  // PID 1 in a container gets no default signal actions: without handlers SIGTERM would be ignored.
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(sig, () => {
+      void shutdown(sig); // shutdown handles its own errors by exiting
+    });
+  }
+
+  const lead = async (signal: AbortSignal): Promise<void> => {
+    metrics.leader.set(1);
+    await controller.waitForSync(signal);
+    log.info('caches synced; starting workers');
+    controller.startWorkers(AbortSignal.any([signal, stopWork.signal]));
+  };
+
+  if (!cfg.leaderElect) {
+    await lead(stopWork.signal);
+    return;
+  }
+  elector = new LeaderElector({
+    client,
+    namespace: cfg.leaseNamespace,
+    name: cfg.leaseName,
+    identity: cfg.identity,
+    leaseDurationMs: cfg.leaseDurationMs,
+    renewDeadlineMs: cfg.renewDeadlineMs,
+    retryPeriodMs: cfg.retryPeriodMs,
+    logger: log,
+  });
+  await elector.run({
+    onStartedLeading: lead,
+    onStoppedLeading: () => {
+      if (shuttingDown) return;
+      // Lost the lease: another replica may be acting now. Stop at once and let Kubernetes restart us
+      // as a follower rather than linger half-alive.
+      log.error('lost leadership; exiting');
+      log.flush();
+      process.exit(ExitCode.Failure);
+    },
+  });
+}
+
+const USAGE = `usage:
+  rollout-guard run [--namespaces a,b] [--port 8080] [--log-level info] [--leader-elect=false]
+                    [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
+  rollout-guard check ds/NAME -n NAMESPACE [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]`;
+
+async function main(argv: string[]): Promise<number> {
+  process.on('unhandledRejection', (err) => {
+    console.error('unhandled rejection', err);
+    process.exit(ExitCode.Failure);
+  });
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === 'run') {
+      await run(loadConfig(rest, process.env));
+      return -1; // keeps running until a signal
+    }
+    if (cmd === 'check') return await runCheck(rest);
+    if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
+      console.log(USAGE);
+      return ExitCode.Ok;
+    }
+    throw new UsageError(cmd ? `unknown command ${cmd}` : 'no command given');
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`rollout-guard: ${e.message}\n${USAGE}`);
+      return ExitCode.Usage;
+    }
+    throw e;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exit(ExitCode.Failure);
+  },
+);

@@ -1,0 +1,135 @@
+/**
+ * Gather: read the informer caches (never the API) and build the plain Observation decide needs.
+ *
+ * Daemon pods and ControllerRevisions are matched to the DaemonSet by controller ownerReference UID,
+ * as the DaemonSet controller and `kubectl rollout history` do: labels alone could pick up another
+ * controller's pods.
+ */
+import { evaluateNode } from '../domain/nodeEligibility.js';
+import { UNDO_OPT_OUT_ANNOTATION } from '../domain/stateMachine.js';
+import type { DaemonSetView, LeftNode, NodeView, Observation, PodView, RevisionView } from '../domain/types.js';
+import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
+
+/** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
+export interface CacheView {
+  daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
+  /** Pods whose controller owner has this UID. */
+  podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
+  /** ControllerRevisions whose controller owner has this UID. */
+  revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
+  nodes(): ReadonlyArray<Readonly<SlimNode>>;
+}
+
+/**
+ * Remembers, per guard, which nodes were targets on the previous pass, so that when DESIRED shrinks
+ * the nodes that left can be named with their reason. It is a cache of earlier observations: after a
+ * restart the count of nodes that left still comes from status (desiredAtStart), only the names may be
+ * missing until the next change.
+ */
+export class TargetMemory {
+  private readonly eligible = new Map<string, { uid: string; nodes: Set<string> }>();
+
+  /** Nodes eligible last time and not now, that still exist. Updates the memory. */
+  diff(key: string, uid: string, nodes: readonly NodeView[]): LeftNode[] {
+    const now = new Set(nodes.filter((n) => n.eligible).map((n) => n.node));
+    const prev = this.eligible.get(key);
+    this.eligible.set(key, { uid, nodes: now });
+    if (!prev || prev.uid !== uid) return [];
+    const left: LeftNode[] = [];
+    for (const n of nodes) {
+      if (!n.eligible && prev.nodes.has(n.node)) left.push({ node: n.node, reason: n.ineligibleReason ?? 'no longer a target' });
+    }
+    return left;
+  }
+
+  forget(key: string): void {
+    this.eligible.delete(key);
+  }
+}
+
+function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): PodView {
+  const readyFor = p.readySince ? now - Date.parse(p.readySince) : 0;
+  const v: PodView = {
+    name: p.metadata.name,
+    hash: p.hash,
+    ready: p.ready,
+    available: p.ready && (minReadySeconds === 0 || readyFor >= minReadySeconds * 1000),
+    deleting: Boolean(p.metadata.deletionTimestamp),
+    phase: p.phase,
+    scheduled: p.scheduled,
+    restartCount: p.restartCount,
+    images: [...p.images],
+    createdAt: p.metadata.creationTimestamp ?? '',
+  };
+  if (p.waitingReason) v.waitingReason = p.waitingReason;
+  if (p.waitingMessage !== undefined) v.waitingMessage = p.waitingMessage;
+  return v;
+}
+
+/** Builds the observation for the DaemonSet `namespace/name` at time `now`. */
+export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number): Observation {
+  const ds = cache.daemonSet(namespace, name);
+  if (!ds || !ds.metadata.uid) {
+    memory.forget(guardKey);
+    return { kind: 'TargetMissing', targetName: name };
+  }
+  const uid = ds.metadata.uid;
+  const view: DaemonSetView = {
+    name,
+    namespace,
+    uid,
+    generation: ds.metadata.generation ?? 0,
+    observedGeneration: ds.status.observedGeneration,
+    resourceVersion: ds.metadata.resourceVersion ?? '',
+    strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
+    minReadySeconds: ds.spec.minReadySeconds,
+    desired: ds.status.desiredNumberScheduled,
+    current: ds.status.currentNumberScheduled,
+    updated: ds.status.updatedNumberScheduled,
+    ready: ds.status.numberReady,
+    available: ds.status.numberAvailable,
+    misscheduled: ds.status.numberMisscheduled,
+    undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
+    images: [...ds.spec.images],
+  };
+  const ru = ds.spec.updateStrategy.rollingUpdate;
+  if (ru?.maxUnavailable !== undefined) view.maxUnavailable = ru.maxUnavailable;
+  if (ru?.maxSurge !== undefined) view.maxSurge = ru.maxSurge;
+  const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
+  if (tg !== undefined) view.templateGeneration = tg;
+
+  const revisions: RevisionView[] = cache
+    .revisionsOwnedBy(uid)
+    .map((r) => ({ name: r.metadata.name, hash: r.hash, revision: r.revision }))
+    .sort((a, b) => b.revision - a.revision);
+  // The revision matching the live template always holds the highest number (constructHistory).
+  const currentRevision = revisions[0];
+
+  const podsByNode = new Map<string, PodView[]>();
+  for (const p of cache.podsOwnedBy(uid)) {
+    if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
+    const list = podsByNode.get(p.node) ?? [];
+    list.push(podView(p, view.minReadySeconds, now));
+    podsByNode.set(p.node, list);
+  }
+  const nodes: NodeView[] = [];
+  const known = new Set<string>();
+  for (const n of cache.nodes()) {
+    known.add(n.metadata.name);
+    const e = evaluateNode(ds.spec.placement, { name: n.metadata.name, labels: n.metadata.labels ?? {}, taints: n.taints });
+    const pods = podsByNode.get(n.metadata.name) ?? [];
+    // Nodes that neither should nor do run the pod are irrelevant, except to name the ones that left.
+    const nv: NodeView = { node: n.metadata.name, eligible: e.eligible, pods };
+    if (e.reason) nv.ineligibleReason = e.reason;
+    nodes.push(nv);
+  }
+  // Pods on nodes we do not know (deleted nodes): still part of the split.
+  for (const [node, pods] of podsByNode) {
+    if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods });
+  }
+  const leftNodes = memory.diff(guardKey, uid, nodes);
+  const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
+  const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes };
+  if (currentRevision) obs.currentRevision = currentRevision;
+  return obs;
+}

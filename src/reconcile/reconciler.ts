@@ -1,0 +1,159 @@
+/**
+ * One reconcile pass for one guard key: gather → decide → act → persist.
+ *
+ * - gather reads the caches only;
+ * - decide is pure;
+ * - act performs at most the one planned write (undo or its dry run);
+ * - persist patches status only when it differs. For an undo, the intent is persisted *before* acting
+ *   and the outcome after, so a crash, retry or new leader never repeats it (see domain/undo.ts).
+ * A 409 on the guard re-reads it and re-runs decide: a status computed from stale data is never sent.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { decide } from '../domain/stateMachine.js';
+import type { Decision, GuardSpec, GuardStatus, PlannedEvent } from '../domain/types.js';
+import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
+import { isConflict, isNotFound } from '../k8s/apiClient.js';
+import type { UndoRequest } from '../k8s/daemonSetUndo.js';
+import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js';
+import type { SlimGuard } from '../k8s/slim.js';
+import type { Clock } from '../runtime/clock.js';
+import { GUARD_DEFAULTS } from '../runtime/config.js';
+import type { Metrics } from '../runtime/metrics.js';
+import { TransientError } from './errors.js';
+import { gather, type CacheView, type TargetMemory } from './gather.js';
+
+/** The API operations a reconcile pass may perform; the controller wires the real ones. */
+export interface ReconcilerPorts {
+  guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
+  readGuard(namespace: string, name: string): Promise<SlimGuard>;
+  writeStatus(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined>;
+  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly PlannedEvent[]): Promise<void>;
+  undo(req: UndoRequest): Promise<UndoOutcome>;
+  dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+}
+
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+  /** The decision made, for tests and the check command. */
+  decision?: Decision;
+}
+
+/** Quick retries of a 409 before handing the key back to the queue (client-go DefaultRetry: 5 steps). */
+const CONFLICT_ATTEMPTS = 5;
+
+/** Fills in defaults the API server would have applied, for guards created before a default existed. */
+export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['targetRef'] }): GuardSpec {
+  return {
+    targetRef: spec.targetRef,
+    suspectAfterSeconds: spec.suspectAfterSeconds ?? GUARD_DEFAULTS.suspectAfterSeconds,
+    progressDeadlineSeconds: spec.progressDeadlineSeconds ?? GUARD_DEFAULTS.progressDeadlineSeconds,
+    onStall: {
+      action: spec.onStall?.action ?? GUARD_DEFAULTS.action,
+      delaySeconds: spec.onStall?.delaySeconds ?? GUARD_DEFAULTS.delaySeconds,
+    },
+    suspend: spec.suspend ?? false,
+  };
+}
+
+export class Reconciler {
+  constructor(
+    private readonly ports: ReconcilerPorts,
+    private readonly cache: CacheView,
+    private readonly memory: TargetMemory,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const slash = key.indexOf('/');
+    const namespace = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const log = this.log.child({ guard: key, reconcileID: randomUUID().slice(0, 8) });
+    const started = performance.now();
+    try {
+      let guard = this.ports.guard(namespace, name);
+      if (!guard) {
+        this.memory.forget(key);
+        this.metrics.forgetGuard(namespace, name);
+        return {};
+      }
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.pass(guard, key, namespace, log);
+        } catch (e) {
+          if (isNotFound(e)) return {}; // the guard was deleted under us
+          if (!isConflict(e)) throw e;
+          if (attempt >= CONFLICT_ATTEMPTS) throw new TransientError(`status of ${key} kept conflicting after ${attempt} attempts`);
+          log.debug({ attempt }, 'status conflict: re-reading the guard and deciding again');
+          guard = await this.ports.readGuard(namespace, name);
+        }
+      }
+    } finally {
+      this.metrics.reconcileDuration.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  private async pass(guard: Readonly<SlimGuard>, key: string, namespace: string, log: Logger): Promise<ReconcileResult> {
+    const now = this.clock.now();
+    const spec = withDefaults(guard.spec);
+    const generation = guard.metadata.generation ?? 0;
+    const prev: GuardStatus = guard.status ?? {};
+    const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now);
+    const decision = decide(obs, prev, { spec, generation }, now);
+    const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
+    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
+    const action = decision.action;
+
+    if (decision.status.state !== prev.state) {
+      log.info(
+        { from: prev.state ?? 'none', to: decision.status.state, cause: decision.status.cause, action: action?.kind, generation, observedGeneration: prev.observedGeneration },
+        'state transition',
+      );
+    }
+
+    // Persist (the intent, when acting), then emit what this decision says happened.
+    const written = await this.write(guard, decision.status);
+    const afterIntent = written ?? guard;
+    await this.ports.emit(gRef, tRef, decision.events);
+    this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
+
+    if (action?.kind === 'Undo' && tRef) {
+      log.info({ fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName }, 'undo: intent recorded, patching DaemonSet');
+      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid };
+      if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+      const outcome = await this.ports.undo(req);
+      this.metrics.undos.inc({ outcome: outcome.kind });
+      log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
+      const r = recordUndoOutcome(afterIntent.status ?? decision.status, outcome, this.clock.now(), generation);
+      await this.write(afterIntent, r.status);
+      await this.ports.emit(gRef, tRef, r.events);
+      // The DaemonSet watch brings the convergence; look again soon in case it is already there.
+      return { requeueAfterMs: 1000, decision };
+    }
+    if (action?.kind === 'DryRunUndo' && tRef) {
+      const outcome = await this.ports.dryRun(namespace, tRef.name, action.toRevisionName);
+      log.info({ outcome: outcome.kind }, 'undo dry run');
+      await this.write(afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
+    }
+    const result: ReconcileResult = { decision };
+    if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
+    return result;
+  }
+
+  private async write(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
+    const written = await this.ports.writeStatus(guard, status);
+    if (written) this.metrics.statusWrites.inc();
+    return written;
+  }
+
+  private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {
+    this.metrics.setState(namespace, name, next.state ?? 'Unknown');
+    if (next.state === 'Stalled' && prev.state !== 'Stalled') {
+      this.metrics.stalls.inc({ namespace, guard: name, cause: next.cause || 'Unknown' });
+      const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;
+      if (last !== undefined) this.metrics.detectionLatency.observe(Math.max(0, now - (last + spec.progressDeadlineSeconds * 1000)) / 1000);
+    }
+  }
+}

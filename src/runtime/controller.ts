@@ -1,0 +1,279 @@
+/**
+ * The controller: informers feed a keyed work queue, workers run the reconciler.
+ *
+ * Watch handlers only enqueue guard keys (level-based): a DaemonSet, daemon pod or ControllerRevision
+ * event maps back to the guards that target its DaemonSet; a node whose labels or taints change
+ * re-enqueues every guard (eligibility may have changed). Reconcile never trusts an event payload.
+ *
+ * What is watched, and why it costs what it costs:
+ * - RolloutGuards and DaemonSets in the watched namespaces: few, small;
+ * - pods with a `controller-revision-hash` label (daemon and stateful pods) in the watched namespaces,
+ *   slimmed to a few hundred bytes each: needed for the per-node split;
+ * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
+ * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
+ *   left the targets. Heartbeat-only updates do not enqueue anything.
+ */
+import type { Logger } from 'pino';
+import type { ApiClient } from '../k8s/apiClient.js';
+import { Informer, type InformerEvent } from '../k8s/informer.js';
+import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
+import { classify } from '../reconcile/errors.js';
+import { TargetMemory, type CacheView } from '../reconcile/gather.js';
+import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
+import type { Clock } from './clock.js';
+import type { OperatorConfig } from './config.js';
+import type { Metrics } from './metrics.js';
+import { WorkQueue } from './workQueue.js';
+
+type Meta = { metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string } };
+
+/** One logical informer over several namespaces (one real informer each), or over all of them. */
+class InformerSet<T extends Meta> {
+  readonly members: Informer<T>[];
+  private readonly byNs = new Map<string, Informer<T>>();
+
+  constructor(
+    client: ApiClient,
+    log: Logger,
+    namespaces: readonly string[],
+    make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; slim: (raw: unknown) => T },
+    common: { watchTimeoutSeconds: number; idleTimeoutMs: number },
+  ) {
+    const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
+    this.members = scopes.map((ns) => {
+      const inf = new Informer<T>(client, { ...make(ns), ...common }, log);
+      if (ns) this.byNs.set(ns, inf);
+      return inf;
+    });
+  }
+
+  get(namespace: string, name: string): Readonly<T> | undefined {
+    const inf = this.byNs.get(namespace) ?? (this.byNs.size === 0 ? this.members[0] : undefined);
+    return inf?.get(namespace, name);
+  }
+
+  byIndex(index: string, value: string): ReadonlyArray<Readonly<T>> {
+    if (this.members.length === 1) return this.members[0]?.byIndex(index, value) ?? [];
+    return this.members.flatMap((m) => m.byIndex(index, value));
+  }
+
+  list(): ReadonlyArray<Readonly<T>> {
+    return this.members.flatMap((m) => m.list());
+  }
+
+  addIndex(name: string, fn: (obj: T) => string[]): void {
+    for (const m of this.members) m.addIndex(name, fn);
+  }
+
+  onEvent(fn: (ev: InformerEvent<T>) => void): void {
+    for (const m of this.members) m.onEvent(fn);
+  }
+
+  onRelist(fn: () => void): void {
+    for (const m of this.members) m.onRelist(fn);
+  }
+
+  synced(): boolean {
+    return this.members.every((m) => m.hasSynced());
+  }
+}
+
+function nsPath(group: string, resource: string, ns: string | undefined): string {
+  const prefix = group === '' ? '/api/v1' : `/apis/${group}`;
+  return ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${resource}` : `${prefix}/${resource}`;
+}
+
+const BY_TARGET = 'target';
+const BY_OWNER = 'owner';
+
+export interface ControllerDeps {
+  client: ApiClient;
+  ports: Omit<ReconcilerPorts, 'guard'>;
+  config: OperatorConfig;
+  clock: Clock;
+  metrics: Metrics;
+  log: Logger;
+}
+
+export class Controller {
+  readonly guards: InformerSet<SlimGuard>;
+  readonly daemonSets: InformerSet<SlimDaemonSet>;
+  readonly pods: InformerSet<SlimPod>;
+  readonly revisions: InformerSet<SlimRevision>;
+  readonly nodes: Informer<SlimNode>;
+  readonly queue: WorkQueue;
+  readonly reconciler: Reconciler;
+  private readonly inFlight = new Set<Promise<void>>();
+  private resyncTimer: ReturnType<typeof setTimeout> | undefined;
+  private workersStarted = false;
+
+  constructor(private readonly deps: ControllerDeps) {
+    const { client, config, log } = deps;
+    const common = { watchTimeoutSeconds: config.watchTimeoutSeconds, idleTimeoutMs: config.watchIdleTimeoutMs };
+    const ns = config.namespaces;
+    this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: nsPath(`${GROUP}/${VERSION}`, 'rolloutguards', n), slim: slimGuard }), common);
+    this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: nsPath('apps/v1', 'daemonsets', n), slim: slimDaemonSet }), common);
+    this.pods = new InformerSet(client, log, ns, (n) => ({ name: 'pods', listPath: nsPath('', 'pods', n), labelSelector: HASH_LABEL, slim: slimPod }), common);
+    this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: nsPath('apps/v1', 'controllerrevisions', n), slim: slimRevision }), common);
+    this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
+
+    this.guards.addIndex(BY_TARGET, (g) => [`${g.metadata.namespace ?? ''}/${g.spec?.targetRef?.name ?? ''}`]);
+    const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
+      const c = controllerOf(o.metadata, 'DaemonSet');
+      return c ? [c.uid] : [];
+    };
+    this.pods.addIndex(BY_OWNER, ownerIndex);
+    this.revisions.addIndex(BY_OWNER, ownerIndex);
+
+    this.queue = new WorkQueue({
+      baseDelayMs: config.backoffBaseMs,
+      maxDelayMs: config.backoffMaxMs,
+      qps: config.queueQps,
+      burst: config.queueBurst,
+    });
+
+    const cache: CacheView = {
+      daemonSet: (n, name) => this.daemonSets.get(n, name),
+      podsOwnedBy: (uid) => this.pods.byIndex(BY_OWNER, uid),
+      revisionsOwnedBy: (uid) => this.revisions.byIndex(BY_OWNER, uid),
+      nodes: () => this.nodes.list(),
+    };
+    this.reconciler = new Reconciler(
+      { ...deps.ports, guard: (n, name) => this.guards.get(n, name) },
+      cache,
+      new TargetMemory(),
+      deps.clock,
+      deps.metrics,
+      log,
+    );
+    this.wireHandlers();
+  }
+
+  private enqueue(key: string): void {
+    this.queue.add(key);
+    this.deps.metrics.queueDepth.set(this.queue.len());
+  }
+
+  /** Enqueues every guard targeting DaemonSet `namespace/name`. */
+  private enqueueForTarget(namespace: string | undefined, name: string): void {
+    for (const g of this.guards.byIndex(BY_TARGET, `${namespace ?? ''}/${name}`)) {
+      this.enqueue(`${g.metadata.namespace ?? ''}/${g.metadata.name}`);
+    }
+  }
+
+  private enqueueAll(): void {
+    for (const g of this.guards.list()) this.enqueue(`${g.metadata.namespace ?? ''}/${g.metadata.name}`);
+  }
+
+  private wireHandlers(): void {
+    this.guards.onEvent((e) => this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`));
+    this.daemonSets.onEvent((e) => this.enqueueForTarget(e.obj.metadata.namespace, e.obj.metadata.name));
+    const byOwner = (e: InformerEvent<SlimPod | SlimRevision>): void => {
+      const c = controllerOf(e.obj.metadata, 'DaemonSet');
+      if (c) this.enqueueForTarget(e.obj.metadata.namespace, c.name);
+    };
+    this.pods.onEvent(byOwner);
+    this.revisions.onEvent(byOwner);
+    this.nodes.onEvent((e) => {
+      // Heartbeats change only status, which we do not keep: skip those updates.
+      if (e.type === 'update' && e.old && JSON.stringify({ l: e.old.metadata.labels, t: e.old.taints }) === JSON.stringify({ l: e.obj.metadata.labels, t: e.obj.taints })) return;
+      this.enqueueAll();
+    });
+    // After any relist the cache may have jumped (an outage, a 410): look at every guard again.
+    for (const s of [this.guards, this.daemonSets, this.pods, this.revisions]) s.onRelist(() => this.enqueueAll());
+    this.nodes.onRelist(() => this.enqueueAll());
+  }
+
+  private allInformers(): Informer<Meta>[] {
+    return [
+      ...this.guards.members,
+      ...this.daemonSets.members,
+      ...this.pods.members,
+      ...this.revisions.members,
+      this.nodes,
+    ] as unknown as Informer<Meta>[];
+  }
+
+  /** Starts the informers (on every replica, so a standby has a warm cache). */
+  startInformers(): void {
+    for (const i of this.allInformers()) i.start();
+  }
+
+  /** True once every informer has listed: workers never act on a half-filled cache. */
+  synced(): boolean {
+    return this.allInformers().every((i) => i.hasSynced());
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.allInformers().map((i) => i.waitForSync(signal)));
+  }
+
+  /** Starts the workers (leader only) and the safety resync. */
+  startWorkers(signal: AbortSignal): void {
+    if (this.workersStarted) return;
+    this.workersStarted = true;
+    this.enqueueAll();
+    for (let i = 0; i < this.deps.config.workers; i++) {
+      const p = this.worker(signal);
+      this.inFlight.add(p);
+      void p.finally(() => this.inFlight.delete(p)); // worker errors are handled inside worker()
+    }
+    this.scheduleResync();
+  }
+
+  private scheduleResync(): void {
+    const base = this.deps.config.resyncMs;
+    const jitter = base * 0.1 * (Math.random() * 2 - 1);
+    this.resyncTimer = setTimeout(() => {
+      this.enqueueAll();
+      this.scheduleResync();
+    }, base + jitter);
+    this.resyncTimer.unref();
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    const log = this.deps.log;
+    while (!signal.aborted) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.deps.metrics.queueDepth.set(this.queue.len());
+      try {
+        const r = await this.reconciler.reconcile(key);
+        this.queue.forget(key);
+        if (r.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
+      } catch (e) {
+        const cls = classify(e);
+        this.deps.metrics.reconcileErrors.inc({ class: cls });
+        if (cls === 'terminal') {
+          log.warn({ guard: key, err: e }, 'reconcile failed (terminal): waiting for a change');
+          this.queue.forget(key);
+        } else {
+          log.warn({ guard: key, err: e, retries: this.queue.numRequeues(key) }, 'reconcile failed: retrying with backoff');
+          this.queue.addRateLimited(key);
+        }
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /**
+   * Graceful stop: no new keys are handed out, in-flight reconciles get `budgetMs` to finish, then the
+   * watches are closed.
+   */
+  async stop(budgetMs: number): Promise<void> {
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    this.queue.shutDown();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, budgetMs);
+        timer.unref();
+      }),
+    ]);
+    if (timer) clearTimeout(timer);
+    await Promise.allSettled(this.allInformers().map((i) => i.stop()));
+  }
+}

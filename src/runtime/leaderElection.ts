@@ -1,0 +1,380 @@
+/**
+ * Lease-based leader election with client-go semantics (kubernetes/client-go `tools/leaderelection/
+ * leaderelection.go`, `resourcelock/leaselock.go`); client-node has none (client-node.md §8).
+ *
+ * ```
+ *   run() ──> ACQUIRE: every retryPeriod (jittered ×[1, 2.2]) tryAcquireOrRenew
+ *               │ success
+ *               v
+ *             LEADING: onStartedLeading(signal)
+ *               │ every retryPeriod: a renew round; it retries every retryPeriod until renewDeadline
+ *               ├── round misses renewDeadline ──> abort signal, onStoppedLeading() (caller exits non-zero)
+ *               └── release() ──────────────────> abort signal, write holderIdentity '' / leaseDurationSeconds 1
+ * ```
+ *
+ * tryAcquireOrRenew: GET the Lease → create it if 404 → if another holder's lease is still valid, wait → else PUT
+ * with the resourceVersion we read (compare-and-swap: a 409 means another candidate won the race).
+ *
+ * Validity is judged on LOCAL monotonic time: "the lease record last changed at our observedAt; it is valid until
+ * observedAt + leaseDurationSeconds". The holder's `renewTime` is never compared with our clock, so clock skew
+ * between nodes cannot make us steal a live lease.
+ *
+ * This is not fencing (see the client-go package doc): two replicas may both believe they lead for a moment.
+ * Every action must therefore be idempotent and resourceVersion-checked on its own.
+ */
+import type { Logger } from 'pino';
+import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
+import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
+
+/** client-go's jitter factor for acquire retries (`wait.JitterUntil(..., RetryPeriod, 1.2, ...)`). */
+export const ACQUIRE_JITTER_FACTOR = 1.2;
+
+/** Options of {@link LeaderElector}. Durations follow client-go; defaults (15 s / 10 s / 2 s) live in config. */
+export interface LeaderElectorOptions {
+  /** API client used for the Lease. */
+  client: ApiClient;
+  /** Namespace of the Lease (the operator's own namespace). */
+  namespace: string;
+  /** Lease name. */
+  name: string;
+  /** This candidate's identity, unique per replica (the pod name). */
+  identity: string;
+  /** How long a non-leader waits after the last observed change before taking over (client-go default 15 s). */
+  leaseDurationMs: number;
+  /** How long the leader keeps retrying a renewal before giving up (default 10 s); must be < leaseDurationMs. */
+  renewDeadlineMs: number;
+  /** Interval between attempts (default 2 s); must be < renewDeadlineMs / 1.2. */
+  retryPeriodMs: number;
+  /** Monotonic time for lease expiry; defaults to `performance.now()`. */
+  clock?: Clock;
+  /** Wall time for `acquireTime`/`renewTime` written into the Lease; defaults to `Date.now()`. */
+  wallClock?: Clock;
+  /** Timers for retries and the renew deadline. */
+  timers?: Timers;
+  /** Logger; the elector logs through `logger.child({ lease })`. */
+  logger: Logger;
+}
+
+/** Callbacks of {@link LeaderElector.run}. */
+export interface LeaderCallbacks {
+  /** Called once leadership is acquired; `signal` aborts when leadership ends (lost or released). */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /**
+   * Called when leadership is lost (a renew round missed the renew deadline). Not called by
+   * {@link LeaderElector.release}: a graceful shutdown is not a failure. The caller should exit non-zero.
+   */
+  onStoppedLeading(): void;
+}
+
+/** `coordination.k8s.io/v1` LeaseSpec; times are MicroTime strings. */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** The parts of a Lease object we read and write. */
+export interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
+  spec?: LeaseSpec;
+}
+
+/**
+ * Formats epoch ms as a Kubernetes MicroTime (`2026-11-29T16:32:51.123456Z`, always 6 fractional digits; the
+ * API server's MicroTime parser expects RFC3339 with microseconds).
+ */
+export function microTime(epochMs: number): string {
+  const whole = Math.floor(epochMs);
+  const micros = Math.floor((epochMs - whole) * 1000);
+  return new Date(whole).toISOString().replace(/\.(\d{3})Z$/, (_m, ms: string) => `.${ms}${String(micros).padStart(3, '0')}Z`);
+}
+
+/** Lease-based leader elector. One instance per process; {@link LeaderElector.run} once. */
+export class LeaderElector {
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly wallClock: Clock;
+  private readonly timers: Timers;
+  private readonly leaseDurationSeconds: number;
+  private readonly path: string;
+  private readonly stopController = new AbortController();
+  private leader = false;
+  private running: Promise<void> | undefined;
+  /** The last Lease we read or wrote (its resourceVersion is what our next PUT is checked against). */
+  private lease: Lease | undefined;
+  /** Serialized spec of the last observed record and the monotonic time we first saw it. */
+  private observedRecord = '';
+  private observedAt = 0;
+
+  /** @param opts see {@link LeaderElectorOptions}; the durations are validated as in client-go's NewLeaderElector. */
+  constructor(private readonly opts: LeaderElectorOptions) {
+    if (!opts.identity) throw new Error('leader election: identity must not be empty');
+    if (!(opts.retryPeriodMs > 0)) throw new RangeError('leader election: retryPeriodMs must be > 0');
+    if (!(opts.leaseDurationMs > opts.renewDeadlineMs)) {
+      throw new RangeError('leader election: leaseDurationMs must be greater than renewDeadlineMs');
+    }
+    if (!(opts.renewDeadlineMs > ACQUIRE_JITTER_FACTOR * opts.retryPeriodMs)) {
+      throw new RangeError('leader election: renewDeadlineMs must be greater than 1.2 × retryPeriodMs');
+    }
+    this.clock = opts.clock ?? monotonicClock;
+    this.wallClock = opts.wallClock ?? systemClock;
+    this.timers = opts.timers ?? systemTimers;
+    this.leaseDurationSeconds = Math.max(1, Math.ceil(opts.leaseDurationMs / 1000));
+    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
+    this.log = opts.logger.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
+  }
+
+  /** True while we hold the lease (between onStartedLeading and loss/release). */
+  isLeader(): boolean {
+    return this.leader;
+  }
+
+  /**
+   * Campaigns until leadership is acquired, leads until it is lost or released, then resolves. Never rejects:
+   * API errors are logged and retried.
+   */
+  run(callbacks: LeaderCallbacks): Promise<void> {
+    if (this.running) throw new Error('leader election: run() called twice');
+    this.running = this.campaign(callbacks);
+    return this.running;
+  }
+
+  /**
+   * Stops campaigning or leading and, if we hold the lease, gives it up so a successor need not wait for expiry
+   * (client-go `ReleaseOnCancel`): holderIdentity '' and leaseDurationSeconds 1, checked against the last
+   * resourceVersion. Call after the workers stopped. Never rejects; failures are logged (the lease then expires).
+   */
+  async release(): Promise<void> {
+    this.stopController.abort();
+    await this.running;
+    const lease = this.lease;
+    if (!lease || lease.spec?.holderIdentity !== this.opts.identity) return;
+    const now = microTime(this.wallClock.now());
+    const body: Lease = {
+      ...lease,
+      spec: {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: lease.spec.leaseTransitions ?? 0,
+      },
+    };
+    // Bounded by the renew deadline: the shutdown budget is finite and an expired lease frees itself anyway.
+    const ac = new AbortController();
+    const timer = this.timers.setTimeout(() => ac.abort(), this.opts.renewDeadlineMs);
+    try {
+      this.lease = await this.opts.client.request<Lease>('PUT', `${this.path}/${encodeURIComponent(this.opts.name)}`, {
+        body,
+        signal: ac.signal,
+      });
+      this.log.info('released leader lease');
+    } catch (err) {
+      this.log.warn({ err: errSummary(err) }, 'could not release leader lease; it will expire instead');
+    } finally {
+      this.timers.clearTimeout(timer);
+    }
+  }
+
+  private async campaign(cb: LeaderCallbacks): Promise<void> {
+    const stop = this.stopController.signal;
+    this.log.info('campaigning for leadership');
+    while (!stop.aborted) {
+      if (await this.tryAcquireOrRenew(stop)) break;
+      const jittered = this.opts.retryPeriodMs * (1 + Math.random() * ACQUIRE_JITTER_FACTOR);
+      await this.sleep(jittered, stop);
+    }
+    if (stop.aborted) return;
+
+    this.leader = true;
+    const leading = new AbortController();
+    this.log.info('became leader');
+    try {
+      const started = cb.onStartedLeading(leading.signal);
+      if (started) started.catch((err: unknown) => this.log.error({ err: errSummary(err) }, 'onStartedLeading failed'));
+    } catch (err) {
+      this.log.error({ err: errSummary(err) }, 'onStartedLeading threw');
+    }
+
+    const lost = await this.renewLoop(stop);
+    this.leader = false;
+    leading.abort();
+    if (lost) {
+      this.log.error({ renewDeadlineMs: this.opts.renewDeadlineMs }, 'lost leadership: lease not renewed within the renew deadline');
+      cb.onStoppedLeading();
+    } else {
+      this.log.info('stopped leading (released)');
+    }
+  }
+
+  /** Renew rounds until one misses its deadline (returns true) or we are stopped (returns false). */
+  private async renewLoop(stop: AbortSignal): Promise<boolean> {
+    for (;;) {
+      await this.sleep(this.opts.retryPeriodMs, stop);
+      if (stop.aborted) return false;
+      const round = new AbortController();
+      const signal = AbortSignal.any([round.signal, stop]);
+      let deadlinePassed = false;
+      // The deadline also aborts an in-flight request: a hung connection must not keep us "leading".
+      const deadline = this.timers.setTimeout(() => {
+        deadlinePassed = true;
+        round.abort();
+      }, this.opts.renewDeadlineMs);
+      try {
+        for (;;) {
+          if (await this.tryAcquireOrRenew(signal)) break;
+          if (stop.aborted) return false;
+          if (deadlinePassed) return true;
+          await this.sleep(this.opts.retryPeriodMs, signal);
+          if (stop.aborted) return false;
+          if (deadlinePassed) return true;
+        }
+      } finally {
+        this.timers.clearTimeout(deadline);
+      }
+    }
+  }
+
+  /** One attempt; true when we hold a freshly written lease. Never throws. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const client = this.opts.client;
+    const itemPath = `${this.path}/${encodeURIComponent(this.opts.name)}`;
+    const now = microTime(this.wallClock.now());
+
+    // Fast path while leading (as newer client-go does): update the cached object directly, skipping the GET.
+    if (this.leader && this.lease && this.lease.spec?.holderIdentity === this.opts.identity && this.leaseValid()) {
+      try {
+        const updated = await client.request<Lease>('PUT', itemPath, {
+          body: { ...this.lease, spec: { ...this.lease.spec, renewTime: now, leaseDurationSeconds: this.leaseDurationSeconds } },
+          signal,
+        });
+        this.observe(updated);
+        return true;
+      } catch (err) {
+        if (signal.aborted) return false;
+        this.log.debug({ err: errSummary(err) }, 'fast renew failed, re-reading lease');
+      }
+    }
+
+    let current: Lease;
+    try {
+      current = await client.request<Lease>('GET', itemPath, { signal });
+    } catch (err) {
+      if (signal.aborted) return false;
+      if (!isNotFound(err)) {
+        this.log.warn({ err: errSummary(err) }, 'error reading leader lease');
+        return false;
+      }
+      try {
+        const created = await client.request<Lease>('POST', this.path, {
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: this.opts.name, namespace: this.opts.namespace },
+            spec: {
+              holderIdentity: this.opts.identity,
+              leaseDurationSeconds: this.leaseDurationSeconds,
+              acquireTime: now,
+              renewTime: now,
+              leaseTransitions: 0,
+            },
+          } satisfies Lease,
+          signal,
+        });
+        this.observe(created);
+        return true;
+      } catch (createErr) {
+        if (!signal.aborted) this.logAttemptError('creating', createErr);
+        return false;
+      }
+    }
+
+    const old = current.spec ?? {};
+    const record = recordOf(old);
+    if (record !== this.observedRecord) {
+      // Someone (maybe us) wrote the lease since we last looked: restart the expiry clock from now, locally.
+      this.observedRecord = record;
+      this.observedAt = this.clock.now();
+    }
+    this.lease = current;
+    const holder = old.holderIdentity ?? '';
+    if (holder !== '' && holder !== this.opts.identity && this.leaseValid()) {
+      this.log.debug({ holder }, 'lease held by another candidate');
+      return false;
+    }
+
+    const weHeldIt = holder === this.opts.identity;
+    const desired: LeaseSpec = {
+      holderIdentity: this.opts.identity,
+      leaseDurationSeconds: this.leaseDurationSeconds,
+      acquireTime: weHeldIt && old.acquireTime ? old.acquireTime : now,
+      renewTime: now,
+      leaseTransitions: (old.leaseTransitions ?? 0) + (weHeldIt ? 0 : 1),
+    };
+    try {
+      // Compare-and-swap: `current.metadata.resourceVersion` is sent along, so a concurrent writer makes this 409.
+      const updated = await client.request<Lease>('PUT', itemPath, { body: { ...current, spec: desired }, signal });
+      this.observe(updated);
+      if (!weHeldIt) this.log.info({ previousHolder: holder || undefined }, 'acquired leader lease');
+      return true;
+    } catch (err) {
+      if (!signal.aborted) this.logAttemptError('updating', err);
+      return false;
+    }
+  }
+
+  /** Records a lease we just wrote: our own write counts as an observed change. */
+  private observe(lease: Lease): void {
+    this.lease = lease;
+    this.observedRecord = recordOf(lease.spec ?? {});
+    this.observedAt = this.clock.now();
+  }
+
+  /** client-go `isLeaseValid`: observedAt + the record's own leaseDurationSeconds is still in the future. */
+  private leaseValid(): boolean {
+    const seconds = this.lease?.spec?.leaseDurationSeconds ?? 0;
+    return this.observedAt + seconds * 1000 > this.clock.now();
+  }
+
+  private logAttemptError(what: string, err: unknown): void {
+    if (isConflict(err)) this.log.info(`conflict ${what} leader lease: another candidate won the race`);
+    else this.log.warn({ err: errSummary(err) }, `error ${what} leader lease`);
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const onAbort = (): void => {
+        this.timers.clearTimeout(handle);
+        resolve();
+      };
+      const handle = this.timers.setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
+
+function recordOf(spec: LeaseSpec): string {
+  return JSON.stringify([
+    spec.holderIdentity ?? '',
+    spec.leaseDurationSeconds ?? 0,
+    spec.acquireTime ?? '',
+    spec.renewTime ?? '',
+    spec.leaseTransitions ?? 0,
+  ]);
+}
+
+function errSummary(err: unknown): { message: string; statusCode?: number } {
+  if (err instanceof Error) {
+    const statusCode = (err as { statusCode?: unknown }).statusCode;
+    return { message: err.message, ...(typeof statusCode === 'number' ? { statusCode } : {}) };
+  }
+  return { message: String(err) };
+}

@@ -1,0 +1,83 @@
+/**
+ * Prometheus metrics. One registry per process (not the global default), so tests can create several
+ * controllers without metric name clashes.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
+export const STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'RollingBack', 'RolledBack', 'Suspended'] as const;
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly guardState = new Gauge({
+    name: 'rollout_guard_state',
+    help: 'Current state of each guard (1 for the state it is in, 0 otherwise).',
+    labelNames: ['namespace', 'guard', 'state'] as const,
+    registers: [this.registry],
+  });
+  readonly stalls = new Counter({
+    name: 'rollout_guard_stalls_detected_total',
+    help: 'Rollouts that reached Stalled, by cause.',
+    labelNames: ['namespace', 'guard', 'cause'] as const,
+    registers: [this.registry],
+  });
+  readonly detectionLatency = new Histogram({
+    name: 'rollout_guard_detection_latency_seconds',
+    help: 'Time from a stalled rollout\'s deadline passing to the Stalled status being written.',
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly reconcileDuration = new Histogram({
+    name: 'rollout_guard_reconcile_duration_seconds',
+    help: 'Duration of one reconcile pass (gather, decide, act, persist).',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly reconcileErrors = new Counter({
+    name: 'rollout_guard_reconcile_errors_total',
+    help: 'Reconcile passes that failed, by error class.',
+    labelNames: ['class'] as const,
+    registers: [this.registry],
+  });
+  readonly statusWrites = new Counter({
+    name: 'rollout_guard_status_writes_total',
+    help: 'Status patches sent (passes whose status did not change send none).',
+    registers: [this.registry],
+  });
+  readonly undos = new Counter({
+    name: 'rollout_guard_undos_total',
+    help: 'Undo attempts by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'rollout_guard_queue_depth',
+    help: 'Keys waiting in the work queue.',
+    registers: [this.registry],
+  });
+  readonly apiRequests = new Counter({
+    name: 'rollout_guard_api_requests_total',
+    help: 'Requests the operator sent to the API server, by verb and resource (watches counted when opened).',
+    labelNames: ['verb', 'resource', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: 'rollout_guard_leader',
+    help: '1 while this replica holds the leader Lease.',
+    registers: [this.registry],
+  });
+
+  constructor(defaults = true) {
+    if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Sets the state gauge of one guard. */
+  setState(namespace: string, guard: string, state: string): void {
+    for (const s of STATES) this.guardState.set({ namespace, guard, state: s }, s === state ? 1 : 0);
+  }
+
+  /** Drops the series of a deleted guard. */
+  forgetGuard(namespace: string, guard: string): void {
+    for (const s of STATES) this.guardState.remove({ namespace, guard, state: s });
+  }
+}

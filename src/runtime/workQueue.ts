@@ -1,0 +1,195 @@
+/**
+ * A keyed work queue with client-go semantics (kubernetes/client-go `util/workqueue`: `queue.go`,
+ * `delaying_queue.go`, `default_rate_limiters.go`).
+ *
+ * Invariants (the reasons this is not a plain array):
+ * - a key is queued at most once (`dirty` dedups while it waits);
+ * - a key is never handed to two workers at once (`processing`); a key added while processing is marked dirty
+ *   and re-queued exactly once by {@link WorkQueue.done};
+ * - per key, only the earliest pending {@link WorkQueue.addAfter} deadline is kept.
+ *
+ * Typical worker loop:
+ * ```ts
+ * for (let key; (key = await queue.get()) !== undefined; ) {
+ *   try { const r = await reconcile(key); queue.forget(key); if (r.requeueAfter) queue.addAfter(key, r.requeueAfter); }
+ *   catch (e) { queue.addRateLimited(key); }
+ *   finally { queue.done(key); }
+ * }
+ * ```
+ */
+import { monotonicClock, systemTimers, type Clock, type Timers } from './clock.js';
+
+/** Constructor options of {@link WorkQueue}. */
+export interface WorkQueueOptions {
+  /** First per-key retry delay (client-go: 5 ms; we use a larger base, e.g. 1 s, to spare the API server). */
+  baseDelayMs: number;
+  /** Cap of the per-key exponential delay (client-go: 1000 s; e.g. 5 min for us). */
+  maxDelayMs: number;
+  /** Global token bucket refill rate in tokens per second (client-go default 10). */
+  qps: number;
+  /** Global token bucket size (client-go default 100). */
+  burst: number;
+  /** Time source for the token bucket; defaults to monotonic time so wall-clock steps cannot mint tokens. */
+  clock?: Clock;
+  /** Timers for delayed adds; defaults to the real ones. */
+  timers?: Timers;
+}
+
+interface Delayed {
+  readyAt: number;
+  handle: unknown;
+}
+
+/** Keyed work queue: dedup, per-key exclusivity, delayed and rate-limited adds. */
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly waiting = new Map<string, Delayed>();
+  private readonly failures = new Map<string, number>();
+  private readonly getters: Array<(key: string | undefined) => void> = [];
+  private shutdown = false;
+  private readonly clock: Clock;
+  private readonly timers: Timers;
+  // Token bucket state (golang.org/x/time/rate semantics: reservations may drive tokens negative).
+  private tokens: number;
+  private lastRefill: number;
+
+  /** @param opts backoff bounds, bucket parameters and injectable time. */
+  constructor(private readonly opts: WorkQueueOptions) {
+    if (opts.baseDelayMs < 0 || opts.maxDelayMs < opts.baseDelayMs) throw new RangeError('need 0 <= baseDelayMs <= maxDelayMs');
+    if (opts.qps <= 0 || opts.burst < 1) throw new RangeError('need qps > 0 and burst >= 1');
+    this.clock = opts.clock ?? monotonicClock;
+    this.timers = opts.timers ?? systemTimers;
+    this.tokens = opts.burst;
+    this.lastRefill = this.clock.now();
+  }
+
+  /** Queues `key` unless it is already queued; if it is being processed it runs once more after `done`. */
+  add(key: string): void {
+    if (this.shutdown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    this.queue.push(key);
+    this.dispatch();
+  }
+
+  /**
+   * Queues `key` after `delayMs`. If the key already has a pending deadline, the earlier one wins (client-go
+   * `delaying_queue.go`); a delay ≤ 0 adds at once. A later {@link WorkQueue.add} does not cancel the deadline.
+   */
+  addAfter(key: string, delayMs: number): void {
+    if (this.shutdown) return;
+    if (!(delayMs > 0)) {
+      this.add(key);
+      return;
+    }
+    const readyAt = this.clock.now() + delayMs;
+    const existing = this.waiting.get(key);
+    if (existing) {
+      if (existing.readyAt <= readyAt) return;
+      this.timers.clearTimeout(existing.handle);
+    }
+    const handle = this.timers.setTimeout(() => {
+      // Guard against a stale timer whose entry was replaced or cleared meanwhile.
+      if (this.waiting.get(key)?.handle !== handle) return;
+      this.waiting.delete(key);
+      this.add(key);
+    }, delayMs);
+    this.waiting.set(key, { readyAt, handle });
+  }
+
+  /**
+   * Queues `key` after `max(per-key exponential backoff, global token-bucket delay)` — client-go's
+   * `DefaultControllerRateLimiter` (a `MaxOfRateLimiter`). Each call counts as one more failure of the key and
+   * consumes one token, whichever delay wins.
+   */
+  addRateLimited(key: string): void {
+    if (this.shutdown) return;
+    this.addAfter(key, this.when(key));
+  }
+
+  /** Resets the key's failure count (call after a successful pass). The token bucket is global and unaffected. */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  /** How many times `key` was rate-limited since the last {@link WorkQueue.forget}. */
+  numRequeues(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /**
+   * Next key to process, waiting until one is available; `undefined` once {@link WorkQueue.shutDown} was called
+   * and the queue is drained. The caller must call {@link WorkQueue.done} with the key when finished.
+   */
+  get(): Promise<string | undefined> {
+    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.shutdown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.getters.push(resolve));
+  }
+
+  /** Marks `key` finished; if it was added meanwhile, it is queued again (exactly once). */
+  done(key: string): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) {
+      this.queue.push(key);
+      this.dispatch();
+    }
+  }
+
+  /**
+   * Stops accepting keys and drops pending delayed adds. Keys already queued are still handed out; waiting
+   * {@link WorkQueue.get} calls resolve `undefined` once the queue is empty.
+   */
+  shutDown(): void {
+    this.shutdown = true;
+    for (const { handle } of this.waiting.values()) this.timers.clearTimeout(handle);
+    this.waiting.clear();
+    this.dispatch();
+  }
+
+  /** True after {@link WorkQueue.shutDown}. */
+  shuttingDown(): boolean {
+    return this.shutdown;
+  }
+
+  /** Number of keys ready to be handed out (not counting keys being processed or delayed). */
+  len(): number {
+    return this.queue.length;
+  }
+
+  private take(): string {
+    const key = this.queue.shift()!;
+    this.processing.add(key);
+    this.dirty.delete(key);
+    return key;
+  }
+
+  /** Hands ready keys to waiting getters; after shutdown with an empty queue, releases them with `undefined`. */
+  private dispatch(): void {
+    while (this.getters.length > 0 && this.queue.length > 0) this.getters.shift()!(this.take());
+    if (this.shutdown && this.queue.length === 0) {
+      while (this.getters.length > 0) this.getters.shift()!(undefined);
+    }
+  }
+
+  private when(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    // base·2^n, computed so that a large n cannot overflow to Infinity/NaN before the cap applies.
+    const perKey = n >= 64 ? this.opts.maxDelayMs : Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** n);
+    return Math.max(perKey, this.reserveToken());
+  }
+
+  /** Takes one token, possibly going into debt, and returns how long until that token exists. */
+  private reserveToken(): number {
+    const now = this.clock.now();
+    // max(0, …): an injected clock stepping backwards must not drain the bucket.
+    const elapsed = Math.max(0, now - this.lastRefill);
+    this.lastRefill = Math.max(this.lastRefill, now);
+    this.tokens = Math.min(this.opts.burst, this.tokens + (elapsed / 1000) * this.opts.qps);
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens / this.opts.qps) * 1000;
+  }
+}

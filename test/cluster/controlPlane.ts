@@ -1,0 +1,865 @@
+/**
+ * A real, local Kubernetes control plane for integration and end-to-end tests: etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler and kwok (fake nodes and pod lifecycles), all built from Go
+ * modules by `test/cluster/build.sh` and listening on 127.0.0.1.
+ *
+ * State lives in `<repo>/.cluster/`; the processes are detached so they outlive the command that
+ * started them, which lets `npm run cluster:up` hand a running cluster to later test runs.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import * as net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify as toYaml } from 'yaml';
+
+/** Names of the processes the control plane consists of, in start order. */
+export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
+/** One of {@link COMPONENTS}. */
+export type ComponentName = (typeof COMPONENTS)[number];
+
+/** Loopback ports used by the control plane. */
+export interface Ports {
+  apiserver: number;
+  etcdClient: number;
+  etcdPeer: number;
+  controllerManager: number;
+  scheduler: number;
+  kwok: number;
+}
+
+/** Result of one `kubectl` invocation. */
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options for a `kubectl` invocation. */
+export interface KubectlOptions {
+  /** Namespace, passed as `--namespace`. */
+  ns?: string;
+  /** Written to kubectl's stdin (e.g. a manifest for `apply -f -`). */
+  input?: string;
+  /** Return a non-zero exit instead of throwing. */
+  allowFail?: boolean;
+}
+
+/** Runs the pinned kubectl against one cluster. Throws on a non-zero exit unless `allowFail`. */
+export type Kubectl = (args: readonly string[], opts?: KubectlOptions) => Promise<KubectlResult>;
+
+/** Options for {@link up}. */
+export interface UpOptions {
+  /** Number of default kwok nodes `node-1..node-N` (default: env `NODES`, else 3). */
+  nodes?: number;
+  /** Receives progress lines (default: stdout). */
+  log?: (line: string) => void;
+  /** Environment to read port overrides from (default: `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What {@link up} produced. */
+export interface ClusterInfo {
+  /** Absolute path of the admin kubeconfig. */
+  kubeconfig: string;
+  /** Directory holding the pinned binaries (kubectl included). */
+  binDir: string;
+  /** `reused`: processes were already running; `warm`: binaries cached, processes started; `cold`: binaries built too. */
+  mode: 'reused' | 'warm' | 'cold';
+  /** Wall time of the build.sh step. */
+  buildMs: number;
+  /** Wall time of the whole `up`. */
+  totalMs: number;
+  ports: Ports;
+}
+
+/** Liveness and memory of one component, as seen by {@link status}. */
+export interface ComponentStatus {
+  name: ComponentName;
+  pid: number | undefined;
+  alive: boolean;
+  /** Resident set size in MiB, when alive. */
+  rssMiB: number | undefined;
+  logFile: string;
+}
+
+/** Snapshot returned by {@link status}. */
+export interface ClusterStatus {
+  dir: string;
+  exists: boolean;
+  kubeconfig: string | undefined;
+  apiServerReady: boolean;
+  ports: Ports | undefined;
+  components: ComponentStatus[];
+}
+
+/** A kwok-managed fake node. Everything except the name has a default. */
+export interface NodeSpec {
+  name: string;
+  /** Added to the default labels (hostname, os, arch, `type=kwok`). */
+  labels?: Record<string, string>;
+  /** Added to the annotations kwok needs. */
+  annotations?: Record<string, string>;
+  taints?: Array<{ key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }>;
+  /**
+   * Overrides of the default allocatable (= capacity) `cpu: 32, memory: 256Gi, pods: 110`;
+   * extended resources such as `nvidia.com/gpu` go here too.
+   */
+  allocatable?: Record<string, string>;
+}
+
+/** Annotation selecting the nodes our kwok instance manages (`--manage-nodes-with-annotation-selector`). */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+const DEFAULT_PORTS: Ports = {
+  apiserver: 6443,
+  etcdClient: 2379,
+  etcdPeer: 2380,
+  controllerManager: 10257,
+  scheduler: 10259,
+  kwok: 10247,
+};
+
+const PORT_ENV: Record<keyof Ports, string> = {
+  apiserver: 'RG_APISERVER_PORT',
+  etcdClient: 'RG_ETCD_CLIENT_PORT',
+  etcdPeer: 'RG_ETCD_PEER_PORT',
+  controllerManager: 'RG_KCM_PORT',
+  scheduler: 'RG_SCHEDULER_PORT',
+  kwok: 'RG_KWOK_PORT',
+};
+
+const SERVICE_CIDR = '10.96.0.0/24';
+// Pod IPs come from a range distinct from Services so a wrong IP in a test failure is recognisable.
+const POD_CIDR = '10.244.0.0/16';
+const NODE_IP = '10.0.0.1';
+
+/** Locations of the repository and of the cluster state under it. */
+export function paths() {
+  const root = repoRoot();
+  const dir = path.join(root, '.cluster');
+  return {
+    root,
+    dir,
+    kubeconfig: path.join(dir, 'kubeconfig'),
+    state: path.join(dir, 'state.json'),
+    pki: path.join(dir, 'pki'),
+    etcdData: path.join(dir, 'etcd'),
+    logs: path.join(dir, 'logs'),
+    pids: path.join(dir, 'pids'),
+    kwokHome: path.join(dir, 'kwok-home'),
+    lock: path.join(dir, 'up.lock'),
+    buildScript: path.join(root, 'test', 'cluster', 'build.sh'),
+    stages: path.join(root, 'test', 'cluster', 'stages.yaml'),
+  };
+}
+
+function repoRoot(): string {
+  // Compiled to dist/test/cluster/ and run from there, so find the root instead of assuming a depth.
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
+
+/** Reads port overrides (`RG_APISERVER_PORT`, `RG_ETCD_CLIENT_PORT`, …) on top of the defaults. */
+export function portsFromEnv(env: NodeJS.ProcessEnv = process.env): Ports {
+  const ports = { ...DEFAULT_PORTS };
+  for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) {
+    const raw = env[PORT_ENV[key]];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${PORT_ENV[key]}=${raw} is not a port number`);
+    ports[key] = n;
+  }
+  return ports;
+}
+
+interface State {
+  ports: Ports;
+  token: string;
+  binDir: string;
+}
+
+/**
+ * Builds (or finds cached) binaries, then reuses a healthy running cluster or starts a fresh one,
+ * and makes sure the default kwok nodes exist and are Ready. Safe to call concurrently from several
+ * processes: a lock directory serialises them, and the losers reuse what the winner started.
+ */
+export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
+  const started = Date.now();
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const step = (msg: string) => log(`[cluster ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+  const env = opts.env ?? process.env;
+  const nodeCount = opts.nodes ?? Number(env.NODES ?? 3);
+  if (!Number.isInteger(nodeCount) || nodeCount < 0) throw new Error(`NODES=${env.NODES} is not a node count`);
+  const p = paths();
+
+  await mkdir(p.dir, { recursive: true });
+  const release = await acquireLock(p.lock, step);
+  try {
+    const buildStart = Date.now();
+    const { binDir, built } = await runBuild(p.buildScript, log);
+    const buildMs = Date.now() - buildStart;
+    step(`binaries ${built ? 'built' : 'cached'} in ${binDir}`);
+
+    let mode: ClusterInfo['mode'];
+    let state = await readState();
+    const existing = state ? await inspect(state) : 'absent';
+    if (state && existing === 'healthy') {
+      mode = 'reused';
+      step(`reusing running cluster (apiserver https://127.0.0.1:${state.ports.apiserver})`);
+    } else {
+      if (existing === 'partial') {
+        // Some processes alive and some dead: restarting would hide why they died.
+        throw new Error(`${await describeDead()}\nThe running cluster is broken; run \`npm run cluster:down\` and try again.`);
+      }
+      if (existing === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
+      mode = built ? 'cold' : 'warm';
+      state = await startFresh(binDir, portsFromEnv(env), step);
+    }
+
+    const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
+    const specs = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}` }));
+    await createNodes(kubectl, specs);
+    await waitForNodesReady(kubectl, specs.map((s) => s.name), { timeoutMs: 60_000, whileWaiting: () => assertAllAlive() });
+    step(`${nodeCount} node(s) Ready`);
+
+    const totalMs = Date.now() - started;
+    log(`export KUBECONFIG=${p.kubeconfig}`);
+    log(`cluster up (${mode}) in ${(totalMs / 1000).toFixed(1)}s (build step ${(buildMs / 1000).toFixed(1)}s)`);
+    return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports };
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * Runs build.sh only (a cached run takes well under a second) and returns the binary directory;
+ * for callers that need the pinned kubectl but not a cluster of their own.
+ */
+export async function buildBinaries(opts: { log?: (line: string) => void } = {}): Promise<string> {
+  return (await runBuild(paths().buildScript, opts.log ?? ((line: string) => console.log(line)))).binDir;
+}
+
+/** Stops every process recorded in `.cluster/pids` (SIGTERM, then SIGKILL) and removes `.cluster/`. */
+export async function down(opts: { log?: (line: string) => void } = {}): Promise<void> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const p = paths();
+  if (!existsSync(p.dir)) {
+    log('no cluster to stop');
+    return;
+  }
+  const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
+  // Reverse start order: clients go before the apiserver, the apiserver before etcd.
+  running.sort((a, b) => COMPONENTS.indexOf(b.name) - COMPONENTS.indexOf(a.name));
+  await stopProcesses(running, log);
+  await rm(p.dir, { recursive: true, force: true });
+  log(`removed ${p.dir}`);
+}
+
+/** Reports which components are alive, their RSS, and whether the apiserver answers `/readyz`. */
+export async function status(): Promise<ClusterStatus> {
+  const p = paths();
+  const state = await readState();
+  const pids = new Map((await readPids()).map((c) => [c.name, c.pid]));
+  const components = COMPONENTS.map((name): ComponentStatus => {
+    const pid = pids.get(name);
+    const alive = pid !== undefined && isOurProcess(pid, name);
+    return { name, pid, alive, rssMiB: alive ? rssMiB(pid) : undefined, logFile: logFile(name) };
+  });
+  return {
+    dir: p.dir,
+    exists: existsSync(p.dir),
+    kubeconfig: existsSync(p.kubeconfig) ? p.kubeconfig : undefined,
+    apiServerReady: state ? await apiServerReady(state) : false,
+    ports: state?.ports,
+    components,
+  };
+}
+
+/** Returns a {@link Kubectl} bound to one binary directory and kubeconfig. */
+export function kubectlRunner(binDir: string, kubeconfig: string): Kubectl {
+  const bin = path.join(binDir, 'kubectl');
+  return (args, opts = {}) =>
+    new Promise((resolve, reject) => {
+      const full = ['--kubeconfig', kubeconfig, ...(opts.ns ? ['--namespace', opts.ns] : []), ...args];
+      const child = spawn(bin, full, { stdio: ['pipe', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code, signal) => {
+        const result = { code: code ?? (signal ? 128 : 1), stdout, stderr };
+        if (result.code !== 0 && !opts.allowFail) {
+          reject(new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${stderr.trim() || stdout.trim()}`));
+        } else {
+          resolve(result);
+        }
+      });
+      child.stdin.on('error', () => undefined); // kubectl may exit before reading all input; `close` reports why
+      child.stdin.end(opts.input ?? '');
+    });
+}
+
+/** The Node object for a {@link NodeSpec}: no kwok taint, so DaemonSet pods land on it. */
+export function nodeManifest(spec: NodeSpec): Record<string, unknown> {
+  const resources = { cpu: '32', memory: '256Gi', pods: '110', ...spec.allocatable };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: spec.name,
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0', [KWOK_NODE_ANNOTATION]: 'fake', ...spec.annotations },
+      labels: {
+        'kubernetes.io/hostname': spec.name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+        ...spec.labels,
+      },
+    },
+    spec: spec.taints?.length ? { taints: spec.taints } : {},
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'fake', kubeProxyVersion: 'fake' },
+      phase: 'Running',
+    },
+  };
+}
+
+/**
+ * Creates kwok-managed nodes; nodes that already exist are left as they are. The status
+ * (allocatable/capacity) is kept by the apiserver on create, and kwok's node-initialize stage then
+ * copies it while marking the node Ready.
+ */
+export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]): Promise<void> {
+  if (specs.length === 0) return;
+  const list = { apiVersion: 'v1', kind: 'List', items: specs.map(nodeManifest) };
+  const res = await kubectl(['create', '-f', '-'], { input: JSON.stringify(list), allowFail: true });
+  if (res.code === 0) return;
+  const errors = res.stderr.split('\n').filter((l) => l.startsWith('Error') && !l.includes('(AlreadyExists)'));
+  if (errors.length > 0 || !res.stderr.includes('(AlreadyExists)')) {
+    throw new Error(`creating nodes ${specs.map((s) => s.name).join(', ')} failed: ${res.stderr.trim()}`);
+  }
+}
+
+/** Polls until every named node reports `Ready=True`. */
+export async function waitForNodesReady(
+  kubectl: Kubectl,
+  names: readonly string[],
+  opts: { timeoutMs: number; whileWaiting?: () => void | Promise<void> },
+): Promise<void> {
+  if (names.length === 0) return;
+  await waitFor(
+    async () => {
+      await opts.whileWaiting?.();
+      const res = await kubectl(['get', 'nodes', ...names, '-o', 'json'], { allowFail: true });
+      if (res.code !== 0) return false;
+      const list = JSON.parse(res.stdout) as { items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> };
+      return (
+        list.items.length === names.length &&
+        list.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      );
+    },
+    { timeoutMs: opts.timeoutMs, intervalMs: 250, describe: `nodes ${names.join(', ')} Ready` },
+  );
+}
+
+/** Options for {@link waitFor}. */
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** What is awaited, for the timeout message. */
+  describe?: string;
+}
+
+/**
+ * Polls `fn` until it returns a truthy value, and returns that value. Throws when `timeoutMs` passes;
+ * the message names `describe` and the last value or error `fn` produced, which is usually the
+ * most useful clue. Errors thrown by `fn` count as "not yet" (the API may be briefly unavailable).
+ */
+export async function waitFor<T>(fn: () => Promise<T | false | null | undefined> | T | false | null | undefined, opts: WaitOptions = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const intervalMs = opts.intervalMs ?? 250;
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      if (err instanceof FatalWaitError) throw err.cause;
+      last = err;
+    }
+    if (Date.now() >= deadline) {
+      const detail = last instanceof Error ? last.message : JSON.stringify(last);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.describe ?? 'condition'}; last: ${detail}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Thrown (wrapping the real error) from a {@link waitFor} callback to stop waiting at once. */
+export class FatalWaitError extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting the processes
+
+async function startFresh(binDir: string, ports: Ports, step: (msg: string) => void): Promise<State> {
+  const p = paths();
+  await stopProcesses((await readPids()).filter((c) => isOurProcess(c.pid, c.name)), step);
+  await wipeExceptLock();
+  await assertPortsFree(ports);
+  for (const d of [p.pki, p.etcdData, p.logs, p.pids, p.kwokHome]) await mkdir(d, { recursive: true });
+
+  const token = randomBytes(16).toString('hex');
+  await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
+  await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+  await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
+  const state: State = { ports, token, binDir };
+  await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+  step('PKI and kubeconfig written');
+
+  try {
+    const specs = componentSpecs(state);
+    const byName = (n: ComponentName) => specs.find((s) => s.name === n)!;
+
+    await startComponent(byName('etcd'), binDir);
+    await waitReady(byName('etcd'), 30_000);
+    step('etcd ready');
+
+    await startComponent(byName('kube-apiserver'), binDir);
+    await waitReady(byName('kube-apiserver'), 120_000);
+    step('kube-apiserver ready');
+
+    const rest = (['kube-controller-manager', 'kube-scheduler', 'kwok'] as const).map(byName);
+    for (const s of rest) await startComponent(s, binDir);
+    await Promise.all(
+      rest.map(async (s) => {
+        await waitReady(s, 60_000);
+        step(`${s.name} ready`);
+      }),
+    );
+  } catch (err) {
+    // Leave the logs for diagnosis but no half-started processes; the next `up` starts over.
+    await stopProcesses((await readPids()).filter((c) => isOurProcess(c.pid, c.name)), step);
+    throw err;
+  }
+  return state;
+}
+
+interface ComponentSpec {
+  name: ComponentName;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  ready: () => Promise<boolean>;
+}
+
+function componentSpecs(state: State): ComponentSpec[] {
+  const p = paths();
+  const { ports } = state;
+  const saKey = path.join(p.pki, 'sa.key');
+  const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
+  const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
+  return [
+    {
+      name: 'etcd',
+      args: [
+        '--name=node0',
+        `--data-dir=${p.etcdData}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=node0=${peerUrl}`,
+        '--auto-compaction-retention=1',
+        '--log-level=warn',
+        // Throwaway data: durability buys nothing and fsync dominates on slow CI disks.
+        '--unsafe-no-fsync',
+      ],
+      ready: async () => (await httpGet(`${etcdUrl}/health`)).body.includes('"health":"true"'),
+    },
+    {
+      name: 'kube-apiserver',
+      args: [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${ports.apiserver}`,
+        `--cert-dir=${p.pki}`,
+        `--token-auth-file=${path.join(p.pki, 'tokens.csv')}`,
+        // RBAC rather than the AlwaysAllow default, so the operator's RBAC mistakes show up in tests.
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-key-file=${saKey}`,
+        `--service-account-signing-key-file=${saKey}`,
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
+        '--allow-privileged=true',
+        // TaintNodesByCondition would taint every new node not-ready with no node-lifecycle controller
+        // to lift it; ServiceAccount admission would race the serviceaccount controller in new namespaces.
+        '--disable-admission-plugins=TaintNodesByCondition,ServiceAccount',
+        '--enable-priority-and-fairness=false',
+      ],
+      ready: () => apiServerReady(state),
+    },
+    {
+      name: 'kube-controller-manager',
+      args: [
+        `--kubeconfig=${p.kubeconfig}`,
+        `--authentication-kubeconfig=${p.kubeconfig}`,
+        `--authorization-kubeconfig=${p.kubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${ports.controllerManager}`,
+        '--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset',
+        `--service-account-private-key-file=${saKey}`,
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      ],
+      ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
+    },
+    {
+      name: 'kube-scheduler',
+      args: [
+        `--kubeconfig=${p.kubeconfig}`,
+        `--authentication-kubeconfig=${p.kubeconfig}`,
+        `--authorization-kubeconfig=${p.kubeconfig}`,
+        '--leader-elect=false',
+        '--bind-address=127.0.0.1',
+        `--secure-port=${ports.scheduler}`,
+      ],
+      ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,
+    },
+    {
+      name: 'kwok',
+      args: [
+        `--kubeconfig=${p.kubeconfig}`,
+        '--manage-all-nodes=false',
+        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+        `--config=${p.stages}`,
+        `--cidr=${POD_CIDR}`,
+        `--node-ip=${NODE_IP}`,
+        `--server-address=127.0.0.1:${ports.kwok}`,
+      ],
+      // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
+      // stages from silently changing pod behaviour in tests.
+      env: { ...process.env, HOME: p.kwokHome },
+      ready: async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
+    },
+  ];
+}
+
+async function startComponent(spec: ComponentSpec, binDir: string): Promise<void> {
+  const p = paths();
+  const fd = openSync(logFile(spec.name), 'a');
+  try {
+    const child = spawn(path.join(binDir, spec.name), spec.args, {
+      cwd: p.dir,
+      env: spec.env ?? process.env,
+      // Own session and no pipes back to us: the process must survive the npm command that started it.
+      detached: true,
+      stdio: ['ignore', fd, fd],
+    });
+    const pid = await new Promise<number>((resolve, reject) => {
+      child.once('spawn', () => resolve(child.pid!));
+      child.once('error', (err) => reject(new Error(`cannot start ${spec.name}: ${err.message}`)));
+    });
+    child.unref();
+    await writeFile(path.join(p.pids, `${spec.name}.pid`), `${pid}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function waitReady(spec: ComponentSpec, timeoutMs: number): Promise<void> {
+  await waitFor(
+    async () => {
+      await assertAllAlive();
+      return spec.ready();
+    },
+    { timeoutMs, intervalMs: 200, describe: `${spec.name} to become ready` },
+  ).catch(async (err: unknown) => {
+    if (err instanceof Error && err.message.startsWith('timed out')) {
+      throw new Error(`${err.message}\n--- last lines of ${logFile(spec.name)} ---\n${await logTail(spec.name)}`);
+    }
+    throw err;
+  });
+}
+
+/** Fails the current wait as soon as a started component has exited, quoting its log. */
+async function assertAllAlive(): Promise<void> {
+  for (const c of await readPids()) {
+    if (!isOurProcess(c.pid, c.name)) {
+      throw new FatalWaitError(
+        new Error(`${c.name} (pid ${c.pid}) exited\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`),
+      );
+    }
+  }
+}
+
+async function describeDead(): Promise<string> {
+  const parts: string[] = [];
+  for (const c of await readPids()) {
+    if (!isOurProcess(c.pid, c.name)) {
+      parts.push(`${c.name} (pid ${c.pid}) is not running\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`);
+    }
+  }
+  return parts.join('\n');
+}
+
+/** `healthy`: every component alive and the apiserver ready; `stale`: none alive; `partial`: anything else. */
+async function inspect(state: State): Promise<'healthy' | 'stale' | 'partial'> {
+  const pids = await readPids();
+  const alive = pids.filter((c) => isOurProcess(c.pid, c.name));
+  if (alive.length === 0) return 'stale';
+  if (alive.length !== COMPONENTS.length) return 'partial';
+  // A just-restarted machine or an overloaded one can take a moment; don't declare it broken at once.
+  try {
+    await waitFor(() => apiServerReady(state), { timeoutMs: 10_000, intervalMs: 250, describe: 'apiserver /readyz' });
+    return 'healthy';
+  } catch {
+    return 'partial';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes, files, HTTP
+
+async function stopProcesses(procs: Array<{ name: ComponentName; pid: number }>, log: (line: string) => void): Promise<void> {
+  for (const c of procs) {
+    try {
+      process.kill(c.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
+  const stillAlive = () => procs.filter((c) => isOurProcess(c.pid, c.name));
+  try {
+    await waitFor(() => stillAlive().length === 0, { timeoutMs: 5_000, intervalMs: 100, describe: 'components to exit' });
+  } catch {
+    for (const c of stillAlive()) {
+      log(`${c.name} (pid ${c.pid}) ignored SIGTERM; sending SIGKILL`);
+      try {
+        process.kill(c.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await waitFor(() => stillAlive().length === 0, { timeoutMs: 5_000, intervalMs: 100, describe: 'components to die' });
+  }
+  for (const c of procs) log(`stopped ${c.name} (pid ${c.pid})`);
+}
+
+async function readPids(): Promise<Array<{ name: ComponentName; pid: number }>> {
+  const dir = paths().pids;
+  if (!existsSync(dir)) return [];
+  const out: Array<{ name: ComponentName; pid: number }> = [];
+  for (const f of await readdir(dir)) {
+    const name = f.replace(/\.pid$/, '') as ComponentName;
+    if (!COMPONENTS.includes(name)) continue;
+    const pid = Number((await readFile(path.join(dir, f), 'utf8')).trim());
+    if (Number.isInteger(pid) && pid > 0) out.push({ name, pid });
+  }
+  return out;
+}
+
+/** True when `pid` is alive and runs the component's binary (a recycled pid must never be signalled). */
+function isOurProcess(pid: number, name: ComponentName): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 3 follows the parenthesised command name; Z = zombie, X = dead.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X') return false;
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return path.basename(argv0) === name;
+  } catch {
+    return false;
+  }
+}
+
+function rssMiB(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function logFile(name: ComponentName): string {
+  return path.join(paths().logs, `${name}.log`);
+}
+
+async function logTail(name: ComponentName, lines = 30): Promise<string> {
+  try {
+    const text = await readFile(logFile(name), 'utf8');
+    return text.trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+async function readState(): Promise<State | undefined> {
+  try {
+    return JSON.parse(await readFile(paths().state, 'utf8')) as State;
+  } catch {
+    return undefined;
+  }
+}
+
+async function wipeExceptLock(): Promise<void> {
+  const p = paths();
+  for (const entry of await readdir(p.dir)) {
+    if (path.join(p.dir, entry) !== p.lock) await rm(path.join(p.dir, entry), { recursive: true, force: true });
+  }
+}
+
+function kubeconfigYaml(port: number, token: string): string {
+  return toYaml({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'rollout-guard', cluster: { server: `https://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'admin', user: { token } }],
+    contexts: [{ name: 'rollout-guard', context: { cluster: 'rollout-guard', user: 'admin' } }],
+    'current-context': 'rollout-guard',
+  });
+}
+
+async function apiServerReady(state: State): Promise<boolean> {
+  try {
+    const res = await httpGet(`https://127.0.0.1:${state.ports.apiserver}/readyz`, { Authorization: `Bearer ${state.token}` });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+function httpGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const mod = url.startsWith('https:') ? https : http;
+    // Self-signed serving certs everywhere; this only ever talks to 127.0.0.1.
+    const req = mod.get(url, { headers, rejectUnauthorized: false, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+  });
+}
+
+async function assertPortsFree(ports: Ports): Promise<void> {
+  for (const key of Object.keys(ports) as Array<keyof Ports>) {
+    const port = ports[key];
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (!free) throw new Error(`port ${port} (${key}) on 127.0.0.1 is in use; set ${PORT_ENV[key]} to another port`);
+  }
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.trim()}`))));
+  });
+}
+
+/** Runs build.sh, streaming its progress (stderr) line by line; the bin dir is stdout's last line. */
+function runBuild(script: string, log: (line: string) => void): Promise<{ binDir: string; built: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let pending = '';
+    let built = false;
+    const tail: string[] = [];
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      pending += d;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (/: building/.test(line)) built = true;
+        tail.push(line);
+        if (tail.length > 30) tail.shift();
+        log(line);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (pending) log(pending);
+      const binDir = stdout.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !binDir) {
+        reject(new Error(`${script} exited ${code}\n${tail.join('\n')}`));
+      } else {
+        resolve({ binDir, built });
+      }
+    });
+  });
+}
+
+/**
+ * Serialises `up` across processes (test files run in parallel). mkdir is atomic; a lock whose
+ * owner died is taken over.
+ */
+async function acquireLock(lock: string, step: (msg: string) => void): Promise<() => Promise<void>> {
+  let announced = false;
+  // A cold build holds the lock for its whole duration (tens of minutes on 2 cores).
+  await waitFor(
+    async () => {
+      try {
+        await mkdir(lock);
+        await writeFile(path.join(lock, 'owner'), `${process.pid}\n`);
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new FatalWaitError(err as Error);
+      }
+      const owner = Number((await readFile(path.join(lock, 'owner'), 'utf8').catch(() => '')).trim());
+      let ownerAlive = false;
+      if (owner > 0) {
+        try {
+          process.kill(owner, 0);
+          ownerAlive = true;
+        } catch (err) {
+          ownerAlive = (err as NodeJS.ErrnoException).code === 'EPERM';
+        }
+      }
+      // No owner file normally means the owner is between mkdir and writeFile; only an old lock
+      // without one is abandoned.
+      const orphaned = owner === 0 && Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > 10_000;
+      if ((owner > 0 && !ownerAlive) || orphaned) {
+        await rm(lock, { recursive: true, force: true });
+        return false;
+      }
+      if (!announced) {
+        step(`waiting for another \`up\` (pid ${owner || '?'}) to finish`);
+        announced = true;
+      }
+      return false;
+    },
+    { timeoutMs: 60 * 60_000, intervalMs: 500, describe: `lock ${lock}` },
+  );
+  return () => rm(lock, { recursive: true, force: true });
+}

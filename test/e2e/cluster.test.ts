@@ -1,0 +1,268 @@
+// End-to-end check that the local control plane reproduces the DaemonSet behaviours rollout-guard
+// must detect, observed with kubectl exactly as an operator on call would. Each scenario runs in its
+// own namespace on its own node pool, so scenarios (and other test files) can run concurrently.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import {
+  createNamespace,
+  createNodePool,
+  daemonSetRow,
+  decoderDaemonSet,
+  ensureCluster,
+  holdsFor,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type DaemonSetRow,
+  type NodePool,
+  type NodePoolOptions,
+} from '../support/cluster.js';
+
+const GOOD = 'registry.example/decoder:1.0';
+const BROKEN = 'registry.example/decoder:1.1-broken';
+const CRASHLOOP = 'registry.example/decoder:1.1-crashloop';
+const DS = 'decoder';
+// DS controller, scheduler and kwok each add a little latency; generous, but only ever a ceiling.
+const WAIT = { timeoutMs: 60_000, intervalMs: 300 };
+
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+interface ContainerStatus {
+  name: string;
+  ready: boolean;
+  restartCount: number;
+  state?: { waiting?: { reason?: string; message?: string }; running?: object };
+  lastState?: { terminated?: { exitCode: number; reason?: string } };
+}
+interface Pod {
+  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec: { nodeName?: string };
+  status: { phase?: string; conditions?: Condition[]; containerStatuses?: ContainerStatus[] };
+}
+interface ControllerRevision {
+  metadata: { labels?: Record<string, string> };
+  revision: number;
+}
+
+before(async () => {
+  await ensureCluster();
+});
+
+/** Gives `fn` a fresh namespace and node pool, and on failure attaches what the cluster looked like. */
+async function scenario(
+  prefix: string,
+  nodes: number,
+  poolOpts: NodePoolOptions,
+  fn: (ns: string, pool: NodePool) => Promise<void>,
+): Promise<void> {
+  const ns = await createNamespace(prefix);
+  const pool = await createNodePool(uniqueName(prefix), nodes, poolOpts);
+  try {
+    await fn(ns.name, pool);
+  } catch (err) {
+    const snapshot = await kubectl(['get', 'ds,pods,controllerrevisions', '-o', 'wide'], { ns: ns.name, allowFail: true });
+    if (err instanceof Error) err.message += `\n--- namespace ${ns.name} ---\n${snapshot.stdout}${snapshot.stderr}`;
+    throw err;
+  } finally {
+    await ns.cleanup();
+    await pool.cleanup();
+  }
+}
+
+async function applyDaemonSet(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}): Promise<void> {
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(decoderDaemonSet({ name: DS, ns, pool, image, maxUnavailable: 1, ...extra })) });
+}
+
+function waitForRow(ns: string, want: DaemonSetRow): Promise<DaemonSetRow> {
+  return waitFor(
+    async () => {
+      const row = await daemonSetRow(ns, DS);
+      return isDeepEqual(row, want) && (await observedCurrentSpec(ns)) ? row : undefined;
+    },
+    { ...WAIT, describe: `kubectl get ds ${DS} to show ${JSON.stringify(want)}` },
+  );
+}
+
+/** Status counters are only meaningful once the controller has seen the latest spec. */
+async function observedCurrentSpec(ns: string): Promise<boolean> {
+  const ds = await kubectlJson<{ metadata: { generation: number }; status: { observedGeneration?: number } }>(['get', 'ds', DS], { ns });
+  return ds.status.observedGeneration === ds.metadata.generation;
+}
+
+async function rollOut(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}): Promise<void> {
+  await applyDaemonSet(ns, pool, image, extra);
+  await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=60s'], { ns });
+  await waitForRow(ns, { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
+}
+
+async function daemonPods(ns: string): Promise<Pod[]> {
+  const list = await kubectlJson<{ items: Pod[] }>(['get', 'pods', '-l', `app=${DS}`], { ns });
+  return list.items.filter((p) => !p.metadata.deletionTimestamp);
+}
+
+/** Hash of the newest ControllerRevision: the revision the DaemonSet is rolling towards. */
+async function latestHash(ns: string): Promise<string> {
+  const list = await kubectlJson<{ items: ControllerRevision[] }>(['get', 'controllerrevisions', '-l', `app=${DS}`], { ns });
+  const newest = list.items.sort((a, b) => b.revision - a.revision)[0];
+  const hash = newest?.metadata.labels?.['controller-revision-hash'];
+  assert.ok(hash, 'newest ControllerRevision has a controller-revision-hash label');
+  return hash;
+}
+
+const hashOf = (p: Pod) => p.metadata.labels?.['controller-revision-hash'];
+const isReady = (p: Pod) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const waitingReason = (p: Pod) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
+
+function isDeepEqual(a: unknown, b: unknown): boolean {
+  try {
+    assert.deepEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits for the stalled shape maxUnavailable=1 produces and checks that it does not move on. */
+async function expectStalledAtOneNode(ns: string, reason: string): Promise<{ broken: Pod; old: Pod[] }> {
+  const stalled = { desired: 3, current: 3, ready: 2, upToDate: 1, available: 2 };
+  await waitForRow(ns, stalled);
+  const newHash = await latestHash(ns);
+  const split = await waitFor(
+    async () => {
+      const pods = await daemonPods(ns);
+      const fresh = pods.filter((p) => hashOf(p) === newHash);
+      const old = pods.filter((p) => hashOf(p) !== newHash);
+      return fresh.length === 1 && old.length === 2 && waitingReason(fresh[0]!) === reason ? { broken: fresh[0]!, old } : undefined;
+    },
+    { ...WAIT, describe: `one new-revision pod waiting ${reason} and two old-revision pods` },
+  );
+  // A stall is a state that persists, not a moment in a transition: re-read it for a while.
+  await holdsFor(async () => isDeepEqual(await daemonSetRow(ns, DS), stalled), {
+    durationMs: 5_000,
+    intervalMs: 1_000,
+    describe: `kubectl get ds ${DS} showing ${JSON.stringify(stalled)}`,
+  });
+  return split;
+}
+
+describe('local control plane reproduces DaemonSet rollout behaviour', { concurrency: true }, () => {
+  it('a broken image stalls the rollout on one node and `rollout undo` recovers it', async () => {
+    await scenario('rg-stall', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      const goodHash = await latestHash(ns);
+
+      await kubectl(['set', 'image', `ds/${DS}`, `decoder=${BROKEN}`], { ns });
+      const { broken, old } = await expectStalledAtOneNode(ns, 'ImagePullBackOff');
+
+      assert.equal(broken.status.phase, 'Pending');
+      assert.equal(isReady(broken), false);
+      assert.equal(broken.status.containerStatuses?.[0]?.state?.waiting?.message, `Back-off pulling image "${BROKEN}"`);
+      assert.ok(old.every((p) => hashOf(p) === goodHash && isReady(p)), 'the two untouched pods still run the old revision, Ready');
+      const nodes = [broken, ...old].map((p) => p.spec.nodeName).sort();
+      assert.deepEqual(nodes, [...pool.nodes].sort(), 'one pod per pool node');
+
+      const status = await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=20s'], { ns, allowFail: true });
+      assert.notEqual(status.code, 0, 'rollout status must not report success');
+      assert.match(status.stdout, /1 out of 3 new pods have been updated/);
+
+      await kubectl(['rollout', 'undo', `ds/${DS}`], { ns });
+      await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=60s'], { ns });
+      await waitForRow(ns, { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
+      const after = await waitFor(
+        async () => {
+          const pods = await daemonPods(ns);
+          return pods.length === 3 && pods.every((p) => isReady(p)) ? pods : undefined;
+        },
+        { ...WAIT, describe: '3 Ready pods after undo' },
+      );
+      assert.equal(new Set(after.map(hashOf)).size, 1, 'all nodes back on one revision');
+      assert.equal(hashOf(after[0]!), await latestHash(ns));
+      assert.deepEqual(after.map((p) => p.spec.nodeName).sort(), [...pool.nodes].sort());
+    });
+  });
+
+  it('a NoExecute taint the pods do not tolerate shrinks DESIRED from 3 to 2', async () => {
+    await scenario('rg-taint', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      const tainted = pool.nodes[1]!;
+      await kubectl(['taint', 'nodes', tainted, 'rollout-guard.dev/maintenance=true:NoExecute']);
+      await waitForRow(ns, { desired: 2, current: 2, ready: 2, upToDate: 2, available: 2 });
+      const pods = await waitFor(
+        async () => {
+          const ps = await daemonPods(ns);
+          return ps.length === 2 ? ps : undefined;
+        },
+        { ...WAIT, describe: 'the pod on the tainted node to be removed' },
+      );
+      assert.ok(pods.every((p) => p.spec.nodeName !== tainted));
+    });
+  });
+
+  it('a nodeSelector that matches no node gives DESIRED 0, which `rollout status` calls a success', async () => {
+    await scenario('rg-nosel', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      const patch = { spec: { template: { spec: { nodeSelector: { 'rollout-guard.dev/nowhere': 'true' } } } } };
+      await kubectl(['patch', 'ds', DS, '--type=merge', '-p', JSON.stringify(patch)], { ns });
+      await waitForRow(ns, { desired: 0, current: 0, ready: 0, upToDate: 0, available: 0 });
+      await waitFor(async () => (await daemonPods(ns)).length === 0, { ...WAIT, describe: 'all daemon pods removed' });
+      // The blind spot rollout-guard exists for: every counter equals DESIRED, so kubectl is satisfied.
+      const status = await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=20s'], { ns });
+      assert.match(status.stdout, /successfully rolled out/);
+    });
+  });
+
+  it('a revision requesting more CPU than a node has leaves its pod Pending and Unschedulable', async () => {
+    await scenario('rg-cpu', 3, { allocatable: { cpu: '4' } }, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      await kubectl(['set', 'resources', `ds/${DS}`, '-c', 'decoder', '--requests=cpu=8'], { ns });
+      const newHash = await waitFor(
+        async () => {
+          const h = await latestHash(ns);
+          return (await observedCurrentSpec(ns)) ? h : undefined;
+        },
+        { ...WAIT, describe: 'the new revision to be observed' },
+      );
+      const pending = await waitFor(
+        async () => {
+          const fresh = (await daemonPods(ns)).filter((p) => hashOf(p) === newHash);
+          const p = fresh[0];
+          const scheduled = p?.status.conditions?.find((c) => c.type === 'PodScheduled');
+          return fresh.length === 1 && scheduled?.status === 'False' ? { pod: p!, scheduled } : undefined;
+        },
+        { ...WAIT, describe: 'a new-revision pod with PodScheduled=False' },
+      );
+      assert.equal(pending.pod.status.phase, 'Pending');
+      assert.equal(pending.pod.spec.nodeName, undefined);
+      assert.equal(pending.scheduled.reason, 'Unschedulable');
+      assert.match(pending.scheduled.message ?? '', /Insufficient cpu/);
+      // The old pod was deleted to make room (maxUnavailable=1), so only two nodes run anything.
+      await waitForRow(ns, { desired: 3, current: 2, ready: 2, upToDate: 0, available: 2 });
+    });
+  });
+
+  it('a crash-looping image stalls the rollout like a broken one', async () => {
+    await scenario('rg-crash', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      await kubectl(['set', 'image', `ds/${DS}`, `decoder=${CRASHLOOP}`], { ns });
+      const { broken } = await expectStalledAtOneNode(ns, 'CrashLoopBackOff');
+      assert.equal(broken.status.phase, 'Running');
+      assert.equal(isReady(broken), false);
+      const cs = broken.status.containerStatuses?.[0];
+      assert.ok((cs?.restartCount ?? 0) >= 1, 'restartCount > 0');
+      assert.equal(cs?.lastState?.terminated?.exitCode, 1);
+      // kwok keeps "restarting" it, as a kubelet would.
+      await waitFor(
+        async () => {
+          const pods = await kubectlJson<Pod>(['get', 'pod', broken.metadata.name], { ns });
+          return (pods.status.containerStatuses?.[0]?.restartCount ?? 0) > (cs?.restartCount ?? 0);
+        },
+        { ...WAIT, describe: 'restartCount to grow' },
+      );
+    });
+  });
+});

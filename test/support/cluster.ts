@@ -1,0 +1,237 @@
+/**
+ * Test helpers for suites that run against the real local control plane (see test/cluster/).
+ *
+ * Test files run in parallel processes against one shared cluster, so every suite works in its own
+ * namespace and on its own node pool: DaemonSets select their pool through {@link POOL_LABEL}, and
+ * nothing a suite does to its nodes (taints, deletion) can change another suite's DESIRED count.
+ *
+ * Set `RG_TEST_KUBECONFIG` to run against an existing cluster instead of starting one; that cluster
+ * needs a kwok managing nodes annotated `kwok.x-k8s.io/node=fake` with our stages.yaml.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  buildBinaries,
+  createNodes,
+  kubectlRunner,
+  up,
+  waitFor,
+  waitForNodesReady,
+  type Kubectl,
+  type KubectlOptions,
+  type KubectlResult,
+  type NodeSpec,
+} from '../cluster/controlPlane.js';
+
+export { waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../cluster/controlPlane.js';
+
+/** Node label that ties a DaemonSet (via nodeSelector) to one test's node pool. */
+export const POOL_LABEL = 'rollout-guard.dev/pool';
+
+/** Env var naming the kubeconfig of an existing cluster to use instead of starting one. */
+export const EXTERNAL_KUBECONFIG_ENV = 'RG_TEST_KUBECONFIG';
+
+interface Context {
+  kubeconfig: string;
+  binDir: string;
+  kubectl: Kubectl;
+}
+
+let context: Promise<Context> | undefined;
+let resolved: Context | undefined;
+
+/**
+ * Starts the local cluster or reuses a running one (or uses `RG_TEST_KUBECONFIG`). Memoised per
+ * process; concurrent test processes are serialised by `up`'s own lock. Call from a top-level `before`.
+ */
+export function ensureCluster(): Promise<{ kubeconfig: string; binDir: string }> {
+  context ??= (async () => {
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const external = process.env[EXTERNAL_KUBECONFIG_ENV];
+    let kubeconfig: string;
+    let binDir: string;
+    if (external) {
+      binDir = await buildBinaries({ log });
+      kubeconfig = external;
+    } else {
+      ({ kubeconfig, binDir } = await up({ log }));
+    }
+    resolved = { kubeconfig, binDir, kubectl: kubectlRunner(binDir, kubeconfig) };
+    return resolved;
+  })();
+  return context;
+}
+
+function ctx(): Context {
+  if (!resolved) throw new Error('ensureCluster() has not completed; call it from a before() hook');
+  return resolved;
+}
+
+/** Absolute path of the kubeconfig the helpers use. */
+export function kubeconfigPath(): string {
+  return ctx().kubeconfig;
+}
+
+/** Directory of the pinned binaries (kubectl, kube-apiserver, …). */
+export function binDir(): string {
+  return ctx().binDir;
+}
+
+/** Runs the pinned kubectl against the test cluster; throws on a non-zero exit unless `allowFail`. */
+export function kubectl(args: readonly string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
+  return ctx().kubectl(args, opts);
+}
+
+/** Runs kubectl and parses its `-o json` output as `T` (unchecked: describe only the fields you read). */
+export async function kubectlJson<T>(args: readonly string[], opts: KubectlOptions = {}): Promise<T> {
+  const res = await kubectl([...args, '-o', 'json'], opts);
+  return JSON.parse(res.stdout) as T;
+}
+
+/** A name that is unique across parallel test processes, valid as a namespace or node name prefix. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`.toLowerCase().slice(0, 50);
+}
+
+/** Creates a uniquely named namespace; `cleanup` deletes it and waits until it is gone. */
+export async function createNamespace(prefix: string): Promise<{ name: string; cleanup: () => Promise<void> }> {
+  const name = uniqueName(prefix);
+  await kubectl(['create', 'namespace', name]);
+  return {
+    name,
+    cleanup: async () => {
+      await kubectl(['delete', 'namespace', name, '--ignore-not-found', '--wait=true', '--timeout=60s']);
+    },
+  };
+}
+
+/** Options for {@link createNodePool}. */
+export interface NodePoolOptions {
+  /** Per-node allocatable overrides, e.g. `{ cpu: '4' }` or `{ 'nvidia.com/gpu': '8' }`. */
+  allocatable?: Record<string, string>;
+  labels?: Record<string, string>;
+  taints?: NodeSpec['taints'];
+}
+
+/** A set of kwok nodes created for one test. */
+export interface NodePool {
+  name: string;
+  nodes: string[];
+  /** Deletes the nodes, then force-deletes pods still bound to them (no kubelet or podgc would). */
+  cleanup: () => Promise<void>;
+}
+
+/**
+ * Creates kwok nodes `<name>-1..<name>-<count>` labelled `rollout-guard.dev/pool=<name>` and waits
+ * until they are Ready. Pass a unique `name` (see {@link uniqueName}) when tests run in parallel.
+ */
+export async function createNodePool(name: string, count: number, opts: NodePoolOptions = {}): Promise<NodePool> {
+  const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
+  const specs: NodeSpec[] = nodes.map((n) => ({
+    name: n,
+    labels: { ...opts.labels, [POOL_LABEL]: name },
+    ...(opts.taints ? { taints: opts.taints } : {}),
+    ...(opts.allocatable ? { allocatable: opts.allocatable } : {}),
+  }));
+  await createNodes(ctx().kubectl, specs);
+  await waitForNodesReady(ctx().kubectl, nodes, { timeoutMs: 60_000 });
+  return {
+    name,
+    nodes,
+    cleanup: async () => {
+      await kubectl(['delete', 'nodes', ...nodes, '--ignore-not-found', '--wait=true']);
+      for (const n of nodes) {
+        await kubectl([
+          'delete', 'pods', '--all-namespaces', `--field-selector=spec.nodeName=${n}`,
+          '--grace-period=0', '--force', '--ignore-not-found', '--wait=false',
+        ]);
+      }
+    },
+  };
+}
+
+/**
+ * Asserts that `fn` stays truthy for `durationMs`, polling every `intervalMs`: the way to check that a
+ * stalled state is stable rather than a moment in a transition. Fails on the first falsy poll.
+ */
+export async function holdsFor(
+  fn: () => Promise<unknown>,
+  opts: { durationMs: number; intervalMs?: number; describe?: string },
+): Promise<void> {
+  const end = Date.now() + opts.durationMs;
+  for (;;) {
+    const value = await fn();
+    if (!value) throw new Error(`${opts.describe ?? 'condition'} stopped holding (got ${JSON.stringify(value)})`);
+    if (Date.now() >= end) return;
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 500));
+  }
+}
+
+/** The counters `kubectl get daemonset` prints, read from its table output exactly as a user sees them. */
+export interface DaemonSetRow {
+  desired: number;
+  current: number;
+  ready: number;
+  upToDate: number;
+  available: number;
+}
+
+/** Reads DESIRED/CURRENT/READY/UP-TO-DATE/AVAILABLE from `kubectl get ds <name>`. */
+export async function daemonSetRow(ns: string, name: string): Promise<DaemonSetRow> {
+  const { stdout } = await kubectl(['get', 'daemonset', name, '--no-headers'], { ns });
+  const cols = stdout.trim().split(/\s+/);
+  const num = (i: number) => {
+    const n = Number(cols[i]);
+    if (!Number.isInteger(n)) throw new Error(`unexpected kubectl get ds output: ${stdout}`);
+    return n;
+  };
+  return { desired: num(1), current: num(2), ready: num(3), upToDate: num(4), available: num(5) };
+}
+
+/** Options for {@link decoderDaemonSet}. */
+export interface DecoderDaemonSetOptions {
+  name: string;
+  ns: string;
+  /** Node pool (value of {@link POOL_LABEL}) the DaemonSet is confined to. */
+  pool: string;
+  image: string;
+  maxUnavailable?: number | string;
+  maxSurge?: number | string;
+  cpuRequest?: string;
+  tolerations?: Array<Record<string, unknown>>;
+  /** Extra nodeSelector terms, ANDed with the pool label. */
+  nodeSelector?: Record<string, string>;
+}
+
+/** A RollingUpdate DaemonSet manifest (one container named `decoder`) confined to one node pool. */
+export function decoderDaemonSet(o: DecoderDaemonSetOptions): Record<string, unknown> {
+  const labels = { app: o.name };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: o.name, namespace: o.ns, labels },
+    spec: {
+      selector: { matchLabels: labels },
+      updateStrategy: {
+        type: 'RollingUpdate',
+        rollingUpdate: { maxUnavailable: o.maxUnavailable ?? 1, maxSurge: o.maxSurge ?? 0 },
+      },
+      template: {
+        metadata: { labels },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: o.pool, ...o.nodeSelector },
+          ...(o.tolerations ? { tolerations: o.tolerations } : {}),
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: 'decoder',
+              image: o.image,
+              resources: { requests: { cpu: o.cpuRequest ?? '100m', memory: '64Mi' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
