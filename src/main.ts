@@ -19,6 +19,8 @@ import { loadKubeConfig } from './k8s/kubeConfig.js';
 
 
 async function run(cfg: OperatorConfig): Promise<void> {
+  /** Test-only fault injection points, named in ROLLOUT_GUARD_FAILPOINTS (comma-separated). */
+  const failpoints = new Set((process.env.ROLLOUT_GUARD_FAILPOINTS ?? '').split(',').filter(Boolean));
   const log = createLogger(cfg.logLevel);
   const metrics = new Metrics();
   const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r) });
@@ -35,7 +37,16 @@ async function run(cfg: OperatorConfig): Promise<void> {
       readGuard: (ns, name) => statusWriter.read(ns, name),
       writeStatus: (g, s) => statusWriter.write(g, s),
       emit: (g, t, e) => events.emit(g, t, e),
-      undo: (req) => undo.undo(req),
+      undo: async (req) => {
+        const outcome = await undo.undo(req);
+        // Fault injection for the crash-consistency test: die between "patch sent" and "status written".
+        if (outcome.kind === 'Applied' && failpoints.has('exit-after-undo-patch')) {
+          log.warn('failpoint exit-after-undo-patch: exiting before the outcome is recorded');
+          log.flush();
+          process.exit(137);
+        }
+        return outcome;
+      },
       dryRun: (ns, name, rev) => undo.dryRun(ns, name, rev),
     },
   });
@@ -46,7 +57,18 @@ async function run(cfg: OperatorConfig): Promise<void> {
   controller.startInformers();
 
   const stopWork = new AbortController();
-  let elector: LeaderElector | undefined;
+  const elector = cfg.leaderElect
+    ? new LeaderElector({
+        client,
+        namespace: cfg.leaseNamespace,
+        name: cfg.leaseName,
+        identity: cfg.identity,
+        leaseDurationMs: cfg.leaseDurationMs,
+        renewDeadlineMs: cfg.renewDeadlineMs,
+        retryPeriodMs: cfg.retryPeriodMs,
+        logger: log,
+      })
+    : undefined;
   let shuttingDown = false;
 
   const shutdown = async (signal: string): Promise<void> => {
@@ -76,20 +98,10 @@ async function run(cfg: OperatorConfig): Promise<void> {
     controller.startWorkers(AbortSignal.any([signal, stopWork.signal]));
   };
 
-  if (!cfg.leaderElect) {
+  if (!elector) {
     await lead(stopWork.signal);
     return;
   }
-  elector = new LeaderElector({
-    client,
-    namespace: cfg.leaseNamespace,
-    name: cfg.leaseName,
-    identity: cfg.identity,
-    leaseDurationMs: cfg.leaseDurationMs,
-    renewDeadlineMs: cfg.renewDeadlineMs,
-    retryPeriodMs: cfg.retryPeriodMs,
-    logger: log,
-  });
   await elector.run({
     onStartedLeading: lead,
     onStoppedLeading: () => {

@@ -206,7 +206,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   }
 
   // --- Track the rollout. -------------------------------------------------------------------------
-  let rollout: RolloutStatus | undefined = prev.rollout ? structuredClone(prev.rollout) as RolloutStatus : undefined;
+  let rollout: RolloutStatus | undefined = prev.rollout ? structuredClone<RolloutStatus>(prev.rollout) : undefined;
   let lastUndo = prev.lastUndo ? { ...prev.lastUndo } : undefined;
   const prevHash = prev.currentRevision?.hash;
   const complete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
@@ -240,6 +240,9 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
       if (lastUndo?.result === 'Pending') {
         lastUndo = { ...lastUndo, result: 'Failed', message: 'not applied: the template changed before the undo was made' };
         events.push(ev('Warning', Reason.UndoSkipped, `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`, true, EventAction.Undo));
+      } else if (prevState === 'Stalled' && spec.onStall.action === 'Undo' && prev.undoPlan?.forHash === prevHash && lastUndo?.fromHash !== prevHash) {
+        // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
+        events.push(ev('Warning', Reason.UndoSkipped, `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`, true, EventAction.Undo));
       }
       events.push(ev('Normal', Reason.RolloutStarted, `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes`));
     }

@@ -67,7 +67,7 @@ export class DaemonSetUndo {
         return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
       }
       try {
-        await this.patch(req.namespace, req.name, revision.data, ds.metadata.resourceVersion, false);
+        await this.patch(req.namespace, req.name, revision.data, String(ds.metadata.resourceVersion), false);
         return { kind: 'Applied' };
       } catch (e) {
         if (isConflict(e) && attempt < CONFLICT_RETRIES) continue;

@@ -92,7 +92,7 @@ export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.gen
 export const HASH_LABEL = 'controller-revision-hash';
 
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
 
 function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?: boolean } = {}): Meta {
   const out: Meta = { name: m?.name ?? '' };

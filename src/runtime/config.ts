@@ -120,7 +120,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   const set = (key: keyof OperatorConfig, value: unknown): void => {
     (cfg as unknown as Record<string, unknown>)[key] = value;
   };
-  for (const [flag, f] of Object.entries(FLAGS)) {
+  for (const f of Object.values(FLAGS)) {
     const v = env[f.env];
     if (v !== undefined && v !== '') set(f.key, convert(f.env, f.kind, v));
   }

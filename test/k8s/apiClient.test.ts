@@ -119,7 +119,7 @@ function kubeConfigFor(server: string, user: object = { name: 'u' }): KubeConfig
   return kc;
 }
 
-describe('ApiClient', () => {
+describe('ApiClient', { timeout: 10_000 }, () => {
   const seen: Seen[] = [];
   const hung: http.ServerResponse[] = [];
   const server = http.createServer(handler(seen, hung));

@@ -16,7 +16,6 @@ import {
   createNodes,
   kubectlRunner,
   up,
-  waitFor,
   waitForNodesReady,
   type Kubectl,
   type KubectlOptions,

@@ -1,0 +1,121 @@
+/**
+ * Human sentences: revisions, durations, node lists, and the stall sentence that names nodes, revisions,
+ * the cause and the kubectl column to check.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeBlocked, describeGenerations, describeLeft, dsColumns, fmtDuration, fmtRev, stallSentence, truncate } from '../../src/domain/messages.js';
+import type { BlockedNode, EmptyNode } from '../../src/domain/types.js';
+import { dsView } from '../support/fixtures.js';
+
+describe('fmtRev', () => {
+  const cases: [Parameters<typeof fmtRev>[0], string][] = [
+    [{ revision: 3, hash: '5d8f9c7b4' }, 'revision 3 (5d8f9c7b4)'],
+    [{ hash: '5d8f9c7b4' }, 'hash 5d8f9c7b4'],
+    [undefined, 'an unknown revision'],
+  ];
+  for (const [r, want] of cases) it(want, () => assert.equal(fmtRev(r), want));
+});
+
+describe('fmtDuration', () => {
+  const cases: [number, string][] = [
+    [0, '0s'],
+    [-5000, '0s'],
+    [1499, '1s'],
+    [90_000, '90s'],
+    [119_000, '119s'],
+    [120_000, '2m'],
+    [125_000, '2m5s'],
+    [600_000, '10m'],
+    [3_600_000, '1h'],
+    [3_900_000, '1h5m'],
+  ];
+  for (const [ms, want] of cases) it(`${ms} ms → ${want}`, () => assert.equal(fmtDuration(ms), want));
+});
+
+describe('truncate', () => {
+  const cases: [string, number, string][] = [
+    ['short', 10, 'short'],
+    ['exactly10!', 10, 'exactly10!'],
+    ['eleven char', 10, 'eleven ch…'],
+  ];
+  for (const [s, max, want] of cases) {
+    it(`${JSON.stringify(s)} at ${max}`, () => {
+      assert.equal(truncate(s, max), want);
+      assert.ok(truncate(s, max).length <= max);
+    });
+  }
+});
+
+describe('node lists', () => {
+  const blocked: BlockedNode[] = [
+    { node: 'node-1', reason: 'ImagePullBackOff', message: 'Back-off pulling image' },
+    { node: 'node-2', reason: 'NotReady', message: '' },
+  ];
+  const empty: EmptyNode[] = [
+    { node: 'node-3', reason: 'NoPod', message: 'no daemon pod exists on this node' },
+    { node: 'node-4', reason: 'NoPod', message: 'no daemon pod exists on this node' },
+  ];
+  it('describeBlocked names each node, its reason and message; more than three are summarised', () => {
+    assert.equal(describeBlocked(blocked, []), 'node-1 ImagePullBackOff (Back-off pulling image), node-2 NotReady');
+    assert.equal(
+      describeBlocked(blocked, empty),
+      'node-1 ImagePullBackOff (Back-off pulling image), node-2 NotReady, node-3 empty (no daemon pod exists on this node) and 1 more',
+    );
+  });
+  it('describeLeft names the node and why it left', () => {
+    assert.equal(describeLeft([{ node: 'node-3', reason: 'untolerated taint gpu=x:NoExecute' }]), 'node-3 (untolerated taint gpu=x:NoExecute)');
+  });
+  it('describeGenerations pluralises', () => {
+    assert.equal(
+      describeGenerations([
+        { revision: 2, hash: 'b', images: [], nodes: 1, ready: 0 },
+        { revision: 1, hash: 'a', images: [], nodes: 2, ready: 2 },
+      ]),
+      '1 node on revision 2 (b), 2 nodes on revision 1 (a)',
+    );
+  });
+  it('dsColumns reads like kubectl get ds', () => {
+    assert.equal(dsColumns(dsView({ desired: 3, ready: 2, updated: 1, available: 2 })), 'kubectl get ds shows DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2');
+  });
+});
+
+describe('stallSentence', () => {
+  const base = {
+    verb: 'has made no progress',
+    to: { revision: 2, hash: 'bbb' },
+    idleMs: 600_000,
+    blocked: [{ node: 'node-3', reason: 'ImagePullBackOff', message: 'Back-off' }],
+    empty: [],
+    left: [],
+    gens: [
+      { revision: 2, hash: 'bbb', images: [], nodes: 1, ready: 0 },
+      { revision: 1, hash: 'aaa', images: [], nodes: 2, ready: 2 },
+    ],
+    ds: dsView({ desired: 3, ready: 2, updated: 1, available: 2 }),
+    desiredAtStart: 3,
+  };
+  const cases: { name: string; args: Parameters<typeof stallSentence>[0]; want: RegExp[] }[] = [
+    {
+      name: 'a blocked node',
+      args: { ...base, cause: 'ImagePullFailure' },
+      want: [/^Rollout to revision 2 \(bbb\) has made no progress for 10m: node-3 ImagePullBackOff \(Back-off\); 1 node on revision 2 \(bbb\), 2 nodes on revision 1 \(aaa\)\. Cause ImagePullFailure: /, /DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2\.$/],
+    },
+    {
+      name: 'a shrink names the nodes that left',
+      args: { ...base, cause: 'TargetShrank', ds: dsView({ desired: 2 }), left: [{ node: 'node-3', reason: 'taint' }] },
+      want: [/DESIRED dropped from 3 to 2: node-3 \(taint\) left the targets/, /Cause TargetShrank/],
+    },
+    {
+      name: 'nothing blocked',
+      args: { ...base, cause: 'Unknown', blocked: [], gens: [base.gens[0]!] },
+      want: [/no node is blocked, but the DaemonSet controller reports no progress\. Cause Unknown/],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const s = stallSentence(tc.args);
+      for (const re of tc.want) assert.match(s, re);
+    });
+  }
+});

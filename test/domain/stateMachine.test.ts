@@ -1,0 +1,1261 @@
+/**
+ * decide(): simulated reconcile passes over a fake clock. Each case is a sequence of (observation, time)
+ * steps fed through `run`, which hands decide its own previous status, as the reconciler does through
+ * the API. Times are plain milliseconds; nothing sleeps.
+ *
+ * The worlds follow docs/daemonset-mechanics.md: §6 (maxSurge 0: one broken node blocks everything),
+ * §7 (maxSurge: old + new pod on a node), §4/§8 (counters, observedGeneration), §10 (DESIRED shrink),
+ * §3/§9 (undo renumbers the restored revision to max+1).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../../src/domain/stateMachine.js';
+import { recordDryRun, recordUndoOutcome } from '../../src/domain/undo.js';
+import type { DaemonSetView, Decision, GuardStatus, NodeView, Observation, PodView, RevisionView } from '../../src/domain/types.js';
+import {
+  HASH,
+  T0,
+  cond,
+  condSummary,
+  crashLoopPod,
+  imagePullPod,
+  iso,
+  missingObs,
+  node,
+  nodesOn,
+  notReadyPod,
+  pod,
+  policy,
+  reasons,
+  rev,
+  roundTrip,
+  run,
+  sec,
+  targetObs,
+  unschedulablePod,
+  type RunOptions,
+  type Step,
+} from '../support/fixtures.js';
+
+// --- Worlds ---------------------------------------------------------------------------------------
+
+const A1 = rev(HASH.A, 1);
+const B2 = rev(HASH.B, 2);
+/** Rollout start time in most timelines. */
+const T1 = T0 + sec(60);
+
+/** Revision 1 (A) fully rolled out on node-1..node-3, DaemonSet generation 1. */
+function healthyA(ds: Partial<DaemonSetView> = {}): Observation {
+  return targetObs({ nodes: nodesOn(HASH.A), revisions: [A1], ds });
+}
+
+/** The template-2 DaemonSet: generation 2, observed, counters from `ds`. */
+function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
+  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...ds };
+}
+
+/**
+ * The classic stall (§6): 3 nodes, maxUnavailable 1, a broken image. node-1 and node-2 still run the old
+ * revision; node-3's new pod is given by `node3` (ImagePullBackOff by default).
+ * kubectl get ds: DESIRED 3 CURRENT 3 READY 2 UP-TO-DATE 1 AVAILABLE 2.
+ */
+function stallWorld(node3: PodView[] = [imagePullPod(HASH.B)], ds: Partial<DaemonSetView> = {}): Observation {
+  return targetObs({
+    nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', node3)],
+    revisions: [A1, B2],
+    ds: dsAt2({ desired: 3, current: 3, ready: 2, updated: 1, available: 2, ...ds }),
+  });
+}
+
+/** Revision 2 (B) fully rolled out. */
+function completeB(ds: Partial<DaemonSetView> = {}): Observation {
+  return targetObs({ nodes: nodesOn(HASH.B), revisions: [A1, B2], ds: dsAt2(ds) });
+}
+
+/** Healthy on A, then the template changes to B and the world looks like `world` from T1 on. */
+function fromHealthy(world: Observation, ...later: [number, Observation?][]): Step[] {
+  return [
+    { obs: healthyA(), at: T0 },
+    { obs: world, at: T1 },
+    ...later.map(([dt, obs]) => ({ obs: obs ?? world, at: T1 + dt })),
+  ];
+}
+
+const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
+const UNDO = policy({ onStall: { action: 'Undo' } });
+
+interface Case {
+  name: string;
+  steps: Step[];
+  policy?: ReturnType<typeof policy>;
+  initial?: GuardStatus;
+  check: (d: Decision[]) => void;
+}
+
+function table(cases: Case[]): void {
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const opts: RunOptions = {};
+      if (tc.policy) opts.policy = tc.policy;
+      if (tc.initial) opts.initial = tc.initial;
+      tc.check(run(tc.steps, opts));
+    });
+  }
+}
+
+const HEALTHY_CONDITIONS = {
+  Ready: 'True/TargetHealthy',
+  Progressing: 'True/RolloutComplete',
+  Stalled: 'False/NotStalled',
+  RolledBack: 'False/NoUndo',
+};
+
+// --- First sight --------------------------------------------------------------------------------
+
+describe('decide: first sight', () => {
+  table([
+    {
+      name: 'a complete DaemonSet is Healthy with all four conditions set, no rollout, no events',
+      steps: [{ obs: healthyA(), at: T0 }],
+      check: ([d]) => {
+        const s = d!.status;
+        assert.equal(s.state, 'Healthy');
+        assert.equal(s.cause, '');
+        assert.equal(s.rollout, undefined);
+        assert.deepEqual(d!.events, []);
+        assert.equal(d!.action, undefined);
+        assert.equal(d!.requeueAfterMs, undefined);
+        assert.deepEqual(condSummary(s), HEALTHY_CONDITIONS);
+        for (const c of s.conditions!) {
+          assert.equal(c.lastTransitionTime, iso(T0));
+          assert.equal(c.observedGeneration, 1);
+        }
+        assert.equal(s.observedGeneration, 1);
+        assert.deepEqual(s.currentRevision, { revision: 1, hash: HASH.A });
+        assert.deepEqual(
+          [s.desired, s.current, s.updated, s.ready, s.available, s.blockedNodeCount, s.emptyNodeCount],
+          [3, 3, 3, 3, 3, 0, 0],
+        );
+        assert.deepEqual(s.generations, [{ revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 3, ready: 3 }]);
+        assert.equal(s.message, '3/3 nodes available on revision 1 (aaa111)');
+      },
+    },
+    {
+      name: "conditions carry the guard's own generation",
+      steps: [{ obs: healthyA(), at: T0, policy: policy({}, 7) }],
+      check: ([d]) => {
+        assert.equal(d!.status.observedGeneration, 7);
+        assert.ok(d!.status.conditions!.every((c) => c.observedGeneration === 7));
+      },
+    },
+    {
+      name: 'first sight mid-rollout starts tracking from the dominant other revision',
+      steps: [{ obs: stallWorld(), at: T1 }],
+      check: ([d]) => {
+        const s = d!.status;
+        assert.equal(s.state, 'Progressing');
+        assert.deepEqual(reasons(d!), ['RolloutStarted']);
+        assert.match(d!.events[0]!.note, /first observed now/);
+        assert.deepEqual(s.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+        assert.deepEqual(s.rollout?.toRevision, { revision: 2, hash: HASH.B });
+        assert.equal(s.rollout?.desiredAtStart, 3);
+        assert.equal(s.rollout?.startedAt, iso(T1));
+        assert.equal(d!.requeueAfterMs, sec(121));
+      },
+    },
+    {
+      name: 'a DaemonSet that matches no node is flagged NoNodesMatched on first sight',
+      steps: [{ obs: targetObs({ revisions: [A1], ds: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } }), at: T0 }],
+      check: ([d]) => {
+        assert.equal(d!.status.state, 'Healthy');
+        assert.equal(d!.status.cause, 'NoNodesMatched');
+        assert.equal(cond(d!.status, 'Ready').status, 'False');
+        assert.equal(cond(d!.status, 'Ready').reason, 'NoNodesMatched');
+        assert.deepEqual(reasons(d!), ['NoNodesMatched']);
+        assert.equal(d!.events[0]!.type, 'Warning');
+      },
+    },
+  ]);
+});
+
+// --- Template change and the classic stall ---------------------------------------------------------
+
+describe('decide: template change', () => {
+  table([
+    {
+      name: 'a new current revision hash starts a rollout: Progressing, RolloutStarted, requeue at the suspect deadline + 1 s',
+      steps: fromHealthy(stallWorld()),
+      check: (ds) => {
+        const d = ds[1]!;
+        const s = d.status;
+        assert.equal(s.state, 'Progressing');
+        assert.deepEqual(reasons(d), ['RolloutStarted']);
+        assert.equal(d.events[0]!.type, 'Normal');
+        assert.equal(d.events[0]!.onTarget, true);
+        assert.match(d.events[0]!.note, /from revision 1 \(aaa111\) to revision 2 \(bbb222\)/);
+        assert.deepEqual(s.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+        assert.deepEqual(s.rollout?.toRevision, { revision: 2, hash: HASH.B });
+        assert.equal(s.rollout?.desiredAtStart, 3);
+        assert.equal(s.rollout?.startedAt, iso(T1));
+        assert.equal(s.rollout?.lastProgressAt, iso(T1));
+        assert.equal(d.requeueAfterMs, sec(120) + sec(1));
+        assert.equal(d.action, undefined);
+        assert.deepEqual(condSummary(s), {
+          Ready: 'False/TargetUnhealthy',
+          Progressing: 'True/NewRevisionRolling',
+          Stalled: 'False/NotStalled',
+          RolledBack: 'False/NoUndo',
+        });
+        // Ready flipped now; Progressing stayed True, so its transition time is the first pass's.
+        assert.equal(cond(s, 'Ready').lastTransitionTime, iso(T1));
+        assert.equal(cond(s, 'Progressing').lastTransitionTime, iso(T0));
+      },
+    },
+    {
+      name: 'a definitive failure is named before the deadline (early explanation)',
+      steps: fromHealthy(stallWorld()),
+      check: (ds) => assert.equal(ds[1]!.status.cause, 'ImagePullFailure'),
+    },
+    {
+      name: 'an empty node mid-rollout is not a cause yet: the controller simply has not created the pod',
+      steps: fromHealthy(stallWorld([], { current: 2, updated: 0, ready: 2, available: 2 })),
+      check: (ds) => {
+        assert.equal(ds[1]!.status.cause, '');
+        assert.deepEqual(ds[1]!.status.emptyNodes?.map((e) => e.node), ['node-3']);
+      },
+    },
+  ]);
+});
+
+describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)', () => {
+  const steps = fromHealthy(stallWorld(), [sec(119)], [sec(120)], [sec(599.999)], [sec(600)], [sec(600)], [sec(900)]);
+  const ds = run(steps);
+  const [, started, before, suspect, almost, stalled, again, later] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+
+  const timeline: { name: string; d: Decision; state: string; events: string[]; requeue: number | undefined }[] = [
+    { name: 'rollout start', d: started, state: 'Progressing', events: ['RolloutStarted'], requeue: sec(121) },
+    { name: '1 s before suspectAfter', d: before, state: 'Progressing', events: [], requeue: sec(1) + sec(1) },
+    { name: 'at suspectAfter', d: suspect, state: 'Suspect', events: ['RolloutSuspect'], requeue: sec(480) + sec(1) },
+    { name: '1 ms before the deadline', d: almost, state: 'Suspect', events: [], requeue: 1 + sec(1) },
+    { name: 'exactly at progressDeadline', d: stalled, state: 'Stalled', events: ['RolloutStalled'], requeue: undefined },
+    { name: 'the same pass repeated', d: again, state: 'Stalled', events: [], requeue: undefined },
+    { name: '5 minutes later', d: later, state: 'Stalled', events: [], requeue: undefined },
+  ];
+  for (const tc of timeline) {
+    it(`${tc.name}: ${tc.state}, events [${tc.events.join(', ')}]`, () => {
+      assert.equal(tc.d.status.state, tc.state);
+      assert.deepEqual(reasons(tc.d), tc.events);
+      assert.equal(tc.d.requeueAfterMs, tc.requeue);
+    });
+  }
+
+  it('Suspect is a Warning and keeps Progressing=True (reason NoProgress), Stalled=False', () => {
+    assert.equal(suspect.events[0]!.type, 'Warning');
+    assert.deepEqual(condSummary(suspect.status), {
+      Ready: 'False/TargetUnhealthy',
+      Progressing: 'True/NoProgress',
+      Stalled: 'False/NotStalled',
+      RolledBack: 'False/NoUndo',
+    });
+    assert.match(cond(suspect.status, 'Stalled').message, /^suspect: /);
+  });
+
+  it('Stalled: conditions mirror a Deployment past its deadline, with the cause as reason', () => {
+    const s = stalled.status;
+    assert.equal(s.cause, 'ImagePullFailure');
+    assert.deepEqual(condSummary(s), {
+      Ready: 'False/ImagePullFailure',
+      Progressing: 'False/ProgressDeadlineExceeded',
+      Stalled: 'True/ImagePullFailure',
+      RolledBack: 'False/NoUndo',
+    });
+    assert.equal(cond(s, 'Stalled').lastTransitionTime, iso(T1 + sec(600)));
+    assert.equal(cond(s, 'Progressing').lastTransitionTime, iso(T1 + sec(600)));
+    assert.equal(cond(s, 'Ready').lastTransitionTime, iso(T1));
+  });
+
+  it('Stalled: the Warning event and the message name node-3, both revisions and the cause', () => {
+    const e = stalled.events[0]!;
+    assert.equal(e.type, 'Warning');
+    for (const text of [e.note, stalled.status.message!]) {
+      assert.match(text, /node-3 ImagePullBackOff/);
+      assert.match(text, /revision 2 \(bbb222\)/);
+      assert.match(text, /revision 1 \(aaa111\)/);
+      assert.match(text, /Cause ImagePullFailure/);
+      assert.match(text, /no progress for 10m/);
+    }
+  });
+
+  it('Stalled: the split shows 2 nodes on the old revision and 1 on the new, not ready; node-3 is blocked', () => {
+    const s = stalled.status;
+    assert.deepEqual(s.generations, [
+      { revision: 2, hash: HASH.B, images: [`registry.example/decoder:${HASH.B}`], nodes: 1, ready: 0 },
+      { revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 2, ready: 2 },
+    ]);
+    assert.deepEqual(s.blockedNodes, [
+      { node: 'node-3', pod: 'decoder-bbb222-node-3', revision: 2, hash: HASH.B, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example/decoder:bbb222"' },
+    ]);
+    assert.equal(s.blockedNodeCount, 1);
+    assert.deepEqual(s.emptyNodes, []);
+    assert.deepEqual([s.desired, s.current, s.ready, s.updated, s.available], [3, 3, 2, 1, 2]);
+  });
+
+  it('a repeated pass with the same input and time yields the identical status', () => {
+    assert.deepEqual(again.status, stalled.status);
+    assert.equal(again.action, undefined);
+  });
+
+  it('the clock is never restarted while nothing moves', () => {
+    for (const d of [before, suspect, almost, stalled, again, later]) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
+  });
+
+  it('every status survives a JSON round trip unchanged (it is what the API stores)', () => {
+    for (const d of ds) assert.deepEqual(roundTrip(d.status), d.status);
+  });
+});
+
+// --- Progress --------------------------------------------------------------------------------------
+
+describe('decide: progress resets the clock', () => {
+  const suspectAt = sec(130);
+  const resumeAt = sec(140);
+  const signals: { name: string; after: Observation }[] = [
+    { name: 'updatedNumberScheduled rises', after: stallWorld(undefined, { updated: 2 }) },
+    { name: 'numberAvailable rises', after: stallWorld(undefined, { available: 3 }) },
+    { name: 'numberReady rises', after: stallWorld(undefined, { ready: 3 }) },
+    { name: 'the controller observes a newer generation', after: stallWorld(undefined, { generation: 3, observedGeneration: 3 }) },
+    { name: 'a node reaches the target revision', after: stallWorld([pod({ hash: HASH.B })]) },
+  ];
+  table(
+    signals.map(
+      (sg): Case => ({
+        name: `${sg.name}: Suspect → Progressing with RolloutResumed, lastProgressAt = now`,
+        steps: fromHealthy(stallWorld(), [suspectAt], [resumeAt, sg.after]),
+        check: (ds) => {
+          assert.equal(ds[2]!.status.state, 'Suspect');
+          const d = ds[3]!;
+          assert.equal(d.status.state, 'Progressing');
+          assert.deepEqual(reasons(d), ['RolloutResumed']);
+          assert.equal(d.events[0]!.type, 'Normal');
+          assert.equal(d.status.rollout?.lastProgressAt, iso(T1 + resumeAt));
+          assert.equal(d.requeueAfterMs, sec(121));
+          assert.equal(cond(d.status, 'Progressing').reason, 'NewRevisionRolling');
+        },
+      }),
+    ),
+  );
+
+  table([
+    {
+      name: 'progress after Stalled also resumes (RolloutResumed, Stalled=False)',
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), stallWorld([pod({ hash: HASH.B })], { updated: 1, available: 3, ready: 3 })]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Stalled');
+        const d = ds[3]!;
+        assert.equal(d.status.state, 'Progressing');
+        assert.deepEqual(reasons(d), ['RolloutResumed']);
+        assert.equal(cond(d.status, 'Stalled').status, 'False');
+        assert.equal(cond(d.status, 'Stalled').lastTransitionTime, iso(T1 + sec(700)));
+        assert.equal(d.action, undefined);
+      },
+    },
+    {
+      name: 'progress while Progressing pushes the suspect deadline out without an event',
+      steps: fromHealthy(stallWorld(), [sec(100), stallWorld(undefined, { updated: 2 })], [sec(200), stallWorld(undefined, { updated: 2 })]),
+      check: (ds) => {
+        assert.deepEqual(reasons(ds[2]!), []);
+        assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
+        assert.equal(ds[3]!.status.state, 'Progressing', '100 s after the last progress is not yet suspect');
+        assert.equal(ds[3]!.requeueAfterMs, sec(20) + sec(1));
+      },
+    },
+  ]);
+});
+
+describe('decide: what is not progress', () => {
+  const dip = stallWorld(undefined, { available: 1, ready: 1 });
+  const noProgress: { name: string; mid: Observation[] }[] = [
+    { name: 'a counter dropping then returning to its previous maximum (flapping)', mid: [dip, stallWorld()] },
+    { name: 'counters falling', mid: [dip, dip] },
+    { name: 'updated falling and coming back', mid: [stallWorld(undefined, { updated: 0 }), stallWorld(undefined, { updated: 1 })] },
+    { name: 'the broken pod restarting (restartCount grows)', mid: [stallWorld([crashLoopPod(HASH.B)]), stallWorld([{ ...crashLoopPod(HASH.B), restartCount: 9 }])] },
+  ];
+  table(
+    noProgress.map(
+      (np): Case => ({
+        name: `${np.name} does not reset the clock: Suspect at suspectAfter`,
+        steps: fromHealthy(stallWorld(), [sec(60), np.mid[0]], [sec(100), np.mid[1]], [sec(120), np.mid[1]]),
+        check: (ds) => {
+          for (const d of ds.slice(2)) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
+          assert.equal(last(ds).status.state, 'Suspect');
+          assert.ok(!ds.slice(2).some((d) => reasons(d).includes('RolloutResumed')));
+        },
+      }),
+    ),
+  );
+});
+
+// --- Restart continuity -----------------------------------------------------------------------------
+
+describe('decide: restart continuity', () => {
+  table([
+    {
+      name: 'a fresh decide fed the persisted status (JSON round trip) continues the clock from rollout.lastProgressAt',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(300), persist: (d) => roundTrip(d.status) },
+        { obs: stallWorld(), at: T1 + sec(600) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Suspect');
+        const d = ds[3]!;
+        assert.equal(d.status.state, 'Stalled');
+        assert.deepEqual(reasons(d), ['RolloutStalled']);
+        assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
+        assert.equal(d.status.rollout?.startedAt, iso(T1));
+      },
+    },
+    {
+      name: 'a new leader 8 minutes in (persisted Suspect status) turns Stalled at the original deadline, not 10 minutes after it started',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1, persist: (d) => roundTrip(d.status) },
+        { obs: stallWorld(), at: T1 + sec(480), persist: (d) => roundTrip(d.status) },
+        { obs: stallWorld(), at: T1 + sec(599), persist: (d) => roundTrip(d.status) },
+        { obs: stallWorld(), at: T1 + sec(600) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Suspect');
+        assert.equal(ds[3]!.requeueAfterMs, sec(1) + sec(1));
+        assert.equal(ds[4]!.status.state, 'Stalled');
+      },
+    },
+  ]);
+
+  it('without the persisted status the clock would start over (what persistence protects against)', () => {
+    const d = decide(stallWorld(), {}, policy(), T1 + sec(600));
+    assert.equal(d.status.state, 'Progressing');
+    assert.equal(d.status.rollout?.lastProgressAt, iso(T1 + sec(600)));
+  });
+});
+
+// --- Completion ------------------------------------------------------------------------------------
+
+describe('decide: completion', () => {
+  table([
+    {
+      name: 'all nodes updated and available → Healthy with RolloutComplete; the next identical pass is silent',
+      steps: fromHealthy(stallWorld(), [sec(200)], [sec(250), completeB()], [sec(260), completeB()]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Suspect');
+        const d = ds[3]!;
+        assert.equal(d.status.state, 'Healthy');
+        assert.deepEqual(reasons(d), ['RolloutComplete']);
+        assert.equal(d.events[0]!.type, 'Normal');
+        assert.equal(d.status.rollout?.completedAt, iso(T1 + sec(250)));
+        assert.equal(d.status.cause, '');
+        assert.equal(d.requeueAfterMs, undefined);
+        assert.deepEqual(condSummary(d.status), HEALTHY_CONDITIONS);
+        assert.equal(cond(d.status, 'Ready').lastTransitionTime, iso(T1 + sec(250)));
+        assert.deepEqual(d.status.blockedNodes, []);
+        assert.deepEqual(d.status.currentRevision, { revision: 2, hash: HASH.B });
+        const next = ds[4]!;
+        assert.equal(next.status.state, 'Healthy');
+        assert.deepEqual(reasons(next), []);
+        assert.deepEqual(next.status.rollout, d.status.rollout);
+      },
+    },
+    {
+      name: 'completion after Stalled clears the stall and the undo plan',
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), completeB()]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Stalled');
+        assert.ok(ds[2]!.status.undoPlan);
+        const d = ds[3]!;
+        assert.equal(d.status.state, 'Healthy');
+        assert.deepEqual(reasons(d), ['RolloutComplete']);
+        assert.equal(d.status.undoPlan, undefined);
+        assert.equal(d.action, undefined);
+        assert.equal(cond(d.status, 'Stalled').status, 'False');
+      },
+    },
+  ]);
+});
+
+// --- Stale DaemonSet status ------------------------------------------------------------------------
+
+describe('decide: DaemonSet status not yet observed (observedGeneration < generation)', () => {
+  /** Template 2 recorded (revision B exists) but the controller has not synced: counters still describe A. */
+  const stale = targetObs({
+    nodes: nodesOn(HASH.A),
+    revisions: [A1, B2],
+    ds: { generation: 2, observedGeneration: 1, templateGeneration: '2' },
+  });
+
+  table([
+    {
+      name: 'complete-looking stale counters never make it Healthy or Stalled before the deadline; it waits',
+      steps: fromHealthy(stale, [sec(300)], [sec(599)], [sec(600)]),
+      check: (ds) => {
+        const [, start, mid, almost, deadline] = ds;
+        for (const d of [start!, mid!, almost!]) {
+          assert.equal(d.status.state, 'Progressing');
+          assert.match(d.status.message!, /Waiting for the DaemonSet controller to observe generation 2 \(observed 1\)/);
+          assert.ok(d.requeueAfterMs! > 0);
+        }
+        assert.deepEqual(reasons(start!), ['RolloutStarted']);
+        assert.equal(start!.requeueAfterMs, sec(600) + sec(1), 'waits until the deadline, not the suspect time');
+        assert.deepEqual(reasons(mid!), []);
+        assert.equal(deadline!.status.state, 'Stalled');
+        assert.match(deadline!.status.message!, /^The DaemonSet controller has not observed generation 2 for 10m\./);
+      },
+    },
+    {
+      name: 'a non-template spec edit (generation bump, same revision) stays Healthy and silent while unobserved',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: healthyA({ generation: 2, observedGeneration: 1 }), at: T1 },
+        { obs: healthyA({ generation: 2, observedGeneration: 2 }), at: T1 + sec(2) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[1]!.status.state, 'Healthy');
+        assert.equal(ds[1]!.status.message, 'Waiting for the DaemonSet controller to observe generation 2');
+        assert.deepEqual(reasons(ds[1]!), []);
+        assert.equal(ds[1]!.status.rollout, undefined);
+        assert.equal(ds[2]!.status.state, 'Healthy');
+        assert.deepEqual(reasons(ds[2]!), []);
+      },
+    },
+    {
+      name: 'stale counters are not high-water marks: once observed, updated rising from 0 is progress',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: stale, at: T1 },
+        // Observed: node-3's old pod was deleted, updated drops to 0.
+        { obs: stallWorld([], { current: 2, updated: 0, ready: 2, available: 2 }), at: T1 + sec(10) },
+        // The new pod exists on node-3 but is not ready yet: updated 1.
+        { obs: stallWorld([notReadyPod(HASH.B)], { updated: 1 }), at: T1 + sec(100) },
+        { obs: stallWorld([notReadyPod(HASH.B)], { updated: 1 }), at: T1 + sec(200) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(10)));
+        assert.equal(ds[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
+        assert.equal(ds[4]!.status.state, 'Progressing');
+      },
+    },
+    {
+      name: 'a steady-state shrink is not reported from unobserved counters',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: healthyA({ generation: 2, observedGeneration: 1, desired: 2, current: 2, updated: 2, ready: 2, available: 2 }), at: T1 },
+      ],
+      check: (ds) => assert.ok(!reasons(ds[1]!).includes('DesiredShrank')),
+    },
+  ]);
+});
+
+// --- Causes ---------------------------------------------------------------------------------------
+
+describe('decide: the cause at the deadline', () => {
+  const cases: { name: string; node3: PodView[]; cause: string; early: string; blocked?: string; empty?: string }[] = [
+    { name: 'ImagePullBackOff', node3: [imagePullPod(HASH.B)], cause: 'ImagePullFailure', early: 'ImagePullFailure', blocked: 'ImagePullBackOff' },
+    { name: 'ErrImagePull', node3: [pod({ hash: HASH.B, waitingReason: 'ErrImagePull', waitingMessage: 'not found' })], cause: 'ImagePullFailure', early: 'ImagePullFailure', blocked: 'ErrImagePull' },
+    { name: 'a crash-looping container', node3: [crashLoopPod(HASH.B)], cause: 'CrashLoop', early: 'CrashLoop', blocked: 'CrashLoopBackOff' },
+    {
+      name: "Pending Unschedulable 'Insufficient cpu'",
+      node3: [unschedulablePod(HASH.B, '0/3 nodes are available: 1 Insufficient cpu. preemption: 0/3 nodes are available.')],
+      cause: 'InsufficientResources',
+      early: 'InsufficientResources',
+      blocked: 'Unschedulable',
+    },
+    {
+      name: 'Pending Unschedulable for another reason',
+      node3: [unschedulablePod(HASH.B, "0/3 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules.")],
+      cause: 'Unschedulable',
+      early: 'Unschedulable',
+      blocked: 'Unschedulable',
+    },
+    { name: 'running but never ready', node3: [notReadyPod(HASH.B)], cause: 'NotReady', early: '', blocked: 'NotReady' },
+    { name: 'an eligible node with no pod', node3: [], cause: 'Unknown', early: '', empty: 'NoPod' },
+    { name: 'an old pod still terminating', node3: [pod({ hash: HASH.A, deleting: true })], cause: 'Unknown', early: '', empty: 'Terminating' },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name} → ${tc.cause} (early: '${tc.early}')`, () => {
+      const ds = run(fromHealthy(stallWorld(tc.node3), [sec(600)]));
+      assert.equal(ds[1]!.status.cause, tc.early);
+      const s = ds[2]!.status;
+      assert.equal(s.state, 'Stalled');
+      assert.equal(s.cause, tc.cause);
+      assert.equal(cond(s, 'Stalled').reason, tc.cause);
+      assert.deepEqual(s.blockedNodes?.map((b) => b.reason), tc.blocked ? [tc.blocked] : []);
+      assert.deepEqual(s.emptyNodes?.map((e) => `${e.node}:${e.reason}`), tc.empty ? [`node-3:${tc.empty}`] : []);
+      assert.match(s.message!, /node-3/);
+    });
+  }
+
+  it('maxSurge: a node with the old ready pod and a broken new pod is blocked, not empty; both generations count it', () => {
+    const surge = targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)])],
+      revisions: [A1, B2],
+      ds: dsAt2({ maxSurge: 1, maxUnavailable: 0, desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
+    });
+    const ds = run(fromHealthy(surge, [sec(600)]));
+    const s = ds[2]!.status;
+    assert.equal(s.state, 'Stalled');
+    assert.equal(s.cause, 'ImagePullFailure');
+    assert.deepEqual(s.blockedNodes?.map((b) => b.node), ['node-3']);
+    assert.deepEqual(s.emptyNodes, []);
+    assert.deepEqual(
+      s.generations?.map((g) => [g.hash, g.nodes, g.ready]),
+      [
+        [HASH.B, 1, 0],
+        [HASH.A, 3, 3],
+      ],
+    );
+  });
+});
+
+// --- DESIRED shrink ------------------------------------------------------------------------------
+
+describe('decide: DESIRED shrink', () => {
+  const taint = 'untolerated taint dedicated=infra:NoExecute';
+  /** Template B dropped a toleration: node-3 left the targets, the rest rolled out. Counters look complete. */
+  const shrunk = (leftNodes = [{ node: 'node-3', reason: taint }]): Observation =>
+    targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [], false, taint)],
+      revisions: [A1, B2],
+      leftNodes,
+      ds: dsAt2({ desired: 2, current: 2, updated: 2, ready: 2, available: 2 }),
+    });
+  const noneMatch = targetObs({
+    nodes: [],
+    revisions: [A1, B2],
+    ds: dsAt2({ desired: 0, current: 0, updated: 0, ready: 0, available: 0 }),
+  });
+
+  table([
+    {
+      name: 'during a template rollout: never Healthy, DesiredShrank names the node, TargetShrank after the deadline',
+      steps: fromHealthy(shrunk(), [sec(120), shrunk([])], [sec(600), shrunk([])], [sec(700), shrunk([])]),
+      check: (ds) => {
+        const [, start, suspect, stalled, later] = ds as Decision[];
+        assert.equal(start!.status.state, 'Progressing');
+        assert.deepEqual(reasons(start!), ['RolloutStarted', 'DesiredShrank']);
+        const shrank = start!.events[1]!;
+        assert.equal(shrank.type, 'Warning');
+        assert.match(shrank.note, /DESIRED dropped from 3 to 2/);
+        assert.match(shrank.note, /node-3 \(untolerated taint dedicated=infra:NoExecute\)/);
+        assert.equal(start!.status.rollout?.desiredAtStart, 3);
+        assert.deepEqual(start!.status.rollout?.leftNodes, [{ node: 'node-3', reason: taint }]);
+        assert.equal(suspect!.status.state, 'Suspect');
+        assert.equal(stalled!.status.state, 'Stalled');
+        assert.equal(stalled!.status.cause, 'TargetShrank');
+        assert.equal(cond(stalled!.status, 'Stalled').reason, 'TargetShrank');
+        assert.deepEqual(reasons(stalled!), ['RolloutStalled']);
+        // The left node is remembered in status even though later observations no longer list it.
+        assert.match(stalled!.status.message!, /DESIRED dropped from 3 to 2: node-3 \(untolerated taint dedicated=infra:NoExecute\) left the targets/);
+        assert.deepEqual(reasons(later!), []);
+        assert.equal(later!.status.state, 'Stalled');
+      },
+    },
+    {
+      name: 'to zero during a rollout: NoNodesMatched event and cause, no DesiredShrank',
+      steps: fromHealthy(noneMatch, [sec(600)]),
+      check: (ds) => {
+        assert.deepEqual(reasons(ds[1]!), ['RolloutStarted', 'NoNodesMatched']);
+        assert.equal(ds[1]!.events[1]!.type, 'Warning');
+        assert.notEqual(ds[1]!.status.state, 'Healthy');
+        const s = ds[2]!.status;
+        assert.equal(s.state, 'Stalled');
+        assert.equal(s.cause, 'NoNodesMatched');
+        assert.match(s.message!, /DESIRED dropped from 3 to 0/);
+      },
+    },
+    {
+      name: 'in steady state (no template change): DesiredShrank event only, still Healthy, once',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        {
+          obs: targetObs({
+            nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)],
+            revisions: [A1],
+            leftNodes: [{ node: 'node-3', reason: taint }],
+            ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+          }),
+          at: T1,
+        },
+        {
+          obs: targetObs({ nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)], revisions: [A1], ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 } }),
+          at: T1 + sec(30),
+        },
+      ],
+      check: (ds) => {
+        const d = ds[1]!;
+        assert.equal(d.status.state, 'Healthy');
+        assert.deepEqual(reasons(d), ['DesiredShrank']);
+        assert.match(d.events[0]!.note, /DESIRED dropped from 3 to 2: node-3/);
+        assert.equal(d.status.rollout, undefined);
+        assert.deepEqual(condSummary(d.status), HEALTHY_CONDITIONS);
+        assert.deepEqual(reasons(ds[2]!), []);
+      },
+    },
+  ]);
+});
+
+// --- Target missing, OnDelete, suspend ---------------------------------------------------------------
+
+describe('decide: target missing', () => {
+  table([
+    {
+      name: 'Unknown with Ready=False TargetNotFound, event once; TargetFound when it appears',
+      steps: [
+        { obs: missingObs(), at: T0 },
+        { obs: missingObs(), at: T0 + sec(30) },
+        { obs: healthyA(), at: T0 + sec(60) },
+        { obs: healthyA(), at: T0 + sec(90) },
+      ],
+      check: ([missing, again, found, after]) => {
+        assert.equal(missing!.status.state, 'Unknown');
+        assert.deepEqual(condSummary(missing!.status), {
+          Ready: 'False/TargetNotFound',
+          Progressing: 'Unknown/TargetNotFound',
+          Stalled: 'Unknown/TargetNotFound',
+          RolledBack: 'False/NoUndo',
+        });
+        assert.deepEqual(reasons(missing!), ['TargetNotFound']);
+        assert.equal(missing!.events[0]!.type, 'Warning');
+        assert.equal(missing!.events[0]!.onTarget, false, 'there is no DaemonSet to mirror the event on');
+        assert.match(missing!.status.message!, /DaemonSet decoder not found/);
+        assert.equal(missing!.requeueAfterMs, undefined);
+        assert.deepEqual(reasons(again!), []);
+        assert.deepEqual(again!.status, missing!.status);
+        assert.deepEqual(reasons(found!), ['TargetFound']);
+        assert.equal(found!.events[0]!.type, 'Normal');
+        assert.equal(found!.status.state, 'Healthy');
+        assert.equal(cond(found!.status, 'Ready').status, 'True');
+        assert.deepEqual(reasons(after!), []);
+      },
+    },
+    {
+      name: 'a target deleted mid-rollout drops the rollout but keeps the undo record',
+      steps: [
+        ...fromHealthy(stallWorld(), [sec(600)]),
+        { obs: missingObs(), at: T1 + sec(700) },
+      ],
+      policy: UNDO,
+      check: (ds) => {
+        assert.ok(ds[2]!.status.lastUndo);
+        const s = ds[3]!.status;
+        assert.equal(s.state, 'Unknown');
+        assert.equal(s.rollout, undefined);
+        assert.equal(s.currentRevision, undefined);
+        assert.deepEqual(s.lastUndo, ds[2]!.status.lastUndo);
+        assert.equal(ds[3]!.action, undefined);
+      },
+    },
+  ]);
+});
+
+describe('decide: OnDelete strategy', () => {
+  table([
+    {
+      name: 'Unknown with Ready=False OnDeleteStrategy, Warning once, no rollout tracked',
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(undefined, { strategy: 'OnDelete' }), at: T1 },
+        { obs: stallWorld(undefined, { strategy: 'OnDelete' }), at: T1 + sec(900) },
+      ],
+      check: ([, d, again]) => {
+        assert.equal(d!.status.state, 'Unknown');
+        assert.deepEqual(condSummary(d!.status), {
+          Ready: 'False/OnDeleteStrategy',
+          Progressing: 'Unknown/OnDeleteStrategy',
+          Stalled: 'Unknown/OnDeleteStrategy',
+          RolledBack: 'False/NoUndo',
+        });
+        assert.deepEqual(reasons(d!), ['OnDeleteStrategy']);
+        assert.equal(d!.status.rollout, undefined);
+        assert.equal(d!.requeueAfterMs, undefined);
+        assert.equal(again!.status.state, 'Unknown', 'no deadline applies: never Stalled');
+        assert.deepEqual(reasons(again!), []);
+        assert.equal(again!.action, undefined);
+      },
+    },
+  ]);
+});
+
+describe('decide: suspend', () => {
+  const suspended = policy({ suspend: true, onStall: { action: 'Undo' } });
+  table([
+    {
+      name: 'Suspended: no events, no action, no requeue; resuming restarts the clock',
+      policy: UNDO,
+      steps: [
+        ...fromHealthy(stallWorld(), [sec(300)]),
+        { obs: stallWorld(), at: T1 + sec(400), policy: suspended },
+        { obs: stallWorld(), at: T1 + sec(2000), policy: suspended },
+        { obs: stallWorld(), at: T1 + sec(3000) },
+        { obs: stallWorld(), at: T1 + sec(3600) },
+      ],
+      check: (ds) => {
+        const [, , suspect, s1, s2, resumed, stalled] = ds;
+        assert.equal(suspect!.status.state, 'Suspect');
+        for (const d of [s1!, s2!]) {
+          assert.equal(d.status.state, 'Suspended');
+          assert.deepEqual(d.events, []);
+          assert.equal(d.action, undefined);
+          assert.equal(d.requeueAfterMs, undefined);
+          assert.deepEqual(condSummary(d.status), {
+            Ready: 'False/Suspended',
+            Progressing: 'Unknown/Suspended',
+            Stalled: 'Unknown/Suspended',
+            RolledBack: 'False/NoUndo',
+          });
+        }
+        assert.equal(resumed!.status.state, 'Progressing');
+        assert.equal(resumed!.status.rollout?.lastProgressAt, iso(T1 + sec(3000)));
+        assert.deepEqual(reasons(resumed!), []);
+        assert.equal(resumed!.action, undefined);
+        assert.equal(resumed!.requeueAfterMs, sec(121));
+        assert.equal(stalled!.status.state, 'Stalled', 'the deadline counts from the resume');
+        assert.ok(stalled!.action, 'and then the undo proceeds');
+      },
+    },
+    {
+      name: 'suspend also holds a due undo',
+      policy: suspended,
+      steps: [
+        { obs: healthyA(), at: T0, policy: UNDO },
+        { obs: stallWorld(), at: T1, policy: UNDO },
+        { obs: stallWorld(), at: T1 + sec(600) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Suspended');
+        assert.equal(ds[2]!.action, undefined);
+        assert.equal(ds[2]!.status.lastUndo, undefined);
+      },
+    },
+  ]);
+});
+
+// --- Undo mode --------------------------------------------------------------------------------------
+
+describe('decide: onStall.action Undo', () => {
+  /** After the undo: template A again, its revision renumbered to max+1 = 3 (§3), node-3's pod given by `node3`. */
+  const A3 = rev(HASH.A, 3);
+  const rollbackWorld = (node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+    targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', node3)],
+      revisions: [A3, B2],
+      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: 3, current: 3, updated: 2, ready: 2, available: 2, ...ds },
+    });
+  const rolledBack = rollbackWorld([pod({ hash: HASH.A })], { updated: 3, ready: 3, available: 3 });
+  const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+  const stallSteps = fromHealthy(stallWorld(), [sec(600)]);
+
+  table([
+    {
+      name: 'Stalled → Undo action and lastUndo Pending in the same decision',
+      policy: UNDO,
+      steps: stallSteps,
+      check: (ds) => {
+        const d = ds[2]!;
+        assert.equal(d.status.state, 'Stalled');
+        assert.deepEqual(reasons(d), ['RolloutStalled']);
+        assert.deepEqual(d.action, {
+          kind: 'Undo',
+          fromHash: HASH.B,
+          toHash: HASH.A,
+          toRevisionName: 'decoder-aaa111',
+          expectedUid: 'uid-decoder',
+          expectedTemplateGeneration: '2',
+        });
+        assert.deepEqual(d.status.lastUndo, {
+          at: iso(T1 + sec(600)),
+          fromHash: HASH.B,
+          fromRevision: 2,
+          toHash: HASH.A,
+          toRevision: 1,
+          toRevisionName: 'decoder-aaa111',
+          result: 'Pending',
+          message: 'undo decided: restore revision 1 (aaa111) on 1 node(s)',
+        });
+        assert.equal(cond(d.status, 'RolledBack').status, 'False');
+        assert.equal(cond(d.status, 'RolledBack').reason, 'UndoStarted');
+      },
+    },
+    {
+      name: 'lastUndo Pending and the world unchanged → the same action again (a retry, not a new record)',
+      policy: UNDO,
+      steps: [...stallSteps, { obs: stallWorld(), at: T1 + sec(630) }],
+      check: (ds) => {
+        assert.deepEqual(ds[3]!.action, ds[2]!.action);
+        assert.deepEqual(ds[3]!.status.lastUndo, ds[2]!.status.lastUndo);
+        assert.deepEqual(reasons(ds[3]!), []);
+      },
+    },
+    {
+      name: 'delaySeconds: no action until stalledAt + delay; requeue points there',
+      policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(899)], [sec(900)]),
+      check: (ds) => {
+        const [, , stalled, almost, due] = ds;
+        assert.equal(stalled!.status.state, 'Stalled');
+        assert.equal(stalled!.action, undefined);
+        assert.equal(stalled!.status.lastUndo, undefined);
+        assert.equal(stalled!.requeueAfterMs, sec(300) + sec(1));
+        assert.match(stalled!.status.message!, /Undo to revision 1 \(aaa111\) in 5m unless the template changes\./);
+        assert.equal(almost!.action, undefined);
+        assert.equal(almost!.requeueAfterMs, sec(1) + sec(1));
+        assert.equal(due!.action?.kind, 'Undo');
+        assert.equal(due!.status.lastUndo?.result, 'Pending');
+        assert.deepEqual(reasons(due!), []);
+      },
+    },
+    {
+      name: 'undo opt-out annotation → no action, UndoSkipped once',
+      policy: UNDO,
+      steps: fromHealthy(stallWorld(undefined, { undoOptOut: true }), [sec(600)], [sec(700)]),
+      check: (ds) => {
+        assert.equal(ds[2]!.action, undefined);
+        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.match(ds[2]!.events[1]!.note, /rolloutguard\.dev\/undo=disabled/);
+        assert.match(ds[2]!.status.message!, /Undo not possible: the DaemonSet is annotated rolloutguard\.dev\/undo=disabled\./);
+        assert.equal(ds[2]!.status.lastUndo, undefined);
+        assert.equal(ds[3]!.action, undefined);
+        assert.deepEqual(reasons(ds[3]!), []);
+      },
+    },
+    {
+      name: 'the revision to restore is no longer in history → no action, UndoSkipped once',
+      policy: UNDO,
+      steps: fromHealthy(targetObs({ ...stallObsParts(), revisions: [B2] }), [sec(600)], [sec(700)], [sec(800)]),
+      check: (ds) => {
+        assert.equal(ds[2]!.action, undefined);
+        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.match(ds[2]!.status.message!, /no longer in the DaemonSet's history/);
+        assert.equal(ds[2]!.status.undoPlan, undefined);
+        for (const d of ds.slice(3)) {
+          assert.equal(d.action, undefined);
+          assert.deepEqual(reasons(d), []);
+        }
+      },
+    },
+    {
+      name: 'the starting revision is unknown (first seen mid-rollout, no older pods) → no action, UndoSkipped once',
+      policy: UNDO,
+      steps: [
+        { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 },
+        { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 + sec(600) },
+        { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 + sec(700) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[0]!.status.rollout?.fromRevision, undefined);
+        assert.equal(ds[1]!.status.state, 'Stalled');
+        assert.equal(ds[1]!.action, undefined);
+        assert.deepEqual(reasons(ds[1]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.deepEqual(reasons(ds[2]!), []);
+      },
+    },
+    {
+      name: 'a crash between the patch and the status write: lastUndo Pending, world already restored → Applied, no new action',
+      policy: UNDO,
+      steps: [...stallSteps, { obs: rollbackWorld([imagePullPod(HASH.B)]), at: T1 + sec(640) }],
+      check: (ds) => {
+        const d = ds[3]!;
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.lastUndo?.result, 'Applied');
+        assert.match(d.status.lastUndo!.message, /confirmed by observation/);
+        assert.equal(d.status.lastUndo?.at, ds[2]!.status.lastUndo?.at);
+        assert.deepEqual(reasons(d), ['UndoStarted']);
+        assert.equal(d.status.state, 'RollingBack');
+        assert.equal(d.status.rollout?.rollback, true);
+        assert.equal(cond(d.status, 'RolledBack').status, 'True', 'the DaemonSet runs the restored template');
+      },
+    },
+    {
+      name: 'lastUndo Pending and the template moved to a third hash → UndoSkipped, lastUndo Failed, no action',
+      policy: UNDO,
+      steps: [
+        ...stallSteps,
+        {
+          obs: targetObs({
+            nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [])],
+            revisions: [A1, B2, rev(HASH.C, 3)],
+            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
+          }),
+          at: T1 + sec(640),
+        },
+      ],
+      check: (ds) => {
+        const d = ds[3]!;
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.lastUndo?.result, 'Failed');
+        assert.deepEqual(reasons(d), ['UndoSkipped', 'RolloutStarted']);
+        assert.equal(d.events[0]!.type, 'Warning');
+        assert.match(d.events[0]!.note, /hash ccc333|revision 3 \(ccc333\)/);
+        assert.equal(d.status.state, 'Progressing');
+        assert.deepEqual(d.status.rollout?.toRevision, { revision: 3, hash: HASH.C });
+        assert.equal(cond(d.status, 'RolledBack').reason, 'UndoFailed');
+      },
+    },
+    {
+      name: 'a failed undo is not retried and is not reported as a repeated broken revision',
+      policy: UNDO,
+      steps: [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(600), persist: (d) => recordUndoOutcome(d.status, { kind: 'Failed', detail: 'daemonsets.apps "decoder" is forbidden' }, T1 + sec(601), 1).status },
+        { obs: stallWorld(), at: T1 + sec(660) },
+        { obs: stallWorld(), at: T1 + sec(720) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[2]!.action?.kind, 'Undo');
+        for (const d of ds.slice(3)) {
+          assert.equal(d.action, undefined);
+          assert.equal(d.status.state, 'Stalled');
+          assert.equal(d.status.lastUndo?.result, 'Failed');
+          assert.equal(d.status.repeatedRevision, undefined);
+          assert.ok(!reasons(d).includes('RepeatedBrokenRevision'));
+          assert.ok(!reasons(d).includes('UndoSkipped'), 'recordUndoOutcome already reported the failure');
+          assert.match(d.status.message!, /Undo not possible: .*failed/);
+        }
+      },
+    },
+  ]);
+
+  describe('the full cycle: stall → undo → RollingBack → RolledBack → the broken template re-applied', () => {
+    const B4 = rev(HASH.B, 4);
+    const A3only = rev(HASH.A, 3);
+    const reapplied = targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
+      revisions: [A3only, B4],
+      ds: { generation: 4, observedGeneration: 4, templateGeneration: '4', desired: 3, current: 3, updated: 1, ready: 2, available: 2 },
+    });
+    const R = T1 + sec(700); // the rollback is first observed
+    const G = R + sec(300); // GitOps re-applies B
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: rollbackWorld([imagePullPod(HASH.B)]), at: R },
+        { obs: rolledBack, at: R + sec(30) },
+        { obs: rolledBack, at: R + sec(60) },
+        { obs: reapplied, at: G },
+        { obs: reapplied, at: G + sec(600) },
+        { obs: reapplied, at: G + sec(700) },
+      ],
+      { policy: UNDO },
+    );
+    const [, , stalled, rollingBack, done, stillDone, again, stalledAgain, later] = ds as Decision[];
+
+    it('the stall decides the undo', () => assert.equal(stalled!.action?.kind, 'Undo'));
+
+    it('the restored hash starts a rollback rollout: RollingBack, no RolloutStarted, no new action', () => {
+      assert.equal(rollingBack!.status.state, 'RollingBack');
+      assert.equal(rollingBack!.status.rollout?.rollback, true);
+      assert.deepEqual(rollingBack!.status.rollout?.toRevision, { revision: 3, hash: HASH.A });
+      assert.deepEqual(rollingBack!.status.rollout?.fromRevision, { revision: 2, hash: HASH.B });
+      assert.deepEqual(reasons(rollingBack!), []);
+      assert.equal(rollingBack!.action, undefined);
+      assert.equal(rollingBack!.status.lastUndo?.result, 'Applied');
+      assert.equal(cond(rollingBack!.status, 'Progressing').reason, 'NewRevisionRolling');
+      assert.ok(rollingBack!.requeueAfterMs! > 0);
+    });
+
+    it('one generation again → RolledBack with UndoComplete, lastUndo Complete, RolledBack=True', () => {
+      const s = done!.status;
+      assert.equal(s.state, 'RolledBack');
+      assert.deepEqual(reasons(done!), ['UndoComplete']);
+      assert.equal(done!.events[0]!.type, 'Normal');
+      assert.equal(s.lastUndo?.result, 'Complete');
+      assert.deepEqual(condSummary(s), {
+        Ready: 'True/TargetHealthy',
+        Progressing: 'True/RolloutComplete',
+        Stalled: 'False/NotStalled',
+        RolledBack: 'True/UndoApplied',
+      });
+      assert.equal(stillDone!.status.state, 'RolledBack');
+      assert.deepEqual(reasons(stillDone!), []);
+      assert.match(stillDone!.status.message!, /^Rolled back to revision 3 \(aaa111\)/);
+    });
+
+    it('the broken revision applied again starts a normal rollout, RolledBack turns False', () => {
+      assert.equal(again!.status.state, 'Progressing');
+      assert.deepEqual(reasons(again!), ['RolloutStarted']);
+      assert.equal(again!.status.rollout?.rollback, undefined);
+      assert.equal(cond(again!.status, 'RolledBack').status, 'False');
+    });
+
+    it('when it stalls again: no second undo, RepeatedBrokenRevision once, status.repeatedRevision set', () => {
+      assert.equal(stalledAgain!.status.state, 'Stalled');
+      assert.equal(stalledAgain!.action, undefined);
+      assert.deepEqual(reasons(stalledAgain!), ['RolloutStalled', 'RepeatedBrokenRevision']);
+      assert.equal(stalledAgain!.status.repeatedRevision, HASH.B);
+      assert.match(stalledAgain!.status.message!, /already undone once/);
+      assert.equal(later!.action, undefined);
+      assert.deepEqual(reasons(later!), []);
+      assert.equal(later!.status.repeatedRevision, HASH.B);
+    });
+
+    it('every status survives a JSON round trip unchanged', () => {
+      for (const d of ds) assert.deepEqual(roundTrip(d.status), d.status);
+    });
+  });
+
+  table([
+    {
+      name: 'a stalled rollback → Stalled with RollbackStalled, never another Undo action',
+      policy: UNDO,
+      steps: [
+        ...stallSteps.slice(0, 2),
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: rollbackWorld([]), at: T1 + sec(700) },
+        { obs: rollbackWorld([]), at: T1 + sec(1300) },
+        { obs: rollbackWorld([]), at: T1 + sec(1900) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[3]!.status.state, 'RollingBack');
+        const d = ds[4]!;
+        assert.equal(d.status.state, 'Stalled');
+        assert.deepEqual(reasons(d), ['RollbackStalled']);
+        assert.equal(d.events[0]!.type, 'Warning');
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.lastUndo?.result, 'RollbackStalled');
+        assert.equal(cond(d.status, 'RolledBack').reason, 'RollbackStalled');
+        assert.equal(cond(d.status, 'Stalled').status, 'True');
+        assert.equal(ds[5]!.action, undefined);
+        assert.deepEqual(reasons(ds[5]!), []);
+      },
+    },
+    {
+      name: 'a rollback that progresses again after stalling resumes as RollingBack and completes as RolledBack',
+      policy: UNDO,
+      steps: [
+        ...stallSteps.slice(0, 2),
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: rollbackWorld([]), at: T1 + sec(700) },
+        { obs: rollbackWorld([]), at: T1 + sec(1300) },
+        { obs: rolledBack, at: T1 + sec(1400) },
+      ],
+      check: (ds) => {
+        assert.equal(ds[4]!.status.state, 'Stalled');
+        assert.equal(ds[5]!.status.state, 'RolledBack');
+        assert.deepEqual(reasons(ds[5]!), ['UndoComplete']);
+        assert.equal(ds[5]!.status.lastUndo?.result, 'Complete');
+      },
+    },
+  ]);
+});
+
+/** The pieces of the stall world, for variants that replace one of them. */
+function stallObsParts(): { nodes: NodeView[]; revisions: RevisionView[]; ds: Partial<DaemonSetView> } {
+  const o = stallWorld();
+  if (o.kind !== 'Target') throw new Error('unreachable');
+  return { nodes: o.nodes, revisions: o.revisions, ds: o.ds };
+}
+
+// --- Report mode ------------------------------------------------------------------------------------
+
+describe('decide: onStall.action Report', () => {
+  const accepted = (d: Decision): GuardStatus => recordDryRun(d.status, { kind: 'Accepted' });
+  table([
+    {
+      name: 'Stalled → one DryRunUndo per broken revision; the message says what would be restored',
+      steps: [
+        ...fromHealthy(stallWorld()),
+        { obs: stallWorld(), at: T1 + sec(600), persist: accepted },
+        { obs: stallWorld(), at: T1 + sec(700) },
+        { obs: stallWorld(), at: T1 + sec(800) },
+      ],
+      check: (ds) => {
+        const d = ds[2]!;
+        assert.deepEqual(d.action, { kind: 'DryRunUndo', toRevisionName: 'decoder-aaa111', toHash: HASH.A, forHash: HASH.B });
+        assert.deepEqual(d.status.undoPlan, { toRevision: 1, toHash: HASH.A, toRevisionName: 'decoder-aaa111', nodes: 1, dryRun: 'NotRun', forHash: HASH.B });
+        assert.match(d.status.message!, /Would restore revision 1 \(aaa111\) on 1 node\(s\) \(onStall\.action is Report\)\./);
+        assert.equal(d.status.lastUndo, undefined);
+        assert.deepEqual(reasons(d), ['RolloutStalled']);
+        for (const later of ds.slice(3)) {
+          assert.equal(later.action, undefined);
+          assert.equal(later.status.undoPlan?.dryRun, 'Accepted');
+          assert.deepEqual(reasons(later), []);
+        }
+      },
+    },
+    {
+      name: 'the next broken revision gets its own dry run',
+      steps: [
+        ...fromHealthy(stallWorld()),
+        { obs: stallWorld(), at: T1 + sec(600), persist: accepted },
+        { obs: completeB(), at: T1 + sec(700) },
+        {
+          obs: targetObs({
+            nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [imagePullPod(HASH.C)])],
+            revisions: [A1, B2, rev(HASH.C, 3)],
+            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
+          }),
+          at: T1 + sec(800),
+        },
+        {
+          obs: targetObs({
+            nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [imagePullPod(HASH.C)])],
+            revisions: [A1, B2, rev(HASH.C, 3)],
+            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
+          }),
+          at: T1 + sec(1400),
+        },
+      ],
+      check: (ds) => {
+        assert.equal(ds[3]!.status.undoPlan, undefined, 'completion clears the plan');
+        const d = ds[5]!;
+        assert.equal(d.status.state, 'Stalled');
+        assert.deepEqual(d.action, { kind: 'DryRunUndo', toRevisionName: 'decoder-bbb222', toHash: HASH.B, forHash: HASH.C });
+        assert.equal(d.status.undoPlan?.dryRun, 'NotRun');
+      },
+    },
+    {
+      name: 'nothing to restore → no dry run and no promise in the message',
+      steps: fromHealthy(targetObs({ ...stallObsParts(), revisions: [B2] }), [sec(600)]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Stalled');
+        assert.equal(ds[2]!.action, undefined);
+        assert.doesNotMatch(ds[2]!.status.message!, /Would restore/);
+        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled']);
+      },
+    },
+  ]);
+});
+
+// --- Requeue -------------------------------------------------------------------------------------
+
+describe('decide: requeueAfterMs is never ≤ 0', () => {
+  const DAY = sec(86400);
+  const cases: { name: string; steps: Step[]; policy?: ReturnType<typeof policy> }[] = [
+    { name: 'the clock jumps back a day mid-rollout', steps: fromHealthy(stallWorld(), [sec(100)], [-DAY]) },
+    { name: 'the clock jumps back a day while Suspect', steps: fromHealthy(stallWorld(), [sec(300)], [sec(300) - DAY]) },
+    { name: 'the clock jumps ten years forward', steps: fromHealthy(stallWorld(), [sec(10)], [3650 * DAY]) },
+    { name: 'exactly at a deadline', steps: fromHealthy(stallWorld(), [sec(120)], [sec(600)]) },
+    {
+      name: 'the clock jumps back inside an undo delay',
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(500)], [sec(899.9995)]),
+      policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
+    },
+    {
+      name: 'waiting for an unobserved generation while the clock runs backwards',
+      steps: fromHealthy(stallWorld(undefined, { observedGeneration: 1 }), [-DAY], [sec(599.9999)]),
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const ds = tc.policy ? run(tc.steps, { policy: tc.policy }) : run(tc.steps);
+      const requeues = ds.map((d) => d.requeueAfterMs).filter((r): r is number => r !== undefined);
+      assert.ok(requeues.length > 0, 'the timeline schedules at least one wake-up');
+      for (const r of requeues) {
+        assert.ok(Number.isFinite(r), `finite: ${r}`);
+        assert.ok(r >= 1000, `at least the minimum delay: ${r}`);
+      }
+    });
+  }
+});

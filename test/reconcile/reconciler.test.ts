@@ -1,0 +1,239 @@
+/**
+ * The reconcile pass against an in-memory API port that records every intended write: the order of
+ * intent → undo → outcome, conflict handling, and "no change, no write".
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { GuardStatus, PlannedEvent } from '../../src/domain/types.js';
+import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
+import { ApiError } from '../../src/k8s/apiClient.js';
+import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
+import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
+import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
+import { Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
+import { Metrics } from '../../src/runtime/metrics.js';
+
+const NS = 'team';
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+function ds(hashGen: string, counters: Partial<SlimDaemonSet['status']> = {}): SlimDaemonSet {
+  return {
+    metadata: { name: 'decoder', namespace: NS, uid: 'ds-uid', generation: Number(hashGen), resourceVersion: '10', annotations: { 'deprecated.daemonset.template.generation': hashGen } },
+    spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 0, placement: {}, images: ['img'] },
+    status: { observedGeneration: Number(hashGen), desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3, numberMisscheduled: 0, ...counters },
+  };
+}
+
+function pod(node: string, hash: string, ready: boolean, waitingReason?: string): SlimPod {
+  return {
+    metadata: { name: `decoder-${node}-${hash}`, namespace: NS, uid: `${node}-${hash}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-uid', controller: true }] },
+    node,
+    scheduled: true,
+    hash,
+    images: [hash === 'bad' ? 'img:broken' : 'img:1'],
+    phase: ready ? 'Running' : 'Pending',
+    ready,
+    restartCount: 0,
+    ...(waitingReason ? { waitingReason, waitingMessage: 'Back-off pulling image' } : {}),
+  };
+}
+
+const rev = (hash: string, revision: number): SlimRevision => ({ metadata: { name: `decoder-${hash}`, namespace: NS, uid: `cr-${hash}` }, hash, revision });
+const node = (name: string): SlimNode => ({ metadata: { name, labels: {} }, taints: [] });
+
+/** The world and an API that records what the reconciler asked of it. */
+class World implements CacheView {
+  daemonSets = new Map<string, SlimDaemonSet>();
+  pods: SlimPod[] = [];
+  revs: SlimRevision[] = [];
+  nodeList = [node('n1'), node('n2'), node('n3')];
+  guardObj: SlimGuard;
+  log: string[] = [];
+  conflictsLeft = 0;
+  undoOutcome: UndoOutcome = { kind: 'Applied' };
+  rv = 1;
+
+  constructor(spec: Partial<SlimGuard['spec']> = {}) {
+    this.guardObj = { metadata: { name: 'decoder', namespace: NS, uid: 'g-uid', generation: 1, resourceVersion: '1' }, spec: { targetRef: { kind: 'DaemonSet', name: 'decoder' }, suspectAfterSeconds: 10, progressDeadlineSeconds: 30, onStall: { action: 'Undo', delaySeconds: 0 }, ...spec } };
+  }
+
+  daemonSet(_ns: string, name: string): SlimDaemonSet | undefined {
+    return this.daemonSets.get(name);
+  }
+  podsOwnedBy(): SlimPod[] {
+    return this.pods;
+  }
+  revisionsOwnedBy(): SlimRevision[] {
+    return this.revs;
+  }
+  nodes(): SlimNode[] {
+    return this.nodeList;
+  }
+
+  ports(): ReconcilerPorts {
+    return {
+      guard: () => this.guardObj,
+      readGuard: () => {
+        this.log.push('read');
+        return Promise.resolve(structuredClone(this.guardObj));
+      },
+      writeStatus: (g: Readonly<SlimGuard>, s: GuardStatus) => {
+        if (JSON.stringify(g.status ?? {}) === JSON.stringify(s)) return Promise.resolve(undefined);
+        if (this.conflictsLeft > 0) {
+          this.conflictsLeft--;
+          this.log.push('write:409');
+          return Promise.reject(new ApiError('the object has been modified', { statusCode: 409, reason: 'Conflict' }));
+        }
+        if (g.metadata.resourceVersion !== this.guardObj.metadata.resourceVersion) {
+          this.log.push('write:409-stale');
+          return Promise.reject(new ApiError('stale resourceVersion', { statusCode: 409, reason: 'Conflict' }));
+        }
+        this.log.push(`write:${s.state}${s.lastUndo ? `/${s.lastUndo.result}` : ''}${s.undoPlan?.dryRun ? `/dry:${s.undoPlan.dryRun}` : ''}`);
+        this.guardObj = { ...this.guardObj, metadata: { ...this.guardObj.metadata, resourceVersion: String(++this.rv) }, status: structuredClone(s) };
+        return Promise.resolve(this.guardObj);
+      },
+      emit: (_g, _t, events: readonly PlannedEvent[]) => {
+        for (const e of events) this.log.push(`event:${e.reason}`);
+        return Promise.resolve();
+      },
+      undo: (req: UndoRequest) => {
+        this.log.push(`undo:${req.toRevisionName}`);
+        return Promise.resolve(this.undoOutcome);
+      },
+      dryRun: (_ns: string, _n: string, rev: string): Promise<DryRunOutcome> => {
+        this.log.push(`dryrun:${rev}`);
+        return Promise.resolve({ kind: 'Accepted' });
+      },
+    };
+  }
+
+  /** Good revision rolled out everywhere. */
+  healthy(): void {
+    this.daemonSets.set('decoder', ds('1'));
+    this.revs = [rev('good', 1)];
+    this.pods = ['n1', 'n2', 'n3'].map((n) => pod(n, 'good', true));
+  }
+
+  /** The classic stall: n3 on the broken revision, pulling forever. */
+  stalled(): void {
+    this.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 1, numberReady: 2, numberAvailable: 2 }));
+    this.revs = [rev('good', 1), rev('bad', 2)];
+    this.pods = [pod('n1', 'good', true), pod('n2', 'good', true), pod('n3', 'bad', false, 'ImagePullBackOff')];
+  }
+}
+
+function reconciler(w: World, clock: { t: number }): Reconciler {
+  return new Reconciler(w.ports(), w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+}
+
+describe('Reconciler', () => {
+  it('writes nothing when nothing changed', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:Healthy']);
+    w.log = [];
+    clock.t += 5000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, [], 'a pass over an unchanged world sends no write and no event');
+  });
+
+  it('records the undo intent before patching and the outcome after, then converges', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    w.stalled();
+    w.log = [];
+    const started = await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
+    assert.ok(started.requeueAfterMs !== undefined && started.requeueAfterMs > 10_000 - 1 && started.requeueAfterMs < 11_000);
+    w.log = [];
+    clock.t += 30_000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:Stalled/Pending', 'event:RolloutStalled', 'undo:decoder-good', 'write:RollingBack/Applied', 'event:UndoStarted']);
+    // The controller restores the good template: it becomes the newest revision, pods converge.
+    w.daemonSets.set('decoder', ds('3'));
+    w.revs = [rev('bad', 2), rev('good', 3)];
+    w.pods = ['n1', 'n2', 'n3'].map((n) => pod(n, 'good', true));
+    w.log = [];
+    clock.t += 2000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:RolledBack/Complete', 'event:UndoComplete']);
+  });
+
+  it('a crash after the patch (intent Pending, world restored) is recorded without a second patch', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    w.stalled();
+    await r.reconcile(`${NS}/decoder`);
+    clock.t += 30_000;
+    w.undoOutcome = { kind: 'Applied' };
+    // Simulate the crash: keep only the intent write (drop the outcome) by replaying from that status.
+    await r.reconcile(`${NS}/decoder`);
+    const afterIntent = structuredClone(w.guardObj.status!);
+    afterIntent.lastUndo = { ...afterIntent.lastUndo!, result: 'Pending' };
+    afterIntent.state = 'Stalled';
+    w.guardObj = { ...w.guardObj, status: afterIntent };
+    w.daemonSets.set('decoder', ds('3'));
+    w.revs = [rev('bad', 2), rev('good', 3)];
+    w.pods = ['n1', 'n2', 'n3'].map((n) => pod(n, 'good', true));
+    w.log = [];
+    clock.t += 1000;
+    await reconciler(w, clock).reconcile(`${NS}/decoder`); // a new process: fresh memory
+    assert.ok(!w.log.some((l) => l.startsWith('undo:')), `no second undo: ${w.log.join(', ')}`);
+    assert.equal(w.guardObj.status?.lastUndo?.result, 'Complete');
+  });
+
+  it('a 409 re-reads the guard and decides again; a stale cached guard is never written over', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    w.conflictsLeft = 2;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:409', 'read', 'write:409', 'read', 'write:Healthy']);
+  });
+
+  it('gives up after repeated conflicts with a transient error (the queue backs off)', async () => {
+    const w = new World();
+    w.healthy();
+    const r = reconciler(w, { t: T0 });
+    w.conflictsLeft = 100;
+    await assert.rejects(r.reconcile(`${NS}/decoder`), { name: 'TransientError' });
+  });
+
+  it('Report mode runs the dry run once per broken revision', async () => {
+    const w = new World({ onStall: { action: 'Report', delaySeconds: 0 } });
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    w.stalled();
+    await r.reconcile(`${NS}/decoder`);
+    clock.t += 30_000;
+    w.log = [];
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:Stalled/dry:NotRun', 'event:RolloutStalled', 'dryrun:decoder-good', 'write:Stalled/dry:Accepted']);
+    w.log = [];
+    clock.t += 5000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.ok(!w.log.includes('dryrun:decoder-good'), 'not asked again');
+  });
+
+  it('a deleted guard is forgotten without any write', async () => {
+    const w = new World();
+    w.healthy();
+    const ports = { ...w.ports(), guard: () => undefined };
+    const r = new Reconciler(ports, w, new TargetMemory(), { now: () => T0 }, new Metrics(false), pino({ level: 'silent' }));
+    assert.deepEqual(await r.reconcile(`${NS}/decoder`), {});
+    assert.deepEqual(w.log, []);
+  });
+});
