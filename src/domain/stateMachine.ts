@@ -211,9 +211,12 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const prevHash = prev.currentRevision?.hash;
   const complete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
   const curRef: RevisionRef | undefined = cur ? { revision: cur.revision, hash: cur.hash } : undefined;
+  /** A rollout began tracking in this pass: its first marks are a baseline, not progress to announce. */
+  let startedNow = false;
 
   if (curRef && prevHash !== undefined && curRef.hash !== prevHash) {
     // The template changed: a new rollout (or our own undo converging).
+    startedNow = true;
     const isRollback =
       lastUndo !== undefined &&
       lastUndo.toHash === curRef.hash &&
@@ -246,8 +249,11 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
       }
       events.push(ev('Normal', Reason.RolloutStarted, `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes`));
     }
-  } else if (curRef && (!rollout || rollout.completedAt || rollout.toRevision.hash !== curRef.hash) && !complete) {
+  } else if (curRef && observed && (!rollout || rollout.completedAt || rollout.toRevision.hash !== curRef.hash) && !complete) {
     // Not complete and nothing tracked: first sight mid-rollout, a new node being populated, or pods lost.
+    // Only from observed counters: until the controller observes the generation they describe the
+    // previous spec, and the guard stays in its current phase (daemonset-mechanics §4).
+    startedNow = true;
     const from = prevHash === undefined ? dominantOtherHash(split.generations, curRef.hash) : undefined;
     rollout = {
       toRevision: curRef,
@@ -265,7 +271,10 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   }
 
   // Steady-state DESIRED changes are reported even without a rollout: standard alerts never see them.
-  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired;
+  // Nodes deleted from the cluster lower DESIRED legitimately (scale-down); they are not a shrink.
+  const removed = obs.removedNodes?.length ?? 0;
+  if (rollout && !rollout.completedAt && removed > 0) rollout.desiredAtStart = Math.max(0, rollout.desiredAtStart - removed);
+  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired - removed;
   if (shrankNow && ds.desired > 0) {
     const who = obs.leftNodes.length > 0 ? `: ${describeLeft(obs.leftNodes)} left the targets` : '';
     events.push(ev('Warning', Reason.DesiredShrank, `DESIRED dropped from ${prev.desired} to ${ds.desired}${who}`));
@@ -285,7 +294,14 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   if (rollout && active) {
     if (prevState === 'Suspended') rollout.lastProgressAt = nowIso; // the clock does not run while suspended
-    const r = raise(rollout.progress, marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget));
+    // Unobserved counters describe the previous template (daemonset-mechanics §4): raising the marks with
+    // them would make later real progress look like none. observedGeneration and the pod split are current.
+    const r = raise(
+      rollout.progress,
+      observed
+        ? marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget)
+        : marksOf(ds.observedGeneration, 0, 0, 0, split.onTarget),
+    );
     if (r.progressed) {
       rollout.progress = r.marks;
       rollout.lastProgressAt = nowIso;
@@ -326,7 +342,19 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         ds,
         desiredAtStart: rollout.desiredAtStart,
       };
-      if (!observed && idle < deadlineMs) {
+      // Our undo is applied but the controller has not made the restored revision current yet (it
+      // renumbers it on its next sync): that is the rollback starting, not a second stall.
+      const undoInFlight = !rollout.rollback && lastUndo?.result === 'Applied' && lastUndo.fromHash === rollout.toRevision.hash;
+      const sinceUndo = undoInFlight && lastUndo ? now - (parse(lastUndo.at) ?? now) : 0;
+      if (undoInFlight && lastUndo && sinceUndo < deadlineMs) {
+        state = 'RollingBack';
+        message = `Undo applied at ${lastUndo.at}: waiting for the DaemonSet controller to roll ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} out again`;
+        requeueAfterMs = deadlineMs - sinceUndo;
+        cause = '';
+      } else if (undoInFlight && lastUndo) {
+        state = 'Stalled';
+        message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
+      } else if (!observed && idle < deadlineMs) {
         state = rollout.rollback ? 'RollingBack' : 'Progressing';
         message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
         requeueAfterMs = deadlineMs - idle;
@@ -352,7 +380,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         events.push(ev('Warning', Reason.RolloutSuspect, message));
       }
       if (state === 'Stalled' && prevState !== 'Stalled') {
-        if (rollout.rollback) {
+        if (rollout.rollback || undoInFlight) {
           const note = `The undo to ${fmtRev(rollout.toRevision)} itself stalled; not retrying. ${message}`;
           events.push(ev('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
           if (lastUndo) lastUndo = { ...lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
@@ -360,12 +388,12 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
           events.push(ev('Warning', Reason.RolloutStalled, message));
         }
       }
-      if ((state === 'Progressing' || state === 'RollingBack') && (prevState === 'Suspect' || prevState === 'Stalled') && r.progressed) {
+      if ((state === 'Progressing' || state === 'RollingBack') && (prevState === 'Suspect' || prevState === 'Stalled') && r.progressed && !startedNow) {
         events.push(ev('Normal', Reason.RolloutResumed, `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`));
       }
 
       // --- What to do about a stall. --------------------------------------------------------------
-      if (state === 'Stalled' && !rollout.rollback) {
+      if (state === 'Stalled' && !rollout.rollback && !undoInFlight) {
         const plan = planUndo(obs, rollout, split.onTarget, ds.desired);
         const blockers = undoBlockers(obs, rollout, lastUndo, plan);
         const stalledAt = (parse(rollout.lastProgressAt) ?? now) + deadlineMs;
@@ -383,7 +411,9 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         }
         if (spec.onStall.action === 'Undo') {
           if (blockers.reason) {
-            if (prevState !== 'Stalled' || prev.undoPlan?.forHash !== rollout.toRevision.hash) {
+            // Once, on entering Stalled. (Keying this on prev.undoPlan re-emitted it on every pass when there
+            // is no plan at all, e.g. the revision to restore is gone from history.)
+            if (prevState !== 'Stalled') {
               if (!blockers.repeated) events.push(ev('Warning', Reason.UndoSkipped, `Not undoing ${fmtRev(rollout.toRevision)}: ${blockers.reason}`, true, EventAction.Undo));
             }
             message += ` Undo not possible: ${blockers.reason}.`;
@@ -540,7 +570,14 @@ function undoBlockers(
 ): { reason?: string; repeated: boolean } {
   const from = rollout.fromRevision;
   if (lastUndo && lastUndo.fromHash === rollout.toRevision.hash && lastUndo.result !== 'Pending') {
-    return { reason: `${fmtRev(rollout.toRevision)} was already undone once (at ${lastUndo.at}); never twice for the same revision`, repeated: true };
+    // At most one attempt per broken revision. A revision that was undone and is now rolling out again
+    // (a rollout that started after the undo) was re-applied, e.g. by a GitOps tool.
+    const undone = lastUndo.result === 'Applied' || lastUndo.result === 'Complete' || lastUndo.result === 'RollbackStalled';
+    const reapplied = (parse(rollout.startedAt) ?? 0) > (parse(lastUndo.at) ?? 0);
+    if (undone && reapplied) {
+      return { reason: `${fmtRev(rollout.toRevision)} was already undone once (at ${lastUndo.at}) and has been applied again; never twice for the same revision`, repeated: true };
+    }
+    return { reason: `an undo of ${fmtRev(rollout.toRevision)} was already attempted at ${lastUndo.at} (${lastUndo.result}: ${lastUndo.message}); not retrying for the same revision`, repeated: false };
   }
   if (obs.ds.undoOptOut) return { reason: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled`, repeated: false };
   if (!from) return { reason: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)', repeated: false };

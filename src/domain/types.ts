@@ -237,6 +237,11 @@ export type Observation =
       nodes: NodeView[];
       /** Nodes that were targets before and are not now, though they still exist (from gather's memory). */
       leftNodes: LeftNode[];
+      /**
+       * Nodes that were targets before and no longer exist (deleted, scaled down): they lower the
+       * expected DESIRED instead of counting as a shrink.
+       */
+      removedNodes?: string[];
     };
 
 /** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */

@@ -20,6 +20,13 @@ export interface ObjectRef {
   uid?: string;
 }
 
+let seq = 0;
+/** Hex of the time in nanoseconds plus a per-process sequence, as client-go names Events. */
+function eventSuffix(ms: number): string {
+  seq = (seq + 1) % 1_000_000;
+  return (BigInt(Math.trunc(ms)) * 1_000_000n + BigInt(seq)).toString(16);
+}
+
 /** MicroTime: RFC 3339 with exactly six fractional digits, as the API server's parser requires. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -45,7 +52,8 @@ export class EventRecorder {
     const body = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { generateName: `${regarding.name}.`.slice(0, 200), namespace: regarding.namespace },
+      // Named like client-go's recorder (<object>.<hex time>): unique, and sorts by time.
+      metadata: { name: `${regarding.name.slice(0, 200)}.${eventSuffix(this.now())}`, namespace: regarding.namespace },
       eventTime: microTime(this.now()),
       type: e.type,
       reason: e.reason,

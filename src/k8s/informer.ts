@@ -2,16 +2,15 @@
  * A supervised informer: list + watch + cache for one resource, that never gives up.
  *
  * ```
- *            ┌──────────── hard error (network, 5xx, 403, in-stream ERROR ≠ 410) ─────────────┐
- *            │                  restart: jittered exponential backoff, then relist             │
- *            v                                                                                 │
- *   ──> LIST (paginated) ──> replace cache, emit add/update/delete diff, onRelist ──> WATCH ─────┤
- *            ^   ^  expired continue token (410): restart the list                 │  │  │     │
- *            │   └──────────────────── 410 Gone (on start or in-stream) ────────────┘  │  │
- *            │                                     stream ended normally: re-watch <───┘  │
- *            │                                     from the last resourceVersion          │
- *            └──────────────── (no relist) ───── watchdog: no event/bookmark for ─────────┘
- *                                                idleTimeoutMs → abort, re-watch from last RV
+ *   start ──> LIST (paginated; an expired continue token restarts the list)
+ *               │ replace the cache, emit add/update/delete diff against the old cache, call onRelist
+ *               v
+ *             WATCH from the list's resourceVersion (allowWatchBookmarks, timeoutSeconds ±10 %)
+ *               ├─ ADDED/MODIFIED/DELETED: update cache, emit │ BOOKMARK: advance resourceVersion only
+ *               ├─ stream ends normally ─────────────────> WATCH again from the last resourceVersion
+ *               ├─ watchdog: silent for idleTimeoutMs ───> WATCH again from the last resourceVersion
+ *               ├─ 410 Gone (on start or in-stream ERROR) > LIST
+ *               └─ any other error ──────────────────────> jittered exponential backoff, then LIST
  * ```
  *
  * Why not client-node's informer: in 1.4 it stops for good on any error other than 410, has no watch timeout, no

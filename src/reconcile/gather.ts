@@ -29,17 +29,29 @@ export interface CacheView {
 export class TargetMemory {
   private readonly eligible = new Map<string, { uid: string; nodes: Set<string> }>();
 
-  /** Nodes eligible last time and not now, that still exist. Updates the memory. */
-  diff(key: string, uid: string, nodes: readonly NodeView[]): LeftNode[] {
+  /**
+   * Nodes eligible last time and not now: `left` still exist (a taint, a label, a selector change),
+   * `removed` are gone from the cluster. Updates the memory.
+   */
+  diff(key: string, uid: string, nodes: readonly NodeView[], existing: ReadonlySet<string>): { left: LeftNode[]; removed: string[] } {
     const now = new Set(nodes.filter((n) => n.eligible).map((n) => n.node));
     const prev = this.eligible.get(key);
     this.eligible.set(key, { uid, nodes: now });
-    if (!prev || prev.uid !== uid) return [];
+    if (!prev || prev.uid !== uid) return { left: [], removed: [] };
     const left: LeftNode[] = [];
-    for (const n of nodes) {
-      if (!n.eligible && prev.nodes.has(n.node)) left.push({ node: n.node, reason: n.ineligibleReason ?? 'no longer a target' });
+    const removed: string[] = [];
+    const byName = new Map(nodes.map((n) => [n.node, n]));
+    for (const name of prev.nodes) {
+      if (now.has(name)) continue;
+      if (!existing.has(name)) {
+        removed.push(name);
+        continue;
+      }
+      const n = byName.get(name);
+      left.push({ node: name, reason: n?.ineligibleReason ?? 'no longer a target' });
     }
-    return left;
+    left.sort((a, b) => a.node.localeCompare(b.node));
+    return { left, removed: removed.sort() };
   }
 
   forget(key: string): void {
@@ -127,9 +139,9 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   for (const [node, pods] of podsByNode) {
     if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods });
   }
-  const leftNodes = memory.diff(guardKey, uid, nodes);
+  const { left, removed } = memory.diff(guardKey, uid, nodes, known);
   const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
-  const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes };
+  const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
   if (currentRevision) obs.currentRevision = currentRevision;
   return obs;
 }

@@ -68,18 +68,27 @@ export interface LeaderCallbacks {
 
 /** `coordination.k8s.io/v1` LeaseSpec; times are MicroTime strings. */
 export interface LeaseSpec {
+  /** Current holder; '' or absent when free. */
   holderIdentity?: string;
+  /** How long candidates wait after observing the last change; the holder's own setting applies. */
   leaseDurationSeconds?: number;
+  /** When the current holder acquired the lease. */
   acquireTime?: string;
+  /** When the holder last renewed (informational: other candidates never compare it with their clock). */
   renewTime?: string;
+  /** Number of holder changes. */
   leaseTransitions?: number;
 }
 
 /** The parts of a Lease object we read and write. */
 export interface Lease {
+  /** `coordination.k8s.io/v1`. */
   apiVersion?: string;
+  /** `Lease`. */
   kind?: string;
+  /** Kept whole on PUT (labels, annotations); `resourceVersion` makes the PUT a compare-and-swap. */
   metadata: { name: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
+  /** The election record. */
   spec?: LeaseSpec;
 }
 

@@ -214,16 +214,16 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
 
     let mode: ClusterInfo['mode'];
     let state = await readState();
-    const existing = state ? await inspect(state) : 'absent';
-    if (state && existing === 'healthy') {
+    const existing = state ? await inspect(state) : { kind: 'absent' as const };
+    if (state && existing.kind === 'healthy') {
       mode = 'reused';
       step(`reusing running cluster (apiserver https://127.0.0.1:${state.ports.apiserver})`);
     } else {
-      if (existing === 'partial') {
-        // Some processes alive and some dead: restarting would hide why they died.
-        throw new Error(`${await describeDead()}\nThe running cluster is broken; run \`npm run cluster:down\` and try again.`);
+      if (existing.kind === 'broken') {
+        // Restarting would hide why a component died or hangs; the logs stay until `down`.
+        throw new Error(`${existing.reason}\nThe running cluster is broken; run \`npm run cluster:down\` and try again.`);
       }
-      if (existing === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
+      if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
       state = await startFresh(binDir, portsFromEnv(env), step);
     }
@@ -259,10 +259,7 @@ export async function down(opts: { log?: (line: string) => void } = {}): Promise
     log('no cluster to stop');
     return;
   }
-  const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
-  // Reverse start order: clients go before the apiserver, the apiserver before etcd.
-  running.sort((a, b) => COMPONENTS.indexOf(b.name) - COMPONENTS.indexOf(a.name));
-  await stopProcesses(running, log);
+  await stopAll(log);
   await rm(p.dir, { recursive: true, force: true });
   log(`removed ${p.dir}`);
 }
@@ -333,7 +330,8 @@ export function nodeManifest(spec: NodeSpec): Record<string, unknown> {
     status: {
       allocatable: resources,
       capacity: resources,
-      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'fake', kubeProxyVersion: 'fake' },
+      // nodeInfo is left to kwok's node-initialize stage: the API schema requires all ten of its
+      // fields (kubectl's client-side validation rejects a partial one).
       phase: 'Running',
     },
   };
@@ -424,7 +422,7 @@ export class FatalWaitError extends Error {
 
 async function startFresh(binDir: string, ports: Ports, step: (msg: string) => void): Promise<State> {
   const p = paths();
-  await stopProcesses((await readPids()).filter((c) => isOurProcess(c.pid, c.name)), step);
+  await stopAll(step);
   await wipeExceptLock();
   await assertPortsFree(ports);
   for (const d of [p.pki, p.etcdData, p.logs, p.pids, p.kwokHome]) await mkdir(d, { recursive: true });
@@ -459,7 +457,7 @@ async function startFresh(binDir: string, ports: Ports, step: (msg: string) => v
     );
   } catch (err) {
     // Leave the logs for diagnosis but no half-started processes; the next `up` starts over.
-    await stopProcesses((await readPids()).filter((c) => isOurProcess(c.pid, c.name)), step);
+    await stopAll(step);
     throw err;
   }
   return state;
@@ -502,6 +500,9 @@ function componentSpecs(state: State): ComponentSpec[] {
         `--etcd-servers=${etcdUrl}`,
         '--bind-address=127.0.0.1',
         '--advertise-address=127.0.0.1',
+        // 1.37 refuses a loopback advertise address while it reconciles the `kubernetes` Service
+        // endpoints; nothing here needs in-cluster access to the apiserver, so don't reconcile.
+        '--endpoint-reconciler-type=none',
         `--secure-port=${ports.apiserver}`,
         `--cert-dir=${p.pki}`,
         `--token-auth-file=${path.join(p.pki, 'tokens.csv')}`,
@@ -523,8 +524,6 @@ function componentSpecs(state: State): ComponentSpec[] {
       name: 'kube-controller-manager',
       args: [
         `--kubeconfig=${p.kubeconfig}`,
-        `--authentication-kubeconfig=${p.kubeconfig}`,
-        `--authorization-kubeconfig=${p.kubeconfig}`,
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.controllerManager}`,
@@ -538,8 +537,6 @@ function componentSpecs(state: State): ComponentSpec[] {
       name: 'kube-scheduler',
       args: [
         `--kubeconfig=${p.kubeconfig}`,
-        `--authentication-kubeconfig=${p.kubeconfig}`,
-        `--authorization-kubeconfig=${p.kubeconfig}`,
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.scheduler}`,
@@ -613,35 +610,45 @@ async function assertAllAlive(): Promise<void> {
   }
 }
 
-async function describeDead(): Promise<string> {
-  const parts: string[] = [];
-  for (const c of await readPids()) {
-    if (!isOurProcess(c.pid, c.name)) {
-      parts.push(`${c.name} (pid ${c.pid}) is not running\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`);
-    }
-  }
-  return parts.join('\n');
-}
+type Existing = { kind: 'healthy' } | { kind: 'stale' } | { kind: 'broken'; reason: string };
 
-/** `healthy`: every component alive and the apiserver ready; `stale`: none alive; `partial`: anything else. */
-async function inspect(state: State): Promise<'healthy' | 'stale' | 'partial'> {
+/** `healthy`: every component alive and the apiserver ready; `stale`: none alive; `broken`: anything else. */
+async function inspect(state: State): Promise<Existing> {
   const pids = await readPids();
-  const alive = pids.filter((c) => isOurProcess(c.pid, c.name));
-  if (alive.length === 0) return 'stale';
-  if (alive.length !== COMPONENTS.length) return 'partial';
+  const dead = pids.filter((c) => !isOurProcess(c.pid, c.name));
+  if (dead.length === pids.length) return { kind: 'stale' };
+  if (dead.length > 0 || pids.length !== COMPONENTS.length) {
+    const parts = await Promise.all(
+      dead.map(async (c) => `${c.name} (pid ${c.pid}) is not running\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`),
+    );
+    return { kind: 'broken', reason: parts.join('\n') || `only ${pids.length} of ${COMPONENTS.length} components were started` };
+  }
   // A just-restarted machine or an overloaded one can take a moment; don't declare it broken at once.
   try {
     await waitFor(() => apiServerReady(state), { timeoutMs: 10_000, intervalMs: 250, describe: 'apiserver /readyz' });
-    return 'healthy';
-  } catch {
-    return 'partial';
+    return { kind: 'healthy' };
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return { kind: 'broken', reason: `${why}\n--- last lines of ${logFile('kube-apiserver')} ---\n${await logTail('kube-apiserver')}` };
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Processes, files, HTTP
 
+/**
+ * Stops the recorded components in reverse dependency order. Signalled all at once, the apiserver
+ * and etcd wait on each other's connections and outlast any sensible grace period; in order, the
+ * whole cluster is gone in about 1.5 s.
+ */
+async function stopAll(log: (line: string) => void): Promise<void> {
+  const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
+  const groups: ComponentName[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
+  for (const group of groups) await stopProcesses(running.filter((c) => group.includes(c.name)), log);
+}
+
 async function stopProcesses(procs: Array<{ name: ComponentName; pid: number }>, log: (line: string) => void): Promise<void> {
+  if (procs.length === 0) return;
   for (const c of procs) {
     try {
       process.kill(c.pid, 'SIGTERM');
@@ -651,7 +658,7 @@ async function stopProcesses(procs: Array<{ name: ComponentName; pid: number }>,
   }
   const stillAlive = () => procs.filter((c) => isOurProcess(c.pid, c.name));
   try {
-    await waitFor(() => stillAlive().length === 0, { timeoutMs: 5_000, intervalMs: 100, describe: 'components to exit' });
+    await waitFor(() => stillAlive().length === 0, { timeoutMs: 10_000, intervalMs: 100, describe: 'components to exit' });
   } catch {
     for (const c of stillAlive()) {
       log(`${c.name} (pid ${c.pid}) ignored SIGTERM; sending SIGKILL`);

@@ -3,7 +3,7 @@
  * steps fed through `run`, which hands decide its own previous status, as the reconciler does through
  * the API. Times are plain milliseconds; nothing sleeps.
  *
- * The worlds follow docs/daemonset-mechanics.md: §6 (maxSurge 0: one broken node blocks everything),
+ * The worlds follow the DaemonSet mechanics reference (daemonset-mechanics.md): §6 (maxSurge 0: one broken node blocks everything),
  * §7 (maxSurge: old + new pod on a node), §4/§8 (counters, observedGeneration), §10 (DESIRED shrink),
  * §3/§9 (undo renumbers the restored revision to max+1).
  */
@@ -18,6 +18,7 @@ import {
   cond,
   condSummary,
   crashLoopPod,
+  deepFreeze,
   imagePullPod,
   iso,
   missingObs,
@@ -82,6 +83,16 @@ function fromHealthy(world: Observation, ...later: [number, Observation?][]): St
 }
 
 const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
+
+/**
+ * The pass asks to be woken at a deadline `ms` from now: never before it, and at most a timer-skew
+ * allowance (≤ 1 s) after it. The exact skew is decide's business.
+ */
+function wakesAt(d: Decision, ms: number): void {
+  const r = d.requeueAfterMs;
+  assert.ok(r !== undefined, 'a requeue is scheduled');
+  assert.ok(r >= ms && r <= ms + 1000, `requeueAfterMs ${r} should be within [${ms}, ${ms + 1000}]`);
+}
 const UNDO = policy({ onStall: { action: 'Undo' } });
 
 interface Case {
@@ -160,7 +171,7 @@ describe('decide: first sight', () => {
         assert.deepEqual(s.rollout?.toRevision, { revision: 2, hash: HASH.B });
         assert.equal(s.rollout?.desiredAtStart, 3);
         assert.equal(s.rollout?.startedAt, iso(T1));
-        assert.equal(d!.requeueAfterMs, sec(121));
+        wakesAt(d!, sec(120));
       },
     },
     {
@@ -183,7 +194,7 @@ describe('decide: first sight', () => {
 describe('decide: template change', () => {
   table([
     {
-      name: 'a new current revision hash starts a rollout: Progressing, RolloutStarted, requeue at the suspect deadline + 1 s',
+      name: 'a new current revision hash starts a rollout: Progressing, RolloutStarted, requeue at the suspect deadline (+ skew)',
       steps: fromHealthy(stallWorld()),
       check: (ds) => {
         const d = ds[1]!;
@@ -198,7 +209,7 @@ describe('decide: template change', () => {
         assert.equal(s.rollout?.desiredAtStart, 3);
         assert.equal(s.rollout?.startedAt, iso(T1));
         assert.equal(s.rollout?.lastProgressAt, iso(T1));
-        assert.equal(d.requeueAfterMs, sec(120) + sec(1));
+        wakesAt(d, sec(120));
         assert.equal(d.action, undefined);
         assert.deepEqual(condSummary(s), {
           Ready: 'False/TargetUnhealthy',
@@ -233,10 +244,10 @@ describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)',
   const [, started, before, suspect, almost, stalled, again, later] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision, Decision];
 
   const timeline: { name: string; d: Decision; state: string; events: string[]; requeue: number | undefined }[] = [
-    { name: 'rollout start', d: started, state: 'Progressing', events: ['RolloutStarted'], requeue: sec(121) },
-    { name: '1 s before suspectAfter', d: before, state: 'Progressing', events: [], requeue: sec(1) + sec(1) },
-    { name: 'at suspectAfter', d: suspect, state: 'Suspect', events: ['RolloutSuspect'], requeue: sec(480) + sec(1) },
-    { name: '1 ms before the deadline', d: almost, state: 'Suspect', events: [], requeue: 1 + sec(1) },
+    { name: 'rollout start', d: started, state: 'Progressing', events: ['RolloutStarted'], requeue: sec(120) },
+    { name: '1 s before suspectAfter', d: before, state: 'Progressing', events: [], requeue: sec(1) },
+    { name: 'at suspectAfter', d: suspect, state: 'Suspect', events: ['RolloutSuspect'], requeue: sec(480) },
+    { name: '1 ms before the deadline', d: almost, state: 'Suspect', events: [], requeue: 1 },
     { name: 'exactly at progressDeadline', d: stalled, state: 'Stalled', events: ['RolloutStalled'], requeue: undefined },
     { name: 'the same pass repeated', d: again, state: 'Stalled', events: [], requeue: undefined },
     { name: '5 minutes later', d: later, state: 'Stalled', events: [], requeue: undefined },
@@ -245,7 +256,8 @@ describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)',
     it(`${tc.name}: ${tc.state}, events [${tc.events.join(', ')}]`, () => {
       assert.equal(tc.d.status.state, tc.state);
       assert.deepEqual(reasons(tc.d), tc.events);
-      assert.equal(tc.d.requeueAfterMs, tc.requeue);
+      if (tc.requeue === undefined) assert.equal(tc.d.requeueAfterMs, undefined);
+      else wakesAt(tc.d, tc.requeue);
     });
   }
 
@@ -338,7 +350,7 @@ describe('decide: progress resets the clock', () => {
           assert.deepEqual(reasons(d), ['RolloutResumed']);
           assert.equal(d.events[0]!.type, 'Normal');
           assert.equal(d.status.rollout?.lastProgressAt, iso(T1 + resumeAt));
-          assert.equal(d.requeueAfterMs, sec(121));
+          wakesAt(d, sec(120));
           assert.equal(cond(d.status, 'Progressing').reason, 'NewRevisionRolling');
         },
       }),
@@ -366,7 +378,7 @@ describe('decide: progress resets the clock', () => {
         assert.deepEqual(reasons(ds[2]!), []);
         assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
         assert.equal(ds[3]!.status.state, 'Progressing', '100 s after the last progress is not yet suspect');
-        assert.equal(ds[3]!.requeueAfterMs, sec(20) + sec(1));
+        wakesAt(ds[3]!, sec(20));
       },
     },
   ]);
@@ -427,7 +439,7 @@ describe('decide: restart continuity', () => {
       ],
       check: (ds) => {
         assert.equal(ds[2]!.status.state, 'Suspect');
-        assert.equal(ds[3]!.requeueAfterMs, sec(1) + sec(1));
+        wakesAt(ds[3]!, sec(1));
         assert.equal(ds[4]!.status.state, 'Stalled');
       },
     },
@@ -505,7 +517,7 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
           assert.ok(d.requeueAfterMs! > 0);
         }
         assert.deepEqual(reasons(start!), ['RolloutStarted']);
-        assert.equal(start!.requeueAfterMs, sec(600) + sec(1), 'waits until the deadline, not the suspect time');
+        wakesAt(start!, sec(600)); // until the deadline, not the suspect time
         assert.deepEqual(reasons(mid!), []);
         assert.equal(deadline!.status.state, 'Stalled');
         assert.match(deadline!.status.message!, /^The DaemonSet controller has not observed generation 2 for 10m\./);
@@ -639,7 +651,7 @@ describe('decide: DESIRED shrink', () => {
       name: 'during a template rollout: never Healthy, DesiredShrank names the node, TargetShrank after the deadline',
       steps: fromHealthy(shrunk(), [sec(120), shrunk([])], [sec(600), shrunk([])], [sec(700), shrunk([])]),
       check: (ds) => {
-        const [, start, suspect, stalled, later] = ds as Decision[];
+        const [, start, suspect, stalled, later] = ds;
         assert.equal(start!.status.state, 'Progressing');
         assert.deepEqual(reasons(start!), ['RolloutStarted', 'DesiredShrank']);
         const shrank = start!.events[1]!;
@@ -817,7 +829,7 @@ describe('decide: suspend', () => {
         assert.equal(resumed!.status.rollout?.lastProgressAt, iso(T1 + sec(3000)));
         assert.deepEqual(reasons(resumed!), []);
         assert.equal(resumed!.action, undefined);
-        assert.equal(resumed!.requeueAfterMs, sec(121));
+        wakesAt(resumed!, sec(120));
         assert.equal(stalled!.status.state, 'Stalled', 'the deadline counts from the resume');
         assert.ok(stalled!.action, 'and then the undo proceeds');
       },
@@ -904,10 +916,10 @@ describe('decide: onStall.action Undo', () => {
         assert.equal(stalled!.status.state, 'Stalled');
         assert.equal(stalled!.action, undefined);
         assert.equal(stalled!.status.lastUndo, undefined);
-        assert.equal(stalled!.requeueAfterMs, sec(300) + sec(1));
+        wakesAt(stalled!, sec(300));
         assert.match(stalled!.status.message!, /Undo to revision 1 \(aaa111\) in 5m unless the template changes\./);
         assert.equal(almost!.action, undefined);
-        assert.equal(almost!.requeueAfterMs, sec(1) + sec(1));
+        wakesAt(almost!, sec(1));
         assert.equal(due!.action?.kind, 'Undo');
         assert.equal(due!.status.lastUndo?.result, 'Pending');
         assert.deepEqual(reasons(due!), []);
@@ -966,7 +978,7 @@ describe('decide: onStall.action Undo', () => {
         const d = ds[3]!;
         assert.equal(d.action, undefined);
         assert.equal(d.status.lastUndo?.result, 'Applied');
-        assert.match(d.status.lastUndo!.message, /confirmed by observation/);
+        assert.match(d.status.lastUndo.message, /confirmed by observation/);
         assert.equal(d.status.lastUndo?.at, ds[2]!.status.lastUndo?.at);
         assert.deepEqual(reasons(d), ['UndoStarted']);
         assert.equal(d.status.state, 'RollingBack');
@@ -1049,7 +1061,7 @@ describe('decide: onStall.action Undo', () => {
       ],
       { policy: UNDO },
     );
-    const [, , stalled, rollingBack, done, stillDone, again, stalledAgain, later] = ds as Decision[];
+    const [, , stalled, rollingBack, done, stillDone, again, stalledAgain, later] = ds;
 
     it('the stall decides the undo', () => assert.equal(stalled!.action?.kind, 'Undo'));
 
@@ -1254,8 +1266,146 @@ describe('decide: requeueAfterMs is never ≤ 0', () => {
       assert.ok(requeues.length > 0, 'the timeline schedules at least one wake-up');
       for (const r of requeues) {
         assert.ok(Number.isFinite(r), `finite: ${r}`);
-        assert.ok(r >= 1000, `at least the minimum delay: ${r}`);
+        assert.ok(r >= 100, `positive and not a spin: ${r}`);
       }
     });
   }
+});
+
+// --- Cross-cutting properties ----------------------------------------------------------------------
+
+describe('decide: properties', () => {
+  it('never mutates the observation or the previous status', () => {
+    const [, , stalled] = run(fromHealthy(stallWorld(), [sec(600)]), { policy: UNDO });
+    const prev = deepFreeze(structuredClone(stalled!.status));
+    const obs = deepFreeze(stallWorld());
+    const copy = structuredClone(prev);
+    assert.doesNotThrow(() => decide(obs, prev, UNDO, T1 + sec(700)));
+    assert.deepEqual(prev, copy);
+  });
+
+  it('status lists are capped at 20 entries while the counts stay exact', () => {
+    const many = targetObs({
+      nodes: Array.from({ length: 30 }, (_, i) => node(`node-${String(i).padStart(2, '0')}`, [imagePullPod(HASH.B)])),
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 30, current: 30, updated: 30, ready: 0, available: 0 }),
+    });
+    const [, d] = run([{ obs: healthyA(), at: T0 }, { obs: many, at: T1 }]);
+    assert.equal(d!.status.blockedNodes?.length, 20);
+    assert.equal(d!.status.blockedNodeCount, 30);
+    assert.equal(d!.status.blockedNodes?.[0]?.node, 'node-00');
+  });
+
+  it('event notes fit the 1 kB events.k8s.io limit', () => {
+    const longMsg = 'x'.repeat(400);
+    const noisy = targetObs({
+      nodes: Array.from({ length: 10 }, (_, i) => node(`node-${i}`, [pod({ hash: HASH.B, waitingReason: 'ImagePullBackOff', waitingMessage: longMsg })])),
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 10, current: 10, updated: 10, ready: 0, available: 0 }),
+    });
+    const ds = run(fromHealthy(noisy, [sec(120)], [sec(600)]));
+    const notes = ds.flatMap((d) => d.events.map((e) => e.note));
+    assert.ok(notes.length >= 3);
+    for (const n of notes) assert.ok(n.length <= 1000, `note of ${n.length} chars`);
+  });
+});
+
+describe('decide: a scheduled undo (delaySeconds) pre-empted by a template change', () => {
+  const C3 = rev(HASH.C, 3);
+  const fixedByHuman = targetObs({
+    nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [])],
+    revisions: [A1, B2, C3],
+    ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
+  });
+  table([
+    {
+      name: 'Undo mode: UndoSkipped (cancelled) and RolloutStarted, no action, no undo record',
+      policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), fixedByHuman]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Stalled');
+        const d = ds[3]!;
+        assert.deepEqual(reasons(d), ['UndoSkipped', 'RolloutStarted']);
+        assert.match(d.events[0]!.note, /cancelled/);
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.lastUndo, undefined);
+        assert.equal(d.status.state, 'Progressing');
+      },
+    },
+    {
+      name: 'Report mode: just RolloutStarted',
+      steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), fixedByHuman]),
+      check: (ds) => assert.deepEqual(reasons(ds[3]!), ['RolloutStarted']),
+    },
+  ]);
+});
+
+describe('decide: the window between our undo and the controller picking it up', () => {
+  it(
+    'right after our own undo, before the DaemonSet controller re-numbers the restored revision, the guard waits in RollingBack',
+    () => {
+      const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+      // Our patch is visible (generation 3, template generation 3) but the controller has not synced:
+      // the highest ControllerRevision is still the broken one.
+      const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
+      const ds = run(
+        [
+          { obs: healthyA(), at: T0 },
+          { obs: stallWorld(), at: T1 },
+          { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+          { obs: patchedNotSynced, at: T1 + sec(602) },
+        ],
+        { policy: UNDO },
+      );
+      const d = ds[3]!;
+      assert.equal(d.action, undefined);
+      assert.equal(d.status.state, 'RollingBack');
+      assert.deepEqual(reasons(d), []);
+      assert.equal(d.status.repeatedRevision, undefined);
+    },
+  );
+});
+
+describe('decide: undo that never takes effect, and nodes deleted from the cluster', () => {
+  it('an applied undo the controller never picks up becomes RollbackStalled once, never a repeat or a second undo', () => {
+    const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+    const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: patchedNotSynced, at: T1 + sec(600) + sec(601) },
+        { obs: patchedNotSynced, at: T1 + sec(600) + sec(700) },
+      ],
+      { policy: UNDO },
+    );
+    const stalled = ds[3]!;
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.deepEqual(reasons(stalled), ['RollbackStalled']);
+    assert.equal(stalled.status.lastUndo?.result, 'RollbackStalled');
+    assert.equal(stalled.action, undefined);
+    const later = ds[4]!;
+    assert.equal(later.action, undefined, 'not retried');
+    assert.deepEqual(reasons(later), []);
+    assert.equal(later.status.repeatedRevision, undefined, 'not mistaken for a re-applied revision');
+  });
+
+  it('nodes deleted mid-rollout lower the expected DESIRED instead of counting as a shrink', () => {
+    const twoNodes = targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })])],
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 2, current: 2, ready: 2, updated: 2, available: 2 }),
+      removedNodes: ['node-3'],
+    });
+    const ds = run([
+      { obs: healthyA(), at: T0 },
+      { obs: stallWorld(), at: T1 },
+      { obs: twoNodes, at: T1 + sec(5) },
+    ]);
+    const d = ds[2]!;
+    assert.equal(d.status.state, 'Healthy');
+    assert.ok(!reasons(d).includes('DesiredShrank'));
+    assert.ok(reasons(d).includes('RolloutComplete'));
+  });
 });

@@ -144,14 +144,14 @@ describe('recordDryRun', () => {
     const s = recordDryRun(withPlan(), { kind: 'Rejected', detail: `admission webhook denied: ${'y'.repeat(1000)}` });
     assert.equal(s.undoPlan?.dryRun, 'Rejected');
     assert.equal(s.undoPlan?.dryRunMessage?.length, 500);
-    assert.match(s.undoPlan!.dryRunMessage!, /^admission webhook denied/);
+    assert.match(s.undoPlan.dryRunMessage, /^admission webhook denied/);
   });
 
   it('a later Accepted clears an earlier rejection message', () => {
     const rejected = recordDryRun(withPlan(), { kind: 'Rejected', detail: 'no' });
     const s = recordDryRun(rejected, { kind: 'Accepted' });
     assert.equal(s.undoPlan?.dryRun, 'Accepted');
-    assert.equal('dryRunMessage' in s.undoPlan!, false);
+    assert.equal('dryRunMessage' in s.undoPlan, false);
   });
 
   it('without a plan the status is returned unchanged', () => {

@@ -140,6 +140,7 @@ export interface TargetObsOptions {
   revisions?: RevisionView[];
   currentRevision?: RevisionView | null;
   leftNodes?: LeftNode[];
+  removedNodes?: string[];
 }
 
 /** An observation of an existing DaemonSet. */
@@ -154,6 +155,7 @@ export function targetObs(o: TargetObsOptions = {}): Observation {
     nodes: o.nodes ?? [],
     leftNodes: o.leftNodes ?? [],
   };
+  if (o.removedNodes) obs.removedNodes = o.removedNodes;
   if (current) obs.currentRevision = current;
   return obs;
 }

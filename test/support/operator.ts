@@ -17,7 +17,7 @@ let crds: Promise<void> | undefined;
 /** Applies config/crd and waits until the API server serves it. Once per process. */
 export function installCrds(): Promise<void> {
   crds ??= (async () => {
-    await kubectl(['apply', '--server-side', '--force-conflicts', '-f', resolve(ROOT, 'config/crd')]);
+    await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev']);
   })();
   return crds;
