@@ -272,12 +272,15 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   // Steady-state DESIRED changes are reported even without a rollout: standard alerts never see them.
   // Nodes deleted from the cluster lower DESIRED legitimately (scale-down); they are not a shrink.
-  const removed = obs.removedNodes?.length ?? 0;
-  if (rollout && !rollout.completedAt && removed > 0) rollout.desiredAtStart = Math.max(0, rollout.desiredAtStart - removed);
-  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired - removed;
+  // The set is kept in status, so a deletion reported on several passes counts once.
+  if (rollout && !rollout.completedAt && (obs.removedNodes?.length ?? 0) > 0) {
+    rollout.removedNodes = [...new Set([...(rollout.removedNodes ?? []), ...(obs.removedNodes ?? [])])].sort().slice(0, 100);
+  }
+  // A drop with a node that still exists but left the targets (a taint, a label): name it. A drop made
+  // only of deleted nodes is a scale-down and says nothing.
+  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired && obs.leftNodes.length > 0;
   if (shrankNow && ds.desired > 0) {
-    const who = obs.leftNodes.length > 0 ? `: ${describeLeft(obs.leftNodes)} left the targets` : '';
-    events.push(ev('Warning', Reason.DesiredShrank, `DESIRED dropped from ${prev.desired} to ${ds.desired}${who}`));
+    events.push(ev('Warning', Reason.DesiredShrank, `DESIRED dropped from ${prev.desired} to ${ds.desired}: ${describeLeft(obs.leftNodes)} left the targets`));
   }
   if (observed && ds.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
     events.push(ev('Warning', Reason.NoNodesMatched, `DaemonSet ${ds.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`));
@@ -308,7 +311,8 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
     }
     if (obs.leftNodes.length > 0) rollout.leftNodes = mergeLeft(rollout.leftNodes, obs.leftNodes);
     const templateChange = rollout.fromRevision !== undefined && rollout.fromRevision.hash !== rollout.toRevision.hash;
-    const shrank = observed && templateChange && ds.desired < rollout.desiredAtStart;
+    const expectedDesired = rollout.desiredAtStart - (rollout.removedNodes?.length ?? 0);
+    const shrank = observed && templateChange && ds.desired < expectedDesired;
     const idle = now - (parse(rollout.lastProgressAt) ?? now);
 
     if (complete && !shrank) {
@@ -340,7 +344,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         left: rollout.leftNodes ?? [],
         gens: split.generations,
         ds,
-        desiredAtStart: rollout.desiredAtStart,
+        desiredAtStart: expectedDesired,
       };
       // Our undo is applied but the controller has not made the restored revision current yet (it
       // renumbers it on its next sync): that is the rollback starting, not a second stall.

@@ -115,6 +115,8 @@ export interface RolloutStatus {
   rollback?: boolean;
   progress: ProgressMarks;
   leftNodes?: LeftNode[];
+  /** Nodes deleted from the cluster during the rollout: they lower the DESIRED expected at the end. */
+  removedNodes?: string[];
 }
 
 /** The record of an undo, written before acting (result Pending) and after. */

@@ -27,16 +27,21 @@ export interface CacheView {
  * missing until the next change.
  */
 export class TargetMemory {
+  /**
+   * Per guard: the eligible node set the last time it agreed with the controller's DESIRED. It moves
+   * only then, so a node that left is still named on the pass where the DaemonSet status catches up
+   * (node and DaemonSet events arrive in either order).
+   */
   private readonly eligible = new Map<string, { uid: string; nodes: Set<string> }>();
 
   /**
    * Nodes eligible last time and not now: `left` still exist (a taint, a label, a selector change),
    * `removed` are gone from the cluster. Updates the memory.
    */
-  diff(key: string, uid: string, nodes: readonly NodeView[], existing: ReadonlySet<string>): { left: LeftNode[]; removed: string[] } {
+  diff(key: string, uid: string, nodes: readonly NodeView[], existing: ReadonlySet<string>, settled: boolean): { left: LeftNode[]; removed: string[] } {
     const now = new Set(nodes.filter((n) => n.eligible).map((n) => n.node));
     const prev = this.eligible.get(key);
-    this.eligible.set(key, { uid, nodes: now });
+    if (!prev || prev.uid !== uid || settled) this.eligible.set(key, { uid, nodes: now });
     if (!prev || prev.uid !== uid) return { left: [], removed: [] };
     const left: LeftNode[] = [];
     const removed: string[] = [];
@@ -139,7 +144,9 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   for (const [node, pods] of podsByNode) {
     if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods });
   }
-  const { left, removed } = memory.diff(guardKey, uid, nodes, known);
+  const eligibleCount = nodes.filter((n) => n.eligible).length;
+  const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;
+  const { left, removed } = memory.diff(guardKey, uid, nodes, known, settled);
   const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
   const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
   if (currentRevision) obs.currentRevision = currentRevision;
