@@ -192,13 +192,18 @@ describe('undo end to end', { concurrency: true }, () => {
     await waitFor(async () => (await reasons(n, 'RolloutGuard')).includes('UndoSkipped'), { timeoutMs: 10_000, describe: 'UndoSkipped event' });
   });
 
-  it('suspend: true observes and does nothing', async () => {
-    const n = await setup('suspend', {}, { ...UNDO, suspend: true });
+  it('suspend: true observes and does nothing; resuming restarts the clock and the guard acts', async () => {
+    const n = await setup('suspend');
+    await kubectl(['patch', 'rolloutguard', 'decoder', '--type=merge', '-p', '{"spec":{"suspend":true}}'], { ns: n });
     const g0 = await waitGuard(n, (x) => x.status?.state === 'Suspended', 'Suspended');
     assert.equal(g0.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'Suspended');
     const before = await templateGeneration(n);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
     await holdsFor(async () => (await getGuard(n)).status?.state === 'Suspended' && (await templateGeneration(n)) === String(Number(before) + 1), { durationMs: 9_000, describe: 'still suspended, no undo' });
+    await kubectl(['patch', 'rolloutguard', 'decoder', '--type=merge', '-p', '{"spec":{"suspend":false}}'], { ns: n });
+    const resumed = Date.now();
+    await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack after resuming', 90_000);
+    assert.ok(Date.now() - resumed >= 5_000, 'the deadline counted from the resume, not from before the suspension');
   });
 
   it('Report mode says what an undo would do, validated by a server-side dry run, and changes nothing', async () => {
