@@ -10,11 +10,11 @@
  *   4  the DaemonSet does not exist
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { decide } from './domain/stateMachine.js';
-import { fmtRev } from './domain/messages.js';
-import type { GuardSpec, GuardStatus } from './domain/types.js';
-import { ApiClient } from './k8s/apiClient.js';
+import { fmtDuration, fmtRev } from './domain/messages.js';
+import type { GuardSpec, GuardStatus, Observation } from './domain/types.js';
+import { ApiClient, ApiError, isNotFound } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
 import { HASH_LABEL, controllerOf, slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
@@ -22,7 +22,6 @@ import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from './k8s/slim.
 import { TargetMemory, gather, type CacheView } from './reconcile/gather.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
-import { createLogger } from './runtime/logger.js';
 
 /** Exit codes shared by every subcommand. */
 export const ExitCode = { Ok: 0, Failure: 1, Usage: 2, Stalled: 3, NotFound: 4, NotGuardable: 5 } as const;
@@ -36,14 +35,35 @@ export interface CheckOptions {
   kubeconfig?: string;
 }
 
-/** "90", "90s", "5m", "1h" → seconds. */
+/**
+ * "90", "90s", "5m", "1h", or Go/kubectl style compounds such as "1m30s" → seconds. Whole units only:
+ * rollout deadlines are never finer than a second.
+ */
 export function parseDuration(flag: string, v: string): number {
-  const m = /^(\d+)(s|m|h)?$/.exec(v.trim());
-  if (!m) throw new UsageError(`${flag} wants a duration like 90s, 5m or 1h, got ${JSON.stringify(v)}`);
-  const n = Number(m[1]);
-  const mult = m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1;
-  return n * mult;
+  const text = v.trim();
+  const bad = (): UsageError => new UsageError(`${flag} wants a duration like 90s, 5m, 1m30s or 1h, got ${JSON.stringify(v)}`);
+  if (/^\d+$/.test(text)) return Number(text);
+  if (!/^(\d+[hms])+$/.test(text)) throw bad();
+  let total = 0;
+  let lastRank = -1;
+  for (const [, n, unit] of text.matchAll(/(\d+)([hms])/g)) {
+    const rank = 'hms'.indexOf(unit ?? '');
+    // "30s1m" or "1m1m" is almost certainly a typo; Go's time.ParseDuration accepts it, we'd rather not guess.
+    if (rank <= lastRank) throw bad();
+    lastRank = rank;
+    total += Number(n) * (unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
+  }
+  return total;
 }
+
+/** Usage of the check subcommand, printed by `check --help`. */
+export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]
+
+Watches one DaemonSet rollout and exits when it completes or stalls (no progress for --deadline).
+  --deadline   time without progress before the rollout counts as stalled (default 10m)
+  --suspect    time without progress before it is reported as suspect (default deadline/5)
+  --output     text (default: the per-node split as it changes) or json (one document at the end)
+exit codes: 0 complete, 1 error, 2 usage, 3 stalled, 4 DaemonSet not found, 5 updateStrategy OnDelete`;
 
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
   let target: string | undefined;
@@ -88,7 +108,9 @@ export function parseCheckArgs(args: readonly string[]): CheckOptions {
     }
   }
   if (!target) throw new UsageError('check needs a target: ds/NAME');
-  const m = /^(?:ds|daemonset|daemonsets|daemonset\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/.exec(target);
+  // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
+  const m = /^(?:ds|daemonsets?|daemonsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(target);
+  if (m?.[1] && m[1] !== m[1].toLowerCase()) throw new UsageError(`a DaemonSet name is lowercase, got ${JSON.stringify(m[1])}`);
   if (!m?.[1]) throw new UsageError(`target must look like ds/NAME, got ${JSON.stringify(target)}`);
   if (deadline < 2) throw new UsageError('--deadline must be at least 2s');
   const suspectSeconds = suspect ?? Math.max(1, Math.floor(deadline / 5));
@@ -107,14 +129,93 @@ function splitLines(s: GuardStatus): string[] {
   return lines;
 }
 
+/** How a check ends: the exit code, a short verdict and the sentence explaining it. */
+export interface Verdict {
+  code: number;
+  verdict: string;
+  message: string;
+}
+
+/**
+ * The check's end condition for one pass, or undefined to keep watching. Pure, so the rules are unit-tested.
+ *
+ * `unobservedForMs` is how long the DaemonSet controller has not observed the current generation: until it
+ * has, the DaemonSet's counters describe the previous template, and decide() (which tracks no rollout yet
+ * on a first pass) reports Healthy. Right after `kubectl apply` or `kubectl set image`, which is exactly
+ * when a pipeline runs `check`, that would be a false "complete"; kubectl rollout status waits for
+ * observedGeneration for the same reason.
+ */
+export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs: number, deadlineMs: number): Verdict | undefined {
+  if (obs.kind === 'TargetMissing') return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `DaemonSet ${obs.targetName} not found` };
+  const ds = obs.ds;
+  if (ds.strategy === 'OnDelete') return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
+  const msg = status.message ?? '';
+  if (status.state === 'Stalled' || status.cause === 'NoNodesMatched') return { code: ExitCode.Stalled, verdict: 'rollout stalled', message: msg };
+  if (ds.observedGeneration < ds.generation) {
+    if (unobservedForMs < deadlineMs) return undefined;
+    return {
+      code: ExitCode.Stalled,
+      verdict: 'rollout stalled',
+      message: `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(unobservedForMs)} (observed ${ds.observedGeneration}): is kube-controller-manager running?`,
+    };
+  }
+  if (status.state === 'Healthy') return { code: ExitCode.Ok, verdict: 'rollout complete', message: msg };
+  return undefined;
+}
+
+/** Fails fast, with the API server's words, when the target is missing or a collection cannot be read. */
+async function preflight(client: ApiClient, opts: CheckOptions, paths: readonly string[]): Promise<Verdict | undefined> {
+  const ns = encodeURIComponent(opts.namespace);
+  try {
+    await client.request('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/${encodeURIComponent(opts.name)}`);
+  } catch (e) {
+    if (isNotFound(e)) {
+      return { code: ExitCode.NotFound, verdict: 'not found', message: `DaemonSet ${opts.name} not found in namespace ${opts.namespace}` };
+    }
+    throw e;
+  }
+  // The informers would retry a 403 forever with backoff, and a CI job would hang: the one thing check
+  // exists to prevent. One cheap list per collection turns a missing RBAC rule into an error at once.
+  for (const p of paths) await client.request('GET', p, { query: { limit: 1 } });
+  return undefined;
+}
+
+/** How long check waits for the first list of every collection before giving up. */
+const SYNC_TIMEOUT_MS = 30_000;
+
 /** Runs the check until the rollout completes or stalls. Exposed with injectable parts for tests. */
 export async function check(opts: CheckOptions, client: ApiClient, clock: Clock, log: Logger, out: (line: string) => void): Promise<number> {
   const ns = encodeURIComponent(opts.namespace);
+  const key = `${opts.namespace}/${opts.name}`;
+  const started = clock.now();
+  const finish = (v: Verdict, status: GuardStatus, now: number): number => {
+    if (opts.output === 'json') {
+      out(JSON.stringify({ verdict: v.verdict, exitCode: v.code, target: key, message: v.message, elapsedSeconds: Math.round((now - started) / 1000), status }, null, 2));
+      return v.code;
+    }
+    // decide() words the undo plan for a guard in Report mode; check has no onStall setting to point at.
+    out(`${v.verdict}: ${v.message.replace(' (onStall.action is Report).', '.')}`);
+    const plan = status.undoPlan;
+    if (v.code === ExitCode.Stalled && plan?.toRevision !== undefined) {
+      out(`to undo: kubectl rollout undo daemonset/${opts.name} -n ${opts.namespace} --to-revision=${plan.toRevision}`);
+    }
+    return v.code;
+  };
+
   const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
-  const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: `/apis/apps/v1/namespaces/${ns}/daemonsets`, fieldSelector: `metadata.name=${opts.name}`, slim: slimDaemonSet, ...common }, log);
-  const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: `/api/v1/namespaces/${ns}/pods`, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
-  const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: `/apis/apps/v1/namespaces/${ns}/controllerrevisions`, slim: slimRevision, ...common }, log);
-  const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
+  const paths = {
+    ds: `/apis/apps/v1/namespaces/${ns}/daemonsets`,
+    pods: `/api/v1/namespaces/${ns}/pods`,
+    revs: `/apis/apps/v1/namespaces/${ns}/controllerrevisions`,
+    nodes: '/api/v1/nodes',
+  };
+  const early = await preflight(client, opts, Object.values(paths));
+  if (early) return finish(early, {}, clock.now());
+
+  const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: paths.ds, fieldSelector: `metadata.name=${opts.name}`, slim: slimDaemonSet, ...common }, log);
+  const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
+  const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: paths.revs, slim: slimRevision, ...common }, log);
+  const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: paths.nodes, slim: slimNode, ...common }, log);
   const owner = (o: SlimPod | SlimRevision): string[] => {
     const c = controllerOf(o.metadata, 'DaemonSet');
     return c ? [c.uid] : [];
@@ -143,39 +244,48 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
     onStall: { action: 'Report', delaySeconds: 0 },
     suspend: false,
   };
+  const deadlineMs = opts.deadlineSeconds * 1000;
   const memory = new TargetMemory();
-  const key = `${opts.namespace}/${opts.name}`;
   let status: GuardStatus = {};
   let lastPrinted = '';
-  const started = clock.now();
+  let unobservedSince: number | undefined;
 
   for (const i of informers) i.start();
   try {
-    await Promise.all(informers.map((i) => i.waitForSync()));
+    let syncTimer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      syncTimer = setTimeout(() => reject(new Error(`the API server did not answer the first lists within ${SYNC_TIMEOUT_MS / 1000}s`)), SYNC_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([Promise.all(informers.map((i) => i.waitForSync())), timedOut]);
+    } finally {
+      clearTimeout(syncTimer);
+    }
     for (;;) {
       const now = clock.now();
       const obs = gather(cache, memory, key, opts.namespace, opts.name, now);
       const d = decide(obs, status, { spec, generation: 1 }, now);
       status = d.status;
+      const unobserved = obs.kind === 'Target' && obs.ds.observedGeneration < obs.ds.generation;
+      if (!unobserved) unobservedSince = undefined;
+      else unobservedSince ??= now;
+      const unobservedForMs = unobservedSince === undefined ? 0 : now - unobservedSince;
       const snapshot = JSON.stringify([status.state, status.cause, status.generations, status.blockedNodes, status.emptyNodes, status.desired, status.updated, status.available]);
       if (opts.output === 'text' && snapshot !== lastPrinted) {
         lastPrinted = snapshot;
         const t = ((now - started) / 1000).toFixed(0).padStart(4);
-        out(`[${t}s] ${status.state ?? 'Unknown'}  desired ${status.desired ?? 0}  updated ${status.updated ?? 0}  ready ${status.ready ?? 0}  available ${status.available ?? 0}${status.cause ? `  cause ${status.cause}` : ''}`);
+        // "Healthy" before the controller has seen the new template would contradict the verdict that follows.
+        const state = unobserved && status.state === 'Healthy' ? 'Waiting' : (status.state ?? 'Unknown');
+        out(`[${t}s] ${state}  desired ${status.desired ?? 0}  updated ${status.updated ?? 0}  ready ${status.ready ?? 0}  available ${status.available ?? 0}${status.cause ? `  cause ${status.cause}` : ''}`);
         for (const l of splitLines(status)) out(l);
       }
-      const finish = (code: number, verdict: string): number => {
-        if (opts.output === 'json') out(JSON.stringify({ verdict, exitCode: code, target: key, elapsedSeconds: Math.round((now - started) / 1000), status }, null, 2));
-        else out(`${verdict}: ${status.message ?? ''}`);
-        return code;
-      };
-      if (obs.kind === 'TargetMissing') return finish(ExitCode.NotFound, 'not found');
-      if (obs.ds.strategy === 'OnDelete') return finish(ExitCode.NotGuardable, 'not checkable');
-      if (status.state === 'Healthy' && status.cause !== 'NoNodesMatched') return finish(ExitCode.Ok, 'rollout complete');
-      if (status.state === 'Stalled' || status.cause === 'NoNodesMatched') return finish(ExitCode.Stalled, 'rollout stalled');
+      const v = verdictOf(obs, status, unobservedForMs, deadlineMs);
+      if (v) return finish(v, status, now);
       // Wait for a cache change or the next deadline, whichever comes first.
+      let waitMs = d.requeueAfterMs ?? 30_000;
+      if (unobserved) waitMs = Math.min(waitMs, Math.max(500, deadlineMs - unobservedForMs + 100));
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, d.requeueAfterMs ?? 30_000);
+        const timer = setTimeout(resolve, waitMs);
         wake = () => {
           clearTimeout(timer);
           resolve();
@@ -188,15 +298,37 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
   }
 }
 
+/** One line for an error from the API server or the network, without a stack. */
+function describeError(e: unknown): string {
+  if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;
+  return e instanceof Error ? e.message : String(e);
+}
+
 /** Entry point of `rollout-guard check`. */
 export async function runCheck(args: readonly string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(CHECK_USAGE);
+    return ExitCode.Ok;
+  }
   const opts = parseCheckArgs(args);
-  const log = createLogger(process.env.LOG_LEVEL ?? 'warn');
-  const client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig));
+  // Logs go to stderr: stdout carries the check's own output, which must stay parseable with --output json.
+  const log = pino(
+    { level: process.env.LOG_LEVEL ?? 'warn', base: { component: 'rollout-guard-check' }, timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination(2),
+  );
+  let client: ApiClient;
+  try {
+    client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig));
+  } catch (e) {
+    console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${describeError(e)}`);
+    return ExitCode.Failure;
+  }
   try {
     return await check(opts, client, systemClock, log, (l) => console.log(l));
   } catch (e) {
-    console.error(`rollout-guard check: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`rollout-guard check: ${describeError(e)}`);
     return ExitCode.Failure;
+  } finally {
+    client.close();
   }
 }

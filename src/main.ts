@@ -7,6 +7,7 @@ import { ApiClient } from './k8s/apiClient.js';
 import { DaemonSetUndo } from './k8s/daemonSetUndo.js';
 import { EventRecorder } from './k8s/eventRecorder.js';
 import { StatusWriter } from './k8s/statusWriter.js';
+import { PolicyWriter } from './k8s/policyWriter.js';
 import { systemClock } from './runtime/clock.js';
 import { UsageError, loadConfig, type OperatorConfig } from './runtime/config.js';
 import { Controller } from './runtime/controller.js';
@@ -33,6 +34,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
     clock: systemClock,
     metrics,
     log,
+    policyPorts: new PolicyWriter(client),
     ports: {
       readGuard: (ns, name) => statusWriter.read(ns, name),
       writeStatus: (g, s) => statusWriter.write(g, s),

@@ -11,7 +11,8 @@ export type ConditionType = (typeof CONDITION_TYPES)[number];
 
 /** A condition without its transition time: what `decide` wants the condition to say. */
 export interface DesiredCondition {
-  type: ConditionType;
+  /** One of CONDITION_TYPES for guards; policies have their own. */
+  type: ConditionType | (string & {});
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;

@@ -51,6 +51,8 @@ export interface OperatorConfig {
   shutdownBudgetMs: number;
   /** Kubeconfig file; unset means in-cluster config, then $KUBECONFIG, then ~/.kube/config. */
   kubeconfig?: string;
+  /** Run the RolloutGuardPolicy controller (needs cluster-wide read of namespaces and policies). */
+  policies: boolean;
 }
 
 export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
@@ -71,6 +73,7 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   watchTimeoutSeconds: 300,
   watchIdleTimeoutMs: 180_000,
   shutdownBudgetMs: 20_000,
+  policies: true,
 };
 
 /** Thrown for bad flags; main prints the message and exits with the usage error code. */
@@ -90,6 +93,7 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
   '--renew-deadline-ms': { env: 'RENEW_DEADLINE_MS', key: 'renewDeadlineMs', kind: 'int' },
   '--retry-period-ms': { env: 'RETRY_PERIOD_MS', key: 'retryPeriodMs', kind: 'int' },
   '--shutdown-budget-ms': { env: 'SHUTDOWN_BUDGET_MS', key: 'shutdownBudgetMs', kind: 'int' },
+  '--policies': { env: 'ENABLE_POLICIES', key: 'policies', kind: 'bool' },
 };
 
 function convert(flag: string, kind: string, v: string): unknown {

@@ -21,6 +21,8 @@ import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '
 import { classify } from '../reconcile/errors.js';
 import { TargetMemory, type CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
+import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
+import { POLICY_LABEL } from '../domain/policyPlan.js';
 import type { Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
 import type { Metrics } from './metrics.js';
@@ -87,9 +89,28 @@ function nsPath(group: string, resource: string, ns: string | undefined): string
 const BY_TARGET = 'target';
 const BY_OWNER = 'owner';
 
+/** Work-queue keys of policies; guard keys are `namespace/name` and never start with this. */
+const POLICY_KEY = 'rgp:';
+
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- raw JSON */
+function slimPolicy(raw: any): SlimPolicy {
+  return {
+    metadata: { name: raw?.metadata?.name ?? '', uid: raw?.metadata?.uid, generation: raw?.metadata?.generation, resourceVersion: raw?.metadata?.resourceVersion },
+    spec: structuredClone(raw?.spec ?? {}),
+    ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
+  };
+}
+
+function slimNamespace(raw: any): SlimNamespace {
+  return { metadata: { name: raw?.metadata?.name ?? '', labels: { ...(raw?.metadata?.labels ?? {}) }, resourceVersion: raw?.metadata?.resourceVersion, uid: raw?.metadata?.uid } };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
+
 export interface ControllerDeps {
   client: ApiClient;
   ports: Omit<ReconcilerPorts, 'guard'>;
+  /** Writes of the policy controller; absent when policies are disabled. */
+  policyPorts?: PolicyPorts;
   config: OperatorConfig;
   clock: Clock;
   metrics: Metrics;
@@ -102,8 +123,11 @@ export class Controller {
   readonly pods: InformerSet<SlimPod>;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
+  readonly policies: Informer<SlimPolicy> | undefined;
+  readonly namespaces: Informer<SlimNamespace> | undefined;
   readonly queue: WorkQueue;
   readonly reconciler: Reconciler;
+  readonly policyReconciler: PolicyReconciler | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private resyncTimer: ReturnType<typeof setTimeout> | undefined;
   private workersStarted = false;
@@ -117,6 +141,26 @@ export class Controller {
     this.pods = new InformerSet(client, log, ns, (n) => ({ name: 'pods', listPath: nsPath('', 'pods', n), labelSelector: HASH_LABEL, slim: slimPod }), common);
     this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: nsPath('apps/v1', 'controllerrevisions', n), slim: slimRevision }), common);
     this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
+    if (config.policies && deps.policyPorts) {
+      this.policies = new Informer<SlimPolicy>(client, { name: 'rolloutguardpolicies', listPath: `/apis/${GROUP}/${VERSION}/rolloutguardpolicies`, slim: slimPolicy, ...common }, log);
+      this.namespaces = new Informer<SlimNamespace>(client, { name: 'namespaces', listPath: '/api/v1/namespaces', slim: slimNamespace, ...common }, log);
+      const watched = new Set(ns);
+      const policies = this.policies;
+      const namespaces = this.namespaces;
+      this.policyReconciler = new PolicyReconciler(
+        {
+          policy: (name) => policies.get(undefined, name),
+          policies: () => policies.list(),
+          // In namespaced mode a policy can only act where the operator watches.
+          namespaces: () => namespaces.list().filter((n) => watched.size === 0 || watched.has(n.metadata.name)),
+          daemonSets: () => this.daemonSets.list(),
+          guards: () => this.guards.list(),
+        },
+        deps.policyPorts,
+        deps.clock,
+        log,
+      );
+    }
 
     this.guards.addIndex(BY_TARGET, (g) => [`${g.metadata.namespace ?? ''}/${g.spec?.targetRef?.name ?? ''}`]);
     const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
@@ -164,11 +208,35 @@ export class Controller {
 
   private enqueueAll(): void {
     for (const g of this.guards.list()) this.enqueue(`${g.metadata.namespace ?? ''}/${g.metadata.name}`);
+    this.enqueuePolicies();
+  }
+
+  private enqueuePolicies(): void {
+    for (const p of this.policies?.list() ?? []) this.enqueue(`${POLICY_KEY}${p.metadata.name}`);
   }
 
   private wireHandlers(): void {
-    this.guards.onEvent((e) => this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`));
-    this.daemonSets.onEvent((e) => this.enqueueForTarget(e.obj.metadata.namespace, e.obj.metadata.name));
+    this.guards.onEvent((e) => {
+      this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`);
+      if (!this.policies) return;
+      const policy = e.obj.metadata.labels?.[POLICY_LABEL];
+      if (policy) this.enqueue(`${POLICY_KEY}${policy}`);
+      // A hand-written guard appearing, going or retargeting changes which DaemonSets policies may claim.
+      else if (e.type !== 'update' || e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.enqueuePolicies();
+    });
+    this.daemonSets.onEvent((e) => {
+      this.enqueueForTarget(e.obj.metadata.namespace, e.obj.metadata.name);
+      if (e.type !== 'update' || JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) || JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)) {
+        this.enqueuePolicies();
+      }
+    });
+    // Any policy change can move an overlap's winner: every policy looks again (policies are few).
+    this.policies?.onEvent(() => this.enqueuePolicies());
+    this.namespaces?.onEvent((e) => {
+      if (e.type !== 'update' || JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels)) this.enqueuePolicies();
+    });
+    this.policies?.onRelist(() => this.enqueuePolicies());
+    this.namespaces?.onRelist(() => this.enqueuePolicies());
     const byOwner = (e: InformerEvent<SlimPod | SlimRevision>): void => {
       const c = controllerOf(e.obj.metadata, 'DaemonSet');
       if (c) this.enqueueForTarget(e.obj.metadata.namespace, c.name);
@@ -192,6 +260,8 @@ export class Controller {
       ...this.pods.members,
       ...this.revisions.members,
       this.nodes,
+      ...(this.policies ? [this.policies] : []),
+      ...(this.namespaces ? [this.namespaces] : []),
     ] as unknown as Informer<Meta>[];
   }
 
@@ -239,9 +309,14 @@ export class Controller {
       if (key === undefined) return;
       this.deps.metrics.queueDepth.set(this.queue.len());
       try {
-        const r = await this.reconciler.reconcile(key);
-        this.queue.forget(key);
-        if (r.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
+        if (key.startsWith(POLICY_KEY)) {
+          await this.policyReconciler?.reconcile(key.slice(POLICY_KEY.length));
+          this.queue.forget(key);
+        } else {
+          const r = await this.reconciler.reconcile(key);
+          this.queue.forget(key);
+          if (r.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
+        }
       } catch (e) {
         const cls = classify(e);
         this.deps.metrics.reconcileErrors.inc({ class: cls });

@@ -1,0 +1,196 @@
+/**
+ * RolloutGuardPolicy planning: which DaemonSets a cluster-wide policy guards, which guard it keeps next
+ * to each, and which it must delete. Pure: the policy reconciler gathers the views from its caches and
+ * applies the plan.
+ *
+ * Rules, in order, for each DaemonSet a policy selects:
+ *  1. `rolloutguard.dev/ignore: "true"` on the DaemonSet → never guarded by a policy;
+ *  2. a hand-written RolloutGuard (one no policy generated) targets it → the hand-written one wins;
+ *  3. several policies select it → the one with the lexicographically smallest name wins, every loser
+ *     reports the conflict (deterministic, independent of event order);
+ *  4. otherwise the policy keeps exactly one generated guard for it.
+ */
+
+/** The label every generated guard carries, naming its policy. */
+export const POLICY_LABEL = 'rolloutguard.dev/policy';
+/** DaemonSets with this annotation set to "true" are never guarded by a policy. */
+export const IGNORE_ANNOTATION = 'rolloutguard.dev/ignore';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** metav1.LabelSelector semantics: an empty or absent selector matches everything. */
+export function matchesSelector(sel: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(sel?.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const r of sel?.matchExpressions ?? []) {
+    const v = l[r.key];
+    const values = r.values ?? [];
+    switch (r.operator) {
+      case 'In':
+        if (v === undefined || !values.includes(v)) return false;
+        break;
+      case 'NotIn':
+        if (v !== undefined && values.includes(v)) return false;
+        break;
+      case 'Exists':
+        if (v === undefined) return false;
+        break;
+      case 'DoesNotExist':
+        if (v !== undefined) return false;
+        break;
+      default:
+        return false; // the CRD schema rejects other operators; fail closed
+    }
+  }
+  return true;
+}
+
+export interface GuardTemplate {
+  suspectAfterSeconds?: number;
+  progressDeadlineSeconds?: number;
+  onStall?: { action?: string; delaySeconds?: number };
+}
+
+export interface PolicyView {
+  name: string;
+  uid: string;
+  namespaceSelector?: LabelSelector;
+  selector?: LabelSelector;
+  guard?: GuardTemplate;
+}
+
+export interface NamespaceView {
+  name: string;
+  labels: Record<string, string>;
+}
+
+export interface DaemonSetRef {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  ignored: boolean;
+}
+
+export interface GuardRefView {
+  namespace: string;
+  name: string;
+  target: string;
+  /** The policy label, when a policy generated it. */
+  policy?: string;
+  /** UID of the controller owner, for generated guards. */
+  ownerUid?: string;
+  spec: unknown;
+}
+
+export interface DesiredGuard {
+  namespace: string;
+  name: string;
+  target: string;
+  spec: Record<string, unknown>;
+}
+
+export interface Conflict {
+  namespace: string;
+  daemonSet: string;
+  reason: 'HandWrittenGuard' | 'OverlappingPolicy';
+  /** The guard or policy that guards it instead. */
+  winner: string;
+}
+
+export interface PolicyPlan {
+  matched: number;
+  desired: DesiredGuard[];
+  /** Generated guards of this policy to delete (their DaemonSet no longer matches, or another wins). */
+  deletions: GuardRefView[];
+  conflicts: Conflict[];
+}
+
+/** FNV-1a, 32 bit: a short stable suffix for names that would exceed 63 characters. */
+function fnv32(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * The generated guard's name: `<policy>-<daemonset>`, cut to 63 characters with a hash of the full
+ * name when longer, so it is deterministic, unique per (policy, DaemonSet) and a valid label value.
+ */
+export function generatedGuardName(policy: string, daemonSet: string): string {
+  const full = `${policy}-${daemonSet}`;
+  if (full.length <= 63) return full;
+  return `${full.slice(0, 54).replace(/[-.]+$/, '')}-${fnv32(full)}`;
+}
+
+/** The spec a policy gives its guards; fields the policy leaves out take the CRD defaults. */
+export function guardSpecFor(policy: PolicyView, target: string): Record<string, unknown> {
+  const spec: Record<string, unknown> = { targetRef: { kind: 'DaemonSet', name: target } };
+  const g = policy.guard ?? {};
+  if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
+  if (g.progressDeadlineSeconds !== undefined) spec.progressDeadlineSeconds = g.progressDeadlineSeconds;
+  if (g.onStall !== undefined) spec.onStall = { ...g.onStall };
+  return spec;
+}
+
+function policySelects(p: PolicyView, ns: NamespaceView | undefined, ds: DaemonSetRef): boolean {
+  return ns !== undefined && matchesSelector(p.namespaceSelector, ns.labels) && matchesSelector(p.selector, ds.labels);
+}
+
+/** Plans one policy against the whole (cached) world. */
+export function planPolicy(
+  policy: PolicyView,
+  allPolicies: readonly PolicyView[],
+  namespaces: readonly NamespaceView[],
+  daemonSets: readonly DaemonSetRef[],
+  guards: readonly GuardRefView[],
+): PolicyPlan {
+  const nsByName = new Map(namespaces.map((n) => [n.name, n]));
+  const handWritten = new Map<string, GuardRefView>();
+  for (const g of guards) if (!g.policy) handWritten.set(`${g.namespace}/${g.target}`, g);
+  const mine = guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid);
+
+  const desired: DesiredGuard[] = [];
+  const conflicts: Conflict[] = [];
+  let matched = 0;
+  for (const ds of daemonSets) {
+    const ns = nsByName.get(ds.namespace);
+    if (!policySelects(policy, ns, ds)) continue;
+    if (ds.ignored) continue;
+    matched++;
+    const hw = handWritten.get(`${ds.namespace}/${ds.name}`);
+    if (hw) {
+      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'HandWrittenGuard', winner: `rolloutguard/${hw.name}` });
+      continue;
+    }
+    const winner = allPolicies
+      .filter((p) => policySelects(p, ns, ds))
+      .map((p) => p.name)
+      .sort()[0];
+    const others = allPolicies.filter((p) => p.name !== policy.name && policySelects(p, ns, ds));
+    if (winner !== policy.name) {
+      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'OverlappingPolicy', winner: `rolloutguardpolicy/${winner ?? '?'}` });
+      continue;
+    }
+    if (others.length > 0) {
+      // The winner reports the overlap too, so both policies show it.
+      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'OverlappingPolicy', winner: `rolloutguardpolicy/${policy.name}` });
+    }
+    desired.push({ namespace: ds.namespace, name: generatedGuardName(policy.name, ds.name), target: ds.name, spec: guardSpecFor(policy, ds.name) });
+  }
+  const keep = new Set(desired.map((d) => `${d.namespace}/${d.name}`));
+  const deletions = mine.filter((g) => !keep.has(`${g.namespace}/${g.name}`));
+  const order = (a: { namespace: string; name?: string; daemonSet?: string }, b: typeof a): number =>
+    a.namespace.localeCompare(b.namespace) || (a.name ?? a.daemonSet ?? '').localeCompare(b.name ?? b.daemonSet ?? '');
+  return { matched, desired: desired.sort(order), deletions: deletions.sort(order), conflicts: conflicts.sort(order) };
+}

@@ -1,0 +1,184 @@
+/**
+ * One reconcile pass for one RolloutGuardPolicy: gather the cached namespaces, DaemonSets, guards and
+ * policies → plan (pure, domain/policyPlan.ts) → create, update or delete generated guards → persist
+ * the policy's status.
+ *
+ * Only guards carrying this policy's label *and* a controller ownerReference to this policy's UID are
+ * ever updated or deleted: a hand-written guard, or another policy's, is never touched.
+ */
+import type { Logger } from 'pino';
+import { setCondition } from '../domain/conditions.js';
+import {
+  IGNORE_ANNOTATION,
+  POLICY_LABEL,
+  planPolicy,
+  type DaemonSetRef,
+  type DesiredGuard,
+  type GuardRefView,
+  type LabelSelector,
+  type NamespaceView,
+  type PolicyView,
+} from '../domain/policyPlan.js';
+import type { Condition } from '../domain/types.js';
+import { isConflict, isNotFound } from '../k8s/apiClient.js';
+import { API_VERSION, controllerOf, type SlimDaemonSet, type SlimGuard } from '../k8s/slim.js';
+import type { Clock } from '../runtime/clock.js';
+import { withDefaults } from './reconciler.js';
+
+/** A RolloutGuardPolicy as cached. */
+export interface SlimPolicy {
+  metadata: { name: string; uid?: string; generation?: number; resourceVersion?: string };
+  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; guard?: PolicyView['guard'] };
+  status?: PolicyStatus;
+}
+
+export interface PolicyStatus {
+  observedGeneration?: number;
+  matchedDaemonSets?: number;
+  guards?: number;
+  conflictCount?: number;
+  conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
+  conditions?: Condition[];
+}
+
+/** A namespace as cached: name and labels only. */
+export interface SlimNamespace {
+  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+}
+
+export interface PolicyCache {
+  policy(name: string): Readonly<SlimPolicy> | undefined;
+  policies(): ReadonlyArray<Readonly<SlimPolicy>>;
+  namespaces(): ReadonlyArray<Readonly<SlimNamespace>>;
+  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
+  guards(): ReadonlyArray<Readonly<SlimGuard>>;
+}
+
+export interface PolicyPorts {
+  createGuard(body: unknown): Promise<void>;
+  patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void>;
+  deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
+}
+
+/** Conflicts listed in status; the count stays exact. */
+const CONFLICT_CAP = 50;
+
+function policyView(p: Readonly<SlimPolicy>): PolicyView {
+  const v: PolicyView = { name: p.metadata.name, uid: p.metadata.uid ?? '' };
+  if (p.spec?.namespaceSelector) v.namespaceSelector = p.spec.namespaceSelector;
+  if (p.spec?.selector) v.selector = p.spec.selector;
+  if (p.spec?.guard) v.guard = p.spec.guard;
+  return v;
+}
+
+function guardView(g: Readonly<SlimGuard>): GuardRefView {
+  const v: GuardRefView = { namespace: g.metadata.namespace ?? '', name: g.metadata.name, target: g.spec?.targetRef?.name ?? '', spec: g.spec };
+  const policy = g.metadata.labels?.[POLICY_LABEL];
+  if (policy) v.policy = policy;
+  const owner = controllerOf(g.metadata as Parameters<typeof controllerOf>[0], 'RolloutGuardPolicy');
+  if (owner) v.ownerUid = owner.uid;
+  return v;
+}
+
+export class PolicyReconciler {
+  constructor(
+    private readonly cache: PolicyCache,
+    private readonly ports: PolicyPorts,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  async reconcile(name: string): Promise<void> {
+    const p = this.cache.policy(name);
+    if (!p) return; // deleted: the garbage collector removes its guards through their ownerReferences
+    const log = this.log.child({ policy: name });
+    const policy = policyView(p);
+    const namespaces: NamespaceView[] = this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
+    const daemonSets: DaemonSetRef[] = this.cache.daemonSets().map((d) => ({
+      namespace: d.metadata.namespace ?? '',
+      name: d.metadata.name,
+      labels: d.metadata.labels ?? {},
+      ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
+    }));
+    const guards = this.cache.guards().map(guardView);
+    const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
+
+    const existing = new Map(guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]));
+    const taken = new Map(guards.map((g) => [`${g.namespace}/${g.name}`, g]));
+    for (const d of plan.desired) {
+      const key = `${d.namespace}/${d.name}`;
+      const mine = existing.get(key);
+      if (mine) {
+        const want = withDefaults(d.spec as never);
+        if (JSON.stringify(withDefaults(mine.spec as never)) !== JSON.stringify(want)) {
+          log.info({ guard: key }, 'updating generated guard');
+          await this.ports.patchGuardSpec(d.namespace, d.name, want);
+        }
+        continue;
+      }
+      if (taken.has(key)) {
+        // A guard of that name exists but is not ours: never take it over.
+        log.warn({ guard: key }, 'a guard with the generated name exists and is not owned by this policy; skipping');
+        continue;
+      }
+      log.info({ guard: key, target: d.target }, 'creating generated guard');
+      await this.create(p, d);
+    }
+    for (const g of plan.deletions) {
+      const uid = this.cache.guards().find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
+      log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
+      await this.ports.deleteGuard(g.namespace, g.name, uid);
+    }
+
+    const now = new Date(this.clock.now()).toISOString();
+    const guardsNow = plan.desired.length;
+    const msg = `guards ${guardsNow} of ${plan.matched} matching DaemonSet(s)${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
+    let conditions = [...(p.status?.conditions ?? [])];
+    conditions = setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Reconciled', message: msg }, now, p.metadata.generation).conditions;
+    conditions = setCondition(
+      conditions,
+      plan.conflicts.length > 0
+        ? { type: 'Conflicting', status: 'True', reason: plan.conflicts[0]?.reason ?? 'Conflict', message: plan.conflicts.slice(0, 3).map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`).join('; ') }
+        : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: 'no DaemonSet is claimed twice' },
+      now,
+      p.metadata.generation,
+    ).conditions;
+    const status: PolicyStatus = {
+      observedGeneration: p.metadata.generation ?? 0,
+      matchedDaemonSets: plan.matched,
+      guards: guardsNow,
+      conflictCount: plan.conflicts.length,
+      conflicts: plan.conflicts.slice(0, CONFLICT_CAP),
+      conditions,
+    };
+    await this.ports.writeStatus(p, status);
+  }
+
+  private async create(p: Readonly<SlimPolicy>, d: DesiredGuard): Promise<void> {
+    const body = {
+      apiVersion: API_VERSION,
+      kind: 'RolloutGuard',
+      metadata: {
+        name: d.name,
+        namespace: d.namespace,
+        labels: { [POLICY_LABEL]: p.metadata.name },
+        annotations: { 'rolloutguard.dev/generated-by': `rolloutguardpolicy/${p.metadata.name}` },
+        // Deleting the policy deletes its guards (garbage collection), and only its guards.
+        ownerReferences: [{ apiVersion: API_VERSION, kind: 'RolloutGuardPolicy', name: p.metadata.name, uid: p.metadata.uid, controller: true }],
+      },
+      spec: withDefaults(d.spec as never),
+    };
+    try {
+      await this.ports.createGuard(body);
+    } catch (e) {
+      // Already created by an earlier pass whose event we have not seen yet: the next pass updates it.
+      if (!isConflict(e)) throw e;
+    }
+  }
+}
+
+/** Ignores NotFound on delete: the goal is absence. */
+export function ignoreNotFound(e: unknown): void {
+  if (!isNotFound(e)) throw e;
+}
