@@ -76,7 +76,7 @@ function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = { namespace: g.metadata.namespace ?? '', name: g.metadata.name, target: g.spec?.targetRef?.name ?? '', spec: g.spec };
   const policy = g.metadata.labels?.[POLICY_LABEL];
   if (policy) v.policy = policy;
-  const owner = controllerOf(g.metadata as Parameters<typeof controllerOf>[0], 'RolloutGuardPolicy');
+  const owner = controllerOf(g.metadata, 'RolloutGuardPolicy');
   if (owner) v.ownerUid = owner.uid;
   return v;
 }
