@@ -364,11 +364,12 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         requeueAfterMs = deadlineMs - idle;
       } else if (idle >= deadlineMs) {
         state = 'Stalled';
-        message = stallSentence({ ...sentenceArgs, verb: 'has made no progress' });
-        if (!observed) message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(idle)}. ${message}`;
+        // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
+        message = stallSentence({ ...sentenceArgs, idleMs: deadlineMs, verb: 'has made no progress' });
+        if (!observed) message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${message}`;
       } else if (idle >= suspectMs) {
         state = 'Suspect';
-        message = stallSentence({ ...sentenceArgs, verb: 'has made no progress' });
+        message = stallSentence({ ...sentenceArgs, idleMs: suspectMs, verb: 'has made no progress' });
         requeueAfterMs = deadlineMs - idle;
       } else {
         state = rollout.rollback ? 'RollingBack' : 'Progressing';
@@ -485,11 +486,14 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
     setCond({ type: 'Progressing', status: 'True', reason: Reason.RolloutCompleteReason, message });
     setCond({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: 'no rollout is stalled' });
   } else if (state === 'Stalled') {
-    setCond({ type: 'Ready', status: 'False', reason: cause || 'Unknown', message });
-    setCond({ type: 'Progressing', status: 'False', reason: Reason.ProgressDeadlineExceeded, message });
+    // The full sentence lives in status.message and the Stalled condition; the others stay short so
+    // `kubectl describe` reads well.
+    const where = active && rollout ? `rollout to ${fmtRev(rollout.toRevision)}` : 'rollout';
+    setCond({ type: 'Ready', status: 'False', reason: cause || 'Unknown', message: `${where} stalled (${cause || 'Unknown'}); see the Stalled condition` });
+    setCond({ type: 'Progressing', status: 'False', reason: Reason.ProgressDeadlineExceeded, message: `${where} made no progress for ${spec.progressDeadlineSeconds}s (progressDeadlineSeconds)` });
     setCond({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message });
   } else {
-    setCond({ type: 'Ready', status: 'False', reason: Reason.TargetUnhealthy, message });
+    setCond({ type: 'Ready', status: 'False', reason: Reason.TargetUnhealthy, message: `target is ${state}` });
     setCond({
       type: 'Progressing',
       status: 'True',

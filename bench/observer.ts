@@ -1,0 +1,212 @@
+/**
+ * The bench's own view of the cluster, from watches (not polling) on the bench namespace: every
+ * RolloutGuard status the operator wrote, every DaemonSet status the controller wrote, and when each
+ * daemon pod appeared and when it first showed why it cannot run. Each change is stamped with the
+ * bench's clock on arrival; the operator runs on the same machine, so its timestamps compare directly.
+ *
+ * It uses the operator's own Informer (list + watch, bookmarks, restarts) with a separate client and
+ * User-Agent: its requests are not in the operator's counters.
+ */
+import { pino } from 'pino';
+import type { ApiClient } from '../src/k8s/apiClient.js';
+import { Informer } from '../src/k8s/informer.js';
+import type { DsStatusSample } from './alert.js';
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  resourceVersion?: string;
+}
+
+/** What the bench keeps of a guard. */
+export interface GuardSnap {
+  metadata: Meta;
+  state?: string;
+  cause?: string;
+  blocked: Array<{ node: string; reason: string }>;
+  blockedNodeCount?: number;
+  lastProgressAt?: string;
+  startedAt?: string;
+  completedAt?: string;
+  /** lastTransitionTime of the Stalled condition while it is True (the operator's clock, ms precision). */
+  stalledSince?: string;
+}
+
+/** A guard status as seen at time `t`. */
+export interface GuardObs extends GuardSnap {
+  t: number;
+}
+
+interface DsSnap {
+  metadata: Meta & { generation?: number };
+  observedGeneration: number;
+  sample: Omit<DsStatusSample, 't'>;
+}
+
+export interface PodSnap {
+  metadata: Meta;
+  ds?: string;
+  hash: string;
+  node?: string;
+  /** ImagePullBackOff, Unschedulable, …: the first thing that says the pod cannot run. */
+  failure?: string;
+}
+
+/** First sighting of a daemon pod, and of its failure. */
+export interface PodRecord {
+  ds: string;
+  hash: string;
+  node?: string;
+  seenAt: number;
+  failedAt?: number;
+  failure?: string;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON, read defensively */
+function meta(m: any): Meta {
+  return { name: String(m?.name ?? ''), ...(m?.namespace ? { namespace: String(m.namespace) } : {}), ...(m?.resourceVersion ? { resourceVersion: String(m.resourceVersion) } : {}) };
+}
+
+function slimGuardSnap(raw: any): GuardSnap {
+  const s = raw?.status ?? {};
+  const stalled = (s.conditions ?? []).find((c: any) => c?.type === 'Stalled' && c?.status === 'True');
+  return {
+    metadata: meta(raw?.metadata),
+    ...(s.state ? { state: String(s.state) } : {}),
+    ...(s.cause ? { cause: String(s.cause) } : {}),
+    blocked: (s.blockedNodes ?? []).map((b: any) => ({ node: String(b?.node ?? ''), reason: String(b?.reason ?? '') })),
+    ...(typeof s.blockedNodeCount === 'number' ? { blockedNodeCount: s.blockedNodeCount } : {}),
+    ...(s.rollout?.lastProgressAt ? { lastProgressAt: String(s.rollout.lastProgressAt) } : {}),
+    ...(s.rollout?.startedAt ? { startedAt: String(s.rollout.startedAt) } : {}),
+    ...(s.rollout?.completedAt ? { completedAt: String(s.rollout.completedAt) } : {}),
+    ...(stalled?.lastTransitionTime ? { stalledSince: String(stalled.lastTransitionTime) } : {}),
+  };
+}
+
+function slimDsSnap(raw: any): DsSnap {
+  const s = raw?.status ?? {};
+  return {
+    metadata: { ...meta(raw?.metadata), generation: Number(raw?.metadata?.generation ?? 0) },
+    observedGeneration: Number(s.observedGeneration ?? 0),
+    sample: {
+      desired: Number(s.desiredNumberScheduled ?? 0),
+      current: Number(s.currentNumberScheduled ?? 0),
+      updated: Number(s.updatedNumberScheduled ?? 0),
+      available: Number(s.numberAvailable ?? 0),
+      misscheduled: Number(s.numberMisscheduled ?? 0),
+    },
+  };
+}
+
+function slimPodSnap(raw: any): PodSnap {
+  const owner = (raw?.metadata?.ownerReferences ?? []).find((o: any) => o?.controller && o?.kind === 'DaemonSet');
+  let node: string | undefined = raw?.spec?.nodeName;
+  for (const t of raw?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) {
+    for (const f of t?.matchFields ?? []) if (!node && f?.key === 'metadata.name' && f?.values?.length === 1) node = String(f.values[0]);
+  }
+  const waiting = (raw?.status?.containerStatuses ?? []).map((c: any) => c?.state?.waiting?.reason).find((r: unknown) => r && r !== 'ContainerCreating');
+  const sched = (raw?.status?.conditions ?? []).find((c: any) => c?.type === 'PodScheduled');
+  const failure = waiting ? String(waiting) : sched?.status === 'False' ? String(sched.reason ?? 'Unschedulable') : undefined;
+  return {
+    metadata: meta(raw?.metadata),
+    ...(owner ? { ds: String(owner.name) } : {}),
+    hash: String(raw?.metadata?.labels?.['controller-revision-hash'] ?? ''),
+    ...(node ? { node } : {}),
+    ...(failure ? { failure } : {}),
+  };
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+export class Observer {
+  readonly guards: Informer<GuardSnap>;
+  readonly daemonSets: Informer<DsSnap>;
+  readonly pods: Informer<PodSnap>;
+  /** Every status of every guard, in arrival order. */
+  readonly guardLog = new Map<string, GuardObs[]>();
+  /** Every status of every DaemonSet, in arrival order (the alert's input). */
+  readonly dsLog = new Map<string, DsStatusSample[]>();
+  /** Pods by name: when first seen and when first failing. */
+  readonly podLog = new Map<string, PodRecord>();
+  /** Arrival times of pod and DaemonSet changes per DaemonSet: each one is a reason for the operator to look again. */
+  readonly changesByDs = new Map<string, number[]>();
+
+  constructor(client: ApiClient, readonly ns: string) {
+    const log = pino({ level: 'warn', base: { component: 'bench-observer' } }, pino.destination(2));
+    this.guards = new Informer(client, { name: 'bench-guards', listPath: `/apis/rolloutguard.dev/v1alpha1/namespaces/${ns}/rolloutguards`, slim: slimGuardSnap }, log);
+    this.daemonSets = new Informer(client, { name: 'bench-daemonsets', listPath: `/apis/apps/v1/namespaces/${ns}/daemonsets`, slim: slimDsSnap }, log);
+    this.pods = new Informer(client, { name: 'bench-pods', listPath: `/api/v1/namespaces/${ns}/pods`, labelSelector: 'controller-revision-hash', slim: slimPodSnap }, log);
+
+    this.guards.onEvent((e) => {
+      if (e.type === 'delete') return;
+      if (e.old && e.old.metadata.resourceVersion === e.obj.metadata.resourceVersion) return;
+      const list = this.guardLog.get(e.obj.metadata.name) ?? [];
+      list.push({ ...e.obj, t: Date.now() });
+      this.guardLog.set(e.obj.metadata.name, list);
+    });
+    this.daemonSets.onEvent((e) => {
+      if (e.type === 'delete') return;
+      const t = Date.now();
+      this.touch(e.obj.metadata.name, t);
+      const list = this.dsLog.get(e.obj.metadata.name) ?? [];
+      const last = list.at(-1);
+      const s = e.obj.sample;
+      if (!last || last.desired !== s.desired || last.current !== s.current || last.updated !== s.updated || last.available !== s.available || last.misscheduled !== s.misscheduled) {
+        list.push({ t, ...s });
+      }
+      this.dsLog.set(e.obj.metadata.name, list);
+    });
+    this.pods.onEvent((e) => {
+      const p = e.obj;
+      if (!p.ds) return;
+      const t = Date.now();
+      this.touch(p.ds, t);
+      if (e.type === 'delete') return;
+      let rec = this.podLog.get(p.metadata.name);
+      if (!rec) {
+        rec = { ds: p.ds, hash: p.hash, seenAt: t };
+        this.podLog.set(p.metadata.name, rec);
+      }
+      if (p.node) rec.node = p.node;
+      if (p.failure && rec.failedAt === undefined) {
+        rec.failedAt = t;
+        rec.failure = p.failure;
+      }
+    });
+  }
+
+  private touch(ds: string, t: number): void {
+    const list = this.changesByDs.get(ds) ?? [];
+    list.push(t);
+    this.changesByDs.set(ds, list);
+  }
+
+  async start(): Promise<void> {
+    for (const i of [this.guards, this.daemonSets, this.pods]) i.start();
+    await Promise.all([this.guards.waitForSync(), this.daemonSets.waitForSync(), this.pods.waitForSync()]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([this.guards.stop(), this.daemonSets.stop(), this.pods.stop()]);
+  }
+
+  /** The current cached status of a DaemonSet, with its generations. */
+  daemonSet(name: string): DsSnap | undefined {
+    return this.daemonSets.get(this.ns, name);
+  }
+
+  guard(name: string): GuardSnap | undefined {
+    return this.guards.get(this.ns, name);
+  }
+
+  /** Hashes of the live pods of one DaemonSet. */
+  podHashes(ds: string): Set<string> {
+    return new Set(this.pods.list().filter((p) => p.ds === ds).map((p) => p.hash));
+  }
+
+  /** Time of the last guard write anyone observed. */
+  lastGuardWrite(): number {
+    let last = 0;
+    for (const l of this.guardLog.values()) last = Math.max(last, l.at(-1)?.t ?? 0);
+    return last;
+  }
+}

@@ -1,0 +1,492 @@
+/**
+ * One size of the benchmark against the real control plane:
+ *
+ *   nodes (own pool, tainted) ─> operator started (nodes cached, nothing else) ─> DaemonSets v1 rolled out
+ *   ─> one guard per DaemonSet, all Healthy ─> steady window (no rollout) ─> v2 everywhere: some healthy,
+ *   some `broken` images, some asking for more CPU than a node has ─> every guard settled ─> cleanup
+ *
+ * and what it measures on the way (see bench.ts for the list). Every wait polls a condition with a
+ * timeout; the only fixed-length wait is the steady window, which is a measurement interval.
+ */
+import { hostname, loadavg } from 'node:os';
+import type { ApiClient } from '../src/k8s/apiClient.js';
+import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
+import { evaluateRolloutStuck } from './alert.js';
+import { Observer, type GuardObs } from './observer.js';
+import { BenchOperator } from './operator.js';
+import { Scrape, histogramDelta, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
+
+/** Node label tying the bench's DaemonSets to the bench's own node pool (as the e2e suites do). */
+export const POOL_LABEL = 'rollout-guard.dev/pool';
+/** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
+export const BENCH_TAINT = 'rollout-guard.dev/bench';
+
+export type Category = 'healthy' | 'broken' | 'exhausted';
+
+/** Parameters of one size. */
+export interface SizeParams {
+  nodes: number;
+  daemonsets: number;
+  brokenFraction: number;
+  exhaustedFraction: number;
+  suspectSeconds: number;
+  deadlineSeconds: number;
+  steadySeconds: number;
+  maxUnavailable: string;
+  /** Allocatable CPU of a bench node; the exhausted revision requests twice this. */
+  nodeCpu: number;
+}
+
+export interface Ctx {
+  kubeconfig: string;
+  kubectl: Kubectl;
+  /** The bench's own API client (separate User-Agent, not counted by the operator). */
+  client: ApiClient;
+  log: (line: string) => void;
+}
+
+const EXPECTED: Record<Exclude<Category, 'healthy'>, { cause: string; reason: string }> = {
+  broken: { cause: 'ImagePullFailure', reason: 'ImagePullBackOff' },
+  exhausted: { cause: 'InsufficientResources', reason: 'Unschedulable' },
+};
+
+/** Per-guard outcome of the rollout. */
+export interface GuardResult {
+  name: string;
+  category: Category;
+  finalState?: string;
+  cause?: string;
+  /** Ever Stalled during the rollout (true for every broken/exhausted guard, false for healthy ones). */
+  stalled: boolean;
+  /** Healthy guards only: ever Suspect (a healthy rollout that paused longer than suspectAfterSeconds). */
+  suspect: boolean;
+  /** Seconds from the deadline (lastProgressAt + progressDeadlineSeconds) to the Stalled condition's lastTransitionTime. */
+  detectionWrittenS?: number;
+  /** … to the bench's watch delivering the Stalled status. */
+  detectionObservedS?: number;
+  /** … to the RolloutStalled Event's eventTime. */
+  detectionEventS?: number;
+  /** Seconds from the first blocked pod appearing (bench's watch) to a status naming a blocked node and the cause. */
+  explanationFromPodS?: number;
+  /** … from that pod first showing ImagePullBackOff / Unschedulable. */
+  explanationFromFailureS?: number;
+  /** Seconds from the v2 apply to Stalled (rollout-guard) and to KubeDaemonSetRolloutStuck firing. */
+  guardStalledAfterS?: number;
+  alertFiresAfterS?: number;
+  /** Status writes the bench's watch saw during the rollout window. */
+  statusWrites: number;
+  /** Pod and DaemonSet changes of the target in that window: each was a reason to reconcile. */
+  targetChanges: number;
+}
+
+export interface SizeResult {
+  nodes: number;
+  daemonsets: number;
+  /** Daemon pods at v1: nodes × DaemonSets. */
+  pods: number;
+  categories: Record<Category, number>;
+  /** Nodes in the whole cluster (the operator's node cache is cluster-wide). */
+  clusterNodes: number;
+  /** Seconds each phase took. */
+  phases: Record<string, number>;
+  /** Load average (1 min) sampled during the size, and namespaces of other tenants: was the machine shared? */
+  machine: { loadavg1Max: number; loadavg1Min: number; otherNamespaces: string[] };
+  detection: {
+    writtenS: Summary;
+    observedS: Summary;
+    eventS: Summary;
+    /** The operator's own rollout_guard_detection_latency_seconds over the rollout (bucket-interpolated). */
+    operatorHistogram: { count: number; p50?: number; p99?: number };
+  };
+  explanation: { fromPodS: Summary; fromFailureS: Summary };
+  api: {
+    /** Requests by `VERB resource` in each window (WATCH = watches opened). */
+    startup: Record<string, number>;
+    setup: Record<string, number>;
+    steady: Record<string, number>;
+    steadySeconds: number;
+    steadyNonWatch: number;
+    rollout: Record<string, number>;
+    rolloutSeconds: number;
+    rolloutTotal: number;
+    /** Watches the operator opened over the whole run (one per informer unless one was restarted). */
+    watchesOpened: number;
+    statusWritesPerGuard: { operatorCounterMean: number; byCategory: Record<Category, Summary> };
+    /** Status writes ÷ target changes during the rollout, over all guards: how much the queue coalesces. */
+    writesPerTargetChange: number;
+  };
+  cost: {
+    rssMiB: { nodesOnly: number; withPods: number; peak: number };
+    heapUsedMiB: { nodesOnly: number; withPods: number; max: number };
+    cpuSeconds: { startup: number; setup: number; steady: number; rollout: number; total: number };
+    reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+    maxQueueDepth: number;
+  };
+  alert: {
+    name: string;
+    /** Stalled guards: seconds after the v2 apply; rollout-guard vs the alert. */
+    guardStalledAfterS: Summary;
+    alertFiresAfterS: Summary;
+    /** DaemonSets whose rollout completed (healthy) but for which the alert would have fired anyway. */
+    falseFirings: number;
+  };
+  verdict: { expectedStalls: number; stalled: number; missedStalls: string[]; unexpectedStalls: string[]; suspectHealthy: string[]; operatorExitCode: number | null };
+  guards: GuardResult[];
+}
+
+/** Categories in a stable order: broken first, then exhausted, the rest healthy. */
+export function categories(p: Pick<SizeParams, 'daemonsets' | 'brokenFraction' | 'exhaustedFraction'>): Category[] {
+  const broken = Math.round(p.daemonsets * p.brokenFraction);
+  const exhausted = Math.min(p.daemonsets - broken, Math.round(p.daemonsets * p.exhaustedFraction));
+  return Array.from({ length: p.daemonsets }, (_, i): Category => (i < broken ? 'broken' : i < broken + exhausted ? 'exhausted' : 'healthy'));
+}
+
+function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: 1 | 2, cat: Category): Record<string, unknown> {
+  const labels = { app: name };
+  const image = version === 2 && cat === 'broken' ? 'registry.local/bench-agent:2-broken' : `registry.local/bench-agent:${version}`;
+  // Small requests keep up to ~100 DaemonSets per node schedulable; the exhausted revision asks for twice a node.
+  const cpu = version === 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name, namespace: ns, labels },
+    spec: {
+      selector: { matchLabels: labels },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: p.maxUnavailable, maxSurge: 0 } },
+      template: {
+        metadata: { labels },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: pool },
+          tolerations: [{ key: BENCH_TAINT, operator: 'Exists', effect: 'NoSchedule' }],
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: 'agent', image, resources: { requests: { cpu, memory: '16Mi' } } }],
+        },
+      },
+    },
+  };
+}
+
+function guardManifest(ns: string, name: string, p: SizeParams): Record<string, unknown> {
+  return {
+    apiVersion: 'rolloutguard.dev/v1alpha1',
+    kind: 'RolloutGuard',
+    metadata: { name, namespace: ns },
+    spec: { targetRef: { kind: 'DaemonSet', name }, suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds },
+  };
+}
+
+const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+const mib = (b: number) => round(b / 1024 / 1024, 1)!;
+const secs = (ms: number) => round(ms / 1000, 3)!;
+
+/** Background sampling of the operator every 500 ms: RSS, heap, queue depth. */
+class Sampler {
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number }> = [];
+  readonly load: number[] = [];
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+
+  constructor(private readonly op: BenchOperator) {}
+
+  start(): void {
+    this.loop = (async () => {
+      while (!this.stopped && this.op.alive) {
+        try {
+          const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth') });
+          this.load.push(loadavg()[0] ?? 0);
+        } catch {
+          // The operator is stopping; the loop ends with it.
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop;
+  }
+
+  maxQueue(from: number, to: number): number {
+    return Math.max(0, ...this.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.queue));
+  }
+}
+
+async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ nodes: number; otherNamespaces: string[] }> {
+  const nodes = await client.request<{ items: unknown[] }>('GET', '/api/v1/nodes');
+  const nss = await client.request<{ items: Array<{ metadata: { name: string } }> }>('GET', '/api/v1/namespaces');
+  const system = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease', ownNs]);
+  return { nodes: nodes.items.length, otherNamespaces: nss.items.map((n) => n.metadata.name).filter((n) => !system.has(n)) };
+}
+
+/** Runs one size end to end and always cleans up what it created. */
+export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<SizeResult> {
+  const { kubectl, client, log } = ctx;
+  const suffix = `${tag}-${Date.now().toString(36).slice(-4)}`;
+  const ns = `bench-${suffix}`;
+  const pool = `bench-${suffix}`;
+  const cats = categories(p);
+  const names = cats.map((_, i) => `agent-${String(i + 1).padStart(3, '0')}`);
+  const catOf = new Map(names.map((n, i) => [n, cats[i]!]));
+  const phases: Record<string, number> = {};
+  let mark = Date.now();
+  const phase = (name: string): void => {
+    const now = Date.now();
+    phases[name] = secs(now - mark);
+    log(`  ${name}: ${phases[name]} s`);
+    mark = now;
+  };
+  const loads: number[] = [loadavg()[0] ?? 0];
+  let op: BenchOperator | undefined;
+  let sampler: Sampler | undefined;
+  let observer: Observer | undefined;
+  const nodeNames = Array.from({ length: p.nodes }, (_, i) => `${pool}-${i + 1}`);
+
+  try {
+    // --- Nodes, in their own pool, tainted so only the bench's DaemonSets run there. ---------------
+    const specs: NodeSpec[] = nodeNames.map((name) => ({
+      name,
+      labels: { [POOL_LABEL]: pool },
+      taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
+      allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
+    }));
+    for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
+    await waitForNodesReady(kubectl, nodeNames, { timeoutMs: 120_000 + p.nodes * 500 });
+    await kubectl(['create', 'namespace', ns]);
+    const before = await clusterSnapshot(client, ns);
+    phase('nodes');
+
+    // --- Operator: caches synced with nodes only. ------------------------------------------------
+    op = await BenchOperator.start(ctx.kubeconfig, [ns]);
+    sampler = new Sampler(op);
+    sampler.start();
+    observer = new Observer(client, ns);
+    await observer.start();
+    const s0 = await op.scrape();
+    const mem0 = await op.memory();
+    phase('operatorStart');
+
+    // --- DaemonSets v1, fully rolled out. ----------------------------------------------------------
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
+    const obs = observer;
+    const rolledOut = (n: string): boolean => {
+      const d = obs.daemonSet(n);
+      return !!d && d.observedGeneration >= (d.metadata.generation ?? 0) && d.sample.desired === p.nodes &&
+        d.sample.updated === p.nodes && d.sample.available === p.nodes && d.sample.current === p.nodes;
+    };
+    const podsTimeout = 120_000 + p.nodes * p.daemonsets * 150;
+    await waitFor(() => names.every(rolledOut), { timeoutMs: podsTimeout, intervalMs: 500, describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes` });
+    phase('daemonsetsV1');
+
+    // --- Guards, all Healthy. ------------------------------------------------------------------------
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => guardManifest(ns, n, p))) });
+    await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
+    // Let the last writes of the Healthy transition land before the quiet window starts.
+    await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet' });
+    const s1 = await op.scrape();
+    const mem1 = await op.memory();
+    phase('guardsHealthy');
+
+    // --- Steady state: no rollout. A measurement window, not a wait for a condition. ---------------
+    await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
+    const s2 = await op.scrape();
+    phase('steady');
+
+    // --- Rollout of v2. ---------------------------------------------------------------------------------
+    const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
+    const t0 = Date.now();
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 2, catOf.get(n)!))) });
+    const settled = (n: string): boolean => {
+      const g = obs.guard(n);
+      if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
+      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
+    };
+    const healthyPods = cats.filter((c) => c === 'healthy').length * p.nodes;
+    await waitFor(() => names.every(settled), {
+      timeoutMs: 180_000 + p.deadlineSeconds * 3000 + healthyPods * 400,
+      intervalMs: 250,
+      describe: 'every broken/exhausted guard Stalled and every healthy guard Healthy on v2',
+    }).catch((e: unknown) => {
+      const states = names.map((n) => `${n}(${catOf.get(n)}):${obs.guard(n)?.state ?? '?'}`).join(' ');
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\nstates: ${states}`);
+    });
+    // The writes that follow Stalled (the undo dry-run result) belong to this rollout too.
+    await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the rollout' });
+    const tEnd = Date.now();
+    const s3 = await op.scrape();
+    const hwm = (await op.memory()).hwm;
+    phase('rollout');
+
+    const events = await client.request<{ items: Array<{ reason?: string; eventTime?: string; regarding?: { kind?: string; name?: string } }> }>(
+      'GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
+    );
+    const after = await clusterSnapshot(client, ns);
+    loads.push(...sampler.load, loadavg()[0] ?? 0);
+
+    // --- Per guard. -------------------------------------------------------------------------------------
+    const guards: GuardResult[] = names.map((n) => {
+      const cat = catOf.get(n)!;
+      const hist = (obs.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
+      const inRollout = hist.filter((g) => g.t <= tEnd);
+      const final = obs.guard(n);
+      const r: GuardResult = {
+        name: n,
+        category: cat,
+        ...(final?.state ? { finalState: final.state } : {}),
+        ...(final?.cause ? { cause: final.cause } : {}),
+        stalled: hist.some((g) => g.state === 'Stalled'),
+        suspect: hist.some((g) => g.state === 'Suspect'),
+        statusWrites: inRollout.length,
+        targetChanges: (obs.changesByDs.get(n) ?? []).filter((t) => t >= t0 && t <= tEnd).length,
+      };
+      const samples = obs.dsLog.get(n) ?? [];
+      const verdict = samples.length > 0 ? evaluateRolloutStuck(samples, t0) : undefined;
+      if (verdict?.firesAt !== undefined) r.alertFiresAfterS = secs(verdict.firesAt - t0);
+      if (cat === 'healthy') return r;
+
+      const firstStalled: GuardObs | undefined = hist.find((g) => g.state === 'Stalled');
+      if (firstStalled?.lastProgressAt) {
+        const deadlineAt = Date.parse(firstStalled.lastProgressAt) + p.deadlineSeconds * 1000;
+        if (firstStalled.stalledSince) r.detectionWrittenS = secs(Date.parse(firstStalled.stalledSince) - deadlineAt);
+        r.detectionObservedS = secs(firstStalled.t - deadlineAt);
+        r.guardStalledAfterS = secs(Date.parse(firstStalled.stalledSince ?? new Date(firstStalled.t).toISOString()) - t0);
+        const ev = events.items
+          .filter((e) => e.reason === 'RolloutStalled' && e.regarding?.kind === 'RolloutGuard' && e.regarding.name === n && e.eventTime)
+          .map((e) => Date.parse(e.eventTime!))
+          .filter((t) => t >= t0)
+          .sort((a, b) => a - b)[0];
+        if (ev !== undefined) r.detectionEventS = secs(ev - deadlineAt);
+      }
+
+      // Explanation: the first status naming a node whose new pod is blocked, with its cause.
+      const exp = EXPECTED[cat];
+      const newPods = [...obs.podLog.values()].filter((x) => x.ds === n && x.hash !== v1Hash.get(n) && x.seenAt >= t0);
+      const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
+      const firstPod = Math.min(...newPods.map((x) => x.seenAt));
+      const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
+      const explained = hist.find((g) => g.cause === exp.cause && g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node)));
+      if (explained && Number.isFinite(firstPod)) r.explanationFromPodS = secs(explained.t - firstPod);
+      if (explained && Number.isFinite(firstFailure)) r.explanationFromFailureS = secs(explained.t - firstFailure);
+      return r;
+    });
+
+    // --- Aggregates. -------------------------------------------------------------------------------------
+    const stallGuards = guards.filter((g) => g.category !== 'healthy');
+    const vals = (f: (g: GuardResult) => number | undefined, gs = stallGuards): number[] => gs.map(f).filter((v): v is number => v !== undefined);
+    const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
+    const detHist = histogramDelta(s2, s3, 'rollout_guard_detection_latency_seconds');
+    const recHist = histogramDelta(s2, s3, 'rollout_guard_reconcile_duration_seconds');
+    const recP99 = histogramQuantile(0.99, recHist.buckets);
+    const steady = requestDelta(s1, s2);
+    const rollout = requestDelta(s2, s3);
+    const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
+    const heaps = sampler.samples.map((s) => s.heap);
+    const writes = (c: Category) => rSum(summarize(guards.filter((g) => g.category === c).map((g) => g.statusWrites)));
+    const totalWrites = guards.reduce((a, g) => a + g.statusWrites, 0);
+    const totalChanges = guards.reduce((a, g) => a + g.targetChanges, 0);
+    const startSinceZero = requestDelta(new Scrape([], s0.at), s0);
+
+    const result: SizeResult = {
+      nodes: p.nodes,
+      daemonsets: p.daemonsets,
+      pods: p.nodes * p.daemonsets,
+      categories: { healthy: cats.filter((c) => c === 'healthy').length, broken: cats.filter((c) => c === 'broken').length, exhausted: cats.filter((c) => c === 'exhausted').length },
+      clusterNodes: before.nodes,
+      phases,
+      machine: {
+        loadavg1Max: round(Math.max(...loads), 2)!,
+        loadavg1Min: round(Math.min(...loads), 2)!,
+        otherNamespaces: [...new Set([...before.otherNamespaces, ...after.otherNamespaces])].sort(),
+      },
+      detection: {
+        writtenS: rSum(summarize(vals((g) => g.detectionWrittenS))),
+        observedS: rSum(summarize(vals((g) => g.detectionObservedS))),
+        eventS: rSum(summarize(vals((g) => g.detectionEventS))),
+        operatorHistogram: { count: detHist.count, p50: round(histogramQuantile(0.5, detHist.buckets)), p99: round(histogramQuantile(0.99, detHist.buckets)) },
+      },
+      explanation: {
+        fromPodS: rSum(summarize(vals((g) => g.explanationFromPodS))),
+        fromFailureS: rSum(summarize(vals((g) => g.explanationFromFailureS))),
+      },
+      api: {
+        startup: startSinceZero,
+        setup: requestDelta(s0, s1),
+        steady,
+        steadySeconds: secs(s2.at - s1.at),
+        steadyNonWatch: Object.entries(steady).filter(([k]) => !k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0),
+        rollout,
+        rolloutSeconds: secs(s3.at - s2.at),
+        rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
+        watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
+        statusWritesPerGuard: {
+          operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2.sum('rollout_guard_status_writes_total')) / names.length, 2)!,
+          byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
+        },
+        writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
+      },
+      cost: {
+        rssMiB: { nodesOnly: mib(mem0.rss), withPods: mib(mem1.rss), peak: mib(hwm) },
+        heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
+        cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
+        reconcile: {
+          count: recHist.count,
+          p50Ms: round((histogramQuantile(0.5, recHist.buckets) ?? NaN) * 1000, 1),
+          p99Ms: round((recP99 ?? NaN) * 1000, 1),
+          // The bucket the p99 falls in: the histogram cannot say more precisely than this.
+          bucketBoundMs: round((recHist.buckets.find(([, c]) => c >= 0.99 * recHist.count)?.[0] ?? NaN) * 1000, 1),
+        },
+        maxQueueDepth: sampler.maxQueue(t0, tEnd),
+      },
+      alert: {
+        name: 'KubeDaemonSetRolloutStuck',
+        guardStalledAfterS: rSum(summarize(vals((g) => g.guardStalledAfterS))),
+        alertFiresAfterS: rSum(summarize(vals((g) => g.alertFiresAfterS))),
+        falseFirings: guards.filter((g) => g.category === 'healthy' && g.alertFiresAfterS !== undefined).length,
+      },
+      verdict: {
+        expectedStalls: stallGuards.length,
+        stalled: stallGuards.filter((g) => g.stalled).length,
+        missedStalls: stallGuards.filter((g) => !g.stalled).map((g) => g.name),
+        unexpectedStalls: guards.filter((g) => g.category === 'healthy' && g.stalled).map((g) => g.name),
+        suspectHealthy: guards.filter((g) => g.category === 'healthy' && g.suspect).map((g) => g.name),
+        operatorExitCode: null,
+      },
+      guards,
+    };
+    await sampler.stop();
+    sampler = undefined;
+    await observer.stop();
+    observer = undefined;
+    result.verdict.operatorExitCode = await op.stop();
+    op = undefined;
+    return result;
+  } finally {
+    const cleanStart = Date.now();
+    await sampler?.stop();
+    await observer?.stop();
+    if (op) await op.stop();
+    await cleanup(kubectl, client, ns, nodeNames, log);
+    log(`  cleanup: ${secs(Date.now() - cleanStart)} s (${hostname()})`);
+  }
+}
+
+/**
+ * Deletes the namespace (the namespace controller removes the DaemonSets and pods, kwok finishes the
+ * pod deletions while the nodes still exist), then the nodes, then force-deletes any pod still bound to
+ * one of them (nothing else would: there is no kubelet and no pod GC here).
+ */
+async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, nodes: readonly string[], log: (l: string) => void): Promise<void> {
+  const r = await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=300s'], { allowFail: true });
+  if (r.code !== 0) log(`  cleanup: namespace ${ns} not gone yet: ${r.stderr.trim()}`);
+  for (let i = 0; i < nodes.length; i += 100) {
+    await kubectl(['delete', 'nodes', ...nodes.slice(i, i + 100), '--ignore-not-found', '--wait=true'], { allowFail: true });
+  }
+  const mine = new Set(nodes);
+  const pods = await client
+    .request<{ items: Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }>('GET', '/api/v1/pods')
+    .catch(() => ({ items: [] as Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }));
+  for (const pod of pods.items.filter((x) => x.spec?.nodeName && mine.has(x.spec.nodeName))) {
+    await kubectl(['delete', 'pod', pod.metadata.name, '-n', pod.metadata.namespace, '--grace-period=0', '--force', '--ignore-not-found', '--wait=false'], { allowFail: true });
+  }
+}
