@@ -1409,3 +1409,20 @@ describe('decide: undo that never takes effect, and nodes deleted from the clust
     assert.ok(reasons(d).includes('RolloutComplete'));
   });
 });
+
+describe('decide: status writes are coalesced', () => {
+  it('while Suspect or Stalled, passes that observe nothing new produce the same status as time goes on', () => {
+    const ds = run([
+      { obs: healthyA(), at: T0 },
+      { obs: stallWorld(), at: T1 },
+      { obs: stallWorld(), at: T1 + sec(130) },
+      { obs: stallWorld(), at: T1 + sec(400) },
+      { obs: stallWorld(), at: T1 + sec(610) },
+      { obs: stallWorld(), at: T1 + sec(900) },
+    ]);
+    assert.equal(ds[2]!.status.state, 'Suspect');
+    assert.deepEqual(ds[3]!.status, ds[2]!.status, 'Suspect: no rewrite');
+    assert.equal(ds[4]!.status.state, 'Stalled');
+    assert.deepEqual(ds[5]!.status, ds[4]!.status, 'Stalled: no rewrite');
+  });
+});
