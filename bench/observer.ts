@@ -62,7 +62,7 @@ export interface PodRecord {
   failure?: string;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON, read defensively */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return -- raw API JSON, read defensively */
 function meta(m: any): Meta {
   return { name: String(m?.name ?? ''), ...(m?.namespace ? { namespace: String(m.namespace) } : {}), ...(m?.resourceVersion ? { resourceVersion: String(m.resourceVersion) } : {}) };
 }
@@ -115,7 +115,7 @@ function slimPodSnap(raw: any): PodSnap {
     ...(failure ? { failure } : {}),
   };
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
+/* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return */
 
 export class Observer {
   readonly guards: Informer<GuardSnap>;

@@ -1,15 +1,38 @@
 /**
  * `node dist/test/cluster/cli.js up|down|status` — the command-line face of {@link ./controlPlane.ts}
- * behind `npm run cluster:up` / `cluster:down`.
+ * behind `npm run cluster:up` / `cluster:down`. For fault tests, `stop|start|restart COMPONENT`
+ * (`stop --kill` for a SIGKILL) act on one component; `RG_CLUSTER_DIR` and the `RG_*_PORT`
+ * variables select a private cluster.
  *
  * @module
  */
-import { down, status, up } from './controlPlane.js';
+import { COMPONENTS, down, restartComponent, startComponent, status, stopComponent, up, type ComponentName } from './controlPlane.js';
 
-const USAGE = 'usage: node dist/test/cluster/cli.js up|down|status';
+const USAGE = `usage: node dist/test/cluster/cli.js up|down|status
+       node dist/test/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT
+       (COMPONENT: ${COMPONENTS.join(', ')})`;
 
-async function main(command: string | undefined): Promise<number> {
+function component(args: string[]): ComponentName | undefined {
+  const name = args.find((a) => !a.startsWith('--'));
+  return (COMPONENTS as readonly string[]).includes(name ?? '') ? (name as ComponentName) : undefined;
+}
+
+async function main(command: string | undefined, args: string[]): Promise<number> {
   switch (command) {
+    case 'stop':
+    case 'start':
+    case 'restart': {
+      const name = component(args);
+      if (!name) {
+        console.error(USAGE);
+        return 2;
+      }
+      const signal = args.includes('--kill') ? 'SIGKILL' : 'SIGTERM';
+      if (command === 'stop') await stopComponent(name, { signal });
+      else if (command === 'start') await startComponent(name);
+      else await restartComponent(name, { signal });
+      return 0;
+    }
     case 'up':
       await up();
       return 0;
@@ -37,7 +60,7 @@ async function main(command: string | undefined): Promise<number> {
   }
 }
 
-main(process.argv[2]).then(
+main(process.argv[2], process.argv.slice(3)).then(
   (code) => {
     process.exitCode = code;
   },

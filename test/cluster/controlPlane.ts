@@ -6,6 +6,11 @@
  * State lives in `<repo>/.cluster/`; the processes are detached so they outlive the command that
  * started them, which lets `npm run cluster:up` hand a running cluster to later test runs.
  *
+ * A second, private cluster (e.g. for fault tests that restart the API server) runs beside it when
+ * `RG_CLUSTER_DIR` names another directory and the `RG_*_PORT` variables other ports; every file of
+ * a cluster (lock, kubeconfig, pids, logs, data) lives in its directory. `RG_AUDIT_LOG=1` at creation
+ * additionally writes an API server audit log of every write (`<dir>/logs/audit.log`).
+ *
  * @module
  */
 import { spawn } from 'node:child_process';
@@ -135,15 +140,33 @@ const PORT_ENV: Record<keyof Ports, string> = {
   kwok: 'RG_KWOK_PORT',
 };
 
+/**
+ * Audit policy of a cluster created with `RG_AUDIT_LOG=1`: one Metadata-level record (who, verb, object,
+ * response code, time) per write; reads and watches are not recorded.
+ */
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: None
+    verbs: [get, list, watch]
+  - level: Metadata
+`;
+
 const SERVICE_CIDR = '10.96.0.0/24';
 // Pod IPs come from a range distinct from Services so a wrong IP in a test failure is recognisable.
 const POD_CIDR = '10.244.0.0/16';
 const NODE_IP = '10.0.0.1';
 
-/** Locations of the repository and of the cluster state under it. */
+/** Env var naming the cluster directory (relative to the repository root, or absolute); default `.cluster`. */
+export const CLUSTER_DIR_ENV = 'RG_CLUSTER_DIR';
+/** Env var that, set to `1` when a cluster is created, enables the API server audit log of writes. */
+export const AUDIT_LOG_ENV = 'RG_AUDIT_LOG';
+
+/** Locations of the repository and of the cluster state under it (`$RG_CLUSTER_DIR`, default `.cluster`). */
 export function paths() {
   const root = repoRoot();
-  const dir = path.join(root, '.cluster');
+  const dir = path.resolve(root, process.env[CLUSTER_DIR_ENV] || '.cluster');
   return {
     root,
     dir,
@@ -155,6 +178,8 @@ export function paths() {
     pids: path.join(dir, 'pids'),
     kwokHome: path.join(dir, 'kwok-home'),
     lock: path.join(dir, 'up.lock'),
+    auditPolicy: path.join(dir, 'audit-policy.yaml'),
+    auditLog: path.join(dir, 'logs', 'audit.log'),
     buildScript: path.join(root, 'test', 'cluster', 'build.sh'),
     stages: path.join(root, 'test', 'cluster', 'stages.yaml'),
   };
@@ -188,6 +213,8 @@ interface State {
   ports: Ports;
   token: string;
   binDir: string;
+  /** The API server writes an audit log of writes (see {@link AUDIT_LOG_ENV}); absent means no. */
+  audit?: boolean;
 }
 
 /**
@@ -225,7 +252,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step);
+      state = await startFresh(binDir, portsFromEnv(env), step, env[AUDIT_LOG_ENV] === '1');
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
@@ -282,6 +309,58 @@ export async function status(): Promise<ClusterStatus> {
     ports: state?.ports,
     components,
   };
+}
+
+/** Options for {@link stopComponent}. */
+export interface StopComponentOptions {
+  /** `SIGTERM` (default: a graceful stop, SIGKILL after 10 s) or `SIGKILL` (a crash). */
+  signal?: 'SIGTERM' | 'SIGKILL';
+  log?: (line: string) => void;
+}
+
+/**
+ * Stops one component of the running cluster and forgets its pid, so that {@link startComponent} can
+ * bring it back with the same command line. For fault tests on a private cluster: while a component
+ * is stopped, `up` regards the cluster as broken.
+ */
+export async function stopComponent(name: ComponentName, opts: StopComponentOptions = {}): Promise<void> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const c = (await readPids()).find((x) => x.name === name);
+  if (!c || !isOurProcess(c.pid, name)) throw new Error(`${name} is not running in ${paths().dir}`);
+  if (opts.signal === 'SIGKILL') {
+    try {
+      process.kill(c.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await waitFor(() => !isOurProcess(c.pid, name), { timeoutMs: 5_000, intervalMs: 50, describe: `${name} to die` });
+    log(`killed ${name} (pid ${c.pid})`);
+  } else {
+    await stopProcesses([c], log);
+  }
+  await rm(path.join(paths().pids, `${name}.pid`), { force: true });
+}
+
+/**
+ * Starts one stopped component again with the command line it was first started with (from the
+ * cluster's state) and waits until it is ready.
+ */
+export async function startComponent(name: ComponentName, opts: { log?: (line: string) => void; timeoutMs?: number } = {}): Promise<void> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const state = await readState();
+  if (!state) throw new Error(`no cluster state in ${paths().dir}`);
+  const running = (await readPids()).find((x) => x.name === name);
+  if (running && isOurProcess(running.pid, name)) throw new Error(`${name} is already running (pid ${running.pid})`);
+  const spec = componentSpecs(state).find((s) => s.name === name)!;
+  await spawnComponent(spec, state.binDir);
+  await waitReady(spec, opts.timeoutMs ?? 120_000);
+  log(`started ${name}`);
+}
+
+/** {@link stopComponent} then {@link startComponent}. */
+export async function restartComponent(name: ComponentName, opts: StopComponentOptions & { timeoutMs?: number } = {}): Promise<void> {
+  await stopComponent(name, opts);
+  await startComponent(name, opts);
 }
 
 /** Returns a {@link Kubectl} bound to one binary directory and kubeconfig. */
@@ -420,7 +499,7 @@ export class FatalWaitError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Starting the processes
 
-async function startFresh(binDir: string, ports: Ports, step: (msg: string) => void): Promise<State> {
+async function startFresh(binDir: string, ports: Ports, step: (msg: string) => void, audit = false): Promise<State> {
   const p = paths();
   await stopAll(step);
   await wipeExceptLock();
@@ -431,7 +510,8 @@ async function startFresh(binDir: string, ports: Ports, step: (msg: string) => v
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
   await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
-  const state: State = { ports, token, binDir };
+  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}) };
+  if (audit) await writeFile(p.auditPolicy, AUDIT_POLICY);
   await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
   step('PKI and kubeconfig written');
 
@@ -439,16 +519,16 @@ async function startFresh(binDir: string, ports: Ports, step: (msg: string) => v
     const specs = componentSpecs(state);
     const byName = (n: ComponentName) => specs.find((s) => s.name === n)!;
 
-    await startComponent(byName('etcd'), binDir);
+    await spawnComponent(byName('etcd'), binDir);
     await waitReady(byName('etcd'), 30_000);
     step('etcd ready');
 
-    await startComponent(byName('kube-apiserver'), binDir);
+    await spawnComponent(byName('kube-apiserver'), binDir);
     await waitReady(byName('kube-apiserver'), 120_000);
     step('kube-apiserver ready');
 
     const rest = (['kube-controller-manager', 'kube-scheduler', 'kwok'] as const).map(byName);
-    for (const s of rest) await startComponent(s, binDir);
+    for (const s of rest) await spawnComponent(s, binDir);
     await Promise.all(
       rest.map(async (s) => {
         await waitReady(s, 60_000);
@@ -517,6 +597,7 @@ function componentSpecs(state: State): ComponentSpec[] {
         // to lift it; ServiceAccount admission would race the serviceaccount controller in new namespaces.
         '--disable-admission-plugins=TaintNodesByCondition,ServiceAccount',
         '--enable-priority-and-fairness=false',
+        ...(state.audit ? [`--audit-policy-file=${p.auditPolicy}`, `--audit-log-path=${p.auditLog}`, '--audit-log-format=json'] : []),
       ],
       ready: () => apiServerReady(state),
     },
@@ -562,7 +643,7 @@ function componentSpecs(state: State): ComponentSpec[] {
   ];
 }
 
-async function startComponent(spec: ComponentSpec, binDir: string): Promise<void> {
+async function spawnComponent(spec: ComponentSpec, binDir: string): Promise<void> {
   const p = paths();
   const fd = openSync(logFile(spec.name), 'a');
   try {

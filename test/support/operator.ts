@@ -30,6 +30,8 @@ export interface OperatorOptions {
   identity?: string;
   extraArgs?: string[];
   env?: Record<string, string>;
+  /** Kubeconfig to run against; default: the shared test cluster's. */
+  kubeconfig?: string;
 }
 
 /** A running operator process. */
@@ -73,7 +75,7 @@ export class OperatorProcess {
       '--port=0',
       `--leader-elect=${o.leaderElect ? 'true' : 'false'}`,
       `--lease-namespace=${o.leaseNamespace ?? o.namespaces[0] ?? 'default'}`,
-      `--kubeconfig=${kubeconfigPath()}`,
+      `--kubeconfig=${o.kubeconfig ?? kubeconfigPath()}`,
       ...(o.identity ? [`--identity=${o.identity}`] : []),
       ...(o.extraArgs ?? []),
     ];

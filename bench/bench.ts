@@ -1,0 +1,321 @@
+/**
+ * `npm run bench`: rollout-guard at scale, measured against the real local control plane (etcd,
+ * kube-apiserver, kube-controller-manager, kube-scheduler, kwok; see test/cluster/).
+ *
+ * For each size it creates a tainted kwok node pool and a namespace, starts one operator process
+ * watching that namespace, rolls out healthy DaemonSets (v1) with a guard each, measures a steady
+ * window, then rolls out v2 — some healthy, some with a `broken` image (ImagePullBackOff forever), some
+ * requesting more CPU than a node has (Unschedulable) — and measures:
+ *
+ * - detection latency: deadline (status.rollout.lastProgressAt + progressDeadlineSeconds) → the Stalled
+ *   condition's lastTransitionTime, → the bench's watch seeing it, → the RolloutStalled Event's
+ *   eventTime; p50/p99/max, plus the operator's own histogram;
+ * - time to first explanation: first blocked pod seen (and its first ImagePullBackOff/Unschedulable)
+ *   → first guard status naming that node with the right reason and cause;
+ * - API load: the operator's exact request counter by verb and resource over a steady window (no
+ *   rollout: watches only are expected) and over the rollout; status writes per guard per rollout, and
+ *   per change of the target (pod and DaemonSet events) to show how much the work queue coalesces;
+ * - operator cost: RSS with nodes only, with the DaemonSet pods cached, and the kernel's peak (VmHWM);
+ *   heap; CPU seconds per phase; reconcile p50/p99 from its histogram; max queue depth (sampled 2/s);
+ * - when the kubernetes-mixin `KubeDaemonSetRolloutStuck` alert would first fire on the same DaemonSet
+ *   status timeline (bench/alert.ts), beside rollout-guard's Stalled;
+ * - and, without a cluster, one reconcile pass (gather + decide + status diff) over a synthetic
+ *   DaemonSet of 100–5,000 nodes (bench/micro.ts).
+ *
+ * Output: a table on stdout, `<out>/<date>-<host>.json` (every figure, per guard too, with the machine
+ * and versions) and `<out>/<date>-<host>.svg` (the curves).
+ *
+ * Parameters (flag, else environment variable, else default):
+ *
+ *   --nodes N            NODES               50    kwok nodes per size unit
+ *   --daemonsets N       DAEMONSETS          5     guarded DaemonSets per size unit
+ *   --sizes LIST         SIZES               1,2,4 growth sweep: `k` multiplies nodes and DaemonSets;
+ *                                                  `NxD` gives both explicitly (e.g. 200x5)
+ *   --broken F           BROKEN_FRACTION     0.4   fraction of DaemonSets rolled to a `broken` image
+ *   --exhausted F        EXHAUSTED_FRACTION  0.2   fraction rolled to a CPU request above allocatable
+ *   --suspect S          SUSPECT_SECONDS     5     guards' suspectAfterSeconds
+ *   --deadline S         DEADLINE_SECONDS    15    guards' progressDeadlineSeconds
+ *   --steady S           STEADY_SECONDS      30    length of the no-rollout window
+ *   --max-unavailable V  MAX_UNAVAILABLE     10%   DaemonSets' rollingUpdate.maxUnavailable
+ *   --node-cpu N         NODE_CPU            8     allocatable CPU of a bench node
+ *   --micro-iterations N MICRO_ITERATIONS    1000  timed passes per micro-benchmark case
+ *   --out DIR            BENCH_OUT           bench/results
+ *   --smoke                                        tiny run for CI (< 2 min): 4 nodes, 3 DaemonSets (one
+ *                                                  of each kind), deadline 8 s, steady 10 s, short micro
+ *   --micro-only                                   only the in-memory micro-benchmark (no cluster)
+ *   --no-micro                                     skip the micro-benchmark
+ *
+ * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
+ * The bench asks it for no default nodes; it works in its own namespace and node pool per size and
+ * deletes both afterwards. Other suites may share the cluster: each size records the load average and
+ * the other namespaces it saw, so a result from a shared machine says so.
+ *
+ * @module
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cpus, hostname, platform, release, totalmem } from 'node:os';
+import { resolve } from 'node:path';
+import { ApiClient } from '../src/k8s/apiClient.js';
+import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
+import { buildBinaries, kubectlRunner, up } from '../test/cluster/controlPlane.js';
+import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
+import { ROOT } from './operator.js';
+import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
+import { runSize, type Ctx, type SizeParams, type SizeResult } from './scenario.js';
+import { round } from './stats.js';
+
+interface Params {
+  base: SizeParams;
+  sizes: Array<{ nodes: number; daemonsets: number }>;
+  microIterations: number;
+  out: string;
+  smoke: boolean;
+  micro: boolean;
+  cluster: boolean;
+}
+
+const log = (line: string): void => {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+};
+
+function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
+  const flags = new Map<string, string>();
+  const bools = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    if (['smoke', 'micro-only', 'no-micro'].includes(name)) {
+      bools.add(name);
+      continue;
+    }
+    const value = eq >= 0 ? a.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    flags.set(name, value);
+  }
+  const smoke = bools.has('smoke');
+  const known = ['nodes', 'daemonsets', 'sizes', 'broken', 'exhausted', 'suspect', 'deadline', 'steady', 'max-unavailable', 'node-cpu', 'micro-iterations', 'out'];
+  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro`);
+  const str = (flag: string, envName: string, def: string, smokeDef?: string): string => flags.get(flag) ?? env[envName] ?? (smoke && smokeDef !== undefined ? smokeDef : def);
+  const num = (flag: string, envName: string, def: number, smokeDef?: number): number => {
+    const raw = str(flag, envName, String(def), smokeDef === undefined ? undefined : String(smokeDef));
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${flag} / ${envName}: ${raw} is not a non-negative number`);
+    return n;
+  };
+  const base: SizeParams = {
+    nodes: num('nodes', 'NODES', 50, 4),
+    daemonsets: num('daemonsets', 'DAEMONSETS', 5, 3),
+    brokenFraction: num('broken', 'BROKEN_FRACTION', 0.4),
+    exhaustedFraction: num('exhausted', 'EXHAUSTED_FRACTION', 0.2),
+    suspectSeconds: num('suspect', 'SUSPECT_SECONDS', 5, 3),
+    deadlineSeconds: num('deadline', 'DEADLINE_SECONDS', 15, 8),
+    steadySeconds: num('steady', 'STEADY_SECONDS', 30, 10),
+    maxUnavailable: str('max-unavailable', 'MAX_UNAVAILABLE', '10%'),
+    nodeCpu: num('node-cpu', 'NODE_CPU', 8),
+  };
+  if (base.brokenFraction + base.exhaustedFraction > 1) throw new Error('broken + exhausted fractions exceed 1');
+  if (base.suspectSeconds >= base.deadlineSeconds) throw new Error('suspect must be shorter than the deadline (the CRD rejects it otherwise)');
+  const sizes = str('sizes', 'SIZES', '1,2,4', '1')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => {
+      const m = /^(\d+)x(\d+)$/i.exec(s);
+      if (m) return { nodes: Number(m[1]), daemonsets: Number(m[2]) };
+      const k = Number(s);
+      if (!Number.isFinite(k) || k <= 0) throw new Error(`size ${s} is neither a multiplier nor NxD`);
+      return { nodes: Math.round(base.nodes * k), daemonsets: Math.max(1, Math.round(base.daemonsets * k)) };
+    });
+  return {
+    base,
+    sizes,
+    microIterations: num('micro-iterations', 'MICRO_ITERATIONS', 1000, 100),
+    out: resolve(process.cwd(), str('out', 'BENCH_OUT', resolve(ROOT, 'bench/results'))),
+    smoke,
+    micro: !bools.has('no-micro'),
+    cluster: !bools.has('micro-only'),
+  };
+}
+
+async function versions(): Promise<Record<string, string>> {
+  const text = await readFile(resolve(ROOT, 'test/cluster/versions.env'), 'utf8');
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m) out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** Judges the issue's targets from the figures; every verdict carries the numbers it rests on. */
+function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerdict[]; notes: string[] } {
+  const targets: TargetVerdict[] = [];
+  const notes: string[] = [];
+  const largest = [...sizes].sort((a, b) => b.pods - a.pods)[0];
+  if (largest) {
+    const p99 = largest.detection.writtenS.p99;
+    targets.push({
+      target: 'p99 detection latency within 2 s of the deadline at the largest size',
+      met: p99 !== undefined ? p99 <= 2 : false,
+      measured: `${largest.nodes} nodes × ${largest.daemonsets} DaemonSets: p99 ${p99 ?? '–'} s to the Stalled status (max ${largest.detection.writtenS.max ?? '–'} s; the bench's watch saw it at p99 ${largest.detection.observedS.p99 ?? '–'} s; Event p99 ${largest.detection.eventS.p99 ?? '–'} s); ${largest.verdict.stalled}/${largest.verdict.expectedStalls} stalls detected`,
+    });
+    const steadyReqs = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.api.steadyNonWatch} in ${s.api.steadySeconds} s`).join('; ');
+    targets.push({
+      target: 'no polling: in steady state no requests beyond the watches',
+      met: sizes.every((s) => s.api.steadyNonWatch === 0),
+      measured: `non-watch requests in the steady window — ${steadyReqs}; watches opened over each whole run: ${sizes.map((s) => s.api.watchesOpened).join(', ')}`,
+    });
+    const ratio = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.api.writesPerTargetChange}`).join('; ');
+    targets.push({
+      target: 'status writes coalesced during a rollout (an unchanged observation is not written)',
+      met: sizes.every((s) => s.api.writesPerTargetChange < 1 && (s.api.steady['PATCH rolloutguards/status'] ?? 0) === 0),
+      measured: `status writes per target change (pod/DaemonSet event) — ${ratio}; writes per stalled guard p50/max at the largest size: ${largest.api.statusWritesPerGuard.byCategory.broken.p50 ?? '–'}/${largest.api.statusWritesPerGuard.byCategory.broken.max ?? '–'}; per healthy guard ${largest.api.statusWritesPerGuard.byCategory.healthy.p50 ?? '–'}/${largest.api.statusWritesPerGuard.byCategory.healthy.max ?? '–'}; 0 status writes in every steady window: ${sizes.every((s) => (s.api.steady['PATCH rolloutguards/status'] ?? 0) === 0)}`,
+    });
+    const growth = memoryGrowth(sizes);
+    targets.push({
+      target: 'memory grows with what is rolled out, not with cluster size alone',
+      met: growth.met,
+      measured: growth.text,
+    });
+    const shared = sizes.filter((s) => s.machine.otherNamespaces.length > 0 || s.machine.loadavg1Max > 2.5);
+    if (shared.length > 0) {
+      notes.push(`machine shared during ${shared.map((s) => `${s.nodes}×${s.daemonsets}`).join(', ')}: other namespaces ${[...new Set(shared.flatMap((s) => s.machine.otherNamespaces))].join(', ') || 'none'}; load avg (1 min) up to ${Math.max(...shared.map((s) => s.machine.loadavg1Max))} on ${cpus().length} CPUs`);
+    }
+    for (const s of sizes) {
+      if (s.verdict.unexpectedStalls.length > 0) notes.push(`${s.nodes}×${s.daemonsets}: healthy rollouts reported Stalled: ${s.verdict.unexpectedStalls.join(', ')} (the controller-manager did not create pods within the deadline; see phases)`);
+      if (s.verdict.suspectHealthy.length > 0) notes.push(`${s.nodes}×${s.daemonsets}: ${s.verdict.suspectHealthy.length} healthy rollout(s) went Suspect (paused > suspectAfterSeconds while the controller-manager, ~20 requests/s, worked through other DaemonSets)`);
+    }
+  }
+  const m = micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
+  if (m) {
+    const inCluster = largest ? `; in-cluster reconcile p99 ${largest.cost.reconcile.p99Ms ?? '–'} ms at ${largest.nodes} nodes (histogram bucket ≤ ${largest.cost.reconcile.bucketBoundMs ?? '–'} ms, includes the status PATCH round trip)` : '';
+    targets.push({
+      target: 'reconcile p99 under 50 ms for a 1,000-node DaemonSet',
+      met: (m.passMs.p99 ?? Infinity) < 50,
+      measured: `gather+decide+diff over a 1,000-node DaemonSet mid-rollout: p50 ${m.passMs.p50} ms, p99 ${m.passMs.p99} ms over ${m.iterations} passes${inCluster}`,
+    });
+  }
+  return { targets, notes };
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: Array<[number, number]>): number | undefined {
+  if (points.length < 2) return undefined;
+  const n = points.length;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
+  if (sxx === 0) return undefined;
+  return points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0) / sxx;
+}
+
+/**
+ * Splits the operator's heap into a per-node and a per-daemon-pod cost: the nodes-only heap against the
+ * cluster's node count, and the heap the cached pods added against the pod count.
+ */
+function memoryGrowth(sizes: SizeResult[]): { met: boolean | undefined; text: string } {
+  const perPodPoints = sizes.map((s) => [s.pods, (s.cost.heapUsedMiB.withPods - s.cost.heapUsedMiB.nodesOnly) * 1024] as [number, number]);
+  const perPod = slope(perPodPoints) ?? (perPodPoints[0] ? perPodPoints[0][1] / perPodPoints[0][0] : undefined);
+  const perNode = slope(sizes.map((s) => [s.clusterNodes, s.cost.heapUsedMiB.nodesOnly * 1024] as [number, number]));
+  const rss = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.cost.rssMiB.nodesOnly} → ${s.cost.rssMiB.withPods} MiB (peak ${s.cost.rssMiB.peak})`).join('; ');
+  const text = `heap per cached daemon pod ≈ ${perPod !== undefined ? round(perPod, 2) : '–'} KiB, per cluster node ≈ ${perNode !== undefined ? round(perNode, 2) : '–'} KiB (least squares over the sizes; heap includes not-yet-collected garbage); RSS nodes-only → with pods: ${rss}. Design: slim caches (a few hundred bytes per pod and node), pods watched by label in the guarded namespaces only; daemon pods of guarded DaemonSets are cached whether or not they are mid-rollout.`;
+  // Met when a node costs no more than a daemon pod: the footprint follows the guarded pods, not the cluster.
+  const met = perPod !== undefined && perNode !== undefined ? perNode <= Math.max(perPod, 1) : undefined;
+  return { met, text };
+}
+
+async function main(): Promise<number> {
+  const p = parseArgs(process.argv.slice(2), process.env);
+  const started = new Date();
+  log(`params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke })}`);
+  const micro: MicroResult[] = [];
+  if (p.micro) {
+    for (const c of defaultMicroCases(p.smoke)) {
+      const r = runMicroCase(c, p.microIterations);
+      log(`micro ${c.dsNodes}/${c.clusterNodes} ${c.scenario}: p50 ${r.passMs.p50} ms p99 ${r.passMs.p99} ms (${r.state})`);
+      micro.push(r);
+    }
+  }
+
+  const sizes: SizeResult[] = [];
+  const failures: string[] = [];
+  let serverVersion = '';
+  if (p.cluster) {
+    const external = process.env.RG_TEST_KUBECONFIG;
+    let kubeconfig: string;
+    let binDir: string;
+    if (external) {
+      binDir = await buildBinaries({ log });
+      kubeconfig = external;
+    } else {
+      // nodes: 0 — the bench brings its own pools and leaves the shared default nodes alone (NODES is ours here).
+      ({ kubeconfig, binDir } = await up({ log, nodes: 0 }));
+    }
+    const kubectl = kubectlRunner(binDir, kubeconfig);
+    const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
+    try {
+      serverVersion = (await client.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
+      await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
+      await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev']);
+      const ctx: Ctx = { kubeconfig, kubectl, client, log };
+      for (const [i, s] of p.sizes.entries()) {
+        log(`size ${i + 1}/${p.sizes.length}: ${s.nodes} nodes × ${s.daemonsets} DaemonSets (${s.nodes * s.daemonsets} daemon pods)`);
+        try {
+          const r = await runSize(ctx, { ...p.base, ...s }, p.smoke ? 'smoke' : `s${i + 1}`);
+          sizes.push(r);
+          log(`  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`);
+        } catch (e) {
+          const msg = e instanceof Error ? e.message : String(e);
+          failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);
+          log(`  FAILED: ${msg}`);
+        }
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  const finished = new Date();
+  const { targets, notes } = judge(micro, sizes);
+  for (const f of failures) notes.push(`size failed: ${f}`);
+  const host = hostname();
+  const results: BenchResults = {
+    schema: 'rollout-guard-bench/v1',
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    wallSeconds: round((finished.getTime() - started.getTime()) / 1000, 1)!,
+    machine: {
+      host,
+      nproc: cpus().length,
+      memoryGiB: round(totalmem() / 1024 ** 3, 1)!,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      os: `${platform()} ${release()}`,
+      node: process.version,
+    },
+    versions: { ...(await versions()), ...(serverVersion ? { serverVersion } : {}) },
+    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke },
+    micro,
+    sizes,
+    targets,
+    notes,
+  };
+  await mkdir(p.out, { recursive: true });
+  const stem = resolve(p.out, `${started.toISOString().slice(0, 10)}-${host}${p.smoke ? '-smoke' : ''}`);
+  await writeFile(`${stem}.json`, JSON.stringify(results, null, 2) + '\n');
+  await writeFile(`${stem}.svg`, renderSvg(results));
+  process.stdout.write(renderTables(results) + '\n');
+  log(`wrote ${stem}.json and ${stem}.svg in ${results.wallSeconds} s`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,249 @@
+/**
+ * Human-readable output of a benchmark run: fixed-width tables for stdout and a hand-written SVG with
+ * the curves (no plotting dependency: a few polylines and tick labels are all it takes).
+ */
+import type { MicroResult } from './micro.js';
+import type { SizeResult } from './scenario.js';
+import type { Summary } from './stats.js';
+
+/** The whole results file. */
+export interface BenchResults {
+  schema: 'rollout-guard-bench/v1';
+  startedAt: string;
+  finishedAt: string;
+  wallSeconds: number;
+  machine: { host: string; nproc: number; memoryGiB: number; cpuModel: string; os: string; node: string };
+  versions: Record<string, string>;
+  params: Record<string, unknown>;
+  micro: MicroResult[];
+  sizes: SizeResult[];
+  targets: TargetVerdict[];
+  notes: string[];
+}
+
+export interface TargetVerdict {
+  target: string;
+  met: boolean | undefined;
+  measured: string;
+}
+
+function table(head: string[], rows: string[][]): string {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  ');
+  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const f = (v: number | undefined, digits = 2): string => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(digits));
+const trio = (s: Summary, digits = 2): string => (s.count === 0 ? '–' : `${f(s.p50, digits)}/${f(s.p99, digits)}/${f(s.max, digits)}`);
+const minutes = (s: number | undefined): string => (s === undefined ? 'never' : `${(s / 60).toFixed(1)} min`);
+
+/** The stdout report. */
+export function renderTables(r: BenchResults): string {
+  const out: string[] = [];
+  out.push(`rollout-guard bench — ${r.startedAt} on ${r.machine.host} (${r.machine.nproc} CPU ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}, k8s ${r.versions.K8S_VERSION ?? '?'}, kwok ${r.versions.KWOK_VERSION ?? '?'})`);
+  if (r.sizes.length > 0) {
+    out.push('', 'Detection and explanation (seconds; p50/p99/max over the guards that stalled)');
+    out.push(table(
+      ['size (nodes×DS)', 'pods', 'stalled', 'deadline→Stalled written', 'deadline→watch sees it', 'deadline→Event', 'op histogram p99', 'pod→explained', 'failure→explained'],
+      r.sizes.map((s) => [
+        `${s.nodes}×${s.daemonsets}`, String(s.pods), `${s.verdict.stalled}/${s.verdict.expectedStalls}`,
+        trio(s.detection.writtenS), trio(s.detection.observedS), trio(s.detection.eventS), f(s.detection.operatorHistogram.p99),
+        trio(s.explanation.fromPodS), trio(s.explanation.fromFailureS),
+      ]),
+    ));
+    out.push('', 'API load (operator\'s exact request count) and status writes');
+    out.push(table(
+      ['size', 'watches opened', 'steady window', 'steady non-watch req', 'rollout window', 'rollout req', 'writes/guard broken', 'writes/guard exhausted', 'writes/guard healthy', 'writes per target change'],
+      r.sizes.map((s) => [
+        `${s.nodes}×${s.daemonsets}`, String(s.api.watchesOpened), `${f(s.api.steadySeconds, 0)} s`, String(s.api.steadyNonWatch),
+        `${f(s.api.rolloutSeconds, 0)} s`, String(s.api.rolloutTotal),
+        trio(s.api.statusWritesPerGuard.byCategory.broken, 0), trio(s.api.statusWritesPerGuard.byCategory.exhausted, 0), trio(s.api.statusWritesPerGuard.byCategory.healthy, 0),
+        f(s.api.writesPerTargetChange, 3),
+      ]),
+    ));
+    out.push('', 'Rollout requests by verb and resource');
+    for (const s of r.sizes) out.push(`  ${s.nodes}×${s.daemonsets}: ${Object.entries(s.api.rollout).map(([k, v]) => `${k}=${v}`).join(', ') || 'none'}`);
+    out.push('', 'Operator cost');
+    out.push(table(
+      ['size', 'cluster nodes', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'heap nodes-only/with pods MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'max queue'],
+      r.sizes.map((s) => [
+        `${s.nodes}×${s.daemonsets}`, String(s.clusterNodes), f(s.cost.rssMiB.nodesOnly, 1), f(s.cost.rssMiB.withPods, 1), f(s.cost.rssMiB.peak, 1),
+        `${f(s.cost.heapUsedMiB.nodesOnly, 1)}/${f(s.cost.heapUsedMiB.withPods, 1)}`,
+        `${f(s.cost.cpuSeconds.setup)}/${f(s.cost.cpuSeconds.steady)}/${f(s.cost.cpuSeconds.rollout)}`,
+        String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`, String(s.cost.maxQueueDepth),
+      ]),
+    ));
+    out.push('', 'rollout-guard vs KubeDaemonSetRolloutStuck (from the v2 apply; alert on an ideal 1 s scrape/eval)');
+    out.push(table(
+      ['size', 'guard Stalled p50/max', 'alert fires p50/max', 'alert false firings (healthy DS)', 'healthy guards ever Suspect', 'unexpected Stalled'],
+      r.sizes.map((s) => [
+        `${s.nodes}×${s.daemonsets}`,
+        `${f(s.alert.guardStalledAfterS.p50, 1)} s / ${f(s.alert.guardStalledAfterS.max, 1)} s`,
+        `${minutes(s.alert.alertFiresAfterS.p50)} / ${minutes(s.alert.alertFiresAfterS.max)}`,
+        String(s.alert.falseFirings), String(s.verdict.suspectHealthy.length), String(s.verdict.unexpectedStalls.length),
+      ]),
+    ));
+    out.push('', 'Phase durations (s)');
+    out.push(table(['size', ...Object.keys(r.sizes[0]!.phases), 'load avg (1m) min–max', 'other namespaces'], r.sizes.map((s) => [
+      `${s.nodes}×${s.daemonsets}`, ...Object.values(s.phases).map((v) => f(v, 1)), `${f(s.machine.loadavg1Min)}–${f(s.machine.loadavg1Max)}`, String(s.machine.otherNamespaces.length),
+    ])));
+  }
+  if (r.micro.length > 0) {
+    out.push('', 'Reconcile pass micro-benchmark (gather + decide + status diff, in memory; ms)');
+    out.push(table(
+      ['DS nodes', 'cluster nodes', 'scenario', 'state', 'iterations', 'p50', 'p99', 'max', 'gather p99', 'decide p99'],
+      r.micro.map((m) => [String(m.dsNodes), String(m.clusterNodes), m.scenario, m.state, String(m.iterations), f(m.passMs.p50, 3), f(m.passMs.p99, 3), f(m.passMs.max, 3), f(m.gatherP99Ms, 3), f(m.decideP99Ms, 3)]),
+    ));
+  }
+  out.push('', 'Targets');
+  for (const t of r.targets) out.push(`  [${t.met === undefined ? 'n/a' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
+  for (const n of r.notes) out.push(`  note: ${n}`);
+  return out.join('\n');
+}
+
+// --- SVG --------------------------------------------------------------------------------------------
+
+interface Series {
+  name: string;
+  points: Array<[number, number]>;
+  color: string;
+  dashed?: boolean;
+}
+
+interface Chart {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: Series[];
+  /** A horizontal target line. */
+  target?: { y: number; label: string };
+  logX?: boolean;
+  /** Labels of x positions (default: the number). */
+  xTickLabels?: Map<number, string>;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function niceStep(range: number): number {
+  const raw = range / 5;
+  const mag = 10 ** Math.floor(Math.log10(raw || 1));
+  return [1, 2, 5, 10].map((m) => m * mag).find((s) => raw <= s) ?? 10 * mag;
+}
+
+function chart(c: Chart, ox: number, oy: number, w: number, h: number): string {
+  const pad = { l: 58, r: 12, t: 28, b: 58 };
+  const pw = w - pad.l - pad.r;
+  const ph = h - pad.t - pad.b;
+  const pts = c.series.flatMap((s) => s.points);
+  const xs = [...new Set(pts.map(([x]) => x))].sort((a, b) => a - b);
+  const tx = (x: number) => (c.logX ? Math.log10(x) : x);
+  const x0 = tx(xs[0] ?? 0);
+  const x1 = tx(xs.at(-1) ?? 1);
+  const yMaxData = Math.max(0, ...pts.map(([, y]) => y), c.target?.y ?? 0);
+  const step = niceStep(yMaxData || 1);
+  const yMax = Math.ceil((yMaxData * 1.1 || 1) / step) * step;
+  const sx = (x: number) => ox + pad.l + (x1 === x0 ? pw / 2 : ((tx(x) - x0) / (x1 - x0)) * pw);
+  const sy = (y: number) => oy + pad.t + ph - (y / yMax) * ph;
+  const o: string[] = [];
+  o.push(`<text x="${ox + w / 2}" y="${oy + 16}" text-anchor="middle" font-weight="bold">${esc(c.title)}</text>`);
+  o.push(`<rect x="${ox + pad.l}" y="${oy + pad.t}" width="${pw}" height="${ph}" fill="none" stroke="#999"/>`);
+  for (let y = 0; y <= yMax + 1e-9; y += step) {
+    o.push(`<line x1="${ox + pad.l}" x2="${ox + pad.l + pw}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eee"/>`);
+    o.push(`<text x="${ox + pad.l - 4}" y="${sy(y) + 4}" text-anchor="end" font-size="10">${+y.toPrecision(4)}</text>`);
+  }
+  for (const x of xs) {
+    o.push(`<text x="${sx(x)}" y="${oy + pad.t + ph + 14}" text-anchor="middle" font-size="10">${esc(c.xTickLabels?.get(x) ?? String(x))}</text>`);
+  }
+  o.push(`<text x="${ox + pad.l + pw / 2}" y="${oy + pad.t + ph + 28}" text-anchor="middle" font-size="11">${esc(c.xLabel)}</text>`);
+  o.push(`<text transform="translate(${ox + 14},${oy + pad.t + ph / 2}) rotate(-90)" text-anchor="middle" font-size="11">${esc(c.yLabel)}</text>`);
+  if (c.target) {
+    o.push(`<line x1="${ox + pad.l}" x2="${ox + pad.l + pw}" y1="${sy(c.target.y)}" y2="${sy(c.target.y)}" stroke="#d33" stroke-dasharray="6 4"/>`);
+    o.push(`<text x="${ox + pad.l + pw - 4}" y="${sy(c.target.y) - 4}" text-anchor="end" font-size="10" fill="#d33">${esc(c.target.label)}</text>`);
+  }
+  c.series.forEach((s, i) => {
+    const sorted = [...s.points].sort((a, b) => a[0] - b[0]);
+    o.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''} points="${sorted.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`);
+    for (const [x, y] of sorted) o.push(`<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="3" fill="${s.color}"/>`);
+    // Legend: two columns under the x-axis label.
+    const lx = ox + pad.l + (i % 2) * (pw / 2);
+    const ly = oy + pad.t + ph + 42 + Math.floor(i / 2) * 12;
+    o.push(`<line x1="${lx}" x2="${lx + 12}" y1="${ly - 3}" y2="${ly - 3}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''}/><text x="${lx + 16}" y="${ly}" font-size="10">${esc(s.name)}</text>`);
+  });
+  return o.join('\n');
+}
+
+const COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#9467bd', '#8c564b'];
+
+/** The plot: memory, detection, API load vs size, and the reconcile micro-benchmark curve. */
+export function renderSvg(r: BenchResults): string {
+  const charts: Chart[] = [];
+  if (r.sizes.length > 0) {
+    const byPods = (f: (s: SizeResult) => number | undefined): Array<[number, number]> =>
+      r.sizes.flatMap((s) => {
+        const v = f(s);
+        return v === undefined || Number.isNaN(v) ? [] : [[s.pods, v] as [number, number]];
+      });
+    const ticks = new Map(r.sizes.map((s) => [s.pods, `${s.nodes}×${s.daemonsets} (${s.pods})`]));
+    charts.push({
+      title: 'Operator memory vs daemon pods watched',
+      xLabel: 'nodes × DaemonSets (daemon pods)',
+      yLabel: 'MiB',
+      xTickLabels: ticks,
+      series: [
+        { name: 'peak RSS', points: byPods((s) => s.cost.rssMiB.peak), color: COLORS[0]! },
+        { name: 'RSS, nodes only', points: byPods((s) => s.cost.rssMiB.nodesOnly), color: COLORS[0]!, dashed: true },
+        { name: 'heap used, with pods', points: byPods((s) => s.cost.heapUsedMiB.withPods), color: COLORS[1]! },
+        { name: 'heap used, nodes only', points: byPods((s) => s.cost.heapUsedMiB.nodesOnly), color: COLORS[1]!, dashed: true },
+      ],
+    });
+    charts.push({
+      title: 'Detection latency after the deadline',
+      xLabel: 'nodes × DaemonSets (daemon pods)',
+      yLabel: 'seconds',
+      xTickLabels: ticks,
+      target: { y: 2, label: 'target p99 ≤ 2 s' },
+      series: [
+        { name: 'p50 (status written)', points: byPods((s) => s.detection.writtenS.p50), color: COLORS[2]! },
+        { name: 'p99 (status written)', points: byPods((s) => s.detection.writtenS.p99), color: COLORS[3]! },
+        { name: 'max (watch sees it)', points: byPods((s) => s.detection.observedS.max), color: COLORS[4]!, dashed: true },
+      ],
+    });
+    charts.push({
+      title: 'API requests per guard during the rollout',
+      xLabel: 'nodes × DaemonSets (daemon pods)',
+      yLabel: 'requests per guard',
+      xTickLabels: ticks,
+      series: [
+        { name: 'all requests / guard', points: byPods((s) => s.api.rolloutTotal / s.daemonsets), color: COLORS[0]! },
+        { name: 'status writes / healthy guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.healthy.mean), color: COLORS[2]! },
+        { name: 'status writes / stalled guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.broken.mean), color: COLORS[3]! },
+      ],
+    });
+  }
+  const curve = r.micro.filter((m) => m.scenario === 'rollout' && m.clusterNodes === m.dsNodes);
+  if (curve.length > 0) {
+    charts.push({
+      title: 'One reconcile pass (gather+decide+diff), in memory',
+      xLabel: 'nodes of the DaemonSet (log scale)',
+      yLabel: 'ms',
+      logX: true,
+      target: { y: 50, label: 'target p99 < 50 ms at 1,000 nodes' },
+      series: [
+        { name: 'p50', points: curve.map((m) => [m.dsNodes, m.passMs.p50 ?? 0]), color: COLORS[2]! },
+        { name: 'p99', points: curve.map((m) => [m.dsNodes, m.passMs.p99 ?? 0]), color: COLORS[3]! },
+      ],
+    });
+  }
+  const W = 460;
+  const H = 300;
+  const cols = 2;
+  const rows = Math.ceil(charts.length / cols);
+  const body = charts.map((c, i) => chart(c, (i % cols) * W, 30 + Math.floor(i / cols) * H, W, H)).join('\n');
+  const title = `rollout-guard bench ${r.startedAt.slice(0, 10)} — ${r.machine.host}, ${r.machine.nproc} CPU, k8s ${r.versions.K8S_VERSION ?? '?'}`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${cols * W}" height="${30 + rows * H}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="white"/>
+<text x="10" y="20" font-size="13">${esc(title)}</text>
+${body}
+</svg>
+`;
+}
