@@ -1,0 +1,65 @@
+/**
+ * Slimming raw API objects: what gather relies on must survive, in particular the node of a pending
+ * daemon pod (from its node affinity) and the reason a pod is not ready.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../../src/k8s/slim.js';
+
+const owner = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-1', controller: true }];
+
+describe('slimPod', () => {
+  it('a pending daemon pod belongs to the node its affinity pins it to, with the scheduler\'s reason', () => {
+    const p = slimPod({
+      metadata: { name: 'decoder-x', namespace: 'ns', uid: 'p1', labels: { 'controller-revision-hash': 'abc' }, ownerReferences: owner },
+      spec: {
+        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-3'] }] }] } } },
+        containers: [{ name: 'c', image: 'img:2' }],
+      },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 1 Insufficient cpu.' }] },
+    });
+    assert.equal(p.node, 'node-3');
+    assert.equal(p.scheduled, false);
+    assert.equal(p.hash, 'abc');
+    assert.equal(p.waitingReason, 'Unschedulable');
+    assert.match(p.waitingMessage ?? '', /Insufficient cpu/);
+    assert.deepEqual(p.metadata.ownerReferences, owner);
+  });
+
+  it('a container waiting reason wins, transient ones (ContainerCreating) do not count', () => {
+    const base = { metadata: { name: 'p', labels: { 'controller-revision-hash': 'h' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } };
+    const pulling = slimPod({ ...base, status: { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "i"' } } }] } });
+    assert.deepEqual([pulling.node, pulling.scheduled, pulling.waitingReason], ['n1', true, 'ImagePullBackOff']);
+    const creating = slimPod({ ...base, status: { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } });
+    assert.equal(creating.waitingReason, undefined);
+    const ready = slimPod({ ...base, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }], containerStatuses: [{ name: 'c', ready: true, restartCount: 2 }] } });
+    assert.deepEqual([ready.ready, ready.readySince, ready.restartCount], [true, '2026-01-01T00:00:00Z', 2]);
+  });
+
+  it('only the controller owner is kept, and large fields are dropped', () => {
+    const p = slimPod({ metadata: { name: 'p', ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }], managedFields: [{ big: 'x'.repeat(1000) }] }, spec: { containers: [], volumes: [{ name: 'v' }] }, status: {} });
+    assert.equal(p.metadata.ownerReferences, undefined);
+    assert.ok(JSON.stringify(p).length < 300, JSON.stringify(p));
+  });
+});
+
+describe('slimDaemonSet, slimRevision, slimNode', () => {
+  it('keeps the placement, counters and only our annotations', () => {
+    const ds = slimDaemonSet({
+      metadata: { name: 'd', namespace: 'ns', uid: 'u', generation: 4, annotations: { 'deprecated.daemonset.template.generation': '3', 'kubectl.kubernetes.io/last-applied-configuration': '{…}', 'rolloutguard.dev/undo': 'disabled' } },
+      spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }, template: { spec: { nodeSelector: { a: 'b' }, tolerations: [{ key: 'gpu', operator: 'Exists' }], containers: [{ image: 'img:1' }] } } },
+      status: { observedGeneration: 4, desiredNumberScheduled: 3, numberReady: 2 },
+    });
+    assert.deepEqual(ds.metadata.annotations, { 'deprecated.daemonset.template.generation': '3', 'rolloutguard.dev/undo': 'disabled' });
+    assert.deepEqual(ds.spec.placement, { nodeSelector: { a: 'b' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] });
+    assert.deepEqual(ds.spec.updateStrategy.rollingUpdate, { maxSurge: 1, maxUnavailable: 0 });
+    assert.equal(ds.status.desiredNumberScheduled, 3);
+    assert.equal(ds.status.updatedNumberScheduled, 0, 'absent counters read as 0');
+  });
+
+  it('revision hash from the label, else the name suffix; node taints', () => {
+    assert.equal(slimRevision({ metadata: { name: 'd-abc', labels: { 'controller-revision-hash': 'abc' } }, revision: 3 }).hash, 'abc');
+    assert.deepEqual(slimRevision({ metadata: { name: 'd-xyz' }, revision: 2 }), { metadata: { name: 'd-xyz' }, hash: 'xyz', revision: 2 });
+    assert.deepEqual(slimNode({ metadata: { name: 'n', labels: { a: '1' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] }, status: { images: ['huge'] } }).taints, [{ key: 'k', effect: 'NoSchedule' }]);
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * gather: the observation built from caches, and the memory that names nodes which left the targets
+ * on the pass where the DaemonSet status catches up (node and DaemonSet events come in either order).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
+import { TargetMemory, gather, type CacheView } from '../../src/reconcile/gather.js';
+
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+function world(desired: number, nodes: SlimNode[], pods: SlimPod[] = []): CacheView {
+  const ds: SlimDaemonSet = {
+    metadata: { name: 'd', namespace: 'ns', uid: 'u', generation: 1 },
+    spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 10, placement: { nodeSelector: { pool: 'a' } }, images: ['i'] },
+    status: { observedGeneration: 1, desiredNumberScheduled: desired, currentNumberScheduled: desired, updatedNumberScheduled: desired, numberReady: desired, numberAvailable: desired, numberMisscheduled: 0 },
+  };
+  const revs: SlimRevision[] = [{ metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 }, { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 }];
+  return { daemonSet: () => ds, podsOwnedBy: () => pods, revisionsOwnedBy: () => revs, nodes: () => nodes };
+}
+const node = (name: string, taints: SlimNode['taints'] = [], pool = 'a'): SlimNode => ({ metadata: { name, labels: { pool } }, taints });
+const pod = (n: string, readySince?: string): SlimPod => ({ metadata: { name: `p-${n}` }, node: n, scheduled: true, hash: 'h2', images: ['i'], phase: 'Running', ready: readySince !== undefined, ...(readySince ? { readySince } : {}), restartCount: 0 });
+
+describe('gather', () => {
+  it('takes the highest revision as current, applies minReadySeconds, and drops irrelevant nodes', () => {
+    const obs = gather(world(2, [node('n1'), node('n2'), node('other', [], 'b')], [pod('n1', '2025-12-31T23:59:00Z'), pod('n2', '2025-12-31T23:59:55Z')]), new TargetMemory(), 'ns/g', 'ns', 'd', NOW);
+    assert.equal(obs.kind, 'Target');
+    if (obs.kind !== 'Target') return;
+    assert.equal(obs.currentRevision?.hash, 'h2');
+    assert.deepEqual(obs.nodes.map((n) => n.node), ['n1', 'n2'], 'a node of another pool with no pod is not part of the picture');
+    assert.deepEqual(obs.nodes.map((n) => n.pods[0]?.available), [true, false], 'ready 5 s < minReadySeconds 10 is not available');
+  });
+
+  it('a missing DaemonSet is TargetMissing', () => {
+    const cache: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
+    assert.deepEqual(gather(cache, new TargetMemory(), 'ns/g', 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
+  });
+
+  it('names a node that left until the DaemonSet status agrees, and tells deleted nodes apart', () => {
+    const m = new TargetMemory();
+    const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];
+    const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => `${l.node}: ${l.reason}`) : []);
+    const removed = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.removedNodes : []);
+    assert.deepEqual(left(gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'k', 'ns', 'd', NOW)), []);
+    // The taint arrives before the DaemonSet status drops: named, and still named on the next pass.
+    const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
+    assert.deepEqual(left(a), ['n3: untolerated taint gpu=x:NoExecute']);
+    const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
+    assert.deepEqual(left(b), ['n3: untolerated taint gpu=x:NoExecute']);
+    // Settled now: nothing left any more.
+    assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW)), []);
+    // A deleted node is "removed", not "left".
+    const c = gather(world(1, [node('n1')]), m, 'k', 'ns', 'd', NOW);
+    assert.deepEqual([left(c), removed(c)], [[], ['n2']]);
+  });
+});
