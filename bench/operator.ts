@@ -4,6 +4,7 @@
  * depth) and /proc/<pid>/status (resident memory, and VmHWM, the kernel's own peak).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +20,10 @@ export class BenchOperator {
   private exitCode: number | null | undefined;
   private readonly exited: Promise<number | null>;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(private readonly child: ChildProcess, file?: WriteStream) {
     let buf = '';
     const onData = (d: Buffer): void => {
+      file?.write(d);
       buf += d.toString();
       let i: number;
       while ((i = buf.indexOf('\n')) >= 0) {
@@ -42,6 +44,7 @@ export class BenchOperator {
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     this.exited = new Promise((res) => child.on('exit', (code) => {
+      file?.end();
       this.exitCode = code;
       res(code);
     }));
@@ -49,9 +52,10 @@ export class BenchOperator {
 
   /**
    * Starts the operator on `namespaces` at log level info (debug logging would make the CPU figures
-   * about pino) and waits until /readyz says its caches are synced.
+   * about pino; BENCH_OPERATOR_LOG_LEVEL overrides it for diagnosis) and waits until /readyz says its
+   * caches are synced. With `logFile`, its whole log is kept there.
    */
-  static async start(kubeconfig: string, namespaces: readonly string[]): Promise<BenchOperator> {
+  static async start(kubeconfig: string, namespaces: readonly string[], logFile?: string): Promise<BenchOperator> {
     const args = [
       resolve(ROOT, 'dist/src/main.js'), 'run',
       `--namespaces=${namespaces.join(',')}`,
@@ -59,8 +63,9 @@ export class BenchOperator {
       '--leader-elect=false',
       `--kubeconfig=${kubeconfig}`,
     ];
-    const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const op = new BenchOperator(child);
+    const level = process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'info';
+    const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: level }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const op = new BenchOperator(child, logFile ? createWriteStream(logFile) : undefined);
     await waitFor(async () => {
       if (op.exitCode !== undefined) throw new Error(`operator exited with ${op.exitCode}`);
       return op.port !== undefined && (await op.get('/readyz')).status === 200;

@@ -23,7 +23,8 @@ export interface BenchResults {
 
 export interface TargetVerdict {
   target: string;
-  met: boolean | undefined;
+  /** `partial`: met in part; `measured` says which part. undefined: not measured in this run. */
+  met: boolean | 'partial' | undefined;
   measured: string;
 }
 
@@ -53,10 +54,11 @@ export function renderTables(r: BenchResults): string {
     ));
     out.push('', 'API load (operator\'s exact request count) and status writes');
     out.push(table(
-      ['size', 'watches opened', 'steady window', 'steady non-watch req', 'rollout window', 'rollout req', 'writes/guard broken', 'writes/guard exhausted', 'writes/guard healthy', 'writes per target change'],
+      ['size', 'watches opened', 'steady window', 'steady non-watch req', 'rollout window', 'rollout req', 'of which 409', 'no-op PATCH', 'writes/guard broken', 'writes/guard exhausted', 'writes/guard healthy', 'writes per target change'],
       r.sizes.map((s) => [
         `${s.nodes}×${s.daemonsets}`, String(s.api.watchesOpened), `${f(s.api.steadySeconds, 0)} s`, String(s.api.steadyNonWatch),
         `${f(s.api.rolloutSeconds, 0)} s`, String(s.api.rolloutTotal),
+        String(Object.entries(s.api.rollout).filter(([k]) => k.endsWith(' 409')).reduce((a, [, v]) => a + v, 0)), String(s.api.noopStatusPatches),
         trio(s.api.statusWritesPerGuard.byCategory.broken, 0), trio(s.api.statusWritesPerGuard.byCategory.exhausted, 0), trio(s.api.statusWritesPerGuard.byCategory.healthy, 0),
         f(s.api.writesPerTargetChange, 3),
       ]),
@@ -65,10 +67,11 @@ export function renderTables(r: BenchResults): string {
     for (const s of r.sizes) out.push(`  ${s.nodes}×${s.daemonsets}: ${Object.entries(s.api.rollout).map(([k, v]) => `${k}=${v}`).join(', ') || 'none'}`);
     out.push('', 'Operator cost');
     out.push(table(
-      ['size', 'cluster nodes', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'heap nodes-only/with pods MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'max queue'],
+      ['size', 'cluster nodes', 'cache KiB nodes-only/with pods', 'B per node/pod', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'max queue'],
       r.sizes.map((s) => [
-        `${s.nodes}×${s.daemonsets}`, String(s.clusterNodes), f(s.cost.rssMiB.nodesOnly, 1), f(s.cost.rssMiB.withPods, 1), f(s.cost.rssMiB.peak, 1),
-        `${f(s.cost.heapUsedMiB.nodesOnly, 1)}/${f(s.cost.heapUsedMiB.withPods, 1)}`,
+        `${s.nodes}×${s.daemonsets}`, String(s.clusterNodes),
+        `${f(s.cost.cache.nodesOnlyKiB, 0)}/${f(s.cost.cache.withPodsKiB, 0)}`, `${s.cost.cache.bytesPerNode}/${s.cost.cache.bytesPerPod}`,
+        f(s.cost.rssMiB.nodesOnly, 1), f(s.cost.rssMiB.withPods, 1), f(s.cost.rssMiB.peak, 1),
         `${f(s.cost.cpuSeconds.setup)}/${f(s.cost.cpuSeconds.steady)}/${f(s.cost.cpuSeconds.rollout)}`,
         String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`, String(s.cost.maxQueueDepth),
       ]),
@@ -96,7 +99,7 @@ export function renderTables(r: BenchResults): string {
     ));
   }
   out.push('', 'Targets');
-  for (const t of r.targets) out.push(`  [${t.met === undefined ? 'n/a' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
+  for (const t of r.targets) out.push(`  [${t.met === undefined ? 'n/a' : t.met === 'partial' ? 'PARTLY' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
   for (const n of r.notes) out.push(`  note: ${n}`);
   return out.join('\n');
 }
@@ -192,8 +195,8 @@ export function renderSvg(r: BenchResults): string {
       series: [
         { name: 'peak RSS', points: byPods((s) => s.cost.rssMiB.peak), color: COLORS[0]! },
         { name: 'RSS, nodes only', points: byPods((s) => s.cost.rssMiB.nodesOnly), color: COLORS[0]!, dashed: true },
-        { name: 'heap used, with pods', points: byPods((s) => s.cost.heapUsedMiB.withPods), color: COLORS[1]! },
-        { name: 'heap used, nodes only', points: byPods((s) => s.cost.heapUsedMiB.nodesOnly), color: COLORS[1]!, dashed: true },
+        { name: 'live cache heap, with pods', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
+        { name: 'live cache heap, nodes only', points: byPods((s) => s.cost.cache.nodesOnlyKiB / 1024), color: COLORS[1]!, dashed: true },
       ],
     });
     charts.push({

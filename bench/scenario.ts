@@ -12,6 +12,7 @@ import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
+import { cacheFootprint } from './footprint.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
 import { Scrape, histogramDelta, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
@@ -43,6 +44,8 @@ export interface Ctx {
   /** The bench's own API client (separate User-Agent, not counted by the operator). */
   client: ApiClient;
   log: (line: string) => void;
+  /** Directory to keep each size's full operator log in (BENCH_OPERATOR_LOG_DIR), for diagnosis. */
+  operatorLogDir?: string;
 }
 
 const EXPECTED: Record<Exclude<Category, 'healthy'>, { cause: string; reason: string }> = {
@@ -114,9 +117,19 @@ export interface SizeResult {
     statusWritesPerGuard: { operatorCounterMean: number; byCategory: Record<Category, Summary> };
     /** Status writes ÷ target changes during the rollout, over all guards: how much the queue coalesces. */
     writesPerTargetChange: number;
+    /**
+     * Status PATCHes the server accepted without changing the guard (no new resourceVersion reached the
+     * bench's watch): requests that carried no information.
+     */
+    noopStatusPatches: number;
   };
   cost: {
     rssMiB: { nodesOnly: number; withPods: number; peak: number };
+    /**
+     * Live heap of the operator's caches (bench/footprint.ts), with nodes only and with the DaemonSets'
+     * pods, and what that makes per cached node and per cached daemon pod.
+     */
+    cache: { nodesOnlyKiB: number; withPodsKiB: number; bytesPerNode: number; bytesPerPod: number; fullPodBytes?: number; objects: Record<string, { count: number; bytes: number; perObject: number }> };
     heapUsedMiB: { nodesOnly: number; withPods: number; max: number };
     cpuSeconds: { startup: number; setup: number; steady: number; rollout: number; total: number };
     reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
@@ -258,13 +271,14 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     phase('nodes');
 
     // --- Operator: caches synced with nodes only. ------------------------------------------------
-    op = await BenchOperator.start(ctx.kubeconfig, [ns]);
+    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined);
     sampler = new Sampler(op);
     sampler.start();
     observer = new Observer(client, ns);
     await observer.start();
     const s0 = await op.scrape();
     const mem0 = await op.memory();
+    const fp0 = await cacheFootprint(client, ns);
     phase('operatorStart');
 
     // --- DaemonSets v1, fully rolled out. ----------------------------------------------------------
@@ -282,6 +296,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     // --- Guards, all Healthy. ------------------------------------------------------------------------
     await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => guardManifest(ns, n, p))) });
     await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
+    const fp1 = await cacheFootprint(client, ns);
     // Let the last writes of the Healthy transition land before the quiet window starts.
     await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet' });
     const s1 = await op.scrape();
@@ -424,9 +439,18 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
           byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
         },
         writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
+        noopStatusPatches: (rollout['PATCH rolloutguards/status'] ?? 0) - totalWrites,
       },
       cost: {
         rssMiB: { nodesOnly: mib(mem0.rss), withPods: mib(mem1.rss), peak: mib(hwm) },
+        cache: {
+          nodesOnlyKiB: round(fp0.bytes / 1024, 1)!,
+          withPodsKiB: round(fp1.bytes / 1024, 1)!,
+          bytesPerNode: fp1.objects.nodes?.perObject ?? 0,
+          bytesPerPod: fp1.objects.pods?.perObject ?? 0,
+          ...(fp1.fullPodBytes !== undefined ? { fullPodBytes: fp1.fullPodBytes } : {}),
+          objects: fp1.objects,
+        },
         heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
         cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
         reconcile: {
@@ -477,8 +501,10 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
  * one of them (nothing else would: there is no kubelet and no pod GC here).
  */
 async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, nodes: readonly string[], log: (l: string) => void): Promise<void> {
+  const t = Date.now();
   const r = await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=300s'], { allowFail: true });
   if (r.code !== 0) log(`  cleanup: namespace ${ns} not gone yet: ${r.stderr.trim()}`);
+  log(`  cleanup: namespace deleted in ${secs(Date.now() - t)} s`);
   for (let i = 0; i < nodes.length; i += 100) {
     await kubectl(['delete', 'nodes', ...nodes.slice(i, i + 100), '--ignore-not-found', '--wait=true'], { allowFail: true });
   }

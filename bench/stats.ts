@@ -73,9 +73,13 @@ export class Scrape {
   }
 }
 
-/** API requests by `VERB resource` between two scrapes (codes summed), zero entries dropped. */
+/** API requests by `VERB resource` between two scrapes, zero entries dropped. */
 export function requestDelta(before: Scrape, after: Scrape): Record<string, number> {
-  const key = (s: Sample) => `${s.labels.verb ?? '?'} ${s.labels.resource ?? '?'}`;
+  // Successful requests are keyed `VERB resource`; others keep their code (`PATCH rolloutguards/status 409`).
+  const key = (s: Sample) => {
+    const code = s.labels.code ?? '';
+    return `${s.labels.verb ?? '?'} ${s.labels.resource ?? '?'}${/^2\d\d$/.test(code) ? '' : ` ${code}`}`;
+  };
   const acc = new Map<string, number>();
   for (const s of after.all('rollout_guard_api_requests_total')) acc.set(key(s), (acc.get(key(s)) ?? 0) + s.value);
   for (const s of before.all('rollout_guard_api_requests_total')) acc.set(key(s), (acc.get(key(s)) ?? 0) - s.value);

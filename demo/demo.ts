@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: the quiet stall, told in about a minute on a local 3-node control plane.
+ * `npm run demo`: the quiet stall, told in under a minute on a local 3-node control plane.
  *
  *   1. start (or reuse) the local control plane and install the CRDs;
  *   2. run the operator, scoped to a fresh namespace;
@@ -141,8 +141,13 @@ function findRoot(): string {
   return dir;
 }
 
-const out = (line = ''): void => {
+/** Set on Ctrl-C: the story's own output stops, so only the clean-up is reported. */
+let muted = false;
+const say = (line = ''): void => {
   process.stdout.write(`${line}\n`);
+};
+const out = (line = ''): void => {
+  if (!muted) say(line);
 };
 const section = (title: string): void => out(`\n==> ${title}`);
 
@@ -230,7 +235,6 @@ class Operator {
     await mkdir(stateDir, { recursive: true });
     const logFile = path.join(stateDir, 'operator.log');
     const pidFile = path.join(stateDir, 'operator.pid');
-    await stopPrevious(pidFile);
     const fd = openSync(logFile, 'w');
     let child: ChildProcess;
     try {
@@ -365,11 +369,13 @@ async function main(argv: string[]): Promise<number> {
     if (v.code !== 0) throw new StoryFailed(`cannot reach the cluster: ${v.stderr.trim()}`);
     out(`    ${v.stdout.trim().split('\n').length} node(s)`);
   } else {
+    // Only a hint for the reader; whether the demo started the cluster (and so stops it) is up()'s answer.
     const before = await clusterStatus();
-    const wasRunning = before.apiServerReady && before.components.every((c) => c.alive);
-    if (!wasRunning) out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, with progress below)');
+    if (!before.components.some((c) => c.alive)) {
+      out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)');
+    }
     const info = await up({ nodes: LOCAL_NODES.length, log: (l) => out(`    ${l}`) });
-    startedCluster = !wasRunning;
+    startedCluster = info.mode !== 'reused';
     kubeconfig = info.kubeconfig;
     kubectlBin = path.join(info.binDir, 'kubectl');
     kubectl = kubectlRunner(info.binDir, kubeconfig);
@@ -388,25 +394,27 @@ async function main(argv: string[]): Promise<number> {
     (cleaning ??= (async () => {
       if (opts.keep) {
         op?.detach();
+        if (interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
         return;
       }
-      section('Cleaning up');
+      say('\n==> Cleaning up');
       if (op) {
         await op.stop();
-        out(`    operator stopped`);
+        say('    operator stopped');
       }
       await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s'], { allowFail: true });
-      out(`    namespace ${ns} deleted`);
+      say(`    namespace ${ns} deleted`);
       if (startedCluster) {
-        await down({ log: (l) => out(`    ${l}`) });
-        out('    the local cluster was not running before the demo, so it was stopped again (npm run cluster:up keeps one running)');
+        await down({ log: (l) => say(`    ${l}`) });
+        say('    the local cluster was not running before the demo, so it was stopped again (npm run cluster:up keeps one running)');
       } else if (!external) {
-        out('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
+        say('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
       }
     })());
   const onSignal = (sig: NodeJS.Signals): void => {
     if (interrupted) return;
     interrupted = true;
+    muted = true;
     process.stderr.write(`\ndemo: ${sig}; cleaning up\n`);
     cleanup().then(
       () => process.exit(130),
@@ -421,6 +429,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     // --- 2. Namespace and operator ---------------------------------------------------------------
     section(`Namespace ${ns} and the operator`);
+    await stopPrevious(path.join(stateDir, 'operator.pid'));
     await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s']);
     await kubectl(['create', 'namespace', ns]);
     op = await Operator.start(kubeconfig, ns, stateDir);
@@ -479,7 +488,7 @@ async function main(argv: string[]): Promise<number> {
     ok = story.ok;
     reason = story.reason;
 
-    // --- 6. The real kubectl output ----------------------------------------------------------------
+    // --- 6. The real kubectl output (5. is the live view, in watch()) -------------------------
     // The operator records its Events asynchronously; wait briefly for the ones the story is about.
     const wanted = opts.action === 'Undo' ? ['RolloutStalled', 'UndoComplete'] : ['RolloutStalled'];
     if (ok) {
@@ -505,6 +514,7 @@ async function main(argv: string[]): Promise<number> {
     section('Events');
     await show(kubectl, ['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp'], ns);
 
+    if (!ok) out(`\n--- last lines of the operator log (${op.logFile}) ---\n${await op.tail()}`);
     section('Summary');
     out(summary(record));
     if (record.stalledAt !== undefined) {
@@ -527,18 +537,18 @@ async function main(argv: string[]): Promise<number> {
     const binDir = path.dirname(kubectlBin);
     section('Still running (--keep): explore with');
     out(`    export KUBECONFIG=${kubeconfig}`);
-    out(`    export PATH=${binDir}:$PATH        # the kubectl the demo used`);
+    out(`    export PATH=${binDir}:$PATH   # the kubectl the demo used`);
     out(`    kubectl get ds,pods -n ${ns} -o wide`);
     out(`    kubectl get rg -n ${ns} -o wide`);
     out(`    kubectl describe rg ${NAME} -n ${ns}`);
     out(`    kubectl get events -n ${ns} --field-selector involvedObject.name=${NAME}`);
-    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}          # a rollout that completes`);
-    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}   # another that stalls`);
-    if (op) out(`    tail -f ${op.logFile}   # the operator's log`);
+    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}            # a rollout that completes`);
+    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}  # another that stalls`);
+    if (op) out(`    tail -f ${op.logFile}  # the operator's log`);
     out('  stop with');
-    if (op) out(`    kill ${op.pid}                      # the operator`);
+    if (op) out(`    kill ${op.pid}  # the operator`);
     out(`    kubectl delete namespace ${ns}`);
-    if (!external) out('    npm run cluster:down                # the local cluster');
+    if (!external) out('    npm run cluster:down  # the local cluster');
   } else if (!interrupted) {
     await cleanup();
   }
@@ -558,64 +568,87 @@ interface WatchArgs {
   original: string;
 }
 
+/** The states in which the bad rollout itself (not the undo) is in flight. */
+const IN_FLIGHT = new Set(['Progressing', 'Suspect', 'Stalled']);
+
 /**
- * The live view, until the story ends one way or the other. Fills `record` with what happened and when.
- * Polls the API server twice a second: four GETs a tick, cheaper than kubectl processes.
+ * The live view, until the story ends one way or the other. Fills `record` with what happened and when:
+ * transition times come from the guard's Events (microsecond eventTime), because with onStall.action Undo
+ * the Stalled state lasts only until the undo is applied, well under one polling interval.
+ * Polls the API server twice a second: five GETs a tick, cheaper than spawning kubectl.
  */
 async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
   const { record, opts } = a;
   const deadline = a.t0 + opts.timeoutMs;
   let drawn = 0;
   let lastCi = '';
-  let lastState = '';
-  let last: Snapshot | undefined;
+  let lastMessage = '';
+  const seen = new Set<string>();
   const header = `namespace ${a.ns} · onStall.action ${opts.action} · suspect ${record.suspectAfterSeconds}s, stalled ${record.progressDeadlineSeconds}s`;
+  const stamp = (ms: number): string => `[${fmtElapsed(ms - a.t0).padStart(7)}]`;
   const draw = (s: Snapshot): void => {
-    const elapsed = s.at - a.t0;
     if (a.ci) {
+      // Events first: they carry their own (earlier) times and explain the line that follows.
+      for (const e of s.events) {
+        if (seen.has(e.uid)) continue;
+        seen.add(e.uid);
+        out(`${stamp(e.at)} event ${e.reason} (${e.type})`);
+      }
       const line = ciLine(s);
       if (line !== lastCi) {
         lastCi = line;
-        out(`[${fmtElapsed(elapsed).padStart(7)}] ${line}`);
+        out(`${stamp(s.at)} ${line}`);
       }
-      const state = s.guard?.state ?? '';
-      if (state !== lastState) {
-        lastState = state;
-        if (s.guard?.message) out(`[${fmtElapsed(elapsed).padStart(7)}]   guard says: ${s.guard.message}`);
+      // The message restates the idle time on every status write; print it when the state changes.
+      const msgKey = `${s.guard?.state ?? ''}/${s.guard?.cause ?? ''}`;
+      if (msgKey !== lastMessage) {
+        lastMessage = msgKey;
+        if (s.guard?.message) out(`${stamp(s.at)}   guard: ${s.guard.message}`);
       }
       return;
     }
     const width = Math.max(40, (process.stdout.columns ?? 100) - 1);
-    const lines = frame(s, elapsed, header, a.st).map((l) => fit(l, width));
+    const lines = frame(s, a.t0, header, a.st).map((l) => fit(l, width));
     // Move up over the previous frame, rewrite each line, then clear whatever the old frame had below.
     const up = drawn > 0 ? `\x1b[${drawn}A\r` : '';
     process.stdout.write(`${up}${lines.map((l) => `\x1b[2K${l}\n`).join('')}\x1b[J`);
     drawn = lines.length;
   };
+  const eventAt = (s: Snapshot, reason: string): number | undefined => {
+    const e = s.events.find((x) => x.reason === reason && x.at >= a.t0);
+    return e ? e.at - a.t0 : undefined;
+  };
 
   for (;;) {
     const s = await readSnapshot(a.client, a.ns, NAME, a.pinned, () => Date.now());
-    last = s;
-    const t = s.at - a.t0;
     const g: GuardStatus | undefined = s.guard;
-    if (g?.state === 'Suspect' && record.suspectAt === undefined) record.suspectAt = t;
+    draw(s);
+
+    // --- Record what happened. ---
     if (g?.rollout?.toRevision && g.rollout.toRevision.hash !== a.original && !record.broken) record.broken = { ...g.rollout.toRevision };
-    if (g?.state === 'Stalled' && record.stalledAt === undefined) {
-      record.stalledAt = t;
-      record.cause = g.cause || undefined;
+    // The split while the bad rollout is in flight: by definition of "no progress" it is the split at the stall.
+    if (g && IN_FLIGHT.has(g.state ?? '') && !g.rollout?.rollback && !g.lastUndo) {
       record.blocked = [...(g.blockedNodes ?? [])];
       record.empty = [...(g.emptyNodes ?? [])];
       if (s.ds) record.stalledColumns = s.ds;
       record.stalledSplit = (g.generations ?? []).map((x) => ({ ...(x.revision !== undefined ? { revision: x.revision } : {}), hash: x.hash, nodes: x.nodes }));
+      if (g.cause) record.cause = g.cause;
+    }
+    record.suspectAt ??= eventAt(s, 'RolloutSuspect');
+    if (record.stalledAt === undefined) {
+      record.stalledAt = eventAt(s, 'RolloutStalled');
+      const note = s.events.find((e) => e.reason === 'RolloutStalled')?.note ?? '';
+      // The note is the guard's stall sentence, which names the cause class ("Cause ImagePullFailure: …").
+      const m = /Cause (\w+):/.exec(note);
+      if (m?.[1]) record.cause = m[1];
     }
     if (g?.lastUndo) record.undo = g.lastUndo;
     if (g?.undoPlan) record.plan = g.undoPlan;
-    const gen = oneGeneration(s);
-    if (record.stalledAt !== undefined && gen === a.original && record.oneGenerationAt === undefined) {
-      record.oneGenerationAt = t;
-      record.restoredAs = s.nodes[0]?.pods[0]?.revision;
+    const completeAt = eventAt(s, 'UndoComplete');
+    if (completeAt !== undefined && oneGeneration(s) === a.original) {
+      record.oneGenerationAt ??= completeAt;
+      record.restoredAs ??= s.nodes[0]?.pods[0]?.revision;
     }
-    draw(s);
 
     // --- Has the story ended? ---
     if (a.op.exited !== undefined) return { ok: false, reason: `the operator exited with ${a.op.exited}\n${await a.op.tail()}` };
@@ -623,6 +656,7 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
       const u = g?.lastUndo;
       if (u && (u.result === 'Failed' || u.result === 'RollbackStalled')) return { ok: false, reason: `the undo ended ${u.result}: ${u.message}` };
       if (g?.state === 'RolledBack' && u?.result === 'Complete' && record.oneGenerationAt !== undefined) {
+        if (record.stalledAt === undefined) return { ok: false, reason: 'rolled back without a RolloutStalled event' };
         if (record.cause !== 'ImagePullFailure') return { ok: false, reason: `rolled back, but the stall was classified ${record.cause ?? 'without a cause'}, expected ImagePullFailure` };
         if (record.blocked.length !== 1) return { ok: false, reason: `expected exactly one blocked node at the stall, got ${JSON.stringify(record.blocked)}` };
         if (s.ds?.desired !== record.desired) return { ok: false, reason: `DESIRED is ${s.ds?.desired}, expected ${record.desired}` };
@@ -632,17 +666,19 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
       if (g?.lastUndo || g?.state === 'RollingBack' || g?.state === 'RolledBack') return { ok: false, reason: 'onStall.action is Report, yet the guard undid the rollout' };
       const plan = g?.undoPlan;
       if (g?.state === 'Stalled' && plan?.dryRun === 'Rejected') return { ok: false, reason: `the undo plan's dry run was rejected: ${plan.dryRunMessage ?? ''}` };
-      if (g?.state === 'Stalled' && plan?.dryRun === 'Accepted') {
+      if (g?.state === 'Stalled' && plan?.dryRun === 'Accepted' && record.stalledAt !== undefined) {
         if (g.cause !== 'ImagePullFailure') return { ok: false, reason: `stalled with cause ${g.cause ?? '?'}, expected ImagePullFailure` };
         if (plan.toHash !== a.original) return { ok: false, reason: `the undo plan restores ${plan.toHash}, expected the original ${a.original}` };
         if (!/Would restore/.test(g.message ?? '')) return { ok: false, reason: `the guard's message does not state the undo plan: ${g.message ?? ''}` };
         if (oneGeneration(s)) return { ok: false, reason: 'the DaemonSet is on one generation again, yet nothing should have changed it' };
+        if (record.blocked.length !== 1) return { ok: false, reason: `expected exactly one blocked node, got ${JSON.stringify(record.blocked)}` };
         return { ok: true, reason: '' };
       }
     }
     if (Date.now() > deadline) {
-      return { ok: false, reason: `timed out ${opts.timeoutMs / 1000}s after the image change; guard state ${last.guard?.state ?? 'none'}: ${last.guard?.message ?? ''}` };
+      return { ok: false, reason: `timed out ${opts.timeoutMs / 1000}s after the image change; guard state ${g?.state ?? 'none'}: ${g?.message ?? ''}` };
     }
+    // A polling interval, not a stand-in for a condition: every condition above is re-read each tick.
     await new Promise((r) => setTimeout(r, 500));
   }
 }

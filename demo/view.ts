@@ -43,6 +43,17 @@ export interface Snapshot {
   ds?: DsColumns;
   guard?: GuardStatus;
   nodes: NodeRow[];
+  /** The guard's Events (not their DaemonSet mirrors), oldest first. */
+  events: GuardEvent[];
+}
+
+/** An Event the operator recorded on the RolloutGuard, with its time in ms since the epoch. */
+export interface GuardEvent {
+  uid: string;
+  at: number;
+  type: string;
+  reason: string;
+  note: string;
 }
 
 interface Meta {
@@ -79,6 +90,14 @@ interface RevisionJson {
 interface GuardJson {
   status?: GuardStatus;
 }
+interface EventJson {
+  metadata: Meta & { uid?: string; creationTimestamp?: string };
+  eventTime?: string;
+  type?: string;
+  reason?: string;
+  note?: string;
+  regarding?: { kind?: string; name?: string };
+}
 
 const HASH_LABEL = 'controller-revision-hash';
 
@@ -110,11 +129,16 @@ export function podState(p: PodJson): { state: string; ready: boolean } {
  */
 export async function readSnapshot(client: ApiClient, ns: string, name: string, pinnedNodes: readonly string[], now: () => number): Promise<Snapshot> {
   const n = encodeURIComponent(ns);
-  const [ds, pods, revs, guard] = await Promise.all([
+  const [ds, pods, revs, guard, events] = await Promise.all([
     getOrUndefined<DsJson>(client, `/apis/apps/v1/namespaces/${n}/daemonsets/${name}`),
     client.request<{ items: PodJson[] }>('GET', `/api/v1/namespaces/${n}/pods`, { query: { labelSelector: `app=${name}` } }),
     client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, { query: { labelSelector: `app=${name}` } }),
     getOrUndefined<GuardJson>(client, `/apis/rolloutguard.dev/v1alpha1/namespaces/${n}/rolloutguards/${name}`),
+    // events.k8s.io/v1 carries eventTime in microseconds: precise enough to time a transition the 500 ms
+    // polling may miss entirely (Stalled lasts milliseconds when the undo follows at once).
+    client.request<{ items: EventJson[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${n}/events`, {
+      query: { fieldSelector: `regarding.kind=RolloutGuard,regarding.name=${name}` },
+    }),
   ]);
   const revByHash = new Map(revs.items.map((r) => [r.metadata.labels?.[HASH_LABEL] ?? '', r.revision]));
   const rows = new Map<string, NodeRow>(pinnedNodes.map((node) => [node, { node, pods: [] }]));
@@ -129,7 +153,16 @@ export async function readSnapshot(client: ApiClient, ns: string, name: string, 
     if (revision !== undefined) cell.revision = revision;
     row.pods.push(cell);
   }
-  const snap: Snapshot = { at: now(), nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })) };
+  const guardEvents = events.items
+    .map((e): GuardEvent => ({
+      uid: e.metadata.uid ?? e.metadata.name,
+      at: Date.parse(e.eventTime ?? e.metadata.creationTimestamp ?? ''),
+      type: e.type ?? '',
+      reason: e.reason ?? '',
+      note: e.note ?? '',
+    }))
+    .sort((a, b) => a.at - b.at);
+  const snap: Snapshot = { at: now(), events: guardEvents, nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })) };
   if (ds) {
     const s = ds.status ?? {};
     snap.ds = {
@@ -219,7 +252,8 @@ export function fit(line: string, width: number): string {
 }
 
 /** The terminal frame: elapsed time, guard state and message, the DaemonSet columns, one row per node. */
-export function frame(s: Snapshot, elapsedMs: number, header: string, st: Style, maxNodes = 12): string[] {
+export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNodes = 12): string[] {
+  const elapsedMs = s.at - t0;
   const g = s.guard;
   const d = s.ds;
   const lines = [
@@ -243,6 +277,10 @@ export function frame(s: Snapshot, elapsedMs: number, header: string, st: Style,
     r.pods.forEach((p, i) => lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}`));
   }
   if (s.nodes.length > maxNodes) lines.push(st.dim(`… ${s.nodes.length - maxNodes} more nodes`));
+  lines.push('', 'EVENTS (on the RolloutGuard)');
+  const recent = s.events.slice(-6);
+  if (recent.length === 0) lines.push(st.dim('(none yet)'));
+  for (const e of recent) lines.push(`${fmtElapsed(e.at - t0).padStart(8)}  ${e.type === 'Warning' ? st.warn(e.reason) : e.reason}`);
   return lines;
 }
 
@@ -281,7 +319,7 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 /** The one-paragraph account of what happened, from recorded facts only. */
 export function summary(r: StoryRecord): string {
   const parts: string[] = [];
-  parts.push(`The image of ds/${r.name} was changed to ${r.brokenImage} (${revText(r.broken)}) at +0.0 s.`);
+  parts.push(`At +0.0 s the image of ds/${r.name} was changed to ${r.brokenImage}, creating ${revText(r.broken)}.`);
   const where = [
     ...r.blocked.map((b) => `${b.node}, where the new pod never became ready: ${b.reason}${b.message ? ` (${b.message})` : ''}`),
     ...r.empty.map((e) => `${e.node}, which was left without a pod (${e.message})`),
@@ -293,7 +331,10 @@ export function summary(r: StoryRecord): string {
     );
   }
   const c = r.stalledColumns;
-  const split = r.stalledSplit && r.stalledSplit.length > 1 ? ` and ${r.stalledSplit.map((g) => `${plural(g.nodes, 'node')} on ${revText(g)}`).join(', ')}` : '';
+  const split =
+    r.stalledSplit && r.stalledSplit.length > 1
+      ? `; the nodes were split between ${r.stalledSplit.map((g) => `${g.revision !== undefined ? `revision ${g.revision}` : g.hash} (${plural(g.nodes, 'node')})`).join(' and ')}`
+      : '';
   if (c) {
     parts.push(
       `Nothing failed loudly: the other ${plural(Math.max(others, 0), 'node')} kept the old pod, kubectl get ds showed DESIRED ${c.desired}, READY ${c.ready}, UP-TO-DATE ${c.upToDate}, AVAILABLE ${c.available}${split}, and \`kubectl rollout status\` would simply have kept waiting.`,

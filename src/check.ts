@@ -3,11 +3,13 @@
  * for CI pipelines where `kubectl rollout status` would hang. It watches one DaemonSet through the same
  * informers and the same pure decide(), prints the per-node split as it changes, and exits:
  *
- *   0  the rollout completed (updated = available = desired, no node lost)
- *   1  an internal error (cannot reach the API server, …)
+ *   0  the rollout completed (updated = available = desired once the controller has observed the
+ *      current generation, no node lost)
+ *   1  an internal error (cannot reach the API server, RBAC forbids a read, …); reported at once
+ *      rather than retried forever, since a pipeline waiting on check must not hang
  *   2  usage error
  *   3  the rollout stalled (no progress for --deadline); the cause is printed
- *   4  the DaemonSet does not exist
+ *   4  the DaemonSet does not exist (at the start, or deleted during the check)
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
 import { pino, type Logger } from 'pino';
@@ -120,7 +122,7 @@ export function parseCheckArgs(args: readonly string[]): CheckOptions {
   return opts;
 }
 
-/** A line per node: "node-3  revision 2 (abc)  ImagePullBackOff". */
+/** The split: one line per revision present, then one per blocked or empty node. */
 function splitLines(s: GuardStatus): string[] {
   const lines: string[] = [];
   for (const g of s.generations ?? []) lines.push(`  ${fmtRev(g)}: ${g.nodes} node(s), ${g.ready} ready, images ${g.images.join(',')}`);

@@ -10,8 +10,22 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * Deep equality of JSON values, ignoring object key order. The API server returns a custom resource's
+ * keys sorted (Go's encoding/json), while decide builds them in code order: comparing serialisations
+ * made every list of objects whose keys are not alphabetical (blockedNodes, emptyNodes) look changed,
+ * so every pass over a blocked rollout sent a PATCH that the server then found to change nothing.
+ * Keys whose value is `undefined` count as absent, as in JSON.
+ */
 function equal(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => equal(x, b[i]));
+  }
+  if (!isObject(a) || !isObject(b)) return false;
+  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => b[k] !== undefined && equal(a[k], b[k]));
 }
 
 /**

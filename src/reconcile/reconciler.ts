@@ -56,7 +56,29 @@ export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['
   };
 }
 
+/**
+ * A guard as our own status write returned it, kept until the informer has caught up with it.
+ * `superseded` holds the resourceVersions it replaced (the one each of our writes patched over): while
+ * the cache still shows one of those, the cache is older than this copy. Any other cached version (our
+ * write arrived, or someone else wrote since) ends the memo. No resourceVersion is ever compared for
+ * order, only for identity.
+ */
+interface OwnWrite {
+  guard: SlimGuard;
+  superseded: Set<string>;
+}
+
+/** Bound on `superseded`: a watch that never delivers our writes must not make the memo grow forever. */
+const MAX_SUPERSEDED = 64;
+
 export class Reconciler {
+  /**
+   * Per guard key, our latest status write until the cache shows it. Deciding from the cache right
+   * after our own write would patch with the version we just replaced and draw a 409, a GET and a
+   * second decide: during a rollout's stream of pod events that was over half of all requests.
+   */
+  private readonly ownWrites = new Map<string, OwnWrite>();
+
   constructor(
     private readonly ports: ReconcilerPorts,
     private readonly cache: CacheView,
@@ -76,9 +98,11 @@ export class Reconciler {
       let guard = this.ports.guard(namespace, name);
       if (!guard) {
         this.memory.forget(key);
+        this.ownWrites.delete(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
       }
+      guard = this.freshest(key, guard);
       for (let attempt = 1; ; attempt++) {
         try {
           return await this.pass(guard, key, namespace, log);
@@ -144,8 +168,33 @@ export class Reconciler {
 
   private async write(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
     const written = await this.ports.writeStatus(guard, status);
-    if (written) this.metrics.statusWrites.inc();
+    if (written) {
+      this.metrics.statusWrites.inc();
+      this.remember(guard, written);
+    }
     return written;
+  }
+
+  /** The cached guard, or our own later write of it when the cache has not caught up yet. */
+  private freshest(key: string, cached: Readonly<SlimGuard>): Readonly<SlimGuard> {
+    const own = this.ownWrites.get(key);
+    if (!own) return cached;
+    const rv = cached.metadata.resourceVersion;
+    if (own.guard.metadata.uid === cached.metadata.uid && rv !== undefined && own.superseded.has(rv)) return own.guard;
+    this.ownWrites.delete(key);
+    return cached;
+  }
+
+  private remember(from: Readonly<SlimGuard>, written: SlimGuard): void {
+    const key = `${from.metadata.namespace ?? ''}/${from.metadata.name}`;
+    const prev = this.ownWrites.get(key);
+    const superseded = prev && prev.guard.metadata.uid === written.metadata.uid ? prev.superseded : new Set<string>();
+    if (from.metadata.resourceVersion !== undefined) superseded.add(from.metadata.resourceVersion);
+    if (superseded.size > MAX_SUPERSEDED) {
+      this.ownWrites.delete(key);
+      return;
+    }
+    this.ownWrites.set(key, { guard: written, superseded });
   }
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {

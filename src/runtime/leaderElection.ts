@@ -9,6 +9,8 @@
  *             LEADING: onStartedLeading(signal)
  *               │ every retryPeriod: a renew round; it retries every retryPeriod until renewDeadline
  *               ├── round misses renewDeadline ──> abort signal, onStoppedLeading() (caller exits non-zero)
+ *               ├── another holder in the Lease, or
+ *               │   last renewal ≥ leaseDuration ago ─> the same, at once (a pause outlived the lease)
  *               └── release() ──────────────────> abort signal, write holderIdentity '' / leaseDurationSeconds 1
  * ```
  *
@@ -20,7 +22,10 @@
  * between nodes cannot make us steal a live lease.
  *
  * This is not fencing (see the client-go package doc): two replicas may both believe they lead for a moment.
- * Every action must therefore be idempotent and resourceVersion-checked on its own.
+ * Every action must therefore be idempotent and resourceVersion-checked on its own. To keep that moment short,
+ * {@link LeaderElector.stillLeading} is checked before every write made under leadership: a leader that was
+ * paused (SIGSTOP, a stopped VM, a long GC) or starved for a lease duration may have been replaced, so it
+ * declares the loss instead of writing, rather than acting for up to another renew deadline after it wakes.
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
@@ -113,6 +118,12 @@ export class LeaderElector {
   private readonly stopController = new AbortController();
   private leader = false;
   private running: Promise<void> | undefined;
+  private callbacks: LeaderCallbacks | undefined;
+  /** Aborts when the current term of leadership ends. */
+  private leading: AbortController | undefined;
+  private lossReported = false;
+  /** Monotonic time at which the write behind our last successful acquire/renew was sent. */
+  private renewedAt = Number.NEGATIVE_INFINITY;
   /** The last Lease we read or wrote (its resourceVersion is what our next PUT is checked against). */
   private lease: Lease | undefined;
   /** Serialized spec of the last observed record and the monotonic time we first saw it. */
@@ -140,6 +151,23 @@ export class LeaderElector {
   /** True while we hold the lease (between onStartedLeading and loss/release). */
   isLeader(): boolean {
     return this.leader;
+  }
+
+  /**
+   * True while we lead and our last successful renewal was sent less than a lease duration ago (local
+   * monotonic time): no other candidate can have taken over yet, since each waits a lease duration from the
+   * moment it saw our last write. Check it right before every write made under leadership.
+   *
+   * If we think we lead but the renewal is older than that, the process was paused or starved past its lease
+   * and another replica may be acting: leadership is declared lost on the spot (the leading signal aborts and
+   * onStoppedLeading is called, once), and this returns false.
+   */
+  stillLeading(): boolean {
+    if (!this.leader) return false;
+    const sinceRenewMs = this.clock.now() - this.renewedAt;
+    if (sinceRenewMs < this.opts.leaseDurationMs) return true;
+    this.lose('lost leadership: last renewal is older than the lease duration (paused or starved?)', { sinceRenewMs: Math.round(sinceRenewMs) });
+    return false;
   }
 
   /**
@@ -200,7 +228,8 @@ export class LeaderElector {
     if (stop.aborted) return;
 
     this.leader = true;
-    const leading = new AbortController();
+    this.callbacks = cb;
+    const leading = (this.leading = new AbortController());
     this.log.info('became leader');
     try {
       const started = cb.onStartedLeading(leading.signal);
@@ -210,21 +239,37 @@ export class LeaderElector {
     }
 
     const lost = await this.renewLoop(stop);
-    this.leader = false;
-    leading.abort();
     if (lost) {
-      this.log.error({ renewDeadlineMs: this.opts.renewDeadlineMs }, 'lost leadership: lease not renewed within the renew deadline');
-      cb.onStoppedLeading();
-    } else {
+      this.lose(lost.message, lost.fields);
+    } else if (this.leader) {
+      this.leader = false;
+      leading.abort();
       this.log.info('stopped leading (released)');
     }
   }
 
-  /** Renew rounds until one misses its deadline (returns true) or we are stopped (returns false). */
-  private async renewLoop(stop: AbortSignal): Promise<boolean> {
+  /** Ends leadership as lost: abort the leading signal, log, and call onStoppedLeading (once). */
+  private lose(message: string, fields: Record<string, unknown>): void {
+    if (!this.leader) return;
+    this.leader = false;
+    this.leading?.abort();
+    if (this.lossReported) return;
+    this.lossReported = true;
+    this.log.error(fields, message);
+    this.callbacks?.onStoppedLeading();
+  }
+
+  /**
+   * Renew rounds until leadership is lost (returns why) or we are stopped (returns undefined). Lost: a round
+   * missed its renew deadline, another candidate holds the Lease, or the last renewal is a lease duration old.
+   */
+  private async renewLoop(stop: AbortSignal): Promise<{ message: string; fields: Record<string, unknown> } | undefined> {
+    const missed = { message: 'lost leadership: lease not renewed within the renew deadline', fields: { renewDeadlineMs: this.opts.renewDeadlineMs } };
     for (;;) {
       await this.sleep(this.opts.retryPeriodMs, stop);
-      if (stop.aborted) return false;
+      if (stop.aborted) return undefined;
+      // Lost meanwhile through stillLeading(), or our lease ran out while we slept (a pause outlived it).
+      if (!this.stillLeading()) return undefined;
       const round = new AbortController();
       const signal = AbortSignal.any([round.signal, stop]);
       let deadlinePassed = false;
@@ -236,11 +281,17 @@ export class LeaderElector {
       try {
         for (;;) {
           if (await this.tryAcquireOrRenew(signal)) break;
-          if (stop.aborted) return false;
-          if (deadlinePassed) return true;
+          if (stop.aborted) return undefined;
+          // Someone else wrote the Lease with their name: it is theirs until they let it lapse.
+          const holder = this.lease?.spec?.holderIdentity ?? '';
+          if (holder !== '' && holder !== this.opts.identity) {
+            return { message: 'lost leadership: another candidate holds the lease', fields: { holder } };
+          }
+          if (!this.leader) return undefined;
+          if (deadlinePassed) return missed;
           await this.sleep(this.opts.retryPeriodMs, signal);
-          if (stop.aborted) return false;
-          if (deadlinePassed) return true;
+          if (stop.aborted) return undefined;
+          if (deadlinePassed) return missed;
         }
       } finally {
         this.timers.clearTimeout(deadline);
@@ -256,12 +307,13 @@ export class LeaderElector {
 
     // Fast path while leading (as newer client-go does): update the cached object directly, skipping the GET.
     if (this.leader && this.lease && this.lease.spec?.holderIdentity === this.opts.identity && this.leaseValid()) {
+      const sentAt = this.clock.now();
       try {
         const updated = await client.request<Lease>('PUT', itemPath, {
           body: { ...this.lease, spec: { ...this.lease.spec, renewTime: now, leaseDurationSeconds: this.leaseDurationSeconds } },
           signal,
         });
-        this.observe(updated);
+        this.observe(updated, sentAt);
         return true;
       } catch (err) {
         if (signal.aborted) return false;
@@ -278,6 +330,7 @@ export class LeaderElector {
         this.log.warn({ err: errSummary(err) }, 'error reading leader lease');
         return false;
       }
+      const sentAt = this.clock.now();
       try {
         const created = await client.request<Lease>('POST', this.path, {
           body: {
@@ -294,7 +347,7 @@ export class LeaderElector {
           } satisfies Lease,
           signal,
         });
-        this.observe(created);
+        this.observe(created, sentAt);
         return true;
       } catch (createErr) {
         if (!signal.aborted) this.logAttemptError('creating', createErr);
@@ -324,10 +377,11 @@ export class LeaderElector {
       renewTime: now,
       leaseTransitions: (old.leaseTransitions ?? 0) + (weHeldIt ? 0 : 1),
     };
+    const sentAt = this.clock.now();
     try {
       // Compare-and-swap: `current.metadata.resourceVersion` is sent along, so a concurrent writer makes this 409.
       const updated = await client.request<Lease>('PUT', itemPath, { body: { ...current, spec: desired }, signal });
-      this.observe(updated);
+      this.observe(updated, sentAt);
       if (!weHeldIt) this.log.info({ previousHolder: holder || undefined }, 'acquired leader lease');
       return true;
     } catch (err) {
@@ -336,8 +390,9 @@ export class LeaderElector {
     }
   }
 
-  /** Records a lease we just wrote: our own write counts as an observed change. */
-  private observe(lease: Lease): void {
+  /** Records a lease we just wrote (the write was sent at `sentAt`): our own write counts as an observed change. */
+  private observe(lease: Lease, sentAt: number): void {
+    this.renewedAt = sentAt;
     this.lease = lease;
     this.observedRecord = recordOf(lease.spec ?? {});
     this.observedAt = this.clock.now();

@@ -56,7 +56,7 @@ describe('RolloutGuardPolicy end to end', () => {
     await apply(ds(gpuB, 'ignored', 'node-agent', { annotations: { 'rolloutguard.dev/ignore': 'true' } }));
     await apply(ds(web, 'agent', 'node-agent'));
     await apply(guard('mine', gpuA, 'handwritten', { progressDeadlineSeconds: 900, suspectAfterSeconds: 60 }));
-    op = await OperatorProcess.start({ namespaces: [gpuA, gpuB, web] });
+    op = await OperatorProcess.start({ namespaces: [gpuA, gpuB, web], policies: true });
   });
 
   after(async () => {

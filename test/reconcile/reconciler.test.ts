@@ -202,6 +202,31 @@ describe('Reconciler', () => {
     assert.deepEqual(w.log, ['write:409', 'read', 'write:409', 'read', 'write:Healthy']);
   });
 
+  it('decides from its own last write while the cache lags behind it: no 409, no re-read', async () => {
+    const w = new World();
+    w.healthy();
+    let cached: SlimGuard = w.guardObj; // what the informer has delivered so far
+    const clock = { t: T0 };
+    const r = new Reconciler({ ...w.ports(), guard: () => cached }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    const writes = () => w.log.filter((l) => l.startsWith('write') || l === 'read');
+    await r.reconcile(`${NS}/decoder`);
+    // A pod event arrives before the watch delivered that write: the cache still has the version it replaced.
+    w.stalled();
+    clock.t += 1000;
+    await r.reconcile(`${NS}/decoder`);
+    clock.t += 1000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(writes(), ['write:Healthy', 'write:Progressing'], 'each pass patched from the latest version; nothing unchanged was sent');
+    // The watch catches up; then someone else writes (a spec edit): the cache is the truth again.
+    cached = w.guardObj;
+    await r.reconcile(`${NS}/decoder`);
+    w.guardObj = { ...w.guardObj, metadata: { ...w.guardObj.metadata, resourceVersion: String(++w.rv), generation: 2 }, spec: { ...w.guardObj.spec, progressDeadlineSeconds: 60 } };
+    cached = w.guardObj;
+    w.log = [];
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(writes(), ['write:Progressing'], 'the new generation is observed from the cache, without a conflict');
+  });
+
   it('gives up after repeated conflicts with a transient error (the queue backs off)', async () => {
     const w = new World();
     w.healthy();

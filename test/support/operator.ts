@@ -29,6 +29,11 @@ export interface OperatorOptions {
   leaseNamespace?: string;
   identity?: string;
   extraArgs?: string[];
+  /**
+   * Run the policy controller. Off by default: policies are cluster-scoped, and an operator scoped to one
+   * test's namespaces would write every other suite's policy status from its partial view.
+   */
+  policies?: boolean;
   env?: Record<string, string>;
   /** Kubeconfig to run against; default: the shared test cluster's. */
   kubeconfig?: string;
@@ -77,6 +82,7 @@ export class OperatorProcess {
       `--lease-namespace=${o.leaseNamespace ?? o.namespaces[0] ?? 'default'}`,
       `--kubeconfig=${o.kubeconfig ?? kubeconfigPath()}`,
       ...(o.identity ? [`--identity=${o.identity}`] : []),
+      `--policies=${o.policies ? 'true' : 'false'}`,
       ...(o.extraArgs ?? []),
     ];
     const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'debug', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });

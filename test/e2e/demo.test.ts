@@ -1,0 +1,124 @@
+/**
+ * End to end: `npm run demo` in CI mode, both variants, as a newcomer's first command would run it.
+ * Judged only by the exit code and the printed output. The two variants run one after the other, in
+ * namespaces of their own, so a developer's `npm run demo` (namespace rollout-guard-demo) is never
+ * disturbed.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { EXTERNAL_KUBECONFIG_ENV, ensureCluster, kubectl } from '../support/cluster.js';
+import { ROOT } from '../support/operator.js';
+
+const DEMO = path.join(ROOT, 'dist/demo/demo.js');
+
+interface Run {
+  code: number | null;
+  out: string;
+}
+
+/** Runs the demo as `npm run demo` does (after the build), with CI=true; killed if it outlives `limitMs`. */
+function demo(args: string[], limitMs = 270_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const external = process.env[EXTERNAL_KUBECONFIG_ENV];
+    const child = spawn(process.execPath, [DEMO, ...args, ...(external ? ['--kubeconfig', external] : [])], {
+      env: { ...process.env, CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+/** The output of one `$ kubectl …` block: from its command line to the next blank line. */
+function block(out: string, command: RegExp): string {
+  const lines = out.split('\n');
+  const i = lines.findIndex((l) => l.startsWith('$ kubectl') && command.test(l));
+  assert.ok(i >= 0, `no "$ kubectl ${String(command)}" block in the output`);
+  const end = lines.findIndex((l, j) => j > i && l.trim() === '');
+  return lines.slice(i + 1, end < 0 ? undefined : end).join('\n');
+}
+
+async function namespaceGone(ns: string): Promise<boolean> {
+  const r = await kubectl(['get', 'namespace', ns], { allowFail: true });
+  return r.code !== 0 && /NotFound/.test(r.stderr);
+}
+
+describe('npm run demo (CI mode)', () => {
+  before(async () => {
+    // Started (or reused) here so the demo finds it running and, as it says, leaves it running.
+    await ensureCluster();
+  });
+
+  it('Undo: stalls on one node, is detected with its cause, and is undone to one generation', { timeout: 300_000 }, async () => {
+    const ns = 'rollout-guard-demo-test-undo';
+    const r = await demo(['--namespace', ns]);
+    const out = r.out;
+    assert.equal(r.code, 0, out);
+    assert.match(out, /^demo: OK \(Undo\): the story completed as expected$/m, out);
+
+    // The live view: plain timestamped lines, one per change, the blocked node on revision 2.
+    assert.match(out, /^\[ +\+\d+\.\ds\] guard Suspect \(ImagePullFailure\) /m);
+    assert.match(out, /^\[ +\+\d+\.\ds\] event RolloutStalled \(Warning\)$/m);
+    assert.ok(!out.includes('\u001b['), 'no terminal escape sequences in CI mode');
+
+    // The real kubectl output.
+    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+RolledBack\s+3\s+3\s+3\s/m);
+    assert.match(block(out, / get ds /), /^decoder\s+3\s+3\s+3\s+3\s+3\s/m);
+    assert.match(block(out, / describe rg /), /State:\s+RolledBack/);
+    const events = block(out, / get events /);
+    assert.match(events, /RolloutStalled\s+rolloutguard\/decoder/);
+    assert.match(events, /UndoComplete\s+rolloutguard\/decoder/);
+
+    // The summary names the node that blocked the rollout, the same one the live view showed.
+    const m = /it started on (node-[123]), where the new pod never became ready: ImagePullBackOff/.exec(out);
+    assert.ok(m, `the summary names the blocked node\n${out}`);
+    assert.match(out, new RegExp(`${m[1]} rev 2 ImagePullBackOff`));
+    assert.match(out, /Stalled at \+\d+\.\d s with cause ImagePullFailure/);
+    const detection = Number(/^detection time \(Stalled − image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
+    // progressDeadlineSeconds 20, counted from the last progress (the first new pod, within a second or two).
+    assert.ok(detection >= 20 && detection < 30, `detection took ${detection} s`);
+    const oneGen = Number(/^time to one generation again \(from the image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
+    assert.ok(oneGen >= detection && oneGen < detection + 30, `one generation again at ${oneGen} s`);
+
+    assert.match(out, /the local cluster was already running before the demo and is left running|^==> Using the cluster in /m);
+    assert.ok(await namespaceGone(ns), 'the demo deleted its namespace');
+  });
+
+  it('Report: stalls and is reported with its cause and an undo plan, nothing changed', { timeout: 300_000 }, async () => {
+    const ns = 'rollout-guard-demo-test-report';
+    const r = await demo(['--action', 'Report', '--namespace', ns]);
+    const out = r.out;
+    assert.equal(r.code, 0, out);
+    assert.match(out, /^demo: OK \(Report\): the story completed as expected$/m, out);
+
+    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+Stalled\s+3\s+1\s+2\s+ImagePullFailure\s/m);
+    assert.match(block(out, / get ds /), /^decoder\s+3\s+3\s+2\s+1\s+2\s/m);
+    assert.match(block(out, / describe rg /), /Would restore revision 1 \(\w+\) on 1 node/);
+    assert.match(block(out, / describe rg /), /Dry Run:\s+Accepted/);
+    const events = block(out, / get events /);
+    assert.match(events, /RolloutStalled\s+rolloutguard\/decoder/);
+    assert.doesNotMatch(events, /UndoStarted/);
+
+    const m = /it started on (node-[123]), where the new pod never became ready: ImagePullBackOff/.exec(out);
+    assert.ok(m, `the summary names the blocked node\n${out}`);
+    assert.match(out, /With onStall\.action Report the guard changed nothing/);
+    assert.match(out, new RegExp(`kubectl rollout undo ds/decoder -n ${ns} --to-revision=1`));
+    assert.ok(await namespaceGone(ns), 'the demo deleted its namespace');
+  });
+
+  it('rejects bad flags with exit 2 and the usage', async () => {
+    const r = await demo(['--action', 'Rollback']);
+    assert.equal(r.code, 2, r.out);
+    assert.match(r.out, /--action wants Undo or Report/);
+    assert.match(r.out, /usage: npm run demo/);
+  });
+});

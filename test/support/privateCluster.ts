@@ -1,0 +1,287 @@
+/**
+ * A private local control plane for fault tests: the same components as the shared cluster (see
+ * test/cluster/), started in their own directory (default `.cluster-faults/`) on their own ports (the
+ * shared cluster's + 100), so a test may stop, restart, pause or compact them without disturbing the
+ * suites that run concurrently against the shared cluster.
+ *
+ * Every cluster operation runs `dist/test/cluster/cli.js` in a child process with `RG_CLUSTER_DIR` and
+ * the `RG_*_PORT` variables set, so nothing in this process ever points the shared helpers elsewhere.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import path from 'node:path';
+import { parse as fromYaml, stringify as toYaml } from 'yaml';
+import {
+  AUDIT_LOG_ENV,
+  CLUSTER_DIR_ENV,
+  buildBinaries,
+  createNodes,
+  kubectlRunner,
+  waitForNodesReady,
+  type ComponentName,
+  type Kubectl,
+  type KubectlOptions,
+  type KubectlResult,
+  type NodeSpec,
+  type Ports,
+} from '../cluster/controlPlane.js';
+import { POOL_LABEL, uniqueName } from './cluster.js';
+import { ROOT } from './operator.js';
+
+const CLI = path.join(ROOT, 'dist', 'test', 'cluster', 'cli.js');
+
+/** The shared cluster's default ports; a private cluster adds an offset to each. */
+const BASE_PORTS: Ports = { apiserver: 6443, etcdClient: 2379, etcdPeer: 2380, controllerManager: 10257, scheduler: 10259, kwok: 10247 };
+const PORT_ENV: Record<keyof Ports, string> = {
+  apiserver: 'RG_APISERVER_PORT',
+  etcdClient: 'RG_ETCD_CLIENT_PORT',
+  etcdPeer: 'RG_ETCD_PEER_PORT',
+  controllerManager: 'RG_KCM_PORT',
+  scheduler: 'RG_SCHEDULER_PORT',
+  kwok: 'RG_KWOK_PORT',
+};
+
+/** Options of {@link PrivateCluster.start}. */
+export interface PrivateClusterOptions {
+  /** Directory under the repository root; default `.cluster-faults`. Must match `.gitignore`'s `.cluster-*`. */
+  dir?: string;
+  /** Added to every default port; default 100. */
+  portOffset?: number;
+  /** Write an API server audit log of every write (who, verb, object, code), see {@link PrivateCluster.audit}. */
+  audit?: boolean;
+  /** Progress lines; default stderr. */
+  log?: (line: string) => void;
+}
+
+/** One record of the API server's audit log (Metadata level; only the fields tests read). */
+export interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; namespace?: string; name?: string; subresource?: string; apiGroup?: string };
+  responseStatus?: { code?: number };
+  requestReceivedTimestamp: string;
+  stage: string;
+}
+
+/** A set of kwok nodes labelled with {@link POOL_LABEL}. */
+export interface PrivateNodePool {
+  name: string;
+  nodes: string[];
+}
+
+/** A running private cluster. Create with {@link PrivateCluster.start}; {@link PrivateCluster.down} at the end. */
+export class PrivateCluster {
+  readonly kubectl: Kubectl;
+
+  private constructor(
+    readonly dir: string,
+    readonly ports: Ports,
+    readonly binDir: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly log: (line: string) => void,
+  ) {
+    this.kubectl = kubectlRunner(binDir, this.kubeconfig);
+  }
+
+  /**
+   * Starts a fresh private cluster (a leftover one in the same directory, e.g. from an aborted run, is
+   * stopped and removed first) with no default nodes.
+   */
+  static async start(opts: PrivateClusterOptions = {}): Promise<PrivateCluster> {
+    const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    const rel = opts.dir ?? '.cluster-faults';
+    if (rel === '.cluster' || !path.basename(rel).startsWith('.cluster-')) {
+      throw new Error(`a private cluster directory must be named .cluster-<something>, not ${rel}`);
+    }
+    const offset = opts.portOffset ?? 100;
+    const ports = Object.fromEntries(Object.entries(BASE_PORTS).map(([k, v]) => [k, v + offset])) as unknown as Ports;
+    const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: rel, NODES: '0' };
+    for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) env[PORT_ENV[key]] = String(ports[key]);
+    if (opts.audit) env[AUDIT_LOG_ENV] = '1';
+    else delete env[AUDIT_LOG_ENV];
+    const binDir = await buildBinaries({ log });
+    const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log);
+    await pc.cli(['down']);
+    await pc.cli(['up']);
+    return pc;
+  }
+
+  /** Admin kubeconfig of this cluster. */
+  get kubeconfig(): string {
+    return path.join(this.dir, 'kubeconfig');
+  }
+
+  /** `http://127.0.0.1:<port>` of etcd's client endpoint (and its JSON gateway). */
+  get etcdUrl(): string {
+    return `http://127.0.0.1:${this.ports.etcdClient}`;
+  }
+
+  /** Path of the audit log (clusters started with `audit: true`). */
+  get auditLog(): string {
+    return path.join(this.dir, 'logs', 'audit.log');
+  }
+
+  /** Runs the cluster CLI against this cluster; rejects on a non-zero exit. */
+  cli(args: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, ...args], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let tail = '';
+      const onData = (d: Buffer): void => {
+        const text = d.toString();
+        tail = (tail + text).slice(-4000);
+        for (const line of text.split('\n')) if (line) this.log(`[private cluster] ${line}`);
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`cluster ${args.join(' ')} exited ${code}:\n${tail}`))));
+    });
+  }
+
+  /** Stops one component (SIGTERM, or SIGKILL with `kill`) and forgets its pid. */
+  stopComponent(name: ComponentName, opts: { kill?: boolean } = {}): Promise<void> {
+    return this.cli(['stop', ...(opts.kill ? ['--kill'] : []), name]);
+  }
+
+  /** Starts a stopped component with its original command line and waits until it is ready. */
+  startComponent(name: ComponentName): Promise<void> {
+    return this.cli(['start', name]);
+  }
+
+  /** Stop, then start. */
+  restartComponent(name: ComponentName, opts: { kill?: boolean } = {}): Promise<void> {
+    return this.cli(['restart', ...(opts.kill ? ['--kill'] : []), name]);
+  }
+
+  /** Sends a signal (e.g. SIGSTOP/SIGCONT to freeze and thaw it) to a running component. */
+  signalComponent(name: ComponentName, signal: NodeJS.Signals): void {
+    const pid = Number(readFileSync(path.join(this.dir, 'pids', `${name}.pid`), 'utf8').trim());
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    if (path.basename(argv0) !== name) throw new Error(`pid ${pid} is not ${name}`);
+    process.kill(pid, signal);
+  }
+
+  /** Stops every component and removes the directory. */
+  async down(): Promise<void> {
+    if (existsSync(this.dir)) await this.cli(['down']);
+  }
+
+  /** Runs kubectl and parses its `-o json` output. */
+  async kubectlJson<T>(args: readonly string[], opts: KubectlOptions = {}): Promise<T> {
+    const res: KubectlResult = await this.kubectl([...args, '-o', 'json'], opts);
+    return JSON.parse(res.stdout) as T;
+  }
+
+  /** `kubectl apply -f -` of an object or list. */
+  async apply(obj: unknown, ns?: string): Promise<void> {
+    await this.kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj), ...(ns ? { ns } : {}) });
+  }
+
+  /** Installs config/crd and waits until both CRDs are served. */
+  async installCrds(): Promise<void> {
+    await this.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config', 'crd')]);
+    await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev', 'crd/rolloutguardpolicies.rolloutguard.dev']);
+  }
+
+  /** Creates a uniquely named namespace. */
+  async createNamespace(prefix: string): Promise<string> {
+    const name = uniqueName(prefix);
+    await this.kubectl(['create', 'namespace', name]);
+    return name;
+  }
+
+  /** Creates kwok nodes `<name>-1..N` labelled `rollout-guard.dev/pool=<name>` and waits until they are Ready. */
+  async createNodePool(prefix: string, count: number): Promise<PrivateNodePool> {
+    const name = uniqueName(prefix);
+    const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
+    const specs: NodeSpec[] = nodes.map((n) => ({ name: n, labels: { [POOL_LABEL]: name } }));
+    await createNodes(this.kubectl, specs);
+    await waitForNodesReady(this.kubectl, nodes, { timeoutMs: 90_000 });
+    return { name, nodes };
+  }
+
+  /**
+   * Writes a kubeconfig that authenticates as ServiceAccount `ns/sa` with a freshly minted token
+   * (`kubectl create token`), and returns its path.
+   */
+  async serviceAccountKubeconfig(ns: string, sa: string): Promise<string> {
+    const { stdout } = await this.kubectl(['create', 'token', sa, '--duration=2h'], { ns });
+    const file = path.join(this.dir, `kubeconfig-${ns}-${sa}`);
+    const yaml = toYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'private', cluster: { server: `https://127.0.0.1:${this.ports.apiserver}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: sa, user: { token: stdout.trim() } }],
+      contexts: [{ name: 'private', context: { cluster: 'private', user: sa, namespace: ns } }],
+      'current-context': 'private',
+    });
+    await writeFile(file, yaml, { mode: 0o600 });
+    return file;
+  }
+
+  /**
+   * One GET as the admin (e.g. a watch with `timeoutSeconds` to probe what the API server answers for
+   * an old resourceVersion). Resolves with the status and the body, whatever the status.
+   */
+  async rawGet(apiPath: string, timeoutMs = 15_000): Promise<{ status: number; body: string }> {
+    const kc = fromYaml(await readFile(this.kubeconfig, 'utf8')) as { users: Array<{ user: { token: string } }> };
+    const token = kc.users[0]?.user.token ?? '';
+    return new Promise((resolve, reject) => {
+      const req = https.get(
+        `https://127.0.0.1:${this.ports.apiserver}${apiPath}`,
+        // Self-signed serving certificate on loopback.
+        { headers: { Authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: timeoutMs },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`GET ${apiPath} timed out`)));
+      req.on('error', reject);
+    });
+  }
+
+  /** etcd's current revision, read through its JSON gateway. */
+  async etcdRevision(): Promise<string> {
+    const res = await fetch(`${this.etcdUrl}/v3/kv/range`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+    });
+    if (!res.ok) throw new Error(`etcd range: HTTP ${res.status} ${await res.text()}`);
+    const body = (await res.json()) as { header?: { revision?: string } };
+    if (!body.header?.revision) throw new Error(`etcd range: no header revision in ${JSON.stringify(body)}`);
+    return body.header.revision;
+  }
+
+  /** Compacts etcd's history up to `revision` (physically), through the JSON gateway. */
+  async etcdCompact(revision: string): Promise<void> {
+    const res = await fetch(`${this.etcdUrl}/v3/kv/compaction`, {
+      method: 'POST',
+      body: JSON.stringify({ revision, physical: true }),
+    });
+    if (!res.ok) throw new Error(`etcd compaction to ${revision}: HTTP ${res.status} ${await res.text()}`);
+  }
+
+  /** Completed audit records (clusters started with `audit: true`). */
+  async audit(): Promise<AuditEvent[]> {
+    const text = await readFile(this.auditLog, 'utf8').catch(() => '');
+    const out: AuditEvent[] = [];
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const ev = JSON.parse(line) as AuditEvent;
+        if (ev.stage === 'ResponseComplete' || ev.stage === 'Panic') out.push(ev);
+      } catch {
+        // a line being written right now
+      }
+    }
+    return out;
+  }
+}
