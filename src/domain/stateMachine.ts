@@ -362,6 +362,8 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
         state = rollout.rollback ? 'RollingBack' : 'Progressing';
         message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
         requeueAfterMs = deadlineMs - idle;
+        // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
+        cause = '';
       } else if (idle >= deadlineMs) {
         state = 'Stalled';
         // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.

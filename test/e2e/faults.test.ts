@@ -393,7 +393,8 @@ describe('fault tests (private control plane)', () => {
     const stalled = await waitGuard(ns, stateIs('Stalled'), 'Stalled after the outage', 120_000, [op]);
     const detectedAt = Date.parse(condition(stalled, 'Stalled').lastTransitionTime);
     const outageMs = upAt - downAt;
-    t.diagnostic(`outage ${outageMs} ms (API server ready again ${upAt - deadline} ms after the deadline); Stalled written ${detectedAt - deadline} ms after the deadline, ${detectedAt - upAt} ms after the API server was back`);
+    // upAt is taken when the CLI that restarted the API server returned, a few hundred ms after it was ready.
+    t.diagnostic(`outage ${outageMs} ms (API server back ${upAt - deadline} ms after the deadline); Stalled written ${detectedAt - deadline} ms after the deadline, ${detectedAt - upAt} ms after the API server was back`);
     assert.ok(detectedAt >= deadline, 'not before the deadline');
     assert.ok(detectedAt - deadline <= outageMs + 10_000, `late by at most the outage + 10 s (${detectedAt - deadline} ms)`);
     assert.equal(stalled.status?.rollout?.lastProgressAt, suspect.status?.rollout?.lastProgressAt, 'the clock was kept');
@@ -402,8 +403,17 @@ describe('fault tests (private control plane)', () => {
     assert.equal((await op.get('/readyz')).status, 200);
     const logs = op.jsonLogs().filter((l) => logTime(l) >= downAt);
     assert.ok(logs.some((l) => l.msg === 'list/watch failed, restarting after backoff'), 'informers noticed the outage');
-    const relisted = new Set(logs.filter((l) => l.msg === 'relisted' && logTime(l) >= upAt - 2_000).map((l) => String(l.informer)));
-    for (const inf of ['rolloutguards', 'daemonsets', 'pods', 'controllerrevisions', 'nodes']) assert.ok(relisted.has(inf), `${inf} relisted after the outage (${[...relisted].join(', ')})`);
+    // Every informer reconnects by itself; its backoff (1 s doubling, capped at 30 s) bounds how long that takes.
+    const informers = ['rolloutguards', 'daemonsets', 'pods', 'controllerrevisions', 'nodes', 'rolloutguardpolicies', 'namespaces'];
+    const relists = await waitFor(() => {
+      const seen = new Map<string, number>();
+      for (const l of op.jsonLogs()) if (l.msg === 'relisted' && logTime(l) >= downAt) seen.set(String(l.informer), logTime(l));
+      return informers.every((i) => seen.has(i)) ? seen : undefined;
+    }, { timeoutMs: 45_000, describe: `every informer relisted (${informers.join(', ')})` }).catch((e: unknown) => {
+      const lines = op.logs.filter((l) => l.includes('"informer"') && !l.includes('"level":"debug"'));
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n${lines.slice(-60).join('\n')}`);
+    });
+    t.diagnostic(`informers relisted ${informers.map((i) => `${i} +${relists.get(i)! - upAt} ms`).join(', ')} after the API server was back`);
     const reasons = await reasonCounts(ns);
     for (const r of ['RolloutSuspect', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
   });
@@ -580,10 +590,14 @@ describe('fault tests (private control plane)', () => {
     } finally {
       pc.signalComponent('kube-apiserver', 'SIGCONT');
     }
-    // Nothing lost: a new operator brings the guard to Stalled on the original deadline.
+    // Status is not lost: a new operator brings the guard to Stalled. The abandoned status patch may still
+    // be applied once the API server thaws (the request had been sent); the pass that sent it never got to
+    // create its RolloutStalled Event, and the next one sees no transition to announce. So the Event can
+    // be missing here (a known limit: Events follow a successful status write), but never doubled.
     const op2 = await startOperator(ns);
     const stalled = await waitGuard(ns, stateIs('Stalled'), 'Stalled', 90_000, [op2]);
     assert.ok(stalled.status?.rollout);
+    assert.equal(condition(stalled, 'Stalled').status, 'True');
     const reasons = await reasonCounts(ns);
     t.diagnostic(`events after the abandoned pass: ${JSON.stringify(reasons)}`);
     assert.equal(reasons.RolloutSuspect, 1);

@@ -11,7 +11,7 @@ import { ApiError } from '../../src/k8s/apiClient.js';
 import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
 import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
-import { Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
+import { PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 const NS = 'team';
@@ -225,6 +225,33 @@ describe('Reconciler', () => {
     w.log = [];
     await r.reconcile(`${NS}/decoder`);
     assert.deepEqual(writes(), ['write:Progressing'], 'the new generation is observed from the cache, without a conflict');
+  });
+
+  it('holds a progress-only change back for up to a second after the last write, never a transition', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    const key = `${NS}/decoder`;
+    await r.reconcile(key);
+    clock.t += 100;
+    w.stalled(); // a new rollout: RolloutStarted, written at once
+    await r.reconcile(key);
+    assert.deepEqual(w.log.filter((l) => l.startsWith('write')), ['write:Healthy', 'write:Progressing']);
+    w.log = [];
+    clock.t += 200;
+    w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1 })); // counters only
+    const held = await r.reconcile(key);
+    assert.deepEqual(w.log, [], 'not written within the interval');
+    assert.equal(held.requeueAfterMs, PROGRESS_WRITE_INTERVAL_MS - 200, 'flushed by a requeue when the interval ends');
+    clock.t += PROGRESS_WRITE_INTERVAL_MS - 200;
+    await r.reconcile(key);
+    assert.deepEqual(w.log, ['write:Progressing']);
+    assert.equal(w.guardObj.status?.ready, 1);
+    w.log = [];
+    clock.t += 30_000; // past the deadline: Stalled is a transition and is written at once
+    await r.reconcile(key);
+    assert.ok(w.log[0]?.startsWith('write:Stalled'), w.log.join(' '));
   });
 
   it('gives up after repeated conflicts with a transient error (the queue backs off)', async () => {
