@@ -45,11 +45,11 @@ export function renderTables(r: BenchResults): string {
   if (r.sizes.length > 0) {
     out.push('', 'Detection and explanation (seconds; p50/p99/max over the guards that stalled)');
     out.push(table(
-      ['size (nodes×DS)', 'pods', 'stalled', 'deadline→Stalled written', 'deadline→watch sees it', 'deadline→Event', 'op histogram p99', 'pod→explained', 'failure→explained'],
+      ['size (nodes×DS)', 'pods', 'stalled', 'deadline→Stalled written', 'deadline→watch sees it', 'deadline→Event', 'op histogram p99', 'pod→explained', 'failure→explained', 'failure→node named'],
       r.sizes.map((s) => [
         `${s.nodes}×${s.daemonsets}`, String(s.pods), `${s.verdict.stalled}/${s.verdict.expectedStalls}`,
         trio(s.detection.writtenS), trio(s.detection.observedS), trio(s.detection.eventS), f(s.detection.operatorHistogram.p99),
-        trio(s.explanation.fromPodS), trio(s.explanation.fromFailureS),
+        trio(s.explanation.fromPodS), trio(s.explanation.fromFailureS), trio(s.explanation.nodeNamedFromFailureS),
       ]),
     ));
     out.push('', 'API load (operator\'s exact request count) and status writes');
@@ -154,9 +154,11 @@ function chart(c: Chart, ox: number, oy: number, w: number, h: number): string {
     o.push(`<line x1="${ox + pad.l}" x2="${ox + pad.l + pw}" y1="${sy(y)}" y2="${sy(y)}" stroke="#eee"/>`);
     o.push(`<text x="${ox + pad.l - 4}" y="${sy(y) + 4}" text-anchor="end" font-size="10">${+y.toPrecision(4)}</text>`);
   }
-  for (const x of xs) {
-    o.push(`<text x="${sx(x)}" y="${oy + pad.t + ph + 14}" text-anchor="middle" font-size="10">${esc(c.xTickLabels?.get(x) ?? String(x))}</text>`);
-  }
+  xs.forEach((x, i) => {
+    // The outermost labels align inwards so they stay inside the panel.
+    const anchor = xs.length > 1 && i === 0 ? 'start' : xs.length > 1 && i === xs.length - 1 ? 'end' : 'middle';
+    o.push(`<text x="${sx(x)}" y="${oy + pad.t + ph + 14}" text-anchor="${anchor}" font-size="10">${esc(c.xTickLabels?.get(x) ?? String(x))}</text>`);
+  });
   o.push(`<text x="${ox + pad.l + pw / 2}" y="${oy + pad.t + ph + 28}" text-anchor="middle" font-size="11">${esc(c.xLabel)}</text>`);
   o.push(`<text transform="translate(${ox + 14},${oy + pad.t + ph / 2}) rotate(-90)" text-anchor="middle" font-size="11">${esc(c.yLabel)}</text>`);
   if (c.target) {
@@ -188,15 +190,25 @@ export function renderSvg(r: BenchResults): string {
       });
     const ticks = new Map(r.sizes.map((s) => [s.pods, `${s.nodes}×${s.daemonsets} (${s.pods})`]));
     charts.push({
-      title: 'Operator memory vs daemon pods watched',
+      title: 'Operator process memory',
+      xLabel: 'nodes × DaemonSets (daemon pods)',
+      yLabel: 'RSS, MiB',
+      xTickLabels: ticks,
+      series: [
+        { name: 'peak RSS (VmHWM)', points: byPods((s) => s.cost.rssMiB.peak), color: COLORS[0]! },
+        { name: 'RSS, DaemonSet pods cached', points: byPods((s) => s.cost.rssMiB.withPods), color: COLORS[1]! },
+        { name: 'RSS, nodes only', points: byPods((s) => s.cost.rssMiB.nodesOnly), color: COLORS[2]!, dashed: true },
+      ],
+    });
+    charts.push({
+      title: 'What the caches hold (live heap)',
       xLabel: 'nodes × DaemonSets (daemon pods)',
       yLabel: 'MiB',
       xTickLabels: ticks,
       series: [
-        { name: 'peak RSS', points: byPods((s) => s.cost.rssMiB.peak), color: COLORS[0]! },
-        { name: 'RSS, nodes only', points: byPods((s) => s.cost.rssMiB.nodesOnly), color: COLORS[0]!, dashed: true },
-        { name: 'live cache heap, with pods', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
-        { name: 'live cache heap, nodes only', points: byPods((s) => s.cost.cache.nodesOnlyKiB / 1024), color: COLORS[1]!, dashed: true },
+        { name: 'slim caches, pods + nodes', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
+        { name: 'slim caches, nodes only', points: byPods((s) => s.cost.cache.nodesOnlyKiB / 1024), color: COLORS[2]!, dashed: true },
+        { name: 'if full Pod objects were cached', points: byPods((s) => (s.cost.cache.fullPodBytes !== undefined ? (s.cost.cache.fullPodBytes * s.pods) / 1024 / 1024 : undefined)), color: COLORS[4]!, dashed: true },
       ],
     });
     charts.push({

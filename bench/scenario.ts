@@ -73,6 +73,11 @@ export interface GuardResult {
   explanationFromPodS?: number;
   /** … from that pod first showing ImagePullBackOff / Unschedulable. */
   explanationFromFailureS?: number;
+  /**
+   * From that failure to the first status listing the node with that reason, cause or not: the guard
+   * names the guard-level cause only once the failure is the dominant one among the nodes in flight.
+   */
+  nodeNamedFromFailureS?: number;
   /** Seconds from the v2 apply to Stalled (rollout-guard) and to KubeDaemonSetRolloutStuck firing. */
   guardStalledAfterS?: number;
   alertFiresAfterS?: number;
@@ -101,7 +106,7 @@ export interface SizeResult {
     /** The operator's own rollout_guard_detection_latency_seconds over the rollout (bucket-interpolated). */
     operatorHistogram: { count: number; p50?: number; p99?: number };
   };
-  explanation: { fromPodS: Summary; fromFailureS: Summary };
+  explanation: { fromPodS: Summary; fromFailureS: Summary; nodeNamedFromFailureS: Summary };
   api: {
     /** Requests by `VERB resource` in each window (WATCH = watches opened). */
     startup: Record<string, number>;
@@ -380,9 +385,12 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
       const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
       const firstPod = Math.min(...newPods.map((x) => x.seenAt));
       const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
-      const explained = hist.find((g) => g.cause === exp.cause && g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node)));
+      const namesNode = (g: GuardObs) => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
+      const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
+      const named = hist.find(namesNode);
       if (explained && Number.isFinite(firstPod)) r.explanationFromPodS = secs(explained.t - firstPod);
       if (explained && Number.isFinite(firstFailure)) r.explanationFromFailureS = secs(explained.t - firstFailure);
+      if (named && Number.isFinite(firstFailure)) r.nodeNamedFromFailureS = secs(named.t - firstFailure);
       return r;
     });
 
@@ -423,6 +431,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
       explanation: {
         fromPodS: rSum(summarize(vals((g) => g.explanationFromPodS))),
         fromFailureS: rSum(summarize(vals((g) => g.explanationFromFailureS))),
+        nodeNamedFromFailureS: rSum(summarize(vals((g) => g.nodeNamedFromFailureS))),
       },
       api: {
         startup: startSinceZero,
@@ -505,8 +514,13 @@ async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, nodes: r
   const r = await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=300s'], { allowFail: true });
   if (r.code !== 0) log(`  cleanup: namespace ${ns} not gone yet: ${r.stderr.trim()}`);
   log(`  cleanup: namespace deleted in ${secs(Date.now() - t)} s`);
-  for (let i = 0; i < nodes.length; i += 100) {
-    await kubectl(['delete', 'nodes', ...nodes.slice(i, i + 100), '--ignore-not-found', '--wait=true'], { allowFail: true });
+  // By label, without kubectl's per-object wait (which polls the nodes one by one), then one poll for all.
+  const pool = nodes[0]?.replace(/-\d+$/, '');
+  if (pool) {
+    await kubectl(['delete', 'nodes', '-l', `${POOL_LABEL}=${pool}`, '--wait=false'], { allowFail: true });
+    await waitFor(async () => (await kubectl(['get', 'nodes', '-l', `${POOL_LABEL}=${pool}`, '-o', 'name'], { allowFail: true })).stdout.trim() === '', {
+      timeoutMs: 120_000, intervalMs: 500, describe: `nodes of pool ${pool} deleted`,
+    }).catch((e: unknown) => log(`  cleanup: ${e instanceof Error ? e.message : String(e)}`));
   }
   const mine = new Set(nodes);
   const pods = await client

@@ -47,6 +47,11 @@ export interface OperatorConfig {
   watchTimeoutSeconds: number;
   /** Watchdog: a watch silent this long (no event, no bookmark) is restarted. Bookmarks come every ~1 min. */
   watchIdleTimeoutMs: number;
+  /**
+   * Informer restart backoff after an error: 1 s doubling to 10 s, jittered. The cap bounds how late a
+   * stall is seen after an API server outage ends (at 30 s, relists came up to 27 s after recovery).
+   */
+  informerBackoffMs: { initialMs: number; maxMs: number };
   /** Time allowed for in-flight reconciles on SIGTERM; below terminationGracePeriodSeconds (30 s) minus 5 s. */
   shutdownBudgetMs: number;
   /** Kubeconfig file; unset means in-cluster config, then $KUBECONFIG, then ~/.kube/config. */
@@ -72,6 +77,7 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   resyncMs: 600_000,
   watchTimeoutSeconds: 300,
   watchIdleTimeoutMs: 180_000,
+  informerBackoffMs: { initialMs: 1_000, maxMs: 10_000 },
   shutdownBudgetMs: 20_000,
   policies: true,
 };

@@ -40,7 +40,7 @@ class InformerSet<T extends Meta> {
     log: Logger,
     namespaces: readonly string[],
     make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; slim: (raw: unknown) => T },
-    common: { watchTimeoutSeconds: number; idleTimeoutMs: number },
+    common: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } },
   ) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
     this.members = scopes.map((ns) => {
@@ -134,7 +134,7 @@ export class Controller {
 
   constructor(private readonly deps: ControllerDeps) {
     const { client, config, log } = deps;
-    const common = { watchTimeoutSeconds: config.watchTimeoutSeconds, idleTimeoutMs: config.watchIdleTimeoutMs };
+    const common = { watchTimeoutSeconds: config.watchTimeoutSeconds, idleTimeoutMs: config.watchIdleTimeoutMs, backoff: config.informerBackoffMs };
     const ns = config.namespaces;
     this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: nsPath(`${GROUP}/${VERSION}`, 'rolloutguards', n), slim: slimGuard }), common);
     this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: nsPath('apps/v1', 'daemonsets', n), slim: slimDaemonSet }), common);

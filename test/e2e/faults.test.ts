@@ -197,7 +197,12 @@ async function lease(ns: string, name: string): Promise<{ holderIdentity?: strin
 
 /** Resolves with the exit code, or `'running'` if the process has not exited within `ms`. */
 async function exitWithin(op: OperatorProcess, ms: number): Promise<number | null | 'running'> {
-  return Promise.race([op.waitExit(), sleep(ms).then(() => 'running' as const)]);
+  const timer = new AbortController();
+  try {
+    return await Promise.race([op.waitExit(), sleep(ms, 'running' as const, { signal: timer.signal })]);
+  } finally {
+    timer.abort(); // the losing sleep must not hold the test process open
+  }
 }
 
 /** Epoch ms of a pino log line (`time` is an ISO string in this logger's format). */
@@ -372,8 +377,8 @@ describe('fault tests (private control plane)', () => {
   it('kube-apiserver restarted while a rollout is in flight: informers relist, the stall is detected late by at most the outage', async (t: TestContext) => {
     const { ns } = await scene('f-api');
     // Leader election off: with it, an outage longer than the renew deadline ends leadership (and the
-    // process) by design, as it does for client-go controllers.
-    const op = await startOperator(ns);
+    // process) by design, as it does for client-go controllers. Policies on: every informer is exercised.
+    const op = await startOperator(ns, { policies: true });
     let exited = false;
     void op.waitExit().then(() => (exited = true));
     const DEADLINE_S = 20;
@@ -404,7 +409,8 @@ describe('fault tests (private control plane)', () => {
     const logs = op.jsonLogs().filter((l) => logTime(l) >= downAt);
     assert.ok(logs.some((l) => l.msg === 'list/watch failed, restarting after backoff'), 'informers noticed the outage');
     // Every informer reconnects by itself; its backoff (1 s doubling, capped at 30 s) bounds how long that takes.
-    const informers = ['rolloutguards', 'daemonsets', 'pods', 'controllerrevisions', 'nodes', 'rolloutguardpolicies', 'namespaces'];
+    const informers = [...new Set(op.jsonLogs().filter((l) => l.msg === 'initial list complete').map((l) => String(l.informer)))];
+    assert.equal(informers.length, 7, `seven informers: ${informers.join(', ')}`);
     const relists = await waitFor(() => {
       const seen = new Map<string, number>();
       for (const l of op.jsonLogs()) if (l.msg === 'relisted' && logTime(l) >= downAt) seen.set(String(l.informer), logTime(l));
@@ -420,7 +426,7 @@ describe('fault tests (private control plane)', () => {
 
   it('410 Gone after etcd compaction: the informers relist, changes made meanwhile are neither lost nor doubled', async (t: TestContext) => {
     const { ns } = await scene('f-gone');
-    const op = await startOperator(ns);
+    const op = await startOperator(ns, { policies: true });
     let exited = false;
     void op.waitExit().then(() => (exited = true));
     await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
@@ -483,7 +489,7 @@ describe('fault tests (private control plane)', () => {
   it('RBAC revoked: Undo reports UndoFailed (forbidden) once, no hot loop, the process stays up; restored, the next stall is undone', async (t: TestContext) => {
     const { ns } = await scene('f-rbac');
     const saKubeconfig = await pc.serviceAccountKubeconfig(RBAC_NS, 'rollout-guard');
-    const op = await startOperator(ns, { kubeconfig: saKubeconfig, leaderElect: true, leaseNamespace: RBAC_NS, identity: 'rbac-a', extraArgs: ['--lease-name=faults-rbac'] });
+    const op = await startOperator(ns, { kubeconfig: saKubeconfig, policies: true, leaderElect: true, leaseNamespace: RBAC_NS, identity: 'rbac-a', extraArgs: ['--lease-name=faults-rbac'] });
     let exited = false;
     void op.waitExit().then(() => (exited = true));
     await waitFor(async () => sum(await samples(op), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'leads' });

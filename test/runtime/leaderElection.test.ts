@@ -260,6 +260,43 @@ describe('LeaderElector', { timeout: 10_000 }, () => {
     assert.equal(h.stoppedCalls, 0);
   });
 
+  it('a pause past the lease (time jumps, no timer ran): stillLeading() is false at once and the loss is reported once', async () => {
+    const h = await setup();
+    const signal = await h.started;
+    assert.equal(h.elector.stillLeading(), true);
+    const sent = h.server.requests.length;
+    h.clock.set(h.clock.now() + LEASE_MS); // SIGSTOP for a lease duration: the clock moved, nothing ran
+    assert.equal(h.elector.stillLeading(), false, 'another candidate may lead by now');
+    assert.equal(h.elector.isLeader(), false);
+    assert.equal(signal.aborted, true);
+    assert.equal(h.stoppedCalls, 1);
+    assert.equal(h.elector.stillLeading(), false);
+    h.clock.advance(RETRY_MS); // the overdue renew timer fires: the loop ends without writing
+    await h.done;
+    assert.equal(h.stoppedCalls, 1, 'reported once');
+    assert.equal(h.server.requests.length, sent, 'no request after waking');
+  });
+
+  it('just under a lease duration since the last renewal still leads', async () => {
+    const h = await setup();
+    await h.started;
+    h.clock.set(h.clock.now() + LEASE_MS - 1);
+    assert.equal(h.elector.stillLeading(), true);
+    assert.equal(h.stoppedCalls, 0);
+  });
+
+  it('another holder in the Lease ends leadership at the next renewal, without waiting for the renew deadline', async () => {
+    const h = await setup();
+    const signal = await h.started;
+    h.server.write({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: microTime(0), leaseTransitions: 1 });
+    h.clock.advance(RETRY_MS); // one renewal: the PUT conflicts, the GET shows the new holder
+    await h.stoppedLeading;
+    await h.done;
+    assert.equal(signal.aborted, true);
+    assert.equal(h.stoppedCalls, 1);
+    assert.equal(h.server.lease!.spec!.holderIdentity, 'other', 'never overwritten');
+  });
+
   it('release() clears the holder so a successor need not wait; onStoppedLeading is not called', async () => {
     const h = await setup();
     const signal = await h.started;

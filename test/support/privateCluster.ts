@@ -1,8 +1,9 @@
 /**
  * A private local control plane for fault tests: the same components as the shared cluster (see
- * test/cluster/), started in their own directory (default `.cluster-faults/`) on their own ports (the
- * shared cluster's + 100), so a test may stop, restart, pause or compact them without disturbing the
- * suites that run concurrently against the shared cluster.
+ * test/cluster/), started in their own directory (default `.cluster-faults-<pid>/`) on their own ports
+ * (the shared cluster's + 100, or + 200, … when those are taken), so a test may stop, restart, pause or
+ * compact them without disturbing the suites that run concurrently against the shared cluster, nor
+ * another run of the same suite. Directories left by runs that died are stopped and removed on start.
  *
  * Every cluster operation runs `dist/test/cluster/cli.js` in a child process with `RG_CLUSTER_DIR` and
  * the `RG_*_PORT` variables set, so nothing in this process ever points the shared helpers elsewhere.
@@ -11,8 +12,9 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import https from 'node:https';
+import * as net from 'node:net';
 import path from 'node:path';
 import { parse as fromYaml, stringify as toYaml } from 'yaml';
 import {
@@ -47,9 +49,12 @@ const PORT_ENV: Record<keyof Ports, string> = {
 
 /** Options of {@link PrivateCluster.start}. */
 export interface PrivateClusterOptions {
-  /** Directory under the repository root; default `.cluster-faults`. Must match `.gitignore`'s `.cluster-*`. */
+  /**
+   * Directory under the repository root; default `.cluster-faults-<pid>` (one per test process). Must be
+   * named `.cluster-*` (ignored by git).
+   */
   dir?: string;
-  /** Added to every default port; default 100. */
+  /** Added to every default port; default: the first of 100, 200, … 900 whose ports are all free. */
   portOffset?: number;
   /** Write an API server audit log of every write (who, verb, object, code), see {@link PrivateCluster.audit}. */
   audit?: boolean;
@@ -93,21 +98,46 @@ export class PrivateCluster {
    */
   static async start(opts: PrivateClusterOptions = {}): Promise<PrivateCluster> {
     const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-    const rel = opts.dir ?? '.cluster-faults';
+    const rel = opts.dir ?? `.cluster-faults-${process.pid}`;
     if (rel === '.cluster' || !path.basename(rel).startsWith('.cluster-')) {
       throw new Error(`a private cluster directory must be named .cluster-<something>, not ${rel}`);
     }
-    const offset = opts.portOffset ?? 100;
-    const ports = Object.fromEntries(Object.entries(BASE_PORTS).map(([k, v]) => [k, v + offset])) as unknown as Ports;
-    const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: rel, NODES: '0' };
-    for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) env[PORT_ENV[key]] = String(ports[key]);
-    if (opts.audit) env[AUDIT_LOG_ENV] = '1';
-    else delete env[AUDIT_LOG_ENV];
     const binDir = await buildBinaries({ log });
-    const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log);
-    await pc.cli(['down']);
-    await pc.cli(['up']);
-    return pc;
+    await PrivateCluster.reapAbandoned(binDir, log);
+    const offsets = opts.portOffset !== undefined ? [opts.portOffset] : [100, 200, 300, 400, 500, 600, 700, 800, 900];
+    let lastError: unknown;
+    for (const offset of offsets) {
+      const ports = Object.fromEntries(Object.entries(BASE_PORTS).map(([k, v]) => [k, v + offset])) as unknown as Ports;
+      if (opts.portOffset === undefined && !(await allFree(ports))) continue;
+      const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: rel, NODES: '0' };
+      for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) env[PORT_ENV[key]] = String(ports[key]);
+      if (opts.audit) env[AUDIT_LOG_ENV] = '1';
+      else delete env[AUDIT_LOG_ENV];
+      const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log);
+      await pc.cli(['down']);
+      try {
+        await pc.cli(['up']);
+        return pc;
+      } catch (err) {
+        lastError = err;
+        await pc.cli(['down']).catch(() => undefined);
+        // Another run took one of these ports between our check and the start: try the next set.
+        if (!(err instanceof Error && /is in use/.test(err.message))) throw err;
+      }
+    }
+    throw new Error(`no free set of ports for a private cluster: ${lastError instanceof Error ? lastError.message : 'all taken'}`);
+  }
+
+  /** Stops and removes `.cluster-faults-<pid>` directories whose test process is gone (a run that crashed). */
+  private static async reapAbandoned(binDir: string, log: (line: string) => void): Promise<void> {
+    for (const entry of await readdir(ROOT)) {
+      const m = /^\.cluster-faults-(\d+)$/.exec(entry);
+      if (!m || isAlive(Number(m[1]))) continue;
+      log(`[private cluster] removing ${entry}, left by a run that is gone`);
+      const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: entry };
+      const orphan = new PrivateCluster(path.join(ROOT, entry), BASE_PORTS, binDir, env, log);
+      await orphan.down();
+    }
   }
 
   /** Admin kubeconfig of this cluster. */
@@ -283,5 +313,27 @@ export class PrivateCluster {
       }
     }
     return out;
+  }
+}
+
+/** True when every port is free on 127.0.0.1. */
+async function allFree(ports: Ports): Promise<boolean> {
+  for (const port of Object.values(ports)) {
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,0 +1,104 @@
+/**
+ * The benchmark (`npm run bench`) at its smoke size, so it cannot rot: it runs end to end against the
+ * real control plane and produces a well-formed result in which every rollout that should stall did.
+ *
+ * Nothing here asserts on a duration or a target being met: this machine is shared with the other
+ * suites, and the bench's figures are measurements to read, not pass/fail criteria.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BenchResults } from '../../bench/report.js';
+import { ensureCluster } from '../support/cluster.js';
+import { ROOT } from '../support/operator.js';
+
+function runBench(out: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bench.js'), '--smoke', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+const finite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+
+describe('npm run bench -- --smoke', () => {
+  let out: string;
+  let results: BenchResults;
+  let output: string;
+
+  before(async () => {
+    await ensureCluster();
+    out = await mkdtemp(join(tmpdir(), 'rg-bench-'));
+    const r = await runBench(out);
+    output = r.output;
+    assert.equal(r.code, 0, `bench exited ${r.code}:\n${output.slice(-4000)}`);
+    const files = await readdir(out);
+    const json = files.find((f) => f.endsWith('-smoke.json'));
+    assert.ok(json, `no results file in ${files.join(', ')}`);
+    results = JSON.parse(await readFile(join(out, json), 'utf8')) as BenchResults;
+  }, { timeout: 300_000 });
+
+  after(async () => {
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it('records the machine, the versions and the parameters it ran with', () => {
+    assert.equal(results.schema, 'rollout-guard-bench/v1');
+    assert.ok(results.machine.nproc > 0 && results.machine.memoryGiB > 0 && results.machine.cpuModel && results.machine.node);
+    assert.ok(results.versions.K8S_VERSION && results.versions.KWOK_VERSION && results.versions.serverVersion);
+    assert.equal(results.params.smoke, true);
+  });
+
+  it('every rollout that should stall was reported Stalled with its cause; the healthy ones completed', () => {
+    assert.equal(results.sizes.length, 1);
+    const s = results.sizes[0]!;
+    assert.ok(s.verdict.expectedStalls >= 2, 'the smoke size has a broken and an exhausted rollout');
+    assert.deepEqual(s.verdict.missedStalls, []);
+    assert.equal(s.verdict.stalled, s.verdict.expectedStalls);
+    assert.equal(s.verdict.operatorExitCode, 0, 'the operator exits 0 on SIGTERM');
+    for (const g of s.guards) {
+      if (g.category === 'broken') assert.equal(g.cause, 'ImagePullFailure', g.name);
+      if (g.category === 'exhausted') assert.equal(g.cause, 'InsufficientResources', g.name);
+      if (g.category === 'healthy') assert.equal(g.finalState, 'Healthy', g.name);
+    }
+  });
+
+  it('has every figure: detection, explanation, API load, cost, the alert comparison', () => {
+    const s = results.sizes[0]!;
+    const n = s.verdict.expectedStalls;
+    const { operatorHistogram, ...detection } = s.detection;
+    for (const [name, summary] of Object.entries({ ...detection, ...s.explanation })) {
+      assert.ok(summary.count === n && finite(summary.p50) && finite(summary.p99) && finite(summary.max), `${name}: ${JSON.stringify(summary)}`);
+    }
+    assert.equal(operatorHistogram.count, n, 'the operator observed each detection in its histogram');
+    assert.ok(s.api.watchesOpened >= 5, 'one watch per informer');
+    assert.ok(finite(s.api.steadyNonWatch) && s.api.steadySeconds > 0);
+    assert.ok(s.api.rolloutTotal > 0 && (s.api.rollout['PATCH rolloutguards/status'] ?? 0) > 0);
+    assert.ok(s.guards.every((g) => g.statusWrites > 0), 'every guard wrote its rollout');
+    assert.ok(s.cost.rssMiB.peak > 0 && s.cost.cpuSeconds.total > 0 && s.cost.reconcile.count > 0);
+    assert.ok(s.cost.cache.bytesPerPod > 0 && s.cost.cache.bytesPerNode > 0);
+    assert.equal(s.alert.alertFiresAfterS.count, n, 'the alert is evaluated for every stalled DaemonSet');
+    // Its `for: 15m` alone puts it at least 15 minutes after the rollout started.
+    assert.ok((s.alert.alertFiresAfterS.p50 ?? 0) >= 15 * 60);
+    assert.equal(s.alert.falseFirings, 0);
+  });
+
+  it('ran the reconcile micro-benchmark, wrote the plot and printed the table', async () => {
+    const m = results.micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
+    assert.ok(m && finite(m.passMs.p99) && m.state === 'Stalled' && m.blockedNodeCount === 100, JSON.stringify(m));
+    assert.equal(results.targets.length, 5);
+    assert.ok(results.targets.every((t) => t.measured.length > 0));
+    const svg = (await readdir(out)).find((f) => f.endsWith('-smoke.svg'));
+    assert.ok(svg);
+    assert.match(await readFile(join(out, svg), 'utf8'), /^<svg [^>]*>[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
+    assert.match(output, /Detection and explanation/);
+    assert.match(output, /Targets/);
+  });
+});
