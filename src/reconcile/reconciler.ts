@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { decide } from '../domain/stateMachine.js';
-import type { Decision, GuardSpec, GuardStatus, PlannedEvent } from '../domain/types.js';
+import { classifyReason } from '../domain/causes.js';
+import type { BlockedNode, CauseClass, Decision, GuardSpec, GuardStatus, PlannedEvent } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { isConflict, isNotFound } from '../k8s/apiClient.js';
 import { mergePatchDiff } from '../k8s/mergePatch.js';
@@ -78,10 +79,23 @@ const MAX_SUPERSEDED = 64;
  * A rollout's pods change several times per node (old pod deleted, new one created, scheduled, ready),
  * and writing each of those made a healthy 100-node rollout cost ~430 status writes per guard, twice
  * the DaemonSet controller's own requests (npm run bench). Transitions — a new state or cause, an Event,
- * an action, a new generation observed — are never held, so detection and explanation are not delayed.
+ * an action, a new generation observed, a node newly blocked for a definite reason — are never held,
+ * so detection and explanation are not delayed.
  * The price: status.rollout.lastProgressAt may be recorded up to this much after the progress was seen.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;
+
+/** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
+const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
+
+/**
+ * A node newly blocked for a definite reason (an image that cannot be pulled, a pod that cannot be
+ * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
+ */
+function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
+  const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
+  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !VAGUE.has(classifyReason(b.reason, b.message)));
+}
 
 export class Reconciler {
   /**
@@ -202,6 +216,7 @@ export class Reconciler {
     if (d.events.length > 0 || d.action) return 0;
     const next = d.status;
     if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
+    if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
     const last = this.lastWriteAt.get(key);
     if (last === undefined) return 0;
     const wait = last + PROGRESS_WRITE_INTERVAL_MS - now;

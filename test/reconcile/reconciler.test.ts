@@ -227,7 +227,7 @@ describe('Reconciler', () => {
     assert.deepEqual(writes(), ['write:Progressing'], 'the new generation is observed from the cache, without a conflict');
   });
 
-  it('holds a progress-only change back for up to a second after the last write, never a transition', async () => {
+  it('holds a progress-only change back for up to a second after the last write, never a transition or a newly failing node', async () => {
     const w = new World();
     w.healthy();
     const clock = { t: T0 };
@@ -248,6 +248,13 @@ describe('Reconciler', () => {
     await r.reconcile(key);
     assert.deepEqual(w.log, ['write:Progressing']);
     assert.equal(w.guardObj.status?.ready, 1);
+    w.log = [];
+    clock.t += 100; // a second node starts failing to pull: named at once, though the cause is the same
+    w.pods = [pod('n1', 'good', true), pod('n2', 'bad', false, 'ImagePullBackOff'), pod('n3', 'bad', false, 'ImagePullBackOff')];
+    w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 2, numberReady: 1, numberAvailable: 1 }));
+    await r.reconcile(key);
+    assert.deepEqual(w.log, ['write:Progressing']);
+    assert.deepEqual(w.guardObj.status?.blockedNodes?.map((b) => `${b.node}:${b.reason}`), ['n2:ImagePullBackOff', 'n3:ImagePullBackOff']);
     w.log = [];
     clock.t += 30_000; // past the deadline: Stalled is a transition and is written at once
     await r.reconcile(key);

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// Runs every compiled test file with node's test runner, in two phases:
+//   1. everything except the fault suite, three files at a time (each e2e suite has its own namespace and
+//      node pool on the shared local cluster);
+//   2. the fault suite alone: it runs a private control plane and restarts its API server and etcd, and its
+//      timing-sensitive checks should not compete with three other suites for two cores.
+// The runner's own summary is printed for each phase; the last line adds them up ("N passed, N failed").
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ALONE = new Set(['dist/test/e2e/faults.test.js']);
+const only = process.argv.slice(2); // optional: directories or files to restrict the run to
+
+function find(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? find(p) : p.endsWith('.test.js') ? [p] : [];
+  });
+}
+
+const all = find('dist/test').sort().filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
+const phases = [
+  { files: all.filter((f) => !ALONE.has(f)), concurrency: 3 },
+  { files: all.filter((f) => ALONE.has(f)), concurrency: 1 },
+].filter((p) => p.files.length > 0);
+
+const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0 };
+let code = 0;
+for (const phase of phases) {
+  const args = ['--test', `--test-concurrency=${phase.concurrency}`, '--test-timeout=900000', ...phase.files];
+  const status = await new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let tail = '';
+    child.stdout.on('data', (d) => {
+      process.stdout.write(d);
+      tail = (tail + d.toString()).slice(-4000);
+    });
+    child.on('exit', (c) => {
+      for (const k of Object.keys(totals)) {
+        const m = new RegExp(`^# ${k} (\\d+)$`, 'm').exec(tail);
+        if (m) totals[k] += Number(m[1]);
+      }
+      resolve(c ?? 1);
+    });
+  });
+  if (status !== 0) code = status;
+}
+const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.skipped ? `, ${totals.skipped} skipped` : ''].join('');
+console.log(`\ntests: ${totals.pass} passed, ${totals.fail + totals.cancelled} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
+if (extra) console.error(`(of ${totals.tests}${extra})`);
+process.exit(code || (totals.fail + totals.cancelled > 0 ? 1 : 0));
