@@ -168,8 +168,24 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   }
 
   const ds = obs.ds;
-  const observed = ds.observedGeneration >= ds.generation;
   const cur = obs.currentRevision;
+  // The template changed (the DaemonSet's template generation moved) but the new ControllerRevision has
+  // not reached our cache yet: the DaemonSet counters already describe the new template while the
+  // revision still names the old one. Deciding now would, for example, take a DESIRED that the new
+  // template already shrank as the rollout's starting point. Wait for the revision instead. Only when the
+  // controller has observed the new generation: it creates the revision in that same sync, so the gap is
+  // our cache's, and short; an unobserved generation is handled (and timed) below.
+  if (
+    ds.observedGeneration >= ds.generation &&
+    ds.templateGeneration !== undefined &&
+    prev.templateGeneration !== undefined &&
+    ds.templateGeneration !== prev.templateGeneration &&
+    cur !== undefined &&
+    cur.hash === prev.currentRevision?.hash
+  ) {
+    return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS };
+  }
+  const observed = ds.observedGeneration >= ds.generation;
   const targetHash = cur?.hash;
   const split = computeSplit(obs.nodes, obs.revisions, targetHash);
   const base: GuardStatus = {
@@ -187,6 +203,8 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
     emptyNodeCount: split.empty.length,
   };
   if (cur) base.currentRevision = { revision: cur.revision, hash: cur.hash };
+  if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+  else delete base.templateGeneration;
   if (prevState === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
     events.push(ev('Normal', Reason.TargetFound, `DaemonSet ${ds.name} found; guarding its rollouts`, false));
   }

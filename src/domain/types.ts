@@ -155,6 +155,11 @@ export interface GuardStatus {
   ready?: number;
   available?: number;
   currentRevision?: RevisionRef;
+  /**
+   * The DaemonSet's template generation that `currentRevision` belongs to. When the DaemonSet shows a
+   * newer one while the current revision has not changed, the ControllerRevision cache is behind.
+   */
+  templateGeneration?: string;
   generations?: GenerationStatus[];
   blockedNodes?: BlockedNode[];
   blockedNodeCount?: number;

@@ -56,7 +56,12 @@ export interface OperatorConfig {
   shutdownBudgetMs: number;
   /** Kubeconfig file; unset means in-cluster config, then $KUBECONFIG, then ~/.kube/config. */
   kubeconfig?: string;
-  /** Run the RolloutGuardPolicy controller (needs cluster-wide read of namespaces and policies). */
+  /**
+   * Run the RolloutGuardPolicy controller (needs cluster-wide read of namespaces and policies). Default:
+   * on when watching all namespaces, off with --namespaces — policies are cluster-scoped, and an operator
+   * that sees only some namespaces would write every policy's status from a partial view, fighting an
+   * operator that sees them all. Set --policies=true to run it anyway.
+   */
   policies: boolean;
 }
 
@@ -148,6 +153,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     if (value === undefined) throw new UsageError(`${name} needs a value`);
     set(f.key, convert(name, f.kind, value));
   }
+  const policiesGiven = env.ENABLE_POLICIES !== undefined && env.ENABLE_POLICIES !== '' || argv.some((a) => a === '--policies' || a.startsWith('--policies='));
+  if (!policiesGiven) cfg.policies = cfg.namespaces.length === 0;
   if (cfg.renewDeadlineMs >= cfg.leaseDurationMs) throw new UsageError('--renew-deadline-ms must be less than --lease-duration-ms');
   return cfg;
 }

@@ -1426,3 +1426,24 @@ describe('decide: status writes are coalesced', () => {
     assert.deepEqual(ds[5]!.status, ds[4]!.status, 'Stalled: no rewrite');
   });
 });
+
+describe('decide: the ControllerRevision cache behind the DaemonSet', () => {
+  it('waits for the new revision instead of taking the new template\'s DESIRED as the starting point', () => {
+    // The new template drops a toleration: the controller already shrank DESIRED to 2, but the new
+    // revision has not reached the cache, so the highest revision is still A.
+    const shrunkBeforeRevision = targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })])],
+      revisions: [A1],
+      ds: { generation: 2, observedGeneration: 2, templateGeneration: '2', desired: 2, current: 2, ready: 2, updated: 2, available: 2 },
+    });
+    const ds = run([
+      { obs: healthyA(), at: T0 },
+      { obs: shrunkBeforeRevision, at: T1 },
+      { obs: stallWorld(undefined, { desired: 2, current: 2, ready: 2, updated: 0, available: 2 }), at: T1 + sec(1) },
+    ]);
+    assert.deepEqual(ds[1]!.events, [], 'nothing said while the revision is missing');
+    assert.equal(ds[1]!.status.desired, 3, 'the stored DESIRED is not overwritten');
+    assert.ok((ds[1]!.requeueAfterMs ?? 0) > 0);
+    assert.equal(ds[2]!.status.rollout?.desiredAtStart, 3, 'the rollout starts from the DESIRED before the template change');
+  });
+});
