@@ -17,6 +17,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript (this file, scripts/): lint without type information.
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { parserOptions: { projectService: false }, globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     files: ['src/domain/**/*.ts'],
     rules: {
       'no-restricted-syntax': ['error',
