@@ -444,71 +444,6 @@ describe('fault tests (private control plane)', () => {
     for (const r of ['RolloutSuspect', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
   });
 
-  it('410 Gone after etcd compaction: the informers relist, changes made meanwhile are neither lost nor doubled', async (t: TestContext) => {
-    const { ns } = await scene('f-gone');
-    const op = await startOperator(ns, { policies: true });
-    let exited = false;
-    void op.waitExit().then(() => (exited = true));
-    await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
-    await pc.apply(guard('doomed', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
-    await waitGuard(ns, stateIs('Healthy'), 'Healthy', 60_000, [op]);
-    const gaugeOf = (g: string) => (l: Record<string, string>): boolean => l.namespace === ns && l.guard === g;
-    await waitFor(async () => sum(await samples(op), 'rollout_guard_state', gaugeOf('doomed')) === 1, { timeoutMs: 30_000, describe: 'guard doomed reconciled' });
-    const oldRv = (await pc.kubectlJson<{ metadata: { resourceVersion: string } }>(['get', 'ds', 'decoder'], { ns })).metadata.resourceVersion;
-
-    // How the 410 is produced for real: the API server's watch cache (cacher) follows etcd with a watch of
-    // its own. Compacting etcd past that watch's position and restarting etcd makes the watch resume from a
-    // compacted revision; the cacher then relists at the current revision and ends every client watch
-    // cleanly. A client that re-watches from its old resourceVersion gets 410 Gone. (A restart of the API
-    // server alone never yields a 410 here: the broken stream is an error, and after errors the informer
-    // relists instead of re-watching.) The operator is frozen meanwhile, so it re-watches only once the
-    // cache has been rebuilt; and the changes below happen while it cannot see them.
-    const frozenAt = Date.now();
-    op.signal('SIGSTOP');
-    await setImage(ns, BROKEN);
-    await pc.kubectl(['delete', 'rolloutguard', 'doomed'], { ns });
-    await waitFor(async () => {
-      const pods = await pc.kubectlJson<{ items: Array<{ spec: { containers: Array<{ image: string }> }; status: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns });
-      return pods.items.some((p) => p.spec.containers[0]?.image === BROKEN && p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff');
-    }, { timeoutMs: 60_000, describe: 'the broken pod is stuck' });
-    // Writes elsewhere move etcd's revision past the position of every watch the cacher holds.
-    await pc.kubectl(['create', 'configmap', 'churn-1', '-n', 'default'], { allowFail: true });
-    await pc.kubectl(['create', 'configmap', 'churn-2', '-n', 'default'], { allowFail: true });
-    const revision = await pc.etcdRevision();
-    await pc.etcdCompact(revision);
-    await pc.restartComponent('etcd');
-    await waitFor(async () => (await pc.rawGet('/readyz')).status === 200, { timeoutMs: 60_000, describe: 'API server ready' });
-    // What any client now gets for the operator's old resourceVersion: 410.
-    const probe = await waitFor(async () => {
-      const r = await pc.rawGet(`/apis/apps/v1/namespaces/${ns}/daemonsets?watch=1&resourceVersion=${oldRv}&timeoutSeconds=2`);
-      return r.status === 410 || r.body.includes('"code":410') ? r : undefined;
-    }, { timeoutMs: 30_000, describe: `410 for a watch from resourceVersion ${oldRv}` });
-    t.diagnostic(`etcd compacted at revision ${revision}; a watch from the operator's old DaemonSet resourceVersion ${oldRv} now answers: ${probe.body.slice(0, 200)}`);
-    const thawedAt = Date.now();
-    op.signal('SIGCONT');
-
-    const gone = await waitFor(() => {
-      const l = op.jsonLogs().filter((x) => x.msg === 'watch history expired (410), relisting' && logTime(x) >= thawedAt);
-      return l.length > 0 ? l : undefined;
-    }, { timeoutMs: 30_000, describe: 'the operator logs a 410 relist' });
-    const goneInformers = [...new Set(gone.map((l) => String(l.informer)))];
-    await waitFor(() => op.jsonLogs().some((l) => l.msg === 'relisted' && logTime(l) >= thawedAt), { timeoutMs: 30_000, describe: 'relisted' });
-    t.diagnostic(`410 relists by informers: ${goneInformers.join(', ')}`);
-
-    const stalled = await waitGuard(ns, stateIs('Stalled'), 'Stalled', 90_000, [op]);
-    assert.ok(stalled.status?.rollout, 'the rollout made while the operator was blind was found');
-    // The guard deleted while the operator was blind is forgotten (its state series is gone).
-    await waitFor(async () => !(await samples(op)).some((s) => s.name === 'rollout_guard_state' && gaugeOf('doomed')(s.labels)), {
-      timeoutMs: 30_000,
-      describe: 'deleted guard forgotten',
-    });
-    // Counted from the freeze: a setup slowed by other suites may have emitted a rollout of its own.
-    const reasons = await reasonCounts(ns, 'RolloutGuard', frozenAt);
-    for (const r of ['RolloutStarted', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
-    await assertNoRepeatedTransition(ns);
-    assert.equal(exited, false, 'the operator never exited');
-  });
-
   it('RBAC revoked: Undo reports UndoFailed (forbidden) once, no hot loop, the process stays up; restored, the next stall is undone', async (t: TestContext) => {
     const { ns } = await scene('f-rbac');
     const saKubeconfig = await pc.serviceAccountKubeconfig(RBAC_NS, 'rollout-guard');
@@ -632,4 +567,72 @@ describe('fault tests (private control plane)', () => {
     assert.equal(reasons.RolloutSuspect, 1);
     assert.ok((reasons.RolloutStalled ?? 0) <= 1, 'never a duplicate Stalled event');
   });
+
+  // Last: compacting and restarting etcd is the most disruptive fault; the API server's watch cache
+  // rebuilds after it, and no other case should run in its aftermath.
+  it('410 Gone after etcd compaction: the informers relist, changes made meanwhile are neither lost nor doubled', async (t: TestContext) => {
+    const { ns } = await scene('f-gone');
+    const op = await startOperator(ns, { policies: true });
+    let exited = false;
+    void op.waitExit().then(() => (exited = true));
+    await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
+    await pc.apply(guard('doomed', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
+    await waitGuard(ns, stateIs('Healthy'), 'Healthy', 60_000, [op]);
+    const gaugeOf = (g: string) => (l: Record<string, string>): boolean => l.namespace === ns && l.guard === g;
+    await waitFor(async () => sum(await samples(op), 'rollout_guard_state', gaugeOf('doomed')) === 1, { timeoutMs: 30_000, describe: 'guard doomed reconciled' });
+    const oldRv = (await pc.kubectlJson<{ metadata: { resourceVersion: string } }>(['get', 'ds', 'decoder'], { ns })).metadata.resourceVersion;
+
+    // How the 410 is produced for real: the API server's watch cache (cacher) follows etcd with a watch of
+    // its own. Compacting etcd past that watch's position and restarting etcd makes the watch resume from a
+    // compacted revision; the cacher then relists at the current revision and ends every client watch
+    // cleanly. A client that re-watches from its old resourceVersion gets 410 Gone. (A restart of the API
+    // server alone never yields a 410 here: the broken stream is an error, and after errors the informer
+    // relists instead of re-watching.) The operator is frozen meanwhile, so it re-watches only once the
+    // cache has been rebuilt; and the changes below happen while it cannot see them.
+    const frozenAt = Date.now();
+    op.signal('SIGSTOP');
+    await setImage(ns, BROKEN);
+    await pc.kubectl(['delete', 'rolloutguard', 'doomed'], { ns });
+    await waitFor(async () => {
+      const pods = await pc.kubectlJson<{ items: Array<{ spec: { containers: Array<{ image: string }> }; status: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns });
+      return pods.items.some((p) => p.spec.containers[0]?.image === BROKEN && p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff');
+    }, { timeoutMs: 60_000, describe: 'the broken pod is stuck' });
+    // Writes elsewhere move etcd's revision past the position of every watch the cacher holds.
+    await pc.kubectl(['create', 'configmap', 'churn-1', '-n', 'default'], { allowFail: true });
+    await pc.kubectl(['create', 'configmap', 'churn-2', '-n', 'default'], { allowFail: true });
+    const revision = await pc.etcdRevision();
+    await pc.etcdCompact(revision);
+    await pc.restartComponent('etcd');
+    await waitFor(async () => (await pc.rawGet('/readyz')).status === 200, { timeoutMs: 60_000, describe: 'API server ready' });
+    // What any client now gets for the operator's old resourceVersion: 410.
+    const probe = await waitFor(async () => {
+      const r = await pc.rawGet(`/apis/apps/v1/namespaces/${ns}/daemonsets?watch=1&resourceVersion=${oldRv}&timeoutSeconds=2`);
+      return r.status === 410 || r.body.includes('"code":410') ? r : undefined;
+    }, { timeoutMs: 30_000, describe: `410 for a watch from resourceVersion ${oldRv}` });
+    t.diagnostic(`etcd compacted at revision ${revision}; a watch from the operator's old DaemonSet resourceVersion ${oldRv} now answers: ${probe.body.slice(0, 200)}`);
+    const thawedAt = Date.now();
+    op.signal('SIGCONT');
+
+    const gone = await waitFor(() => {
+      const l = op.jsonLogs().filter((x) => x.msg === 'watch history expired (410), relisting' && logTime(x) >= thawedAt);
+      return l.length > 0 ? l : undefined;
+    }, { timeoutMs: 30_000, describe: 'the operator logs a 410 relist' });
+    const goneInformers = [...new Set(gone.map((l) => String(l.informer)))];
+    await waitFor(() => op.jsonLogs().some((l) => l.msg === 'relisted' && logTime(l) >= thawedAt), { timeoutMs: 30_000, describe: 'relisted' });
+    t.diagnostic(`410 relists by informers: ${goneInformers.join(', ')}`);
+
+    const stalled = await waitGuard(ns, stateIs('Stalled'), 'Stalled', 90_000, [op]);
+    assert.ok(stalled.status?.rollout, 'the rollout made while the operator was blind was found');
+    // The guard deleted while the operator was blind is forgotten (its state series is gone).
+    await waitFor(async () => !(await samples(op)).some((s) => s.name === 'rollout_guard_state' && gaugeOf('doomed')(s.labels)), {
+      timeoutMs: 30_000,
+      describe: 'deleted guard forgotten',
+    });
+    // Counted from the freeze: a setup slowed by other suites may have emitted a rollout of its own.
+    const reasons = await reasonCounts(ns, 'RolloutGuard', frozenAt);
+    for (const r of ['RolloutStarted', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
+    await assertNoRepeatedTransition(ns);
+    assert.equal(exited, false, 'the operator never exited');
+  });
+
 });
