@@ -309,6 +309,15 @@ async function main(): Promise<number> {
   return failures.length > 0 ? 1 : 0;
 }
 
+// Ctrl-C or SIGTERM: exit through process 'exit', which stops the operator child (bench/operator.ts).
+// The size being measured leaves its namespace and node pool behind (named bench-*): delete them by hand.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    log(`${sig}: stopping; namespace and nodes named bench-* of the current size are left behind`);
+    process.exit(130);
+  });
+}
+
 main().then(
   (code) => {
     process.exitCode = code;

@@ -66,6 +66,12 @@ export class BenchOperator {
     const level = process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'info';
     const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: level }, stdio: ['ignore', 'pipe', 'pipe'] });
     const op = new BenchOperator(child, logFile ? createWriteStream(logFile) : undefined);
+    // If the bench dies (Ctrl-C, an error), the operator must not outlive it.
+    const reap = (): void => {
+      if (op.exitCode === undefined) child.kill('SIGKILL');
+    };
+    process.once('exit', reap);
+    void op.exited.then(() => process.removeListener('exit', reap));
     await waitFor(async () => {
       if (op.exitCode !== undefined) throw new Error(`operator exited with ${op.exitCode}`);
       return op.port !== undefined && (await op.get('/readyz')).status === 200;
