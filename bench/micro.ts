@@ -169,7 +169,9 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   const policy = { spec, generation: 1 };
   // Two passes 20 s apart establish the rollout and let it reach its steady state (Stalled / Healthy).
   let prev: GuardStatus = decide(gather(cache, memory, key, NS, DS, T0), {}, policy, T0).status;
+  memory.commit(key);
   prev = decide(gather(cache, memory, key, NS, DS, T0 + 20_000), prev, policy, T0 + 20_000).status;
+  memory.commit(key);
   const warmup = Math.max(20, Math.round(iterations / 10));
   const total: number[] = [];
   const g: number[] = [];
@@ -184,6 +186,7 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
     const t2 = performance.now();
     mergePatchDiff(prev, decision.status);
     const t3 = performance.now();
+    memory.commit(key);
     last = decision.status;
     if (i >= warmup) {
       total.push(t3 - t0);

@@ -263,11 +263,19 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
     } finally {
       clearTimeout(syncTimer);
     }
+    /** Since when decide has been waiting for the DaemonSet and revision caches to agree. */
+    let deferredSince: number | undefined;
     for (;;) {
       const now = clock.now();
       const obs = gather(cache, memory, key, opts.namespace, opts.name, now);
+      if (obs.kind === 'Target' && deferredSince !== undefined) obs.cacheWaitMs = now - deferredSince;
       const d = decide(obs, status, { spec, generation: 1 }, now);
       status = d.status;
+      if (d.deferred) deferredSince ??= now;
+      else {
+        deferredSince = undefined;
+        memory.commit(key);
+      }
       const unobserved = obs.kind === 'Target' && obs.ds.observedGeneration < obs.ds.generation;
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;

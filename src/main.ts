@@ -78,6 +78,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
       dryRun: leading((ns, name, rev) => undo.dryRun(ns, name, rev)),
     },
   });
+  metrics.observeInformers(() => controller.informerStats());
   const server = await startHealthServer(cfg.port, metrics, { ready: () => controller.synced() }, log);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : cfg.port;

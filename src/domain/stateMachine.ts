@@ -73,6 +73,8 @@ export interface GuardPolicy {
 const REQUEUE_SKEW_MS = 100;
 /** Never requeue sooner than this: a ≤ 0 delay while caches catch up would spin. */
 const MIN_REQUEUE_MS = 500;
+/** The longest decide sets observations aside while the DaemonSet and revision caches disagree. */
+export const CACHE_WAIT_LIMIT_MS = 30_000;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -169,21 +171,23 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   const ds = obs.ds;
   const cur = obs.currentRevision;
-  // The template changed (the DaemonSet's template generation moved) but the new ControllerRevision has
-  // not reached our cache yet: the DaemonSet counters already describe the new template while the
-  // revision still names the old one. Deciding now would, for example, take a DESIRED that the new
-  // template already shrank as the rollout's starting point. Wait for the revision instead. Only when the
-  // controller has observed the new generation: it creates the revision in that same sync, so the gap is
-  // our cache's, and short; an unobserved generation is handled (and timed) below.
-  if (
-    ds.observedGeneration >= ds.generation &&
-    ds.templateGeneration !== undefined &&
-    prev.templateGeneration !== undefined &&
-    ds.templateGeneration !== prev.templateGeneration &&
-    cur !== undefined &&
-    cur.hash === prev.currentRevision?.hash
-  ) {
-    return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS };
+  // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
+  // status pairs the current revision with the template generation it belongs to; until both caches
+  // show a new pair, deciding would mix two templates. Two ways to be half-way:
+  //  - the template generation moved (the controller has observed it, and it creates the revision in
+  //    that same sync) but the revision cache still shows the old one as current: deciding now would,
+  //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
+  //  - a new revision became current (a template change, or our undo renumbering an old revision) but
+  //    the DaemonSet cache still shows the old template generation: its counters describe the old
+  //    template and would mark the new revision complete at once.
+  // Both gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
+  // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
+  const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && cur.hash !== prev.currentRevision.hash;
+  const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
+  const revisionsBehind = templateMoved && cur !== undefined && cur.hash === prev.currentRevision?.hash && ds.observedGeneration >= ds.generation;
+  if ((dsBehind || revisionsBehind) && (obs.cacheWaitMs ?? 0) < CACHE_WAIT_LIMIT_MS) {
+    return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }
   const observed = ds.observedGeneration >= ds.generation;
   const targetHash = cur?.hash;
@@ -203,7 +207,11 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
     emptyNodeCount: split.empty.length,
   };
   if (cur) base.currentRevision = { revision: cur.revision, hash: cur.hash };
-  if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+  // The pair moves together. Before the controller observes a new template there is no revision for
+  // it yet: keep the old pair, or the revision's arrival would look like a DaemonSet cache behind.
+  const pairPending = templateMoved && !revisionMoved && !observed;
+  if (pairPending) base.templateGeneration = prev.templateGeneration;
+  else if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
   else delete base.templateGeneration;
   if (prevState === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
     events.push(ev('Normal', Reason.TargetFound, `DaemonSet ${ds.name} found; guarding its rollouts`, false));

@@ -249,6 +249,11 @@ export type Observation =
        * expected DESIRED instead of counting as a shrink.
        */
       removedNodes?: string[];
+      /**
+       * How long decide has been setting this target's observations aside because the DaemonSet and
+       * ControllerRevision caches disagree (kept by the caller; absent when it was not waiting).
+       */
+      cacheWaitMs?: number;
     };
 
 /** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */
@@ -280,4 +285,9 @@ export interface Decision {
   action?: PlannedAction;
   /** When to look again even if nothing changes (the next deadline); undefined = only on change. */
   requeueAfterMs?: number;
+  /**
+   * The observation was set aside until the caches agree (see decide): what it showed, such as nodes
+   * that left the targets, is not recorded yet and must be offered again on the next pass.
+   */
+  deferred?: true;
 }

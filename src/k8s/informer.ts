@@ -10,6 +10,7 @@
  *               ├─ stream ends normally ─────────────────> WATCH again from the last resourceVersion
  *               ├─ watchdog: silent for idleTimeoutMs ───> WATCH again from the last resourceVersion
  *               ├─ 410 Gone (on start or in-stream ERROR) > LIST
+ *               ├─ requestRelist (a reader saw the cache behind) > LIST
  *               └─ any other error ──────────────────────> jittered exponential backoff, then LIST
  * ```
  *
@@ -30,6 +31,8 @@ export const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 /** Default restart backoff (client-node.md §4: 1 s → 30 s). */
 export const DEFAULT_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
+/** {@link Informer.requestRelist} lists at most this often: evidence from many readers costs one list. */
+export const MIN_REQUESTED_RELIST_INTERVAL_MS = 30_000;
 /**
  * A watch that ends normally sooner than this without delivering anything counts as a failure, so a proxy that
  * closes every stream at once cannot drive us into a tight re-watch loop.
@@ -103,7 +106,7 @@ interface Index<T> {
   byValue: Map<string, Set<string>>;
 }
 
-type WatchEnd = 'closed' | 'gone' | 'idle' | 'stopped';
+type WatchEnd = 'closed' | 'gone' | 'idle' | 'relist' | 'stopped';
 
 interface ListResponse {
   metadata?: { resourceVersion?: string; continue?: string };
@@ -136,6 +139,10 @@ export class Informer<T extends { metadata: ObjectMeta }> {
   private relists = 0;
   private restarts = 0;
   private lastEventAt: number | undefined;
+  /** Ends the open watch so the loop lists again; set while a watch is open. */
+  private endWatchForRelist: (() => void) | undefined;
+  /** performance.now() of the last honoured {@link requestRelist}. */
+  private lastRequestedRelistAt = Number.NEGATIVE_INFINITY;
 
   /**
    * @param client API client used for list and watch.
@@ -246,6 +253,26 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     return out;
   }
 
+  /**
+   * Lists again now, as if the watch had expired, when a caller has evidence the cache is behind: an
+   * object the API server must already hold has not arrived through the open watch. At most one per
+   * {@link MIN_REQUESTED_RELIST_INTERVAL_MS}, so many callers with the same evidence cost one list.
+   * Returns whether a relist was started.
+   */
+  requestRelist(reason: string): boolean {
+    const now = performance.now();
+    if (!this.endWatchForRelist || now - this.lastRequestedRelistAt < MIN_REQUESTED_RELIST_INTERVAL_MS) return false;
+    this.lastRequestedRelistAt = now;
+    this.log.warn({ reason, resourceVersion: this.resourceVersion }, 'relisting on request: the cache looks behind');
+    this.endWatchForRelist();
+    return true;
+  }
+
+  /** The watched resource, as named in {@link InformerOptions.name}. */
+  get resource(): string {
+    return this.opts.name;
+  }
+
   /** Counters for `/readyz` and metrics. */
   stats(): InformerStats {
     return {
@@ -285,6 +312,9 @@ export class Informer<T extends { metadata: ObjectMeta }> {
             this.restarts++;
             delay = this.softFailure(++failures);
             this.log.info({ resourceVersion: this.resourceVersion, delayMs: delay }, 'watch history expired (410), relisting');
+            break;
+          case 'relist':
+            needList = true;
             break;
           case 'idle':
             this.restarts++;
@@ -413,12 +443,16 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     const ac = new AbortController();
     const signal = AbortSignal.any([ac.signal, this.stopController.signal]);
     let progress = false;
-    let end: 'gone' | 'idle' | undefined;
+    let end: 'gone' | 'idle' | 'relist' | undefined;
     let streamError: ApiError | undefined;
     const watchdog = setTimeout(() => {
       end ??= 'idle';
       ac.abort();
     }, this.idleTimeoutMs);
+    this.endWatchForRelist = () => {
+      end ??= 'relist';
+      ac.abort();
+    };
     const timeoutSeconds = Math.max(1, Math.round(this.watchTimeoutSeconds * (0.9 + Math.random() * 0.2)));
     const result = (e: WatchEnd): { end: WatchEnd; progress: boolean; durationMs: number } =>
       ({ end: e, progress, durationMs: performance.now() - startedAt });
@@ -458,6 +492,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
       throw err;
     } finally {
       clearTimeout(watchdog);
+      this.endWatchForRelist = undefined;
     }
   }
 

@@ -33,16 +33,28 @@ export class TargetMemory {
    * (node and DaemonSet events arrive in either order).
    */
   private readonly eligible = new Map<string, { uid: string; nodes: Set<string> }>();
+  /**
+   * Per guard: the baseline the last {@link diff} would move to. It becomes the baseline only on
+   * {@link commit}, once the pass that saw the departures has recorded them: a pass that waits for the
+   * cache, holds its write or fails must see the same departures again, or the names are lost.
+   */
+  private readonly pending = new Map<string, { uid: string; nodes: Set<string> }>();
 
   /**
-   * Nodes eligible last time and not now: `left` still exist (a taint, a label, a selector change),
-   * `removed` are gone from the cluster. Updates the memory.
+   * Nodes eligible at the baseline and not now: `left` still exist (a taint, a label, a selector
+   * change), `removed` are gone from the cluster. Stages the next baseline for {@link commit}.
    */
   diff(key: string, uid: string, nodes: readonly NodeView[], existing: ReadonlySet<string>, settled: boolean): { left: LeftNode[]; removed: string[] } {
     const now = new Set(nodes.filter((n) => n.eligible).map((n) => n.node));
     const prev = this.eligible.get(key);
-    if (!prev || prev.uid !== uid || settled) this.eligible.set(key, { uid, nodes: now });
-    if (!prev || prev.uid !== uid) return { left: [], removed: [] };
+    if (!prev || prev.uid !== uid) {
+      // First sight of this target: nothing to compare with, so the baseline needs no confirmation.
+      this.eligible.set(key, { uid, nodes: now });
+      this.pending.delete(key);
+      return { left: [], removed: [] };
+    }
+    if (settled) this.pending.set(key, { uid, nodes: now });
+    else this.pending.delete(key);
     const left: LeftNode[] = [];
     const removed: string[] = [];
     const byName = new Map(nodes.map((n) => [n.node, n]));
@@ -59,8 +71,19 @@ export class TargetMemory {
     return { left, removed: removed.sort() };
   }
 
+  /** The departures the last {@link diff} reported are recorded: move the baseline past them. */
+  commit(key: string): void {
+    const next = this.pending.get(key);
+    if (!next) return;
+    this.pending.delete(key);
+    const cur = this.eligible.get(key);
+    if (cur && cur.uid !== next.uid) return;
+    this.eligible.set(key, next);
+  }
+
   forget(key: string): void {
     this.eligible.delete(key);
+    this.pending.delete(key);
   }
 }
 

@@ -33,6 +33,11 @@ export interface ReconcilerPorts {
   emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly PlannedEvent[]): Promise<void>;
   undo(req: UndoRequest): Promise<UndoOutcome>;
   dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+  /**
+   * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
+   * again. Optional (tests without informers have nothing to relist).
+   */
+  relistTargetCaches?(namespace: string, reason: string): void;
 }
 
 export interface ReconcileResult {
@@ -85,6 +90,14 @@ const MAX_SUPERSEDED = 64;
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;
 
+/**
+ * How long decide may wait for the DaemonSet and ControllerRevision caches to agree (see decide)
+ * before they are relisted. The gap is normally one watch event; one this long means a watch stopped
+ * delivering while it still looks open. Asked again after the same time while the wait goes on; decide
+ * itself stops waiting at CACHE_WAIT_LIMIT_MS.
+ */
+export const CACHE_RELIST_AFTER_MS = 10_000;
+
 /** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
 const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
 
@@ -106,6 +119,10 @@ export class Reconciler {
   private readonly ownWrites = new Map<string, OwnWrite>();
   /** Per guard key, when its status was last written (for {@link PROGRESS_WRITE_INTERVAL_MS}). */
   private readonly lastWriteAt = new Map<string, number>();
+  /** Per guard key, since when decide has been waiting for its caches to agree. */
+  private readonly deferredSince = new Map<string, number>();
+  /** Per guard key, when the current wait last asked for a relist ({@link CACHE_RELIST_AFTER_MS}). */
+  private readonly relistAskedAt = new Map<string, number>();
 
   constructor(
     private readonly ports: ReconcilerPorts,
@@ -128,6 +145,8 @@ export class Reconciler {
         this.memory.forget(key);
         this.ownWrites.delete(key);
         this.lastWriteAt.delete(key);
+        this.deferredSince.delete(key);
+        this.relistAskedAt.delete(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
       }
@@ -154,6 +173,8 @@ export class Reconciler {
     const generation = guard.metadata.generation ?? 0;
     const prev: GuardStatus = guard.status ?? {};
     const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now);
+    const waitingSince = this.deferredSince.get(key);
+    if (obs.kind === 'Target' && waitingSince !== undefined) obs.cacheWaitMs = now - waitingSince;
     const decision = decide(obs, prev, { spec, generation }, now);
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
@@ -166,11 +187,19 @@ export class Reconciler {
       );
     }
 
+    if (decision.deferred) this.waitForCaches(key, namespace, now, log);
+    else {
+      this.deferredSince.delete(key);
+      this.relistAskedAt.delete(key);
+    }
+
     const holdMs = this.progressHold(key, prev, decision, now);
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
 
     // Persist (the intent, when acting), then emit what this decision says happened.
     const written = await this.write(guard, decision.status);
+    // The status now holds what this observation showed; from here on gather compares with it.
+    if (!decision.deferred) this.memory.commit(key);
     const afterIntent = written ?? guard;
     await this.ports.emit(gRef, tRef, decision.events);
     this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
@@ -196,6 +225,23 @@ export class Reconciler {
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
     return result;
+  }
+
+  /**
+   * Decide is waiting for the DaemonSet and revision caches to agree. Past {@link CACHE_RELIST_AFTER_MS}
+   * a cache is behind, not just late: have both listed again rather than wait for the next watch restart.
+   */
+  private waitForCaches(key: string, namespace: string, now: number, log: Logger): void {
+    const since = this.deferredSince.get(key);
+    if (since === undefined) {
+      this.deferredSince.set(key, now);
+      return;
+    }
+    const asked = this.relistAskedAt.get(key) ?? since;
+    if (now - asked < CACHE_RELIST_AFTER_MS || !this.ports.relistTargetCaches) return;
+    log.warn({ waitedMs: now - since }, 'the DaemonSet and ControllerRevision caches still disagree; relisting them');
+    this.ports.relistTargetCaches(namespace, `guard ${key} waited ${now - since} ms for its DaemonSet and revision caches to agree`);
+    this.relistAskedAt.set(key, now);
   }
 
   private async write(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {

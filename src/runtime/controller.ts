@@ -15,7 +15,7 @@
  */
 import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
-import { Informer, type InformerEvent } from '../k8s/informer.js';
+import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
 import { classify } from '../reconcile/errors.js';
@@ -33,6 +33,8 @@ type Meta = { metadata: { name: string; namespace?: string; resourceVersion?: st
 /** One logical informer over several namespaces (one real informer each), or over all of them. */
 class InformerSet<T extends Meta> {
   readonly members: Informer<T>[];
+  /** The namespace each member watches, in member order; `''` for all namespaces. */
+  readonly scopes: string[];
   private readonly byNs = new Map<string, Informer<T>>();
 
   constructor(
@@ -43,6 +45,7 @@ class InformerSet<T extends Meta> {
     common: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } },
   ) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
+    this.scopes = scopes.map((ns) => ns ?? '');
     this.members = scopes.map((ns) => {
       const inf = new Informer<T>(client, { ...make(ns), ...common }, log);
       if (ns) this.byNs.set(ns, inf);
@@ -78,6 +81,12 @@ class InformerSet<T extends Meta> {
 
   synced(): boolean {
     return this.members.every((m) => m.hasSynced());
+  }
+
+  /** Asks the member that watches `namespace` to list again (see {@link Informer.requestRelist}). */
+  requestRelist(namespace: string, reason: string): boolean {
+    const inf = this.byNs.get(namespace) ?? (this.byNs.size === 0 ? this.members[0] : undefined);
+    return inf?.requestRelist(reason) ?? false;
   }
 }
 
@@ -184,7 +193,14 @@ export class Controller {
       nodes: () => this.nodes.list(),
     };
     this.reconciler = new Reconciler(
-      { ...deps.ports, guard: (n, name) => this.guards.get(n, name) },
+      {
+        ...deps.ports,
+        guard: (n, name) => this.guards.get(n, name),
+        relistTargetCaches: (n, reason) => {
+          this.daemonSets.requestRelist(n, reason);
+          this.revisions.requestRelist(n, reason);
+        },
+      },
       cache,
       new TargetMemory(),
       deps.clock,
@@ -263,6 +279,18 @@ export class Controller {
       ...(this.policies ? [this.policies] : []),
       ...(this.namespaces ? [this.namespaces] : []),
     ] as unknown as Informer<Meta>[];
+  }
+
+  /** Every informer with the namespace it watches (`''`: all or cluster-scoped), for metrics. */
+  informerStats(): Array<{ resource: string; namespace: string; stats: InformerStats }> {
+    const out: Array<{ resource: string; namespace: string; stats: InformerStats }> = [];
+    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions] as unknown as InformerSet<Meta>[]) {
+      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', stats: m.stats() }));
+    }
+    for (const m of [this.nodes, this.policies, this.namespaces]) {
+      if (m) out.push({ resource: m.resource, namespace: '', stats: m.stats() });
+    }
+    return out;
   }
 
   /** Starts the informers (on every replica, so a standby has a warm cache). */

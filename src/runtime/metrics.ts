@@ -3,6 +3,15 @@
  * controllers without metric name clashes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { InformerStats } from '../k8s/informer.js';
+
+/** One informer's counters, with the resource and namespace that label its series. */
+export interface InformerSample {
+  resource: string;
+  /** The watched namespace; `''` for all namespaces or a cluster-scoped resource. */
+  namespace: string;
+  stats: InformerStats;
+}
 
 /** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
 export const STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'RollingBack', 'RolledBack', 'Suspended'] as const;
@@ -67,6 +76,11 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Where {@link observeInformers} reads informer counters from at scrape time. */
+  private informerSource: (() => ReadonlyArray<InformerSample>) | undefined;
+  /** Counter values already exported, so a scrape adds only what grew since the last one. */
+  private readonly exported = new Map<string, number>();
+
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }
@@ -74,6 +88,60 @@ export class Metrics {
   /** Sets the state gauge of one guard. */
   setState(namespace: string, guard: string, state: string): void {
     for (const s of STATES) this.guardState.set({ namespace, guard, state: s }, s === state ? 1 : 0);
+  }
+
+  /**
+   * Exports the informers' health, read at scrape time: how many objects each caches, how often it
+   * relisted or restarted, and when it last heard from the API server. A watch that went quiet while
+   * its resource keeps changing shows here before it shows as a guard that stopped moving.
+   */
+  observeInformers(source: () => ReadonlyArray<InformerSample>): void {
+    if (this.informerSource) throw new Error('observeInformers: a source is already registered');
+    this.informerSource = source;
+    const read = (): ReadonlyArray<InformerSample> => this.informerSource?.() ?? [];
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with the metric as `this`
+    const self = this;
+    const labelNames = ['resource', 'namespace'] as const;
+    new Gauge({
+      name: 'rollout_guard_informer_objects',
+      help: 'Objects held in each informer cache.',
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const i of read()) this.set({ resource: i.resource, namespace: i.namespace }, i.stats.objects);
+      },
+    });
+    new Gauge({
+      name: 'rollout_guard_informer_last_event_timestamp_seconds',
+      help: 'When each informer last received a watch event, a bookmark or a complete list (Unix seconds).',
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const i of read()) if (i.stats.lastEventAt !== undefined) this.set({ resource: i.resource, namespace: i.namespace }, i.stats.lastEventAt / 1000);
+      },
+    });
+    const counter = (name: string, help: string, value: (s: InformerSample['stats']) => number): void => {
+      new Counter({
+        name,
+        help,
+        labelNames,
+        registers: [this.registry],
+        collect() {
+          for (const i of read()) {
+            const key = `${name}\u0000${i.resource}\u0000${i.namespace}`;
+            const now = value(i.stats);
+            const before = self.exported.get(key) ?? 0;
+            // inc(0) still creates the series, so a healthy informer shows 0 restarts rather than nothing.
+            this.inc({ resource: i.resource, namespace: i.namespace }, Math.max(0, now - before));
+            self.exported.set(key, Math.max(now, before));
+          }
+        },
+      });
+    };
+    counter('rollout_guard_informer_relists_total', 'Complete lists per informer, the initial one included.', (s) => s.relists);
+    counter('rollout_guard_informer_restarts_total', 'Informer restarts after an error, an expired watch (410) or a silent watch.', (s) => s.restarts);
   }
 
   /** Drops the series of a deleted guard. */

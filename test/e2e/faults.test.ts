@@ -12,6 +12,7 @@
  * Run: `npx tsc -p tsconfig.json && node --test --test-timeout=600000 dist/test/e2e/faults.test.js`.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -100,9 +101,52 @@ async function waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: strin
     }, { timeoutMs, describe: what });
   } catch (e) {
     const logs = ops.map((o) => o.logs.slice(-25).join('\n')).join('\n---\n');
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${logs}`);
+    const health = await Promise.all(
+      ops.map(async (o) => {
+        try {
+          const { body } = await o.get('/metrics');
+          return body.split('\n').filter((l) => /^rollout_guard_(informer_|queue_depth|reconcile_duration_seconds_count|status_writes_total)/.test(l)).join('\n');
+        } catch (err) {
+          return `(metrics unavailable: ${err instanceof Error ? err.message : String(err)})`;
+        }
+      }),
+    );
+    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${logs}\n--- the operator's informers and queue:\n${health.join('\n---\n')}\n--- the cluster's side:\n${await clusterPicture(ns)}`);
   }
   return last!;
+}
+
+/**
+ * What the cluster itself shows for the scene's DaemonSet, for a failure message: its generation and
+ * counters, its ControllerRevisions, its pods, and the controller manager's last log lines. A guard
+ * that did not move is then told apart from a controller that did not.
+ */
+async function clusterPicture(ns: string): Promise<string> {
+  const out: string[] = [];
+  const step = async (what: string, f: () => Promise<string>): Promise<void> => {
+    try {
+      out.push(`${what}: ${await f()}`);
+    } catch (e) {
+      out.push(`${what}: (unavailable: ${e instanceof Error ? e.message.split('\n')[0] : String(e)})`);
+    }
+  };
+  await step('daemonset', async () => {
+    const ds = await pc.kubectlJson<{ metadata: { generation?: number; annotations?: Record<string, string> }; status: unknown }>(['get', 'ds', 'decoder'], { ns });
+    return JSON.stringify({ generation: ds.metadata.generation, templateGeneration: ds.metadata.annotations?.['deprecated.daemonset.template.generation'], status: ds.status });
+  });
+  await step('controllerrevisions', async () => {
+    const l = await pc.kubectlJson<{ items: Array<{ metadata: { name: string }; revision: number }> }>(['get', 'controllerrevisions'], { ns });
+    return l.items.map((r) => `${r.metadata.name}@${r.revision}`).join(', ');
+  });
+  await step('pods', async () => {
+    const l = await pc.kubectlJson<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string }; status: { phase?: string } }> }>(['get', 'pods'], { ns });
+    return l.items.map((p) => `${p.metadata.name} ${p.spec.nodeName ?? '-'} ${p.metadata.labels?.['controller-revision-hash'] ?? '-'} ${p.status.phase ?? '-'}`).join('; ');
+  });
+  await step('kube-controller-manager log', async () => {
+    const lines = (await readFile(path.join(pc.dir, 'logs', 'kube-controller-manager.log'), 'utf8')).trimEnd().split('\n');
+    return `\n${lines.slice(-15).join('\n')}`;
+  });
+  return out.join('\n');
 }
 
 const stateIs = (s: string) => (g: GuardObj): boolean => g.status?.state === s;
@@ -440,6 +484,14 @@ describe('fault tests (private control plane)', () => {
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n${lines.slice(-60).join('\n')}`);
     });
     t.diagnostic(`informers relisted ${informers.map((i) => `${i} +${relists.get(i)! - upAt} ms`).join(', ')} after the API server was back`);
+    // The same, as a platform team's dashboard sees it.
+    const m = await samples(op);
+    for (const i of informers) {
+      const of = (l: Record<string, string>): boolean => l.resource === i;
+      assert.ok(sum(m, 'rollout_guard_informer_relists_total', of) >= 2, `${i}: relists counted in /metrics`);
+      assert.ok(sum(m, 'rollout_guard_informer_restarts_total', of) >= 1, `${i}: the restart counted in /metrics`);
+      assert.ok(sum(m, 'rollout_guard_informer_last_event_timestamp_seconds', of) * 1000 > downAt, `${i}: heard from the API server since the outage`);
+    }
     const reasons = await reasonCounts(ns);
     for (const r of ['RolloutSuspect', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
   });

@@ -407,6 +407,25 @@ describe('Informer', { timeout: 15_000 }, () => {
     assert.equal(h.informer.stats().restarts, 2, 'the dropped stream and the failed list');
   });
 
+  it('requestRelist: a watch that stopped delivering is replaced by a fresh list, at most once per interval', async () => {
+    const h = await setup((s) => s.put('a', { size: 1 }));
+    h.informer.start();
+    await h.informer.waitForSync();
+    await h.until(() => h.server.openWatchCount() === 1, 'watch open');
+    // The stream stays open but delivers nothing: a reader knows "late" exists and cannot see it.
+    h.server.paused = true;
+    h.server.put('late', { size: 2 });
+    assert.equal(h.informer.get('ns1', 'late'), undefined);
+
+    assert.equal(h.informer.requestRelist('test: object missing'), true);
+    await h.until(() => h.relists === 2 && h.informer.get('ns1', 'late') !== undefined, 'relisted');
+    assert.deepEqual(summary(h.events.filter((e) => e.obj.metadata.name === 'late')), ['add:late']);
+    assert.equal(h.informer.stats().restarts, 0, 'a requested relist is not a failure');
+    await h.until(() => h.server.watches().length === 2, 're-watching after the list');
+    assert.equal(h.informer.requestRelist('test: again at once'), false, 'a second request within the interval is dropped');
+    assert.equal(h.server.lists().length, 2);
+  });
+
   it('server ends the stream normally: re-watches from the last resourceVersion, no relist', async () => {
     const h = await setup((s) => s.put('a', { size: 1 }));
     h.informer.start();

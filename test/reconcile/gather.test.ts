@@ -45,12 +45,29 @@ describe('gather', () => {
     // The taint arrives before the DaemonSet status drops: named, and still named on the next pass.
     const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
     assert.deepEqual(left(a), ['n3: untolerated taint gpu=x:NoExecute']);
+    m.commit('k'); // not settled yet: committing must not move the baseline
     const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
     assert.deepEqual(left(b), ['n3: untolerated taint gpu=x:NoExecute']);
-    // Settled now: nothing left any more.
+    m.commit('k');
+    // Settled and recorded: nothing left any more.
     assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW)), []);
+    m.commit('k');
     // A deleted node is "removed", not "left".
     const c = gather(world(1, [node('n1')]), m, 'k', 'ns', 'd', NOW);
     assert.deepEqual([left(c), removed(c)], [[], ['n2']]);
+  });
+
+  it('keeps naming a departure until a pass commits it, even once the DaemonSet status has settled', () => {
+    // A pass that waits for the revision cache, holds its write or fails to persist does not commit:
+    // the next pass must still see which node left and why.
+    const m = new TargetMemory();
+    const taint = [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }];
+    const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => l.node) : []);
+    gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'k', 'ns', 'd', NOW);
+    const settledWorld = world(2, [node('n1'), node('n2'), node('n3', taint)]);
+    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), ['n3']); // deferred: no commit
+    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), ['n3']);
+    m.commit('k');
+    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), []);
   });
 });

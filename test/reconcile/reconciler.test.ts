@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
+import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/stateMachine.js';
 import type { GuardStatus, PlannedEvent } from '../../src/domain/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import { ApiError } from '../../src/k8s/apiClient.js';
 import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
 import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
-import { PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
+import { CACHE_RELIST_AFTER_MS, PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 const NS = 'team';
@@ -294,5 +295,133 @@ describe('Reconciler', () => {
     const r = new Reconciler(ports, w, new TargetMemory(), { now: () => T0 }, new Metrics(false), pino({ level: 'silent' }));
     assert.deepEqual(await r.reconcile(`${NS}/decoder`), {});
     assert.deepEqual(w.log, []);
+  });
+
+  it('a node that leaves while the new revision is not cached yet is still named once it arrives', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    // A template without the toleration lands together with the taint: the controller has observed it
+    // and DESIRED is already 2, but our ControllerRevision cache still shows only the old revision.
+    w.nodeList = [node('n1'), node('n2'), { metadata: { name: 'n3', labels: {} }, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] }];
+    w.daemonSets.set('decoder', ds('2', { desiredNumberScheduled: 2, currentNumberScheduled: 2, updatedNumberScheduled: 0, numberReady: 2, numberAvailable: 2 }));
+    w.pods = [pod('n1', 'good', true), pod('n2', 'good', true)];
+    w.log = [];
+    clock.t += 100;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, [], 'the pass waits for the revision cache and records nothing');
+    w.revs = [rev('good', 1), rev('bad', 2)];
+    clock.t += 100;
+    await r.reconcile(`${NS}/decoder`);
+    const st = w.guardObj.status;
+    assert.equal(st?.cause, 'TargetShrank');
+    assert.equal(st?.rollout?.desiredAtStart, 3);
+    assert.deepEqual(st?.rollout?.leftNodes, [{ node: 'n3', reason: 'untolerated taint dedicated=gpu:NoExecute' }]);
+  });
+
+  it('caches that keep disagreeing are relisted every CACHE_RELIST_AFTER_MS, and decide stops waiting at its limit', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const relists: string[] = [];
+    const r = new Reconciler({ ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    await r.reconcile(`${NS}/decoder`);
+    // The controller observed a new template; its revision never reaches our cache.
+    w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 0 }));
+    const pass = async (dtMs: number): Promise<boolean> => {
+      clock.t += dtMs;
+      const res = await r.reconcile(`${NS}/decoder`);
+      return res.decision?.deferred === true;
+    };
+    assert.equal(await pass(100), true);
+    assert.equal(await pass(CACHE_RELIST_AFTER_MS - 1), true);
+    assert.deepEqual(relists, [], 'within the wait: the revision is just late');
+    assert.equal(await pass(1), true);
+    assert.deepEqual(relists, [NS]);
+    assert.equal(await pass(1000), true);
+    assert.deepEqual(relists, [NS], 'not again at once');
+    assert.equal(await pass(CACHE_RELIST_AFTER_MS), true);
+    assert.deepEqual(relists, [NS, NS], 'still disagreeing one wait later: asked again');
+    assert.deepEqual(w.log, ['write:Healthy'], 'nothing written while waiting');
+    // Past the limit decide takes what it sees rather than freeze the guard on the old template.
+    assert.equal(await pass(CACHE_WAIT_LIMIT_MS), false);
+    assert.equal(w.guardObj.status?.templateGeneration, '2');
+    assert.notEqual(w.guardObj.status?.state, 'Healthy', 'an incomplete rollout is not reported healthy');
+  });
+
+  it('a new revision seen before the DaemonSet update waits for it instead of completing on the old counters', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    // The revision watch delivers first: the cached DaemonSet still shows generation 1, fully updated.
+    w.revs = [rev('good', 1), rev('bad', 2)];
+    w.log = [];
+    clock.t += 100;
+    const early = await r.reconcile(`${NS}/decoder`);
+    assert.equal(early.decision?.deferred, true);
+    assert.deepEqual(w.log, [], 'no rollout recorded, least of all a complete one');
+    // The DaemonSet update arrives: the rollout to revision 2 starts and is not complete.
+    w.stalled();
+    clock.t += 100;
+    await r.reconcile(`${NS}/decoder`);
+    assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
+    assert.equal(w.guardObj.status?.rollout?.toRevision.hash, 'bad');
+    assert.equal(w.guardObj.status?.rollout?.completedAt, undefined);
+  });
+
+  it('our undo renumbering the old revision before the DaemonSet update arrives is waited for too', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    w.stalled();
+    await r.reconcile(`${NS}/decoder`);
+    clock.t += 30_000;
+    await r.reconcile(`${NS}/decoder`); // Stalled → undo applied
+    assert.equal(w.guardObj.status?.lastUndo?.result, 'Applied');
+    // The controller renumbers "good" to 3; that reaches our cache before the DaemonSet's generation 3.
+    w.revs = [rev('bad', 2), rev('good', 3)];
+    w.log = [];
+    clock.t += 100;
+    assert.equal((await r.reconcile(`${NS}/decoder`)).decision?.deferred, true);
+    assert.deepEqual(w.log, []);
+    w.daemonSets.set('decoder', ds('3', { updatedNumberScheduled: 1, numberReady: 2, numberAvailable: 2 }));
+    clock.t += 100;
+    await r.reconcile(`${NS}/decoder`);
+    assert.equal(w.guardObj.status?.state, 'RollingBack');
+    w.pods = ['n1', 'n2', 'n3'].map((n) => pod(n, 'good', true));
+    w.daemonSets.set('decoder', ds('3'));
+    clock.t += 1000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.equal(w.guardObj.status?.state, 'RolledBack');
+    assert.equal(w.guardObj.status?.lastUndo?.result, 'Complete');
+  });
+
+  it('a template the controller has not observed yet keeps the old revision pair, so the new revision is taken at once', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const r = reconciler(w, clock);
+    await r.reconcile(`${NS}/decoder`);
+    // Generation 2 is not observed yet: no revision exists for it.
+    w.daemonSets.set('decoder', ds('2', { observedGeneration: 1 }));
+    clock.t += PROGRESS_WRITE_INTERVAL_MS; // past the write hold of a message-only change
+    const waiting = await r.reconcile(`${NS}/decoder`);
+    assert.equal(waiting.decision?.deferred, undefined);
+    assert.equal(w.guardObj.status?.templateGeneration, '1', 'paired with revision 1 until revision 2 exists');
+    assert.match(w.guardObj.status?.message ?? '', /observe generation 2/);
+    // The controller observes it and creates revision 2: the rollout starts on this pass.
+    w.stalled();
+    w.log = [];
+    clock.t += 100;
+    const started = await r.reconcile(`${NS}/decoder`);
+    assert.equal(started.decision?.deferred, undefined);
+    assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
+    assert.equal(w.guardObj.status?.templateGeneration, '2');
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * Metrics: the informer series are read from the informers at scrape time, and their counters only
+ * grow by what grew since the previous scrape.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { InformerStats } from '../../src/k8s/informer.js';
+import { Metrics, type InformerSample } from '../../src/runtime/metrics.js';
+
+/** `name{labels} value` lines of one scrape, keyed by everything before the value. */
+async function scrape(m: Metrics): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await m.registry.metrics()).split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+describe('Metrics', () => {
+  it('exports each informer\'s objects, relists, restarts and last event time, labelled by resource and namespace', async () => {
+    const m = new Metrics(false);
+    const pods: InformerStats = { objects: 3, relists: 1, restarts: 0, lastEventAt: 1_700_000_000_500 };
+    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
+    const samples: InformerSample[] = [
+      { resource: 'pods', namespace: 'team-a', stats: pods },
+      { resource: 'nodes', namespace: '', stats: nodes },
+    ];
+    m.observeInformers(() => samples);
+
+    let s = await scrape(m);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a"}'), 3);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="nodes",namespace=""}'), 2);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a"}'), 1);
+    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="nodes",namespace=""}'), 0, 'a healthy informer shows 0, not nothing');
+    assert.equal(s.get('rollout_guard_informer_last_event_timestamp_seconds{resource="pods",namespace="team-a"}'), 1_700_000_000.5);
+    assert.equal(s.has('rollout_guard_informer_last_event_timestamp_seconds{resource="nodes",namespace=""}'), false, 'no event yet: no timestamp');
+
+    // A restart and a relist later, scraped twice: the counters follow the informer, not the scrape count.
+    pods.restarts = 1;
+    pods.relists = 2;
+    pods.objects = 5;
+    await scrape(m);
+    s = await scrape(m);
+    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="team-a"}'), 1);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a"}'), 2);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a"}'), 5);
+  });
+
+  it('takes one informer source per process', () => {
+    const m = new Metrics(false);
+    m.observeInformers(() => []);
+    assert.throws(() => m.observeInformers(() => []), /already registered/);
+  });
+});
