@@ -97,6 +97,8 @@ export const PROGRESS_WRITE_INTERVAL_MS = 1000;
  * itself stops waiting at CACHE_WAIT_LIMIT_MS.
  */
 export const CACHE_RELIST_AFTER_MS = 10_000;
+/** The log message of a relist caused by {@link CACHE_RELIST_AFTER_MS}; end-to-end tests expect none. */
+export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
 
 /** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
 const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
@@ -239,7 +241,7 @@ export class Reconciler {
     }
     const asked = this.relistAskedAt.get(key) ?? since;
     if (now - asked < CACHE_RELIST_AFTER_MS || !this.ports.relistTargetCaches) return;
-    log.warn({ waitedMs: now - since }, 'the DaemonSet and ControllerRevision caches still disagree; relisting them');
+    log.warn({ waitedMs: now - since }, CACHES_DISAGREE_MSG);
     this.ports.relistTargetCaches(namespace, `guard ${key} waited ${now - since} ms for its DaemonSet and revision caches to agree`);
     this.relistAskedAt.set(key, now);
   }

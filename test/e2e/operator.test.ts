@@ -17,6 +17,7 @@ import {
   type NodePool,
 } from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { CACHES_DISAGREE_MSG } from '../../src/reconcile/reconciler.js';
 
 interface GuardObj {
   metadata: { generation: number };
@@ -97,7 +98,10 @@ describe('operator end to end', { concurrency: true }, () => {
   });
 
   after(async () => {
+    const disagreements = op ? op.jsonLogs().filter((l) => l.msg === CACHES_DISAGREE_MSG) : [];
     const code = op ? await op.stop() : 0;
+    // The wait for the two caches is one watch event long; a relist would mean the pairing misfired.
+    assert.deepEqual(disagreements, [], 'the DaemonSet and revision caches always agreed within 10 s');
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
     assert.equal(code, 0, 'operator exits 0 on SIGTERM');
   });
