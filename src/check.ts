@@ -21,6 +21,7 @@ import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
 import { HASH_LABEL, controllerOf, slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from './k8s/slim.js';
+import { CacheWaits } from './reconcile/cacheWait.js';
 import { TargetMemory, gather, type CacheView } from './reconcile/gather.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
@@ -263,19 +264,16 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
     } finally {
       clearTimeout(syncTimer);
     }
-    /** Since when decide has been waiting for the DaemonSet and revision caches to agree. */
-    let deferredSince: number | undefined;
+    const cacheWaits = new CacheWaits();
     for (;;) {
       const now = clock.now();
       const obs = gather(cache, memory, key, opts.namespace, opts.name, now);
-      if (obs.kind === 'Target' && deferredSince !== undefined) obs.cacheWaitMs = now - deferredSince;
+      cacheWaits.stamp(key, obs, now);
       const d = decide(obs, status, { spec, generation: 1 }, now);
       status = d.status;
-      if (d.deferred) deferredSince ??= now;
-      else {
-        deferredSince = undefined;
-        memory.commit(key);
-      }
+      // A one-shot check has its own deadline and no informers to relist: only decide's limit matters.
+      cacheWaits.record(key, d.deferred === true, now);
+      if (!d.deferred) memory.commit(key);
       const unobserved = obs.kind === 'Target' && obs.ds.observedGeneration < obs.ds.generation;
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;

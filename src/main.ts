@@ -56,10 +56,10 @@ async function run(cfg: OperatorConfig): Promise<void> {
     metrics,
     log,
     policyPorts: {
-      createGuard: leading((body: unknown) => policyWriter.createGuard(body)),
-      patchGuardSpec: leading((ns: string, name: string, spec: unknown) => policyWriter.patchGuardSpec(ns, name, spec)),
-      deleteGuard: leading((ns: string, name: string, uid: string | undefined) => policyWriter.deleteGuard(ns, name, uid)),
-      writeStatus: leading((policy: Parameters<PolicyWriter['writeStatus']>[0], status: Parameters<PolicyWriter['writeStatus']>[1]) => policyWriter.writeStatus(policy, status)),
+      createGuard: leading(policyWriter.createGuard.bind(policyWriter)),
+      patchGuardSpec: leading(policyWriter.patchGuardSpec.bind(policyWriter)),
+      deleteGuard: leading(policyWriter.deleteGuard.bind(policyWriter)),
+      writeStatus: leading(policyWriter.writeStatus.bind(policyWriter)),
     },
     ports: {
       readGuard: (ns, name) => statusWriter.read(ns, name),

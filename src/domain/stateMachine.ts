@@ -182,14 +182,14 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   //    template and would mark the new revision complete at once.
   // Both gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
+  const observed = ds.observedGeneration >= ds.generation;
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && cur.hash !== prev.currentRevision.hash;
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
-  const revisionsBehind = templateMoved && cur !== undefined && cur.hash === prev.currentRevision?.hash && ds.observedGeneration >= ds.generation;
+  const revisionsBehind = templateMoved && cur !== undefined && cur.hash === prev.currentRevision?.hash && observed;
   if ((dsBehind || revisionsBehind) && (obs.cacheWaitMs ?? 0) < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }
-  const observed = ds.observedGeneration >= ds.generation;
   const targetHash = cur?.hash;
   const split = computeSplit(obs.nodes, obs.revisions, targetHash);
   const base: GuardStatus = {

@@ -23,6 +23,7 @@ import type { Clock } from '../runtime/clock.js';
 import { GUARD_DEFAULTS } from '../runtime/config.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { TransientError } from './errors.js';
+import { CacheWaits } from './cacheWait.js';
 import { gather, type CacheView, type TargetMemory } from './gather.js';
 
 /** The API operations a reconcile pass may perform; the controller wires the real ones. */
@@ -90,14 +91,7 @@ const MAX_SUPERSEDED = 64;
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;
 
-/**
- * How long decide may wait for the DaemonSet and ControllerRevision caches to agree (see decide)
- * before they are relisted. The gap is normally one watch event; one this long means a watch stopped
- * delivering while it still looks open. Asked again after the same time while the wait goes on; decide
- * itself stops waiting at CACHE_WAIT_LIMIT_MS.
- */
-export const CACHE_RELIST_AFTER_MS = 10_000;
-/** The log message of a relist caused by {@link CACHE_RELIST_AFTER_MS}; end-to-end tests expect none. */
+/** The log message of a relist caused by a long cache wait ({@link CacheWaits}); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
 
 /** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
@@ -121,10 +115,8 @@ export class Reconciler {
   private readonly ownWrites = new Map<string, OwnWrite>();
   /** Per guard key, when its status was last written (for {@link PROGRESS_WRITE_INTERVAL_MS}). */
   private readonly lastWriteAt = new Map<string, number>();
-  /** Per guard key, since when decide has been waiting for its caches to agree. */
-  private readonly deferredSince = new Map<string, number>();
-  /** Per guard key, when the current wait last asked for a relist ({@link CACHE_RELIST_AFTER_MS}). */
-  private readonly relistAskedAt = new Map<string, number>();
+  /** Per guard key, how long decide has been waiting for its caches to agree. */
+  private readonly cacheWaits = new CacheWaits();
 
   constructor(
     private readonly ports: ReconcilerPorts,
@@ -147,8 +139,7 @@ export class Reconciler {
         this.memory.forget(key);
         this.ownWrites.delete(key);
         this.lastWriteAt.delete(key);
-        this.deferredSince.delete(key);
-        this.relistAskedAt.delete(key);
+        this.cacheWaits.forget(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
       }
@@ -175,8 +166,7 @@ export class Reconciler {
     const generation = guard.metadata.generation ?? 0;
     const prev: GuardStatus = guard.status ?? {};
     const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now);
-    const waitingSince = this.deferredSince.get(key);
-    if (obs.kind === 'Target' && waitingSince !== undefined) obs.cacheWaitMs = now - waitingSince;
+    this.cacheWaits.stamp(key, obs, now);
     const decision = decide(obs, prev, { spec, generation }, now);
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
@@ -189,17 +179,19 @@ export class Reconciler {
       );
     }
 
-    if (decision.deferred) this.waitForCaches(key, namespace, now, log);
-    else {
-      this.deferredSince.delete(key);
-      this.relistAskedAt.delete(key);
+    // A long wait means a cache is behind, not just late: have both listed again rather than wait for
+    // the next watch restart.
+    const waitedMs = this.cacheWaits.record(key, decision.deferred === true, now);
+    if (waitedMs !== undefined && this.ports.relistTargetCaches) {
+      log.warn({ waitedMs }, CACHES_DISAGREE_MSG);
+      this.ports.relistTargetCaches(namespace, `guard ${key} waited ${waitedMs} ms for its DaemonSet and revision caches to agree`);
     }
 
     const holdMs = this.progressHold(key, prev, decision, now);
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
 
     // Persist (the intent, when acting), then emit what this decision says happened.
-    const written = await this.write(guard, decision.status);
+    const written = await this.write(key, guard, decision.status);
     // The status now holds what this observation showed; from here on gather compares with it.
     if (!decision.deferred) this.memory.commit(key);
     const afterIntent = written ?? guard;
@@ -214,7 +206,7 @@ export class Reconciler {
       this.metrics.undos.inc({ outcome: outcome.kind });
       log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
       const r = recordUndoOutcome(afterIntent.status ?? decision.status, outcome, this.clock.now(), generation);
-      await this.write(afterIntent, r.status);
+      await this.write(key, afterIntent, r.status);
       await this.ports.emit(gRef, tRef, r.events);
       // The DaemonSet watch brings the convergence; look again soon in case it is already there.
       return { requeueAfterMs: 1000, decision };
@@ -222,36 +214,19 @@ export class Reconciler {
     if (action?.kind === 'DryRunUndo' && tRef) {
       const outcome = await this.ports.dryRun(namespace, tRef.name, action.toRevisionName);
       log.info({ outcome: outcome.kind }, 'undo dry run');
-      await this.write(afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
+      await this.write(key, afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
     }
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
     return result;
   }
 
-  /**
-   * Decide is waiting for the DaemonSet and revision caches to agree. Past {@link CACHE_RELIST_AFTER_MS}
-   * a cache is behind, not just late: have both listed again rather than wait for the next watch restart.
-   */
-  private waitForCaches(key: string, namespace: string, now: number, log: Logger): void {
-    const since = this.deferredSince.get(key);
-    if (since === undefined) {
-      this.deferredSince.set(key, now);
-      return;
-    }
-    const asked = this.relistAskedAt.get(key) ?? since;
-    if (now - asked < CACHE_RELIST_AFTER_MS || !this.ports.relistTargetCaches) return;
-    log.warn({ waitedMs: now - since }, CACHES_DISAGREE_MSG);
-    this.ports.relistTargetCaches(namespace, `guard ${key} waited ${now - since} ms for its DaemonSet and revision caches to agree`);
-    this.relistAskedAt.set(key, now);
-  }
-
-  private async write(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
+  private async write(key: string, guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
     const written = await this.ports.writeStatus(guard, status);
     if (written) {
       this.metrics.statusWrites.inc();
-      this.remember(guard, written);
-      this.lastWriteAt.set(`${guard.metadata.namespace ?? ''}/${guard.metadata.name}`, this.clock.now());
+      this.remember(key, guard, written);
+      this.lastWriteAt.set(key, this.clock.now());
     }
     return written;
   }
@@ -282,8 +257,7 @@ export class Reconciler {
     return cached;
   }
 
-  private remember(from: Readonly<SlimGuard>, written: SlimGuard): void {
-    const key = `${from.metadata.namespace ?? ''}/${from.metadata.name}`;
+  private remember(key: string, from: Readonly<SlimGuard>, written: SlimGuard): void {
     const prev = this.ownWrites.get(key);
     const superseded = prev && prev.guard.metadata.uid === written.metadata.uid ? prev.superseded : new Set<string>();
     if (from.metadata.resourceVersion !== undefined) superseded.add(from.metadata.resourceVersion);

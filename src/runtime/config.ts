@@ -132,8 +132,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     leaseNamespace: 'rollout-guard-system',
     identity: `${hostname()}-${process.pid}`,
   };
+  /** Settings given by the environment or a flag, as opposed to left at their default. */
+  const given = new Set<keyof OperatorConfig>();
   const set = (key: keyof OperatorConfig, value: unknown): void => {
     (cfg as unknown as Record<string, unknown>)[key] = value;
+    given.add(key);
   };
   for (const f of Object.values(FLAGS)) {
     const v = env[f.env];
@@ -153,8 +156,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     if (value === undefined) throw new UsageError(`${name} needs a value`);
     set(f.key, convert(name, f.kind, value));
   }
-  const policiesGiven = env.ENABLE_POLICIES !== undefined && env.ENABLE_POLICIES !== '' || argv.some((a) => a === '--policies' || a.startsWith('--policies='));
-  if (!policiesGiven) cfg.policies = cfg.namespaces.length === 0;
+  if (!given.has('policies')) cfg.policies = cfg.namespaces.length === 0;
   if (cfg.renewDeadlineMs >= cfg.leaseDurationMs) throw new UsageError('--renew-deadline-ms must be less than --lease-duration-ms');
   return cfg;
 }

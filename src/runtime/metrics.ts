@@ -78,8 +78,6 @@ export class Metrics {
 
   /** Where {@link observeInformers} reads informer counters from at scrape time. */
   private informerSource: (() => ReadonlyArray<InformerSample>) | undefined;
-  /** Counter values already exported, so a scrape adds only what grew since the last one. */
-  private readonly exported = new Map<string, number>();
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
@@ -99,8 +97,8 @@ export class Metrics {
     if (this.informerSource) throw new Error('observeInformers: a source is already registered');
     this.informerSource = source;
     const read = (): ReadonlyArray<InformerSample> => this.informerSource?.() ?? [];
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with the metric as `this`
-    const self = this;
+    /** Counter values already exported, so a scrape adds only what grew since the last one. */
+    const exported = new Map<string, number>();
     const labelNames = ['resource', 'namespace'] as const;
     new Gauge({
       name: 'rollout_guard_informer_objects',
@@ -132,10 +130,10 @@ export class Metrics {
           for (const i of read()) {
             const key = `${name}\u0000${i.resource}\u0000${i.namespace}`;
             const now = value(i.stats);
-            const before = self.exported.get(key) ?? 0;
+            const before = exported.get(key) ?? 0;
             // inc(0) still creates the series, so a healthy informer shows 0 restarts rather than nothing.
             this.inc({ resource: i.resource, namespace: i.namespace }, Math.max(0, now - before));
-            self.exported.set(key, Math.max(now, before));
+            exported.set(key, Math.max(now, before));
           }
         },
       });

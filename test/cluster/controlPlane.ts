@@ -122,7 +122,8 @@ export interface NodeSpec {
 /** Annotation selecting the nodes our kwok instance manages (`--manage-nodes-with-annotation-selector`). */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
-const DEFAULT_PORTS: Ports = {
+/** The shared cluster's ports; a private cluster offsets each of them. */
+export const DEFAULT_PORTS: Readonly<Ports> = {
   apiserver: 6443,
   etcdClient: 2379,
   etcdPeer: 2380,
@@ -131,7 +132,8 @@ const DEFAULT_PORTS: Ports = {
   kwok: 10247,
 };
 
-const PORT_ENV: Record<keyof Ports, string> = {
+/** The environment variable that overrides each port. */
+export const PORT_ENV: Readonly<Record<keyof Ports, string>> = {
   apiserver: 'RG_APISERVER_PORT',
   etcdClient: 'RG_ETCD_CLIENT_PORT',
   etcdPeer: 'RG_ETCD_PEER_PORT',

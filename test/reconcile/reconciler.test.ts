@@ -12,7 +12,8 @@ import { ApiError } from '../../src/k8s/apiClient.js';
 import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
 import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
-import { CACHE_RELIST_AFTER_MS, PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
+import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
+import { PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 const NS = 'team';
@@ -128,13 +129,19 @@ function reconciler(w: World, clock: { t: number }): Reconciler {
   return new Reconciler(w.ports(), w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
 }
 
+/** A guard reconciled once over a healthy world: the starting point of most cases. */
+async function healthyGuard(): Promise<{ w: World; clock: { t: number }; r: Reconciler }> {
+  const w = new World();
+  w.healthy();
+  const clock = { t: T0 };
+  const r = reconciler(w, clock);
+  await r.reconcile(`${NS}/decoder`);
+  return { w, clock, r };
+}
+
 describe('Reconciler', () => {
   it('writes nothing when nothing changed', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     assert.deepEqual(w.log, ['write:Healthy']);
     w.log = [];
     clock.t += 5000;
@@ -143,11 +150,7 @@ describe('Reconciler', () => {
   });
 
   it('records the undo intent before patching and the outcome after, then converges', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     w.stalled();
     w.log = [];
     const started = await r.reconcile(`${NS}/decoder`);
@@ -168,11 +171,7 @@ describe('Reconciler', () => {
   });
 
   it('a crash after the patch (intent Pending, world restored) is recorded without a second patch', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     w.stalled();
     await r.reconcile(`${NS}/decoder`);
     clock.t += 30_000;
@@ -298,11 +297,7 @@ describe('Reconciler', () => {
   });
 
   it('a node that leaves while the new revision is not cached yet is still named once it arrives', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     // A template without the toleration lands together with the taint: the controller has observed it
     // and DESIRED is already 2, but our ControllerRevision cache still shows only the old revision.
     w.nodeList = [node('n1'), node('n2'), { metadata: { name: 'n3', labels: {} }, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] }];
@@ -352,11 +347,7 @@ describe('Reconciler', () => {
   });
 
   it('a new revision seen before the DaemonSet update waits for it instead of completing on the old counters', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     // The revision watch delivers first: the cached DaemonSet still shows generation 1, fully updated.
     w.revs = [rev('good', 1), rev('bad', 2)];
     w.log = [];
@@ -374,11 +365,7 @@ describe('Reconciler', () => {
   });
 
   it('our undo renumbering the old revision before the DaemonSet update arrives is waited for too', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     w.stalled();
     await r.reconcile(`${NS}/decoder`);
     clock.t += 30_000;
@@ -403,11 +390,7 @@ describe('Reconciler', () => {
   });
 
   it('a template the controller has not observed yet keeps the old revision pair, so the new revision is taken at once', async () => {
-    const w = new World();
-    w.healthy();
-    const clock = { t: T0 };
-    const r = reconciler(w, clock);
-    await r.reconcile(`${NS}/decoder`);
+    const { w, clock, r } = await healthyGuard();
     // Generation 2 is not observed yet: no revision exists for it.
     w.daemonSets.set('decoder', ds('2', { observedGeneration: 1 }));
     clock.t += PROGRESS_WRITE_INTERVAL_MS; // past the write hold of a message-only change

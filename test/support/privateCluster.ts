@@ -20,6 +20,8 @@ import { parse as fromYaml, stringify as toYaml } from 'yaml';
 import {
   AUDIT_LOG_ENV,
   CLUSTER_DIR_ENV,
+  DEFAULT_PORTS,
+  PORT_ENV,
   buildBinaries,
   createNodes,
   kubectlRunner,
@@ -35,17 +37,6 @@ import { POOL_LABEL, uniqueName } from './cluster.js';
 import { ROOT } from './operator.js';
 
 const CLI = path.join(ROOT, 'dist', 'test', 'cluster', 'cli.js');
-
-/** The shared cluster's default ports; a private cluster adds an offset to each. */
-const BASE_PORTS: Ports = { apiserver: 6443, etcdClient: 2379, etcdPeer: 2380, controllerManager: 10257, scheduler: 10259, kwok: 10247 };
-const PORT_ENV: Record<keyof Ports, string> = {
-  apiserver: 'RG_APISERVER_PORT',
-  etcdClient: 'RG_ETCD_CLIENT_PORT',
-  etcdPeer: 'RG_ETCD_PEER_PORT',
-  controllerManager: 'RG_KCM_PORT',
-  scheduler: 'RG_SCHEDULER_PORT',
-  kwok: 'RG_KWOK_PORT',
-};
 
 /** Options of {@link PrivateCluster.start}. */
 export interface PrivateClusterOptions {
@@ -107,7 +98,7 @@ export class PrivateCluster {
     const offsets = opts.portOffset !== undefined ? [opts.portOffset] : [100, 200, 300, 400, 500, 600, 700, 800, 900];
     let lastError: unknown;
     for (const offset of offsets) {
-      const ports = Object.fromEntries(Object.entries(BASE_PORTS).map(([k, v]) => [k, v + offset])) as unknown as Ports;
+      const ports = Object.fromEntries(Object.entries(DEFAULT_PORTS).map(([k, v]) => [k, v + offset])) as unknown as Ports;
       if (opts.portOffset === undefined && !(await allFree(ports))) continue;
       const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: rel, NODES: '0' };
       for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) env[PORT_ENV[key]] = String(ports[key]);
@@ -135,7 +126,7 @@ export class PrivateCluster {
       if (!m || isAlive(Number(m[1]))) continue;
       log(`[private cluster] removing ${entry}, left by a run that is gone`);
       const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: entry };
-      const orphan = new PrivateCluster(path.join(ROOT, entry), BASE_PORTS, binDir, env, log);
+      const orphan = new PrivateCluster(path.join(ROOT, entry), DEFAULT_PORTS, binDir, env, log);
       await orphan.down();
     }
   }
