@@ -79,5 +79,12 @@ export const CAUSE_HINT: Record<CauseClass, string> = {
   NotReady: 'the new pod runs but never becomes ready (kubectl get pods: READY 0/1)',
   TargetShrank: 'nodes left the DaemonSet\'s targets (kubectl get ds: DESIRED dropped)',
   NoNodesMatched: 'no node matches the DaemonSet (kubectl get ds: DESIRED 0)',
+  NodeNotReady: 'a node is not Ready (kubectl get nodes: STATUS NotReady or Unknown)',
+  NodePressure: 'a node reports pressure (kubectl describe node: MemoryPressure/DiskPressure/PIDPressure True)',
+  PodTerminating: 'the old pod has not gone away (kubectl get pods: STATUS Terminating)',
+  ControllerNotObserving: 'the DaemonSet controller has not observed the new spec (kubectl get ds -o yaml: status.observedGeneration below metadata.generation)',
+  ControllerNotActing: 'nodes still run the old revision and no node is blocked (kubectl get ds: UP-TO-DATE below DESIRED, no failing pod)',
+  SchedulerNotActing: 'the new pod was never scheduled (kubectl get pods: Pending, no PodScheduled condition)',
+  MinReadySeconds: 'the new pod is ready and waits out minReadySeconds (kubectl get ds: READY above AVAILABLE)',
   Unknown: 'the rollout is not moving (kubectl get ds: UP-TO-DATE/AVAILABLE below DESIRED)',
 };

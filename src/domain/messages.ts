@@ -3,7 +3,7 @@
  * revisions and the kubectl column that shows the problem, so the reader can check it without us.
  */
 import { CAUSE_HINT } from './causes.js';
-import type { BlockedNode, CauseClass, DaemonSetView, EmptyNode, GenerationStatus, LeftNode, RevisionRef } from './types.js';
+import type { BlockedNode, CauseClass, DaemonSetView, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef } from './types.js';
 
 /** "revision 3 (5d8f9c7b4)" or "hash 5d8f9c7b4" when the number is unknown. */
 export function fmtRev(r: RevisionRef | undefined): string {
@@ -20,7 +20,8 @@ export function fmtDuration(ms: number): string {
   return `${Math.floor(m / 60)}h${m % 60 ? `${m % 60}m` : ''}`;
 }
 
-function list(items: string[], max = 3): string {
+/** "a, b, c and 2 more". */
+export function list(items: readonly string[], max = 3): string {
   if (items.length <= max) return items.join(', ');
   return `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
 }
@@ -49,11 +50,48 @@ export function dsColumns(ds: DaemonSetView): string {
   return `kubectl get ds shows DESIRED ${ds.desired}, READY ${ds.ready}, UP-TO-DATE ${ds.updated}, AVAILABLE ${ds.available}`;
 }
 
+/**
+ * Whose fault a stall is and what to do, in plain words: "node-2 is Unknown (Kubelet stopped posting
+ * node status.): the rollout waits for it; an undo would not help".
+ */
+export function attributionSentence(args: {
+  owner: FaultOwner | '';
+  cause: CauseClass | '';
+  blocked: readonly BlockedNode[];
+  empty: readonly EmptyNode[];
+  ds: DaemonSetView;
+  left?: readonly LeftNode[];
+}): string {
+  const mine = [...args.blocked, ...args.empty].filter((x) => x.owner === args.owner);
+  const names = list(mine.map((x) => x.node));
+  switch (args.owner) {
+    case 'Revision':
+      if (mine.length === 0) return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
+      return `The new revision itself fails on Ready node${mine.length === 1 ? '' : 's'} ${names}: the revision is at fault, and an undo would restore the previous one.`;
+    case 'Node': {
+      if (mine.length === 0) return `${describeLeft(args.left ?? [])} changed during the rollout (a taint or label on the node): the nodes, not the revision, are at fault; an undo would not help.`;
+      const first = mine[0]!;
+      return `${mine.length === 1 ? `${first.node}: ${truncate(first.message, 160)}` : `${names}: node faults (${truncate(first.message, 120)})`}. The rollout waits for ${mine.length === 1 ? 'it' : 'them'}; an undo would not help. Repair or remove the node (kubectl describe node ${first.node}).`;
+    }
+    case 'ControlPlane':
+      if (args.cause === 'ControllerNotObserving') return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';
+      if (args.cause === 'SchedulerNotActing') return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
+      return `No node is blocked: the remaining nodes still run the old revision and wait for the DaemonSet controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
+    case 'ConfiguredWait':
+      return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.ds.minReadySeconds}, or a termination grace period): not a stall.`;
+    case 'Unknown':
+      return `Nothing the API states explains ${names || 'it'} yet: the fault is not attributed, so no undo is justified.`;
+    default:
+      return '';
+  }
+}
+
 /** One sentence on why a rollout does not complete. */
 export function stallSentence(args: {
   verb: string;
   to: RevisionRef;
   cause: CauseClass;
+  owner?: FaultOwner | '';
   idleMs: number;
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
@@ -73,7 +111,9 @@ export function stallSentence(args: {
     why = 'no node is blocked, but the DaemonSet controller reports no progress';
   }
   const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens)}` : '';
-  return `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.ds)}.`;
+  const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.ds)}.`;
+  if (!args.owner) return base;
+  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, ds: args.ds, left: args.left })}`;
 }
 
 /** Event notes are limited to 1 kB by the API server. */

@@ -14,7 +14,7 @@
 /** The label every generated guard carries, naming its policy. */
 export const POLICY_LABEL = 'rolloutguard.dev/policy';
 /** DaemonSets with this annotation set to "true" are never guarded by a policy. */
-export const IGNORE_ANNOTATION = 'rolloutguard.dev/ignore';
+export { IGNORE_ANNOTATION } from './apiNames.js';
 
 export interface LabelSelectorRequirement {
   key: string;

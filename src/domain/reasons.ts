@@ -19,6 +19,10 @@ export const Reason = {
   UndoFailed: 'UndoFailed',
   RollbackStalled: 'RollbackStalled',
   RepeatedBrokenRevision: 'RepeatedBrokenRevision',
+  /** Another guard targets the same DaemonSet and is in charge of it. */
+  Conflict: 'Conflict',
+  /** progressDeadlineSeconds is not longer than the target's minReadySeconds. */
+  DeadlineNotAboveMinReadySeconds: 'DeadlineNotAboveMinReadySeconds',
   // Condition reasons
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
   NewRevisionRolling: 'NewRevisionRolling',
@@ -29,7 +33,6 @@ export const Reason = {
   TargetUnhealthy: 'TargetUnhealthy',
   OnDeleteStrategy: 'OnDeleteStrategy',
   Suspended: 'Suspended',
-  SpecNotObserved: 'SpecNotObserved',
   NoUndo: 'NoUndo',
   UndoApplied: 'UndoApplied',
 } as const;

@@ -17,6 +17,8 @@ export interface Split {
   onTarget: number;
   /** Nodes that are eligible. */
   eligible: number;
+  /** The revision the split was computed for. */
+  targetHash?: string;
 }
 
 function live(pods: readonly PodView[]): PodView[] {
@@ -83,7 +85,9 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
   const generations = [...gens.values()].sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0) || a.hash.localeCompare(b.hash));
   blocked.sort((a, b) => a.node.localeCompare(b.node));
   empty.sort((a, b) => a.node.localeCompare(b.node));
-  return { generations, blocked, empty, onTarget, eligible };
+  const out: Split = { generations, blocked, empty, onTarget, eligible };
+  if (targetHash !== undefined) out.targetHash = targetHash;
+  return out;
 }
 
 /** The hash most nodes run other than `exclude`: the generation a rollout started from. */

@@ -14,7 +14,8 @@ export type GuardState =
   | 'Stalled'
   | 'RollingBack'
   | 'RolledBack'
-  | 'Suspended';
+  | 'Suspended'
+  | 'Conflict';
 
 /**
  * Why a rollout is not moving. One class per remedy: an operator reading the cause knows which column,
@@ -28,7 +29,21 @@ export type CauseClass =
   | 'NotReady'
   | 'TargetShrank'
   | 'NoNodesMatched'
+  | 'NodeNotReady'
+  | 'NodePressure'
+  | 'PodTerminating'
+  | 'ControllerNotObserving'
+  | 'ControllerNotActing'
+  | 'SchedulerNotActing'
+  | 'MinReadySeconds'
   | 'Unknown';
+
+/**
+ * Whose fault a blocked node is, and so whether an undo can help. Only `Revision` is undone: a node
+ * that died, a controller that does not act or a wait the user configured is not fixed by restoring the
+ * old template, and undoing a good release for them makes an outage worse.
+ */
+export type FaultOwner = 'Revision' | 'Node' | 'ControlPlane' | 'ConfiguredWait' | 'Unknown';
 
 /** What the guard does once a rollout is Stalled. */
 export type StallAction = 'Report' | 'Undo';
@@ -79,6 +94,9 @@ export interface BlockedNode {
   hash?: string;
   reason: string;
   message: string;
+  /** Whose fault it is (see attribute.ts); absent in statuses written before attribution existed. */
+  owner?: FaultOwner;
+  cause?: CauseClass;
 }
 
 /** A node that should run the daemon pod but has no pod running. */
@@ -86,12 +104,19 @@ export interface EmptyNode {
   node: string;
   reason: string;
   message: string;
+  owner?: FaultOwner;
+  cause?: CauseClass;
 }
 
 /** A node that left the DaemonSet's targets during a rollout, and why. */
 export interface LeftNode {
   node: string;
   reason: string;
+  /**
+   * The node's own labels or taints changed since it was a target (someone tainted or relabelled it),
+   * as opposed to the template no longer selecting or tolerating it. Absent when not known.
+   */
+  nodeChanged?: boolean;
 }
 
 /** High-water marks of rollout progress; any increase is progress. */
@@ -128,6 +153,12 @@ export interface UndoRecord {
   toHash: string;
   toRevisionName: string;
   result: 'Pending' | 'Applied' | 'Complete' | 'Failed' | 'RollbackStalled';
+  message: string;
+}
+
+/** Why the guard does not undo a stall: a CamelCase reason for alerts and a sentence for people. */
+export interface UndoSkip {
+  reason: 'NotTheRevision' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision';
   message: string;
 }
 
@@ -170,6 +201,17 @@ export interface GuardStatus {
   undoPlan?: UndoPlan;
   /** Set when a stalled revision equals one the guard already undid (e.g. GitOps re-applied it). */
   repeatedRevision?: string;
+  /** Whose fault the current stall (or suspicion) is: the owner behind `cause`. */
+  owner?: FaultOwner | '';
+  /**
+   * The DaemonSet generation the controller has not observed yet, and since when. A controller that
+   * never observes a spec change is a stall with no revision to time it against, so it is timed here.
+   */
+  unobserved?: { generation: number; since: string };
+  /** The guard in charge of the target when this one is not (state Conflict). */
+  inCharge?: string;
+  /** Why a Stalled rollout is not undone (or would not be, in Report mode). */
+  undoSkipped?: UndoSkip;
   conditions?: Condition[];
 }
 
@@ -180,9 +222,21 @@ export interface PodView {
   ready: boolean;
   available: boolean;
   deleting: boolean;
+  /**
+   * metadata.deletionTimestamp of a deleting pod: the API server sets it to the moment the grace period
+   * ends, so a pod still there after it is one the kubelet has not finished removing.
+   */
+  deletionAt?: string;
+  /** When the pod last became Ready (the Ready condition's lastTransitionTime), while it is Ready. */
+  readySince?: string;
   phase: string;
   /** Scheduled on a node (spec.nodeName set). */
   scheduled: boolean;
+  /**
+   * False when an unscheduled pod has no PodScheduled condition at all: no scheduler has looked at it.
+   * Absent means unknown, read as true.
+   */
+  schedulingAttempted?: boolean;
   /** Set when the pod is not ready: a kubelet-level reason (ImagePullBackOff, Unschedulable, …). */
   waitingReason?: string;
   waitingMessage?: string;
@@ -191,9 +245,26 @@ export interface PodView {
   createdAt: string;
 }
 
+/**
+ * What the node's own conditions and taints say about its health. Only the Ready condition and the
+ * pressure conditions are kept: their heartbeat timestamps change every few seconds and carry nothing.
+ */
+export interface NodeHealth {
+  /** The Ready condition's status; `Unknown` when the kubelet stopped posting status. */
+  ready: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  /** Pressure conditions that are True: MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable. */
+  pressure?: string[];
+  /** The node carries the `unreachable` or `not-ready` taint the node lifecycle controller sets. */
+  unreachable?: boolean;
+}
+
 /** One node that runs, or should run, the daemon pod. */
 export interface NodeView {
   node: string;
+  /** Absent when the node is not known (deleted) or in tests that do not care. */
+  health?: NodeHealth;
   /** Whether the node is eligible for the current template (NodeShouldRunDaemonPod, as far as we evaluate it). */
   eligible: boolean;
   /** Why it is not eligible (untolerated taint, selector mismatch); empty when eligible. */
@@ -230,6 +301,30 @@ export interface DaemonSetView {
   templateGeneration?: string;
   undoOptOut: boolean;
   images: string[];
+  /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */
+  owner?: { kind: string; name: string };
+  /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */
+  undoRecord?: DaemonSetUndoRecord;
+}
+
+/**
+ * The record of an undo kept on the DaemonSet itself, written in the same patch as the template, so a
+ * guard that is recreated, or a second guard, never repeats or inverts an undo it did not make.
+ */
+export interface DaemonSetUndoRecord {
+  /** The broken hash that was undone. */
+  from: string;
+  /** The hash restored. */
+  to: string;
+  at: string;
+  /** `namespace/name` of the guard that made it. */
+  guard: string;
+}
+
+/** A guard that targets the same DaemonSet (the guard being decided included). */
+export interface GuardPeer {
+  name: string;
+  createdAt: string;
 }
 
 /** Everything `decide` knows about the world, built by `gather` from the caches. */
@@ -254,6 +349,8 @@ export type Observation =
        * ControllerRevision caches disagree (kept by the caller; absent when it was not waiting).
        */
       cacheWaitMs?: number;
+      /** Every guard that targets this DaemonSet, this one included: exactly one of them is in charge. */
+      guards?: GuardPeer[];
     };
 
 /** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */
@@ -275,6 +372,8 @@ export type PlannedAction =
       /** The DaemonSet as it was when decided; act re-reads and refuses if the template moved since. */
       expectedTemplateGeneration?: string;
       expectedUid: string;
+      /** Written on the DaemonSet in the same patch, so no guard repeats or inverts this undo. */
+      record: DaemonSetUndoRecord;
     }
   | { kind: 'DryRunUndo'; toRevisionName: string; toHash: string; forHash: string };
 

@@ -7,6 +7,7 @@
  * reproducible here, so we compare semantically instead, ignoring the `$patch` directive and the
  * always-null `creationTimestamp` that snapshots carry.
  */
+import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
 import { setCondition } from './conditions.js';
 import { fmtRev, truncate } from './messages.js';
 import { EventAction, Reason } from './reasons.js';
@@ -18,6 +19,8 @@ export type UndoOutcome =
   | { kind: 'AlreadyAtTarget' }
   | { kind: 'TemplateChanged'; detail: string }
   | { kind: 'OptedOut' }
+  /** The fresh read found a reason not to act that the cache did not show yet (owner, record, complete). */
+  | { kind: 'NotUndone'; detail: string }
   | { kind: 'Failed'; detail: string };
 
 /** The result of the act step's server-side dry run (Report mode). */
@@ -45,8 +48,14 @@ export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOu
       break;
     }
     case 'TemplateChanged':
+    case 'NotUndone':
     case 'OptedOut': {
-      const why = outcome.kind === 'OptedOut' ? 'the DaemonSet is now annotated rolloutguard.dev/undo=disabled' : `the template changed since the stall was detected (${outcome.detail}); a person or tool is acting`;
+      const why =
+        outcome.kind === 'OptedOut'
+          ? `the DaemonSet is now annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled`
+          : outcome.kind === 'NotUndone'
+            ? outcome.detail
+            : `the template changed since the stall was detected (${outcome.detail}); a person or tool is acting`;
       lastUndo = { ...u, result: 'Failed', message: `not applied: ${why}` };
       events.push({ type: 'Warning', reason: Reason.UndoSkipped, action: EventAction.Undo, onTarget: true, note: truncate(`Undo of ${broken} skipped: ${why}`, 1000) });
       break;

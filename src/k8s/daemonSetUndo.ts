@@ -4,15 +4,21 @@
  * `spec.template` wholesale, and we send exactly that, touching nothing else of the DaemonSet.
  *
  * Safety, in order:
- *  1. re-read the DaemonSet from the API server (not the cache): same UID, not opted out;
+ *  1. re-read the DaemonSet from the API server (not the cache): same UID, not opted out, not owned by
+ *     another controller, and the broken revision not already undone by any guard (the record on the
+ *     DaemonSet);
  *  2. already at the target template → record success without sending anything (a retry after a
  *     crash between "patch sent" and "status written" lands here);
  *  3. the template generation moved since the decision → a person or tool is acting: skip;
- *  4. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
- *     we re-check instead of overwriting it.
+ *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
+ *     updated and available) → nothing to undo: skip;
+ *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
+ *     we re-check instead of overwriting it. The same patch writes the undo record annotation, so the
+ *     template and the record of why it changed can never be seen apart.
  */
+import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import type { DaemonSetUndoRecord } from '../domain/types.js';
 import { templateMatchesRevision, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
-import { UNDO_OPT_OUT_ANNOTATION } from '../domain/stateMachine.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
 import { TEMPLATE_GENERATION_ANNOTATION } from './slim.js';
 
@@ -25,6 +31,10 @@ export interface UndoRequest {
   toRevisionName: string;
   expectedUid: string;
   expectedTemplateGeneration?: string;
+  /** The broken hash being undone. */
+  fromHash?: string;
+  /** Written to the DaemonSet's undo record annotation in the same patch. */
+  record?: DaemonSetUndoRecord;
 }
 
 // Raw JSON from the API server, read defensively.
@@ -61,13 +71,22 @@ export class DaemonSetUndo {
       }
       if (ds?.metadata?.uid !== req.expectedUid) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted and recreated' };
       if (ds?.metadata?.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled') return { kind: 'OptedOut' };
+      const owners: any[] = Array.isArray(ds?.metadata?.ownerReferences) ? ds.metadata.ownerReferences : [];
+      const owner = owners.find((o) => o?.controller === true);
+      if (owner) return { kind: 'NotUndone', detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo` };
+      const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
       if (templateMatchesRevision(ds?.spec?.template, revision?.data)) return { kind: 'AlreadyAtTarget' };
+      if (req.fromHash !== undefined && recorded?.from === req.fromHash) {
+        return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}` };
+      }
       const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
       if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
         return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
       }
+      if (rolloutComplete(ds)) return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
       try {
-        await this.patch(req.namespace, req.name, revision.data, String(ds.metadata.resourceVersion), false);
+        const annotations = req.record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(req.record) } : undefined;
+        await this.patch(req.namespace, req.name, revision.data, String(ds.metadata.resourceVersion), false, annotations);
         return { kind: 'Applied' };
       } catch (e) {
         if (isConflict(e) && attempt < CONFLICT_RETRIES) continue;
@@ -93,14 +112,37 @@ export class DaemonSetUndo {
     }
   }
 
-  private async patch(namespace: string, name: string, data: unknown, resourceVersion: string | undefined, dry: boolean): Promise<void> {
-    // The revision data is {spec: {template: {..., $patch: replace}}}; only spec.template changes.
-    const body = resourceVersion ? { ...(data as object), metadata: { resourceVersion } } : data;
+  private async patch(namespace: string, name: string, data: unknown, resourceVersion: string | undefined, dry: boolean, annotations?: Record<string, string>): Promise<void> {
+    // The revision data is {spec: {template: {..., $patch: replace}}}; only spec.template changes, plus
+    // our own record annotation.
+    const metadata = { ...(resourceVersion ? { resourceVersion } : {}), ...(annotations ? { annotations } : {}) };
+    const body = Object.keys(metadata).length > 0 ? { ...(data as object), metadata } : data;
     await this.client.request('PATCH', dsPath(namespace, name), {
       body,
       contentType: PatchContentType.StrategicMerge,
       ...(dry ? { query: { dryRun: 'All' } } : {}),
     });
+  }
+}
+
+/** The counters of the observed generation say every node is updated and available. */
+function rolloutComplete(ds: any): boolean {
+  const s = ds?.status ?? {};
+  const desired = Number(s.desiredNumberScheduled ?? 0);
+  return (
+    Number(s.observedGeneration ?? 0) >= Number(ds?.metadata?.generation ?? 0) &&
+    desired > 0 &&
+    Number(s.updatedNumberScheduled ?? 0) >= desired &&
+    Number(s.numberAvailable ?? 0) >= desired
+  );
+}
+
+function readRecord(raw: unknown): Partial<DaemonSetUndoRecord> | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    return JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
+  } catch {
+    return undefined;
   }
 }
 

@@ -6,7 +6,8 @@
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
 import type { NodeSelectorTerm, Taint, Toleration } from '../domain/nodeEligibility.js';
-import type { GuardSpec, GuardStatus } from '../domain/types.js';
+import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import type { GuardSpec, GuardStatus, NodeHealth } from '../domain/types.js';
 
 /** API group, version and plurals of our own kinds. */
 export const GROUP = 'rolloutguard.dev';
@@ -70,6 +71,8 @@ export interface SlimPod {
   phase: string;
   ready: boolean;
   readySince?: string;
+  /** False when the pod is unscheduled and has no PodScheduled condition: no scheduler looked at it. */
+  schedulingAttempted?: false;
   waitingReason?: string;
   waitingMessage?: string;
   restartCount: number;
@@ -84,6 +87,8 @@ export interface SlimRevision {
 export interface SlimNode {
   metadata: Meta;
   taints: Taint[];
+  /** Absent when the node has no Ready condition yet (just registered). */
+  health?: NodeHealth;
 }
 
 /** The DaemonSet-template generation annotation: moves exactly when the pod template changes. */
@@ -129,7 +134,7 @@ export function slimDaemonSet(raw: any): SlimDaemonSet {
   const required = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   const s = raw?.status ?? {};
   return {
-    metadata: meta(raw?.metadata, { labels: true, annotations: [TEMPLATE_GENERATION_ANNOTATION, 'rolloutguard.dev/undo', 'rolloutguard.dev/ignore'] }),
+    metadata: meta(raw?.metadata, { labels: true, owners: true, annotations: [TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION] }),
     spec: {
       selector: raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {},
       updateStrategy: {
@@ -187,6 +192,7 @@ export function slimPod(raw: any): SlimPod {
     ready: readyCond?.status === 'True',
     restartCount: statuses.reduce((n, c) => n + (c?.restartCount ?? 0), 0),
   };
+  if (!raw?.spec?.nodeName && sched === undefined) out.schedulingAttempted = false;
   const node = podNode(raw?.spec);
   if (node) out.node = node;
   if (out.ready && readyCond?.lastTransitionTime) out.readySince = String(readyCond.lastTransitionTime);
@@ -210,11 +216,33 @@ export function slimRevision(raw: any): SlimRevision {
   return { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
 }
 
+/** Node conditions that, when True, mean the node cannot be trusted to run a new pod. */
+const PRESSURE = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
+/** Taints the node lifecycle controller sets on a node it cannot reach or that is not ready. */
+const LIFECYCLE_TAINTS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'];
+
+/**
+ * Keeps labels, taints and what the Ready and pressure conditions say, never their heartbeat times:
+ * a kubelet posts status every few seconds, and a slim node that did not change raises no event.
+ */
 export function slimNode(raw: any): SlimNode {
-  return {
-    metadata: meta(raw?.metadata, { labels: true }),
-    taints: (raw?.spec?.taints ?? []).map((t: any) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect })),
-  };
+  const taints: Taint[] = (raw?.spec?.taints ?? []).map((t: any) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect }));
+  const out: SlimNode = { metadata: meta(raw?.metadata, { labels: true }), taints };
+  const conds: any[] = raw?.status?.conditions ?? [];
+  const ready = conds.find((c) => c?.type === 'Ready');
+  if (ready) {
+    const status = ready.status === 'True' || ready.status === 'False' ? ready.status : 'Unknown';
+    const health: NodeHealth = { ready: status };
+    if (status !== 'True') {
+      if (ready.reason) health.reason = String(ready.reason);
+      if (ready.message) health.message = String(ready.message);
+    }
+    const pressure = conds.filter((c) => PRESSURE.includes(String(c?.type)) && c?.status === 'True').map((c) => String(c.type));
+    if (pressure.length > 0) health.pressure = pressure;
+    if (taints.some((t) => LIFECYCLE_TAINTS.includes(t.key) && t.effect === 'NoExecute')) health.unreachable = true;
+    out.health = health;
+  }
+  return out;
 }
 
 /** The controller owner of an object, if it is of `kind`. */

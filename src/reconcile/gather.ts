@@ -6,9 +6,9 @@
  * controller's pods.
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
-import { UNDO_OPT_OUT_ANNOTATION } from '../domain/stateMachine.js';
-import type { DaemonSetView, LeftNode, NodeView, Observation, PodView, RevisionView } from '../domain/types.js';
-import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
+import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, LeftNode, NodeView, Observation, PodView, RevisionView } from '../domain/types.js';
+import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
@@ -18,6 +18,8 @@ export interface CacheView {
   /** ControllerRevisions whose controller owner has this UID. */
   revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
   nodes(): ReadonlyArray<Readonly<SlimNode>>;
+  /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
+  guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
 }
 
 /**
@@ -32,20 +34,29 @@ export class TargetMemory {
    * only then, so a node that left is still named on the pass where the DaemonSet status catches up
    * (node and DaemonSet events arrive in either order).
    */
-  private readonly eligible = new Map<string, { uid: string; nodes: Set<string> }>();
+  private readonly eligible = new Map<string, { uid: string; nodes: Map<string, string> }>();
   /**
    * Per guard: the baseline the last {@link diff} would move to. It becomes the baseline only on
    * {@link commit}, once the pass that saw the departures has recorded them: a pass that waits for the
    * cache, holds its write or fails must see the same departures again, or the names are lost.
    */
-  private readonly pending = new Map<string, { uid: string; nodes: Set<string> }>();
+  private readonly pending = new Map<string, { uid: string; nodes: Map<string, string> }>();
 
   /**
    * Nodes eligible at the baseline and not now: `left` still exist (a taint, a label, a selector
    * change), `removed` are gone from the cluster. Stages the next baseline for {@link commit}.
    */
-  diff(key: string, uid: string, nodes: readonly NodeView[], existing: ReadonlySet<string>, settled: boolean): { left: LeftNode[]; removed: string[] } {
-    const now = new Set(nodes.filter((n) => n.eligible).map((n) => n.node));
+  diff(
+    key: string,
+    uid: string,
+    nodes: readonly NodeView[],
+    existing: ReadonlySet<string>,
+    settled: boolean,
+    fingerprints: ReadonlyMap<string, string> = new Map(),
+  ): { left: LeftNode[]; removed: string[] } {
+    // Each eligible node with the fingerprint of its labels and taints, so that a node that leaves can
+    // be told apart: did the node change (someone tainted it) or did the template stop selecting it?
+    const now = new Map(nodes.filter((n) => n.eligible).map((n) => [n.node, fingerprints.get(n.node) ?? ''] as const));
     const prev = this.eligible.get(key);
     if (!prev || prev.uid !== uid) {
       // First sight of this target: nothing to compare with, so the baseline needs no confirmation.
@@ -58,14 +69,17 @@ export class TargetMemory {
     const left: LeftNode[] = [];
     const removed: string[] = [];
     const byName = new Map(nodes.map((n) => [n.node, n]));
-    for (const name of prev.nodes) {
+    for (const [name, was] of prev.nodes) {
       if (now.has(name)) continue;
       if (!existing.has(name)) {
         removed.push(name);
         continue;
       }
       const n = byName.get(name);
-      left.push({ node: name, reason: n?.ineligibleReason ?? 'no longer a target' });
+      const l: LeftNode = { node: name, reason: n?.ineligibleReason ?? 'no longer a target' };
+      const is = fingerprints.get(name);
+      if (was !== '' && is !== undefined) l.nodeChanged = is !== was;
+      left.push(l);
     }
     left.sort((a, b) => a.node.localeCompare(b.node));
     return { left, removed: removed.sort() };
@@ -87,6 +101,20 @@ export class TargetMemory {
   }
 }
 
+/** The undo record annotation, or undefined when absent or not ours to read (malformed). */
+function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
+    if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
+    return { from: r.from, to: r.to, at: typeof r.at === 'string' ? r.at : '', guard: typeof r.guard === 'string' ? r.guard : '' };
+  } catch {
+    return undefined;
+  }
+}
+
+const fingerprint = (n: Readonly<SlimNode>): string => JSON.stringify([n.metadata.labels ?? {}, n.taints]);
+
 function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): PodView {
   const readyFor = p.readySince ? now - Date.parse(p.readySince) : 0;
   const v: PodView = {
@@ -101,6 +129,9 @@ function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): Po
     images: [...p.images],
     createdAt: p.metadata.creationTimestamp ?? '',
   };
+  if (p.schedulingAttempted === false) v.schedulingAttempted = false;
+  if (p.metadata.deletionTimestamp) v.deletionAt = p.metadata.deletionTimestamp;
+  if (p.ready && p.readySince) v.readySince = p.readySince;
   if (p.waitingReason) v.waitingReason = p.waitingReason;
   if (p.waitingMessage !== undefined) v.waitingMessage = p.waitingMessage;
   return v;
@@ -137,6 +168,10 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   if (ru?.maxSurge !== undefined) view.maxSurge = ru.maxSurge;
   const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   if (tg !== undefined) view.templateGeneration = tg;
+  const owner = ds.metadata.ownerReferences?.find((o) => o.controller);
+  if (owner) view.owner = { kind: owner.kind, name: owner.name };
+  const rec = undoRecord(ds.metadata.annotations?.[UNDO_RECORD_ANNOTATION]);
+  if (rec) view.undoRecord = rec;
 
   const revisions: RevisionView[] = cache
     .revisionsOwnedBy(uid)
@@ -161,6 +196,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
     // Nodes that neither should nor do run the pod are irrelevant, except to name the ones that left.
     const nv: NodeView = { node: n.metadata.name, eligible: e.eligible, pods };
     if (e.reason) nv.ineligibleReason = e.reason;
+    if (n.health) nv.health = { ...n.health };
     nodes.push(nv);
   }
   // Pods on nodes we do not know (deleted nodes): still part of the split.
@@ -169,9 +205,14 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   }
   const eligibleCount = nodes.filter((n) => n.eligible).length;
   const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;
-  const { left, removed } = memory.diff(guardKey, uid, nodes, known, settled);
+  const prints = new Map(cache.nodes().map((n) => [n.metadata.name, fingerprint(n)] as const));
+  const { left, removed } = memory.diff(guardKey, uid, nodes, known, settled, prints);
   const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
   const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
   if (currentRevision) obs.currentRevision = currentRevision;
+  const guards = cache.guardsTargeting?.(namespace, name) ?? [];
+  // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
+  const peers: GuardPeer[] = guards.filter((g) => !g.metadata.deletionTimestamp).map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
+  if (peers.length > 0) obs.guards = peers;
   return obs;
 }

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { decide } from '../domain/stateMachine.js';
+import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import { classifyReason } from '../domain/causes.js';
 import type { BlockedNode, CauseClass, Decision, GuardSpec, GuardStatus, PlannedEvent } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
@@ -167,7 +167,9 @@ export class Reconciler {
     const prev: GuardStatus = guard.status ?? {};
     const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now);
     this.cacheWaits.stamp(key, obs, now);
-    const decision = decide(obs, prev, { spec, generation }, now);
+    const policy: GuardPolicy = { spec, generation, name: guard.metadata.name };
+    if (guard.metadata.creationTimestamp) policy.createdAt = guard.metadata.creationTimestamp;
+    const decision = decide(obs, prev, policy, now);
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
     const action = decision.action;
@@ -200,7 +202,7 @@ export class Reconciler {
 
     if (action?.kind === 'Undo' && tRef) {
       log.info({ fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName }, 'undo: intent recorded, patching DaemonSet');
-      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid };
+      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid, fromHash: action.fromHash, record: action.record };
       if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
       const outcome = await this.ports.undo(req);
       this.metrics.undos.inc({ outcome: outcome.kind });

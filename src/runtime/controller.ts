@@ -191,6 +191,7 @@ export class Controller {
       podsOwnedBy: (uid) => this.pods.byIndex(BY_OWNER, uid),
       revisionsOwnedBy: (uid) => this.revisions.byIndex(BY_OWNER, uid),
       nodes: () => this.nodes.list(),
+      guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`),
     };
     this.reconciler = new Reconciler(
       {
@@ -260,8 +261,9 @@ export class Controller {
     this.pods.onEvent(byOwner);
     this.revisions.onEvent(byOwner);
     this.nodes.onEvent((e) => {
-      // Heartbeats change only status, which we do not keep: skip those updates.
-      if (e.type === 'update' && e.old && JSON.stringify({ l: e.old.metadata.labels, t: e.old.taints }) === JSON.stringify({ l: e.obj.metadata.labels, t: e.obj.taints })) return;
+      // Heartbeats change only timestamps, which we do not keep: skip updates that change nothing kept.
+      const kept = (n: SlimNode): string => JSON.stringify({ l: n.metadata.labels, t: n.taints, h: n.health });
+      if (e.type === 'update' && e.old && kept(e.old) === kept(e.obj)) return;
       this.enqueueAll();
     });
     // After any relist the cache may have jumped (an outage, a 410): look at every guard again.

@@ -1,20 +1,20 @@
 /**
  * `node dist/test/cluster/cli.js up|down|status` — the command-line face of {@link ./controlPlane.ts}
  * behind `npm run cluster:up` / `cluster:down`. For fault tests, `stop|start|restart COMPONENT`
- * (`stop --kill` for a SIGKILL) act on one component; `RG_CLUSTER_DIR` and the `RG_*_PORT`
+ * (`stop --kill` for a SIGKILL) act on one component, or on `kwok-<pool>`, an extra kwok managing only the
+ * nodes annotated `kwok.x-k8s.io/node=<pool>` (`start` creates it); `RG_CLUSTER_DIR` and the `RG_*_PORT`
  * variables select a private cluster.
  *
  * @module
  */
-import { COMPONENTS, down, restartComponent, startComponent, status, stopComponent, up, type ComponentName } from './controlPlane.js';
+import { COMPONENTS, down, parseProcessName, restartComponent, startComponent, status, stopComponent, up, type ProcessName } from './controlPlane.js';
 
 const USAGE = `usage: node dist/test/cluster/cli.js up|down|status
        node dist/test/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT
-       (COMPONENT: ${COMPONENTS.join(', ')})`;
+       (COMPONENT: ${COMPONENTS.join(', ')}, or kwok-<pool> for a kwok managing the nodes annotated kwok.x-k8s.io/node=<pool>)`;
 
-function component(args: string[]): ComponentName | undefined {
-  const name = args.find((a) => !a.startsWith('--'));
-  return (COMPONENTS as readonly string[]).includes(name ?? '') ? (name as ComponentName) : undefined;
+function component(args: string[]): ProcessName | undefined {
+  return parseProcessName(args.find((a) => !a.startsWith('--')) ?? '');
 }
 
 async function main(command: string | undefined, args: string[]): Promise<number> {

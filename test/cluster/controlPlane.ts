@@ -9,7 +9,13 @@
  * A second, private cluster (e.g. for fault tests that restart the API server) runs beside it when
  * `RG_CLUSTER_DIR` names another directory and the `RG_*_PORT` variables other ports; every file of
  * a cluster (lock, kubeconfig, pids, logs, data) lives in its directory. `RG_AUDIT_LOG=1` at creation
- * additionally writes an API server audit log of every write (`<dir>/logs/audit.log`).
+ * additionally writes an API server audit log of every write (`<dir>/logs/audit.log`); `RG_NODE_LIFECYCLE=1`
+ * runs the controller manager's node-lifecycle controllers, so that nodes whose kwok stops answering turn
+ * `Unknown` and get tainted as in a real cluster (see {@link NODE_LIFECYCLE_TIMINGS}).
+ *
+ * Besides the {@link COMPONENTS}, a cluster can run extra kwok instances, `kwok-<pool>`, each managing only
+ * the nodes annotated `kwok.x-k8s.io/node=<pool>`: a test can freeze one (SIGSTOP) to make exactly those
+ * nodes' "kubelets" die. They are tracked like the components (pid file, log), so `down` stops them too.
  *
  * @module
  */
@@ -28,6 +34,35 @@ import { stringify as toYaml } from 'yaml';
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
 /** One of {@link COMPONENTS}. */
 export type ComponentName = (typeof COMPONENTS)[number];
+
+/**
+ * A process the cluster tracks, with pid file `pids/<name>.pid` and log `logs/<name>.log`: one of the
+ * {@link COMPONENTS}, or `kwok-<pool>`, an extra kwok that manages only the nodes annotated
+ * `kwok.x-k8s.io/node=<pool>` (see {@link kwokInstanceName}).
+ */
+export type ProcessName = ComponentName | `kwok-${string}`;
+
+// Lower-case DNS label: it ends up in a pid file name and in an annotation selector.
+const KWOK_INSTANCE_RE = /^kwok-([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/;
+
+/** The {@link ProcessName} of the extra kwok instance that manages the nodes annotated `kwok.x-k8s.io/node=<pool>`. */
+export function kwokInstanceName(pool: string): ProcessName {
+  const name = `kwok-${pool}` as const;
+  if (!KWOK_INSTANCE_RE.test(name) || pool === 'fake') throw new Error(`${JSON.stringify(pool)} cannot name a kwok instance (lower-case DNS label, not "fake")`);
+  return name;
+}
+
+/** `s` as a {@link ProcessName}, or undefined when it names neither a component nor a kwok instance. */
+export function parseProcessName(s: string): ProcessName | undefined {
+  if ((COMPONENTS as readonly string[]).includes(s)) return s as ComponentName;
+  const m = KWOK_INSTANCE_RE.exec(s);
+  return m && m[1] !== 'fake' ? (s as ProcessName) : undefined;
+}
+
+/** The executable a tracked process runs: the component itself, or `kwok` for a kwok instance. */
+export function binaryOf(name: ProcessName): ComponentName {
+  return (COMPONENTS as readonly string[]).includes(name) ? (name as ComponentName) : 'kwok';
+}
 
 /** Loopback ports used by the control plane. */
 export interface Ports {
@@ -84,9 +119,9 @@ export interface ClusterInfo {
   ports: Ports;
 }
 
-/** Liveness and memory of one component, as seen by {@link status}. */
+/** Liveness and memory of one component or kwok instance, as seen by {@link status}. */
 export interface ComponentStatus {
-  name: ComponentName;
+  name: ProcessName;
   pid: number | undefined;
   alive: boolean;
   /** Resident set size in MiB, when alive. */
@@ -164,6 +199,26 @@ const NODE_IP = '10.0.0.1';
 export const CLUSTER_DIR_ENV = 'RG_CLUSTER_DIR';
 /** Env var that, set to `1` when a cluster is created, enables the API server audit log of writes. */
 export const AUDIT_LOG_ENV = 'RG_AUDIT_LOG';
+/**
+ * Env var that, set to `1` when a cluster is created, adds the node-lifecycle, pod-GC and taint-eviction
+ * controllers to the controller manager, with the short timings of {@link NODE_LIFECYCLE_TIMINGS}.
+ */
+export const NODE_LIFECYCLE_ENV = 'RG_NODE_LIFECYCLE';
+
+/**
+ * Node-health timings of a cluster created with {@link NODE_LIFECYCLE_ENV}. Upstream defaults (kubelet
+ * lease 40 s renewed every 10 s, grace period 50 s) scaled down five-fold so a dead node is noticed in
+ * seconds, keeping upstream's ratio: five lease renewals fit in the grace period, so a kwok delayed by a
+ * busy machine for a few seconds does not make a healthy node flap to Unknown.
+ */
+export const NODE_LIFECYCLE_TIMINGS = {
+  /** kwok's `--node-lease-duration-seconds`; kwok renews the node Lease every quarter of it (2 s). */
+  leaseDurationSeconds: 8,
+  /** KCM `--node-monitor-grace-period`: no Lease renewal (or status heartbeat) seen for this long → Unknown. */
+  monitorGracePeriodSeconds: 10,
+  /** KCM `--node-monitor-period`: how often the controller checks every node. */
+  monitorPeriodSeconds: 1,
+} as const;
 
 /** Locations of the repository and of the cluster state under it (`$RG_CLUSTER_DIR`, default `.cluster`). */
 export function paths() {
@@ -217,6 +272,8 @@ interface State {
   binDir: string;
   /** The API server writes an audit log of writes (see {@link AUDIT_LOG_ENV}); absent means no. */
   audit?: boolean;
+  /** The controller manager runs the node-lifecycle controllers (see {@link NODE_LIFECYCLE_ENV}); absent means no. */
+  nodeLifecycle?: boolean;
 }
 
 /**
@@ -254,7 +311,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step, env[AUDIT_LOG_ENV] === '1');
+      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1' });
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
@@ -297,8 +354,11 @@ export async function down(opts: { log?: (line: string) => void } = {}): Promise
 export async function status(): Promise<ClusterStatus> {
   const p = paths();
   const state = await readState();
-  const pids = new Map((await readPids()).map((c) => [c.name, c.pid]));
-  const components = COMPONENTS.map((name): ComponentStatus => {
+  const tracked = await readPids();
+  const pids = new Map(tracked.map((c) => [c.name, c.pid]));
+  // The components always (a missing one shows as stopped), then whichever kwok instances are recorded.
+  const names: ProcessName[] = [...COMPONENTS, ...tracked.map((c) => c.name).filter((n) => binaryOf(n) !== n).sort()];
+  const components = names.map((name): ComponentStatus => {
     const pid = pids.get(name);
     const alive = pid !== undefined && isOurProcess(pid, name);
     return { name, pid, alive, rssMiB: alive ? rssMiB(pid) : undefined, logFile: logFile(name) };
@@ -321,11 +381,12 @@ export interface StopComponentOptions {
 }
 
 /**
- * Stops one component of the running cluster and forgets its pid, so that {@link startComponent} can
- * bring it back with the same command line. For fault tests on a private cluster: while a component
- * is stopped, `up` regards the cluster as broken.
+ * Stops one component (or kwok instance) of the running cluster and forgets its pid, so that
+ * {@link startComponent} can bring it back with the same command line. For fault tests on a private
+ * cluster: while a component is stopped, `up` regards the cluster as broken. A frozen (SIGSTOPped)
+ * process is thawed after the SIGTERM so that it can act on it.
  */
-export async function stopComponent(name: ComponentName, opts: StopComponentOptions = {}): Promise<void> {
+export async function stopComponent(name: ProcessName, opts: StopComponentOptions = {}): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const c = (await readPids()).find((x) => x.name === name);
   if (!c || !isOurProcess(c.pid, name)) throw new Error(`${name} is not running in ${paths().dir}`);
@@ -345,22 +406,25 @@ export async function stopComponent(name: ComponentName, opts: StopComponentOpti
 
 /**
  * Starts one stopped component again with the command line it was first started with (from the
- * cluster's state) and waits until it is ready.
+ * cluster's state) and waits until it is ready. `kwok-<pool>` (see {@link kwokInstanceName}) starts an
+ * extra kwok that manages only the nodes annotated `kwok.x-k8s.io/node=<pool>`, with the main kwok's
+ * stages and flags, on a free loopback port. (A restarted kwok has a new Lease holder identity: it takes
+ * over its nodes only once the previous process's node Leases have expired.)
  */
-export async function startComponent(name: ComponentName, opts: { log?: (line: string) => void; timeoutMs?: number } = {}): Promise<void> {
+export async function startComponent(name: ProcessName, opts: { log?: (line: string) => void; timeoutMs?: number } = {}): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const state = await readState();
   if (!state) throw new Error(`no cluster state in ${paths().dir}`);
   const running = (await readPids()).find((x) => x.name === name);
   if (running && isOurProcess(running.pid, name)) throw new Error(`${name} is already running (pid ${running.pid})`);
-  const spec = componentSpecs(state).find((s) => s.name === name)!;
+  const spec = binaryOf(name) === name ? componentSpecs(state).find((s) => s.name === name)! : await kwokInstanceSpec(state, name);
   await spawnComponent(spec, state.binDir);
   await waitReady(spec, opts.timeoutMs ?? 120_000);
   log(`started ${name}`);
 }
 
 /** {@link stopComponent} then {@link startComponent}. */
-export async function restartComponent(name: ComponentName, opts: StopComponentOptions & { timeoutMs?: number } = {}): Promise<void> {
+export async function restartComponent(name: ProcessName, opts: StopComponentOptions & { timeoutMs?: number } = {}): Promise<void> {
   await stopComponent(name, opts);
   await startComponent(name, opts);
 }
@@ -501,7 +565,12 @@ export class FatalWaitError extends Error {
 // ---------------------------------------------------------------------------------------------
 // Starting the processes
 
-async function startFresh(binDir: string, ports: Ports, step: (msg: string) => void, audit = false): Promise<State> {
+async function startFresh(
+  binDir: string,
+  ports: Ports,
+  step: (msg: string) => void,
+  { audit = false, nodeLifecycle = false }: { audit?: boolean; nodeLifecycle?: boolean } = {},
+): Promise<State> {
   const p = paths();
   await stopAll(step);
   await wipeExceptLock();
@@ -512,7 +581,7 @@ async function startFresh(binDir: string, ports: Ports, step: (msg: string) => v
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
   await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
-  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}) };
+  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}), ...(nodeLifecycle ? { nodeLifecycle } : {}) };
   if (audit) await writeFile(p.auditPolicy, AUDIT_POLICY);
   await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
   step('PKI and kubeconfig written');
@@ -546,7 +615,7 @@ async function startFresh(binDir: string, ports: Ports, step: (msg: string) => v
 }
 
 interface ComponentSpec {
-  name: ComponentName;
+  name: ProcessName;
   args: string[];
   env?: NodeJS.ProcessEnv;
   ready: () => Promise<boolean>;
@@ -610,9 +679,10 @@ function componentSpecs(state: State): ComponentSpec[] {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.controllerManager}`,
-        '--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset',
+        `--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset${state.nodeLifecycle ? ',nodelifecycle,podgc,taint-eviction-controller' : ''}`,
         `--service-account-private-key-file=${saKey}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
+        ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
     },
@@ -626,30 +696,70 @@ function componentSpecs(state: State): ComponentSpec[] {
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,
     },
-    {
-      name: 'kwok',
-      args: [
-        `--kubeconfig=${p.kubeconfig}`,
-        '--manage-all-nodes=false',
-        `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
-        `--config=${p.stages}`,
-        `--cidr=${POD_CIDR}`,
-        `--node-ip=${NODE_IP}`,
-        `--server-address=127.0.0.1:${ports.kwok}`,
-      ],
-      // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
-      // stages from silently changing pod behaviour in tests.
-      env: { ...process.env, HOME: p.kwokHome },
-      ready: async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
-    },
+    kwokSpec(state, 'kwok', 'fake', ports.kwok, p.kwokHome),
   ];
+}
+
+/**
+ * Controller-manager flags of a cluster with {@link State.nodeLifecycle}. The eviction rate is, since the
+ * taint-eviction controller split off, the rate at which the node-lifecycle controller *taints* dead nodes
+ * `unreachable:NoExecute` (per zone, burst 1): upstream's 0.1/s would taint the second dead node of a
+ * pool 10 s after the first. `--node-startup-grace-period` keeps its default (60 s): it only applies to
+ * nodes that never reported Ready, and kwok reports within a second of managing a node.
+ */
+function nodeLifecycleFlags(): string[] {
+  const t = NODE_LIFECYCLE_TIMINGS;
+  return [
+    `--node-monitor-period=${t.monitorPeriodSeconds}s`,
+    `--node-monitor-grace-period=${t.monitorGracePeriodSeconds}s`,
+    '--node-eviction-rate=10',
+  ];
+}
+
+/**
+ * A kwok process managing the nodes annotated `kwok.x-k8s.io/node=<selectorValue>`: the main one
+ * (`fake`) or a kwok instance. All share the stages file and the pod CIDR/node IP flags, so a pool's
+ * pods behave the same whichever kwok drives them.
+ */
+function kwokSpec(state: State, name: ProcessName, selectorValue: string, port: number, home: string): ComponentSpec {
+  const p = paths();
+  return {
+    name,
+    args: [
+      `--kubeconfig=${p.kubeconfig}`,
+      '--manage-all-nodes=false',
+      `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${selectorValue}`,
+      `--config=${p.stages}`,
+      `--cidr=${POD_CIDR}`,
+      `--node-ip=${NODE_IP}`,
+      `--server-address=127.0.0.1:${port}`,
+      // The node-lifecycle controller counts a node alive while its Lease is renewed; kwok's default
+      // 40 s lease is renewed every 10 s, too rarely for the short grace period such a cluster uses.
+      ...(state.nodeLifecycle ? [`--node-lease-duration-seconds=${NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds}`] : []),
+    ],
+    // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
+    // stages from silently changing pod behaviour in tests.
+    env: { ...process.env, HOME: home },
+    ready: async () => (await httpGet(`http://127.0.0.1:${port}/healthz`)).status === 200,
+  };
+}
+
+/**
+ * The spec of kwok instance `kwok-<pool>`: its own HOME (under the cluster directory) and a port the
+ * kernel picks, since any number of instances may run beside the fixed-port components.
+ */
+async function kwokInstanceSpec(state: State, name: ProcessName): Promise<ComponentSpec> {
+  const pool = name.slice('kwok-'.length);
+  const home = path.join(paths().dir, `${name}-home`);
+  await mkdir(home, { recursive: true });
+  return kwokSpec(state, name, pool, await freePort(), home);
 }
 
 async function spawnComponent(spec: ComponentSpec, binDir: string): Promise<void> {
   const p = paths();
   const fd = openSync(logFile(spec.name), 'a');
   try {
-    const child = spawn(path.join(binDir, spec.name), spec.args, {
+    const child = spawn(path.join(binDir, binaryOf(spec.name)), spec.args, {
       cwd: p.dir,
       env: spec.env ?? process.env,
       // Own session and no pipes back to us: the process must survive the npm command that started it.
@@ -695,16 +805,20 @@ async function assertAllAlive(): Promise<void> {
 
 type Existing = { kind: 'healthy' } | { kind: 'stale' } | { kind: 'broken'; reason: string };
 
-/** `healthy`: every component alive and the apiserver ready; `stale`: none alive; `broken`: anything else. */
+/**
+ * `healthy`: every component (and every recorded kwok instance) alive and the apiserver ready; `stale`:
+ * nothing alive; `broken`: anything else.
+ */
 async function inspect(state: State): Promise<Existing> {
   const pids = await readPids();
   const dead = pids.filter((c) => !isOurProcess(c.pid, c.name));
   if (dead.length === pids.length) return { kind: 'stale' };
-  if (dead.length > 0 || pids.length !== COMPONENTS.length) {
+  const components = pids.filter((c) => binaryOf(c.name) === c.name).length;
+  if (dead.length > 0 || components !== COMPONENTS.length) {
     const parts = await Promise.all(
       dead.map(async (c) => `${c.name} (pid ${c.pid}) is not running\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`),
     );
-    return { kind: 'broken', reason: parts.join('\n') || `only ${pids.length} of ${COMPONENTS.length} components were started` };
+    return { kind: 'broken', reason: parts.join('\n') || `only ${components} of ${COMPONENTS.length} components were started` };
   }
   // A just-restarted machine or an overloaded one can take a moment; don't declare it broken at once.
   try {
@@ -720,21 +834,30 @@ async function inspect(state: State): Promise<Existing> {
 // Processes, files, HTTP
 
 /**
- * Stops the recorded components in reverse dependency order. Signalled all at once, the apiserver
- * and etcd wait on each other's connections and outlast any sensible grace period; in order, the
- * whole cluster is gone in about 1.5 s.
+ * Stops the recorded processes in reverse dependency order (kwok instances with the API server's
+ * clients). Signalled all at once, the apiserver and etcd wait on each other's connections and outlast
+ * any sensible grace period; in order, the whole cluster is gone in about 1.5 s.
  */
 async function stopAll(log: (line: string) => void): Promise<void> {
   const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
   const groups: ComponentName[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
-  for (const group of groups) await stopProcesses(running.filter((c) => group.includes(c.name)), log);
+  for (const group of groups) await stopProcesses(running.filter((c) => group.includes(binaryOf(c.name))), log);
 }
 
-async function stopProcesses(procs: Array<{ name: ComponentName; pid: number }>, log: (line: string) => void): Promise<void> {
+/** A tracked process: its name (pid and log file) and pid. */
+interface Tracked {
+  name: ProcessName;
+  pid: number;
+}
+
+async function stopProcesses(procs: Tracked[], log: (line: string) => void): Promise<void> {
   if (procs.length === 0) return;
   for (const c of procs) {
     try {
       process.kill(c.pid, 'SIGTERM');
+      // A test may have frozen it (SIGSTOP) and died before thawing it: a stopped process keeps SIGTERM
+      // pending until SIGCONT, and would only go with the SIGKILL 10 s later.
+      process.kill(c.pid, 'SIGCONT');
     } catch {
       // already gone
     }
@@ -756,28 +879,33 @@ async function stopProcesses(procs: Array<{ name: ComponentName; pid: number }>,
   for (const c of procs) log(`stopped ${c.name} (pid ${c.pid})`);
 }
 
-async function readPids(): Promise<Array<{ name: ComponentName; pid: number }>> {
+/** Every process recorded in `pids/` (components and kwok instances); files of other names are ignored. */
+async function readPids(): Promise<Tracked[]> {
   const dir = paths().pids;
   if (!existsSync(dir)) return [];
-  const out: Array<{ name: ComponentName; pid: number }> = [];
+  const out: Tracked[] = [];
   for (const f of await readdir(dir)) {
-    const name = f.replace(/\.pid$/, '') as ComponentName;
-    if (!COMPONENTS.includes(name)) continue;
+    if (!f.endsWith('.pid')) continue;
+    const name = parseProcessName(f.slice(0, -'.pid'.length));
+    if (!name) continue;
     const pid = Number((await readFile(path.join(dir, f), 'utf8')).trim());
     if (Number.isInteger(pid) && pid > 0) out.push({ name, pid });
   }
   return out;
 }
 
-/** True when `pid` is alive and runs the component's binary (a recycled pid must never be signalled). */
-function isOurProcess(pid: number, name: ComponentName): boolean {
+/**
+ * True when `pid` is alive (running or frozen) and runs the process's binary (a recycled pid must never
+ * be signalled).
+ */
+function isOurProcess(pid: number, name: ProcessName): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 3 follows the parenthesised command name; Z = zombie, X = dead.
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     if (state === 'Z' || state === 'X') return false;
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
-    return path.basename(argv0) === name;
+    return path.basename(argv0) === binaryOf(name);
   } catch {
     return false;
   }
@@ -792,11 +920,11 @@ function rssMiB(pid: number): number | undefined {
   }
 }
 
-function logFile(name: ComponentName): string {
+function logFile(name: ProcessName): string {
   return path.join(paths().logs, `${name}.log`);
 }
 
-async function logTail(name: ComponentName, lines = 30): Promise<string> {
+async function logTail(name: ProcessName, lines = 30): Promise<string> {
   try {
     const text = await readFile(logFile(name), 'utf8');
     return text.trimEnd().split('\n').slice(-lines).join('\n');
@@ -865,6 +993,18 @@ async function assertPortsFree(ports: Ports): Promise<void> {
     });
     if (!free) throw new Error(`port ${port} (${key}) on 127.0.0.1 is in use; set ${PORT_ENV[key]} to another port`);
   }
+}
+
+/** A loopback port that was free a moment ago, picked by the kernel from its ephemeral range. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 function run(cmd: string, args: string[]): Promise<void> {

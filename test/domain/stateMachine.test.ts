@@ -305,7 +305,7 @@ describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)',
       { revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 2, ready: 2 },
     ]);
     assert.deepEqual(s.blockedNodes, [
-      { node: 'node-3', pod: 'decoder-bbb222-node-3', revision: 2, hash: HASH.B, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example/decoder:bbb222"' },
+      { node: 'node-3', pod: 'decoder-bbb222-node-3', revision: 2, hash: HASH.B, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example/decoder:bbb222"', owner: 'Revision', cause: 'ImagePullFailure' },
     ]);
     assert.equal(s.blockedNodeCount, 1);
     assert.deepEqual(s.emptyNodes, []);
@@ -882,6 +882,7 @@ describe('decide: onStall.action Undo', () => {
           toRevisionName: 'decoder-aaa111',
           expectedUid: 'uid-decoder',
           expectedTemplateGeneration: '2',
+          record: { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: 'default/decoder' },
         });
         assert.deepEqual(d.status.lastUndo, {
           at: iso(T1 + sec(600)),
@@ -891,7 +892,7 @@ describe('decide: onStall.action Undo', () => {
           toRevision: 1,
           toRevisionName: 'decoder-aaa111',
           result: 'Pending',
-          message: 'undo decided: restore revision 1 (aaa111) on 1 node(s)',
+          message: 'undo decided: restore revision 1 (aaa111) on 1 node(s); the new revision fails on node-3',
         });
         assert.equal(cond(d.status, 'RolledBack').status, 'False');
         assert.equal(cond(d.status, 'RolledBack').reason, 'UndoStarted');

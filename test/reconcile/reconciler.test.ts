@@ -313,7 +313,7 @@ describe('Reconciler', () => {
     const st = w.guardObj.status;
     assert.equal(st?.cause, 'TargetShrank');
     assert.equal(st?.rollout?.desiredAtStart, 3);
-    assert.deepEqual(st?.rollout?.leftNodes, [{ node: 'n3', reason: 'untolerated taint dedicated=gpu:NoExecute' }]);
+    assert.deepEqual(st?.rollout?.leftNodes, [{ node: 'n3', reason: 'untolerated taint dedicated=gpu:NoExecute', nodeChanged: true }]);
   });
 
   it('caches that keep disagreeing are relisted every CACHE_RELIST_AFTER_MS, and decide stops waiting at its limit', async () => {

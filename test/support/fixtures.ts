@@ -54,7 +54,7 @@ export function spec(overrides: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?
 
 /** The policy argument of decide: a spec plus the guard's metadata.generation. */
 export function policy(s: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?: Partial<GuardSpec['onStall']> } = {}, generation = 1): GuardPolicy {
-  return { spec: spec(s), generation };
+  return { spec: spec(s), generation, name: DS_NAME, createdAt: iso(T0 - sec(3600)) };
 }
 
 /** A DaemonSet view: by default a fully rolled-out 3-node RollingUpdate (maxUnavailable 1) at generation 1. */

@@ -8,6 +8,11 @@
  * Every cluster operation runs `dist/test/cluster/cli.js` in a child process with `RG_CLUSTER_DIR` and
  * the `RG_*_PORT` variables set, so nothing in this process ever points the shared helpers elsewhere.
  *
+ * Two field faults need more than the shared cluster has: a cluster started with `nodeLifecycle` runs the
+ * controller manager's node-lifecycle controllers, and {@link PrivateCluster.createKillableNodePool} gives
+ * a pool its own kwok, which a test freezes to make those nodes' kubelets die
+ * ({@link KillableNodePool.pause}); {@link PrivateCluster.signalComponent} freezes a control-plane process.
+ *
  * @module
  */
 import { spawn } from 'node:child_process';
@@ -21,12 +26,18 @@ import {
   AUDIT_LOG_ENV,
   CLUSTER_DIR_ENV,
   DEFAULT_PORTS,
+  KWOK_NODE_ANNOTATION,
+  NODE_LIFECYCLE_ENV,
   PORT_ENV,
+  binaryOf,
   buildBinaries,
   createNodes,
   kubectlRunner,
+  kwokInstanceName,
+  waitFor,
   waitForNodesReady,
   type ComponentName,
+  type ProcessName,
   type Kubectl,
   type KubectlOptions,
   type KubectlResult,
@@ -49,6 +60,12 @@ export interface PrivateClusterOptions {
   portOffset?: number;
   /** Write an API server audit log of every write (who, verb, object, code), see {@link PrivateCluster.audit}. */
   audit?: boolean;
+  /**
+   * Run the controller manager's node-lifecycle, pod-GC and taint-eviction controllers with short timings
+   * (`NODE_LIFECYCLE_TIMINGS` in test/cluster/controlPlane.ts), so a node whose kwok is frozen turns
+   * `Ready=Unknown` and is tainted `unreachable` within seconds; see {@link PrivateCluster.createKillableNodePool}.
+   */
+  nodeLifecycle?: boolean;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
 }
@@ -69,6 +86,78 @@ export interface PrivateNodePool {
   nodes: string[];
 }
 
+/** Options of {@link PrivateCluster.createKillableNodePool}. */
+export interface KillableNodePoolOptions {
+  /**
+   * Value of the `topology.kubernetes.io/zone` label; default: the pool's name. The node-lifecycle
+   * controller rates and suspends tainting per zone: in a zone where more than 2 nodes and at least 55 %
+   * are down it stops tainting (small clusters), and when *every* node of the cluster is down it even
+   * removes the taints. A zone of its own keeps a frozen pool's outcome independent of how many other
+   * nodes the test created. Keep at least one node outside the frozen pools.
+   */
+  zone?: string;
+  /** Per-node allocatable overrides, e.g. `{ cpu: '4' }`. */
+  allocatable?: Record<string, string>;
+  /** Extra node labels (the pool and zone labels are always set). */
+  labels?: Record<string, string>;
+  taints?: NodeSpec['taints'];
+}
+
+/**
+ * Nodes driven by a kwok process of their own (`kwok-<name>`): freezing that process is a dead kubelet on
+ * every node of the pool, while the rest of the cluster carries on.
+ */
+export interface KillableNodePool extends PrivateNodePool {
+  /** The kwok instance's process name; its log is `<cluster dir>/logs/<process>.log`. */
+  process: ProcessName;
+  /**
+   * Freezes the pool's kwok (SIGSTOP; returns once the process is stopped): no more Lease renewals, status
+   * or pod updates from these nodes. On a `nodeLifecycle` cluster the nodes turn `Ready=Unknown` (reason
+   * `NodeStatusUnknown`) and get `node.kubernetes.io/unreachable:NoExecute` about
+   * `monitorGracePeriodSeconds` later, and their pods `Ready=False`.
+   */
+  pause(): void;
+  /** Thaws the pool's kwok (SIGCONT): it renews the Leases and marks the nodes and pods Ready again. */
+  resume(): void;
+  /** Stops the pool's kwok for good (a frozen one too); the nodes stay. `down` stops it anyway. */
+  stop(): Promise<void>;
+}
+
+/** Key of the taint the node-lifecycle controller puts on a node whose Ready condition is Unknown. */
+export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+
+/** The parts of a Node the node-health helpers read. */
+export interface NodeObject {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }> };
+  status?: {
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string; lastHeartbeatTime?: string }>;
+  };
+}
+
+/** A node's Ready condition, if it has one. */
+export function readyCondition(node: NodeObject): NonNullable<NonNullable<NodeObject['status']>['conditions']>[number] | undefined {
+  return node.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/**
+ * What the node-lifecycle controller does to a node that stopped reporting: `Ready=Unknown`, reason
+ * `NodeStatusUnknown`, and the `unreachable:NoExecute` taint.
+ */
+export function isUnreachable(node: NodeObject): boolean {
+  const ready = readyCondition(node);
+  return (
+    ready?.status === 'Unknown' &&
+    ready.reason === 'NodeStatusUnknown' &&
+    (node.spec.taints ?? []).some((t) => t.key === UNREACHABLE_TAINT && t.effect === 'NoExecute')
+  );
+}
+
+/** `Ready=True` and no `unreachable` taint of any effect left. */
+export function isReachable(node: NodeObject): boolean {
+  return readyCondition(node)?.status === 'True' && !(node.spec.taints ?? []).some((t) => t.key === UNREACHABLE_TAINT);
+}
+
 /** A running private cluster. Create with {@link PrivateCluster.start}; {@link PrivateCluster.down} at the end. */
 export class PrivateCluster {
   readonly kubectl: Kubectl;
@@ -79,6 +168,8 @@ export class PrivateCluster {
     readonly binDir: string,
     private readonly env: NodeJS.ProcessEnv,
     private readonly log: (line: string) => void,
+    /** Started with {@link PrivateClusterOptions.nodeLifecycle}. */
+    readonly nodeLifecycle = false,
   ) {
     this.kubectl = kubectlRunner(binDir, this.kubeconfig);
   }
@@ -104,7 +195,10 @@ export class PrivateCluster {
       for (const key of Object.keys(PORT_ENV) as Array<keyof Ports>) env[PORT_ENV[key]] = String(ports[key]);
       if (opts.audit) env[AUDIT_LOG_ENV] = '1';
       else delete env[AUDIT_LOG_ENV];
-      const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log);
+      // Read only when the cluster is created; the state file keeps it for later starts of a component.
+      if (opts.nodeLifecycle) env[NODE_LIFECYCLE_ENV] = '1';
+      else delete env[NODE_LIFECYCLE_ENV];
+      const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log, opts.nodeLifecycle ?? false);
       await pc.cli(['down']);
       try {
         await pc.cli(['up']);
@@ -178,12 +272,17 @@ export class PrivateCluster {
     return this.cli(['restart', ...(opts.kill ? ['--kill'] : []), name]);
   }
 
-  /** Sends a signal (e.g. SIGSTOP/SIGCONT to freeze and thaw it) to a running component. */
-  signalComponent(name: ComponentName, signal: NodeJS.Signals): void {
+  /**
+   * Sends a signal to a running component (or kwok instance). SIGSTOP and SIGCONT return only once the
+   * kernel shows the process frozen or running again: signal delivery is asynchronous, and a test that
+   * changes the cluster right after "pausing" a controller must not race its last moments.
+   */
+  signalComponent(name: ComponentName | ProcessName, signal: NodeJS.Signals): void {
     const pid = Number(readFileSync(path.join(this.dir, 'pids', `${name}.pid`), 'utf8').trim());
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
-    if (path.basename(argv0) !== name) throw new Error(`pid ${pid} is not ${name}`);
+    if (path.basename(argv0) !== binaryOf(name)) throw new Error(`pid ${pid} is not ${name}`);
     process.kill(pid, signal);
+    if (signal === 'SIGSTOP' || signal === 'SIGCONT') awaitStopState(pid, signal === 'SIGSTOP', name);
   }
 
   /** Stops every component and removes the directory. */
@@ -223,6 +322,67 @@ export class PrivateCluster {
     await createNodes(this.kubectl, specs);
     await waitForNodesReady(this.kubectl, nodes, { timeoutMs: 90_000 });
     return { name, nodes };
+  }
+
+  /**
+   * Creates nodes `<name>-1..N` labelled `rollout-guard.dev/pool=<name>` (and a zone, see
+   * {@link KillableNodePoolOptions.zone}) but annotated `kwok.x-k8s.io/node=<name>`, so the main kwok
+   * ignores them, starts kwok instance `kwok-<name>` to drive them (with the main kwok's stages), and
+   * waits until they are Ready. Meant for clusters started with `nodeLifecycle`: without it, freezing the
+   * pool only stops its pods' and nodes' updates, and nothing marks the nodes down.
+   */
+  async createKillableNodePool(prefix: string, count: number, opts: KillableNodePoolOptions = {}): Promise<KillableNodePool> {
+    const name = uniqueName(prefix);
+    const proc = kwokInstanceName(name);
+    const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
+    const specs: NodeSpec[] = nodes.map((n) => ({
+      name: n,
+      labels: { ...opts.labels, [POOL_LABEL]: name, 'topology.kubernetes.io/zone': opts.zone ?? name },
+      annotations: { [KWOK_NODE_ANNOTATION]: name },
+      ...(opts.taints ? { taints: opts.taints } : {}),
+      ...(opts.allocatable ? { allocatable: opts.allocatable } : {}),
+    }));
+    await createNodes(this.kubectl, specs);
+    await this.cli(['start', proc]);
+    await waitForNodesReady(this.kubectl, nodes, { timeoutMs: 90_000 });
+    return {
+      name,
+      nodes,
+      process: proc,
+      pause: () => this.signalComponent(proc, 'SIGSTOP'),
+      resume: () => this.signalComponent(proc, 'SIGCONT'),
+      stop: () => this.cli(['stop', proc]),
+    };
+  }
+
+  /** The named nodes (in the order given). */
+  async getNodes(names: readonly string[]): Promise<NodeObject[]> {
+    const list = await this.kubectlJson<{ items: NodeObject[] }>(['get', 'nodes', ...names]);
+    return names.map((n) => {
+      const node = list.items.find((x) => x.metadata.name === n);
+      if (!node) throw new Error(`node ${n} not found`);
+      return node;
+    });
+  }
+
+  /**
+   * Polls until every named node satisfies `pred` (e.g. {@link isUnreachable}, {@link isReachable}) and
+   * returns them; the timeout message shows each node's Ready condition and taints.
+   */
+  async waitForNodes(names: readonly string[], pred: (node: NodeObject) => boolean, opts: { timeoutMs: number; describe: string; intervalMs?: number }): Promise<NodeObject[]> {
+    let last: NodeObject[] = [];
+    try {
+      return await waitFor(
+        async () => {
+          last = await this.getNodes(names);
+          return last.every(pred) && last;
+        },
+        { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs ?? 250, describe: opts.describe },
+      );
+    } catch (err) {
+      const seen = last.map((n) => `${n.metadata.name}: Ready=${JSON.stringify(readyCondition(n))} taints=${JSON.stringify(n.spec.taints ?? [])}`);
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${seen.join('\n')}`);
+    }
   }
 
   /**
@@ -304,6 +464,27 @@ export class PrivateCluster {
       }
     }
     return out;
+  }
+}
+
+/**
+ * Blocks until `pid` is frozen (state `T`) or, with `stopped` false, running again, or gone. It takes
+ * microseconds to a few milliseconds; blocking keeps {@link PrivateCluster.signalComponent} synchronous.
+ */
+function awaitStopState(pid: number, stopped: boolean, name: string): void {
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    let state: string;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch {
+      return; // gone: nothing left to wait for
+    }
+    if ((state === 'T') === stopped) return;
+    if (Date.now() > deadline) throw new Error(`${name} (pid ${pid}) is still in state ${state} 5 s after ${stopped ? 'SIGSTOP' : 'SIGCONT'}`);
+    Atomics.wait(nap, 0, 0, 2); // a 2 ms synchronous pause between reads of /proc
   }
 }
 

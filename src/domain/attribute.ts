@@ -1,0 +1,203 @@
+/**
+ * Attribution: whose fault each blocked or empty node is, and so whose fault the rollout's stall is.
+ *
+ * Every stall has an owner, and only one of them is fixed by an undo:
+ *
+ *   owner           examples                                                   an undo...
+ *   Revision        image pull, crash loop, config error, requests beyond       helps: restore the old template
+ *                   the node, readiness failing on a healthy node
+ *   Node            Ready Unknown/False, unreachable taint, node pressure,      would not help: the old revision
+ *                   the kubelet not removing the old pod                        cannot run there either
+ *   ControlPlane    generation not observed, nodes waiting their turn with      would not help: nothing would
+ *                   nothing blocked, pods no scheduler has looked at            carry it out
+ *   ConfiguredWait  minReadySeconds, a termination grace period                 is not a stall at all
+ *   Unknown         nothing the API states explains it                          is not justified
+ *
+ * A node whose own Ready condition is not True is blamed before anything its pods say: a dead kubelet
+ * reports nothing, and the node lifecycle controller marks its pods not ready, which would otherwise
+ * read as the new revision failing. The revision is blamed only with evidence from a Ready node.
+ */
+import { classifyReason } from './causes.js';
+import type { Split } from './split.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView } from './types.js';
+
+/** The verdict of attribution for the whole rollout. */
+export interface Attribution {
+  blocked: BlockedNode[];
+  empty: EmptyNode[];
+  /** Whose fault the rollout not completing is; `''` when nothing blocks it. */
+  owner: FaultOwner | '';
+  cause: CauseClass | '';
+  /** Nodes that are Ready and where the new revision itself fails: the evidence an undo needs. */
+  revisionEvidence: string[];
+  /**
+   * The latest moment a configured wait ends (or ended) on some node, in ms: time spent waiting for it
+   * is not time without progress.
+   */
+  waitEndsAt?: number;
+}
+
+/** What attribution needs besides the split: the nodes, the DaemonSet's wait and the controller's state. */
+export interface AttributionInput {
+  split: Split;
+  nodes: readonly NodeView[];
+  minReadySeconds: number;
+  /** The controller has observed the DaemonSet's current generation. */
+  observed: boolean;
+  /** The rollout still has work to do (a rollout is tracked and not complete). */
+  incomplete: boolean;
+  /** Nodes that left the targets during the rollout (a shrink); see {@link attributeShrink}. */
+  left: readonly LeftNode[];
+  shrank: boolean;
+}
+
+const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'InsufficientResources', 'Unschedulable', 'NotReady']);
+
+/** Precedence within one owner when nodes disagree: the most specific, most actionable cause first. */
+const PRECEDENCE: readonly CauseClass[] = [
+  'ImagePullFailure',
+  'InsufficientResources',
+  'CrashLoop',
+  'Unschedulable',
+  'NotReady',
+  'NodeNotReady',
+  'NodePressure',
+  'PodTerminating',
+  'SchedulerNotActing',
+  'MinReadySeconds',
+  'Unknown',
+];
+
+/** Owners in the order their evidence decides the rollout's owner. */
+const OWNER_ORDER: readonly FaultOwner[] = ['Revision', 'Node', 'ControlPlane', 'ConfiguredWait', 'Unknown'];
+
+const parse = (s: string | undefined): number | undefined => (s ? Date.parse(s) : undefined);
+
+/** A node whose own state explains anything that happens on it, or undefined when it looks healthy. */
+export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; message: string } | undefined {
+  if (!h) return undefined;
+  if (h.ready !== 'True' || h.unreachable) {
+    const what = h.ready === 'Unknown' ? 'Unknown' : h.ready === 'False' ? 'NotReady' : 'unreachable';
+    const why = h.message || h.reason || (h.unreachable ? 'tainted unreachable by the node lifecycle controller' : 'no reason given');
+    return { cause: 'NodeNotReady', message: `node is ${what} (${why})` };
+  }
+  if (h.pressure && h.pressure.length > 0) return { cause: 'NodePressure', message: `node reports ${h.pressure.join(', ')}` };
+  return undefined;
+}
+
+/** Owner and cause of one node blocked on a pod of the target revision. */
+export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod: PodView | undefined, now: number, minReadySeconds: number): BlockedNode {
+  const nf = nodeFault(node?.health);
+  if (nf) return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
+  if (pod?.ready && !pod.available) {
+    const since = parse(pod.readySince);
+    const left = since !== undefined ? Math.max(0, since + minReadySeconds * 1000 - now) : undefined;
+    const msg = `ready, waiting out minReadySeconds ${minReadySeconds}${left !== undefined ? ` (${Math.ceil(left / 1000)}s left)` : ''}`;
+    return { ...b, owner: 'ConfiguredWait', cause: 'MinReadySeconds', message: msg };
+  }
+  if (pod && !pod.scheduled && pod.schedulingAttempted === false && !pod.waitingReason) {
+    return { ...b, owner: 'ControlPlane', cause: 'SchedulerNotActing', message: 'pod Pending with no PodScheduled condition: no scheduler has looked at it' };
+  }
+  const cls = classifyReason(b.reason, b.message);
+  if (REVISION_CLASSES.has(cls)) return { ...b, owner: 'Revision', cause: cls };
+  return { ...b, owner: 'Unknown', cause: cls };
+}
+
+/** Owner and cause of one node that should run the pod and has none. */
+export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number): EmptyNode {
+  const nf = nodeFault(node?.health);
+  if (nf) return { ...e, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}` };
+  if (e.reason === 'Terminating') {
+    // deletionTimestamp is when the grace period ends: before it the pod is still shutting down as
+    // configured; after it the kubelet should have removed it and has not.
+    const ends = (node?.pods ?? []).map((p) => parse(p.deletionAt)).filter((t): t is number => t !== undefined);
+    const graceEnds = ends.length > 0 ? Math.max(...ends) : undefined;
+    if (graceEnds === undefined) return { ...e, owner: 'Unknown', cause: 'Unknown' };
+    if (now < graceEnds) {
+      return { ...e, owner: 'ConfiguredWait', cause: 'PodTerminating', message: `the old pod is in its termination grace period (${Math.ceil((graceEnds - now) / 1000)}s left)` };
+    }
+    return { ...e, owner: 'Node', cause: 'PodTerminating', message: 'the old pod is still Terminating past its grace period: the kubelet has not removed it' };
+  }
+  return { ...e, owner: 'Unknown', cause: 'Unknown' };
+}
+
+function dominant<T extends { cause?: CauseClass }>(items: readonly T[]): CauseClass {
+  const counts = new Map<CauseClass, number>();
+  for (const i of items) counts.set(i.cause ?? 'Unknown', (counts.get(i.cause ?? 'Unknown') ?? 0) + 1);
+  let best: CauseClass = 'Unknown';
+  let bestCount = 0;
+  for (const c of PRECEDENCE) {
+    const n = counts.get(c) ?? 0;
+    if (n > bestCount) {
+      best = c;
+      bestCount = n;
+    }
+  }
+  return best;
+}
+
+/**
+ * Attributes every blocked and empty node, then the rollout. The rollout's owner is the first owner,
+ * in {@link OWNER_ORDER}, that any node has, except that the revision needs a Ready node to blame it.
+ */
+export function attribute(input: AttributionInput, now: number): Attribution {
+  const byName = new Map(input.nodes.map((n) => [n.node, n]));
+  const blocked = input.split.blocked.map((b) => {
+    const n = byName.get(b.node);
+    const p = n?.pods.find((x) => x.name === b.pod);
+    return attributeBlocked(b, n, p, now, input.minReadySeconds);
+  });
+  const empty = input.split.empty.map((e) => attributeEmpty(e, byName.get(e.node), now));
+
+  let waitEndsAt: number | undefined;
+  if (input.minReadySeconds > 0) {
+    for (const n of input.nodes) {
+      for (const p of n.pods) {
+        if (p.hash !== input.split.targetHash || !p.ready || p.deleting) continue;
+        const since = parse(p.readySince);
+        if (since === undefined) continue;
+        const end = Math.min(now, since + input.minReadySeconds * 1000);
+        waitEndsAt = waitEndsAt === undefined ? end : Math.max(waitEndsAt, end);
+      }
+    }
+  }
+
+  const revisionEvidence = blocked.filter((b) => b.owner === 'Revision').map((b) => b.node);
+  const all: Array<BlockedNode | EmptyNode> = [...blocked, ...empty];
+  const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
+  if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
+
+  if (input.shrank) {
+    result.owner = attributeShrink(input.left);
+    result.revisionEvidence = result.owner === 'Revision' ? input.left.filter((l) => l.nodeChanged !== true).map((l) => l.node) : [];
+    return result;
+  }
+  if (!input.observed) {
+    result.owner = 'ControlPlane';
+    result.cause = 'ControllerNotObserving';
+    return result;
+  }
+  if (!input.incomplete) return result;
+  for (const owner of OWNER_ORDER) {
+    const mine = all.filter((x) => x.owner === owner);
+    if (mine.length === 0) continue;
+    result.owner = owner;
+    result.cause = dominant(mine);
+    return result;
+  }
+  // Incomplete, observed, and no node blocked or empty: the remaining nodes still run the old revision
+  // and wait for the DaemonSet controller to replace their pods.
+  result.owner = 'ControlPlane';
+  result.cause = 'ControllerNotActing';
+  return result;
+}
+
+/**
+ * Whose fault a shrink is. A node whose labels or taints changed during the rollout left because of the
+ * node (someone tainted or relabelled it); one that did not change left because the new template no
+ * longer tolerates or selects it.
+ */
+export function attributeShrink(left: readonly LeftNode[]): FaultOwner {
+  if (left.length === 0) return 'Unknown';
+  return left.every((l) => l.nodeChanged) ? 'Node' : left.some((l) => l.nodeChanged === false) ? 'Revision' : 'Unknown';
+}

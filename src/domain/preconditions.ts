@@ -1,0 +1,131 @@
+/**
+ * Phase 0 of decide: the cases where there is no rollout to judge. Each returns a complete decision, or
+ * undefined to go on with the pipeline.
+ *
+ * - spec.suspend: observe nothing, act on nothing, and say so;
+ * - the target is missing: a condition, never a crash;
+ * - another guard is in charge of the same DaemonSet: Conflict, naming it, acting on nothing;
+ * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
+ */
+import { setCondition, type DesiredCondition } from './conditions.js';
+import { event, MIN_REQUEUE_MS } from './passKit.js';
+import { Reason } from './reasons.js';
+import { rolledBackCondition } from './report.js';
+import type { Condition, Decision, GuardPeer, GuardStatus, Observation, PlannedEvent } from './types.js';
+import type { GuardPolicy } from './stateMachine.js';
+
+/** The longest decide sets observations aside while the DaemonSet and revision caches disagree. */
+export const CACHE_WAIT_LIMIT_MS = 30_000;
+
+/** A conditions list being rebuilt for one pass; `set` reports whether anything changed. */
+export class ConditionSet {
+  list: Condition[];
+  constructor(
+    prev: readonly Condition[] | undefined,
+    private readonly nowIso: string,
+    private readonly generation: number,
+  ) {
+    this.list = [...(prev ?? [])];
+  }
+
+  set(c: DesiredCondition): boolean {
+    const r = setCondition(this.list, c, this.nowIso, this.generation);
+    this.list = r.conditions;
+    return r.changed;
+  }
+
+  /** Removes a condition that only exists while it applies. */
+  drop(type: string): void {
+    this.list = this.list.filter((c) => c.type !== type);
+  }
+}
+
+/** Sets Ready, Progressing and Stalled to one reason, for states in which no rollout is judged. */
+function notJudging(conds: ConditionSet, ready: 'False' | 'Unknown', reason: string, message: string): boolean {
+  const changed = conds.set({ type: 'Ready', status: ready, reason, message });
+  conds.set({ type: 'Progressing', status: 'Unknown', reason, message });
+  conds.set({ type: 'Stalled', status: 'Unknown', reason, message });
+  return changed;
+}
+
+/**
+ * The guard in charge of a DaemonSet that several guards target: the oldest by creationTimestamp, then
+ * by name. Every guard computes the same answer from the same cache, so exactly one acts.
+ */
+export function guardInCharge(guards: readonly GuardPeer[]): GuardPeer | undefined {
+  return [...guards].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.name.localeCompare(b.name)))[0];
+}
+
+/** The early decisions described at the top of this file. */
+export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, nowIso: string): Decision | undefined {
+  const { spec, generation } = policy;
+  const conds = new ConditionSet(prev.conditions, nowIso, generation);
+  const events: PlannedEvent[] = [];
+  const finish = (status: GuardStatus): Decision => {
+    rolledBackCondition(conds, status);
+    return { status: { ...status, conditions: conds.list }, events };
+  };
+
+  if (spec.suspend) {
+    const msg = 'spec.suspend is true: the guard observes nothing and acts on nothing';
+    notJudging(conds, 'False', Reason.Suspended, msg);
+    return finish({ ...prev, observedGeneration: generation, state: 'Suspended', cause: '', owner: '', message: msg });
+  }
+
+  if (obs.kind === 'TargetMissing') {
+    const msg = `DaemonSet ${obs.targetName} not found in this namespace; waiting for it to be created`;
+    if (notJudging(conds, 'False', Reason.TargetNotFound, msg)) events.push(event('Warning', Reason.TargetNotFound, msg, false));
+    // A recreated DaemonSet is a new object: its history starts over, so does ours.
+    const status: GuardStatus = {
+      observedGeneration: generation,
+      state: 'Unknown',
+      cause: '',
+      message: msg,
+      desired: 0,
+      current: 0,
+      updated: 0,
+      ready: 0,
+      available: 0,
+      generations: [],
+      blockedNodes: [],
+      blockedNodeCount: 0,
+      emptyNodes: [],
+      emptyNodeCount: 0,
+    };
+    if (prev.lastUndo) status.lastUndo = prev.lastUndo;
+    return finish(status);
+  }
+
+  const boss = policy.name !== undefined && obs.guards && obs.guards.length > 1 ? guardInCharge(obs.guards) : undefined;
+  if (boss && boss.name !== policy.name) {
+    const others = obs.guards!.length - 1;
+    const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.ds.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
+    if (notJudging(conds, 'False', Reason.Conflict, msg) || prev.state !== 'Conflict') events.push(event('Warning', Reason.Conflict, msg, true));
+    const status: GuardStatus = { ...prev, observedGeneration: generation, state: 'Conflict', cause: '', owner: '', message: msg, inCharge: boss.name };
+    delete status.rollout;
+    delete status.undoPlan;
+    return finish(status);
+  }
+
+  // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
+  // status pairs the current revision with the template generation it belongs to; until both caches
+  // show a new pair, deciding would mix two templates. Two ways to be half-way:
+  //  - the template generation moved (the controller has observed it, and it creates the revision in
+  //    that same sync) but the revision cache still shows the old one as current: deciding now would,
+  //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
+  //  - a new revision became current (a template change, or our undo renumbering an old revision) but
+  //    the DaemonSet cache still shows the old template generation: its counters describe the old
+  //    template and would mark the new revision complete at once.
+  // Both gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
+  // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
+  const { ds, currentRevision: cur } = obs;
+  const observed = ds.observedGeneration >= ds.generation;
+  const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && cur.hash !== prev.currentRevision.hash;
+  const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
+  const revisionsBehind = templateMoved && cur !== undefined && cur.hash === prev.currentRevision?.hash && observed;
+  if ((dsBehind || revisionsBehind) && (obs.cacheWaitMs ?? 0) < CACHE_WAIT_LIMIT_MS) {
+    return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
+  }
+  return undefined;
+}

@@ -1,0 +1,215 @@
+/**
+ * Phase 1 of decide: track the rollout. From the previous status and the observation it works out
+ * which rollout is in flight (a template change, our own undo converging, or one first seen midway),
+ * whether it progressed (a high-water mark rose), whether it is complete, and whether DESIRED shrank.
+ *
+ * "Progress" is any high-water mark going up: the controller's observedGeneration, updated, available or
+ * ready pods, or nodes on the target revision. A flapping pod is not progress. The clock of "time
+ * without progress" is `status.rollout.lastProgressAt`, so a restart or a new leader continues it.
+ *
+ * It also times a spec change the DaemonSet controller has not observed (`status.unobserved`): with the
+ * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
+ */
+import { describeLeft, fmtRev } from './messages.js';
+import { event, iso } from './passKit.js';
+import { EventAction, Reason } from './reasons.js';
+import { computeSplit, dominantOtherHash, STATUS_LIST_CAP, type Split } from './split.js';
+import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UndoRecord } from './types.js';
+
+type TargetObservation = Extract<Observation, { kind: 'Target' }>;
+
+/** What tracking found, for the phases after it. */
+export interface Tracked {
+  ds: DaemonSetView;
+  split: Split;
+  /** The controller has observed the DaemonSet's generation: its counters describe the live template. */
+  observed: boolean;
+  curRef: RevisionRef | undefined;
+  rollout: RolloutStatus | undefined;
+  /** A rollout is tracked and not complete. */
+  active: boolean;
+  /** The rollout began tracking in this pass: its first marks are a baseline, not progress to announce. */
+  startedNow: boolean;
+  /** A high-water mark rose in this pass. */
+  progressed: boolean;
+  /** Every node updated and available, by the controller's counters, and DESIRED did not shrink. */
+  complete: boolean;
+  /** DESIRED is below what the rollout started with (less nodes deleted from the cluster). */
+  shrank: boolean;
+  expectedDesired: number;
+  lastUndo: UndoRecord | undefined;
+  unobserved: GuardStatus['unobserved'];
+  events: PlannedEvent[];
+}
+
+function marksOf(og: number, updated: number, available: number, ready: number, onTarget: number): ProgressMarks {
+  return { observedGeneration: og, updated, available, ready, onTarget };
+}
+
+/** Returns the raised marks and whether any went up. */
+function raise(prev: ProgressMarks, cur: ProgressMarks): { marks: ProgressMarks; progressed: boolean } {
+  const marks = { ...prev };
+  let progressed = false;
+  for (const k of Object.keys(cur) as (keyof ProgressMarks)[]) {
+    if (cur[k] > prev[k]) {
+      marks[k] = cur[k];
+      progressed = true;
+    }
+  }
+  return { marks, progressed };
+}
+
+function mergeLeft(a: readonly LeftNode[] | undefined, b: readonly LeftNode[]): LeftNode[] {
+  const m = new Map<string, LeftNode>();
+  for (const l of [...(a ?? []), ...b]) m.set(l.node, l);
+  return [...m.values()].sort((x, y) => x.node.localeCompare(y.node)).slice(0, STATUS_LIST_CAP);
+}
+
+/** Starts a new rollout on a template change, recognising our own undo converging. */
+function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec: GuardSpec, curRef: RevisionRef, nowIso: string, t: Tracked): void {
+  const { ds } = obs;
+  const prevHash = prev.currentRevision?.hash;
+  let lastUndo = t.lastUndo;
+  const recorded = ds.undoRecord;
+  // Our own undo (recorded in status), or any guard's (recorded on the DaemonSet): a rollback, which is
+  // never undone in turn.
+  const isRollback =
+    (lastUndo !== undefined && lastUndo.toHash === curRef.hash && lastUndo.fromHash === prevHash && (lastUndo.result === 'Pending' || lastUndo.result === 'Applied')) ||
+    (recorded !== undefined && recorded.to === curRef.hash && recorded.from === prevHash);
+  const rollout: RolloutStatus = {
+    toRevision: curRef,
+    startedAt: nowIso,
+    lastProgressAt: nowIso,
+    desiredAtStart: Math.max(prev.desired ?? ds.desired, 0),
+    progress: marksOf(ds.observedGeneration, 0, 0, 0, 0),
+  };
+  if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
+  if (isRollback) {
+    rollout.rollback = true;
+    if (lastUndo?.result === 'Pending' && lastUndo.toHash === curRef.hash) {
+      // The undo was applied but the outcome never recorded (a crash between patch and status write):
+      // the world shows it happened, so record it rather than applying it again.
+      lastUndo = { ...lastUndo, result: 'Applied', message: `restored ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} (confirmed by observation)` };
+      t.events.push(event('Normal', Reason.UndoStarted, lastUndo.message, true, EventAction.Undo));
+    }
+  } else {
+    if (lastUndo?.result === 'Pending') {
+      lastUndo = { ...lastUndo, result: 'Failed', message: 'not applied: the template changed before the undo was made' };
+      t.events.push(event('Warning', Reason.UndoSkipped, `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`, true, EventAction.Undo));
+    } else if (prev.state === 'Stalled' && spec.onStall.action === 'Undo' && prev.undoPlan?.forHash === prevHash && lastUndo?.fromHash !== prevHash) {
+      // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
+      t.events.push(event('Warning', Reason.UndoSkipped, `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`, true, EventAction.Undo));
+    }
+    t.events.push(event('Normal', Reason.RolloutStarted, `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes`));
+  }
+  t.lastUndo = lastUndo;
+  t.rollout = rollout;
+  t.startedNow = true;
+}
+
+/** Not complete and nothing tracked: first sight mid-rollout, a new node being populated, or pods lost. */
+function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef: RevisionRef, nowIso: string, t: Tracked): void {
+  const { ds } = obs;
+  const prevHash = prev.currentRevision?.hash;
+  const from = prevHash === undefined ? dominantOtherHash(t.split.generations, curRef.hash) : undefined;
+  const rollout: RolloutStatus = {
+    toRevision: curRef,
+    startedAt: nowIso,
+    lastProgressAt: nowIso,
+    desiredAtStart: Math.max(prev.desired ?? 0, ds.desired),
+    progress: marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, t.split.onTarget),
+  };
+  if (from) rollout.fromRevision = { revision: from.revision, hash: from.hash };
+  else if (prevHash !== undefined) rollout.fromRevision = { ...curRef };
+  // A guard that first sees a DaemonSet midway through an undo (it was recreated, or another guard
+  // made it) must not take the broken revision for the one to return to.
+  const recorded = ds.undoRecord;
+  if (recorded && recorded.to === curRef.hash && (from === undefined || from.hash === recorded.from)) rollout.rollback = true;
+  const note = from
+    ? `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} in progress (first observed now): ${ds.updated}/${ds.desired} updated`
+    : `${fmtRev(curRef)} is being placed on nodes: ${ds.available}/${ds.desired} available`;
+  t.events.push(event('Normal', Reason.RolloutStarted, note));
+  t.rollout = rollout;
+  t.startedNow = true;
+}
+
+/** Phase 1: see the top of this file. */
+export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Tracked {
+  const nowIso = iso(now);
+  const { ds } = obs;
+  const cur = obs.currentRevision;
+  const observed = ds.observedGeneration >= ds.generation;
+  const curRef: RevisionRef | undefined = cur ? { revision: cur.revision, hash: cur.hash } : undefined;
+  const split = computeSplit(obs.nodes, obs.revisions, cur?.hash);
+  const t: Tracked = {
+    ds,
+    split,
+    observed,
+    curRef,
+    rollout: prev.rollout ? structuredClone<RolloutStatus>(prev.rollout) : undefined,
+    active: false,
+    startedNow: false,
+    progressed: false,
+    complete: false,
+    shrank: false,
+    expectedDesired: ds.desired,
+    lastUndo: prev.lastUndo ? { ...prev.lastUndo } : undefined,
+    unobserved: undefined,
+    events: [],
+  };
+  const countersComplete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
+  const prevHash = prev.currentRevision?.hash;
+
+  // A spec change the controller has not observed: timed from when it was first seen, across passes.
+  if (!observed) {
+    const u = prev.unobserved;
+    t.unobserved = u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
+  }
+
+  if (curRef && prevHash !== undefined && curRef.hash !== prevHash) {
+    startOnChange(obs, prev, spec, curRef, nowIso, t);
+  } else if (curRef && observed && (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) && !countersComplete) {
+    // Only from observed counters: until the controller observes the generation they describe the
+    // previous spec, and the guard stays in its current phase.
+    startMidway(obs, prev, curRef, nowIso, t);
+  }
+
+  // Steady-state DESIRED changes are reported even without a rollout: standard alerts never see them.
+  // Nodes deleted from the cluster lower DESIRED legitimately (scale-down); they are not a shrink.
+  // The set is kept in status, so a deletion reported on several passes counts once.
+  const rollout = t.rollout;
+  if (rollout && !rollout.completedAt && (obs.removedNodes?.length ?? 0) > 0) {
+    rollout.removedNodes = [...new Set([...(rollout.removedNodes ?? []), ...(obs.removedNodes ?? [])])].sort().slice(0, 100);
+  }
+  // A drop with a node that still exists but left the targets (a taint, a label): name it. A drop made
+  // only of deleted nodes is a scale-down and says nothing.
+  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired && obs.leftNodes.length > 0;
+  if (shrankNow && ds.desired > 0) {
+    t.events.push(event('Warning', Reason.DesiredShrank, `DESIRED dropped from ${prev.desired} to ${ds.desired}: ${describeLeft(obs.leftNodes)} left the targets`));
+  }
+  if (observed && ds.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
+    t.events.push(event('Warning', Reason.NoNodesMatched, `DaemonSet ${ds.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`));
+  }
+
+  t.active = rollout !== undefined && !rollout.completedAt;
+  if (!rollout || !t.active) return t;
+
+  if (prev.state === 'Suspended' || prev.state === 'Conflict') rollout.lastProgressAt = nowIso; // the clock does not run while not judging
+  // Unobserved counters describe the previous template: raising the marks with them would make later
+  // real progress look like none. observedGeneration and the pod split are current.
+  const r = raise(
+    rollout.progress,
+    observed ? marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget) : marksOf(ds.observedGeneration, 0, 0, 0, split.onTarget),
+  );
+  if (r.progressed) {
+    rollout.progress = r.marks;
+    rollout.lastProgressAt = nowIso;
+    t.progressed = true;
+  }
+  if (obs.leftNodes.length > 0) rollout.leftNodes = mergeLeft(rollout.leftNodes, obs.leftNodes);
+  const templateChange = rollout.fromRevision !== undefined && rollout.fromRevision.hash !== rollout.toRevision.hash;
+  t.expectedDesired = rollout.desiredAtStart - (rollout.removedNodes?.length ?? 0);
+  t.shrank = observed && templateChange && ds.desired < t.expectedDesired;
+  t.complete = countersComplete && !t.shrank;
+  return t;
+}

@@ -1,0 +1,166 @@
+/**
+ * Phase 3 of decide: the verdict. From the tracked rollout and its attribution it picks the state, the
+ * cause and the sentence that explains them, the transition Events, and when to look again.
+ *
+ * Time without progress is measured from the later of the last progress and the end of any wait the
+ * user configured (minReadySeconds): a rollout that only waits is progressing, never Suspect or
+ * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
+ */
+import type { Attribution } from './attribute.js';
+import { attributionSentence, fmtDuration, fmtRev, stallSentence, truncate } from './messages.js';
+import { event, parseTime } from './passKit.js';
+import { EventAction, Reason } from './reasons.js';
+import type { Tracked } from './track.js';
+import type { CauseClass, FaultOwner, GuardSpec, GuardState, GuardStatus, PlannedEvent, UndoRecord } from './types.js';
+
+/** The verdict on one pass. */
+export interface Verdict {
+  state: GuardState;
+  cause: CauseClass | '';
+  owner: FaultOwner | '';
+  message: string;
+  requeueAfterMs?: number;
+  /** Our undo is applied and the controller has not made the restored revision current yet. */
+  undoInFlight: boolean;
+  lastUndo: UndoRecord | undefined;
+  events: PlannedEvent[];
+}
+
+/** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
+function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
+  const { ds, curRef } = t;
+  const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'RollingBack';
+  const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
+  v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
+  if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
+  if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
+
+  // A spec change the controller never observes is a rollout that never starts: time it like one.
+  if (!t.observed && t.unobserved) {
+    const since = parseTime(t.unobserved.since) ?? now;
+    const idle = now - since;
+    const suspectMs = spec.suspectAfterSeconds * 1000;
+    const deadlineMs = spec.progressDeadlineSeconds * 1000;
+    const what = `The DaemonSet controller has not observed generation ${ds.generation} (observed ${ds.observedGeneration}) since ${t.unobserved.since}`;
+    const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], ds });
+    if (idle >= deadlineMs) {
+      Object.assign(v, { state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', message: `${what}, over ${fmtDuration(deadlineMs)} (progressDeadlineSeconds). ${why}` });
+      if (prev.state !== 'Stalled') v.events.push(event('Warning', Reason.RolloutStalled, v.message));
+      return v;
+    }
+    if (idle >= suspectMs) {
+      Object.assign(v, { state: 'Suspect', cause: 'ControllerNotObserving', owner: 'ControlPlane', message: `${what}, over ${fmtDuration(suspectMs)}. ${why}` });
+      v.requeueAfterMs = deadlineMs - idle;
+      if (prev.state !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
+      return v;
+    }
+    v.requeueAfterMs = suspectMs - idle;
+  }
+  if (wasInFlight && !t.events.some((e) => e.reason === Reason.RolloutComplete)) {
+    v.events.push(event('Normal', prev.state === 'Stalled' && prev.cause === 'ControllerNotObserving' ? Reason.RolloutResumed : Reason.RolloutComplete, v.message));
+  }
+  return v;
+}
+
+/** Phase 3: see the top of this file. */
+export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
+  const rollout = t.rollout;
+  if (!rollout || !t.active) return idleVerdict(t, prev, spec, now);
+  const { ds } = t;
+  const prevState: GuardState = prev.state ?? 'Unknown';
+  const v: Verdict = { state: 'Progressing', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
+  const nowIso = new Date(now).toISOString();
+
+  if (t.complete) {
+    rollout.completedAt = nowIso;
+    v.state = rollout.rollback ? 'RolledBack' : 'Healthy';
+    v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${ds.updated}/${ds.desired} nodes updated and available`;
+    if (rollout.rollback && v.lastUndo) {
+      v.lastUndo = { ...v.lastUndo, result: 'Complete', message: `every node is back on ${fmtRev(rollout.toRevision)}` };
+      v.message = `Undo complete: all ${ds.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
+      v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
+    } else {
+      v.events.push(event('Normal', Reason.RolloutComplete, v.message));
+    }
+    return v;
+  }
+
+  v.cause = t.shrank ? (ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  v.owner = a.owner;
+  const suspectMs = spec.suspectAfterSeconds * 1000;
+  const deadlineMs = spec.progressDeadlineSeconds * 1000;
+  const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0);
+  const idle = now - lastProgress;
+  const sentenceArgs = {
+    to: rollout.toRevision,
+    cause: v.cause,
+    owner: v.owner,
+    blocked: a.blocked,
+    empty: a.empty,
+    left: rollout.leftNodes ?? [],
+    gens: t.split.generations,
+    ds,
+    desiredAtStart: t.expectedDesired,
+  };
+  // Our undo is applied but the controller has not made the restored revision current yet (it
+  // renumbers it on its next sync): that is the rollback starting, not a second stall.
+  const lastUndo = v.lastUndo;
+  v.undoInFlight = !rollout.rollback && lastUndo?.result === 'Applied' && lastUndo.fromHash === rollout.toRevision.hash;
+  const sinceUndo = v.undoInFlight && lastUndo ? now - (parseTime(lastUndo.at) ?? now) : 0;
+  if (v.undoInFlight && lastUndo && sinceUndo < deadlineMs) {
+    v.state = 'RollingBack';
+    v.message = `Undo applied at ${lastUndo.at}: waiting for the DaemonSet controller to roll ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} out again`;
+    v.requeueAfterMs = deadlineMs - sinceUndo;
+    v.cause = '';
+    v.owner = '';
+  } else if (v.undoInFlight && lastUndo) {
+    v.state = 'Stalled';
+    v.cause = 'ControllerNotActing';
+    v.owner = 'ControlPlane';
+    v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
+  } else if (!t.observed && idle < deadlineMs) {
+    v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
+    v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
+    v.requeueAfterMs = deadlineMs - idle;
+    // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
+    v.cause = '';
+    v.owner = '';
+  } else if (idle >= deadlineMs) {
+    v.state = 'Stalled';
+    // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
+    v.message = stallSentence({ ...sentenceArgs, idleMs: deadlineMs, verb: 'has made no progress' });
+    if (!t.observed) v.message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
+  } else if (idle >= suspectMs) {
+    v.state = 'Suspect';
+    v.message = stallSentence({ ...sentenceArgs, idleMs: suspectMs, verb: 'has made no progress' });
+    v.requeueAfterMs = deadlineMs - idle;
+  } else {
+    v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
+    v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${ds.updated}/${ds.desired} updated, ${ds.available}/${ds.desired} available`;
+    const waiting = a.blocked.length + a.empty.length;
+    if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
+    if (a.owner === 'ConfiguredWait') v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
+    v.requeueAfterMs = suspectMs - idle;
+    // Early explanation: a definitive failure of the revision or a node is named before the deadline.
+    // Waits on the control plane or a configured delay are not failures: nothing to name yet.
+    if (v.cause === 'Unknown' || v.cause === 'NotReady' || (!t.shrank && (v.owner === 'ControlPlane' || v.owner === 'ConfiguredWait'))) {
+      v.cause = '';
+      v.owner = '';
+    }
+  }
+
+  if (v.state === 'Suspect' && prevState !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
+  if (v.state === 'Stalled' && prevState !== 'Stalled') {
+    if (rollout.rollback || v.undoInFlight) {
+      const note = `The undo to ${fmtRev(rollout.toRevision)} itself stalled; not retrying. ${v.message}`;
+      v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
+      if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
+    } else {
+      v.events.push(event('Warning', Reason.RolloutStalled, v.message));
+    }
+  }
+  if ((v.state === 'Progressing' || v.state === 'RollingBack') && (prevState === 'Suspect' || prevState === 'Stalled') && t.progressed && !t.startedNow) {
+    v.events.push(event('Normal', Reason.RolloutResumed, `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`));
+  }
+  return v;
+}
