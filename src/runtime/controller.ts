@@ -235,6 +235,12 @@ export class Controller {
   private wireHandlers(): void {
     this.guards.onEvent((e) => {
       this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`);
+      // A guard that appears, goes or retargets can change which guard is in charge of a DaemonSet:
+      // every guard of the old and new target looks again.
+      if (e.type !== 'update' || e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name || e.old?.metadata.deletionTimestamp !== e.obj.metadata.deletionTimestamp) {
+        this.enqueueForTarget(e.obj.metadata.namespace, e.obj.spec?.targetRef?.name ?? '');
+        if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.enqueueForTarget(e.old.metadata.namespace, e.old.spec?.targetRef?.name ?? '');
+      }
       if (!this.policies) return;
       const policy = e.obj.metadata.labels?.[POLICY_LABEL];
       if (policy) this.enqueue(`${POLICY_KEY}${policy}`);

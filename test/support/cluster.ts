@@ -201,6 +201,10 @@ export interface DecoderDaemonSetOptions {
   tolerations?: Array<Record<string, unknown>>;
   /** Extra nodeSelector terms, ANDed with the pool label. */
   nodeSelector?: Record<string, string>;
+  /** spec.minReadySeconds: a Ready pod counts as available only after this long. */
+  minReadySeconds?: number;
+  /** metadata.ownerReferences, e.g. a controller owner like an operator's custom resource. */
+  ownerReferences?: Array<Record<string, unknown>>;
 }
 
 /** A RollingUpdate DaemonSet manifest (one container named `decoder`) confined to one node pool. */
@@ -209,9 +213,10 @@ export function decoderDaemonSet(o: DecoderDaemonSetOptions): Record<string, unk
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
-    metadata: { name: o.name, namespace: o.ns, labels },
+    metadata: { name: o.name, namespace: o.ns, labels, ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}) },
     spec: {
       selector: { matchLabels: labels },
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
       updateStrategy: {
         type: 'RollingUpdate',
         rollingUpdate: { maxUnavailable: o.maxUnavailable ?? 1, maxSurge: o.maxSurge ?? 0 },

@@ -10,9 +10,11 @@ import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
 import type {
   DaemonSetView,
   Decision,
+  GuardPeer,
   GuardSpec,
   GuardStatus,
   LeftNode,
+  NodeHealth,
   NodeView,
   Observation,
   PodView,
@@ -122,6 +124,33 @@ export const unschedulablePod = (hash: string, message: string): PodView =>
 /** A pod that runs but never passes its readiness probe. */
 export const notReadyPod = (hash: string): PodView => pod({ hash, ready: false });
 
+/**
+ * A pod of `hash` being deleted: `deletionAt` is its metadata.deletionTimestamp (the moment its grace
+ * period ends). Not ready by default, as the node lifecycle controller marks pods on a lost node.
+ */
+export const deletingPod = (hash: string, deletionAt: number, o: Partial<PodView> = {}): PodView =>
+  pod({ hash, deleting: true, deletionAt: iso(deletionAt), ready: false, ...o });
+
+/** A pod Ready since `readySince` (ms) and not yet available: it waits out minReadySeconds. */
+export const waitingOutMinReadyPod = (hash: string, readySince: number): PodView => pod({ hash, ready: true, available: false, readySince: iso(readySince) });
+
+/** A Pending pod no scheduler has looked at: no nodeName and no PodScheduled condition. */
+export const unscheduledPod = (hash: string): PodView => pod({ hash, phase: 'Pending', scheduled: false, ready: false, schedulingAttempted: false });
+
+/** Node health from the node's Ready condition and taints; defaults to a Ready node. */
+export function health(o: Partial<NodeHealth> = {}): NodeHealth {
+  return { ready: 'True', ...o };
+}
+
+/** A node whose kubelet stopped posting status: Ready Unknown and tainted unreachable by the node lifecycle controller. */
+export const deadKubelet = (): NodeHealth =>
+  health({ ready: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', unreachable: true });
+
+/** `n` with its health set. */
+export function withHealth(n: NodeView, h: NodeHealth): NodeView {
+  return { ...n, health: { ...h } };
+}
+
 /** A node; pods without a name get `<ds>-<hash>-<node>`. */
 export function node(name: string, pods: PodView[] = [], eligible = true, ineligibleReason?: string): NodeView {
   const n: NodeView = {
@@ -141,6 +170,8 @@ export interface TargetObsOptions {
   currentRevision?: RevisionView | null;
   leftNodes?: LeftNode[];
   removedNodes?: string[];
+  /** Every guard targeting the DaemonSet (absent: just this one). */
+  guards?: GuardPeer[];
 }
 
 /** An observation of an existing DaemonSet. */
@@ -156,6 +187,7 @@ export function targetObs(o: TargetObsOptions = {}): Observation {
     leftNodes: o.leftNodes ?? [],
   };
   if (o.removedNodes) obs.removedNodes = o.removedNodes;
+  if (o.guards) obs.guards = o.guards.map((g) => ({ ...g }));
   if (current) obs.currentRevision = current;
   return obs;
 }

@@ -1,0 +1,139 @@
+/**
+ * End to end on a private control plane with the node lifecycle controller running: faults that are
+ * nobody's revision's fault, each with onStall.action Undo, each asserting the DaemonSet's template
+ * afterwards and the Events.
+ *
+ * - Dead kubelets mid-rollout of a good image: the nodes' own kwok is frozen, they turn Unknown and get
+ *   the unreachable taint as in a real cluster, the old pod stays Terminating. No undo; the nodes are
+ *   named as the fault. Thawed, the rollout completes.
+ * - The controller-manager paused across a template change: Stalled with ControllerNotObserving after
+ *   the deadline, no undo. Resumed, the rollout proceeds and the guard follows.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
+import { OperatorProcess, guard } from '../support/operator.js';
+import { PrivateCluster, type KillableNodePool } from '../support/privateCluster.js';
+
+interface GuardObj {
+  status?: {
+    state?: string;
+    cause?: string;
+    owner?: string;
+    message?: string;
+    currentRevision?: { revision?: number; hash: string };
+    lastUndo?: { result: string };
+    undoSkipped?: { reason: string; message: string };
+    emptyNodes?: Array<{ node: string; owner?: string; cause?: string; message: string }>;
+    blockedNodes?: Array<{ node: string; owner?: string; cause?: string; message: string }>;
+  };
+}
+interface EventItem {
+  reason: string;
+  message?: string;
+  note?: string;
+}
+
+const GOOD = 'registry.local/decoder:2';
+let pc: PrivateCluster;
+const procs: OperatorProcess[] = [];
+
+const getGuard = (ns: string): Promise<GuardObj> => pc.kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns });
+const image = async (ns: string): Promise<string> =>
+  (await pc.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], { ns })).spec.template.spec.containers[0]!.image;
+
+async function events(ns: string, kind: string): Promise<EventItem[]> {
+  return (await pc.kubectlJson<{ items: EventItem[] }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns })).items;
+}
+
+async function waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: string, op: OperatorProcess, timeoutMs = 90_000): Promise<GuardObj> {
+  let last: GuardObj | undefined;
+  try {
+    await waitFor(async () => {
+      last = await getGuard(ns);
+      return pred(last);
+    }, { timeoutMs, describe: what });
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-15).join('\n')}`);
+  }
+  return last!;
+}
+
+/** A namespace with the decoder DaemonSet rolled out on `nodes`' pool, and an operator guarding it. */
+async function scene(prefix: string, pool: string, count: number, spec: Record<string, unknown>, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<{ ns: string; op: OperatorProcess }> {
+  const ns = await pc.createNamespace(prefix);
+  await pc.apply(decoderDaemonSet({ name: 'decoder', ns, pool, image: 'registry.local/decoder:1', ...extra }));
+  await waitFor(async () => {
+    const ds = await pc.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', 'decoder'], { ns });
+    return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count;
+  }, { timeoutMs: 120_000, describe: `decoder available on all ${count} nodes` });
+  const op = await OperatorProcess.start({ namespaces: [ns], kubeconfig: pc.kubeconfig });
+  procs.push(op);
+  await pc.apply(guard('decoder', ns, 'decoder', spec));
+  await waitGuard(ns, (g) => g.status?.state === 'Healthy', 'Healthy', op);
+  return { ns, op };
+}
+
+describe('field faults on a private control plane: no undo when the revision is not at fault', () => {
+  before(async () => {
+    pc = await PrivateCluster.start({ nodeLifecycle: true });
+    await pc.installCrds();
+    // A node outside any frozen pool: the node lifecycle controller stops tainting when every node is down.
+    await pc.createNodePool('ff-steady', 1);
+  });
+
+  after(async () => {
+    for (const p of procs) await p.stop().catch(() => undefined);
+    if (pc && process.env.RG_KEEP_FAULT_CLUSTER !== '1') await pc.down();
+  });
+
+  it('dead kubelets mid-rollout of a good image: Stalled, the nodes blamed by name, no undo; thawed, the rollout completes', async () => {
+    const pool: KillableNodePool = await pc.createKillableNodePool('ff-dead', 3);
+    const { ns, op } = await scene('ff-dead', pool.name, 3, { suspectAfterSeconds: 3, progressDeadlineSeconds: 12, onStall: { action: 'Undo' } });
+    // The kubelets die as the good revision starts to roll out: the first old pod is deleted and can
+    // never finish terminating, so no new pod is created anywhere.
+    pool.pause();
+    await pc.kubectl(['set', 'image', 'ds/decoder', `decoder=${GOOD}`], { ns });
+    const g = await waitGuard(ns, (x) => x.status?.state === 'Stalled' && x.status.cause === 'NodeNotReady', 'Stalled, NodeNotReady', op, 120_000);
+    assert.equal(g.status?.owner, 'Node');
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+    const blamed = [...(g.status?.emptyNodes ?? []), ...(g.status?.blockedNodes ?? [])].filter((x) => x.owner === 'Node');
+    assert.ok(blamed.length >= 1 && blamed.every((b) => pool.nodes.includes(b.node)), JSON.stringify(g.status));
+    assert.match(g.status?.message ?? '', new RegExp(`${blamed[0]!.node}.*Unknown`));
+    assert.match(g.status?.message ?? '', /an undo would not help/);
+    await holdsFor(async () => (await image(ns)) === GOOD && (await getGuard(ns)).status?.lastUndo === undefined, { durationMs: 8_000, describe: 'no undo' });
+    const onDs = await events(ns, 'DaemonSet');
+    assert.ok(onDs.some((e) => e.reason === 'UndoSkipped' && /an undo would not help/.test(e.message ?? e.note ?? '')), JSON.stringify(onDs.map((e) => e.reason)));
+    assert.ok(!onDs.some((e) => e.reason === 'UndoStarted'));
+
+    pool.resume();
+    const done = await waitGuard(ns, (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2, 'Healthy on the good revision', op, 180_000);
+    assert.equal(done.status?.lastUndo, undefined);
+    assert.equal(await image(ns), GOOD);
+  });
+
+  it('the controller-manager paused across a template change: Stalled ControllerNotObserving, no undo; resumed, the guard follows', async () => {
+    const pool = await pc.createNodePool('ff-kcm', 3);
+    const { ns, op } = await scene('ff-kcm', pool.name, 3, { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } });
+    pc.signalComponent('kube-controller-manager', 'SIGSTOP');
+    let resumed = false;
+    try {
+      await pc.kubectl(['set', 'image', 'ds/decoder', `decoder=${GOOD}`], { ns });
+      const g = await waitGuard(ns, (x) => x.status?.state === 'Stalled', 'Stalled', op, 60_000);
+      assert.equal(g.status?.cause, 'ControllerNotObserving');
+      assert.equal(g.status?.owner, 'ControlPlane');
+      assert.match(g.status?.message ?? '', /has not observed generation 2/);
+      await waitFor(async () => (await events(ns, 'RolloutGuard')).some((e) => e.reason === 'RolloutStalled'), { timeoutMs: 15_000, describe: 'RolloutStalled' });
+      assert.equal(await image(ns), GOOD);
+      pc.signalComponent('kube-controller-manager', 'SIGCONT');
+      resumed = true;
+    } finally {
+      if (!resumed) pc.signalComponent('kube-controller-manager', 'SIGCONT');
+    }
+    const done = await waitGuard(ns, (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2, 'Healthy on revision 2', op, 120_000);
+    assert.equal(done.status?.lastUndo, undefined);
+    const reasons = (await events(ns, 'RolloutGuard')).map((e) => e.reason);
+    for (const r of ['RolloutStarted', 'RolloutComplete']) assert.ok(reasons.includes(r), `${r}: ${reasons.join(', ')}`);
+    assert.ok(!reasons.includes('UndoStarted'));
+  });
+});
