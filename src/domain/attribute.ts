@@ -89,6 +89,10 @@ export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; messa
 export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod: PodView | undefined, now: number, minReadySeconds: number): BlockedNode {
   const nf = nodeFault(node?.health);
   if (nf) return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
+  // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
+  if (pod?.ready && !pod.available && pod.restartCount > 0) {
+    return { ...b, owner: 'Revision', cause: 'CrashLoop', reason: 'CrashLoopBackOff', message: `restarted ${pod.restartCount} time(s); ready again, but not for minReadySeconds ${minReadySeconds}` };
+  }
   if (pod?.ready && !pod.available) {
     const since = parse(pod.readySince);
     const left = since !== undefined ? Math.max(0, since + minReadySeconds * 1000 - now) : undefined;
@@ -153,7 +157,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   if (input.minReadySeconds > 0) {
     for (const n of input.nodes) {
       for (const p of n.pods) {
-        if (p.hash !== input.split.targetHash || !p.ready || p.deleting) continue;
+        // A pod that restarted is failing: its short spells of readiness do not hold the clock.
+        if (p.hash !== input.split.targetHash || !p.ready || p.deleting || p.restartCount > 0) continue;
         const since = parse(p.readySince);
         if (since === undefined) continue;
         const end = Math.min(now, since + input.minReadySeconds * 1000);
@@ -162,14 +167,19 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     }
   }
 
-  const revisionEvidence = blocked.filter((b) => b.owner === 'Revision').map((b) => b.node);
   const all: Array<BlockedNode | EmptyNode> = [...blocked, ...empty];
+  // A configured wait in progress anywhere (a pod waiting out minReadySeconds, an old pod in its grace
+  // period) holds the clock until it ends.
+  if (all.some((x) => x.owner === 'ConfiguredWait')) waitEndsAt = now;
+  const revisionEvidence = blocked.filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
 
   if (input.shrank) {
-    result.owner = attributeShrink(input.left);
-    result.revisionEvidence = result.owner === 'Revision' ? input.left.filter((l) => l.nodeChanged !== true).map((l) => l.node) : [];
+    // The new revision failing on a Ready node is evidence enough, whatever made DESIRED drop.
+    const shrink = attributeShrink(input.left);
+    result.owner = revisionEvidence.length > 0 ? 'Revision' : shrink;
+    if (shrink === 'Revision') result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
     return result;
   }
   if (!input.observed) {

@@ -61,9 +61,14 @@ export function attributionSentence(args: {
   empty: readonly EmptyNode[];
   ds: DaemonSetView;
   left?: readonly LeftNode[];
+  /** The rollout is the guard's own undo converging: it is never undone in turn. */
+  rollback?: boolean;
 }): string {
   const mine = [...args.blocked, ...args.empty].filter((x) => x.owner === args.owner);
   const names = list(mine.map((x) => x.node));
+  if (args.rollback && args.owner === 'Revision') {
+    return `The restored revision fails on ${names || 'the nodes'}: the guard never undoes its own undo; fix forward.`;
+  }
   switch (args.owner) {
     case 'Revision':
       if (mine.length === 0) return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
@@ -92,6 +97,7 @@ export function stallSentence(args: {
   to: RevisionRef;
   cause: CauseClass;
   owner?: FaultOwner | '';
+  rollback?: boolean;
   idleMs: number;
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
@@ -105,6 +111,7 @@ export function stallSentence(args: {
   if (args.cause === 'TargetShrank' || args.cause === 'NoNodesMatched') {
     why = `DESIRED dropped from ${args.desiredAtStart} to ${args.ds.desired}`;
     if (args.left.length > 0) why += `: ${describeLeft(args.left)} left the targets`;
+    if (args.blocked.length + args.empty.length > 0) why += `; ${describeBlocked(args.blocked, args.empty)}`;
   } else if (args.blocked.length + args.empty.length > 0) {
     why = describeBlocked(args.blocked, args.empty);
   } else {
@@ -113,7 +120,7 @@ export function stallSentence(args: {
   const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens)}` : '';
   const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.ds)}.`;
   if (!args.owner) return base;
-  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, ds: args.ds, left: args.left })}`;
+  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, ds: args.ds, left: args.left, rollback: args.rollback === true })}`;
 }
 
 /** Event notes are limited to 1 kB by the API server. */

@@ -64,7 +64,9 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
   if (a.owner !== 'Revision' || a.revisionEvidence.length === 0) {
     const whose =
       a.owner === 'Node' ? 'the nodes' : a.owner === 'ControlPlane' ? 'the control plane' : a.owner === 'ConfiguredWait' ? 'a configured wait' : 'nothing known';
-    const cause = v.cause ? ` (${v.cause})` : '';
+    const names = [...a.blocked, ...a.empty].filter((x) => x.owner === a.owner).map((x) => x.node);
+    const where = names.length > 0 ? `: ${list(names)}` : '';
+    const cause = v.cause ? ` (${v.cause}${where})` : '';
     return { reason: 'NotTheRevision', message: `the stall is blamed on ${whose}${cause}, not on the new revision failing on a Ready node: an undo would not help` };
   }
   if (!from) return { reason: 'NoEarlierRevision', message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)' };
@@ -82,6 +84,15 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   const out: Plan = { lastUndo: v.lastUndo, messageSuffix: '', events: [] };
   if (prev.repeatedRevision) out.repeatedRevision = prev.repeatedRevision;
   const rollout = t.rollout;
+  if (v.state === 'Stalled' && v.cause === 'ControllerNotObserving' && (!rollout || !t.active)) {
+    // No rollout started at all: the DaemonSet controller never acted on the change.
+    const skip: UndoSkip = { reason: 'NotTheRevision', message: 'the DaemonSet controller has not observed the new spec: there is no failing revision to undo, and nothing would carry an undo out' };
+    out.undoSkipped = skip;
+    if (spec.onStall.action === 'Undo' && prev.state !== 'Stalled') {
+      out.events.push(event('Warning', Reason.UndoSkipped, `Not undoing: ${skip.message}`, true, EventAction.Undo));
+    }
+    return out;
+  }
   if (!rollout || !t.active || v.state !== 'Stalled') {
     if (prev.undoPlan && v.state !== 'Healthy' && v.state !== 'RolledBack') out.undoPlan = prev.undoPlan;
     return out;

@@ -100,10 +100,13 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   if (boss && boss.name !== policy.name) {
     const others = obs.guards!.length - 1;
     const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.ds.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
-    if (notJudging(conds, 'False', Reason.Conflict, msg) || prev.state !== 'Conflict') events.push(event('Warning', Reason.Conflict, msg, true));
-    const status: GuardStatus = { ...prev, observedGeneration: generation, state: 'Conflict', cause: '', owner: '', message: msg, inCharge: boss.name };
-    delete status.rollout;
+    if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
+    // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
+    // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
+    const status: GuardStatus = { ...prev, observedGeneration: generation, state: 'Conflict', cause: '', message: msg, inCharge: boss.name, blockedNodes: [], blockedNodeCount: 0, emptyNodes: [], emptyNodeCount: 0 };
+    delete status.owner;
     delete status.undoPlan;
+    delete status.undoSkipped;
     return finish(status);
   }
 

@@ -5,17 +5,10 @@
  * Everything here is plain data (JSON-serialisable), so the status we write is exactly what we read back.
  */
 
-/** States shown in `status.state` and the STATE printer column. */
-export type GuardState =
-  | 'Unknown'
-  | 'Healthy'
-  | 'Progressing'
-  | 'Suspect'
-  | 'Stalled'
-  | 'RollingBack'
-  | 'RolledBack'
-  | 'Suspended'
-  | 'Conflict';
+/** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
+export const GUARD_STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'RollingBack', 'RolledBack', 'Suspended', 'Conflict'] as const;
+/** One of {@link GUARD_STATES}. */
+export type GuardState = (typeof GUARD_STATES)[number];
 
 /**
  * Why a rollout is not moving. One class per remedy: an operator reading the cause knows which column,

@@ -101,6 +101,7 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     gens: t.split.generations,
     ds,
     desiredAtStart: t.expectedDesired,
+    rollback: rollout.rollback === true,
   };
   // Our undo is applied but the controller has not made the restored revision current yet (it
   // renumbers it on its next sync): that is the rollback starting, not a second stall.

@@ -272,8 +272,11 @@ export class Reconciler {
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {
     this.metrics.setState(namespace, name, next.state ?? 'Unknown');
+    if (next.undoSkipped && spec.onStall.action === 'Undo' && (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')) {
+      this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
+    }
     if (next.state === 'Stalled' && prev.state !== 'Stalled') {
-      this.metrics.stalls.inc({ namespace, guard: name, cause: next.cause || 'Unknown' });
+      this.metrics.stalls.inc({ namespace, guard: name, cause: next.cause || 'Unknown', owner: next.owner || 'Unknown' });
       const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;
       if (last !== undefined) this.metrics.detectionLatency.observe(Math.max(0, now - (last + spec.progressDeadlineSeconds * 1000)) / 1000);
     }

@@ -3,6 +3,7 @@
  * controllers without metric name clashes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { GUARD_STATES } from '../domain/types.js';
 import type { InformerStats } from '../k8s/informer.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
@@ -14,7 +15,7 @@ export interface InformerSample {
 }
 
 /** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
-export const STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'RollingBack', 'RolledBack', 'Suspended'] as const;
+export const STATES = GUARD_STATES;
 
 export class Metrics {
   readonly registry = new Registry();
@@ -26,8 +27,14 @@ export class Metrics {
   });
   readonly stalls = new Counter({
     name: 'rollout_guard_stalls_detected_total',
-    help: 'Rollouts that reached Stalled, by cause.',
-    labelNames: ['namespace', 'guard', 'cause'] as const,
+    help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Unknown).',
+    labelNames: ['namespace', 'guard', 'cause', 'owner'] as const,
+    registers: [this.registry],
+  });
+  readonly undosSkipped = new Counter({
+    name: 'rollout_guard_undos_skipped_total',
+    help: 'Stalled rollouts the guard did not undo, by reason (NotTheRevision, OwnedByController, OptedOut, AlreadyUndone, ...).',
+    labelNames: ['reason'] as const,
     registers: [this.registry],
   });
   readonly detectionLatency = new Histogram({

@@ -567,8 +567,9 @@ describe('attribute: waitEndsAt (the end of the minReadySeconds wait, so the wai
     },
     { name: 'pods of the old revision do not count', nodes: [readyNode('node-1', [pod({ hash: HASH.A, readySince: new Date(NOW - sec(1)).toISOString() })])], minReadySeconds: 12, want: undefined },
     { name: 'pods that are not ready do not count', nodes: [readyNode('node-1', [{ ...notReadyPod(HASH.B), readySince: new Date(NOW - sec(1)).toISOString() }])], minReadySeconds: 12, want: undefined },
-    { name: 'pods being deleted do not count', nodes: [readyNode('node-1', [{ ...since(1), deleting: true, deletionAt: new Date(NOW + sec(30)).toISOString() }])], minReadySeconds: 12, want: undefined },
-    { name: 'a ready pod without readySince does not count', nodes: [readyNode('node-1', [pod({ hash: HASH.B, ready: true, available: false })])], minReadySeconds: 12, want: undefined },
+    { name: 'an old pod in its termination grace period is a configured wait too: it ends no earlier than now', nodes: [readyNode('node-1', [{ ...since(1), deleting: true, deletionAt: new Date(NOW + sec(30)).toISOString() }])], minReadySeconds: 12, want: NOW },
+    { name: 'a ready pod not yet available, readySince unknown: still waiting, so now', nodes: [readyNode('node-1', [pod({ hash: HASH.B, ready: true, available: false })])], minReadySeconds: 12, want: NOW },
+    { name: 'a pod that restarted does not hold the clock, whatever its readiness', nodes: [readyNode('node-1', [{ ...since(4), restartCount: 2 }])], minReadySeconds: 12, want: undefined },
     { name: 'no pods at all', nodes: [readyNode('node-1', [])], minReadySeconds: 12, want: undefined },
   ];
   for (const tc of cases) {

@@ -1,0 +1,837 @@
+/**
+ * decide() with attribution: timelines through `run` (fake clock, plain ms; each pass gets the status
+ * the previous one decided) with onStall.action Undo, checking that a stall is always reported, that its
+ * owner is named, and that only a stall the evidence blames on the new revision, on a Ready node, is
+ * undone. Every other stall says why it is not undone (status.undoSkipped, one UndoSkipped Event).
+ *
+ * The last block is a property check: seeded random sequences of observations from a few worlds.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decide } from '../../src/domain/stateMachine.js';
+import { recordUndoOutcome } from '../../src/domain/undo.js';
+import type { DaemonSetUndoRecord, DaemonSetView, Decision, GuardPeer, GuardStatus, NodeHealth, NodeView, Observation, PodView } from '../../src/domain/types.js';
+import {
+  DS_NAME,
+  HASH,
+  T0,
+  cond,
+  crashLoopPod,
+  deadKubelet,
+  deepFreeze,
+  deletingPod,
+  health,
+  imagePullPod,
+  iso,
+  node,
+  notReadyPod,
+  pod,
+  policy,
+  reasons,
+  rev,
+  roundTrip,
+  run,
+  sec,
+  targetObs,
+  unscheduledPod,
+  waitingOutMinReadyPod,
+  withHealth,
+  type Step,
+  type TargetObsOptions,
+} from '../support/fixtures.js';
+
+// --- Worlds ---------------------------------------------------------------------------------------
+
+const A1 = rev(HASH.A, 1);
+const B2 = rev(HASH.B, 2);
+/** Revision A after an undo: the DaemonSet controller renumbers the restored revision to max+1. */
+const A3 = rev(HASH.A, 3);
+/** The template changes to B at T1 in most timelines. */
+const T1 = T0 + sec(60);
+const UNDO = policy({ onStall: { action: 'Undo' } });
+const REPORT = policy({ onStall: { action: 'Report' } });
+
+/** A Ready node running `pods`. */
+const ready = (name: string, pods: PodView[]): NodeView => withHealth(node(name, pods), health());
+/** A node with `h` as its health. */
+const sick = (name: string, pods: PodView[], h: NodeHealth): NodeView => withHealth(node(name, pods), h);
+
+/** Revision 1 (A) fully rolled out on three Ready nodes. */
+function healthyA(ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
+  return targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A1], ds, ...extra });
+}
+
+/** The DaemonSet at template 2 (revision B), observed, counters from `ds`. */
+function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
+  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...ds };
+}
+
+/** A rollout to B with the given nodes. */
+function rolloutB(nodes: NodeView[], ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
+  return targetObs({ nodes, revisions: [A1, B2], ds: dsAt2(ds), ...extra });
+}
+
+/** The classic stall: node-1 and node-2 on A, node-3's new pod given by `node3` (ImagePullBackOff). */
+function stallB(node3: PodView[] = [imagePullPod(HASH.B)], ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
+  return rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', node3)], { ready: 2, updated: 1, available: 2, ...ds }, extra);
+}
+
+/** Revision B fully rolled out. */
+function completeB(ds: Partial<DaemonSetView> = {}): Observation {
+  return rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [pod({ hash: HASH.B })])], ds);
+}
+
+/** Healthy on A at T0, then `world` from T1 on, and again at each offset from T1 (with its own world if given). */
+function fromHealthy(world: Observation, ...later: [number, Observation?][]): Step[] {
+  return [{ obs: healthyA(), at: T0 }, { obs: world, at: T1 }, ...later.map(([dt, obs]) => ({ obs: obs ?? world, at: T1 + dt }))];
+}
+
+/** What act + persist store after an Undo: the outcome Applied. Other decisions are stored as decided. */
+const persistUndo = (d: Decision): GuardStatus => (d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status);
+
+const count = (ds: readonly Decision[], reason: string): number => ds.reduce((n, d) => n + reasons(d).filter((r) => r === reason).length, 0);
+const undos = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action?.kind === 'Undo');
+
+/** What every refused undo looks like at the stall: reported, refused, said once, nothing done. */
+function assertRefusedAtStall(d: Decision, reason: string, pattern: RegExp): void {
+  assert.equal(d.status.state, 'Stalled');
+  assert.equal(d.action, undefined);
+  assert.equal(d.status.undoSkipped?.reason, reason);
+  assert.match(d.status.undoSkipped.message, pattern);
+  assert.deepEqual(reasons(d), ['RolloutStalled', 'UndoSkipped']);
+  const skipped = d.events[1]!;
+  assert.equal(skipped.type, 'Warning');
+  assert.equal(skipped.onTarget, true, 'mirrored on the DaemonSet');
+  assert.match(skipped.note, pattern);
+  assert.equal(d.status.lastUndo, undefined);
+  assert.equal(cond(d.status, 'RolledBack').status, 'False');
+  assert.equal(cond(d.status, 'RolledBack').reason, 'UndoSkipped');
+  assert.match(cond(d.status, 'RolledBack').message, new RegExp(`^${reason}: `));
+}
+
+// --- A node dies mid-rollout of a good image -------------------------------------------------------------
+
+describe('decide: a kubelet stops mid-rollout of a good image', () => {
+  /** node-1 and node-2 run B fine; node-3's kubelet is gone, its old pod stuck Terminating, no new pod. */
+  const deadWorld = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet())],
+    { current: 3, ready: 2, updated: 2, available: 2 },
+  );
+  const ds = run(fromHealthy(deadWorld, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO, initial: {} });
+  const [, start, suspect, stalled, ...later] = ds as [Decision, Decision, Decision, Decision, ...Decision[]];
+
+  it('no pass ever plans an action', () => {
+    for (const d of ds) assert.equal(d.action, undefined);
+  });
+
+  it('the node fault is named from the start (early explanation), the revision never', () => {
+    assert.equal(start.status.state, 'Progressing');
+    assert.deepEqual(reasons(start), ['RolloutStarted']);
+    assert.equal(start.status.cause, 'NodeNotReady');
+    assert.equal(start.status.owner, 'Node');
+    for (const d of ds.slice(1)) assert.notEqual(d.status.owner, 'Revision');
+  });
+
+  it('Suspect at suspectAfter, owned by the node', () => {
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.deepEqual(reasons(suspect), ['RolloutSuspect']);
+    assert.equal(suspect.status.cause, 'NodeNotReady');
+    assert.equal(suspect.status.owner, 'Node');
+    assert.equal(suspect.status.undoSkipped, undefined, 'nothing is refused before the stall');
+  });
+
+  it('Stalled at the deadline: cause NodeNotReady, owner Node, the undo refused as NotTheRevision', () => {
+    assert.equal(stalled.status.cause, 'NodeNotReady');
+    assert.equal(stalled.status.owner, 'Node');
+    assertRefusedAtStall(stalled, 'NotTheRevision', /an undo would not help/);
+    assert.match(stalled.status.undoSkipped!.message, /blamed on the nodes \(NodeNotReady: node-3\)/);
+    assert.equal(cond(stalled.status, 'Stalled').status, 'True');
+    assert.equal(cond(stalled.status, 'Stalled').reason, 'NodeNotReady');
+    assert.match(cond(stalled.status, 'Ready').message, /NodeNotReady, Node at fault/);
+  });
+
+  it('the status message names node-3, says what its node reports, and that an undo would not help', () => {
+    const m = stalled.status.message!;
+    assert.match(m, /node-3/);
+    assert.match(m, /Kubelet stopped posting node status\./);
+    assert.match(m, /an undo would not help/);
+    assert.match(m, /Not undoing: /);
+    assert.doesNotMatch(m, /new revision itself fails/);
+  });
+
+  it('node-3 is listed empty, owned by the node', () => {
+    assert.deepEqual(stalled.status.emptyNodes, [
+      { node: 'node-3', reason: 'Terminating', message: 'node is Unknown (Kubelet stopped posting node status.); the old pod is terminating and no new pod exists yet', owner: 'Node', cause: 'NodeNotReady' },
+    ]);
+    assert.deepEqual(stalled.status.blockedNodes, []);
+  });
+
+  it('exactly one UndoSkipped Event over the whole timeline; later passes are silent and stay Stalled', () => {
+    assert.equal(count(ds, 'UndoSkipped'), 1);
+    assert.equal(count(ds, 'RolloutStalled'), 1);
+    for (const d of later) {
+      assert.equal(d.status.state, 'Stalled');
+      assert.deepEqual(reasons(d), []);
+      assert.equal(d.status.owner, 'Node');
+      assert.equal(d.status.undoSkipped?.reason, 'NotTheRevision');
+      assert.deepEqual(d.status, stalled.status, 'nothing new observed: nothing rewritten');
+    }
+  });
+
+  it('Report mode refuses the same way, without an Event and without a dry run', () => {
+    const rs = run(fromHealthy(deadWorld, [sec(600)], [sec(700)]), { policy: REPORT });
+    for (const d of rs) assert.equal(d.action, undefined);
+    assert.equal(rs[2]!.status.undoSkipped?.reason, 'NotTheRevision');
+    assert.deepEqual(reasons(rs[2]!), ['RolloutStalled']);
+    assert.doesNotMatch(rs[2]!.status.message!, /Would restore/);
+  });
+});
+
+describe('decide: other node faults at the deadline are the node\'s, never undone', () => {
+  const cases: { name: string; node3: NodeView; cause: string }[] = [
+    { name: 'Ready False, its new pod marked not ready', node3: sick('node-3', [notReadyPod(HASH.B)], health({ ready: 'False', reason: 'KubeletNotReady', message: 'PLEG is not healthy' })), cause: 'NodeNotReady' },
+    { name: 'tainted unreachable, its new pod crash-looping', node3: sick('node-3', [crashLoopPod(HASH.B)], health({ unreachable: true })), cause: 'NodeNotReady' },
+    { name: 'Ready Unknown, its new pod last seen ImagePullBackOff', node3: sick('node-3', [imagePullPod(HASH.B)], deadKubelet()), cause: 'NodeNotReady' },
+    { name: 'DiskPressure, its new pod unable to pull', node3: sick('node-3', [imagePullPod(HASH.B)], health({ pressure: ['DiskPressure'] })), cause: 'NodePressure' },
+    { name: 'Ready, the old pod Terminating past its grace period', node3: ready('node-3', [deletingPod(HASH.A, T1 - sec(1))]), cause: 'PodTerminating' },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name} → Stalled ${tc.cause}, owner Node, NotTheRevision, no action`, () => {
+      const world = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), tc.node3], { ready: 2, updated: 3, available: 2 });
+      const ds = run(fromHealthy(world, [sec(600)], [sec(900)]), { policy: UNDO });
+      const d = ds[2]!;
+      assert.equal(d.status.cause, tc.cause);
+      assert.equal(d.status.owner, 'Node');
+      assertRefusedAtStall(d, 'NotTheRevision', /blamed on the nodes/);
+      assert.equal(undos(ds).length, 0);
+      assert.deepEqual(reasons(ds[3]!), []);
+    });
+  }
+});
+
+describe('decide: the revision fails on a Ready node while another node is dead', () => {
+  /** node-1 on B; node-2's kubelet stopped (its B pod marked not ready); node-3 Ready, B's image cannot be pulled. */
+  const world = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), sick('node-2', [notReadyPod(HASH.B)], deadKubelet()), ready('node-3', [imagePullPod(HASH.B)])],
+    { ready: 1, updated: 3, available: 1 },
+  );
+  const ds = run([...fromHealthy(world, [sec(300)]), { obs: world, at: T1 + sec(600), persist: persistUndo }, { obs: world, at: T1 + sec(700) }], { policy: UNDO });
+  const [, start, suspect, stalled, after] = ds as [Decision, Decision, Decision, Decision, Decision];
+
+  it('the revision is named from the start, on the evidence of the Ready node', () => {
+    assert.equal(start.status.owner, 'Revision');
+    assert.equal(start.status.cause, 'ImagePullFailure');
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.equal(suspect.status.owner, 'Revision');
+  });
+
+  it('at the deadline: Stalled ImagePullFailure, owner Revision, nothing refused, the undo planned', () => {
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.cause, 'ImagePullFailure');
+    assert.equal(stalled.status.owner, 'Revision');
+    assert.equal(stalled.status.undoSkipped, undefined);
+    assert.deepEqual(reasons(stalled), ['RolloutStalled']);
+    assert.deepEqual(stalled.action, {
+      kind: 'Undo',
+      fromHash: HASH.B,
+      toHash: HASH.A,
+      toRevisionName: `${DS_NAME}-${HASH.A}`,
+      expectedUid: 'uid-decoder',
+      expectedTemplateGeneration: '2',
+      record: { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: `default/${DS_NAME}` },
+    });
+  });
+
+  it('the undo record names the Ready node as the evidence, not the dead one', () => {
+    const m = stalled.status.lastUndo?.message ?? '';
+    assert.match(m, /the new revision fails on node-3$/);
+    assert.doesNotMatch(m, /node-2/);
+    assert.match(stalled.status.message!, /fails on Ready node node-3/);
+  });
+
+  it('per-node owners: node-2 the node, node-3 the revision', () => {
+    assert.deepEqual(
+      stalled.status.blockedNodes?.map((b) => [b.node, b.owner, b.cause]),
+      [
+        ['node-2', 'Node', 'NodeNotReady'],
+        ['node-3', 'Revision', 'ImagePullFailure'],
+      ],
+    );
+  });
+
+  it('once applied, the next pass waits for the rollback instead of undoing again', () => {
+    assert.equal(after.action, undefined);
+    assert.equal(after.status.state, 'RollingBack');
+    assert.equal(after.status.undoSkipped, undefined);
+  });
+});
+
+// --- minReadySeconds longer than the deadline ---------------------------------------------------------------
+
+describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node waits 12 s by design)', () => {
+  const P10 = policy({ progressDeadlineSeconds: 10, suspectAfterSeconds: 5, onStall: { action: 'Undo' } });
+  const minReady = { minReadySeconds: 12 };
+  /**
+   * The rollout `t` seconds after T1: node k (1-based) got its new pod at 12·(k-1) s, Ready at once,
+   * and counts available 12 s later; nodes not reached yet still run A.
+   */
+  function world(t: number): Observation {
+    const done = Math.min(3, Math.floor(t / 12));
+    const nodes = [1, 2, 3].map((k) => {
+      const name = `node-${k}`;
+      const since = T1 + sec(12 * (k - 1));
+      if (k <= done) return ready(name, [pod({ hash: HASH.B, readySince: iso(since) })]);
+      if (k === done + 1) return ready(name, [waitingOutMinReadyPod(HASH.B, since)]);
+      return ready(name, [pod({ hash: HASH.A })]);
+    });
+    return rolloutB(nodes, { ...minReady, updated: Math.min(3, done + 1), ready: 3, available: done === 3 ? 3 : 2 });
+  }
+  const schedules: { name: string; at: number[] }[] = [
+    { name: 'a pass every second', at: Array.from({ length: 41 }, (_, i) => i) },
+    { name: 'a pass at every requeue (5.1 s)', at: [0, 5.1, 10.2, 15.3, 20.4, 25.5, 30.6, 35.7, 36, 40.8] },
+    { name: 'a pass only when a pod changes', at: [0, 12, 24, 36] },
+    { name: 'a pass just before each node becomes available', at: [0, 11.999, 12, 23.999, 24, 35.999, 36] },
+  ];
+  for (const sc of schedules) {
+    it(`${sc.name}: never Suspect or Stalled, ends Healthy, DeadlineTooShort True throughout`, () => {
+      const ds = run([{ obs: healthyA(minReady), at: T0 }, ...sc.at.map((t) => ({ obs: world(t), at: T1 + sec(t) }))], { policy: P10 });
+      for (const [i, d] of ds.entries()) {
+        assert.ok(d.status.state === 'Healthy' || d.status.state === 'Progressing', `pass ${i}: ${d.status.state}`);
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.undoSkipped, undefined);
+        const c = cond(d.status, 'DeadlineTooShort');
+        assert.equal(c.status, 'True');
+        assert.equal(c.reason, 'DeadlineNotAboveMinReadySeconds');
+      }
+      assert.equal(count(ds, 'RolloutSuspect'), 0);
+      assert.equal(count(ds, 'RolloutStalled'), 0);
+      assert.equal(count(ds, 'RolloutStarted'), 1);
+      assert.equal(count(ds, 'RolloutComplete'), 1);
+      assert.equal(count(ds, 'DeadlineNotAboveMinReadySeconds'), 1, 'the misconfiguration is said once, on the first pass');
+      assert.deepEqual(reasons(ds[0]!), ['DeadlineNotAboveMinReadySeconds']);
+      const end = ds[ds.length - 1]!;
+      assert.equal(end.status.state, 'Healthy');
+      assert.equal(end.status.rollout?.completedAt, iso(T1 + sec(36)));
+    });
+  }
+
+  it('while a node waits: Progressing, no cause and no owner, the node owned by ConfiguredWait, the wait said in the message', () => {
+    const ds = run([{ obs: healthyA(minReady), at: T0 }, { obs: world(0), at: T1 }, { obs: world(9), at: T1 + sec(9) }], { policy: P10 });
+    const d = ds[2]!;
+    assert.equal(d.status.state, 'Progressing');
+    assert.equal(d.status.cause, '');
+    assert.equal(d.status.owner, undefined);
+    assert.deepEqual(d.status.blockedNodes?.map((b) => [b.node, b.owner, b.cause, b.message]), [['node-1', 'ConfiguredWait', 'MinReadySeconds', 'ready, waiting out minReadySeconds 12 (3s left)']]);
+    assert.match(d.status.message!, /\(minReadySeconds 12: a configured wait, not a stall\)/);
+    assert.ok(d.requeueAfterMs !== undefined && d.requeueAfterMs <= sec(6), 'looks again within suspectAfterSeconds');
+  });
+
+  it('the DeadlineTooShort Warning names both settings', () => {
+    const [first] = run([{ obs: healthyA(minReady), at: T0 }], { policy: P10 });
+    const e = first!.events[0]!;
+    assert.equal(e.type, 'Warning');
+    assert.match(e.note, /progressDeadlineSeconds 10 is not longer than the DaemonSet's minReadySeconds 12/);
+  });
+
+  const settings: { name: string; deadline: number; minReadySeconds: number; present: boolean }[] = [
+    { name: 'deadline 10 < minReadySeconds 12', deadline: 10, minReadySeconds: 12, present: true },
+    { name: 'deadline 12 = minReadySeconds 12 (not longer)', deadline: 12, minReadySeconds: 12, present: true },
+    { name: 'deadline 13 > minReadySeconds 12', deadline: 13, minReadySeconds: 12, present: false },
+    { name: 'minReadySeconds 0', deadline: 10, minReadySeconds: 0, present: false },
+  ];
+  for (const s of settings) {
+    it(`${s.name}: DeadlineTooShort ${s.present ? 'True' : 'absent'}`, () => {
+      const [d] = run([{ obs: healthyA({ minReadySeconds: s.minReadySeconds }), at: T0 }], { policy: policy({ progressDeadlineSeconds: s.deadline, suspectAfterSeconds: 5 }) });
+      assert.equal(d!.status.conditions?.some((c) => c.type === 'DeadlineTooShort'), s.present);
+    });
+  }
+
+  it('raising progressDeadlineSeconds above minReadySeconds removes the condition; lowering it again brings it back, with its Warning', () => {
+    const fixed = policy({ progressDeadlineSeconds: 13, suspectAfterSeconds: 5, onStall: { action: 'Undo' } }, 2);
+    const broken = policy({ progressDeadlineSeconds: 10, suspectAfterSeconds: 5, onStall: { action: 'Undo' } }, 3);
+    const ds = run(
+      [
+        { obs: healthyA(minReady), at: T0 },
+        { obs: world(40), at: T1 + sec(40) },
+        { obs: world(40), at: T1 + sec(50), policy: fixed },
+        { obs: world(40), at: T1 + sec(60), policy: fixed },
+        { obs: world(40), at: T1 + sec(70), policy: broken },
+      ],
+      { policy: P10 },
+    );
+    assert.equal(cond(ds[1]!.status, 'DeadlineTooShort').status, 'True');
+    for (const d of [ds[2]!, ds[3]!]) {
+      assert.ok(!d.status.conditions?.some((c) => c.type === 'DeadlineTooShort'), 'removed, not set False');
+      assert.deepEqual(reasons(d), []);
+    }
+    assert.equal(cond(ds[4]!.status, 'DeadlineTooShort').status, 'True');
+    assert.equal(cond(ds[4]!.status, 'DeadlineTooShort').lastTransitionTime, iso(T1 + sec(70)));
+    assert.deepEqual(reasons(ds[4]!), ['DeadlineNotAboveMinReadySeconds']);
+  });
+});
+
+// --- The control plane ---------------------------------------------------------------------------------
+
+describe('decide: the DaemonSet controller never observes the new generation', () => {
+  /** Template 2 written (generation 2), the controller down: observedGeneration 1, no revision for it. */
+  const unobserved = healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`] });
+  const started = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 1 });
+  const ds = run(
+    [
+      { obs: healthyA(), at: T0 },
+      { obs: unobserved, at: T1 },
+      { obs: unobserved, at: T1 + sec(119) },
+      { obs: unobserved, at: T1 + sec(120) },
+      { obs: unobserved, at: T1 + sec(600) },
+      { obs: unobserved, at: T1 + sec(900) },
+      { obs: started, at: T1 + sec(1000) },
+      { obs: completeB(), at: T1 + sec(1030) },
+    ],
+    { policy: UNDO },
+  );
+  const [, first, almost, suspect, stalled, later, resumed, done] = ds;
+
+  const timeline: { name: string; d: () => Decision; state: string; cause: string; owner: string | undefined; events: string[] }[] = [
+    { name: 'first seen', d: () => first!, state: 'Healthy', cause: '', owner: undefined, events: [] },
+    { name: '1 s before suspectAfter', d: () => almost!, state: 'Healthy', cause: '', owner: undefined, events: [] },
+    { name: 'at suspectAfter', d: () => suspect!, state: 'Suspect', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: ['RolloutSuspect'] },
+    { name: 'at the deadline', d: () => stalled!, state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: ['RolloutStalled', 'UndoSkipped'] },
+    { name: 'later, still unobserved', d: () => later!, state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: [] },
+    { name: 'observed with the new revision', d: () => resumed!, state: 'Progressing', cause: '', owner: undefined, events: ['RolloutStarted'] },
+    { name: 'every node on B', d: () => done!, state: 'Healthy', cause: '', owner: undefined, events: ['RolloutComplete'] },
+  ];
+  for (const tc of timeline) {
+    it(`${tc.name}: ${tc.state}${tc.cause ? ` ${tc.cause}, owner ${tc.owner}` : ''}, events [${tc.events.join(', ')}], no action`, () => {
+      const d = tc.d();
+      assert.equal(d.status.state, tc.state);
+      assert.equal(d.status.cause, tc.cause);
+      assert.equal(d.status.owner || undefined, tc.owner);
+      assert.deepEqual(reasons(d), tc.events);
+      assert.equal(d.action, undefined);
+      // There is no new revision and so no rollout to undo: while Stalled, the refusal says so.
+      if (tc.state === 'Stalled') assert.equal(d.status.undoSkipped?.reason, 'NotTheRevision');
+      else assert.equal(d.status.undoSkipped, undefined);
+      assert.equal(d.status.lastUndo, undefined);
+    });
+  }
+
+  it('the wait is timed in status.unobserved from when it was first seen, and cleared once observed', () => {
+    for (const d of [first!, almost!, suspect!, stalled!, later!]) assert.deepEqual(d.status.unobserved, { generation: 2, since: iso(T1) });
+    assert.equal(resumed!.status.unobserved, undefined);
+    assert.equal(first!.status.rollout, undefined, 'no rollout without a revision');
+  });
+
+  it('the stall says the control plane is at fault and an undo would not help; conditions carry the cause', () => {
+    assert.match(stalled!.status.message!, /has not observed generation 2 \(observed 1\)/);
+    assert.match(stalled!.status.message!, /kube-controller-manager/);
+    assert.match(stalled!.status.message!, /an undo would not help/);
+    assert.equal(cond(stalled!.status, 'Stalled').status, 'True');
+    assert.equal(cond(stalled!.status, 'Stalled').reason, 'ControllerNotObserving');
+    assert.equal(cond(stalled!.status, 'Progressing').reason, 'ProgressDeadlineExceeded');
+  });
+
+  it('once observed, the rollout runs from A to B and its clock starts then', () => {
+    assert.deepEqual(resumed!.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+    assert.deepEqual(resumed!.status.rollout?.toRevision, { revision: 2, hash: HASH.B });
+    assert.equal(resumed!.status.rollout?.startedAt, iso(T1 + sec(1000)));
+    assert.equal(cond(resumed!.status, 'Stalled').status, 'False');
+    assert.equal(done!.status.rollout?.completedAt, iso(T1 + sec(1030)));
+  });
+});
+
+describe('decide: observed, incomplete, and the controller replaces no pod', () => {
+  /** Template 2 observed, revision B current, but every node still runs A and nothing is blocked. */
+  const idle = rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 0 });
+  const ds = run(fromHealthy(idle, [sec(119)], [sec(120)], [sec(600)], [sec(700)]), { policy: UNDO });
+  const [, start, before, suspect, stalled, later] = ds;
+
+  it('Progressing at first, with nothing named: waiting for the controller is not yet a fault', () => {
+    for (const d of [start!, before!]) {
+      assert.equal(d.status.state, 'Progressing');
+      assert.equal(d.status.cause, '');
+      assert.equal(d.status.owner, undefined);
+    }
+    assert.deepEqual(reasons(start!), ['RolloutStarted']);
+  });
+
+  it('Suspect at suspectAfter: ControllerNotActing, owner ControlPlane', () => {
+    assert.equal(suspect!.status.state, 'Suspect');
+    assert.equal(suspect!.status.cause, 'ControllerNotActing');
+    assert.equal(suspect!.status.owner, 'ControlPlane');
+    assert.deepEqual(reasons(suspect!), ['RolloutSuspect']);
+  });
+
+  it('Stalled at the deadline: ControllerNotActing, owner ControlPlane, no undo (NotTheRevision)', () => {
+    assert.equal(stalled!.status.cause, 'ControllerNotActing');
+    assert.equal(stalled!.status.owner, 'ControlPlane');
+    assertRefusedAtStall(stalled!, 'NotTheRevision', /blamed on the control plane \(ControllerNotActing\).*an undo would not help/);
+    assert.match(stalled!.status.message!, /No node is blocked/);
+    assert.deepEqual(stalled!.status.blockedNodes, []);
+    assert.deepEqual(stalled!.status.emptyNodes, []);
+  });
+
+  it('later passes: silent, no action', () => {
+    assert.equal(later!.status.state, 'Stalled');
+    assert.deepEqual(reasons(later!), []);
+    assert.equal(undos(ds).length, 0);
+  });
+});
+
+// --- Several guards on one DaemonSet -----------------------------------------------------------------------
+
+describe('decide: two guards target the same DaemonSet', () => {
+  const self: GuardPeer = { name: DS_NAME, createdAt: iso(T0 - sec(3600)) };
+  const older: GuardPeer = { name: 'a', createdAt: iso(T0 - sec(7200)) };
+  const both = [older, self];
+
+  describe('an older guard is in charge', () => {
+    const ds = run(
+      [
+        { obs: healthyA({}, { guards: both }), at: T0 },
+        { obs: stallB(undefined, {}, { guards: both }), at: T1 },
+        { obs: stallB(undefined, {}, { guards: both }), at: T1 + sec(600) },
+        { obs: stallB(undefined, {}, { guards: both }), at: T1 + sec(1200) },
+        // The other guard is deleted: this one judges from here on.
+        { obs: stallB(undefined, {}, { guards: [self] }), at: T1 + sec(1300) },
+        { obs: stallB(), at: T1 + sec(1899) },
+        { obs: stallB(), at: T1 + sec(1900) },
+      ],
+      { policy: UNDO },
+    );
+    const conflict = ds.slice(0, 4);
+    const [takeover, almost, stalled] = ds.slice(4) as [Decision, Decision, Decision];
+
+    it('state Conflict, naming the guard in charge, on every pass; no action even past the deadline', () => {
+      for (const d of conflict) {
+        assert.equal(d.status.state, 'Conflict');
+        assert.equal(d.status.inCharge, 'a');
+        assert.equal(d.status.cause, '');
+        assert.ok(!d.status.owner);
+        assert.equal(d.status.undoSkipped, undefined);
+        assert.equal(d.status.rollout, undefined);
+        assert.equal(d.action, undefined);
+        assert.equal(d.requeueAfterMs, undefined);
+        assert.match(d.status.message!, /RolloutGuard a is in charge of DaemonSet decoder \(the oldest of 2 guards targeting it\)/);
+        assert.equal(cond(d.status, 'Ready').reason, 'Conflict');
+        assert.equal(cond(d.status, 'Stalled').status, 'Unknown');
+      }
+    });
+
+    it('one Conflict Event, a Warning mirrored on the DaemonSet', () => {
+      assert.deepEqual(reasons(conflict[0]!), ['Conflict']);
+      assert.equal(conflict[0]!.events[0]!.type, 'Warning');
+      assert.equal(conflict[0]!.events[0]!.onTarget, true);
+      assert.equal(count(ds, 'Conflict'), 1);
+    });
+
+    it('when the other guard disappears, this one judges: the rollout is tracked from A, its clock starting then', () => {
+      assert.equal(takeover.status.state, 'Progressing');
+      assert.equal(takeover.status.inCharge, undefined);
+      assert.deepEqual(reasons(takeover), ['RolloutStarted']);
+      assert.deepEqual(takeover.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+      assert.equal(takeover.status.rollout?.lastProgressAt, iso(T1 + sec(1300)));
+      assert.equal(almost.status.state, 'Suspect');
+    });
+
+    it('and a stall blamed on the revision is undone as usual', () => {
+      assert.equal(stalled.status.state, 'Stalled');
+      assert.equal(stalled.status.owner, 'Revision');
+      assert.equal(stalled.status.cause, 'ImagePullFailure');
+      assert.equal(stalled.status.undoSkipped, undefined);
+      assert.deepEqual(reasons(stalled), ['RolloutStalled']);
+      assert.equal(stalled.action?.kind, 'Undo');
+      assert.equal(undos(ds).length, 1);
+    });
+  });
+
+  const who: { name: string; guards: GuardPeer[] | undefined; conflict: boolean }[] = [
+    { name: 'an older guard', guards: [self, older], conflict: true },
+    { name: 'a guard created at the same instant whose name sorts first', guards: [self, { name: 'a', createdAt: self.createdAt }], conflict: true },
+    { name: 'a newer guard', guards: [{ name: 'b', createdAt: iso(T0) }, self], conflict: false },
+    { name: 'a guard created at the same instant whose name sorts after', guards: [self, { name: 'zz', createdAt: self.createdAt }], conflict: false },
+    { name: 'only this guard', guards: [self], conflict: false },
+    { name: 'no guard list (not known)', guards: undefined, conflict: false },
+  ];
+  for (const tc of who) {
+    it(`with ${tc.name}: ${tc.conflict ? 'Conflict' : 'this guard is in charge'}`, () => {
+      const extra: Partial<TargetObsOptions> = tc.guards ? { guards: tc.guards } : {};
+      const ds = run([{ obs: healthyA({}, extra), at: T0 }, { obs: stallB(undefined, {}, extra), at: T1 }, { obs: stallB(undefined, {}, extra), at: T1 + sec(600) }], { policy: UNDO });
+      if (tc.conflict) {
+        for (const d of ds) assert.equal(d.status.state, 'Conflict');
+        assert.equal(undos(ds).length, 0);
+      } else {
+        assert.equal(ds[2]!.status.state, 'Stalled');
+        assert.equal(ds[2]!.action?.kind, 'Undo');
+      }
+    });
+  }
+});
+
+// --- Refusals that are not about attribution ---------------------------------------------------------------
+
+describe('decide: a DaemonSet owned by another controller', () => {
+  const owner = { kind: 'ClusterPolicy', name: 'cluster-policy' };
+  const ds = run(
+    [{ obs: healthyA({ owner }), at: T0 }, { obs: stallB(undefined, { owner }), at: T1 }, { obs: stallB(undefined, { owner }), at: T1 + sec(600) }, { obs: stallB(undefined, { owner }), at: T1 + sec(700) }],
+    { policy: UNDO },
+  );
+  const stalled = ds[2]!;
+
+  it('Stalled with the revision at fault, yet no action: undoSkipped OwnedByController names ClusterPolicy/cluster-policy', () => {
+    assert.equal(stalled.status.cause, 'ImagePullFailure');
+    assert.equal(stalled.status.owner, 'Revision');
+    assertRefusedAtStall(stalled, 'OwnedByController', /ClusterPolicy\/cluster-policy/);
+    assert.match(stalled.status.undoSkipped!.message, /would revert an undo: roll back there/);
+    assert.match(stalled.status.message!, /Not undoing: the DaemonSet is managed by ClusterPolicy\/cluster-policy/);
+  });
+
+  it('no pass acts; the refusal is said once', () => {
+    assert.equal(undos(ds).length, 0);
+    assert.equal(count(ds, 'UndoSkipped'), 1);
+    assert.deepEqual(reasons(ds[3]!), []);
+    assert.equal(ds[3]!.status.undoSkipped?.reason, 'OwnedByController');
+  });
+});
+
+describe('decide: a fresh guard first sees a DaemonSet midway through another guard\'s undo', () => {
+  /** Another guard undid B (restoring A, renumbered to revision 3) and recorded it on the DaemonSet. */
+  const record: DaemonSetUndoRecord = { from: HASH.B, to: HASH.A, at: iso(T1 - sec(30)), guard: 'default/old' };
+  /** node-1 back on A, node-2 still on B waiting its turn, node-3 as given. */
+  const midRollback = (node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+    targetObs({
+      nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', node3)],
+      revisions: [A3, B2],
+      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: 3, current: 3, updated: 2, ready: 2, available: 2, undoRecord: record, ...ds },
+    });
+  const cases: { name: string; world: Observation; owner: string; cause: string }[] = [
+    { name: 'A itself crash-looping on Ready node-3 (evidence against A)', world: midRollback([crashLoopPod(HASH.A)], { available: 1 }), owner: 'Revision', cause: 'CrashLoop' },
+    { name: 'no node blocked, the controller idle', world: midRollback([pod({ hash: HASH.A })], { updated: 2, available: 3, ready: 3 }), owner: 'ControlPlane', cause: 'ControllerNotActing' },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name}: tracked as a rollback from B to A, and its stall is never undone back to B`, () => {
+      const steps: Step[] = [0, 120, 600, 700, 1800].map((s) => ({ obs: tc.world, at: T1 + sec(s), persist: persistUndo }));
+      const ds = run(steps, { policy: UNDO, initial: {} });
+      const [first, suspect, stalled, ...later] = ds as [Decision, Decision, Decision, ...Decision[]];
+      assert.equal(first.status.state, 'RollingBack');
+      assert.equal(first.status.rollout?.rollback, true);
+      assert.deepEqual(first.status.rollout?.fromRevision, { revision: 2, hash: HASH.B });
+      assert.deepEqual(first.status.rollout?.toRevision, { revision: 3, hash: HASH.A });
+      assert.equal(suspect.status.state, 'Suspect');
+      assert.equal(stalled.status.state, 'Stalled');
+      assert.equal(stalled.status.cause, tc.cause);
+      assert.equal(stalled.status.owner, tc.owner);
+      assert.deepEqual(reasons(stalled), ['RollbackStalled'], 'the undo itself stalled: said once, not retried');
+      assert.equal(stalled.status.undoSkipped, undefined);
+      for (const d of ds) {
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.undoPlan, undefined, 'no plan to restore B');
+        assert.equal(d.status.lastUndo, undefined, 'this guard made no undo');
+      }
+      for (const d of later) {
+        assert.equal(d.status.state, 'Stalled');
+        assert.deepEqual(reasons(d), []);
+      }
+    });
+  }
+
+  it('Report mode: no dry run of an undo back to B either', () => {
+    const ds = run([0, 600, 700].map((s) => ({ obs: cases[0]!.world, at: T1 + sec(s) })), { policy: REPORT });
+    for (const d of ds) assert.equal(d.action, undefined);
+    assert.equal(ds[1]!.status.state, 'Stalled');
+  });
+});
+
+// --- DESIRED shrinks mid-rollout ---------------------------------------------------------------------------
+
+describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED 3 → 2)', () => {
+  const taint = 'untolerated taint example.com/maintenance=true:NoExecute';
+  const midway = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 1 });
+  /** B rolled out on node-1 and node-2; node-3 no longer a target. gather reports the departure once. */
+  const shrunk = (leftNodes: { node: string; reason: string; nodeChanged?: boolean }[]): Observation =>
+    rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, taint), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, { leftNodes });
+
+  const cases: { name: string; nodeChanged: boolean; owner: 'Node' | 'Revision' }[] = [
+    { name: 'someone tainted node-3 NoExecute (the node changed)', nodeChanged: true, owner: 'Node' },
+    { name: 'the template stopped tolerating node-3 (the node did not change)', nodeChanged: false, owner: 'Revision' },
+  ];
+  for (const tc of cases) {
+    describe(tc.name, () => {
+      const ds = run(
+        [
+          { obs: healthyA(), at: T0 },
+          { obs: midway, at: T1 },
+          { obs: shrunk([{ node: 'node-3', reason: taint, nodeChanged: tc.nodeChanged }]), at: T1 + sec(30) },
+          { obs: shrunk([]), at: T1 + sec(150) },
+          { obs: shrunk([]), at: T1 + sec(630), persist: persistUndo },
+          { obs: shrunk([]), at: T1 + sec(700) },
+        ],
+        { policy: UNDO },
+      );
+      const [, , left, suspect, stalled, later] = ds;
+
+      it(`DesiredShrank names node-3; TargetShrank with owner ${tc.owner} from then on`, () => {
+        assert.deepEqual(reasons(left!), ['DesiredShrank']);
+        assert.match(left!.events[0]!.note, /DESIRED dropped from 3 to 2: node-3 \(untolerated taint example\.com\/maintenance=true:NoExecute\)/);
+        assert.deepEqual(left!.status.rollout?.leftNodes, [{ node: 'node-3', reason: taint, nodeChanged: tc.nodeChanged }]);
+        for (const d of [left!, suspect!, stalled!]) {
+          assert.equal(d.status.cause, 'TargetShrank');
+          assert.equal(d.status.owner, tc.owner);
+        }
+        assert.equal(suspect!.status.state, 'Suspect');
+        assert.equal(stalled!.status.state, 'Stalled');
+      });
+
+      if (tc.owner === 'Node') {
+        it('at the deadline: no undo, NotTheRevision; the message says the node changed', () => {
+          assertRefusedAtStall(stalled!, 'NotTheRevision', /blamed on the nodes \(TargetShrank\)/);
+          assert.match(stalled!.status.message!, /node-3 .* changed during the rollout/);
+          assert.equal(undos(ds).length, 0);
+          assert.deepEqual(reasons(later!), []);
+        });
+      } else {
+        it('at the deadline: the undo is planned, the departed node is the evidence', () => {
+          assert.equal(stalled!.status.undoSkipped, undefined);
+          assert.deepEqual(reasons(stalled!), ['RolloutStalled']);
+          assert.equal(stalled!.action?.kind, 'Undo');
+          assert.deepEqual(stalled!.action?.kind === 'Undo' ? [stalled!.action.fromHash, stalled!.action.toHash] : [], [HASH.B, HASH.A]);
+          assert.match(stalled!.status.lastUndo?.message ?? '', /fails on node-3$/);
+          assert.match(stalled!.status.message!, /The new template is at fault/);
+          assert.equal(later!.action, undefined, 'applied once, not again');
+          assert.equal(undos(ds).length, 1);
+        });
+      }
+    });
+  }
+});
+
+// --- Properties over generated timelines -------------------------------------------------------------------
+
+/** mulberry32: a tiny deterministic PRNG, so every run checks the same sequences. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A world, given the undo record the DaemonSet carries (written with any undo the guard made). */
+type World = { name: string; obs: (rec: DaemonSetUndoRecord | undefined) => Observation };
+const withRecord = (o: Observation, rec: DaemonSetUndoRecord | undefined): Observation => (o.kind === 'Target' && rec ? { ...o, ds: { ...o.ds, undoRecord: { ...rec } } } : o);
+const WORLDS: World[] = [
+  { name: 'healthy A', obs: (r) => withRecord(healthyA(), r) },
+  { name: 'B cannot pull on node-3', obs: (r) => withRecord(stallB(), r) },
+  { name: 'B crash-loops on node-3', obs: (r) => withRecord(stallB([crashLoopPod(HASH.B)]), r) },
+  {
+    name: 'node-3 dead, B fine elsewhere',
+    obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T0)], deadKubelet())], { ready: 2, updated: 2, available: 2 }), r),
+  },
+  {
+    name: 'node-2 dead, B cannot pull on Ready node-3',
+    obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.B })]), sick('node-2', [notReadyPod(HASH.B)], deadKubelet()), ready('node-3', [imagePullPod(HASH.B)])], { ready: 1, updated: 3, available: 1 }), r),
+  },
+  { name: 'controller idle, all on A', obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 0 }), r) },
+  { name: 'controller not observing', obs: (r) => withRecord(healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2' }), r) },
+  { name: 'scheduler not acting on node-3', obs: (r) => withRecord(stallB([unscheduledPod(HASH.B)]), r) },
+  { name: 'B owned by ClusterPolicy, failing', obs: (r) => withRecord(stallB(undefined, { owner: { kind: 'ClusterPolicy', name: 'cluster-policy' } }), r) },
+  { name: 'B complete', obs: (r) => withRecord(completeB(), r) },
+  {
+    name: 'rolling back to A (revision 3)',
+    obs: (r) =>
+      withRecord(
+        targetObs({
+          nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+          revisions: [A3, B2],
+          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 2 },
+        }),
+        r,
+      ),
+  },
+  {
+    name: 'A (revision 3) failing on node-3',
+    obs: (r) =>
+      withRecord(
+        targetObs({
+          nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [crashLoopPod(HASH.A)])],
+          revisions: [A3, B2],
+          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1 },
+        }),
+        r,
+      ),
+  },
+  {
+    name: 'node-3 tainted away',
+    obs: (r) =>
+      withRecord(
+        rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, 'untolerated taint'), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, {
+          leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: true }],
+        }),
+        r,
+      ),
+  },
+  {
+    name: 'B stopped tolerating node-3',
+    obs: (r) =>
+      withRecord(
+        rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, 'untolerated taint'), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, {
+          leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: false }],
+        }),
+        r,
+      ),
+  },
+];
+const STEPS_MS = [0, sec(1), sec(30), sec(120), sec(300), sec(600), sec(700)];
+
+describe('decide: properties over generated timelines (seeded, deterministic)', () => {
+  const SEQUENCES = 48;
+  const LENGTH = 24;
+  const totals = { undos: 0, refusedStalls: 0, passes: 0 };
+
+  for (let seed = 1; seed <= SEQUENCES; seed++) {
+    it(`sequence ${seed}: at most one Undo per broken hash, only for a Revision-owned stall, and decide is deterministic`, () => {
+      const rnd = prng(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+      const pol = seed % 3 === 0 ? policy({ onStall: { action: 'Undo', delaySeconds: 60 } }) : UNDO;
+      let prev: GuardStatus = {};
+      let rec: DaemonSetUndoRecord | undefined;
+      let world = pick(WORLDS);
+      let at = T0;
+      const trail: string[] = [];
+      const undoneFrom = new Map<string, number>();
+      for (let i = 0; i < LENGTH; i++) {
+        if (rnd() < 0.45) world = pick(WORLDS); // otherwise the world stays, so stalls can develop
+        at += pick(STEPS_MS);
+        const obs = world.obs(rec);
+        trail.push(`+${(at - T0) / 1000}s ${world.name}`);
+        const where = `seed ${seed}, pass ${i}:\n  ${trail.join('\n  ')}`;
+
+        const d = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at);
+        const again = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at);
+        assert.deepEqual(again, d, `(c) not deterministic at ${where}`);
+        assert.deepEqual(roundTrip(d.status), d.status, `status is not plain JSON at ${where}`);
+
+        if (d.action?.kind === 'Undo') {
+          assert.equal(d.status.owner, 'Revision', `(b) Undo with owner ${String(d.status.owner)} at ${where}`);
+          assert.equal(d.status.state, 'Stalled', `Undo while ${String(d.status.state)} at ${where}`);
+          const n = (undoneFrom.get(d.action.fromHash) ?? 0) + 1;
+          undoneFrom.set(d.action.fromHash, n);
+          assert.ok(n <= 1, `(a) second Undo of ${d.action.fromHash} at ${where}`);
+          totals.undos++;
+          rec = d.action.record; // written on the DaemonSet with the undo patch
+        }
+        if (d.status.state === 'Stalled' && d.status.undoSkipped) totals.refusedStalls++;
+        totals.passes++;
+        prev = persistUndo(d);
+      }
+    });
+  }
+
+  it('the generated timelines exercised both undos and refused stalls (the properties are not vacuous)', () => {
+    assert.equal(totals.passes, SEQUENCES * LENGTH);
+    assert.ok(totals.undos >= 5, `only ${totals.undos} undos`);
+    assert.ok(totals.refusedStalls >= 5, `only ${totals.refusedStalls} refused stalls`);
+  });
+});
