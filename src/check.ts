@@ -13,6 +13,7 @@
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
 import { pino, type Logger } from 'pino';
+import { GUARD_DEFAULTS } from './domain/defaults.js';
 import { decide } from './domain/stateMachine.js';
 import { fmtDuration, fmtRev } from './domain/messages.js';
 import type { GuardSpec, GuardStatus, Observation } from './domain/types.js';
@@ -245,6 +246,9 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
     suspectAfterSeconds: opts.suspectSeconds,
     progressDeadlineSeconds: opts.deadlineSeconds,
     onStall: { action: 'Report', delaySeconds: 0 },
+    failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
+    // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
+    bakeSeconds: 0,
     suspend: false,
   };
   const deadlineMs = opts.deadlineSeconds * 1000;

@@ -51,12 +51,13 @@ export interface AttributionInput {
   shrank: boolean;
 }
 
-const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'InsufficientResources', 'Unschedulable', 'NotReady']);
+const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'OOMKilled', 'InsufficientResources', 'Unschedulable', 'NotReady']);
 
 /** Precedence within one owner when nodes disagree: the most specific, most actionable cause first. */
 const PRECEDENCE: readonly CauseClass[] = [
   'ImagePullFailure',
   'InsufficientResources',
+  'OOMKilled',
   'CrashLoop',
   'Unschedulable',
   'NotReady',
@@ -102,7 +103,9 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
   if (pod && !pod.scheduled && pod.schedulingAttempted === false && !pod.waitingReason) {
     return { ...b, owner: 'ControlPlane', cause: 'SchedulerNotActing', message: 'pod Pending with no PodScheduled condition: no scheduler has looked at it' };
   }
-  const cls = classifyReason(b.reason, b.message);
+  let cls = classifyReason(b.reason, b.message);
+  // Killed for memory: the remedy is the limit, not the code.
+  if (cls === 'CrashLoop' && pod?.lastTermination?.reason === 'OOMKilled') cls = 'OOMKilled';
   if (REVISION_CLASSES.has(cls)) return { ...b, owner: 'Revision', cause: cls };
   return { ...b, owner: 'Unknown', cause: cls };
 }

@@ -76,6 +76,7 @@ export const CAUSE_HINT: Record<CauseClass, string> = {
   InsufficientResources: 'the node cannot supply the requested resources (pod Pending, PodScheduled=False Unschedulable)',
   Unschedulable: 'the scheduler cannot place the pod (pod Pending, PodScheduled=False Unschedulable)',
   CrashLoop: 'the new container keeps crashing (kubectl get pods: STATUS CrashLoopBackOff, RESTARTS growing)',
+  OOMKilled: 'the new container is killed for exceeding its memory limit (kubectl describe pod: Last State Terminated, Reason OOMKilled): raise the limit or fix the leak',
   NotReady: 'the new pod runs but never becomes ready (kubectl get pods: READY 0/1)',
   TargetShrank: 'nodes left the DaemonSet\'s targets (kubectl get ds: DESIRED dropped)',
   NoNodesMatched: 'no node matches the DaemonSet (kubectl get ds: DESIRED 0)',

@@ -93,7 +93,8 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
     }
     return out;
   }
-  if (!rollout || !t.active || v.state !== 'Stalled') {
+  const verdict = v.state === 'Stalled' || v.state === 'Failed';
+  if (!rollout || !t.active || !verdict) {
     if (prev.undoPlan && v.state !== 'Healthy' && v.state !== 'RolledBack') out.undoPlan = prev.undoPlan;
     return out;
   }
@@ -104,8 +105,10 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   const { ds } = obs;
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
   const plan = planUndo(obs, rollout, t.split.onTarget, ds.desired);
-  const blocker = undoBlocker(obs, rollout, out.lastUndo, plan, a, v);
-  const stalledAt = (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
+  // A Failed verdict rests on the crashes it counted, all on Ready nodes: that is the evidence.
+  const evidence: Attribution = v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
+  const blocker = undoBlocker(obs, rollout, out.lastUndo, plan, evidence, v);
+  const stalledAt = v.state === 'Failed' ? (parseTime(rollout.failedAt) ?? now) : (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
   if (blocker?.repeated) {
     out.repeatedRevision = rollout.toRevision.hash;
     if (prev.repeatedRevision !== rollout.toRevision.hash) {
@@ -123,7 +126,7 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
     const verb = blocker.reason === 'NotTheRevision' || blocker.reason === 'OwnedByController' ? 'Not undoing' : 'Undo not possible';
     out.messageSuffix = ` ${verb}: ${blocker.message}.`;
     // Once per refusal: on entering Stalled, or when the reason changes (a node died after the stall).
-    const changed = prev.state !== 'Stalled' || (prev.undoSkipped !== undefined && prev.undoSkipped.reason !== blocker.reason);
+    const changed = prev.state !== v.state || (prev.undoSkipped !== undefined && prev.undoSkipped.reason !== blocker.reason);
     if (changed && !blocker.repeated) {
       out.events.push(event('Warning', Reason.UndoSkipped, `Not undoing ${fmtRev(rollout.toRevision)}: ${blocker.message}`, true, EventAction.Undo));
     }
@@ -153,7 +156,7 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
       toHash: plan.toHash,
       toRevisionName: plan.toRevisionName,
       result: 'Pending',
-      message: `undo decided: restore ${target} on ${plan.nodes} node(s); the new revision fails on ${list(a.revisionEvidence)}`,
+      message: `undo decided: restore ${target} on ${plan.nodes} node(s); the new revision fails on ${list(evidence.revisionEvidence)}`,
     };
     if (rollout.toRevision.revision !== undefined) lastUndo.fromRevision = rollout.toRevision.revision;
     if (plan.toRevision !== undefined) lastUndo.toRevision = plan.toRevision;

@@ -57,6 +57,8 @@ export interface GuardTemplate {
   suspectAfterSeconds?: number;
   progressDeadlineSeconds?: number;
   onStall?: { action?: string; delaySeconds?: number };
+  failedNodesThreshold?: number;
+  bakeSeconds?: number;
 }
 
 export interface PolicyView {
@@ -140,6 +142,8 @@ export function guardSpecFor(policy: PolicyView, target: string): Record<string,
   if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
   if (g.progressDeadlineSeconds !== undefined) spec.progressDeadlineSeconds = g.progressDeadlineSeconds;
   if (g.onStall !== undefined) spec.onStall = { ...g.onStall };
+  if (g.failedNodesThreshold !== undefined) spec.failedNodesThreshold = g.failedNodesThreshold;
+  if (g.bakeSeconds !== undefined) spec.bakeSeconds = g.bakeSeconds;
   return spec;
 }
 

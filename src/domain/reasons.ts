@@ -9,6 +9,10 @@ export const Reason = {
   RolloutStalled: 'RolloutStalled',
   RolloutResumed: 'RolloutResumed',
   RolloutComplete: 'RolloutComplete',
+  /** Every node is updated and available; the rollout is watched for its bake window. */
+  RolloutBaking: 'RolloutBaking',
+  /** The new revision crashed after starting on failedNodesThreshold Ready nodes. */
+  RevisionFailed: 'RevisionFailed',
   DesiredShrank: 'DesiredShrank',
   NoNodesMatched: 'NoNodesMatched',
   TargetNotFound: 'TargetNotFound',
@@ -25,6 +29,10 @@ export const Reason = {
   DeadlineNotAboveMinReadySeconds: 'DeadlineNotAboveMinReadySeconds',
   // Condition reasons
   ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  /** Progressing=False when the verdict is Failed. */
+  RevisionFailedReason: 'RevisionFailed',
+  /** Progressing=True while the rollout bakes. */
+  Baking: 'Baking',
   NewRevisionRolling: 'NewRevisionRolling',
   NoProgress: 'NoProgress',
   RolloutCompleteReason: 'RolloutComplete',

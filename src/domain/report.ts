@@ -25,7 +25,7 @@ export const DEADLINE_TOO_SHORT = 'DeadlineTooShort';
 /** RolledBack condition: True while the DaemonSet runs the revision an undo restored. */
 export function rolledBackCondition(conds: Pick<ConditionSet, 'set'>, s: Readonly<GuardStatus>): void {
   const u = s.lastUndo;
-  const skip = s.state === 'Stalled' ? s.undoSkipped : undefined;
+  const skip = s.state === 'Stalled' || s.state === 'Failed' ? s.undoSkipped : undefined;
   if (!u || (skip && u.fromHash !== s.rollout?.toRevision.hash)) {
     if (skip) conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoSkipped, message: `${skip.reason}: ${skip.message}` });
     else conds.set({ type: 'RolledBack', status: 'False', reason: Reason.NoUndo, message: 'no undo has been made' });
@@ -60,6 +60,11 @@ export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardS
     });
     conds.set({ type: 'Progressing', status: 'True', reason: Reason.RolloutCompleteReason, message });
     conds.set({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: 'no rollout is stalled' });
+  } else if (state === 'Failed') {
+    const where = t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
+    conds.set({ type: 'Ready', status: 'False', reason: cause || 'Unknown', message: `${where} failed (${cause || 'Unknown'}, Revision at fault); see the Stalled condition` });
+    conds.set({ type: 'Progressing', status: 'False', reason: Reason.RevisionFailedReason, message: `${where}: the new revision crashed after starting on ${t.rollout?.failures?.count ?? 0} Ready node(s) (failedNodesThreshold ${spec.failedNodesThreshold})` });
+    conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
   } else if (state === 'Stalled') {
     // The full sentence lives in status.message and the Stalled condition; the others stay short so
     // `kubectl describe` reads well.
@@ -70,7 +75,7 @@ export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardS
     conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
   } else {
     conds.set({ type: 'Ready', status: 'False', reason: Reason.TargetUnhealthy, message: `target is ${state}` });
-    conds.set({ type: 'Progressing', status: 'True', reason: state === 'Suspect' ? Reason.NoProgress : Reason.NewRevisionRolling, message });
+    conds.set({ type: 'Progressing', status: 'True', reason: state === 'Suspect' ? Reason.NoProgress : v.baking ? Reason.Baking : Reason.NewRevisionRolling, message });
     conds.set({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: state === 'Suspect' ? `suspect: ${message}` : 'rollout is moving' });
   }
 

@@ -77,6 +77,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
     if (!pod) continue; // old revision only: waiting its turn, not blocked
     const { reason, message } = podBlockReason(pod);
     const b: BlockedNode = { node: n.node, pod: pod.name, hash: pod.hash, reason, message };
+    if (pod.restartCount > 0) b.restarts = pod.restartCount;
     const rev = revByHash.get(pod.hash);
     if (rev !== undefined) b.revision = rev;
     blocked.push(b);

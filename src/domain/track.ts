@@ -11,7 +11,8 @@
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
  */
 import { describeLeft, fmtRev } from './messages.js';
-import { event, iso } from './passKit.js';
+import { collectFailures } from './evidence.js';
+import { event, iso, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import { computeSplit, dominantOtherHash, STATUS_LIST_CAP, type Split } from './split.js';
 import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UndoRecord } from './types.js';
@@ -32,8 +33,12 @@ export interface Tracked {
   startedNow: boolean;
   /** A high-water mark rose in this pass. */
   progressed: boolean;
-  /** Every node updated and available, by the controller's counters, and DESIRED did not shrink. */
+  /** Every node updated and available, by the controller's counters, DESIRED did not shrink, and the bake is over. */
   complete: boolean;
+  /** Every node is updated and available and the rollout is in its bake window (see spec.bakeSeconds). */
+  baking: boolean;
+  /** When the bake ends, in ms, while baking. */
+  bakeEndsAt?: number;
   /** DESIRED is below what the rollout started with (less nodes deleted from the cluster). */
   shrank: boolean;
   expectedDesired: number;
@@ -151,6 +156,7 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
     startedNow: false,
     progressed: false,
     complete: false,
+    baking: false,
     shrank: false,
     expectedDesired: ds.desired,
     lastUndo: prev.lastUndo ? { ...prev.lastUndo } : undefined,
@@ -210,6 +216,26 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   const templateChange = rollout.fromRevision !== undefined && rollout.fromRevision.hash !== rollout.toRevision.hash;
   t.expectedDesired = rollout.desiredAtStart - (rollout.removedNodes?.length ?? 0);
   t.shrank = observed && templateChange && ds.desired < t.expectedDesired;
-  t.complete = countersComplete && !t.shrank;
+  // Evidence against the new revision counts while it rolls out and while it bakes (not for our own
+  // undo converging: a rollback is never undone in turn).
+  if (!rollout.rollback) {
+    const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso);
+    if (failures) rollout.failures = failures;
+  }
+  const allUpdated = countersComplete && !t.shrank;
+  if (!allUpdated) {
+    delete rollout.updatedAt;
+    return t;
+  }
+  // A rollout is not done when the counters first look done: it stays watched for the bake window,
+  // against the revision it started from, so a crash after readiness is still this rollout's failure.
+  rollout.updatedAt ??= nowIso;
+  const bakeEndsAt = (parseTime(rollout.updatedAt) ?? now) + (rollout.rollback ? 0 : spec.bakeSeconds * 1000);
+  if (now < bakeEndsAt) {
+    t.baking = true;
+    t.bakeEndsAt = bakeEndsAt;
+    return t;
+  }
+  t.complete = true;
   return t;
 }

@@ -6,7 +6,7 @@
  */
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
-export const GUARD_STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'RollingBack', 'RolledBack', 'Suspended', 'Conflict'] as const;
+export const GUARD_STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'Failed', 'RollingBack', 'RolledBack', 'Suspended', 'Conflict'] as const;
 /** One of {@link GUARD_STATES}. */
 export type GuardState = (typeof GUARD_STATES)[number];
 
@@ -19,6 +19,7 @@ export type CauseClass =
   | 'InsufficientResources'
   | 'Unschedulable'
   | 'CrashLoop'
+  | 'OOMKilled'
   | 'NotReady'
   | 'TargetShrank'
   | 'NoNodesMatched'
@@ -51,6 +52,10 @@ export interface GuardSpec {
     /** Grace period between Stalled and the undo, for a human or GitOps tool to act first. */
     delaySeconds: number;
   };
+  /** Ready nodes on which the new revision crashed after starting before the verdict is Failed. */
+  failedNodesThreshold: number;
+  /** How long a rollout stays watched after every node is updated and available. */
+  bakeSeconds: number;
   suspend: boolean;
 }
 
@@ -90,6 +95,8 @@ export interface BlockedNode {
   /** Whose fault it is (see attribute.ts); absent in statuses written before attribution existed. */
   owner?: FaultOwner;
   cause?: CauseClass;
+  /** Container restarts of the pod of the target revision on this node. */
+  restarts?: number;
 }
 
 /** A node that should run the daemon pod but has no pod running. */
@@ -135,6 +142,33 @@ export interface RolloutStatus {
   leftNodes?: LeftNode[];
   /** Nodes deleted from the cluster during the rollout: they lower the DESIRED expected at the end. */
   removedNodes?: string[];
+  /**
+   * When every node was first seen updated and available: the bake window runs from here for
+   * spec.bakeSeconds. Cleared if the counters fall back.
+   */
+  updatedAt?: string;
+  /** Evidence against the new revision: Ready nodes where it crashed after starting. */
+  failures?: RolloutFailures;
+  /** When the failures first reached spec.failedNodesThreshold: the verdict Failed, and the undo clock. */
+  failedAt?: string;
+}
+
+/** A Ready node where a pod of the new revision restarted. */
+export interface FailedNode {
+  node: string;
+  pod?: string;
+  restarts: number;
+  /** The last termination's reason: OOMKilled, Error, … */
+  reason: string;
+  /** When the crash was first seen (the container's finishedAt when known). */
+  at: string;
+}
+
+/** The failures of a rollout's new revision, kept across passes so the evidence only grows. */
+export interface RolloutFailures {
+  /** Capped at the status list cap; `count` stays exact. */
+  nodes: FailedNode[];
+  count: number;
 }
 
 /** The record of an undo, written before acting (result Pending) and after. */
@@ -234,6 +268,8 @@ export interface PodView {
   waitingReason?: string;
   waitingMessage?: string;
   restartCount: number;
+  /** Why and when a container of this pod last terminated (OOMKilled, Error, …), if one restarted. */
+  lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
   images: string[];
   createdAt: string;
 }

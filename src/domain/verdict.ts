@@ -7,7 +7,9 @@
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
 import type { Attribution } from './attribute.js';
-import { attributionSentence, fmtDuration, fmtRev, stallSentence, truncate } from './messages.js';
+import { CAUSE_HINT } from './causes.js';
+import { failureCause } from './evidence.js';
+import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from './messages.js';
 import { event, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import type { Tracked } from './track.js';
@@ -22,6 +24,8 @@ export interface Verdict {
   requeueAfterMs?: number;
   /** Our undo is applied and the controller has not made the restored revision current yet. */
   undoInFlight: boolean;
+  /** Every node is updated and available and the rollout is in its bake window. */
+  baking?: boolean;
   lastUndo: UndoRecord | undefined;
   events: PlannedEvent[];
 }
@@ -29,7 +33,7 @@ export interface Verdict {
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
   const { ds, curRef } = t;
-  const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'RollingBack';
+  const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'Failed' || prev.state === 'RollingBack';
   const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
@@ -119,6 +123,28 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     v.cause = 'ControllerNotActing';
     v.owner = 'ControlPlane';
     v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
+  } else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
+    // Evidence, not time: the new revision crashed after starting on enough Ready nodes. The verdict is
+    // given at once, however the counters look, so an undo contains it to the nodes already reached.
+    rollout.failedAt ??= nowIso;
+    const f = rollout.failures;
+    v.state = 'Failed';
+    v.cause = failureCause(f);
+    v.owner = 'Revision';
+    const crashed = f.nodes.map((n) => `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`);
+    const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
+    v.message =
+      `${fmtRev(rollout.toRevision)} crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'} ` +
+      `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${ds.desired} nodes. ` +
+      `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
+  } else if (t.baking && t.bakeEndsAt !== undefined) {
+    v.state = 'Progressing';
+    v.message = `All ${ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(t.bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
+    if (rollout.failures) v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
+    v.requeueAfterMs = t.bakeEndsAt - now;
+    v.cause = '';
+    v.owner = '';
+    v.baking = true;
   } else if (!t.observed && idle < deadlineMs) {
     v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
     v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
@@ -150,6 +176,8 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     }
   }
 
+  if (v.state === 'Failed' && prevState !== 'Failed') v.events.push(event('Warning', Reason.RevisionFailed, v.message));
+  if (v.baking && !prev.rollout?.updatedAt) v.events.push(event('Normal', Reason.RolloutBaking, v.message));
   if (v.state === 'Suspect' && prevState !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
   if (v.state === 'Stalled' && prevState !== 'Stalled') {
     if (rollout.rollback || v.undoInFlight) {

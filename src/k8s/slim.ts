@@ -76,6 +76,8 @@ export interface SlimPod {
   waitingReason?: string;
   waitingMessage?: string;
   restartCount: number;
+  /** The most recent container termination (lastState.terminated), if any container restarted. */
+  lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
 }
 
 export interface SlimRevision {
@@ -196,9 +198,22 @@ export function slimPod(raw: any): SlimPod {
   const node = podNode(raw?.spec);
   if (node) out.node = node;
   if (out.ready && readyCond?.lastTransitionTime) out.readySince = String(readyCond.lastTransitionTime);
+  // The latest container termination: its reason (OOMKilled, Error) names the remedy, its time says when
+  // the new revision crashed.
+  const last = statuses
+    .map((c) => ({ name: String(c?.name ?? ''), t: c?.lastState?.terminated }))
+    .filter((x) => x.t)
+    .sort((a, b) => String(b.t.finishedAt ?? '').localeCompare(String(a.t.finishedAt ?? '')))[0];
+  if (last) {
+    out.lastTermination = { container: last.name, reason: String(last.t.reason ?? 'Error'), exitCode: Number(last.t.exitCode ?? 0) };
+    if (last.t.finishedAt) out.lastTermination.at = String(last.t.finishedAt);
+  }
+  const initNames = new Set((st.initContainerStatuses ?? []).map((c: any) => String(c?.name ?? '')));
   if (waiting) {
     out.waitingReason = waiting.state.waiting.reason;
-    out.waitingMessage = waiting.state.waiting.message ?? '';
+    const msg = String(waiting.state.waiting.message ?? '');
+    // kubectl shows these as Init:<reason>; the class is the same, the message names the init container.
+    out.waitingMessage = initNames.has(String(waiting.name ?? '')) ? `init container ${String(waiting.name)}: ${msg}` : msg;
   } else if (sched?.status === 'False') {
     out.waitingReason = sched.reason ?? 'Unschedulable';
     out.waitingMessage = sched.message ?? '';

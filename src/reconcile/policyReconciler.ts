@@ -23,7 +23,7 @@ import type { Condition } from '../domain/types.js';
 import { isConflict, isNotFound } from '../k8s/apiClient.js';
 import { API_VERSION, controllerOf, type SlimDaemonSet, type SlimGuard } from '../k8s/slim.js';
 import type { Clock } from '../runtime/clock.js';
-import { withDefaults } from './reconciler.js';
+import { withDefaults } from '../domain/defaults.js';
 
 /** A RolloutGuardPolicy as cached. */
 export interface SlimPolicy {

@@ -20,7 +20,7 @@ import type { UndoRequest } from '../k8s/daemonSetUndo.js';
 import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js';
 import type { SlimGuard } from '../k8s/slim.js';
 import type { Clock } from '../runtime/clock.js';
-import { GUARD_DEFAULTS } from '../runtime/config.js';
+import { withDefaults } from '../domain/defaults.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { TransientError } from './errors.js';
 import { CacheWaits } from './cacheWait.js';
@@ -50,19 +50,7 @@ export interface ReconcileResult {
 /** Quick retries of a 409 before handing the key back to the queue (client-go DefaultRetry: 5 steps). */
 const CONFLICT_ATTEMPTS = 5;
 
-/** Fills in defaults the API server would have applied, for guards created before a default existed. */
-export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['targetRef'] }): GuardSpec {
-  return {
-    targetRef: spec.targetRef,
-    suspectAfterSeconds: spec.suspectAfterSeconds ?? GUARD_DEFAULTS.suspectAfterSeconds,
-    progressDeadlineSeconds: spec.progressDeadlineSeconds ?? GUARD_DEFAULTS.progressDeadlineSeconds,
-    onStall: {
-      action: spec.onStall?.action ?? GUARD_DEFAULTS.action,
-      delaySeconds: spec.onStall?.delaySeconds ?? GUARD_DEFAULTS.delaySeconds,
-    },
-    suspend: spec.suspend ?? false,
-  };
-}
+export { withDefaults } from '../domain/defaults.js';
 
 /**
  * A guard as our own status write returned it, kept until the informer has caught up with it.
@@ -275,6 +263,7 @@ export class Reconciler {
     if (next.undoSkipped && spec.onStall.action === 'Undo' && (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')) {
       this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
     }
+    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.failures.inc({ namespace, guard: name, cause: next.cause || 'Unknown' });
     if (next.state === 'Stalled' && prev.state !== 'Stalled') {
       this.metrics.stalls.inc({ namespace, guard: name, cause: next.cause || 'Unknown', owner: next.owner || 'Unknown' });
       const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;

@@ -5,16 +5,8 @@
 import { hostname } from 'node:os';
 
 /** Defaults of a RolloutGuard's timings (mirrored in the CRD's OpenAPI defaults). */
-export const GUARD_DEFAULTS = {
-  /** Two minutes without progress is already unusual for one node's pod to come up. */
-  suspectAfterSeconds: 120,
-  /** Ten minutes, the same default as a Deployment's progressDeadlineSeconds. */
-  progressDeadlineSeconds: 600,
-  /** Report by default: acting on a cluster is an explicit choice. */
-  action: 'Report' as const,
-  /** No grace period by default: the deadline already is one. */
-  delaySeconds: 0,
-};
+/** The spec defaults live in the domain, with withDefaults; re-exported for the process settings' readers. */
+export { GUARD_DEFAULTS } from '../domain/defaults.js';
 
 export interface OperatorConfig {
   /** Namespaces to watch; empty means all namespaces (needs cluster-wide RBAC). */

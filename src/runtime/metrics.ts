@@ -31,6 +31,12 @@ export class Metrics {
     labelNames: ['namespace', 'guard', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
+  readonly failures = new Counter({
+    name: 'rollout_guard_failures_detected_total',
+    help: 'Rollouts whose new revision crashed after starting on failedNodesThreshold Ready nodes (state Failed), by cause.',
+    labelNames: ['namespace', 'guard', 'cause'] as const,
+    registers: [this.registry],
+  });
   readonly undosSkipped = new Counter({
     name: 'rollout_guard_undos_skipped_total',
     help: 'Stalled rollouts the guard did not undo, by reason (NotTheRevision, OwnedByController, OptedOut, AlreadyUndone, ...).',

@@ -48,6 +48,9 @@ export function spec(overrides: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?
     targetRef: { kind: 'DaemonSet', name: DS_NAME },
     suspectAfterSeconds: 120,
     progressDeadlineSeconds: 600,
+    failedNodesThreshold: 2,
+    // Most timelines here predate the bake and end at the controller's "complete"; bake tests set it.
+    bakeSeconds: 0,
     suspend: false,
     ...rest,
     onStall: { action: 'Report', delaySeconds: 0, ...onStall },

@@ -1,0 +1,45 @@
+/**
+ * What a RolloutGuard's spec means when a field is left out: the same values the CRD defaults to, kept
+ * here once, next to {@link withDefaults}, so the API server, the reconciler and the policy controller
+ * agree. A test compares them with the CRD.
+ */
+import type { GuardSpec } from './types.js';
+
+export const GUARD_DEFAULTS = {
+  /** Two minutes without progress is already unusual for one node's pod to come up. */
+  suspectAfterSeconds: 120,
+  /** Ten minutes, the same default as a Deployment's progressDeadlineSeconds. */
+  progressDeadlineSeconds: 600,
+  /** Report by default: acting on a cluster is an explicit choice. */
+  action: 'Report' as const,
+  /** No grace period by default: the deadline already is one. */
+  delaySeconds: 0,
+  /**
+   * Two Ready nodes where the new revision crashed after starting: one crash can be bad luck on one
+   * node, the same crash on a second node is the revision. It catches "every updated pod crashes within a
+   * minute of starting" by the second node, while a single node that restarts once is tolerated.
+   */
+  failedNodesThreshold: 2,
+  /**
+   * Three minutes of watching after the last node is updated and available. A node agent that crashes
+   * on a timer, a first scrape or a first heartbeat usually does so within a minute or two of starting;
+   * the bake makes that a failure of the rollout, with the revision it started from still the undo target.
+   */
+  bakeSeconds: 180,
+};
+
+/** Fills in defaults the API server would have applied, for guards created before a default existed. */
+export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['targetRef'] }): GuardSpec {
+  return {
+    targetRef: spec.targetRef,
+    suspectAfterSeconds: spec.suspectAfterSeconds ?? GUARD_DEFAULTS.suspectAfterSeconds,
+    progressDeadlineSeconds: spec.progressDeadlineSeconds ?? GUARD_DEFAULTS.progressDeadlineSeconds,
+    onStall: {
+      action: spec.onStall?.action ?? GUARD_DEFAULTS.action,
+      delaySeconds: spec.onStall?.delaySeconds ?? GUARD_DEFAULTS.delaySeconds,
+    },
+    failedNodesThreshold: spec.failedNodesThreshold ?? GUARD_DEFAULTS.failedNodesThreshold,
+    bakeSeconds: spec.bakeSeconds ?? GUARD_DEFAULTS.bakeSeconds,
+    suspend: spec.suspend ?? false,
+  };
+}

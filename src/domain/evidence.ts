@@ -1,0 +1,50 @@
+/**
+ * Failure evidence: Ready nodes where a pod of the rollout's new revision crashed after starting.
+ *
+ * Time alone misses the most dangerous failure: a node agent that starts, passes readiness and crashes
+ * seconds later. Each pod counts as available, the DaemonSet controller moves on, and the broken
+ * revision reaches every node before any counter looks wrong. A container restart is what gives it away:
+ * pods of a new revision start with restartCount 0, so any restart is a crash of that revision. The
+ * kubelet restarts a crashed container, so every crash shows as a restart, whatever readiness says.
+ *
+ * Only Ready nodes without pressure count (a node fault explains a crash on it), and the evidence is kept
+ * in status and only grows: a pod the controller replaces, or a node that dies later, does not erase it.
+ */
+import { nodeFault } from './attribute.js';
+import { STATUS_LIST_CAP } from './split.js';
+import type { FailedNode, NodeView, RolloutFailures } from './types.js';
+
+/** Merges what the pods show now into the evidence kept so far. */
+export function collectFailures(nodes: readonly NodeView[], targetHash: string, prev: RolloutFailures | undefined, nowIso: string): RolloutFailures | undefined {
+  const byNode = new Map<string, FailedNode>((prev?.nodes ?? []).map((f) => [f.node, { ...f }]));
+  let fresh = 0;
+  for (const n of nodes) {
+    if (nodeFault(n.health)) continue;
+    for (const p of n.pods) {
+      if (p.hash !== targetHash || p.restartCount <= 0) continue;
+      const known = byNode.get(n.node);
+      const reason = p.lastTermination?.reason ?? 'Error';
+      if (known) {
+        known.restarts = Math.max(known.restarts, p.restartCount);
+        known.reason = reason;
+        if (p.name) known.pod = p.name;
+        continue;
+      }
+      fresh++;
+      const f: FailedNode = { node: n.node, restarts: p.restartCount, reason, at: p.lastTermination?.at ?? nowIso };
+      if (p.name) f.pod = p.name;
+      byNode.set(n.node, f);
+    }
+  }
+  if (byNode.size === 0) return prev;
+  const all = [...byNode.values()].sort((a, b) => a.at.localeCompare(b.at) || a.node.localeCompare(b.node));
+  // Past the cap the names kept are the earliest; the count goes on from the evidence kept so far.
+  const count = (prev?.count ?? 0) + fresh;
+  return { nodes: all.slice(0, STATUS_LIST_CAP), count };
+}
+
+/** The failure class the evidence points to: OOMKilled when most crashes were, else CrashLoop. */
+export function failureCause(f: RolloutFailures): 'OOMKilled' | 'CrashLoop' {
+  const oom = f.nodes.filter((n) => n.reason === 'OOMKilled').length;
+  return oom * 2 > f.nodes.length ? 'OOMKilled' : 'CrashLoop';
+}
