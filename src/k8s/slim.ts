@@ -208,7 +208,8 @@ export function slimPod(raw: any): SlimPod {
     out.lastTermination = { container: last.name, reason: String(last.t.reason ?? 'Error'), exitCode: Number(last.t.exitCode ?? 0) };
     if (last.t.finishedAt) out.lastTermination.at = String(last.t.finishedAt);
   }
-  const initNames = new Set((st.initContainerStatuses ?? []).map((c: any) => String(c?.name ?? '')));
+  const inits: any[] = st.initContainerStatuses ?? [];
+  const initNames = new Set<string>(inits.map((c) => String(c?.name ?? '')));
   if (waiting) {
     out.waitingReason = waiting.state.waiting.reason;
     const msg = String(waiting.state.waiting.message ?? '');
