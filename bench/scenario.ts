@@ -189,7 +189,8 @@ function guardManifest(ns: string, name: string, p: SizeParams): Record<string, 
     apiVersion: 'rolloutguard.dev/v1alpha1',
     kind: 'RolloutGuard',
     metadata: { name, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name }, suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds },
+    // No bake: the bench measures detection at the deadline and completion at the controller's counters.
+    spec: { targetRef: { kind: 'DaemonSet', name }, suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 },
   };
 }
 

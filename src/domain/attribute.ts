@@ -171,17 +171,36 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   }
 
   const all: Array<BlockedNode | EmptyNode> = [...blocked, ...empty];
-  // A configured wait in progress anywhere (a pod waiting out minReadySeconds, an old pod in its grace
-  // period) holds the clock until it ends.
-  if (all.some((x) => x.owner === 'ConfiguredWait')) waitEndsAt = now;
+  // An old pod's termination grace period is a configured wait too: it holds the clock until it ends,
+  // and time without progress counts from its end, not from before it.
+  for (const e of empty) {
+    if (e.cause !== 'PodTerminating') continue;
+    const ends = (byName.get(e.node)?.pods ?? []).map((p) => parse(p.deletionAt)).filter((t): t is number => t !== undefined);
+    if (ends.length === 0) continue;
+    const end = Math.min(now, Math.max(...ends));
+    waitEndsAt = waitEndsAt === undefined ? end : Math.max(waitEndsAt, end);
+  }
+  // A wait still in progress whose end is not known (a pod ready, readySince unknown) holds it too.
+  if (blocked.some((x) => x.owner === 'ConfiguredWait')) waitEndsAt = Math.max(waitEndsAt ?? now, now);
   const revisionEvidence = blocked.filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
 
   if (input.shrank) {
+    // A dead node leaves the targets too: the node lifecycle controller taints it unreachable:NoSchedule,
+    // which daemon pods do not tolerate. It is named as what it is, a node that is down.
+    const deadLeft: EmptyNode[] = [];
+    for (const l of input.left) {
+      const nf = nodeFault(byName.get(l.node)?.health);
+      if (nf?.cause === 'NodeNotReady') deadLeft.push({ node: l.node, reason: 'NodeNotReady', message: `${nf.message}; it left the targets (${l.reason})`, owner: 'Node', cause: 'NodeNotReady' });
+    }
+    if (deadLeft.length > 0) {
+      result.empty = [...empty, ...deadLeft.filter((d) => !empty.some((e) => e.node === d.node))].sort((x, y) => x.node.localeCompare(y.node));
+    }
     // The new revision failing on a Ready node is evidence enough, whatever made DESIRED drop.
-    const shrink = attributeShrink(input.left);
+    const shrink = deadLeft.length > 0 ? 'Node' : attributeShrink(input.left);
     result.owner = revisionEvidence.length > 0 ? 'Revision' : shrink;
+    if (result.owner === 'Node' && deadLeft.length > 0) result.cause = 'NodeNotReady';
     if (shrink === 'Revision') result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
     return result;
   }

@@ -76,7 +76,11 @@ export function attributionSentence(args: {
     case 'Node': {
       if (mine.length === 0) return `${describeLeft(args.left ?? [])} changed during the rollout (a taint or label on the node): the nodes, not the revision, are at fault; an undo would not help.`;
       const first = mine[0]!;
-      return `${mine.length === 1 ? `${first.node}: ${truncate(first.message, 160)}` : `${names}: node faults (${truncate(first.message, 120)})`}. The rollout waits for ${mine.length === 1 ? 'it' : 'them'}; an undo would not help. Repair or remove the node (kubectl describe node ${first.node}).`;
+      // "node is Unknown (Kubelet stopped posting node status.)": the node's own words, without what the
+      // pod or the targets add after the semicolon.
+      const what = truncate(first.message.split('; ')[0] ?? first.message, 160);
+      const one = mine.length === 1;
+      return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.node}).`;
     }
     case 'ControlPlane':
       if (args.cause === 'ControllerNotObserving') return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';

@@ -89,7 +89,8 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     return v;
   }
 
-  v.cause = t.shrank ? (ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  // A shrink made of dead nodes is named for them; any other shrink for the drop in DESIRED.
+  v.cause = t.shrank && a.cause !== 'NodeNotReady' ? (ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
   v.owner = a.owner;
   const suspectMs = spec.suspectAfterSeconds * 1000;
   const deadlineMs = spec.progressDeadlineSeconds * 1000;

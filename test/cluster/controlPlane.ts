@@ -409,7 +409,8 @@ export async function stopComponent(name: ProcessName, opts: StopComponentOption
  * cluster's state) and waits until it is ready. `kwok-<pool>` (see {@link kwokInstanceName}) starts an
  * extra kwok that manages only the nodes annotated `kwok.x-k8s.io/node=<pool>`, with the main kwok's
  * stages and flags, on a free loopback port. (A restarted kwok has a new Lease holder identity: it takes
- * over its nodes only once the previous process's node Leases have expired.)
+ * over its nodes only once the previous process's node Leases have expired, so on a node-lifecycle
+ * cluster they may turn Unknown for a moment.)
  */
 export async function startComponent(name: ProcessName, opts: { log?: (line: string) => void; timeoutMs?: number } = {}): Promise<void> {
   const log = opts.log ?? ((line: string) => console.log(line));
@@ -510,10 +511,13 @@ export async function waitForNodesReady(
       await opts.whileWaiting?.();
       const res = await kubectl(['get', 'nodes', ...names, '-o', 'json'], { allowFail: true });
       if (res.code !== 0) return false;
-      const list = JSON.parse(res.stdout) as { items: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> };
+      type NodeLike = { status?: { conditions?: Array<{ type: string; status: string }> } };
+      // One name gets the Node itself, several a List.
+      const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
+      const items = 'items' in parsed ? parsed.items : [parsed];
       return (
-        list.items.length === names.length &&
-        list.items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        items.length === names.length &&
+        items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       );
     },
     { timeoutMs: opts.timeoutMs, intervalMs: 250, describe: `nodes ${names.join(', ')} Ready` },

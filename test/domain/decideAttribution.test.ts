@@ -8,7 +8,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide } from '../../src/domain/stateMachine.js';
+import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
 import { recordUndoOutcome } from '../../src/domain/undo.js';
 import type { DaemonSetUndoRecord, DaemonSetView, Decision, GuardPeer, GuardStatus, NodeHealth, NodeView, Observation, PodView } from '../../src/domain/types.js';
 import {
@@ -702,6 +702,245 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
       }
     });
   }
+});
+
+// --- Regressions from the attribution review ---------------------------------------------------------------
+
+describe('decide: regressions from the attribution review', () => {
+  const selfGuard: GuardPeer = { name: DS_NAME, createdAt: iso(T0 - sec(3600)) };
+  const olderGuard: GuardPeer = { name: 'a', createdAt: iso(T0 - sec(7200)) };
+  /** node-1 and node-2 run B fine; node-3's kubelet is gone, its old pod stuck Terminating, no new pod. */
+  const deadNode3 = (extra: Partial<TargetObsOptions> = {}): Observation =>
+    rolloutB(
+      [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet())],
+      { current: 3, ready: 2, updated: 2, available: 2 },
+      extra,
+    );
+
+  describe('1. a temporary Conflict does not lose the rollout, nor so the undo', () => {
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallB(), at: T1 },
+        { obs: stallB(undefined, {}, { guards: [olderGuard, selfGuard] }), at: T1 + sec(100) },
+        { obs: stallB(undefined, {}, { guards: [selfGuard] }), at: T1 + sec(200) },
+        { obs: stallB(), at: T1 + sec(800) },
+      ],
+      { policy: UNDO },
+    );
+    const [, start, conflict, back, stalled] = ds as [Decision, Decision, Decision, Decision, Decision];
+
+    it('Conflict → back in charge → still stalled at T1+800s: Undo to A (fromRevision kept), no NoEarlierRevision, no "being placed on nodes" RolloutStarted', () => {
+      assert.equal(conflict.status.state, 'Conflict');
+      assert.equal(back.status.state, 'Progressing');
+      assert.deepEqual(back.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+      assert.equal(back.status.rollout?.lastProgressAt, iso(T1 + sec(200)), 'the clock does not run while not judging');
+      assert.equal(stalled.status.state, 'Stalled');
+      assert.equal(stalled.status.owner, 'Revision');
+      assert.deepEqual(stalled.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
+      assert.deepEqual(stalled.action, {
+        kind: 'Undo',
+        fromHash: HASH.B,
+        toHash: HASH.A,
+        toRevisionName: `${DS_NAME}-${HASH.A}`,
+        expectedUid: 'uid-decoder',
+        expectedTemplateGeneration: '2',
+        record: { from: HASH.B, to: HASH.A, at: iso(T1 + sec(800)), guard: `default/${DS_NAME}` },
+      });
+      for (const d of ds) assert.notEqual(d.status.undoSkipped?.reason, 'NoEarlierRevision');
+      assert.equal(count(ds, 'RolloutStarted'), 1, 'only the template change at T1 starts a rollout');
+      assert.deepEqual(reasons(start), ['RolloutStarted']);
+      for (const d of ds) for (const e of d.events) assert.doesNotMatch(e.note, /being placed on nodes/);
+    });
+
+    it('the Conflict status keeps status.rollout and clears what it no longer judges (blocked/empty nodes, undoSkipped, undoPlan)', () => {
+      assert.ok(start.status.blockedNodes!.length > 0, 'the pass before named node-3');
+      assert.deepEqual(conflict.status.rollout, start.status.rollout);
+      assert.deepEqual(conflict.status.blockedNodes, []);
+      assert.equal(conflict.status.blockedNodeCount, 0);
+      assert.deepEqual(conflict.status.emptyNodes, []);
+      assert.equal(conflict.status.emptyNodeCount, 0);
+      assert.equal(conflict.status.undoSkipped, undefined);
+      assert.equal(conflict.status.undoPlan, undefined);
+      assert.ok(!conflict.status.owner);
+    });
+
+    const before: { name: string; world: (extra?: Partial<TargetObsOptions>) => Observation; pol: GuardPolicy; had: (s: GuardStatus) => boolean }[] = [
+      { name: 'a refused stall (dead kubelet on node-3, undoSkipped NotTheRevision)', world: (e) => deadNode3(e), pol: UNDO, had: (s) => s.undoSkipped?.reason === 'NotTheRevision' && s.emptyNodes!.length === 1 },
+      { name: 'a stall in Report mode (undoPlan shown)', world: (e) => stallB(undefined, {}, e), pol: REPORT, had: (s) => s.undoPlan !== undefined && s.blockedNodes!.length === 1 },
+    ];
+    for (const tc of before) {
+      it(`Conflict entered from ${tc.name}: rollout kept, nodes, undoSkipped and undoPlan cleared`, () => {
+        const rs = run(
+          [
+            { obs: healthyA(), at: T0 },
+            { obs: tc.world(), at: T1 },
+            { obs: tc.world(), at: T1 + sec(600) },
+            { obs: tc.world({ guards: [olderGuard, selfGuard] }), at: T1 + sec(700) },
+          ],
+          { policy: tc.pol },
+        );
+        const [, , stall, c] = rs as [Decision, Decision, Decision, Decision];
+        assert.equal(stall.status.state, 'Stalled');
+        assert.ok(tc.had(stall.status), 'the stall set what the Conflict must clear');
+        assert.equal(c.status.state, 'Conflict');
+        assert.deepEqual(c.status.rollout, stall.status.rollout);
+        assert.deepEqual(c.status.blockedNodes, []);
+        assert.deepEqual(c.status.emptyNodes, []);
+        assert.equal(c.status.undoSkipped, undefined);
+        assert.equal(c.status.undoPlan, undefined);
+        assert.equal(c.action, undefined);
+      });
+    }
+  });
+
+  it('2. a shrink does not hide a failing revision: node-2 ImagePullBackOff on B (Ready), node-3 tainted away → owner Revision, Undo at the deadline, node-2 named', () => {
+    const taint = 'untolerated taint example.com/maintenance=true:NoExecute';
+    const failing = (): NodeView[] => [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [imagePullPod(HASH.B)])];
+    const before = rolloutB([...failing(), ready('node-3', [pod({ hash: HASH.A })])], { updated: 2, ready: 2, available: 2 });
+    const shrunk = (leftNodes: { node: string; reason: string; nodeChanged: boolean }[]): Observation =>
+      rolloutB([...failing(), withHealth(node('node-3', [], false, taint), health())], { desired: 2, current: 2, updated: 2, ready: 1, available: 1 }, { leftNodes });
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: before, at: T1 },
+        { obs: shrunk([{ node: 'node-3', reason: taint, nodeChanged: true }]), at: T1 + sec(30) },
+        { obs: shrunk([]), at: T1 + sec(150) },
+        { obs: shrunk([]), at: T1 + sec(600) },
+      ],
+      { policy: UNDO },
+    );
+    const [, , left, suspect, stalled] = ds as [Decision, Decision, Decision, Decision, Decision];
+    assert.deepEqual(reasons(left), ['DesiredShrank']);
+    for (const d of [left, suspect, stalled]) assert.equal(d.status.owner, 'Revision');
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.undoSkipped, undefined);
+    assert.deepEqual(reasons(stalled), ['RolloutStalled']);
+    assert.equal(stalled.action?.kind, 'Undo');
+    assert.deepEqual(stalled.action?.kind === 'Undo' ? [stalled.action.fromHash, stalled.action.toHash] : [], [HASH.B, HASH.A]);
+    assert.match(stalled.status.lastUndo?.message ?? '', /fails on node-2$/);
+    assert.match(stalled.status.message!, /node-2/);
+    assert.match(stalled.events[0]!.note, /node-2/);
+    assert.equal(undos(ds).length, 1);
+  });
+
+  it('3. a termination grace period longer than the deadlines is a configured wait: Progressing at +120 s, +600 s and +800 s, never Suspect or Stalled', () => {
+    const world = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [deletingPod(HASH.A, T1 + sec(900))])], {
+      ready: 2,
+      updated: 2,
+      available: 2,
+    });
+    const ds = run(fromHealthy(world, [sec(120)], [sec(600)], [sec(800)]), { policy: UNDO });
+    for (const [i, d] of ds.slice(1).entries()) {
+      assert.equal(d.status.state, 'Progressing', `pass ${i + 1}`);
+      assert.equal(d.action, undefined);
+      assert.equal(d.status.undoSkipped, undefined);
+      assert.deepEqual(d.status.emptyNodes?.map((e) => [e.node, e.owner, e.cause]), [['node-3', 'ConfiguredWait', 'PodTerminating']]);
+      assert.match(d.status.message!, /a termination grace period: a configured wait, not a stall/);
+    }
+    assert.equal(count(ds, 'RolloutSuspect'), 0);
+    assert.equal(count(ds, 'RolloutStalled'), 0);
+  });
+
+  it('4. readiness flapping under minReadySeconds 30 (restartCount growing) does not reset the clock: one RolloutStalled in 1500 s, no Stalled → Progressing after it (Report)', () => {
+    const minReady = { minReadySeconds: 30 };
+    /** node-3's B pod, `t` s after T1: crash-looping for 20 s, then Ready (not available) for 20 s, and so on. */
+    const node3 = (t: number): PodView => {
+      const restarts = 1 + Math.floor(t / 40);
+      const window = Math.floor(t / 20);
+      if (window % 2 === 0) return { ...crashLoopPod(HASH.B), restartCount: restarts };
+      return pod({ hash: HASH.B, ready: true, available: false, readySince: iso(T1 + sec(20 * window)), restartCount: restarts });
+    };
+    const world = (t: number): Observation => {
+      const p = node3(t);
+      return stallB([p], { ...minReady, ready: p.ready ? 3 : 2 });
+    };
+    const ds = run([{ obs: healthyA(minReady), at: T0 }, ...Array.from({ length: 151 }, (_, k) => ({ obs: world(10 * k), at: T1 + sec(10 * k) }))], { policy: REPORT });
+    assert.equal(count(ds, 'RolloutStalled'), 1);
+    assert.equal(count(ds, 'RolloutResumed'), 0);
+    const first = ds.findIndex((d) => d.status.state === 'Stalled');
+    assert.ok(first > 0, 'the rollout stalls');
+    assert.ok(first <= 1 + 63, `stalled by T1+630s (first at pass ${first})`);
+    for (const [i, d] of ds.slice(first).entries()) {
+      assert.equal(d.status.state, 'Stalled', `pass ${first + i} (T1+${10 * (first + i - 1)}s)`);
+      assert.equal(d.status.owner, 'Revision');
+      assert.equal(d.status.cause, 'CrashLoop');
+    }
+  });
+
+  it('5. the UndoSkipped Event note and status.undoSkipped.message name the node at fault (dead kubelet on node-3)', () => {
+    const ds = run(fromHealthy(deadNode3(), [sec(600)]), { policy: UNDO });
+    const stalled = ds[2]!;
+    assert.deepEqual(reasons(stalled), ['RolloutStalled', 'UndoSkipped']);
+    assert.match(stalled.events[1]!.note, /blamed on the nodes \(NodeNotReady: node-3\)/);
+    assert.match(stalled.status.undoSkipped!.message, /blamed on the nodes \(NodeNotReady: node-3\)/);
+  });
+
+  it('6. the guard\'s own undo stalls with the restored revision failing: never "an undo would restore the previous one", but "never undoes its own undo"', () => {
+    const record: DaemonSetUndoRecord = { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: `default/${DS_NAME}` };
+    /** After the undo: A renumbered to revision 3, node-1 back on A, node-2 still on B, A crash-looping on Ready node-3. */
+    const rollingBack = targetObs({
+      nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [crashLoopPod(HASH.A)])],
+      revisions: [A3, B2],
+      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1, undoRecord: record },
+    });
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallB(), at: T1 },
+        { obs: stallB(), at: T1 + sec(600), persist: persistUndo },
+        { obs: rollingBack, at: T1 + sec(610) },
+        { obs: rollingBack, at: T1 + sec(730) },
+        { obs: rollingBack, at: T1 + sec(1210) },
+        { obs: rollingBack, at: T1 + sec(1300) },
+      ],
+      { policy: UNDO },
+    );
+    const [, , undone, rb, suspect, stalled, later] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+    assert.equal(undone.action?.kind, 'Undo');
+    assert.equal(rb.status.state, 'RollingBack');
+    assert.equal(rb.status.rollout?.rollback, true);
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.owner, 'Revision');
+    assert.equal(stalled.status.cause, 'CrashLoop');
+    assert.deepEqual(reasons(stalled), ['RollbackStalled']);
+    assert.equal(undos(ds).length, 1, 'the undo is never undone');
+    for (const d of [suspect, stalled, later]) {
+      assert.doesNotMatch(d.status.message!, /an undo would restore the previous one/);
+      assert.match(d.status.message!, /the guard never undoes its own undo/);
+    }
+    assert.doesNotMatch(stalled.events[0]!.note, /an undo would restore the previous one/);
+    assert.match(stalled.events[0]!.note, /The restored revision fails on node-3: the guard never undoes its own undo/);
+  });
+
+  it('7. a ControllerNotObserving stall (no rollout), Undo policy: undoSkipped NotTheRevision, one UndoSkipped Event on entering Stalled, none later', () => {
+    const unobserved = healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`] });
+    const ds = run(fromHealthy(unobserved, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO });
+    const [, , suspect, stalled, ...later] = ds as [Decision, Decision, Decision, Decision, ...Decision[]];
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.equal(suspect.status.undoSkipped, undefined);
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.cause, 'ControllerNotObserving');
+    assert.equal(stalled.status.rollout, undefined, 'no rollout: no revision for the new template');
+    assert.equal(stalled.action, undefined);
+    assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
+    assert.match(stalled.status.undoSkipped.message, /has not observed the new spec/);
+    assert.deepEqual(reasons(stalled), ['RolloutStalled', 'UndoSkipped']);
+    const skipped = stalled.events[1]!;
+    assert.equal(skipped.type, 'Warning');
+    assert.equal(skipped.onTarget, true);
+    assert.match(skipped.note, /^Not undoing: the DaemonSet controller has not observed the new spec/);
+    assert.equal(cond(stalled.status, 'RolledBack').reason, 'UndoSkipped');
+    for (const d of later) {
+      assert.equal(d.status.state, 'Stalled');
+      assert.equal(d.status.undoSkipped?.reason, 'NotTheRevision');
+      assert.deepEqual(reasons(d), []);
+      assert.equal(d.action, undefined);
+    }
+    assert.equal(count(ds, 'UndoSkipped'), 1);
+  });
 });
 
 // --- Properties over generated timelines -------------------------------------------------------------------

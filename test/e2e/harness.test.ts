@@ -188,9 +188,14 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
   it('thawed kwok: the nodes are Ready again, the taint is gone, the deletion completes and the DaemonSet is whole', async (t: TestContext) => {
     const thawedAt = Date.now();
     killable.resume();
-    await pc.waitForNodes(killable.nodes, isReachable, { timeoutMs: 30_000, intervalMs: 200, describe: 'the thawed pool Ready and untainted' });
+    const nodes = await pc.waitForNodes(killable.nodes, isReachable, { timeoutMs: 30_000, intervalMs: 200, describe: 'the thawed pool Ready and untainted' });
     const recoverMs = Date.now() - thawedAt;
     t.diagnostic(`thaw → Ready=True, unreachable taints removed: ${secs(recoverMs)}`);
+    for (const n of nodes) {
+      // Like a kubelet, the thawed kwok dates the Unknown → True transition now (whole seconds), not at node creation.
+      const since = Date.parse(readyCondition(n)?.lastTransitionTime ?? '');
+      assert.ok(since >= thawedAt - 1_000, `${n.metadata.name} Ready since ${readyCondition(n)?.lastTransitionTime}, thawed at ${new Date(thawedAt).toISOString()}`);
+    }
 
     // kwok finishes the pending deletion, the DaemonSet controller replaces the pod, and the pods the
     // controller marked not Ready are reported Ready again (as a kubelet that reconnects does).

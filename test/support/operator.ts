@@ -155,12 +155,16 @@ export async function apply(obj: unknown, ns?: string): Promise<void> {
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(obj), ...(ns ? { ns } : {}) });
 }
 
-/** A RolloutGuard manifest. */
+/**
+ * A RolloutGuard manifest. `bakeSeconds` defaults to 0 here: most suites judge a rollout complete when
+ * the controller's counters say so, and would otherwise wait out the 180 s bake on every rollout. The
+ * suites about the bake window set it.
+ */
 export function guard(name: string, ns: string, target: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     apiVersion: 'rolloutguard.dev/v1alpha1',
     kind: 'RolloutGuard',
     metadata: { name, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name: target }, ...spec },
+    spec: { targetRef: { kind: 'DaemonSet', name: target }, bakeSeconds: 0, ...spec },
   };
 }

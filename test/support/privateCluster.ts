@@ -357,9 +357,11 @@ export class PrivateCluster {
 
   /** The named nodes (in the order given). */
   async getNodes(names: readonly string[]): Promise<NodeObject[]> {
-    const list = await this.kubectlJson<{ items: NodeObject[] }>(['get', 'nodes', ...names]);
+    // One name gets the Node itself, several a List.
+    const got = await this.kubectlJson<NodeObject | { items: NodeObject[] }>(['get', 'nodes', ...names]);
+    const items = 'items' in got ? got.items : [got];
     return names.map((n) => {
-      const node = list.items.find((x) => x.metadata.name === n);
+      const node = items.find((x) => x.metadata.name === n);
       if (!node) throw new Error(`node ${n} not found`);
       return node;
     });
