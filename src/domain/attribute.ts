@@ -19,7 +19,8 @@
  */
 import { classifyReason } from './causes.js';
 import type { Split } from './split.js';
-import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView } from './types.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
+import { explainNoPod, explainPod } from './warnings.js';
 
 /** The verdict of attribution for the whole rollout. */
 export interface Attribution {
@@ -49,6 +50,12 @@ export interface AttributionInput {
   /** Nodes that left the targets during the rollout (a shrink); see {@link attributeShrink}. */
   left: readonly LeftNode[];
   shrank: boolean;
+  /** When the rollout started (ms): only Warning Events from then on explain it. */
+  since?: number;
+  /** The DaemonSet controller's latest Warning Event (FailedCreate). */
+  warning?: WarningView;
+  /** Whether the new revision added or changed the named volume; undefined when not known. */
+  volumeChanged?: (name: string) => boolean | undefined;
 }
 
 const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'OOMKilled', 'InsufficientResources', 'Unschedulable', 'NotReady']);
@@ -56,13 +63,17 @@ const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePul
 /** Precedence within one owner when nodes disagree: the most specific, most actionable cause first. */
 const PRECEDENCE: readonly CauseClass[] = [
   'ImagePullFailure',
+  'AdmissionRefused',
   'InsufficientResources',
+  'QuotaExceeded',
+  'VolumeMountFailure',
   'OOMKilled',
   'CrashLoop',
   'Unschedulable',
   'NotReady',
   'NodeNotReady',
   'NodePressure',
+  'SandboxFailure',
   'PodTerminating',
   'SchedulerNotActing',
   'MinReadySeconds',
@@ -70,7 +81,7 @@ const PRECEDENCE: readonly CauseClass[] = [
 ];
 
 /** Owners in the order their evidence decides the rollout's owner. */
-const OWNER_ORDER: readonly FaultOwner[] = ['Revision', 'Node', 'ControlPlane', 'ConfiguredWait', 'Unknown'];
+const OWNER_ORDER: readonly FaultOwner[] = ['Revision', 'Node', 'Configuration', 'ControlPlane', 'ConfiguredWait', 'Unknown'];
 
 const parse = (s: string | undefined): number | undefined => (s ? Date.parse(s) : undefined);
 
@@ -87,7 +98,14 @@ export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; messa
 }
 
 /** Owner and cause of one node blocked on a pod of the target revision. */
-export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod: PodView | undefined, now: number, minReadySeconds: number): BlockedNode {
+export function attributeBlocked(
+  b: BlockedNode,
+  node: NodeView | undefined,
+  pod: PodView | undefined,
+  now: number,
+  minReadySeconds: number,
+  events: { since?: number; volumeChanged?: (name: string) => boolean | undefined } = {},
+): BlockedNode {
   const nf = nodeFault(node?.health);
   if (nf) return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
@@ -107,11 +125,14 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
   // Killed for memory: the remedy is the limit, not the code.
   if (cls === 'CrashLoop' && pod?.lastTermination?.reason === 'OOMKilled') cls = 'OOMKilled';
   if (REVISION_CLASSES.has(cls)) return { ...b, owner: 'Revision', cause: cls };
+  // A pod stuck before its containers start: the kubelet said why in an Event.
+  const ex = explainPod(pod?.warning, events.since, events.volumeChanged ?? (() => undefined));
+  if (ex) return { ...b, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message };
   return { ...b, owner: 'Unknown', cause: cls };
 }
 
 /** Owner and cause of one node that should run the pod and has none. */
-export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number): EmptyNode {
+export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number, events: { since?: number; warning?: WarningView } = {}): EmptyNode {
   const nf = nodeFault(node?.health);
   if (nf) return { ...e, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}` };
   if (e.reason === 'Terminating') {
@@ -125,6 +146,9 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
     }
     return { ...e, owner: 'Node', cause: 'PodTerminating', message: 'the old pod is still Terminating past its grace period: the kubelet has not removed it' };
   }
+  // No pod at all: the API server refused to create it, and the DaemonSet controller said why.
+  const ex = explainNoPod(events.warning, events.since);
+  if (ex) return { ...e, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message };
   return { ...e, owner: 'Unknown', cause: 'Unknown' };
 }
 
@@ -152,9 +176,9 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   const blocked = input.split.blocked.map((b) => {
     const n = byName.get(b.node);
     const p = n?.pods.find((x) => x.name === b.pod);
-    return attributeBlocked(b, n, p, now, input.minReadySeconds);
+    return attributeBlocked(b, n, p, now, input.minReadySeconds, { ...(input.since !== undefined ? { since: input.since } : {}), ...(input.volumeChanged ? { volumeChanged: input.volumeChanged } : {}) });
   });
-  const empty = input.split.empty.map((e) => attributeEmpty(e, byName.get(e.node), now));
+  const empty = input.split.empty.map((e) => attributeEmpty(e, byName.get(e.node), now, { ...(input.since !== undefined ? { since: input.since } : {}), ...(input.warning ? { warning: input.warning } : {}) }));
 
   let waitEndsAt: number | undefined;
   if (input.minReadySeconds > 0) {
@@ -182,7 +206,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   }
   // A wait still in progress whose end is not known (a pod ready, readySince unknown) holds it too.
   if (blocked.some((x) => x.owner === 'ConfiguredWait')) waitEndsAt = Math.max(waitEndsAt ?? now, now);
-  const revisionEvidence = blocked.filter((b) => b.owner === 'Revision').map((b) => b.node);
+  // Nodes here passed the node check: a Ready node where the revision itself fails or is refused.
+  const revisionEvidence = [...blocked, ...empty].filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
 

@@ -87,5 +87,9 @@ export const CAUSE_HINT: Record<CauseClass, string> = {
   ControllerNotActing: 'nodes still run the old revision and no node is blocked (kubectl get ds: UP-TO-DATE below DESIRED, no failing pod)',
   SchedulerNotActing: 'the new pod was never scheduled (kubectl get pods: Pending, no PodScheduled condition)',
   MinReadySeconds: 'the new pod is ready and waits out minReadySeconds (kubectl get ds: READY above AVAILABLE)',
+  AdmissionRefused: 'admission refuses the new pod (kubectl describe ds: Warning FailedCreate ... is forbidden)',
+  QuotaExceeded: 'a ResourceQuota refuses the new pod (kubectl describe ds: Warning FailedCreate ... exceeded quota; kubectl describe quota)',
+  VolumeMountFailure: 'a volume of the new pod does not mount (kubectl describe pod: Warning FailedMount, STATUS ContainerCreating)',
+  SandboxFailure: 'the node cannot create the pod sandbox or its network (kubectl describe pod: Warning FailedCreatePodSandBox)',
   Unknown: 'the rollout is not moving (kubectl get ds: UP-TO-DATE/AVAILABLE below DESIRED)',
 };

@@ -86,6 +86,8 @@ export function attributionSentence(args: {
       if (args.cause === 'ControllerNotObserving') return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';
       if (args.cause === 'SchedulerNotActing') return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
       return `No node is blocked: the remaining nodes still run the old revision and wait for the DaemonSet controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
+    case 'Configuration':
+      return `${names}: the namespace's configuration refuses the new pod (${truncate(mine[0]?.message ?? '', 200)}). An undo would not help: the old revision needs the same room.`;
     case 'ConfiguredWait':
       return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.ds.minReadySeconds}, or a termination grace period): not a stall.`;
     case 'Unknown':

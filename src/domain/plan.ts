@@ -63,7 +63,15 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
   if (ds.owner) return { reason: 'OwnedByController', message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there` };
   if (a.owner !== 'Revision' || a.revisionEvidence.length === 0) {
     const whose =
-      a.owner === 'Node' ? 'the nodes' : a.owner === 'ControlPlane' ? 'the control plane' : a.owner === 'ConfiguredWait' ? 'a configured wait' : 'nothing known';
+      a.owner === 'Node'
+        ? 'the nodes'
+        : a.owner === 'ControlPlane'
+          ? 'the control plane'
+          : a.owner === 'ConfiguredWait'
+            ? 'a configured wait'
+            : a.owner === 'Configuration'
+              ? "the namespace's configuration"
+              : 'nothing known';
     const names = [...a.blocked, ...a.empty].filter((x) => x.owner === a.owner).map((x) => x.node);
     const where = names.length > 0 ? `: ${list(names)}` : '';
     const cause = v.cause ? ` (${v.cause}${where})` : '';

@@ -51,7 +51,7 @@ import { Reason } from './reasons.js';
 import { buildStatus, rolledBackCondition } from './report.js';
 import { STATUS_LIST_CAP } from './split.js';
 import { trackRollout } from './track.js';
-import type { Decision, GuardSpec, GuardStatus, Observation, PlannedEvent } from './types.js';
+import type { Decision, GuardSpec, GuardStatus, Observation, PlannedEvent, RolloutStatus } from './types.js';
 import { reachVerdict } from './verdict.js';
 
 export { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
@@ -117,7 +117,18 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   }
 
   const a = attribute(
-    { split, nodes: obs.nodes, minReadySeconds: ds.minReadySeconds, observed: t.observed, incomplete: t.active && !t.complete, left: t.rollout?.leftNodes ?? [], shrank: t.shrank },
+    {
+      split,
+      nodes: obs.nodes,
+      minReadySeconds: ds.minReadySeconds,
+      observed: t.observed,
+      incomplete: t.active && !t.complete,
+      left: t.rollout?.leftNodes ?? [],
+      shrank: t.shrank,
+      ...(t.active && t.rollout ? { since: Date.parse(t.rollout.startedAt) } : {}),
+      ...(ds.warning ? { warning: ds.warning } : {}),
+      volumeChanged: volumeChange(obs, t.rollout),
+    },
     now,
   );
   const v = reachVerdict(t, a, prev, spec, now);
@@ -129,4 +140,17 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const requeue = sooner(p.requeueAfterMs, v.requeueAfterMs);
   if (requeue !== undefined) decision.requeueAfterMs = Math.max(MIN_REQUEUE_MS, requeue + REQUEUE_SKEW_MS);
   return decision;
+}
+
+/**
+ * Whether the rollout's new revision added or changed a volume, compared with the revision it started
+ * from (undefined when either revision's volumes are not known).
+ */
+function volumeChange(obs: Extract<Observation, { kind: 'Target' }>, rollout: RolloutStatus | undefined): (name: string) => boolean | undefined {
+  const to = rollout ? obs.revisions.find((r) => r.hash === rollout.toRevision.hash)?.volumes : undefined;
+  const from = rollout?.fromRevision ? obs.revisions.find((r) => r.hash === rollout.fromRevision?.hash)?.volumes : undefined;
+  return (name) => {
+    if (!to || !from || to[name] === undefined) return undefined;
+    return from[name] !== to[name];
+  };
 }

@@ -30,14 +30,19 @@ export type CauseClass =
   | 'ControllerNotActing'
   | 'SchedulerNotActing'
   | 'MinReadySeconds'
+  | 'AdmissionRefused'
+  | 'QuotaExceeded'
+  | 'VolumeMountFailure'
+  | 'SandboxFailure'
   | 'Unknown';
 
 /**
  * Whose fault a blocked node is, and so whether an undo can help. Only `Revision` is undone: a node
- * that died, a controller that does not act or a wait the user configured is not fixed by restoring the
- * old template, and undoing a good release for them makes an outage worse.
+ * that died, a controller that does not act, a wait the user configured or a limit the namespace sets
+ * (`Configuration`: a ResourceQuota on the pod count) is not fixed by restoring the old template, and
+ * undoing a good release for them makes an outage worse.
  */
-export type FaultOwner = 'Revision' | 'Node' | 'ControlPlane' | 'ConfiguredWait' | 'Unknown';
+export type FaultOwner = 'Revision' | 'Node' | 'ControlPlane' | 'ConfiguredWait' | 'Configuration' | 'Unknown';
 
 /** What the guard does once a rollout is Stalled. */
 export type StallAction = 'Report' | 'Undo';
@@ -268,6 +273,8 @@ export interface PodView {
   waitingReason?: string;
   waitingMessage?: string;
   restartCount: number;
+  /** The latest Warning Event about this pod that explains a pod that does not start (FailedMount, …). */
+  warning?: WarningView;
   /** Why and when a container of this pod last terminated (OOMKilled, Error, …), if one restarted. */
   lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
   images: string[];
@@ -306,6 +313,16 @@ export interface RevisionView {
   name: string;
   hash: string;
   revision: number;
+  /** Each pod volume's name with a digest of its source, to tell a volume the revision added or changed. */
+  volumes?: Record<string, string>;
+}
+
+/** The latest Warning Event about an object, as the controller or the kubelet stated it. */
+export interface WarningView {
+  reason: string;
+  message: string;
+  /** When it last happened (lastTimestamp, eventTime or creation). */
+  at: string;
 }
 
 /** The DaemonSet as observed through the cache. */
@@ -334,6 +351,8 @@ export interface DaemonSetView {
   owner?: { kind: string; name: string };
   /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */
   undoRecord?: DaemonSetUndoRecord;
+  /** The DaemonSet controller's latest Warning Event about it (FailedCreate: admission or quota refusals). */
+  warning?: WarningView;
 }
 
 /**

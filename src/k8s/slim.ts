@@ -6,6 +6,7 @@
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
 import type { NodeSelectorTerm, Taint, Toleration } from '../domain/nodeEligibility.js';
+import { createHash } from 'node:crypto';
 import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { GuardSpec, GuardStatus, NodeHealth } from '../domain/types.js';
 
@@ -84,6 +85,19 @@ export interface SlimRevision {
   metadata: Meta;
   hash: string;
   revision: number;
+  /** Pod volume name → digest of its source, from the revision's template (not the template itself). */
+  volumes?: Record<string, string>;
+}
+
+/** A Warning Event, slimmed to what explains a blocked node. */
+export interface SlimEvent {
+  metadata: Meta;
+  involved: { kind: string; name: string; namespace?: string };
+  reason: string;
+  /** Cut to 1 kB: enough to quote a refusal, bounded however long the original. */
+  message: string;
+  /** When it last happened: lastTimestamp, else eventTime, else creation. */
+  at: string;
 }
 
 export interface SlimNode {
@@ -229,7 +243,27 @@ export function slimPod(raw: any): SlimPod {
 export function slimRevision(raw: any): SlimRevision {
   const name: string = raw?.metadata?.name ?? '';
   const hash: string = raw?.metadata?.labels?.[HASH_LABEL] ?? name.slice(name.lastIndexOf('-') + 1);
-  return { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
+  const out: SlimRevision = { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
+  const vols: any[] = raw?.data?.spec?.template?.spec?.volumes ?? [];
+  if (Array.isArray(vols) && vols.length > 0) {
+    // A digest per volume, so that a mount failure can be blamed on the revision only when it added or
+    // changed that volume; the template itself is not kept.
+    out.volumes = Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 12)]));
+  }
+  return out;
+}
+
+/** Keeps the involved object, reason, a bounded message and the time of a Warning Event. */
+export function slimEvent(raw: any): SlimEvent {
+  const io = raw?.involvedObject ?? raw?.regarding ?? {};
+  const message = String(raw?.message ?? raw?.note ?? '');
+  return {
+    metadata: meta(raw?.metadata),
+    involved: { kind: String(io.kind ?? ''), name: String(io.name ?? ''), ...(io.namespace ? { namespace: String(io.namespace) } : {}) },
+    reason: String(raw?.reason ?? ''),
+    message: message.length > 1024 ? `${message.slice(0, 1023)}…` : message,
+    at: String(raw?.lastTimestamp ?? raw?.series?.lastObservedTime ?? raw?.eventTime ?? raw?.firstTimestamp ?? raw?.metadata?.creationTimestamp ?? ''),
+  };
 }
 
 /** Node conditions that, when True, mean the node cannot be trusted to run a new pod. */

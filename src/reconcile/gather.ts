@@ -7,8 +7,8 @@
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
-import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, LeftNode, NodeView, Observation, PodView, RevisionView } from '../domain/types.js';
-import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
+import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
+import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
@@ -18,6 +18,11 @@ export interface CacheView {
   /** ControllerRevisions whose controller owner has this UID. */
   revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
   nodes(): ReadonlyArray<Readonly<SlimNode>>;
+  /**
+   * Warning Events about `kind` `namespace/name` (FailedCreate on a DaemonSet; FailedMount, sandbox
+   * failures on a pod). Optional: without it no cause is read from Events.
+   */
+  warningsFor?(kind: 'DaemonSet' | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
   /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
   guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
 }
@@ -115,6 +120,13 @@ function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
 
 const fingerprint = (n: Readonly<SlimNode>): string => JSON.stringify([n.metadata.labels ?? {}, n.taints]);
 
+/** The latest of an object's Warning Events: only the newest explanation is kept per pod or DaemonSet. */
+function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undefined): WarningView | undefined {
+  let best: Readonly<SlimEvent> | undefined;
+  for (const e of events ?? []) if (!best || e.at > best.at) best = e;
+  return best ? { reason: best.reason, message: best.message, at: best.at } : undefined;
+}
+
 function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): PodView {
   const readyFor = p.readySince ? now - Date.parse(p.readySince) : 0;
   const v: PodView = {
@@ -173,10 +185,12 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   if (owner) view.owner = { kind: owner.kind, name: owner.name };
   const rec = undoRecord(ds.metadata.annotations?.[UNDO_RECORD_ANNOTATION]);
   if (rec) view.undoRecord = rec;
+  const dsWarning = latestWarning(cache.warningsFor?.('DaemonSet', namespace, name));
+  if (dsWarning) view.warning = dsWarning;
 
   const revisions: RevisionView[] = cache
     .revisionsOwnedBy(uid)
-    .map((r) => ({ name: r.metadata.name, hash: r.hash, revision: r.revision }))
+    .map((r) => ({ name: r.metadata.name, hash: r.hash, revision: r.revision, ...(r.volumes ? { volumes: { ...r.volumes } } : {}) }))
     .sort((a, b) => b.revision - a.revision);
   // The revision matching the live template always holds the highest number (constructHistory).
   const currentRevision = revisions[0];
@@ -185,7 +199,13 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   for (const p of cache.podsOwnedBy(uid)) {
     if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
     const list = podsByNode.get(p.node) ?? [];
-    list.push(podView(p, view.minReadySeconds, now));
+    const pv = podView(p, view.minReadySeconds, now);
+    // Only a pod that is not running yet needs the kubelet's word on why.
+    if (!p.ready) {
+      const w = latestWarning(cache.warningsFor?.('Pod', namespace, p.metadata.name));
+      if (w) pv.warning = w;
+    }
+    list.push(pv);
     podsByNode.set(p.node, list);
   }
   const nodes: NodeView[] = [];

@@ -16,8 +16,8 @@
 import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
-import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
-import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
+import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
 import { classify } from '../reconcile/errors.js';
 import { TargetMemory, type CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
@@ -41,7 +41,7 @@ class InformerSet<T extends Meta> {
     client: ApiClient,
     log: Logger,
     namespaces: readonly string[],
-    make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; slim: (raw: unknown) => T },
+    make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; fieldSelector?: string; slim: (raw: unknown) => T },
     common: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } },
   ) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
@@ -97,6 +97,16 @@ function nsPath(group: string, resource: string, ns: string | undefined): string
 
 const BY_TARGET = 'target';
 const BY_OWNER = 'owner';
+const BY_INVOLVED = 'involved';
+
+/**
+ * The Warning Events that explain a blocked node, chosen by field selectors so the API server filters
+ * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals), and the
+ * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off or a failing probe is
+ * already in the pod's status; an unschedulable pod's reason is in its PodScheduled condition).
+ */
+export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning';
+export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=Unhealthy,reason!=FailedScheduling,reason!=ProbeWarning';
 
 /** Work-queue keys of policies; guard keys are `namespace/name` and never start with this. */
 const POLICY_KEY = 'rgp:';
@@ -132,6 +142,8 @@ export class Controller {
   readonly pods: InformerSet<SlimPod>;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
+  readonly dsWarnings: InformerSet<SlimEvent>;
+  readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
   readonly queue: WorkQueue;
@@ -150,6 +162,8 @@ export class Controller {
     this.pods = new InformerSet(client, log, ns, (n) => ({ name: 'pods', listPath: nsPath('', 'pods', n), labelSelector: HASH_LABEL, slim: slimPod }), common);
     this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: nsPath('apps/v1', 'controllerrevisions', n), slim: slimRevision }), common);
     this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
+    this.dsWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-daemonsets', listPath: nsPath('', 'events', n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }), common);
+    this.podWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-pods', listPath: nsPath('', 'events', n), fieldSelector: POD_WARNINGS, slim: slimEvent }), common);
     if (config.policies && deps.policyPorts) {
       this.policies = new Informer<SlimPolicy>(client, { name: 'rolloutguardpolicies', listPath: `/apis/${GROUP}/${VERSION}/rolloutguardpolicies`, slim: slimPolicy, ...common }, log);
       this.namespaces = new Informer<SlimNamespace>(client, { name: 'namespaces', listPath: '/api/v1/namespaces', slim: slimNamespace, ...common }, log);
@@ -177,6 +191,9 @@ export class Controller {
       return c ? [c.uid] : [];
     };
     this.pods.addIndex(BY_OWNER, ownerIndex);
+    const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
+    this.dsWarnings.addIndex(BY_INVOLVED, involved);
+    this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
 
     this.queue = new WorkQueue({
@@ -192,6 +209,7 @@ export class Controller {
       revisionsOwnedBy: (uid) => this.revisions.byIndex(BY_OWNER, uid),
       nodes: () => this.nodes.list(),
       guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`),
+      warningsFor: (kind, n, name) => (kind === 'DaemonSet' ? this.dsWarnings : this.podWarnings).byIndex(BY_INVOLVED, `${n}/${name}`),
     };
     this.reconciler = new Reconciler(
       {
@@ -266,6 +284,17 @@ export class Controller {
     };
     this.pods.onEvent(byOwner);
     this.revisions.onEvent(byOwner);
+    // A refusal or a mount failure explains a node: the guards of its DaemonSet look again.
+    this.dsWarnings.onEvent((e) => {
+      if (e.type !== 'delete') this.enqueueForTarget(e.obj.metadata.namespace, e.obj.involved.name);
+    });
+    this.podWarnings.onEvent((e) => {
+      if (e.type === 'delete') return;
+      const ns = e.obj.metadata.namespace ?? '';
+      const pod = this.pods.get(ns, e.obj.involved.name);
+      const c = pod ? controllerOf(pod.metadata, 'DaemonSet') : undefined;
+      if (c) this.enqueueForTarget(ns, c.name);
+    });
     this.nodes.onEvent((e) => {
       // Heartbeats change only timestamps, which we do not keep: skip updates that change nothing kept.
       const kept = (n: SlimNode): string => JSON.stringify({ l: n.metadata.labels, t: n.taints, h: n.health });
@@ -273,7 +302,7 @@ export class Controller {
       this.enqueueAll();
     });
     // After any relist the cache may have jumped (an outage, a 410): look at every guard again.
-    for (const s of [this.guards, this.daemonSets, this.pods, this.revisions]) s.onRelist(() => this.enqueueAll());
+    for (const s of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) s.onRelist(() => this.enqueueAll());
     this.nodes.onRelist(() => this.enqueueAll());
   }
 
@@ -283,6 +312,8 @@ export class Controller {
       ...this.daemonSets.members,
       ...this.pods.members,
       ...this.revisions.members,
+      ...this.dsWarnings.members,
+      ...this.podWarnings.members,
       this.nodes,
       ...(this.policies ? [this.policies] : []),
       ...(this.namespaces ? [this.namespaces] : []),
@@ -292,7 +323,7 @@ export class Controller {
   /** Every informer with the namespace it watches (`''`: all or cluster-scoped), for metrics. */
   informerStats(): Array<{ resource: string; namespace: string; stats: InformerStats }> {
     const out: Array<{ resource: string; namespace: string; stats: InformerStats }> = [];
-    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions] as unknown as InformerSet<Meta>[]) {
+    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
       set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', stats: m.stats() }));
     }
     for (const m of [this.nodes, this.policies, this.namespaces]) {

@@ -683,7 +683,9 @@ function componentSpecs(state: State): ComponentSpec[] {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.controllerManager}`,
-        `--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset${state.nodeLifecycle ? ',nodelifecycle,podgc,taint-eviction-controller' : ''}`,
+        // resourcequota: without it a ResourceQuota's status stays empty and admission lets every pod
+        // past it, unlike any real cluster.
+        `--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset,resourcequota${state.nodeLifecycle ? ',nodelifecycle,podgc,taint-eviction-controller' : ''}`,
         `--service-account-private-key-file=${saKey}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),

@@ -238,7 +238,7 @@ describe('security', () => {
         ...expect(cr, 'rolloutguard.dev', ['rolloutguards'], ['get', 'list', 'watch', 'create', 'patch', 'delete']),
         ...expect(cr, 'rolloutguard.dev', ['rolloutguards/status', 'rolloutguardpolicies/status'], ['get', 'patch']),
         ...expect(cr, 'rolloutguard.dev', ['rolloutguardpolicies'], ['get', 'list', 'watch']),
-        ...expect(cr, 'core', ['namespaces', 'pods', 'nodes'], ['get', 'list', 'watch']),
+        ...expect(cr, 'core', ['namespaces', 'pods', 'nodes', 'events'], ['get', 'list', 'watch']),
         ...expect(cr, 'apps', ['daemonsets', 'controllerrevisions'], ['get', 'list', 'watch']),
         ...expect(cr, 'events.k8s.io', ['events'], ['create', 'patch']),
         ...expect('ClusterRole/rollout-guard-undo', 'apps', ['daemonsets'], ['patch']),
