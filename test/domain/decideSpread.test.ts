@@ -74,7 +74,7 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
     assert.equal(a?.kind, 'Undo');
     assert.equal(a.kind === 'Undo' && a.toHash, HASH.A);
     assert.equal(twoCrashes.status.lastUndo?.result, 'Pending');
-    assert.match(twoCrashes.status.lastUndo!.message, /the new revision fails on node-1, node-2/);
+    assert.match(twoCrashes.status.lastUndo.message, /the new revision fails on node-1, node-2/);
   });
 
   it('with Report the verdict is the same and nothing is changed; the undo that would fix it is named', () => {

@@ -35,7 +35,7 @@ describe('explainNoPod: the DaemonSet controller\'s FailedCreate', () => {
       if (!tc.want) return assert.equal(got, undefined);
       assert.equal(got?.owner, tc.want.owner);
       assert.equal(got?.cause, tc.want.cause);
-      if (tc.want.quote) assert.match(got!.message, tc.want.quote);
+      if (tc.want.quote) assert.match(got.message, tc.want.quote);
     });
   }
 });
@@ -55,7 +55,7 @@ describe('explainPod: the kubelet\'s Warning Events on a pod that does not start
       if (!tc.want) return assert.equal(got, undefined);
       assert.equal(got?.owner, tc.want.owner);
       assert.equal(got?.cause, tc.want.cause);
-      assert.match(got!.message, /"/, 'the kubelet\'s words are quoted');
+      assert.match(got.message, /"/, 'the kubelet\'s words are quoted');
     });
   }
 

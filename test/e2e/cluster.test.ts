@@ -22,6 +22,10 @@ import {
 const GOOD = 'registry.example/decoder:1.0';
 const BROKEN = 'registry.example/decoder:1.1-broken';
 const CRASHLOOP = 'registry.example/decoder:1.1-crashloop';
+// Images that start fine and crash later (see the image conventions in test/cluster/stages.yaml).
+const CRASHAFTER = 'registry.example/decoder:2-crashafter';
+const OOMAFTER = 'registry.example/decoder:2-oomafter';
+const RESTARTONCE = 'registry.example/decoder:2-restartonce';
 const DS = 'decoder';
 // DS controller, scheduler and kwok each add a little latency; generous, but only ever a ceiling.
 const WAIT = { timeoutMs: 60_000, intervalMs: 300 };
@@ -31,13 +35,15 @@ interface Condition {
   status: string;
   reason?: string;
   message?: string;
+  lastTransitionTime?: string;
 }
 interface ContainerStatus {
   name: string;
+  image?: string;
   ready: boolean;
   restartCount: number;
   state?: { waiting?: { reason?: string; message?: string }; running?: object };
-  lastState?: { terminated?: { exitCode: number; reason?: string } };
+  lastState?: { terminated?: { exitCode: number; reason?: string; finishedAt?: string } };
 }
 interface Pod {
   metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
@@ -95,10 +101,10 @@ async function observedCurrentSpec(ns: string): Promise<boolean> {
   return ds.status.observedGeneration === ds.metadata.generation;
 }
 
-async function rollOut(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}): Promise<void> {
+async function rollOut(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}, nodes = 3): Promise<void> {
   await applyDaemonSet(ns, pool, image, extra);
   await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=60s'], { ns });
-  await waitForRow(ns, { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
+  await waitForRow(ns, { desired: nodes, current: nodes, ready: nodes, upToDate: nodes, available: nodes });
 }
 
 async function daemonPods(ns: string): Promise<Pod[]> {
@@ -118,6 +124,8 @@ async function latestHash(ns: string): Promise<string> {
 const hashOf = (p: Pod) => p.metadata.labels?.['controller-revision-hash'];
 const isReady = (p: Pod) => p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const waitingReason = (p: Pod) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
+const restarts = (p: Pod) => p.status.containerStatuses?.[0]?.restartCount ?? 0;
+const lastTermination = (p: Pod) => p.status.containerStatuses?.[0]?.lastState?.terminated;
 
 function isDeepEqual(a: unknown, b: unknown): boolean {
   try {
@@ -264,6 +272,102 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
           return (pods.status.containerStatuses?.[0]?.restartCount ?? 0) > (cs?.restartCount ?? 0);
         },
         { ...WAIT, describe: 'restartCount to grow' },
+      );
+    });
+  });
+
+  it('a "crashafter" image (Ready, then crashing) lets the rollout move on node after node while its pods restart and recover', async () => {
+    await scenario('rg-crashafter', 4, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD, {}, 4);
+      await kubectl(['set', 'image', `ds/${DS}`, `decoder=${CRASHAFTER}`], { ns });
+      const changedAt = Date.now();
+      const within = (ms: number) => ({ intervalMs: 500, timeoutMs: Math.max(1, changedAt + ms - Date.now()) });
+
+      // Both within a deadline counted from the image change, so they are awaited side by side. A new pod is
+      // Ready 1-3 s after it starts, hence available at once (minReadySeconds 0), and the controller replaces
+      // the next node's pod; ~5 s after Ready it crashes and counts as unavailable until it is Ready again.
+      const [, crashed] = await Promise.all([
+        waitFor(async () => (await observedCurrentSpec(ns)) && (await daemonSetRow(ns, DS)).upToDate >= 3, {
+          ...within(20_000),
+          describe: 'UP-TO-DATE to reach 3 of 4 within 20 s of the image change',
+        }),
+        waitFor(async () => (await daemonPods(ns)).find((p) => restarts(p) >= 1 && lastTermination(p)?.reason === 'Error'), {
+          ...within(15_000),
+          describe: 'a pod with restartCount >= 1 and lastState.terminated.reason Error within 15 s of the image change',
+        }),
+      ]);
+      assert.equal(crashed.status.phase, 'Running', 'restartPolicy Always: the crashed pod stays Running');
+      assert.equal(lastTermination(crashed)?.exitCode, 1);
+      assert.equal(crashed.status.containerStatuses?.[0]?.image, CRASHAFTER);
+
+      // The back-off ends: the same pod is Ready again, and its Ready condition moved on after the crash.
+      const recovered = await waitFor(async () => (await daemonPods(ns)).find((p) => restarts(p) >= 1 && isReady(p)), {
+        ...WAIT,
+        intervalMs: 500,
+        describe: 'a crashed pod to be Ready again',
+      });
+      const ready = recovered.status.conditions?.find((c) => c.type === 'Ready');
+      const crash = lastTermination(recovered);
+      assert.ok(ready?.lastTransitionTime && crash?.finishedAt, 'Ready.lastTransitionTime and lastState.terminated.finishedAt are set');
+      assert.ok(
+        Date.parse(ready.lastTransitionTime) > Date.parse(crash.finishedAt),
+        `Ready since ${ready.lastTransitionTime}, after the crash at ${crash.finishedAt}`,
+      );
+      assert.ok(recovered.status.containerStatuses?.[0]?.state?.running, 'the container runs again');
+
+      // And it crashes again: the cycle does not stop after one restart.
+      await waitFor(async () => (await daemonPods(ns)).some((p) => restarts(p) >= 2), {
+        ...WAIT,
+        intervalMs: 500,
+        describe: 'a pod to crash a second time',
+      });
+    });
+  });
+
+  it('an "oomafter" image is OOMKilled (exit 137) after becoming Ready', async () => {
+    await scenario('rg-oomafter', 2, {}, async (ns, pool) => {
+      await applyDaemonSet(ns, pool.name, OOMAFTER);
+      const pod = await waitFor(async () => (await daemonPods(ns)).find((p) => lastTermination(p)?.reason === 'OOMKilled'), {
+        ...WAIT,
+        intervalMs: 500,
+        describe: 'a pod with lastState.terminated.reason OOMKilled',
+      });
+      assert.equal(lastTermination(pod)?.exitCode, 137);
+      assert.ok(restarts(pod) >= 1, 'restartCount > 0');
+      assert.equal(pod.status.phase, 'Running');
+    });
+  });
+
+  it('a "restartonce" image restarts once on the node whose name ends in -1 only, then stays Ready', async () => {
+    await scenario('rg-restartonce', 3, {}, async (ns, pool) => {
+      const first = pool.nodes.filter((n) => n.endsWith('-1'));
+      assert.equal(first.length, 1, `one pool node ends in -1: ${pool.nodes.join(', ')}`);
+      const isFirst = (p: Pod) => p.spec.nodeName === first[0];
+      await applyDaemonSet(ns, pool.name, RESTARTONCE);
+
+      const pods = await waitFor(
+        async () => {
+          const ps = await daemonPods(ns);
+          const p = ps.find(isFirst);
+          return ps.length === 3 && p && restarts(p) === 1 && isReady(p) && lastTermination(p)?.reason === 'Error' ? ps : undefined;
+        },
+        { ...WAIT, intervalMs: 500, describe: `3 pods, the one on ${first[0]} Ready again after one restart (Error)` },
+      );
+      const names = pods.map((p) => p.metadata.name).sort();
+      // A second crash would come ~5 s after Ready again: 15 s of the same picture rules it out.
+      await holdsFor(
+        async () => {
+          const ps = await daemonPods(ns);
+          return (
+            isDeepEqual(ps.map((p) => p.metadata.name).sort(), names) &&
+            ps.every((p) => isReady(p) && (isFirst(p) ? restarts(p) === 1 : restarts(p) === 0 && !lastTermination(p)))
+          );
+        },
+        {
+          durationMs: 15_000,
+          intervalMs: 500,
+          describe: `the same 3 pods Ready, restartCount 1 on ${first[0]} and 0 elsewhere`,
+        },
       );
     });
   });
