@@ -32,6 +32,12 @@ export interface Attribution {
   /** Nodes that are Ready and where the new revision itself fails: the evidence an undo needs. */
   revisionEvidence: string[];
   /**
+   * The API server refuses the new pods and no node shows it yet (a surge pod refused while the old pods
+   * run on): the DaemonSet controller's own words, quoted. Evidence like a failing node when the owner
+   * is the revision.
+   */
+  refusal?: string;
+  /**
    * The latest moment a configured wait ends (or ended) on some node, in ms: time spent waiting for it
    * is not time without progress.
    */
@@ -242,8 +248,16 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     result.cause = dominant(mine);
     return result;
   }
-  // Incomplete, observed, and no node blocked or empty: the remaining nodes still run the old revision
-  // and wait for the DaemonSet controller to replace their pods.
+  // Incomplete, observed, and no node blocked or empty: either the API server refuses the new pods
+  // (a surge pod, while the old ones run on), or the remaining nodes still run the old revision and wait
+  // for the DaemonSet controller to replace their pods.
+  const refused = explainNoPod(input.warning, input.since);
+  if (refused) {
+    result.owner = refused.owner;
+    result.cause = refused.cause;
+    result.refusal = refused.message;
+    return result;
+  }
   result.owner = 'ControlPlane';
   result.cause = 'ControllerNotActing';
   return result;

@@ -71,6 +71,8 @@ export function attributionSentence(args: {
   }
   switch (args.owner) {
     case 'Revision':
+      if (mine.length === 0 && args.cause === 'AdmissionRefused') return 'The API server refuses the new template: the revision is at fault, and an undo would restore the previous one.';
+      if (mine.length === 0 && args.cause === 'QuotaExceeded') return 'The new revision asks for more than the namespace quota allows: the revision is at fault, and an undo would restore the previous one.';
       if (mine.length === 0) return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
       return `The new revision itself fails on Ready node${mine.length === 1 ? '' : 's'} ${names}: the revision is at fault, and an undo would restore the previous one.`;
     case 'Node': {
@@ -87,7 +89,7 @@ export function attributionSentence(args: {
       if (args.cause === 'SchedulerNotActing') return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
       return `No node is blocked: the remaining nodes still run the old revision and wait for the DaemonSet controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
     case 'Configuration':
-      return `${names}: the namespace's configuration refuses the new pod (${truncate(mine[0]?.message ?? '', 200)}). An undo would not help: the old revision needs the same room.`;
+      return `${names ? `${names}: ` : ''}the namespace's configuration refuses the new pod${mine[0] ? ` (${truncate(mine[0].message, 200)})` : ''}. An undo would not help: the old revision needs the same room.`;
     case 'ConfiguredWait':
       return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.ds.minReadySeconds}, or a termination grace period): not a stall.`;
     case 'Unknown':
@@ -104,6 +106,8 @@ export function stallSentence(args: {
   cause: CauseClass;
   owner?: FaultOwner | '';
   rollback?: boolean;
+  /** The API server's refusal of the new pods when no node shows it (see attribute.ts). */
+  refusal?: string;
   idleMs: number;
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
@@ -120,6 +124,8 @@ export function stallSentence(args: {
     if (args.blocked.length + args.empty.length > 0) why += `; ${describeBlocked(args.blocked, args.empty)}`;
   } else if (args.blocked.length + args.empty.length > 0) {
     why = describeBlocked(args.blocked, args.empty);
+  } else if (args.refusal) {
+    why = `no node is blocked, but the DaemonSet controller cannot create the new pods: ${args.refusal}`;
   } else {
     why = 'no node is blocked, but the DaemonSet controller reports no progress';
   }

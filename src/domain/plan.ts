@@ -61,7 +61,7 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
   }
   if (ds.undoOptOut) return { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` };
   if (ds.owner) return { reason: 'OwnedByController', message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there` };
-  if (a.owner !== 'Revision' || a.revisionEvidence.length === 0) {
+  if (a.owner !== 'Revision' || (a.revisionEvidence.length === 0 && a.refusal === undefined)) {
     const whose =
       a.owner === 'Node'
         ? 'the nodes'
@@ -164,7 +164,7 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
       toHash: plan.toHash,
       toRevisionName: plan.toRevisionName,
       result: 'Pending',
-      message: `undo decided: restore ${target} on ${plan.nodes} node(s); the new revision fails on ${list(evidence.revisionEvidence)}`,
+      message: `undo decided: restore ${target} on ${plan.nodes} node(s); ${evidence.revisionEvidence.length > 0 ? `the new revision fails on ${list(evidence.revisionEvidence)}` : 'the API server refuses the new pods'}`,
     };
     if (rollout.toRevision.revision !== undefined) lastUndo.fromRevision = rollout.toRevision.revision;
     if (plan.toRevision !== undefined) lastUndo.toRevision = plan.toRevision;

@@ -107,6 +107,7 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     ds,
     desiredAtStart: t.expectedDesired,
     rollback: rollout.rollback === true,
+    ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
   };
   // Our undo is applied but the controller has not made the restored revision current yet (it
   // renumbers it on its next sync): that is the rollback starting, not a second stall.

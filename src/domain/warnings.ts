@@ -25,6 +25,13 @@ export interface Explained {
 }
 
 const ADMISSION = /is forbidden|admission webhook|denied the request|violates PodSecurity/i;
+
+/**
+ * Event times have one-second precision (lastTimestamp), and the rollout's start is our own clock's: an
+ * Event up to this much older than the start still belongs to it.
+ */
+const EVENT_TIME_SLACK_MS = 2_000;
+const tooOld = (w: WarningView, since: number | undefined): boolean => since !== undefined && Date.parse(w.at) < since - EVENT_TIME_SLACK_MS;
 const QUOTA = /exceeded quota:\s*([^,]+)/i;
 
 /** The resources a quota refusal names as over the limit: "requested: pods=1, ..." → ['pods']. */
@@ -45,7 +52,7 @@ function quote(message: string): string {
 
 /** Explains a node with no pod from the DaemonSet's latest Warning Event, if it is recent enough. */
 export function explainNoPod(w: WarningView | undefined, since: number | undefined): Explained | undefined {
-  if (!w || w.reason !== 'FailedCreate' || (since !== undefined && Date.parse(w.at) < since)) return undefined;
+  if (!w || w.reason !== 'FailedCreate' || tooOld(w, since)) return undefined;
   const q = QUOTA.exec(w.message);
   if (q) {
     const quota = (q[1] ?? '').trim();
@@ -71,7 +78,7 @@ export function mountedVolume(message: string): string | undefined {
  * says whether the new revision added or changed a volume (undefined: not known).
  */
 export function explainPod(w: WarningView | undefined, since: number | undefined, volumeChanged: (name: string) => boolean | undefined): Explained | undefined {
-  if (!w || (since !== undefined && Date.parse(w.at) < since)) return undefined;
+  if (!w || tooOld(w, since)) return undefined;
   if (w.reason === 'FailedCreatePodSandBox') {
     return { owner: 'Node', cause: 'SandboxFailure', reason: w.reason, message: `the node cannot create the pod sandbox: "${truncate(w.message, 300)}"` };
   }

@@ -101,11 +101,12 @@ const BY_INVOLVED = 'involved';
 
 /**
  * The Warning Events that explain a blocked node, chosen by field selectors so the API server filters
- * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals), and the
+ * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals; our own
+ * Warnings mirrored on the DaemonSet are not read back), and the
  * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off or a failing probe is
  * already in the pod's status; an unschedulable pod's reason is in its PodScheduled condition).
  */
-export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning';
+export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
 export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=Unhealthy,reason!=FailedScheduling,reason!=ProbeWarning';
 
 /** Work-queue keys of policies; guard keys are `namespace/name` and never start with this. */

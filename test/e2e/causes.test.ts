@@ -1,0 +1,142 @@
+/**
+ * End to end, on the shared local control plane: causes the cluster already states in Warning Events.
+ *
+ * - Pod Security `enforce=baseline`, template turned privileged: the DaemonSet controller's FailedCreate
+ *   quotes the refusal; it is the revision's fault, so the undo restores the previous template.
+ * - A ResourceQuota on the pod count at its limit, with maxSurge 1: the quota is named and the namespace's
+ *   configuration, not the revision, is blamed; nothing is undone.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+
+interface NodeEntry {
+  node: string;
+  owner?: string;
+  cause?: string;
+  reason: string;
+  message: string;
+}
+interface GuardObj {
+  status?: {
+    state?: string;
+    cause?: string;
+    owner?: string;
+    message?: string;
+    currentRevision?: { revision?: number; hash: string };
+    lastUndo?: { result: string };
+    undoSkipped?: { reason: string; message: string };
+    emptyNodes?: NodeEntry[];
+    blockedNodes?: NodeEntry[];
+    generations?: Array<{ hash: string }>;
+  };
+}
+
+const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
+const SCENARIOS = ['psa', 'quota'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const ns = {} as Record<Scenario, string>;
+const pools = {} as Record<Scenario, NodePool>;
+const cleanups: Array<() => Promise<void>> = [];
+let op: OperatorProcess;
+
+const getGuard = (n: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
+const template = async (n: string): Promise<{ image: string; privileged: boolean }> => {
+  const ds = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string; securityContext?: { privileged?: boolean } }> } } } }>(['get', 'ds', 'decoder'], { ns: n });
+  const c = ds.spec.template.spec.containers[0]!;
+  return { image: c.image, privileged: c.securityContext?.privileged === true };
+};
+const reasons = async (n: string, kind: string): Promise<string[]> =>
+  (await kubectlJson<{ items: Array<{ reason: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns: n })).items.map((e) => e.reason);
+
+async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> {
+  let last: GuardObj | undefined;
+  try {
+    await waitFor(async () => {
+      last = await getGuard(n);
+      return pred(last);
+    }, { timeoutMs, describe: what });
+  } catch (e) {
+    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-15).join('\n')}`);
+  }
+  return last!;
+}
+
+async function rollOut(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> {
+  const n = ns[s];
+  const count = pools[s].nodes.length;
+  await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
+  await waitFor(async () => {
+    const ds = await kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number } }>(['get', 'ds', 'decoder'], { ns: n });
+    return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count;
+  }, { timeoutMs: 120_000, describe: `decoder available on ${count} nodes` });
+  await apply(guard('decoder', n, 'decoder', UNDO));
+  await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy');
+  return n;
+}
+
+describe('causes from Warning Events', { concurrency: true }, () => {
+  before(async () => {
+    await ensureCluster();
+    await installCrds();
+    for (const s of SCENARIOS) {
+      const n = await createNamespace(`causes-${s}`);
+      ns[s] = n.name;
+      cleanups.push(n.cleanup);
+      const pool = await createNodePool(uniqueName(`c-${s}`), 3);
+      pools[s] = pool;
+      cleanups.push(pool.cleanup);
+    }
+    op = await OperatorProcess.start({ namespaces: SCENARIOS.map((s) => ns[s]) });
+  });
+
+  after(async () => {
+    if (op) await op.stop();
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  });
+
+  it('Pod Security baseline refuses a privileged template: AdmissionRefused quoted, the revision blamed, undone to one generation', async () => {
+    const n = await rollOut('psa');
+    await kubectl(['label', 'namespace', n, 'pod-security.kubernetes.io/enforce=baseline']);
+    const before = await getGuard(n);
+    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }])], { ns: n });
+    const stalled = await waitGuard(n, (g) => g.status?.cause === 'AdmissionRefused' || g.status?.state === 'RollingBack' || g.status?.state === 'RolledBack', 'AdmissionRefused');
+    if (stalled.status?.cause === 'AdmissionRefused') {
+      const e = stalled.status.emptyNodes?.find((x) => x.cause === 'AdmissionRefused');
+      assert.equal(e?.owner, 'Revision');
+      assert.match(e?.message ?? '', /violates PodSecurity "baseline:latest": privileged/);
+    }
+    const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack', 90_000);
+    assert.equal(done.status?.currentRevision?.hash, before.status?.currentRevision?.hash);
+    assert.deepEqual(await template(n), { image: 'registry.local/decoder:1', privileged: false });
+    assert.equal(done.status?.generations?.length, 1, 'one generation again');
+    const evs = await reasons(n, 'DaemonSet');
+    assert.ok(evs.includes('FailedCreate'), 'the controller stated the refusal');
+    assert.ok(evs.includes('RolloutStalled') && evs.includes('UndoStarted') && evs.includes('UndoComplete'), evs.join(', '));
+    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    assert.match(stdout, /violates PodSecurity/);
+    assert.match(stdout, /The new revision itself fails on Ready node|revision is at fault/);
+  });
+
+  it('a ResourceQuota on the pod count at its limit with maxSurge 1: the quota named, the namespace blamed, no undo', async () => {
+    const n = await rollOut('quota', { maxSurge: 1, maxUnavailable: 0 });
+    // Exactly the pods running now: the surge pod of the next rollout has no room.
+    await apply({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pod-count', namespace: n }, spec: { hard: { pods: '3' } } });
+    await waitFor(async () => {
+      const q = await kubectlJson<{ status?: { used?: { pods?: string } } }>(['get', 'resourcequota', 'pod-count'], { ns: n });
+      return q.status?.used?.pods === '3';
+    }, { timeoutMs: 60_000, describe: 'the quota controller counted the pods (status.used.pods 3)' });
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2'], { ns: n });
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled', 90_000);
+    assert.equal(g.status?.cause, 'QuotaExceeded', JSON.stringify(g.status?.message));
+    assert.equal(g.status?.owner, 'Configuration');
+    // The surge pod is refused while the old pods run on: no node is empty, the refusal is the rollout's.
+    assert.match(g.status?.message ?? '', /ResourceQuota pod-count has no room for another pod/);
+    assert.match(g.status?.message ?? '', /exceeded quota: pod-count, requested: pods=1, used: pods=3, limited: pods=3/);
+    assert.match(g.status?.message ?? '', /An undo would not help/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+    await holdsFor(async () => (await template(n)).image === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 5_000, describe: 'no undo' });
+    assert.ok((await reasons(n, 'DaemonSet')).includes('UndoSkipped'));
+  });
+});
