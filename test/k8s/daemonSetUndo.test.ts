@@ -1,0 +1,143 @@
+/**
+ * DaemonSetUndo against a small local HTTP API: the fresh read before the patch refuses when the world
+ * no longer justifies the undo, and the patch sends the template plus the operator's record annotation.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { UNDO_RECORD_ANNOTATION } from '../../src/domain/apiNames.js';
+import { ApiClient } from '../../src/k8s/apiClient.js';
+import { DaemonSetUndo, type UndoRequest } from '../../src/k8s/daemonSetUndo.js';
+
+const NS = 'ns1';
+const GOOD = { metadata: { labels: { app: 'decoder' } }, spec: { containers: [{ name: 'decoder', image: 'decoder:1' }] } };
+const BROKEN = { metadata: { labels: { app: 'decoder' } }, spec: { containers: [{ name: 'decoder', image: 'decoder:2-broken' }] } };
+
+interface World {
+  ds: Record<string, unknown>;
+  patches: Array<{ body: Record<string, unknown>; query: string }>;
+  /** 409 this many patches before accepting. */
+  conflicts: number;
+}
+
+function daemonSet(o: { template?: unknown; annotations?: Record<string, string>; owners?: unknown[]; status?: Record<string, number>; generation?: number } = {}): Record<string, unknown> {
+  return {
+    metadata: {
+      name: 'decoder',
+      namespace: NS,
+      uid: 'uid-1',
+      resourceVersion: '42',
+      generation: o.generation ?? 2,
+      annotations: { 'deprecated.daemonset.template.generation': '2', ...o.annotations },
+      ...(o.owners ? { ownerReferences: o.owners } : {}),
+    },
+    spec: { template: o.template ?? BROKEN },
+    status: { observedGeneration: 2, desiredNumberScheduled: 3, updatedNumberScheduled: 1, numberAvailable: 2, ...o.status },
+  };
+}
+
+function serve(world: World): http.RequestListener {
+  return (req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const json = (code: number, payload: unknown): void => {
+        res.writeHead(code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      if (url.pathname === `/apis/apps/v1/namespaces/${NS}/controllerrevisions/decoder-aaa`) {
+        return json(200, { metadata: { name: 'decoder-aaa' }, revision: 1, data: { spec: { template: { ...GOOD, $patch: 'replace' } } } });
+      }
+      if (url.pathname === `/apis/apps/v1/namespaces/${NS}/daemonsets/decoder`) {
+        if (req.method === 'GET') return json(200, world.ds);
+        if (req.method === 'PATCH') {
+          world.patches.push({ body: JSON.parse(body) as Record<string, unknown>, query: url.search });
+          if (world.conflicts > 0) {
+            world.conflicts--;
+            return json(409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' });
+          }
+          return json(200, world.ds);
+        }
+      }
+      return json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
+    });
+  };
+}
+
+const REQ: UndoRequest = {
+  namespace: NS,
+  name: 'decoder',
+  toRevisionName: 'decoder-aaa',
+  expectedUid: 'uid-1',
+  expectedTemplateGeneration: '2',
+  fromHash: 'bbb',
+  record: { from: 'bbb', to: 'aaa', at: '2026-01-01T00:00:00.000Z', guard: `${NS}/decoder` },
+};
+
+describe('DaemonSetUndo', () => {
+  const world: World = { ds: daemonSet(), patches: [], conflicts: 0 };
+  const server = http.createServer(serve(world));
+  let undo: DaemonSetUndo;
+
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    undo = new DaemonSetUndo(ApiClient.fromKubeConfig(kc));
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    world.ds = daemonSet();
+    world.patches = [];
+    world.conflicts = 0;
+  });
+
+  it('applies: one strategic-merge patch of spec.template, the resourceVersion read, and the undo record annotation', async () => {
+    assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
+    assert.equal(world.patches.length, 1);
+    const p = world.patches[0]!.body as { spec: { template: unknown }; metadata: { resourceVersion: string; annotations: Record<string, string> } };
+    assert.deepEqual(Object.keys(p).sort(), ['metadata', 'spec']);
+    assert.deepEqual(Object.keys(p.spec), ['template']);
+    assert.equal(p.metadata.resourceVersion, '42');
+    assert.deepEqual(JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!), REQ.record);
+  });
+
+  const refusals: Array<{ name: string; ds: Record<string, unknown>; want: string; detail?: RegExp }> = [
+    { name: 'already at the target template: success recorded, nothing sent', ds: daemonSet({ template: GOOD }), want: 'AlreadyAtTarget' },
+    { name: 'another UID (deleted and recreated)', ds: { ...daemonSet(), metadata: { ...(daemonSet().metadata as object), uid: 'uid-2' } }, want: 'TemplateChanged', detail: /recreated/ },
+    { name: 'opted out since the decision', ds: daemonSet({ annotations: { 'rolloutguard.dev/undo': 'disabled' } }), want: 'OptedOut' },
+    { name: 'a controller owns it (its owner would revert the undo)', ds: daemonSet({ owners: [{ apiVersion: 'nvidia.com/v1', kind: 'ClusterPolicy', name: 'cluster-policy', uid: 'o1', controller: true }] }), want: 'NotUndone', detail: /ClusterPolicy\/cluster-policy/ },
+    { name: 'another guard already undid this broken revision (the record on the DaemonSet)', ds: daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'bbb', to: 'aaa', at: 'then', guard: `${NS}/other` }) } }), want: 'NotUndone', detail: /already undone .* by RolloutGuard ns1\/other/ },
+    { name: 'the template generation moved (a person is acting)', ds: daemonSet({ annotations: { 'deprecated.daemonset.template.generation': '3' } }), want: 'TemplateChanged', detail: /2 became 3/ },
+    { name: 'the rollout completed meanwhile', ds: daemonSet({ status: { updatedNumberScheduled: 3, numberAvailable: 3 } }), want: 'NotUndone', detail: /completed before the undo/ },
+  ];
+  for (const tc of refusals) {
+    it(`refuses, sending nothing: ${tc.name}`, async () => {
+      world.ds = tc.ds;
+      const out = await undo.undo(REQ);
+      assert.equal(out.kind, tc.want);
+      if (tc.detail) assert.match('detail' in out ? out.detail : '', tc.detail);
+      assert.equal(world.patches.length, 0);
+    });
+  }
+
+  it('counters of a generation the controller has not observed do not count as complete', async () => {
+    world.ds = daemonSet({ generation: 3, status: { observedGeneration: 2, updatedNumberScheduled: 3, numberAvailable: 3 }, annotations: {} });
+    assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
+  });
+
+  it('a 409 re-reads and re-checks, and succeeds within the bound', async () => {
+    world.conflicts = 1;
+    assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
+    assert.equal(world.patches.length, 2);
+  });
+});
