@@ -244,8 +244,9 @@ export function slimRevision(raw: any): SlimRevision {
   const name: string = raw?.metadata?.name ?? '';
   const hash: string = raw?.metadata?.labels?.[HASH_LABEL] ?? name.slice(name.lastIndexOf('-') + 1);
   const out: SlimRevision = { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
-  const vols: any[] = raw?.data?.spec?.template?.spec?.volumes ?? [];
-  if (Array.isArray(vols) && vols.length > 0) {
+  const podSpec = raw?.data?.spec?.template?.spec;
+  const vols: any[] = Array.isArray(podSpec?.volumes) ? podSpec.volumes : [];
+  if (podSpec) {
     // A digest per volume, so that a mount failure can be blamed on the revision only when it added or
     // changed that volume; the template itself is not kept.
     out.volumes = Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 12)]));

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { SETTINGS_VOLUME, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
 interface NodeEntry {
@@ -34,7 +34,7 @@ interface GuardObj {
 }
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
-const SCENARIOS = ['psa', 'quota'] as const;
+const SCENARIOS = ['psa', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const ns = {} as Record<Scenario, string>;
 const pools = {} as Record<Scenario, NodePool>;
@@ -138,5 +138,59 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
     await holdsFor(async () => (await template(n)).image === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 5_000, describe: 'no undo' });
     assert.ok((await reasons(n, 'DaemonSet')).includes('UndoSkipped'));
+  });
+
+  it('a volume the new revision added does not mount (FailedMount): the revision blamed, the kubelet quoted, undone', async () => {
+    const n = await rollOut('mount');
+    const before = await getGuard(n);
+    const ds = decoderDaemonSet({ name: 'decoder', ns: n, pool: pools.mount.name, image: 'registry.local/decoder:2-mountfail', settingsVolume: true });
+    await apply(ds);
+    const g = await waitGuard(n, (x) => x.status?.cause === 'VolumeMountFailure' || x.status?.state === 'RolledBack', 'VolumeMountFailure');
+    if (g.status?.cause === 'VolumeMountFailure') {
+      const b = g.status.blockedNodes?.find((x) => x.cause === 'VolumeMountFailure');
+      assert.equal(b?.owner, 'Revision');
+      assert.match(b?.message ?? '', new RegExp(`volume ${SETTINGS_VOLUME} that the new revision added or changed does not mount: "MountVolume.SetUp failed for volume "${SETTINGS_VOLUME}"`));
+    }
+    const done = await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 90_000);
+    assert.equal(done.status?.currentRevision?.hash, before.status?.currentRevision?.hash);
+    assert.equal((await template(n)).image, 'registry.local/decoder:1');
+    const { stdout } = await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n });
+    assert.doesNotMatch(stdout, /Cause:\s+Unknown/);
+  });
+
+  it('a sandbox failure (FailedCreatePodSandBox) is the node\'s: named, quoted, never undone', async () => {
+    const n = await rollOut('sandbox');
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-sandboxfail'], { ns: n });
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'SandboxFailure', JSON.stringify(g.status?.message));
+    assert.equal(g.status?.owner, 'Node');
+    const b = g.status?.blockedNodes?.find((x) => x.cause === 'SandboxFailure');
+    assert.match(b?.message ?? '', /the node cannot create the pod sandbox: "Failed to create pod sandbox/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+    await holdsFor(async () => (await template(n)).image === 'registry.local/decoder:2-sandboxfail' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 5_000, describe: 'no undo' });
+    const { stdout } = await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n });
+    assert.match(stdout, /Owner:\s+Node/);
+    assert.match(stdout, /plugin type="calico" failed/);
+  });
+
+  it('an init container that cannot pull its image keeps the class ImagePullFailure and is named; undone', async () => {
+    const n = await rollOut('initpull', { initImage: 'registry.local/init:1' });
+    await kubectl(['set', 'image', 'ds/decoder', 'init=registry.local/init:2-broken'], { ns: n });
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled' || x.status?.state === 'RollingBack' || x.status?.state === 'RolledBack', 'stalled');
+    const e = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    assert.match(e.stdout, /Cause ImagePullFailure/);
+    assert.match(e.stdout, /init container init: /);
+    assert.ok(g.status);
+    await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 90_000);
+  });
+
+  it('an init container in a crash loop keeps the class CrashLoop and is named', async () => {
+    const n = await rollOut('initcrash', { initImage: 'registry.local/init:1' });
+    await kubectl(['set', 'image', 'ds/decoder', 'init=registry.local/init:2-crashloop'], { ns: n });
+    const g = await waitGuard(n, (x) => (x.status?.blockedNodes ?? []).some((b) => b.cause === 'CrashLoop'), 'CrashLoop named');
+    const b = g.status!.blockedNodes!.find((x) => x.cause === 'CrashLoop')!;
+    assert.equal(b.owner, 'Revision');
+    assert.equal(b.reason, 'CrashLoopBackOff');
+    assert.match(b.message, /^init container init: /);
   });
 });

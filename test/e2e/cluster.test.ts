@@ -15,6 +15,7 @@ import {
   uniqueName,
   waitFor,
   type DaemonSetRow,
+  type DecoderDaemonSetOptions,
   type NodePool,
   type NodePoolOptions,
 } from '../support/cluster.js';
@@ -26,6 +27,17 @@ const CRASHLOOP = 'registry.example/decoder:1.1-crashloop';
 const CRASHAFTER = 'registry.example/decoder:2-crashafter';
 const OOMAFTER = 'registry.example/decoder:2-oomafter';
 const RESTARTONCE = 'registry.example/decoder:2-restartonce';
+// Images that fail the pod before its containers start: a volume that does not mount, a sandbox the node's CNI
+// cannot set up. And init container images: the app-container markers, on an init container instead.
+const MOUNTFAIL = 'registry.example/decoder:3-mountfail';
+const SANDBOXFAIL = 'registry.example/decoder:3-sandboxfail';
+const INIT_GOOD = 'registry.example/decoder-init:1.0';
+const INIT_BROKEN = 'registry.example/decoder-init:1.1-broken';
+const INIT_CRASHLOOP = 'registry.example/decoder-init:1.1-crashloop';
+// The kubelet's Warnings as kwok reproduces them (fixed messages: tests name the volume "settings").
+const FAILED_MOUNT = 'MountVolume.SetUp failed for volume "settings" : configmap "decoder-settings" not found';
+const FAILED_SANDBOX =
+  'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "abc": plugin type="calico" failed (add): stat /var/lib/calico/nodename: no such file or directory';
 const DS = 'decoder';
 // DS controller, scheduler and kwok each add a little latency; generous, but only ever a ceiling.
 const WAIT = { timeoutMs: 60_000, intervalMs: 300 };
@@ -42,13 +54,29 @@ interface ContainerStatus {
   image?: string;
   ready: boolean;
   restartCount: number;
-  state?: { waiting?: { reason?: string; message?: string }; running?: object };
+  state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: { exitCode: number; reason?: string } };
   lastState?: { terminated?: { exitCode: number; reason?: string; finishedAt?: string } };
 }
 interface Pod {
-  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  metadata: { name: string; resourceVersion?: string; labels?: Record<string, string>; deletionTimestamp?: string };
   spec: { nodeName?: string };
-  status: { phase?: string; conditions?: Condition[]; containerStatuses?: ContainerStatus[] };
+  status: {
+    phase?: string;
+    podIP?: string;
+    conditions?: Condition[];
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
+}
+/** A core/v1 Event, as `kubectl get events -o json` lists it. */
+interface KubeEvent {
+  type: string;
+  reason: string;
+  message: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  involvedObject: { kind: string; name: string };
 }
 interface ControllerRevision {
   metadata: { labels?: Record<string, string> };
@@ -81,7 +109,10 @@ async function scenario(
   }
 }
 
-async function applyDaemonSet(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}): Promise<void> {
+/** What a scenario may vary in the decoder DaemonSet besides its image. */
+type DaemonSetExtra = Pick<DecoderDaemonSetOptions, 'cpuRequest' | 'initImage' | 'settingsVolume'>;
+
+async function applyDaemonSet(ns: string, pool: string, image: string, extra: DaemonSetExtra = {}): Promise<void> {
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(decoderDaemonSet({ name: DS, ns, pool, image, maxUnavailable: 1, ...extra })) });
 }
 
@@ -101,7 +132,7 @@ async function observedCurrentSpec(ns: string): Promise<boolean> {
   return ds.status.observedGeneration === ds.metadata.generation;
 }
 
-async function rollOut(ns: string, pool: string, image: string, extra: { cpuRequest?: string } = {}, nodes = 3): Promise<void> {
+async function rollOut(ns: string, pool: string, image: string, extra: DaemonSetExtra = {}, nodes = 3): Promise<void> {
   await applyDaemonSet(ns, pool, image, extra);
   await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=60s'], { ns });
   await waitForRow(ns, { desired: nodes, current: nodes, ready: nodes, upToDate: nodes, available: nodes });
@@ -126,6 +157,22 @@ const isReady = (p: Pod) => p.status.conditions?.some((c) => c.type === 'Ready' 
 const waitingReason = (p: Pod) => p.status.containerStatuses?.[0]?.state?.waiting?.reason;
 const restarts = (p: Pod) => p.status.containerStatuses?.[0]?.restartCount ?? 0;
 const lastTermination = (p: Pod) => p.status.containerStatuses?.[0]?.lastState?.terminated;
+const initStatus = (p: Pod) => p.status.initContainerStatuses?.[0];
+const condition = (p: Pod, type: string) => p.status.conditions?.find((c) => c.type === type);
+
+/** The STATUS column of `kubectl get pods` for one pod, as a user reads it. */
+async function statusColumn(ns: string, pod: string): Promise<string> {
+  const { stdout } = await kubectl(['get', 'pod', pod, '--no-headers'], { ns });
+  const status = stdout.trim().split(/\s+/)[2]; // NAME READY STATUS RESTARTS AGE
+  assert.ok(status, `unexpected kubectl get pod output: ${stdout}`);
+  return status;
+}
+
+/** The Events with this reason about one pod, found the way a user would look for them. */
+async function podEvents(ns: string, pod: string, reason: string): Promise<KubeEvent[]> {
+  const selector = `involvedObject.kind=Pod,involvedObject.name=${pod},reason=${reason}`;
+  return (await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '--field-selector', selector], { ns })).items;
+}
 
 function isDeepEqual(a: unknown, b: unknown): boolean {
   try {
@@ -157,6 +204,43 @@ async function expectStalledAtOneNode(ns: string, reason: string): Promise<{ bro
     describe: `kubectl get ds ${DS} showing ${JSON.stringify(stalled)}`,
   });
   return split;
+}
+
+/**
+ * The shape of a pod that never gets its sandbox, however it fails: the rollout stalls on one node, where the new
+ * pod stays Pending without a pod IP, its container waiting in ContainerCreating (kubectl's STATUS), and the
+ * kubelet's Warning `reason` with `message` is on the pod and keeps coming back (count + 1 on the same Event)
+ * without the pod being written.
+ */
+async function expectStuckCreating(ns: string, reason: string, message: string): Promise<void> {
+  const { broken } = await expectStalledAtOneNode(ns, 'ContainerCreating');
+  const name = broken.metadata.name;
+  assert.equal(broken.status.phase, 'Pending');
+  assert.equal(isReady(broken), false);
+  assert.equal(broken.status.podIP, undefined, 'no sandbox, no pod IP');
+  assert.equal(condition(broken, 'PodReadyToStartContainers')?.status, 'False');
+  assert.deepEqual(
+    broken.status.containerStatuses?.map((c) => [c.name, c.ready, c.state?.waiting?.reason]),
+    [['decoder', false, 'ContainerCreating']],
+  );
+  assert.equal(await statusColumn(ns, name), 'ContainerCreating');
+
+  const first = await waitFor(async () => (await podEvents(ns, name, reason))[0], { ...WAIT, describe: `a ${reason} Event on pod ${name}` });
+  assert.equal(first.type, 'Warning');
+  assert.equal(first.message, message);
+  assert.equal(first.involvedObject.kind, 'Pod');
+  const repeated = await waitFor(async () => (await podEvents(ns, name, reason)).find((e) => (e.count ?? 1) >= 2), {
+    ...WAIT,
+    intervalMs: 1_000,
+    describe: `the ${reason} Event on pod ${name} to repeat (count >= 2)`,
+  });
+  assert.equal(repeated.message, message);
+  assert.ok(
+    repeated.firstTimestamp && repeated.lastTimestamp && Date.parse(repeated.lastTimestamp) > Date.parse(repeated.firstTimestamp),
+    `repeated later than first seen: ${repeated.firstTimestamp} .. ${repeated.lastTimestamp}`,
+  );
+  const now = await kubectlJson<Pod>(['get', 'pod', name], { ns });
+  assert.equal(now.metadata.resourceVersion, broken.metadata.resourceVersion, 'the repeated Events do not write the pod');
 }
 
 describe('local control plane reproduces DaemonSet rollout behaviour', { concurrency: true }, () => {
@@ -369,6 +453,88 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
           describe: `the same 3 pods Ready, restartCount 1 on ${first[0]} and 0 elsewhere`,
         },
       );
+    });
+  });
+
+  it('a "mountfail" image whose revision adds a volume that does not mount stalls in ContainerCreating, with a repeating FailedMount Warning', async () => {
+    await scenario('rg-mountfail', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      // The new revision mounts the settings volume, whose ConfigMap does not exist.
+      await applyDaemonSet(ns, pool.name, MOUNTFAIL, { settingsVolume: true });
+      await expectStuckCreating(ns, 'FailedMount', FAILED_MOUNT);
+    });
+  });
+
+  it('a "sandboxfail" image stalls in ContainerCreating, with a repeating FailedCreatePodSandBox Warning', async () => {
+    await scenario('rg-sandboxfail', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      await kubectl(['set', 'image', `ds/${DS}`, `decoder=${SANDBOXFAIL}`], { ns });
+      await expectStuckCreating(ns, 'FailedCreatePodSandBox', FAILED_SANDBOX);
+    });
+  });
+
+  it('an init container whose image is "broken" stalls the rollout in Init:ImagePullBackOff', async () => {
+    await scenario('rg-initbroken', 3, {}, async (ns, pool) => {
+      // A healthy init container completes and the pods run: the default path.
+      await rollOut(ns, pool.name, GOOD, { initImage: INIT_GOOD });
+      for (const p of await daemonPods(ns)) {
+        assert.equal(initStatus(p)?.state?.terminated?.reason, 'Completed', `init container of ${p.metadata.name} completed`);
+        assert.equal(initStatus(p)?.state?.terminated?.exitCode, 0);
+        assert.equal(await statusColumn(ns, p.metadata.name), 'Running');
+      }
+
+      await kubectl(['set', 'image', `ds/${DS}`, `init=${INIT_BROKEN}`], { ns });
+      // The app container never starts: it waits in PodInitializing behind the init container.
+      const { broken } = await expectStalledAtOneNode(ns, 'PodInitializing');
+      assert.equal(broken.status.phase, 'Pending');
+      assert.equal(isReady(broken), false);
+      assert.ok(broken.status.podIP, 'the sandbox exists: the pod has an IP');
+      const init = initStatus(broken);
+      assert.equal(init?.image, INIT_BROKEN);
+      assert.equal(init?.ready, false);
+      assert.equal(init?.state?.waiting?.reason, 'ImagePullBackOff');
+      assert.equal(init?.state?.waiting?.message, `Back-off pulling image "${INIT_BROKEN}"`);
+      assert.equal(condition(broken, 'Initialized')?.status, 'False');
+      assert.equal(condition(broken, 'Initialized')?.reason, 'ContainersNotInitialized');
+      assert.equal(await statusColumn(ns, broken.metadata.name), 'Init:ImagePullBackOff');
+    });
+  });
+
+  it('an init container whose image is "crashloop" stalls the rollout in Init:CrashLoopBackOff while it restarts', async () => {
+    await scenario('rg-initcrash', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD, { initImage: INIT_GOOD });
+      await kubectl(['set', 'image', `ds/${DS}`, `init=${INIT_CRASHLOOP}`], { ns });
+      const { broken } = await expectStalledAtOneNode(ns, 'PodInitializing');
+      // Init containers run before the pod is Running: unlike an app container's crash loop, the pod stays Pending.
+      assert.equal(broken.status.phase, 'Pending');
+      assert.equal(isReady(broken), false);
+      const init = initStatus(broken);
+      assert.equal(init?.image, INIT_CRASHLOOP);
+      assert.equal(init?.state?.waiting?.reason, 'CrashLoopBackOff');
+      assert.ok((init?.restartCount ?? 0) >= 1, 'restartCount > 0');
+      assert.equal(init?.lastState?.terminated?.exitCode, 1);
+      assert.equal(init?.lastState?.terminated?.reason, 'Error');
+      assert.equal(condition(broken, 'Initialized')?.status, 'False');
+      assert.equal(await statusColumn(ns, broken.metadata.name), 'Init:CrashLoopBackOff');
+      // kwok keeps "restarting" it, as a kubelet would.
+      await waitFor(
+        async () => (initStatus(await kubectlJson<Pod>(['get', 'pod', broken.metadata.name], { ns }))?.restartCount ?? 0) > (init?.restartCount ?? 0),
+        { ...WAIT, describe: 'the init container restartCount to grow' },
+      );
+    });
+  });
+
+  it('a "broken" app image beside a healthy init container is ImagePullBackOff, not an init container failure', async () => {
+    await scenario('rg-initok-broken', 1, {}, async (ns, pool) => {
+      // The app-container markers look at .spec.containers only, and the init-container ones at .spec.initContainers.
+      await applyDaemonSet(ns, pool.name, BROKEN, { initImage: INIT_GOOD });
+      const pod = await waitFor(async () => (await daemonPods(ns)).find((p) => waitingReason(p) === 'ImagePullBackOff'), {
+        ...WAIT,
+        describe: 'a pod whose app container waits in ImagePullBackOff',
+      });
+      assert.equal(initStatus(pod)?.state?.terminated?.reason, 'Completed');
+      assert.equal(condition(pod, 'Initialized')?.status, 'True');
+      assert.equal(await statusColumn(ns, pod.metadata.name), 'ImagePullBackOff');
     });
   });
 });

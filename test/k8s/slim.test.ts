@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../../src/k8s/slim.js';
+import { slimDaemonSet, slimEvent, slimNode, slimPod, slimRevision } from '../../src/k8s/slim.js';
 
 const owner = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-1', controller: true }];
 
@@ -61,5 +61,73 @@ describe('slimDaemonSet, slimRevision, slimNode', () => {
     assert.equal(slimRevision({ metadata: { name: 'd-abc', labels: { 'controller-revision-hash': 'abc' } }, revision: 3 }).hash, 'abc');
     assert.deepEqual(slimRevision({ metadata: { name: 'd-xyz' }, revision: 2 }), { metadata: { name: 'd-xyz' }, hash: 'xyz', revision: 2 });
     assert.deepEqual(slimNode({ metadata: { name: 'n', labels: { a: '1' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] }, status: { images: ['huge'] } }).taints, [{ key: 'k', effect: 'NoSchedule' }]);
+  });
+});
+
+describe('slim: what attribution reads', () => {
+  it('a node keeps what its Ready and pressure conditions say, never their heartbeat times', () => {
+    const raw = (heartbeat: string): unknown => ({
+      metadata: { name: 'n' },
+      spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] },
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: heartbeat },
+          { type: 'MemoryPressure', status: 'True', lastHeartbeatTime: heartbeat },
+          { type: 'DiskPressure', status: 'False', lastHeartbeatTime: heartbeat },
+        ],
+      },
+    });
+    const a = slimNode(raw('2026-01-01T00:00:00Z'));
+    assert.deepEqual(a.health, { ready: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', pressure: ['MemoryPressure'], unreachable: true });
+    assert.deepEqual(slimNode(raw('2026-01-01T00:00:10Z')), a, 'a heartbeat changes nothing kept');
+  });
+
+  it('a pod keeps its latest termination (reason, exit code, when) and names a waiting init container', () => {
+    const p = slimPod({
+      metadata: { name: 'p', deletionTimestamp: '2026-01-01T00:01:00Z' },
+      spec: { nodeName: 'n' },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'setup', restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }],
+        containerStatuses: [
+          { name: 'a', restartCount: 2, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: '2026-01-01T00:00:30Z' } } },
+          { name: 'b', restartCount: 1, lastState: { terminated: { reason: 'Error', exitCode: 1, finishedAt: '2026-01-01T00:00:10Z' } } },
+        ],
+      },
+    });
+    assert.deepEqual(p.lastTermination, { container: 'a', reason: 'OOMKilled', exitCode: 137, at: '2026-01-01T00:00:30Z' });
+    assert.equal(p.waitingReason, 'ImagePullBackOff');
+    assert.equal(p.waitingMessage, 'init container setup: Back-off pulling image "x"');
+    assert.equal(p.metadata.deletionTimestamp, '2026-01-01T00:01:00Z');
+  });
+
+  it('an unscheduled pod with no PodScheduled condition was never looked at by a scheduler', () => {
+    assert.equal(slimPod({ metadata: { name: 'p' }, spec: {}, status: { phase: 'Pending' } }).schedulingAttempted, false);
+    assert.equal(slimPod({ metadata: { name: 'p' }, spec: {}, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }).schedulingAttempted, undefined);
+  });
+
+  it('a revision keeps a digest per volume, not the template: the same volume digests the same', () => {
+    const rev = (cm: string): unknown => ({ metadata: { name: 'd-h' }, revision: 1, data: { spec: { template: { spec: { volumes: [{ name: 'settings', configMap: { name: cm } }], containers: [{ name: 'x', image: 'big'.repeat(100) }] } } } } });
+    const a = slimRevision(rev('one'));
+    assert.deepEqual(Object.keys(a.volumes ?? {}), ['settings']);
+    assert.equal(slimRevision(rev('one')).volumes?.settings, a.volumes?.settings);
+    assert.notEqual(slimRevision(rev('two')).volumes?.settings, a.volumes?.settings);
+    assert.ok(!JSON.stringify(a).includes('bigbig'));
+    assert.deepEqual(slimRevision({ metadata: { name: 'd-h' }, revision: 1, data: { spec: { template: { spec: { containers: [] } } } } }).volumes, {}, 'no volumes is known, and empty');
+  });
+
+  it('a Warning Event keeps the involved object, reason, time and a bounded message', () => {
+    const e = slimEvent({
+      metadata: { name: 'decoder.1', namespace: 'ns', managedFields: [{ big: 'x'.repeat(500) }] },
+      involvedObject: { kind: 'DaemonSet', name: 'decoder', namespace: 'ns', uid: 'u' },
+      reason: 'FailedCreate',
+      message: `Error creating: ${'y'.repeat(3000)}`,
+      lastTimestamp: '2026-01-01T00:00:05Z',
+      firstTimestamp: '2026-01-01T00:00:00Z',
+    });
+    assert.deepEqual(e.involved, { kind: 'DaemonSet', name: 'decoder', namespace: 'ns' });
+    assert.equal(e.at, '2026-01-01T00:00:05Z');
+    assert.equal(e.message.length, 1024);
+    assert.ok(JSON.stringify(e).length < 1300);
   });
 });

@@ -205,9 +205,25 @@ export interface DecoderDaemonSetOptions {
   minReadySeconds?: number;
   /** metadata.ownerReferences, e.g. a controller owner like an operator's custom resource. */
   ownerReferences?: Array<Record<string, unknown>>;
+  /** Image of an init container named `init` that runs before `decoder` (none when absent). */
+  initImage?: string;
+  /**
+   * Mounts configMap volume {@link SETTINGS_VOLUME} (ConfigMap {@link SETTINGS_CONFIGMAP}) into `decoder` at
+   * `/etc/decoder`. No test creates that ConfigMap: kwok ignores volumes, and the "mountfail" image marker is what
+   * makes kwok report the kubelet's FailedMount for this volume (see test/cluster/stages.yaml).
+   */
+  settingsVolume?: boolean;
 }
 
-/** A RollingUpdate DaemonSet manifest (one container named `decoder`) confined to one node pool. */
+/** Name of the volume {@link DecoderDaemonSetOptions.settingsVolume} adds; kwok's FailedMount Event names it. */
+export const SETTINGS_VOLUME = 'settings';
+/** The ConfigMap that volume refers to; kwok's FailedMount Event reports it as not found. */
+export const SETTINGS_CONFIGMAP = 'decoder-settings';
+
+/**
+ * A RollingUpdate DaemonSet manifest (one container named `decoder`, optionally an init container named `init`
+ * and the settings volume) confined to one node pool.
+ */
 export function decoderDaemonSet(o: DecoderDaemonSetOptions): Record<string, unknown> {
   const labels = { app: o.name };
   return {
@@ -227,13 +243,16 @@ export function decoderDaemonSet(o: DecoderDaemonSetOptions): Record<string, unk
           nodeSelector: { [POOL_LABEL]: o.pool, ...o.nodeSelector },
           ...(o.tolerations ? { tolerations: o.tolerations } : {}),
           terminationGracePeriodSeconds: 1,
+          ...(o.initImage !== undefined ? { initContainers: [{ name: 'init', image: o.initImage }] } : {}),
           containers: [
             {
               name: 'decoder',
               image: o.image,
               resources: { requests: { cpu: o.cpuRequest ?? '100m', memory: '64Mi' } },
+              ...(o.settingsVolume ? { volumeMounts: [{ name: SETTINGS_VOLUME, mountPath: '/etc/decoder', readOnly: true }] } : {}),
             },
           ],
+          ...(o.settingsVolume ? { volumes: [{ name: SETTINGS_VOLUME, configMap: { name: SETTINGS_CONFIGMAP } }] } : {}),
         },
       },
     },
