@@ -17,7 +17,7 @@
  * reports nothing, and the node lifecycle controller marks its pods not ready, which would otherwise
  * read as the new revision failing. The revision is blamed only with evidence from a Ready node.
  */
-import { classifyReason } from './causes.js';
+import { classifyReason, dominantOf } from './causes.js';
 import type { Split } from './split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
 import { explainNoPod, explainPod } from './warnings.js';
@@ -65,26 +65,6 @@ export interface AttributionInput {
 }
 
 const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'OOMKilled', 'InsufficientResources', 'Unschedulable', 'NotReady']);
-
-/** Precedence within one owner when nodes disagree: the most specific, most actionable cause first. */
-const PRECEDENCE: readonly CauseClass[] = [
-  'ImagePullFailure',
-  'AdmissionRefused',
-  'InsufficientResources',
-  'QuotaExceeded',
-  'VolumeMountFailure',
-  'OOMKilled',
-  'CrashLoop',
-  'Unschedulable',
-  'NotReady',
-  'NodeNotReady',
-  'NodePressure',
-  'SandboxFailure',
-  'PodTerminating',
-  'SchedulerNotActing',
-  'MinReadySeconds',
-  'Unknown',
-];
 
 /** Owners in the order their evidence decides the rollout's owner. */
 const OWNER_ORDER: readonly FaultOwner[] = ['Revision', 'Node', 'Configuration', 'ControlPlane', 'ConfiguredWait', 'Unknown'];
@@ -156,21 +136,6 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
   const ex = explainNoPod(events.warning, events.since);
   if (ex) return { ...e, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message };
   return { ...e, owner: 'Unknown', cause: 'Unknown' };
-}
-
-function dominant<T extends { cause?: CauseClass }>(items: readonly T[]): CauseClass {
-  const counts = new Map<CauseClass, number>();
-  for (const i of items) counts.set(i.cause ?? 'Unknown', (counts.get(i.cause ?? 'Unknown') ?? 0) + 1);
-  let best: CauseClass = 'Unknown';
-  let bestCount = 0;
-  for (const c of PRECEDENCE) {
-    const n = counts.get(c) ?? 0;
-    if (n > bestCount) {
-      best = c;
-      bestCount = n;
-    }
-  }
-  return best;
 }
 
 /**
@@ -245,7 +210,7 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     const mine = all.filter((x) => x.owner === owner);
     if (mine.length === 0) continue;
     result.owner = owner;
-    result.cause = dominant(mine);
+    result.cause = dominantOf(mine);
     return result;
   }
   // Incomplete, observed, and no node blocked or empty: either the API server refuses the new pods

@@ -35,29 +35,29 @@ export function podBlockReason(pod: PodView): { reason: string; message: string 
 }
 
 /** Precedence when nodes disagree: the most specific, most actionable cause first. */
-const PRECEDENCE: CauseClass[] = [
+const PRECEDENCE: readonly CauseClass[] = [
   'ImagePullFailure',
+  'AdmissionRefused',
   'InsufficientResources',
+  'QuotaExceeded',
+  'VolumeMountFailure',
+  'OOMKilled',
   'CrashLoop',
   'Unschedulable',
   'NotReady',
+  'NodeNotReady',
+  'NodePressure',
+  'SandboxFailure',
+  'PodTerminating',
+  'SchedulerNotActing',
+  'MinReadySeconds',
   'Unknown',
 ];
 
-/**
- * The guard-level cause from its blocked and empty nodes: the class shared by most nodes, ties broken
- * by PRECEDENCE. Empty nodes with no pod at all count as Unknown (the controller has not created one).
- */
-export function dominantCause(blocked: readonly BlockedNode[], empty: readonly EmptyNode[]): CauseClass {
+/** The class shared by most of `items`, ties broken by PRECEDENCE; Unknown when there are none. */
+export function dominantOf(items: ReadonlyArray<{ cause?: CauseClass }>): CauseClass {
   const counts = new Map<CauseClass, number>();
-  for (const b of blocked) {
-    const c = classifyReason(b.reason, b.message);
-    counts.set(c, (counts.get(c) ?? 0) + 1);
-  }
-  for (const e of empty) {
-    const c = classifyReason(e.reason, e.message);
-    counts.set(c, (counts.get(c) ?? 0) + 1);
-  }
+  for (const i of items) counts.set(i.cause ?? 'Unknown', (counts.get(i.cause ?? 'Unknown') ?? 0) + 1);
   let best: CauseClass = 'Unknown';
   let bestCount = 0;
   for (const c of PRECEDENCE) {
@@ -68,6 +68,14 @@ export function dominantCause(blocked: readonly BlockedNode[], empty: readonly E
     }
   }
   return best;
+}
+
+/**
+ * The guard-level cause from blocked and empty nodes' reason strings, classified first. Empty nodes with
+ * no pod at all count as Unknown (the controller has not created one).
+ */
+export function dominantCause(blocked: readonly BlockedNode[], empty: readonly EmptyNode[]): CauseClass {
+  return dominantOf([...blocked, ...empty].map((x) => ({ cause: classifyReason(x.reason, x.message) })));
 }
 
 /** Where a user looks to confirm each cause: named in the status message. */
