@@ -7,27 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { GuardReader, type EventItem, type GuardObj } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
-
-interface GuardObj {
-  metadata?: { name: string };
-  status?: {
-    state?: string;
-    cause?: string;
-    owner?: string;
-    message?: string;
-    inCharge?: string;
-    currentRevision?: { revision?: number; hash: string };
-    lastUndo?: { result: string; fromHash: string; toHash: string };
-    undoSkipped?: { reason: string; message: string };
-    rollout?: { rollback?: boolean };
-    conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
-  };
-}
-interface DsObj {
-  metadata: { uid: string; annotations?: Record<string, string> };
-  spec: { template: { spec: { containers: Array<{ image: string }> } } };
-}
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 5, onStall: { action: 'Undo' } };
 const SCENARIOS = ['minready', 'taint', 'twoguards', 'owned', 'recreate', 'crashloop'] as const;
@@ -38,33 +19,18 @@ const pools = {} as Record<Scenario, NodePool>;
 const cleanups: Array<() => Promise<void>> = [];
 let op: OperatorProcess;
 
-const getGuard = (n: string, name = 'decoder'): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', name], { ns: n });
-const getDs = (n: string): Promise<DsObj> => kubectlJson<DsObj>(['get', 'ds', 'decoder'], { ns: n });
-const image = async (n: string): Promise<string> => (await getDs(n)).spec.template.spec.containers[0]!.image;
-
-async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000, name = 'decoder'): Promise<GuardObj> {
-  let last: GuardObj | undefined;
-  try {
-    await waitFor(async () => {
-      last = await getGuard(n, name);
-      return pred(last);
-    }, { timeoutMs, describe: what });
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`);
-  }
-  return last!;
-}
-
-async function events(n: string, kind: string, name = 'decoder'): Promise<Array<{ reason: string; note?: string; message?: string }>> {
-  const list = await kubectlJson<{ items: Array<{ reason: string; message?: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`], { ns: n });
-  return list.items;
-}
-const reasons = async (n: string, kind: string, name = 'decoder'): Promise<string[]> => (await events(n, kind, name)).map((e) => e.reason);
+const read = new GuardReader(undefined, () => op.logs);
+const getGuard = (n: string, name = 'decoder'): Promise<GuardObj> => read.guard(n, name);
+const getDs = (n: string): Promise<{ metadata: { uid: string; annotations?: Record<string, string> } }> => kubectlJson(['get', 'ds', 'decoder'], { ns: n });
+const image = (n: string): Promise<string> => read.image(n);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000, name = 'decoder'): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs, name);
+const events = (n: string, kind: string, name = 'decoder'): Promise<EventItem[]> => read.events(n, kind, name);
+const reasons = (n: string, kind: string, name = 'decoder'): Promise<string[]> => read.reasons(n, kind, name);
 
 async function setup(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}, spec: Record<string, unknown> = UNDO): Promise<string> {
   const n = ns[s];
   await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
-  await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=120s'], { ns: n });
+  await read.availableOn(n, pools[s].nodes.length);
   await apply(guard('decoder', n, 'decoder', spec));
   await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy');
   return n;

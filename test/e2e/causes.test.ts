@@ -9,29 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS_VOLUME, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { GuardReader, type GuardObj } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
-
-interface NodeEntry {
-  node: string;
-  owner?: string;
-  cause?: string;
-  reason: string;
-  message: string;
-}
-interface GuardObj {
-  status?: {
-    state?: string;
-    cause?: string;
-    owner?: string;
-    message?: string;
-    currentRevision?: { revision?: number; hash: string };
-    lastUndo?: { result: string };
-    undoSkipped?: { reason: string; message: string };
-    emptyNodes?: NodeEntry[];
-    blockedNodes?: NodeEntry[];
-    generations?: Array<{ hash: string }>;
-  };
-}
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
 const SCENARIOS = ['psa', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
@@ -41,36 +20,20 @@ const pools = {} as Record<Scenario, NodePool>;
 const cleanups: Array<() => Promise<void>> = [];
 let op: OperatorProcess;
 
-const getGuard = (n: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
+const read = new GuardReader(undefined, () => op.logs);
+const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
 const template = async (n: string): Promise<{ image: string; privileged: boolean }> => {
   const ds = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string; securityContext?: { privileged?: boolean } }> } } } }>(['get', 'ds', 'decoder'], { ns: n });
   const c = ds.spec.template.spec.containers[0]!;
   return { image: c.image, privileged: c.securityContext?.privileged === true };
 };
-const reasons = async (n: string, kind: string): Promise<string[]> =>
-  (await kubectlJson<{ items: Array<{ reason: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns: n })).items.map((e) => e.reason);
-
-async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> {
-  let last: GuardObj | undefined;
-  try {
-    await waitFor(async () => {
-      last = await getGuard(n);
-      return pred(last);
-    }, { timeoutMs, describe: what });
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-15).join('\n')}`);
-  }
-  return last!;
-}
+const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
 
 async function rollOut(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> {
   const n = ns[s];
-  const count = pools[s].nodes.length;
   await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
-  await waitFor(async () => {
-    const ds = await kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number } }>(['get', 'ds', 'decoder'], { ns: n });
-    return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count;
-  }, { timeoutMs: 120_000, describe: `decoder available on ${count} nodes` });
+  await read.availableOn(n, pools[s].nodes.length);
   await apply(guard('decoder', n, 'decoder', UNDO));
   await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy');
   return n;

@@ -14,26 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import { writeFile } from 'node:fs/promises';
 import { POOL_LABEL, decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
 import { OperatorProcess, guard } from '../support/operator.js';
+import { GuardReader, type EventItem, type GuardObj } from '../support/guards.js';
 import { PrivateCluster, type KillableNodePool } from '../support/privateCluster.js';
-
-interface GuardObj {
-  status?: {
-    state?: string;
-    cause?: string;
-    owner?: string;
-    message?: string;
-    currentRevision?: { revision?: number; hash: string };
-    lastUndo?: { result: string };
-    undoSkipped?: { reason: string; message: string };
-    emptyNodes?: Array<{ node: string; owner?: string; cause?: string; message: string }>;
-    blockedNodes?: Array<{ node: string; owner?: string; cause?: string; message: string }>;
-  };
-}
-interface EventItem {
-  reason: string;
-  message?: string;
-  note?: string;
-}
 
 const GOOD = 'registry.local/decoder:2';
 let pc: PrivateCluster;
@@ -41,35 +23,21 @@ let pc: PrivateCluster;
 let describeStalled = '';
 const procs: OperatorProcess[] = [];
 
-const getGuard = (ns: string): Promise<GuardObj> => pc.kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns });
-const image = async (ns: string): Promise<string> =>
-  (await pc.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], { ns })).spec.template.spec.containers[0]!.image;
-
-async function events(ns: string, kind: string): Promise<EventItem[]> {
-  return (await pc.kubectlJson<{ items: EventItem[] }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns })).items;
-}
-
-async function waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: string, op: OperatorProcess, timeoutMs = 90_000): Promise<GuardObj> {
-  let last: GuardObj | undefined;
-  try {
-    await waitFor(async () => {
-      last = await getGuard(ns);
-      return pred(last);
-    }, { timeoutMs, describe: what });
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-15).join('\n')}`);
-  }
-  return last!;
-}
+let read: GuardReader;
+const getGuard = (ns: string): Promise<GuardObj> => read.guard(ns);
+const image = (ns: string): Promise<string> => read.image(ns);
+const events = (ns: string, kind: string): Promise<EventItem[]> => read.events(ns, kind);
+let logsOf: OperatorProcess | undefined;
+const waitGuard = (ns: string, pred: (g: GuardObj) => boolean, what: string, op: OperatorProcess, timeoutMs = 90_000): Promise<GuardObj> => {
+  logsOf = op;
+  return read.waitGuard(ns, pred, what, timeoutMs);
+};
 
 /** A namespace with the DaemonSet `ds` rolled out on `count` nodes, and an operator guarding it. */
 async function scene(prefix: string, ds: Record<string, unknown>, count: number, spec: Record<string, unknown>): Promise<{ ns: string; op: OperatorProcess }> {
   const ns = await pc.createNamespace(prefix);
   await pc.apply({ ...ds, metadata: { ...(ds.metadata as object), namespace: ns } });
-  await waitFor(async () => {
-    const ds = await pc.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', 'decoder'], { ns });
-    return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count;
-  }, { timeoutMs: 120_000, describe: `decoder available on all ${count} nodes` });
+  await read.availableOn(ns, count);
   const op = await OperatorProcess.start({ namespaces: [ns], kubeconfig: pc.kubeconfig });
   procs.push(op);
   await pc.apply(guard('decoder', ns, 'decoder', spec));
@@ -80,6 +48,7 @@ async function scene(prefix: string, ds: Record<string, unknown>, count: number,
 describe('field faults on a private control plane: no undo when the revision is not at fault', () => {
   before(async () => {
     pc = await PrivateCluster.start({ nodeLifecycle: true });
+    read = new GuardReader((args, opts) => pc.kubectlJson(args, opts), () => logsOf?.logs ?? []);
     await pc.installCrds();
   });
 

@@ -6,21 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, type NodePool } from '../support/cluster.js';
+import { GuardReader, type GuardObj } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
-interface GuardObj {
-  status?: {
-    state?: string;
-    cause?: string;
-    owner?: string;
-    message?: string;
-    currentRevision?: { revision?: number; hash: string };
-    lastUndo?: { at: string; result: string; fromHash: string; toHash: string };
-    rollout?: { failures?: { count: number; nodes: Array<{ node: string; restarts: number; at: string }> }; failedAt?: string; updatedAt?: string };
-    conditions?: Array<{ type: string; status: string; reason: string }>;
-  };
-}
 interface PodItem {
   metadata: { labels: Record<string, string> };
   spec: { nodeName?: string };
@@ -35,33 +24,16 @@ const pools = {} as Record<Scenario, NodePool>;
 const cleanups: Array<() => Promise<void>> = [];
 let op: OperatorProcess;
 
-const getGuard = (n: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
-const image = async (n: string): Promise<string> =>
-  (await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], { ns: n })).spec.template.spec.containers[0]!.image;
-const reasons = async (n: string, kind: string): Promise<string[]> =>
-  (await kubectlJson<{ items: Array<{ reason: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns: n })).items.map((e) => e.reason);
-
-async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> {
-  let last: GuardObj | undefined;
-  try {
-    await waitFor(async () => {
-      last = await getGuard(n);
-      return pred(last);
-    }, { timeoutMs, intervalMs: 200, describe: what });
-  } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-15).join('\n')}`);
-  }
-  return last!;
-}
+const read = new GuardReader(undefined, () => op.logs);
+const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
+const image = (n: string): Promise<string> => read.image(n);
+const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
 
 async function setup(s: Scenario, spec: Record<string, unknown>): Promise<{ n: string; goodHash: string }> {
   const n = ns[s];
   await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1' }));
-  const count = pools[s].nodes.length;
-  await waitFor(async () => {
-    const ds = await kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number } }>(['get', 'ds', 'decoder'], { ns: n });
-    return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count;
-  }, { timeoutMs: 120_000, describe: `decoder available on ${count} nodes` });
+  await read.availableOn(n, pools[s].nodes.length);
   await apply(guard('decoder', n, 'decoder', spec));
   const g = await waitGuard(n, (x) => x.status?.state === 'Healthy', 'Healthy');
   return { n, goodHash: g.status!.currentRevision!.hash };

@@ -1,0 +1,110 @@
+/**
+ * What end-to-end suites read of a guard and its target, on the shared cluster or a private one: the
+ * guard's status, waits on it that say what they last saw, the Events on an object, and the wait for a
+ * DaemonSet to be available everywhere.
+ *
+ * @module
+ */
+import type { KubectlOptions } from '../cluster/controlPlane.js';
+import { kubectlJson as sharedKubectlJson, waitFor } from './cluster.js';
+
+/** Runs kubectl with `-o json` against one cluster and parses the output. */
+export type KubectlJson = <T>(args: readonly string[], opts?: KubectlOptions) => Promise<T>;
+
+/** A node entry of `status.blockedNodes` / `status.emptyNodes`. */
+export interface NodeEntry {
+  node: string;
+  owner?: string;
+  cause?: string;
+  reason: string;
+  message: string;
+  restarts?: number;
+}
+
+/** The parts of a RolloutGuard the suites read. */
+export interface GuardObj {
+  metadata?: { name: string; resourceVersion?: string };
+  status?: {
+    state?: string;
+    cause?: string;
+    owner?: string;
+    message?: string;
+    inCharge?: string;
+    currentRevision?: { revision?: number; hash: string };
+    generations?: Array<{ hash: string; nodes: number; ready: number }>;
+    lastUndo?: { at: string; result: string; fromHash: string; toHash: string; message: string };
+    undoSkipped?: { reason: string; message: string };
+    undoPlan?: { toRevision?: number; toHash: string; nodes: number; dryRun?: string };
+    blockedNodes?: NodeEntry[];
+    emptyNodes?: NodeEntry[];
+    rollout?: {
+      rollback?: boolean;
+      startedAt?: string;
+      updatedAt?: string;
+      failedAt?: string;
+      failures?: { count: number; nodes: Array<{ node: string; restarts: number; at: string; reason: string }> };
+    };
+    conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+}
+
+/** An Event as `kubectl get events -o json` shows it. */
+export interface EventItem {
+  reason: string;
+  type?: string;
+  message?: string;
+  note?: string;
+}
+
+/** Reads guards, Events and DaemonSets of one cluster (the shared one unless another kubectl is given). */
+export class GuardReader {
+  constructor(
+    private readonly kubectlJson: KubectlJson = sharedKubectlJson,
+    /** The operator's last log lines, added to a failed wait's message. */
+    private readonly logs: () => string[] = () => [],
+  ) {}
+
+  guard(ns: string, name = 'decoder'): Promise<GuardObj> {
+    return this.kubectlJson<GuardObj>(['get', 'rolloutguard', name], { ns });
+  }
+
+  /** Waits until `pred` holds for the guard; on timeout the error carries its last status and the logs. */
+  async waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000, name = 'decoder'): Promise<GuardObj> {
+    let last: GuardObj | undefined;
+    try {
+      await waitFor(async () => {
+        last = await this.guard(ns, name);
+        return pred(last);
+      }, { timeoutMs, intervalMs: 200, describe: what });
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${this.logs().slice(-15).join('\n')}`);
+    }
+    return last!;
+  }
+
+  /** Events about `kind` `ns/name`, oldest first as the API lists them. */
+  async events(ns: string, kind: string, name = 'decoder'): Promise<EventItem[]> {
+    return (await this.kubectlJson<{ items: EventItem[] }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`], { ns })).items;
+  }
+
+  async reasons(ns: string, kind: string, name = 'decoder'): Promise<string[]> {
+    return (await this.events(ns, kind, name)).map((e) => e.reason);
+  }
+
+  /** The first container's image of DaemonSet `ns/name`. */
+  async image(ns: string, name = 'decoder'): Promise<string> {
+    const ds = await this.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', name], { ns });
+    return ds.spec.template.spec.containers[0]!.image;
+  }
+
+  /**
+   * Waits until DaemonSet `ns/name` wants `count` pods and all of them are available. (`rollout status`
+   * also says "successfully rolled out" while DESIRED is still 0, before the pool's nodes are counted.)
+   */
+  async availableOn(ns: string, count: number, name = 'decoder'): Promise<void> {
+    await waitFor(async () => {
+      const ds = await this.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', name], { ns });
+      return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count;
+    }, { timeoutMs: 120_000, describe: `${name} available on all ${count} nodes` });
+  }
+}
