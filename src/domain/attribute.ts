@@ -165,6 +165,20 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     }
   }
 
+  // A node that is down and still runs the old revision is part of what the rollout waits for: the
+  // controller cannot replace its pod. It is named as the node's fault, not left to look like a
+  // controller that does nothing.
+  if (input.incomplete && input.split.targetHash !== undefined) {
+    const named = new Set([...blocked, ...empty].map((x) => x.node));
+    for (const n of input.nodes) {
+      if (!n.eligible || named.has(n.node)) continue;
+      const nf = nodeFault(n.health);
+      const old = n.pods.find((p) => !p.deleting && p.hash !== input.split.targetHash);
+      if (!nf || !old) continue;
+      blocked.push({ node: n.node, pod: old.name, hash: old.hash, reason: nf.cause, message: `${nf.message}; it still runs the previous revision`, owner: 'Node', cause: nf.cause });
+    }
+    blocked.sort((x, y) => x.node.localeCompare(y.node));
+  }
   const all: Array<BlockedNode | EmptyNode> = [...blocked, ...empty];
   // An old pod's termination grace period is a configured wait too: it holds the clock until it ends,
   // and time without progress counts from its end, not from before it.

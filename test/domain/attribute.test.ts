@@ -580,3 +580,23 @@ describe('attribute: waitEndsAt (the end of the minReadySeconds wait, so the wai
     });
   }
 });
+
+describe('attribute: a node that is down and still runs the previous revision', () => {
+  it('is named as the node\'s fault, not left to look like a controller that does nothing', () => {
+    const nodes = [onB('node-1'), onA('node-2'), nodeWith('node-3', [pod({ hash: HASH.A, ready: false })], deadKubelet())];
+    const a = attribute(input(nodes), NOW);
+    assert.equal(a.owner, 'Node');
+    assert.equal(a.cause, 'NodeNotReady');
+    const b = a.blocked.find((x) => x.node === 'node-3');
+    assert.equal(b?.owner, 'Node');
+    assert.match(b?.message ?? '', /still runs the previous revision/);
+    assert.ok(!a.blocked.some((x) => x.node === 'node-2'), 'a healthy node waiting its turn is not blocked');
+  });
+
+  it('the revision failing on a Ready node still decides', () => {
+    const nodes = [readyNode('node-1', [imagePullPod(HASH.B)]), nodeWith('node-3', [pod({ hash: HASH.A, ready: false })], deadKubelet())];
+    const a = attribute(input(nodes), NOW);
+    assert.equal(a.owner, 'Revision');
+    assert.deepEqual(a.revisionEvidence, ['node-1']);
+  });
+});
