@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: the quiet stall, told in under a minute on a local 3-node control plane.
+ * `npm run demo`: two stories, each told in a minute or two on a local control plane.
  *
+ * broken-image (the default, this file): the quiet stall.
  *   1. start (or reuse) the local control plane and install the CRDs;
  *   2. run the operator, scoped to a fresh namespace;
  *   3. create the `decoder` DaemonSet (maxUnavailable 1) and a RolloutGuard (suspect 10 s, stalled 20 s);
@@ -9,47 +10,66 @@
  *   5. watch the guard notice, explain and (with onStall.action Undo) undo it;
  *   6. print the real kubectl output, the Events and a summary, and exit 0 only if all of that happened.
  *
+ * dead-nodes (`--story dead-nodes`, deadNodes.ts): kubelets die mid-rollout of a good image; the guard
+ * calls it Stalled, blames the nodes and does not undo; thawed, the rollout completes.
+ *
  * On a terminal the live view is redrawn in place; otherwise (CI, a pipe, CI=true) it prints one
  * timestamped line per change. See `--help` for the flags.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, openSync, closeSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseDuration } from '../src/check.js';
 import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
 import { down, kubectlRunner, status as clusterStatus, up, waitFor, type Kubectl } from '../test/cluster/controlPlane.js';
-import { ciLine, fit, fmtElapsed, frame, oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
+import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
+import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
+import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
 
-const ROOT = findRoot();
-const NAME = 'decoder';
 const LOCAL_NODES = ['node-1', 'node-2', 'node-3'];
 const TIMINGS = { suspectAfterSeconds: 10, progressDeadlineSeconds: 20 };
 
 const USAGE = `usage: npm run demo [-- OPTIONS]   (or: node dist/demo/demo.js [OPTIONS])
 
-A DaemonSet rollout stalls quietly on one node; rollout-guard notices, explains it and undoes it.
+Two stories of a DaemonSet rollout and rollout-guard:
+  broken-image   (the default) the rollout stalls quietly on one node; the guard notices, explains it
+                 and undoes it
+  dead-nodes     kubelets die mid-rollout of a good image; the guard calls it Stalled, says the nodes are
+                 at fault and does not undo; once the kubelets are back, the rollout completes
 
-  --action Undo|Report   what the guard does once the rollout is stalled (default Undo)
+  --story broken-image|dead-nodes   which story to tell (default broken-image)
   --keep                 leave the cluster, the namespace and the operator running, and print how to explore them
-  --kubeconfig PATH      run on an existing cluster instead of the local control plane
-                         (images default to registry.k8s.io/pause:3.10 and a tag of it that does not exist)
-  --namespace NS         namespace to (re)create for the demo (default rollout-guard-demo)
-  --image IMAGE          the good image (default registry.local/decoder:1, or the pause image with --kubeconfig)
-  --broken-image IMAGE   the image that cannot be pulled (default registry.local/decoder:2-broken)
+  --namespace NS         namespace to (re)create for the demo (default ${DEFAULT_NAMESPACE})
   --timeout DURATION     give up if the story has not completed this long after the image change (default 3m)
 
-Exit status 0 only if the story completed as expected (Undo: RolledBack, one generation on the original
-revision; Report: Stalled with cause ImagePullFailure and an undo plan). Live view redrawn in place on a
-terminal; plain timestamped lines when stdout is not a terminal or CI=true.`;
+broken-image only:
+  --action Undo|Report   what the guard does once the rollout is stalled (default Undo)
+  --kubeconfig PATH      run on an existing cluster instead of the local control plane
+                         (images default to registry.k8s.io/pause:3.10 and a tag of it that does not exist)
+  --image IMAGE          the good image (default registry.local/decoder:1, or the pause image with --kubeconfig)
+  --broken-image IMAGE   the image that cannot be pulled (default registry.local/decoder:2-broken)
+
+dead-nodes runs on a private control plane of its own, with the node lifecycle controller, in
+${DEAD_NODES_CLUSTER_DIR}/ (${DEAD_NODES_CLUSTER_DIR}-NS/ with another --namespace): 2 nodes that stay
+up and 2 whose kubelets it freezes. It starts that control plane and removes it at the end (--keep leaves
+it running). It cannot run on an existing cluster (--kubeconfig): it needs to freeze kubelets.
+
+Exit status 0 only if the story completed as expected (broken-image with Undo: RolledBack, one generation
+on the original revision; with Report: Stalled with cause ImagePullFailure and an undo plan; dead-nodes:
+Stalled with cause NodeNotReady and owner Node, the undo skipped as NotTheRevision, never undone, then
+Healthy on revision 2); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
+lines when stdout is not a terminal or CI=true.`;
+
+const STORIES = ['broken-image', 'dead-nodes'] as const;
+/** broken-image is told by {@link brokenImageStory} below, dead-nodes by {@link deadNodesStory}. */
+type Story = (typeof STORIES)[number];
 
 interface Options {
+  story: Story;
   action: 'Undo' | 'Report';
   keep: boolean;
   kubeconfig?: string;
@@ -59,17 +79,17 @@ interface Options {
   timeoutMs: number;
 }
 
-/** Thrown when the story did not go as expected: the demo exits non-zero with this reason. */
-class StoryFailed extends Error {}
-
 function parseArgs(args: readonly string[]): Options | 'help' {
+  let story: Story = 'broken-image';
   let action: Options['action'] = 'Undo';
   let keep = false;
   let kubeconfig: string | undefined;
-  let namespace = 'rollout-guard-demo';
+  let namespace = DEFAULT_NAMESPACE;
   let image: string | undefined;
   let brokenImage: string | undefined;
   let timeoutMs = 180_000;
+  /** Flags only the broken-image story takes, as given. */
+  const brokenImageOnly: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
     const eq = a.startsWith('--') ? a.indexOf('=') : -1;
@@ -87,15 +107,23 @@ function parseArgs(args: readonly string[]): Options | 'help' {
       case '--keep':
         keep = true;
         break;
+      case '--story': {
+        const v = value();
+        if (!(STORIES as readonly string[]).includes(v)) throw new UsageError(`--story wants ${STORIES.join(' or ')}, got ${JSON.stringify(v)}`);
+        story = v as Story;
+        break;
+      }
       case '--action': {
         const v = value();
         const norm = v.toLowerCase() === 'undo' ? 'Undo' : v.toLowerCase() === 'report' ? 'Report' : undefined;
         if (!norm) throw new UsageError(`--action wants Undo or Report, got ${JSON.stringify(v)}`);
         action = norm;
+        brokenImageOnly.push(flag);
         break;
       }
       case '--kubeconfig':
         kubeconfig = path.resolve(value());
+        brokenImageOnly.push(flag);
         break;
       case '-n':
       case '--namespace':
@@ -104,9 +132,11 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         break;
       case '--image':
         image = value();
+        brokenImageOnly.push(flag);
         break;
       case '--broken-image':
         brokenImage = value();
+        brokenImageOnly.push(flag);
         break;
       case '--timeout':
         timeoutMs = parseDuration('--timeout', value()) * 1000;
@@ -115,10 +145,18 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         throw new UsageError(`unknown argument ${a}`);
     }
   }
+  if (story === 'dead-nodes') {
+    if (kubeconfig !== undefined) {
+      throw new UsageError('--story dead-nodes cannot run on an existing cluster (--kubeconfig): it freezes kubelets, which only its own local control plane lets it do');
+    }
+    // Silently ignoring them would tell a story the user did not ask for.
+    if (brokenImageOnly.length > 0) throw new UsageError(`${[...new Set(brokenImageOnly)].join(', ')}: only for --story broken-image`);
+  }
   // On the local control plane kwok decides pod fates by image name; a real cluster really pulls, so the
   // good image must exist there and the broken one must not.
   const external = kubeconfig !== undefined;
   const opts: Options = {
+    story,
     action,
     keep,
     namespace,
@@ -129,27 +167,6 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   if (kubeconfig) opts.kubeconfig = kubeconfig;
   return opts;
 }
-
-function findRoot(): string {
-  // Compiled to dist/demo/: look for package.json upwards rather than assume a depth.
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the repository root (package.json)');
-    dir = parent;
-  }
-  return dir;
-}
-
-/** Set on Ctrl-C: the story's own output stops, so only the clean-up is reported. */
-let muted = false;
-const say = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-const out = (line = ''): void => {
-  if (!muted) say(line);
-};
-const section = (title: string): void => out(`\n==> ${title}`);
 
 function isExecutable(p: string): boolean {
   try {
@@ -180,157 +197,6 @@ function findKubectl(): string | undefined {
   return undefined;
 }
 
-/** The DaemonSet: maxUnavailable 1, pinned to node-1..3 on the local cluster so other node pools never count. */
-function daemonSet(ns: string, image: string, pinNodes: readonly string[] | undefined): Record<string, unknown> {
-  const labels = { app: NAME };
-  const affinity = pinNodes
-    ? {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [...pinNodes] }] }],
-          },
-        },
-      }
-    : undefined;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: NAME, namespace: ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          ...(affinity ? { affinity } : {}),
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: NAME, image, resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
-        },
-      },
-    },
-  };
-}
-
-function rolloutGuard(ns: string, action: Options['action']): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name: NAME, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name: NAME }, ...TIMINGS, onStall: { action } },
-  };
-}
-
-/** The operator as a child process with its log in a file, so that with --keep it outlives the demo. */
-class Operator {
-  private exitCode: number | null | undefined;
-  private constructor(
-    readonly child: ChildProcess,
-    readonly logFile: string,
-    readonly pidFile: string,
-  ) {
-    child.on('exit', (code, signal) => (this.exitCode = code ?? (signal ? 128 : 1)));
-  }
-
-  static async start(kubeconfig: string, ns: string, stateDir: string): Promise<Operator> {
-    await mkdir(stateDir, { recursive: true });
-    const logFile = path.join(stateDir, 'operator.log');
-    const pidFile = path.join(stateDir, 'operator.pid');
-    const fd = openSync(logFile, 'w');
-    let child: ChildProcess;
-    try {
-      child = spawn(
-        process.execPath,
-        [path.join(ROOT, 'dist/src/main.js'), 'run', `--namespaces=${ns}`, '--leader-elect=false', '--port=0', `--kubeconfig=${kubeconfig}`],
-        // Its own process group: a Ctrl-C on the demo reaches the demo, which then decides (--keep or not).
-        { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } },
-      );
-    } finally {
-      closeSync(fd);
-    }
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    await writeFile(pidFile, `${child.pid}\n`);
-    const op = new Operator(child, logFile, pidFile);
-    const port = await waitFor(
-      async () => {
-        if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
-        const line = (await readFile(logFile, 'utf8')).split('\n').find((l) => l.includes('"msg":"starting"'));
-        return line ? (JSON.parse(line) as { port?: number }).port : undefined;
-      },
-      { timeoutMs: 30_000, describe: 'the operator to log "starting"' },
-    );
-    await waitFor(
-      async () => {
-        if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
-        return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
-      },
-      { timeoutMs: 30_000, describe: 'the operator /readyz' },
-    );
-    return op;
-  }
-
-  get pid(): number | undefined {
-    return this.child.pid;
-  }
-
-  get exited(): number | null | undefined {
-    return this.exitCode;
-  }
-
-  async tail(lines = 20): Promise<string> {
-    const text = await readFile(this.logFile, 'utf8').catch(() => '');
-    return text.trimEnd().split('\n').slice(-lines).join('\n');
-  }
-
-  /** Leaves it running after the demo exits (--keep). */
-  detach(): void {
-    this.child.unref();
-  }
-
-  async stop(): Promise<void> {
-    if (this.exitCode === undefined) {
-      const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(this.pidFile, { force: true });
-  }
-}
-
-/**
- * A `--keep` run leaves its operator behind; a second operator on the same namespace would act twice.
- * Stop the one this demo started earlier, identified by its pid file and its command line.
- */
-async function stopPrevious(pidFile: string): Promise<void> {
-  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
-  if (!(pid > 0)) return;
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    // gone, or no /proc (then we cannot tell it is ours, and leave it)
-  }
-  if (cmdline.includes(path.join(ROOT, 'dist/src/main.js')) && cmdline.includes('\0run\0')) {
-    out(`    stopping the operator a previous --keep run left (pid ${pid})`);
-    process.kill(pid, 'SIGTERM');
-    await waitFor(() => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'), { timeoutMs: 20_000, describe: `pid ${pid} to exit` });
-  }
-  await rm(pidFile, { force: true });
-}
-
-/** Runs kubectl and prints it as the user would type it (KUBECONFIG exported). */
-async function show(kubectl: Kubectl, args: string[], ns: string): Promise<string> {
-  out(`\n$ kubectl ${args.join(' ')} -n ${ns}`);
-  const r = await kubectl(args, { ns, allowFail: true });
-  const text = (r.stdout + (r.code !== 0 ? r.stderr : '')).trimEnd();
-  out(text);
-  return text;
-}
-
 async function main(argv: string[]): Promise<number> {
   let opts: Options;
   try {
@@ -347,8 +213,13 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const ci = !process.stdout.isTTY || ['1', 'true', 'yes'].includes((process.env.CI ?? '').toLowerCase());
-  const st = style(!ci && !process.env.NO_COLOR);
+  return opts.story === 'dead-nodes' ? deadNodesStory(opts) : brokenImageStory(opts);
+}
+
+/** The default story: a broken image stalls the rollout on one node; the guard notices, explains and undoes (or reports) it. */
+async function brokenImageStory(opts: Options): Promise<number> {
+  const { ci, color } = outputMode();
+  const st = style(color);
   const ns = opts.namespace;
   const external = opts.kubeconfig !== undefined;
 
@@ -387,14 +258,13 @@ async function main(argv: string[]): Promise<number> {
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   const stateDir = path.join(tmpdir(), 'rollout-guard-demo', ns);
   let op: Operator | undefined;
-  let interrupted = false;
   let cleaning: Promise<void> | undefined;
 
   const cleanup = (): Promise<void> =>
     (cleaning ??= (async () => {
       if (opts.keep) {
         op?.detach();
-        if (interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
+        if (signal.interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
         return;
       }
       say('\n==> Cleaning up');
@@ -411,18 +281,7 @@ async function main(argv: string[]): Promise<number> {
         say('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
       }
     })());
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (interrupted) return;
-    interrupted = true;
-    muted = true;
-    process.stderr.write(`\ndemo: ${sig}; cleaning up\n`);
-    cleanup().then(
-      () => process.exit(130),
-      () => process.exit(130),
-    );
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const signal = onInterrupt(cleanup);
 
   let ok = false;
   let reason = '';
@@ -437,7 +296,7 @@ async function main(argv: string[]): Promise<number> {
 
     // --- 3. DaemonSet and guard ------------------------------------------------------------------
     section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
-    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? undefined : LOCAL_NODES)) });
+    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin: { key: 'kubernetes.io/hostname', values: LOCAL_NODES } })) });
     const pinned = external ? [] : LOCAL_NODES;
     const now = (): number => Date.now();
     const healthy = await waitFor(
@@ -448,7 +307,7 @@ async function main(argv: string[]): Promise<number> {
       { timeoutMs: 120_000, describe: `ds/${NAME} ${external ? 'all' : '3/3'} ready` },
     );
     out(`    ds/${NAME}: ${healthy.ds?.ready}/${healthy.ds?.desired} ready`);
-    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action)) });
+    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action, TIMINGS)) });
     out(`    rolloutguard/${NAME}: suspectAfterSeconds ${TIMINGS.suspectAfterSeconds}, progressDeadlineSeconds ${TIMINGS.progressDeadlineSeconds}, onStall.action ${opts.action}`);
     const baseline = await waitFor(
       async () => {
@@ -549,7 +408,7 @@ async function main(argv: string[]): Promise<number> {
     if (op) out(`    kill ${op.pid}  # the operator`);
     out(`    kubectl delete namespace ${ns}`);
     if (!external) out('    npm run cluster:down  # the local cluster');
-  } else if (!interrupted) {
+  } else if (!signal.interrupted) {
     await cleanup();
   }
   return ok ? 0 : 1;
@@ -580,40 +439,8 @@ const IN_FLIGHT = new Set(['Progressing', 'Suspect', 'Stalled']);
 async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
   const { record, opts } = a;
   const deadline = a.t0 + opts.timeoutMs;
-  let drawn = 0;
-  let lastCi = '';
-  let lastMessage = '';
-  const seen = new Set<string>();
   const header = `namespace ${a.ns} · onStall.action ${opts.action} · suspect ${record.suspectAfterSeconds}s, stalled ${record.progressDeadlineSeconds}s`;
-  const stamp = (ms: number): string => `[${fmtElapsed(ms - a.t0).padStart(7)}]`;
-  const draw = (s: Snapshot): void => {
-    if (a.ci) {
-      // Events first: they carry their own (earlier) times and explain the line that follows.
-      for (const e of s.events) {
-        if (seen.has(e.uid)) continue;
-        seen.add(e.uid);
-        out(`${stamp(e.at)} event ${e.reason} (${e.type})`);
-      }
-      const line = ciLine(s);
-      if (line !== lastCi) {
-        lastCi = line;
-        out(`${stamp(s.at)} ${line}`);
-      }
-      // The message restates the idle time on every status write; print it when the state changes.
-      const msgKey = `${s.guard?.state ?? ''}/${s.guard?.cause ?? ''}`;
-      if (msgKey !== lastMessage) {
-        lastMessage = msgKey;
-        if (s.guard?.message) out(`${stamp(s.at)}   guard: ${s.guard.message}`);
-      }
-      return;
-    }
-    const width = Math.max(40, (process.stdout.columns ?? 100) - 1);
-    const lines = frame(s, a.t0, header, a.st).map((l) => fit(l, width));
-    // Move up over the previous frame, rewrite each line, then clear whatever the old frame had below.
-    const up = drawn > 0 ? `\x1b[${drawn}A\r` : '';
-    process.stdout.write(`${up}${lines.map((l) => `\x1b[2K${l}\n`).join('')}\x1b[J`);
-    drawn = lines.length;
-  };
+  const view = new LiveView({ ci: a.ci, st: a.st, t0: a.t0, header });
   const eventAt = (s: Snapshot, reason: string): number | undefined => {
     const e = s.events.find((x) => x.reason === reason && x.at >= a.t0);
     return e ? e.at - a.t0 : undefined;
@@ -622,7 +449,7 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
   for (;;) {
     const s = await readSnapshot(a.client, a.ns, NAME, a.pinned, () => Date.now());
     const g: GuardStatus | undefined = s.guard;
-    draw(s);
+    view.draw(s);
 
     // --- Record what happened. ---
     if (g?.rollout?.toRevision && g.rollout.toRevision.hash !== a.original && !record.broken) record.broken = { ...g.rollout.toRevision };

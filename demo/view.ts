@@ -35,6 +35,11 @@ export interface PodCell {
 export interface NodeRow {
   node: string;
   pods: PodCell[];
+  /**
+   * What is wrong with the node itself (e.g. "Ready=Unknown, tainted unreachable"), when a story reads the nodes;
+   * absent while it is healthy or not read.
+   */
+  health?: string;
 }
 
 /** Everything the view and the story checks need at one instant. */
@@ -203,7 +208,7 @@ export function ciLine(s: Snapshot, maxNodes = 12): string {
   const state = `${g?.state ?? '-'}${g?.cause ? ` (${g.cause})` : ''}`;
   const d = s.ds;
   const cols = d ? `DESIRED ${d.desired} CURRENT ${d.current} READY ${d.ready} UP-TO-DATE ${d.upToDate} AVAILABLE ${d.available}` : 'DaemonSet missing';
-  const shown = s.nodes.slice(0, maxNodes).map((r) => `${r.node} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
+  const shown = s.nodes.slice(0, maxNodes).map((r) => `${r.node}${r.health ? ` [${r.health}]` : ''} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
   if (s.nodes.length > maxNodes) shown.push(`… ${s.nodes.length - maxNodes} more`);
   return `guard ${state.padEnd(28)} ${cols} | ${shown.join(', ')}`;
 }
@@ -270,11 +275,12 @@ export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNod
     `NODE     ${'REVISION'.padEnd(18)}POD`,
   ];
   for (const r of s.nodes.slice(0, maxNodes)) {
+    const health = r.health ? `   ${st.bad(`node ${r.health}`)}` : '';
     if (r.pods.length === 0) {
-      lines.push(`${r.node.padEnd(9)}${'-'.padEnd(18)}${st.bad('empty')}`);
+      lines.push(`${r.node.padEnd(9)}${'-'.padEnd(18)}${st.bad('empty')}${health}`);
       continue;
     }
-    r.pods.forEach((p, i) => lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}`));
+    r.pods.forEach((p, i) => lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}${i === 0 ? health : ''}`));
   }
   if (s.nodes.length > maxNodes) lines.push(st.dim(`… ${s.nodes.length - maxNodes} more nodes`));
   lines.push('', 'EVENTS (on the RolloutGuard)');

@@ -1,5 +1,6 @@
 /**
- * End to end: `npm run demo` in CI mode, both variants, as a newcomer's first command would run it.
+ * End to end: `npm run demo` in CI mode, both variants of the default story (the dead-nodes story is
+ * demoNodes.test.ts's), as a newcomer's first command would run it.
  * Judged only by the exit code and the printed output. The two variants run one after the other, in
  * namespaces of their own, so a developer's `npm run demo` (namespace rollout-guard-demo) is never
  * disturbed.
@@ -120,5 +121,9 @@ describe('npm run demo (CI mode)', () => {
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, /--action wants Undo or Report/);
     assert.match(r.out, /usage: npm run demo/);
+    const story = await demo(['--story', 'nope']);
+    assert.equal(story.code, 2, story.out);
+    assert.match(story.out, /--story wants broken-image or dead-nodes, got "nope"/);
+    assert.match(story.out, /usage: npm run demo/);
   });
 });

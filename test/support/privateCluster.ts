@@ -86,8 +86,17 @@ export interface PrivateNodePool {
   nodes: string[];
 }
 
+/** How {@link PrivateCluster.createNodePool} and {@link PrivateCluster.createKillableNodePool} name a pool. */
+export interface NodePoolNaming {
+  /**
+   * Name the pool (and so its nodes `<prefix>-1..N`) `prefix` itself rather than `prefix` with a random
+   * suffix: for a caller that owns the whole cluster (the demo) and wants names a reader can follow.
+   */
+  exactName?: boolean;
+}
+
 /** Options of {@link PrivateCluster.createKillableNodePool}. */
-export interface KillableNodePoolOptions {
+export interface KillableNodePoolOptions extends NodePoolNaming {
   /**
    * Value of the `topology.kubernetes.io/zone` label; default: the pool's name. The node-lifecycle
    * controller rates and suspends tainting per zone: in a zone where more than 2 nodes and at least 55 %
@@ -315,8 +324,8 @@ export class PrivateCluster {
   }
 
   /** Creates kwok nodes `<name>-1..N` labelled `rollout-guard.dev/pool=<name>` and waits until they are Ready. */
-  async createNodePool(prefix: string, count: number): Promise<PrivateNodePool> {
-    const name = uniqueName(prefix);
+  async createNodePool(prefix: string, count: number, opts: NodePoolNaming = {}): Promise<PrivateNodePool> {
+    const name = opts.exactName ? prefix : uniqueName(prefix);
     const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
     const specs: NodeSpec[] = nodes.map((n) => ({ name: n, labels: { [POOL_LABEL]: name } }));
     await createNodes(this.kubectl, specs);
@@ -332,7 +341,7 @@ export class PrivateCluster {
    * pool only stops its pods' and nodes' updates, and nothing marks the nodes down.
    */
   async createKillableNodePool(prefix: string, count: number, opts: KillableNodePoolOptions = {}): Promise<KillableNodePool> {
-    const name = uniqueName(prefix);
+    const name = opts.exactName ? prefix : uniqueName(prefix);
     const proc = kwokInstanceName(name);
     const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
     const specs: NodeSpec[] = nodes.map((n) => ({
