@@ -25,7 +25,7 @@ import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { down, kubectlRunner, status as clusterStatus, up, waitFor, type Kubectl } from '../test/cluster/controlPlane.js';
+import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../test/cluster/controlPlane.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
@@ -253,7 +253,7 @@ async function brokenImageStory(opts: Options): Promise<number> {
   }
   section('CRDs');
   out((await kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout.trimEnd().replace(/^/gm, '    '));
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev']);
+  await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
 
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   const stateDir = path.join(tmpdir(), 'rollout-guard-demo', ns);

@@ -5,7 +5,9 @@
 //   2. the suites that run a private control plane, one at a time: the fault and field-fault suites, the
 //      fault-harness suite and the dead-nodes demo (the fault suite restarts its API server and etcd), and
 //      their timing-sensitive checks should not compete with three other suites for two cores.
-// The runner's own summary is printed for each phase; the last line adds them up ("N passed, N failed").
+// The runner's own summary is printed for each phase; the last line adds them up ("N passed, N failed",
+// and ", N skipped" when any were), with cancelled and todo tests on stderr. No test file, or no test
+// run, is a failure.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,12 +23,16 @@ function find(dir) {
 }
 
 const all = find('dist/test').sort().filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
+if (all.length === 0) {
+  console.error(`no test file matches ${only.length > 0 ? only.join(' ') : 'dist/test/**/*.test.js'} (did the build run?)`);
+  process.exit(1);
+}
 const phases = [
   { files: all.filter((f) => !ALONE.has(f)), concurrency: 3 },
   { files: all.filter((f) => ALONE.has(f)), concurrency: 1 },
 ].filter((p) => p.files.length > 0);
 
-const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0 };
+const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
 let code = 0;
 for (const phase of phases) {
   const args = ['--test', `--test-concurrency=${phase.concurrency}`, '--test-timeout=900000', ...phase.files];
@@ -47,7 +53,12 @@ for (const phase of phases) {
   });
   if (status !== 0) code = status;
 }
-const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.skipped ? `, ${totals.skipped} skipped` : ''].join('');
+const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.todo ? `, ${totals.todo} todo` : ''].join('');
 console.log(`\ntests: ${totals.pass} passed, ${totals.fail + totals.cancelled} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
 if (extra) console.error(`(of ${totals.tests}${extra})`);
+// A run in which nothing ran is not a pass: a filter that matches no test, or files that define none.
+if (totals.pass + totals.fail + totals.cancelled === 0) {
+  console.error('no test ran');
+  process.exit(1);
+}
 process.exit(code || (totals.fail + totals.cancelled > 0 ? 1 : 0));

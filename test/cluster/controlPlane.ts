@@ -499,6 +499,21 @@ export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]):
   }
 }
 
+/**
+ * Waits until every named CRD is served: its `Established` condition True. Polls what the API says
+ * rather than `kubectl wait --for=condition=Established`, which fails at once ("<nil> is of the type
+ * <nil>") when it reads a CRD whose status the API server has not written yet.
+ */
+export async function waitForCrdsEstablished(kubectl: Kubectl, names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<void> {
+  await waitFor(async () => {
+    const r = await kubectl(['get', 'crd', ...names, '-o', 'json'], { allowFail: true });
+    if (r.code !== 0) return false;
+    const out = JSON.parse(r.stdout) as { items?: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> };
+    const items = out.items ?? [out as { status?: { conditions?: Array<{ type: string; status: string }> } }];
+    return items.length === names.length && items.every((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') === true);
+  }, { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 200, describe: `CRDs ${names.join(', ')} established` });
+}
+
 /** Polls until every named node reports `Ready=True`. */
 export async function waitForNodesReady(
   kubectl: Kubectl,

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconfigPath, kubectl, waitFor } from './cluster.js';
+import { waitForCrdsEstablished } from '../cluster/controlPlane.js';
 
 /** Repository root (this file is compiled to dist/test/support/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -18,7 +19,7 @@ let crds: Promise<void> | undefined;
 export function installCrds(): Promise<void> {
   crds ??= (async () => {
     await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev']);
+    await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev', 'rolloutguardpolicies.rolloutguard.dev']);
   })();
   return crds;
 }

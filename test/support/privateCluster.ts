@@ -35,6 +35,7 @@ import {
   kubectlRunner,
   kwokInstanceName,
   waitFor,
+  waitForCrdsEstablished,
   waitForNodesReady,
   type ComponentName,
   type ProcessName,
@@ -313,7 +314,7 @@ export class PrivateCluster {
   /** Installs config/crd and waits until both CRDs are served. */
   async installCrds(): Promise<void> {
     await this.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config', 'crd')]);
-    await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev', 'crd/rolloutguardpolicies.rolloutguard.dev']);
+    await waitForCrdsEstablished(this.kubectl, ['rolloutguards.rolloutguard.dev', 'rolloutguardpolicies.rolloutguard.dev']);
   }
 
   /** Creates a uniquely named namespace. */
