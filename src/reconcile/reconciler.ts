@@ -263,9 +263,9 @@ export class Reconciler {
     if (next.undoSkipped && spec.onStall.action === 'Undo' && (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')) {
       this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
     }
-    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.failures.inc({ namespace, guard: name, cause: next.cause || 'Unknown' });
+    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, next.cause || 'Unknown');
     if (next.state === 'Stalled' && prev.state !== 'Stalled') {
-      this.metrics.stalls.inc({ namespace, guard: name, cause: next.cause || 'Unknown', owner: next.owner || 'Unknown' });
+      this.metrics.countStall(namespace, name, next.cause || 'Unknown', next.owner || 'Unknown');
       const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;
       if (last !== undefined) this.metrics.detectionLatency.observe(Math.max(0, now - (last + spec.progressDeadlineSeconds * 1000)) / 1000);
     }

@@ -156,7 +156,44 @@ export class Metrics {
   }
 
   /** Drops the series of a deleted guard. */
+  /**
+   * Per guard, the cause (and owner) label values its counters were given: a deleted guard's series are
+   * removed with it, or a cluster with churning guards (policies, GitOps) grows series without bound.
+   */
+  private readonly guardSeries = new Map<string, { stalls: Set<string>; failures: Set<string> }>();
+
+  private seriesOf(namespace: string, guard: string): { stalls: Set<string>; failures: Set<string> } {
+    const key = `${namespace}/${guard}`;
+    let s = this.guardSeries.get(key);
+    if (!s) {
+      s = { stalls: new Set(), failures: new Set() };
+      this.guardSeries.set(key, s);
+    }
+    return s;
+  }
+
+  /** Counts a rollout that reached Stalled. */
+  countStall(namespace: string, guard: string, cause: string, owner: string): void {
+    this.seriesOf(namespace, guard).stalls.add(JSON.stringify([cause, owner]));
+    this.stalls.inc({ namespace, guard, cause, owner });
+  }
+
+  /** Counts a rollout whose revision Failed. */
+  countFailure(namespace: string, guard: string, cause: string): void {
+    this.seriesOf(namespace, guard).failures.add(cause);
+    this.failures.inc({ namespace, guard, cause });
+  }
+
+  /** Removes every series of a deleted guard. */
   forgetGuard(namespace: string, guard: string): void {
     for (const s of STATES) this.guardState.remove({ namespace, guard, state: s });
+    const series = this.guardSeries.get(`${namespace}/${guard}`);
+    if (!series) return;
+    for (const k of series.stalls) {
+      const [cause, owner] = JSON.parse(k) as [string, string];
+      this.stalls.remove({ namespace, guard, cause, owner });
+    }
+    for (const cause of series.failures) this.failures.remove({ namespace, guard, cause });
+    this.guardSeries.delete(`${namespace}/${guard}`);
   }
 }

@@ -53,4 +53,20 @@ describe('Metrics', () => {
     m.observeInformers(() => []);
     assert.throws(() => m.observeInformers(() => []), /already registered/);
   });
+
+  it('a deleted guard takes all its series with it: state, stalls by cause and owner, failures', async () => {
+    const m = new Metrics(false);
+    m.setState('ns', 'g1', 'Stalled');
+    m.countStall('ns', 'g1', 'NodeNotReady', 'Node');
+    m.countStall('ns', 'g1', 'ImagePullFailure', 'Revision');
+    m.countFailure('ns', 'g1', 'CrashLoop');
+    m.countStall('ns', 'g2', 'ImagePullFailure', 'Revision');
+    let s = await scrape(m);
+    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",cause="NodeNotReady",owner="Node"}'), 1);
+    assert.equal(s.get('rollout_guard_failures_detected_total{namespace="ns",guard="g1",cause="CrashLoop"}'), 1);
+    m.forgetGuard('ns', 'g1');
+    s = await scrape(m);
+    assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
+    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",cause="ImagePullFailure",owner="Revision"}'), 1, 'other guards keep theirs');
+  });
 });
