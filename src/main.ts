@@ -11,7 +11,7 @@ import { PolicyWriter } from './k8s/policyWriter.js';
 import { systemClock } from './runtime/clock.js';
 import { UsageError, loadConfig, type OperatorConfig } from './runtime/config.js';
 import { Controller } from './runtime/controller.js';
-import { startHealthServer } from './runtime/healthServer.js';
+import { readiness, startHealthServer } from './runtime/healthServer.js';
 import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
@@ -79,7 +79,9 @@ async function run(cfg: OperatorConfig): Promise<void> {
     },
   });
   metrics.observeInformers(() => controller.informerStats());
-  const server = await startHealthServer(cfg.port, metrics, { ready: () => controller.synced() }, log);
+  // Twice the watchdog's idle timeout: by then a silent watch was restarted and is still silent.
+  const staleAfterMs = 2 * cfg.watchIdleTimeoutMs;
+  const server = await startHealthServer(cfg.port, metrics, { ready: () => readiness(controller.cacheHealth(), Date.now(), staleAfterMs) }, log);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
   log.info({ namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', port, leaderElect: cfg.leaderElect, identity: cfg.identity }, 'starting');

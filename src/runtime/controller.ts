@@ -14,6 +14,7 @@
  *   left the targets. Heartbeat-only updates do not enqueue anything.
  */
 import type { Logger } from 'pino';
+import type { CacheHealth } from './healthServer.js';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
@@ -343,6 +344,19 @@ export class Controller {
     return this.allInformers().every((i) => i.hasSynced());
   }
 
+  /** Each cache's sync and last contact, for /readyz. */
+  cacheHealth(): CacheHealth[] {
+    const synced = new Map(this.allInformers().map((i) => [i as unknown, i.hasSynced()]));
+    const out: CacheHealth[] = [];
+    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
+      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', synced: synced.get(m) ?? false, ...lastEvent(m.stats()) }));
+    }
+    for (const m of [this.nodes, this.policies, this.namespaces]) {
+      if (m) out.push({ resource: m.resource, namespace: '', synced: m.hasSynced(), ...lastEvent(m.stats()) });
+    }
+    return out;
+  }
+
   async waitForSync(signal?: AbortSignal): Promise<void> {
     await Promise.all(this.allInformers().map((i) => i.waitForSync(signal)));
   }
@@ -419,4 +433,8 @@ export class Controller {
     if (timer) clearTimeout(timer);
     await Promise.allSettled(this.allInformers().map((i) => i.stop()));
   }
+}
+
+function lastEvent(s: InformerStats): { lastEventAt?: number } {
+  return s.lastEventAt !== undefined ? { lastEventAt: s.lastEventAt } : {};
 }

@@ -7,8 +7,38 @@ import type { Logger } from 'pino';
 import type { Metrics } from './metrics.js';
 
 export interface HealthChecks {
-  /** Ready = caches synced; a replica that cannot list would otherwise look healthy while blind. */
-  ready(): boolean;
+  /**
+   * Ready = every cache synced and still hearing from the API server; a replica whose watches failed or
+   * went silent would otherwise look healthy while blind. `reason` says which cache is not.
+   */
+  ready(): { ok: boolean; reason: string };
+}
+
+/** What readiness reads of one informer. */
+export interface CacheHealth {
+  resource: string;
+  namespace: string;
+  synced: boolean;
+  /** Wall-clock ms of the last event, bookmark or list; undefined before the first. */
+  lastEventAt?: number;
+}
+
+/**
+ * Ready when every cache has synced and has heard from the API server within `staleAfterMs`. With watch
+ * bookmarks (about once a minute) and the watchdog restarting a silent watch after its idle timeout, a
+ * healthy cache is never that quiet; one that is has been failing (every restart refused) or cut off.
+ * Liveness (/healthz) stays about the process: restarting the pod does not fix an unreachable API server.
+ */
+export function readiness(caches: readonly CacheHealth[], now: number, staleAfterMs: number): { ok: boolean; reason: string } {
+  for (const c of caches) {
+    const which = `${c.resource}${c.namespace ? ` in ${c.namespace}` : ''}`;
+    if (!c.synced) return { ok: false, reason: `cache of ${which} not synced` };
+    if (c.lastEventAt === undefined || now - c.lastEventAt > staleAfterMs) {
+      const ago = c.lastEventAt === undefined ? 'never' : `${Math.round((now - c.lastEventAt) / 1000)}s ago`;
+      return { ok: false, reason: `cache of ${which} last heard from the API server ${ago} (bound ${Math.round(staleAfterMs / 1000)}s)` };
+    }
+  }
+  return { ok: true, reason: 'ok' };
 }
 
 export function startHealthServer(port: number, metrics: Metrics, checks: HealthChecks, log: Logger): Promise<Server> {
@@ -17,8 +47,8 @@ export function startHealthServer(port: number, metrics: Metrics, checks: Health
     if (url === '/healthz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
     } else if (url === '/readyz') {
-      const ok = checks.ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
+      const r = checks.ready();
+      res.writeHead(r.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${r.reason}\n`);
     } else if (url === '/metrics') {
       metrics.registry
         .metrics()

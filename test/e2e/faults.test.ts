@@ -474,7 +474,7 @@ describe('fault tests (private control plane)', () => {
     assert.ok(logs.some((l) => l.msg === 'list/watch failed, restarting after backoff'), 'informers noticed the outage');
     // Every informer reconnects by itself; its backoff (1 s doubling, capped at 30 s) bounds how long that takes.
     const informers = [...new Set(op.jsonLogs().filter((l) => l.msg === 'initial list complete').map((l) => String(l.informer)))];
-    assert.equal(informers.length, 7, `seven informers: ${informers.join(', ')}`);
+    assert.equal(informers.length, 9, `nine informers (the Warning-Event watches included): ${informers.join(', ')}`);
     const relists = await waitFor(() => {
       const seen = new Map<string, number>();
       for (const l of op.jsonLogs()) if (l.msg === 'relisted' && logTime(l) >= downAt) seen.set(String(l.informer), logTime(l));
