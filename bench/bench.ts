@@ -19,6 +19,12 @@
  *   heap; CPU seconds per phase; reconcile p50/p99 from its histogram; max queue depth (sampled 2/s);
  * - when the kubernetes-mixin `KubeDaemonSetRolloutStuck` alert would first fire on the same DaemonSet
  *   status timeline (bench/alert.ts), beside rollout-guard's Stalled;
+ * - containment (bench/containment.ts): one more guarded DaemonSet (Undo, deadline 600 s) on a pool of its
+ *   own, rolled to a revision that passes readiness and then crashes (`crashafter`): how many nodes the
+ *   broken revision ran on before the undo, of how many, and first crash → Failed verdict → undo →
+ *   RolledBack in seconds; it must end RolledBack with every node on the original revision;
+ * - what watching Warning Events costs: the operator's `events-daemonsets` and `events-pods` informer
+ *   objects (its /metrics) and their live heap;
  * - and, without a cluster, one reconcile pass (gather + decide + status diff) over a synthetic
  *   DaemonSet of 100–5,000 nodes (bench/micro.ts).
  *
@@ -41,6 +47,8 @@
  *   --steady S           STEADY_SECONDS      20    length of the no-rollout window
  *   --max-unavailable V  MAX_UNAVAILABLE     10%   DaemonSets' rollingUpdate.maxUnavailable
  *   --node-cpu N         NODE_CPU            8     allocatable CPU of a bench node
+ *   --containment-nodes N CONTAINMENT_NODES  12    nodes of the containment scenario's own pool, per size
+ *                                                  (also in --smoke; 0 skips the scenario)
  *   --micro-iterations N MICRO_ITERATIONS    1000  timed passes per micro-benchmark case
  *   --out DIR            BENCH_OUT           bench/results
  *   --smoke                                        tiny run for CI (< 2 min): 4 nodes, 3 DaemonSets (one
@@ -64,6 +72,7 @@ import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { buildBinaries, kubectlRunner, up } from '../test/cluster/controlPlane.js';
+import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
 import { ROOT } from './operator.js';
 import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
@@ -101,7 +110,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     flags.set(name, value);
   }
   const smoke = bools.has('smoke');
-  const known = ['nodes', 'daemonsets', 'sizes', 'broken', 'exhausted', 'suspect', 'deadline', 'steady', 'max-unavailable', 'node-cpu', 'micro-iterations', 'out'];
+  const known = ['nodes', 'daemonsets', 'sizes', 'broken', 'exhausted', 'suspect', 'deadline', 'steady', 'max-unavailable', 'node-cpu', 'containment-nodes', 'micro-iterations', 'out'];
   for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro`);
   const str = (flag: string, envName: string, def: string, smokeDef?: string): string => flags.get(flag) ?? env[envName] ?? (smoke && smokeDef !== undefined ? smokeDef : def);
   const num = (flag: string, envName: string, def: number, smokeDef?: number): number => {
@@ -120,6 +129,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     steadySeconds: num('steady', 'STEADY_SECONDS', 20, 10),
     maxUnavailable: str('max-unavailable', 'MAX_UNAVAILABLE', '10%'),
     nodeCpu: num('node-cpu', 'NODE_CPU', 8),
+    containmentNodes: num('containment-nodes', 'CONTAINMENT_NODES', CONTAINMENT_NODES),
   };
   if (base.brokenFraction + base.exhaustedFraction > 1) throw new Error('broken + exhausted fractions exceed 1');
   if (base.suspectSeconds >= base.deadlineSeconds) throw new Error('suspect must be shorter than the deadline (the CRD rejects it otherwise)');
@@ -185,6 +195,8 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
       met: growth.met,
       measured: growth.text,
     });
+    const contained = containmentVerdict(sizes);
+    if (contained) targets.push(contained);
     const shared = sizes.filter((s) => s.machine.otherNamespaces.length > 0 || s.machine.loadavg1Max > 2.5);
     if (shared.length > 0) {
       notes.push(`machine shared during ${shared.map((s) => `${s.nodes}×${s.daemonsets}`).join(', ')}: other namespaces ${[...new Set(shared.flatMap((s) => s.machine.otherNamespaces))].join(', ') || 'none'}; load avg (1 min) up to ${Math.max(...shared.map((s) => s.machine.loadavg1Max))} on ${cpus().length} CPUs`);
@@ -207,6 +219,29 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
 }
 
 /**
+ * Containment: at every size the crashing revision must end RolledBack with every node on the original
+ * revision (else the target is missed); that the undo came before the revision ran on every node is the
+ * other half (partly met without it).
+ */
+function containmentVerdict(sizes: SizeResult[]): TargetVerdict | undefined {
+  const runs = sizes.filter((s) => s.containment);
+  if (runs.length === 0) return undefined;
+  const s1 = (v: number | undefined) => (v === undefined ? '–' : `${v} s`);
+  const measured = runs.map((s) => {
+    const c = s.containment!;
+    const how = c.rolledBack ? `RolledBack, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision` : `NOT rolled back (state ${c.final.state ?? '?'}, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision${c.error ? `: ${c.error.split('\n')[0]}` : ''})`;
+    return `${s.nodes}×${s.daemonsets}: ran on ${c.reachedNodes} of ${c.nodes} nodes; first crash → Failed ${s1(c.firstCrashToFailedS)} → undo ${s1(c.failedToUndoS)} → RolledBack ${s1(c.undoToRolledBackS)} (first crash → undo ${s1(c.firstCrashToUndoS)}); ${how}`;
+  });
+  const allBack = runs.every((s) => s.containment!.rolledBack);
+  const allContained = runs.every((s) => s.containment!.contained);
+  return {
+    target: 'a revision that crashes after readiness is undone before it reaches every node, and every node ends on the original revision',
+    met: !allBack ? false : allContained ? true : 'partial',
+    measured: `maxUnavailable 1, failedNodesThreshold ${runs[0]!.containment!.failedNodesThreshold} — ${measured.join('; ')}`,
+  };
+}
+
+/**
  * Memory: the live cache heap per cached node and per cached daemon pod (bench/footprint.ts), and an
  * extrapolation to a large fleet, against the operator's RSS curve.
  */
@@ -216,9 +251,15 @@ function memoryGrowth(sizes: SizeResult[]): { met: TargetVerdict['met']; text: s
   const rss = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.cost.rssMiB.nodesOnly} → ${s.cost.rssMiB.withPods} MiB, peak ${s.cost.rssMiB.peak}`).join('; ');
   const fleet = (nodes: number, ds: number) => round((nodes * perNode + nodes * ds * perPod) / 1024 / 1024, 0);
   const full = sizes.find((s) => s.cost.cache.fullPodBytes !== undefined)?.cost.cache.fullPodBytes;
+  const events = sizes.map((s) => {
+    const e = s.cost.events;
+    if (!e) return `${s.nodes}×${s.daemonsets}: –`;
+    return `${s.nodes}×${s.daemonsets}: ${e.objects['events-daemonsets'].peak} + ${e.objects['events-pods'].peak} (${e.bytesPerEvent} B each, ${e.cacheKiB} KiB at the end, of ${e.namespaceEvents} Events in the namespace)`;
+  }).join('; ');
   const text = `live cache ≈ ${perNode} B per node (cluster-wide) and ≈ ${perPod} B per daemon pod of a guarded DaemonSet (slim objects; the full Pod objects would take ${full ?? '–'} B each here, more on real nodes); ` +
     `operator RSS nodes-only → with pods: ${rss}. Every pod of every guarded DaemonSet is cached, mid-rollout or not: ` +
-    `extrapolated cache for 1,000 nodes × 20 guarded DaemonSets ≈ ${fleet(1000, 20)} MiB, for 5,000 nodes × 100 ≈ ${fleet(5000, 100)} MiB on top of the ~100 MiB runtime.`;
+    `extrapolated cache for 1,000 nodes × 20 guarded DaemonSets ≈ ${fleet(1000, 20)} MiB, for 5,000 nodes × 100 ≈ ${fleet(5000, 100)} MiB on top of the ~100 MiB runtime. ` +
+    `Watching Warning Events (events-daemonsets + events-pods informers, peak objects): ${events}.`;
   // Nodes alone cost little (slim, cluster-wide); pods cost per guarded DaemonSet, not per rollout.
   return { met: 'partial', text };
 }
@@ -265,6 +306,8 @@ async function main(): Promise<number> {
           const r = await runSize(ctx, { ...p.base, ...s }, p.smoke ? 'smoke' : `s${i + 1}`);
           sizes.push(r);
           log(`  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`);
+          const c = r.containment;
+          if (c) log(`  containment: ran on ${c.reachedNodes}/${c.nodes} nodes; first crash → undo ${c.firstCrashToUndoS ?? '–'} s; ${c.rolledBack ? 'RolledBack' : `NOT rolled back: ${c.error ?? c.final.state}`}`);
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e);
           failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);

@@ -14,7 +14,8 @@ import vm from 'node:vm';
 import { pino } from 'pino';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { Informer } from '../src/k8s/informer.js';
-import { HASH_LABEL, slimDaemonSet, slimGuard, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
+import { HASH_LABEL, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
+import { DAEMONSET_WARNINGS, POD_WARNINGS } from '../src/runtime/controller.js';
 
 let gcFn: (() => void) | undefined;
 
@@ -82,6 +83,36 @@ export async function cacheFootprint(client: ApiClient, ns: string): Promise<Foo
       fp.fullPodBytes = Math.round(weigh(raw.items) / Math.max(1, raw.items.length));
     }
     return fp;
+  } finally {
+    await Promise.allSettled(all.map((i) => i.stop()));
+  }
+}
+
+/**
+ * What watching Warning Events costs: the operator's two Event informers (`events-daemonsets`,
+ * `events-pods`: the same field selectors and slim function as src/runtime/controller.ts) listed on
+ * `ns` and weighed as above, beside how many Events the namespace holds in all (what the server-side
+ * field selectors leave out).
+ */
+export async function eventFootprint(client: ApiClient, ns: string): Promise<{ objects: Footprint['objects']; bytes: number; allEvents: number }> {
+  const log = pino({ level: 'silent' });
+  const listPath = `/api/v1/namespaces/${ns}/events`;
+  const informers = {
+    'events-daemonsets': new Informer(client, { name: 'events-daemonsets', listPath, fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 }, log),
+    'events-pods': new Informer(client, { name: 'events-pods', listPath, fieldSelector: POD_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 }, log),
+  };
+  const all = Object.values(informers);
+  try {
+    for (const i of all) i.start();
+    await Promise.all(all.map((i) => i.waitForSync()));
+    const objects: Footprint['objects'] = {};
+    for (const [name, inf] of Object.entries(informers)) {
+      const items = inf.list();
+      const bytes = weigh(items);
+      objects[name] = { count: items.length, bytes: Math.round(bytes), perObject: items.length ? Math.round(bytes / items.length) : 0 };
+    }
+    const raw = await client.request<{ items: unknown[] }>('GET', listPath);
+    return { objects, bytes: Object.values(objects).reduce((a, o) => a + o.bytes, 0), allEvents: raw.items.length };
   } finally {
     await Promise.allSettled(all.map((i) => i.stop()));
   }

@@ -30,6 +30,13 @@ export interface GuardSnap {
   completedAt?: string;
   /** lastTransitionTime of the Stalled condition while it is True (the operator's clock, ms precision). */
   stalledSince?: string;
+  /** status.rollout.failedAt: the verdict Failed (crashes on failedNodesThreshold Ready nodes), and the failure count. */
+  failedAt?: string;
+  failures?: number;
+  /** status.rollout.rollback: the rollout tracked is the guard's own undo converging. */
+  rollback?: boolean;
+  lastUndo?: { at: string; result: string; fromHash: string; toHash: string };
+  currentHash?: string;
 }
 
 /** A guard status as seen at time `t`. */
@@ -50,6 +57,11 @@ export interface PodSnap {
   node?: string;
   /** ImagePullBackOff, Unschedulable, …: the first thing that says the pod cannot run. */
   failure?: string;
+  ready: boolean;
+  /** A container has started (running now, or terminated since it ran). */
+  started: boolean;
+  /** Earliest lastState.terminated.finishedAt of its containers: a crash (metav1.Time, whole seconds). */
+  crashFinishedAt?: string;
 }
 
 /** First sighting of a daemon pod, and of its failure. */
@@ -60,6 +72,14 @@ export interface PodRecord {
   seenAt: number;
   failedAt?: number;
   failure?: string;
+  /** When the bench first saw a container of the pod started, and the pod Ready. */
+  startedAt?: number;
+  readyAt?: number;
+  /** Earliest crash of the pod: its lastState.terminated.finishedAt (ms since epoch), and when the bench first saw one. */
+  crashAt?: number;
+  crashSeenAt?: number;
+  /** When the bench saw the pod deleted. */
+  deletedAt?: number;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return -- raw API JSON, read defensively */
@@ -80,6 +100,11 @@ function slimGuardSnap(raw: any): GuardSnap {
     ...(s.rollout?.startedAt ? { startedAt: String(s.rollout.startedAt) } : {}),
     ...(s.rollout?.completedAt ? { completedAt: String(s.rollout.completedAt) } : {}),
     ...(stalled?.lastTransitionTime ? { stalledSince: String(stalled.lastTransitionTime) } : {}),
+    ...(s.rollout?.failedAt ? { failedAt: String(s.rollout.failedAt) } : {}),
+    ...(typeof s.rollout?.failures?.count === 'number' ? { failures: s.rollout.failures.count } : {}),
+    ...(s.rollout?.rollback ? { rollback: true } : {}),
+    ...(s.lastUndo?.at ? { lastUndo: { at: String(s.lastUndo.at), result: String(s.lastUndo.result ?? ''), fromHash: String(s.lastUndo.fromHash ?? ''), toHash: String(s.lastUndo.toHash ?? '') } } : {}),
+    ...(s.currentRevision?.hash ? { currentHash: String(s.currentRevision.hash) } : {}),
   };
 }
 
@@ -107,12 +132,17 @@ function slimPodSnap(raw: any): PodSnap {
   const waiting = (raw?.status?.containerStatuses ?? []).map((c: any) => c?.state?.waiting?.reason).find((r: unknown) => r && r !== 'ContainerCreating');
   const sched = (raw?.status?.conditions ?? []).find((c: any) => c?.type === 'PodScheduled');
   const failure = waiting ? String(waiting) : sched?.status === 'False' ? String(sched.reason ?? 'Unschedulable') : undefined;
+  const statuses: any[] = raw?.status?.containerStatuses ?? [];
+  const crashes = statuses.map((c) => c?.lastState?.terminated?.finishedAt).filter(Boolean).map(String).sort();
   return {
     metadata: meta(raw?.metadata),
     ...(owner ? { ds: String(owner.name) } : {}),
     hash: String(raw?.metadata?.labels?.['controller-revision-hash'] ?? ''),
     ...(node ? { node } : {}),
     ...(failure ? { failure } : {}),
+    ready: (raw?.status?.conditions ?? []).some((c: any) => c?.type === 'Ready' && c?.status === 'True'),
+    started: statuses.some((c) => c?.state?.running || c?.state?.terminated || c?.lastState?.terminated),
+    ...(crashes[0] ? { crashFinishedAt: crashes[0] } : {}),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return */
@@ -160,8 +190,11 @@ export class Observer {
       if (!p.ds) return;
       const t = Date.now();
       this.touch(p.ds, t);
-      if (e.type === 'delete') return;
       let rec = this.podLog.get(p.metadata.name);
+      if (e.type === 'delete') {
+        if (rec && rec.deletedAt === undefined) rec.deletedAt = t;
+        return;
+      }
       if (!rec) {
         rec = { ds: p.ds, hash: p.hash, seenAt: t };
         this.podLog.set(p.metadata.name, rec);
@@ -170,6 +203,12 @@ export class Observer {
       if (p.failure && rec.failedAt === undefined) {
         rec.failedAt = t;
         rec.failure = p.failure;
+      }
+      if (p.started && rec.startedAt === undefined) rec.startedAt = t;
+      if (p.ready && rec.readyAt === undefined) rec.readyAt = t;
+      if (p.crashFinishedAt && rec.crashAt === undefined) {
+        rec.crashAt = Date.parse(p.crashFinishedAt);
+        rec.crashSeenAt = t;
       }
     });
   }

@@ -76,6 +76,32 @@ export function renderTables(r: BenchResults): string {
         String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`, String(s.cost.maxQueueDepth),
       ]),
     ));
+    out.push('', 'Watching Warning Events: the operator\'s informer objects (after rollout/end/peak) and their live heap');
+    out.push(table(
+      ['size', 'events-daemonsets', 'events-pods', 'B per Event', 'cache KiB', 'Events in namespace'],
+      r.sizes.map((s) => {
+        const e = s.cost.events;
+        const o = (k: 'events-daemonsets' | 'events-pods') => (e ? `${e.objects[k].afterRollout}/${e.objects[k].end}/${e.objects[k].peak}` : '–');
+        return [`${s.nodes}×${s.daemonsets}`, o('events-daemonsets'), o('events-pods'), e ? String(e.bytesPerEvent) : '–', e ? f(e.cacheKiB, 1) : '–', e ? String(e.namespaceEvents) : '–'];
+      }),
+    ));
+    const contained = r.sizes.filter((s) => s.containment);
+    if (contained.length > 0) {
+      const c0 = contained[0]!.containment!;
+      out.push('', `Containment: a revision that passes readiness, then crashes (own pool, maxUnavailable ${c0.maxUnavailable}, Undo, failedNodesThreshold ${c0.failedNodesThreshold}; seconds)`);
+      out.push('first crash: min lastState.terminated.finishedAt (whole seconds: up to 1 s early); threshold crash: the crash that reached the threshold, as the bench\'s watch saw it');
+      out.push(table(
+        ['size', 'ran on nodes', 'created on', 'crashed on', 'first crash→Failed', 'threshold crash→Failed', 'Failed→undo', 'undo→RolledBack', 'first crash→undo', 'apply→undo', 'states', 'result'],
+        contained.map((s) => {
+          const c = s.containment!;
+          return [
+            `${s.nodes}×${s.daemonsets}`, `${c.reachedNodes} of ${c.nodes}`, String(c.createdOnNodes), String(c.crashedNodes),
+            f(c.firstCrashToFailedS), f(c.thresholdCrashToFailedS), f(c.failedToUndoS), f(c.undoToRolledBackS), f(c.firstCrashToUndoS), f(c.timeline.undoS),
+            c.states.join('→'), c.rolledBack ? (c.contained ? 'RolledBack, contained' : 'RolledBack, every node reached') : 'NOT ROLLED BACK',
+          ];
+        }),
+      ));
+    }
     out.push('', 'rollout-guard vs KubeDaemonSetRolloutStuck (from the v2 apply; alert on an ideal 1 s scrape/eval)');
     out.push(table(
       ['size', 'guard Stalled p50/max', 'alert fires p50/max', 'alert false firings (healthy DS)', 'healthy guards ever Suspect', 'unexpected Stalled'],
@@ -232,6 +258,37 @@ export function renderSvg(r: BenchResults): string {
         { name: 'all requests / guard', points: byPods((s) => s.api.rolloutTotal / s.daemonsets), color: COLORS[0]! },
         { name: 'status writes / healthy guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.healthy.mean), color: COLORS[2]! },
         { name: 'status writes / stalled guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.broken.mean), color: COLORS[3]! },
+      ],
+    });
+  }
+  const contained = r.sizes.filter((s) => s.containment);
+  if (contained.length > 0) {
+    const byPods = (f: (c: NonNullable<SizeResult['containment']>) => number | undefined): Array<[number, number]> =>
+      contained.flatMap((s) => {
+        const v = f(s.containment!);
+        return v === undefined ? [] : [[s.pods, v] as [number, number]];
+      });
+    const ticks = new Map(contained.map((s) => [s.pods, `${s.nodes}×${s.daemonsets} (${s.pods})`]));
+    charts.push({
+      title: 'Containment of a revision that crashes after readiness',
+      xLabel: 'size the operator carries: nodes × DaemonSets (daemon pods)',
+      yLabel: 'seconds',
+      xTickLabels: ticks,
+      series: [
+        { name: 'first crash → Failed', points: byPods((c) => c.firstCrashToFailedS), color: COLORS[3]! },
+        { name: 'Failed → undo', points: byPods((c) => c.failedToUndoS), color: COLORS[0]!, dashed: true },
+        { name: 'undo → RolledBack', points: byPods((c) => c.undoToRolledBackS), color: COLORS[2]!, dashed: true },
+      ],
+    });
+    charts.push({
+      title: 'Nodes the crashing revision ran on before the undo',
+      xLabel: 'size the operator carries: nodes × DaemonSets (daemon pods)',
+      yLabel: 'nodes',
+      xTickLabels: ticks,
+      target: { y: contained[0]!.containment!.nodes, label: `every node of its pool (${contained[0]!.containment!.nodes})` },
+      series: [
+        { name: 'ran on (a container started)', points: byPods((c) => c.reachedNodes), color: COLORS[1]! },
+        { name: 'crashed on', points: byPods((c) => c.crashedNodes), color: COLORS[3]!, dashed: true },
       ],
     });
   }

@@ -3,7 +3,9 @@
  *
  *   nodes (own pool, tainted) ─> operator started (nodes cached, nothing else) ─> DaemonSets v1 rolled out
  *   ─> one guard per DaemonSet, all Healthy ─> steady window (no rollout) ─> v2 everywhere: some healthy,
- *   some `broken` images, some asking for more CPU than a node has ─> every guard settled ─> cleanup
+ *   some `broken` images, some asking for more CPU than a node has ─> every guard settled
+ *   ─> containment: a revision that crashes after readiness, on a pool of its own (bench/containment.ts)
+ *   ─> what the operator's Warning-Event informers hold ─> cleanup
  *
  * and what it measures on the way (see bench.ts for the list). Every wait polls a condition with a
  * timeout; the only fixed-length wait is the steady window, which is a measurement interval.
@@ -12,7 +14,8 @@ import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
-import { cacheFootprint } from './footprint.js';
+import { runContainment, type ContainmentResult } from './containment.js';
+import { cacheFootprint, eventFootprint } from './footprint.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
 import { Scrape, histogramDelta, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
@@ -36,6 +39,8 @@ export interface SizeParams {
   maxUnavailable: string;
   /** Allocatable CPU of a bench node; the exhausted revision requests twice this. */
   nodeCpu: number;
+  /** Nodes of the containment scenario's own pool (bench/containment.ts); 0 skips the scenario. */
+  containmentNodes: number;
 }
 
 export interface Ctx {
@@ -139,6 +144,8 @@ export interface SizeResult {
     cpuSeconds: { startup: number; setup: number; steady: number; rollout: number; total: number };
     reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
     maxQueueDepth: number;
+    /** What watching Warning Events costs (set once the size's scenarios are over). */
+    events?: EventCost;
   };
   alert: {
     name: string;
@@ -150,6 +157,25 @@ export interface SizeResult {
   };
   verdict: { expectedStalls: number; stalled: number; missedStalls: string[]; unexpectedStalls: string[]; suspectHealthy: string[]; operatorExitCode: number | null };
   guards: GuardResult[];
+  /** A revision that passes readiness and then crashes, contained by a guard with Undo (absent with --containment-nodes 0). */
+  containment?: ContainmentResult;
+}
+
+/** The operator's informers on Warning Events (src/runtime/controller.ts). */
+export const EVENT_INFORMERS = ['events-daemonsets', 'events-pods'] as const;
+
+export interface EventCost {
+  /**
+   * rollout_guard_informer_objects of each Warning-Event informer: when the size's rollout was measured,
+   * at the end of the size (after the containment scenario), and the peak of those and of the 2/s samples
+   * taken since the operator started.
+   */
+  objects: Record<(typeof EVENT_INFORMERS)[number], { afterRollout: number; end: number; peak: number }>;
+  /** Live heap of those Events as the operator slims them (bench/footprint.ts), per Event and in all at the end. */
+  bytesPerEvent: number;
+  cacheKiB: number;
+  /** Every Event in the namespace at the end, Normal ones included: what the field selectors leave on the server. */
+  namespaceEvents: number;
 }
 
 /** Categories in a stable order: broken first, then exhausted, the rest healthy. */
@@ -200,7 +226,7 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth. */
 class Sampler {
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number }> = [];
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; events: Record<string, number> }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -212,7 +238,8 @@ class Sampler {
       while (!this.stopped && this.op.alive) {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth') });
+          const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), events });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -230,6 +257,24 @@ class Sampler {
   maxQueue(from: number, to: number): number {
     return Math.max(0, ...this.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.queue));
   }
+
+  maxEvents(resource: string): number {
+    return Math.max(0, ...this.samples.map((s) => s.events[resource] ?? 0));
+  }
+}
+
+/** The Warning-Event informers' objects (operator's /metrics) and their weight, at the end of a size. */
+async function eventCost(op: BenchOperator, sampler: Sampler, atRollout: Scrape, client: ApiClient, ns: string): Promise<EventCost> {
+  const end = await op.scrape();
+  const fp = await eventFootprint(client, ns);
+  const count = (s: Scrape, r: string) => s.sum('rollout_guard_informer_objects', { resource: r });
+  const objects = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, {
+    afterRollout: count(atRollout, r),
+    end: count(end, r),
+    peak: Math.max(count(atRollout, r), count(end, r), sampler.maxEvents(r)),
+  }])) as EventCost['objects'];
+  const n = Object.values(fp.objects).reduce((a, o) => a + o.count, 0);
+  return { objects, bytesPerEvent: n > 0 ? Math.round(fp.bytes / n) : 0, cacheKiB: round(fp.bytes / 1024, 1)!, namespaceEvents: fp.allEvents };
 }
 
 async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ nodes: number; otherNamespaces: string[] }> {
@@ -261,6 +306,8 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
   let sampler: Sampler | undefined;
   let observer: Observer | undefined;
   const nodeNames = Array.from({ length: p.nodes }, (_, i) => `${pool}-${i + 1}`);
+  const containmentPool = `${pool}-c`;
+  const containmentNodes = Array.from({ length: p.containmentNodes }, (_, i) => `${containmentPool}-${i + 1}`);
 
   try {
     // --- Nodes, in their own pool, tainted so only the bench's DaemonSets run there. ---------------
@@ -488,6 +535,16 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
       },
       guards,
     };
+
+    // --- Containment: a revision that crashes after readiness, on its own pool (bench/containment.ts). ---
+    if (containmentNodes.length > 0) {
+      result.containment = await runContainment({
+        kubectl, client, log, ns, pool: containmentPool, nodeNames: containmentNodes, observer: obs, poolLabel: POOL_LABEL, taint: BENCH_TAINT, nodeCpu: p.nodeCpu,
+      });
+      phase('containment');
+    }
+    result.cost.events = await eventCost(op, sampler, s3, client, ns);
+
     await sampler.stop();
     sampler = undefined;
     await observer.stop();
@@ -500,7 +557,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     await sampler?.stop();
     await observer?.stop();
     if (op) await op.stop();
-    await cleanup(kubectl, client, ns, nodeNames, log);
+    await cleanup(kubectl, client, ns, [{ pool, nodes: nodeNames }, { pool: containmentPool, nodes: containmentNodes }], log);
     log(`  cleanup: ${secs(Date.now() - cleanStart)} s (${hostname()})`);
   }
 }
@@ -510,20 +567,21 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
  * pod deletions while the nodes still exist), then the nodes, then force-deletes any pod still bound to
  * one of them (nothing else would: there is no kubelet and no pod GC here).
  */
-async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, nodes: readonly string[], log: (l: string) => void): Promise<void> {
+async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, pools: ReadonlyArray<{ pool: string; nodes: readonly string[] }>, log: (l: string) => void): Promise<void> {
   const t = Date.now();
   const r = await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=300s'], { allowFail: true });
   if (r.code !== 0) log(`  cleanup: namespace ${ns} not gone yet: ${r.stderr.trim()}`);
   log(`  cleanup: namespace deleted in ${secs(Date.now() - t)} s`);
   // By label, without kubectl's per-object wait (which polls the nodes one by one), then one poll for all.
-  const pool = nodes[0]?.replace(/-\d+$/, '');
-  if (pool) {
-    await kubectl(['delete', 'nodes', '-l', `${POOL_LABEL}=${pool}`, '--wait=false'], { allowFail: true });
-    await waitFor(async () => (await kubectl(['get', 'nodes', '-l', `${POOL_LABEL}=${pool}`, '-o', 'name'], { allowFail: true })).stdout.trim() === '', {
-      timeoutMs: 120_000, intervalMs: 500, describe: `nodes of pool ${pool} deleted`,
+  const used = pools.filter((x) => x.nodes.length > 0);
+  if (used.length > 0) {
+    const selector = `${POOL_LABEL} in (${used.map((x) => x.pool).join(',')})`;
+    await kubectl(['delete', 'nodes', '-l', selector, '--wait=false'], { allowFail: true });
+    await waitFor(async () => (await kubectl(['get', 'nodes', '-l', selector, '-o', 'name'], { allowFail: true })).stdout.trim() === '', {
+      timeoutMs: 120_000, intervalMs: 500, describe: `nodes of pool(s) ${used.map((x) => x.pool).join(', ')} deleted`,
     }).catch((e: unknown) => log(`  cleanup: ${e instanceof Error ? e.message : String(e)}`));
   }
-  const mine = new Set(nodes);
+  const mine = new Set(used.flatMap((x) => x.nodes));
   const pods = await client
     .request<{ items: Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }>('GET', '/api/v1/pods')
     .catch(() => ({ items: [] as Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }));

@@ -90,15 +90,53 @@ describe('npm run bench -- --smoke', () => {
     assert.equal(s.alert.falseFirings, 0);
   });
 
+  it('contained a revision that crashes after readiness: undone before it ran on every node, every node back on the original revision', () => {
+    const c = results.sizes[0]!.containment;
+    assert.ok(c, 'the containment scenario ran');
+    assert.equal(c.error, undefined, c.error);
+    assert.equal(c.rolledBack, true, `ended ${JSON.stringify(c.final)}`);
+    assert.equal(c.final.state, 'RolledBack');
+    assert.equal(c.final.nodesOnOriginal, c.nodes);
+    assert.equal(c.final.otherPods, 0);
+    // The undo came before the broken revision ran on every node of its pool.
+    assert.ok(c.reachedNodes > 0 && c.reachedNodes < c.nodes, `ran on ${c.reachedNodes} of ${c.nodes} nodes`);
+    assert.equal(c.contained, true);
+    assert.ok(c.crashedNodes >= c.failedNodesThreshold, `crashed on ${c.crashedNodes} nodes`);
+    const t = c.timeline;
+    for (const [k, v] of Object.entries({ firstCrash: t.firstCrashS, failed: t.failedS, undo: t.undoS, rolledBack: t.rolledBackS, oneGeneration: t.oneGenerationS })) assert.ok(finite(v), `${k}: ${v}`);
+    // finishedAt has whole seconds, so the first crash may read up to 1 s before it happened, never after.
+    assert.ok(t.firstCrashS! <= t.failedS! && t.failedS! <= t.undoS! && t.undoS! <= t.rolledBackS!, JSON.stringify(t));
+    for (const [k, v] of Object.entries({ firstCrashToFailedS: c.firstCrashToFailedS, failedToUndoS: c.failedToUndoS, undoToRolledBackS: c.undoToRolledBackS, firstCrashToUndoS: c.firstCrashToUndoS })) {
+      assert.ok(finite(v) && v! >= 0, `${k}: ${v}`);
+    }
+    assert.ok(c.events.revisionFailed.length > 0 && c.events.undoStarted.length > 0, JSON.stringify(c.events));
+    assert.equal(c.states.at(-1), 'RolledBack', c.states.join(' → '));
+    assert.ok(!c.states.includes('Stalled'), 'the verdict came from the crashes, not the deadline');
+  });
+
+  it('reports the Warning-Event informers\' objects from the operator\'s metrics, and their weight', () => {
+    const e = results.sizes[0]!.cost.events;
+    assert.ok(e, 'events cost measured');
+    for (const k of ['events-daemonsets', 'events-pods'] as const) {
+      const o = e.objects[k];
+      assert.ok(finite(o.afterRollout) && finite(o.end) && o.peak >= Math.max(o.afterRollout, o.end), `${k}: ${JSON.stringify(o)}`);
+    }
+    // The broken image's pods carry kwok's Warning `Failed` (ErrImagePull) Events: the pod informer holds them.
+    assert.ok(e.objects['events-pods'].end > 0, JSON.stringify(e.objects));
+    assert.ok(e.bytesPerEvent > 0 && e.cacheKiB > 0 && e.namespaceEvents >= e.objects['events-pods'].end);
+  });
+
   it('ran the reconcile micro-benchmark, wrote the plot and printed the table', async () => {
     const m = results.micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
     assert.ok(m && finite(m.passMs.p99) && m.state === 'Stalled' && m.blockedNodeCount === 100, JSON.stringify(m));
-    assert.equal(results.targets.length, 5);
+    assert.equal(results.targets.length, 6);
     assert.ok(results.targets.every((t) => t.measured.length > 0));
     const svg = (await readdir(out)).find((f) => f.endsWith('-smoke.svg'));
     assert.ok(svg);
     assert.match(await readFile(join(out, svg), 'utf8'), /^<svg [^>]*>[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
     assert.match(output, /Detection and explanation/);
+    assert.match(output, /Containment: a revision that passes readiness/);
+    assert.match(output, /Watching Warning Events/);
     assert.match(output, /Targets/);
   });
 });
