@@ -71,7 +71,7 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { buildBinaries, kubectlRunner, up } from '../test/cluster/controlPlane.js';
+import { buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../test/cluster/controlPlane.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
 import { ROOT } from './operator.js';
@@ -296,7 +296,7 @@ async function main(): Promise<number> {
     try {
       serverVersion = (await client.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
       await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
-      await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/rolloutguards.rolloutguard.dev']);
+      await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
       const logDir = process.env.BENCH_OPERATOR_LOG_DIR;
       if (logDir) await mkdir(logDir, { recursive: true });
       const ctx: Ctx = { kubeconfig, kubectl, client, log, ...(logDir ? { operatorLogDir: logDir } : {}) };
