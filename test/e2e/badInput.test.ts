@@ -51,6 +51,7 @@ interface GuardObj {
     state?: string;
     cause?: string;
     message?: string;
+    undoSkipped?: { reason: string; message: string };
     desired?: number;
     ready?: number;
     currentRevision?: { revision?: number; hash: string };
@@ -490,7 +491,9 @@ describe('bad input', () => {
         assert.equal(g.status?.lastUndo, undefined);
         assert.equal(g.status?.undoPlan, undefined);
         assert.equal(cond(g, 'Stalled')?.status, 'True');
-        assert.equal(cond(g, 'RolledBack')?.reason, 'NoUndo');
+        // The refusal is stated: the RolledBack condition and status.undoSkipped say why there is no undo.
+        assert.equal(cond(g, 'RolledBack')?.reason, 'UndoSkipped');
+        assert.equal(g.status?.undoSkipped?.reason, 'NoEarlierRevision');
         await holdsFor(async () => (await templateGeneration(c)) === '1' && (await getGuard(c)).status?.state === 'Stalled', { durationMs: 5_000, describe: 'no undo' });
         const evs = await events(c, 'RolloutGuard');
         assert.equal(evs.filter((e) => e.reason === 'UndoSkipped').length, 1);
@@ -612,7 +615,7 @@ describe('bad input', () => {
         const { stdout } = await kubectl(['get', 'rolloutguard', 'decoder', '-o', 'json'], { ns: ns[c] });
         assert.ok(stdout.length < 32 * 1024, `status stays small (${stdout.length} bytes)`);
         const wide = await kubectl(['get', 'rolloutguard', 'decoder', '-o', 'wide', '--no-headers'], { ns: ns[c] });
-        assert.match(wide.stdout, /\bStalled\s+30\s+\d+\s+\d+\s+ImagePullFailure\s+25\b/);
+        assert.match(wide.stdout, /\bStalled\s+30\s+\d+\s+\d+\s+ImagePullFailure\s+Revision\s+25\b/);
       });
 
       it('guard deleted first, then its target: the operator forgets the guard', async () => {

@@ -24,6 +24,7 @@ interface GuardObj {
   status?: {
     state?: string;
     cause?: string;
+    owner?: string;
     message?: string;
     desired?: number;
     updated?: number;
@@ -225,7 +226,9 @@ describe('operator end to end', { concurrency: true }, () => {
     assert.equal(g.status?.cause, 'TargetShrank');
     assert.equal(g.status?.rollout?.desiredAtStart, 3);
     assert.equal(g.status?.desired, 2);
-    assert.deepEqual(g.status?.rollout?.leftNodes, [{ node: victim, reason: 'untolerated taint dedicated=gpu:NoExecute' }]);
+    // The node did not change since the rollout started: the new template stopped tolerating it.
+    assert.deepEqual(g.status?.rollout?.leftNodes, [{ node: victim, reason: 'untolerated taint dedicated=gpu:NoExecute', nodeChanged: false }]);
+    assert.equal(g.status?.owner, 'Revision');
     assert.match(g.status?.message ?? '', new RegExp(`DESIRED dropped from 3 to 2: ${victim}`));
   });
 
