@@ -155,6 +155,8 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
   if (ds.strategy === 'OnDelete') return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
   const msg = status.message ?? '';
   if (status.state === 'Stalled' || status.cause === 'NoNodesMatched') return { code: ExitCode.Stalled, verdict: 'rollout stalled', message: msg };
+  // The new revision crashes after starting on Ready nodes: a pipeline should stop here, not at the deadline.
+  if (status.state === 'Failed') return { code: ExitCode.Stalled, verdict: 'revision failed', message: msg };
   if (ds.observedGeneration < ds.generation) {
     if (unobservedForMs < deadlineMs) return undefined;
     return {

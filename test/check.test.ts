@@ -129,4 +129,16 @@ describe('verdictOf', () => {
     const o = targetObs({ ds: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } });
     assert.equal(verdictOf(o, decide(o, {}, p, T0).status, 0, deadline)?.code, ExitCode.Stalled);
   });
+
+  it('a revision that crashes after starting on two Ready nodes is exit 3 at once, long before the deadline', () => {
+    const revisions = [rev(HASH.A, 1), rev(HASH.B, 2)];
+    const crashed = (): ReturnType<typeof pod> => pod({ hash: HASH.B, restartCount: 1, lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: new Date(T0).toISOString() } });
+    const nodes = [node('node-1', [crashed()]), node('node-2', [crashed()]), node('node-3', [pod({ hash: HASH.A })])];
+    const o = targetObs({ ds: { generation: 2, observedGeneration: 2, updated: 2, ready: 3, available: 3 }, revisions, nodes });
+    const s = decide(o, {}, p, T0).status;
+    assert.equal(s.state, 'Failed');
+    const v = verdictOf(o, s, 0, deadline);
+    assert.equal(v?.code, ExitCode.Stalled);
+    assert.equal(v?.verdict, 'revision failed');
+  });
 });
