@@ -23,3 +23,15 @@ export function classify(e: unknown): 'transient' | 'terminal' {
   // Unknown errors are retried with backoff: a bug must not silently stop a guard for good.
   return 'transient';
 }
+
+/**
+ * How long the API server asked us to wait before trying again (Retry-After on a 429 or 503), in ms, or 0.
+ * Looked up on the error and its `cause`, as reconcile may wrap the API error.
+ */
+export function retryAfterMs(e: unknown): number {
+  for (let cur: unknown = e, depth = 0; cur && depth < 3; cur = (cur as { cause?: unknown }).cause, depth++) {
+    const r = cur as { statusCode?: unknown; retryAfterSeconds?: unknown };
+    if ((r.statusCode === 429 || r.statusCode === 503) && typeof r.retryAfterSeconds === 'number' && r.retryAfterSeconds > 0) return r.retryAfterSeconds * 1000;
+  }
+  return 0;
+}

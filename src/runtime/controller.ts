@@ -19,7 +19,7 @@ import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
-import { classify } from '../reconcile/errors.js';
+import { classify, retryAfterMs } from '../reconcile/errors.js';
 import { TargetMemory, type CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
 import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
@@ -406,8 +406,9 @@ export class Controller {
           log.warn({ guard: key, err: e }, 'reconcile failed (terminal): waiting for a change');
           this.queue.forget(key);
         } else {
-          log.warn({ guard: key, err: e, retries: this.queue.numRequeues(key) }, 'reconcile failed: retrying with backoff');
-          this.queue.addRateLimited(key);
+          const serverAsked = retryAfterMs(e);
+          log.warn({ guard: key, err: e, retries: this.queue.numRequeues(key), ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) }, 'reconcile failed: retrying with backoff');
+          this.queue.addRateLimited(key, serverAsked);
         }
       } finally {
         this.queue.done(key);

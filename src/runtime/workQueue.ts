@@ -104,9 +104,10 @@ export class WorkQueue {
    * `DefaultControllerRateLimiter` (a `MaxOfRateLimiter`). Each call counts as one more failure of the key and
    * consumes one token, whichever delay wins.
    */
-  addRateLimited(key: string): void {
+  addRateLimited(key: string, atLeastMs = 0): void {
     if (this.shutdown) return;
-    this.addAfter(key, this.when(key));
+    // `atLeastMs`: the server said when to come back (Retry-After on 429/503); never sooner than that.
+    this.addAfter(key, Math.max(this.when(key), atLeastMs));
   }
 
   /** Resets the key's failure count (call after a successful pass). The token bucket is global and unaffected. */

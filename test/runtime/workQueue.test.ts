@@ -142,6 +142,15 @@ describe('WorkQueue: addRateLimited', () => {
     });
   }
 
+  it('a server-given Retry-After wins when it is longer than the backoff, and never shortens it', () => {
+    const { q, clock } = newQueue({ baseDelayMs: 1000, maxDelayMs: 300_000 });
+    q.addRateLimited('k', 7_000);
+    assert.equal(clock.nextDelay(), 7_000);
+    const { q: q2, clock: c2 } = newQueue({ baseDelayMs: 1000, maxDelayMs: 300_000 });
+    q2.addRateLimited('k', 200);
+    assert.equal(c2.nextDelay(), 1000);
+  });
+
   it('forget resets the per-key count, and counts are per key', () => {
     const { q, clock } = newQueue({ baseDelayMs: 100, maxDelayMs: 10_000 });
     q.addRateLimited('a');
