@@ -6,55 +6,25 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
-import { GuardReader, type EventItem, type GuardObj } from '../support/guards.js';
-import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { decoderDaemonSet, holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
+import { GuardSuite, type EventItem, type GuardObj } from '../support/guards.js';
+import { apply, guard } from '../support/operator.js';
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 5, onStall: { action: 'Undo' } };
 const SCENARIOS = ['minready', 'taint', 'twoguards', 'owned', 'recreate', 'crashloop'] as const;
-type Scenario = (typeof SCENARIOS)[number];
-
-const ns = {} as Record<Scenario, string>;
-const pools = {} as Record<Scenario, NodePool>;
-const cleanups: Array<() => Promise<void>> = [];
-let op: OperatorProcess;
-
-const read = new GuardReader(undefined, () => op.logs);
+const suite = new GuardSuite('attr', SCENARIOS);
+const { read, ns, pools } = suite;
 const getGuard = (n: string, name = 'decoder'): Promise<GuardObj> => read.guard(n, name);
 const getDs = (n: string): Promise<{ metadata: { uid: string; annotations?: Record<string, string> } }> => kubectlJson(['get', 'ds', 'decoder'], { ns: n });
 const image = (n: string): Promise<string> => read.image(n);
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000, name = 'decoder'): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs, name);
 const events = (n: string, kind: string, name = 'decoder'): Promise<EventItem[]> => read.events(n, kind, name);
 const reasons = (n: string, kind: string, name = 'decoder'): Promise<string[]> => read.reasons(n, kind, name);
-
-async function setup(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}, spec: Record<string, unknown> = UNDO): Promise<string> {
-  const n = ns[s];
-  await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
-  await read.availableOn(n, pools[s].nodes.length);
-  await apply(guard('decoder', n, 'decoder', spec));
-  await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy');
-  return n;
-}
+const setup = async (s: (typeof SCENARIOS)[number], extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}, spec: Record<string, unknown> = UNDO): Promise<string> => (await suite.guarded(s, spec, extra)).n;
 
 describe('attribution end to end: undo only a broken revision', { concurrency: true }, () => {
-  before(async () => {
-    await ensureCluster();
-    await installCrds();
-    for (const s of SCENARIOS) {
-      const n = await createNamespace(`attr-${s}`);
-      ns[s] = n.name;
-      cleanups.push(n.cleanup);
-      const pool = await createNodePool(uniqueName(`a-${s}`), 3);
-      pools[s] = pool;
-      cleanups.push(pool.cleanup);
-    }
-    op = await OperatorProcess.start({ namespaces: SCENARIOS.map((s) => ns[s]) });
-  });
-
-  after(async () => {
-    if (op) await op.stop();
-    for (const c of cleanups.reverse()) await c().catch(() => undefined);
-  });
+  before(() => suite.setUp());
+  after(() => suite.tearDown());
 
   it('minReadySeconds 12 with a deadline of 10: a configured wait, never a stall; ends Healthy with DeadlineTooShort shown', async () => {
     const n = await setup('minready', { minReadySeconds: 12 }, { suspectAfterSeconds: 4, progressDeadlineSeconds: 10, onStall: { action: 'Undo' } });

@@ -8,19 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SETTINGS_VOLUME, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
-import { GuardReader, type GuardObj } from '../support/guards.js';
-import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { SETTINGS_VOLUME, decoderDaemonSet, holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
+import { GuardSuite, type GuardObj } from '../support/guards.js';
+import { apply } from '../support/operator.js';
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
 const SCENARIOS = ['psa', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
-type Scenario = (typeof SCENARIOS)[number];
-const ns = {} as Record<Scenario, string>;
-const pools = {} as Record<Scenario, NodePool>;
-const cleanups: Array<() => Promise<void>> = [];
-let op: OperatorProcess;
-
-const read = new GuardReader(undefined, () => op.logs);
+const suite = new GuardSuite('causes', SCENARIOS);
+const { read, pools } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
 const template = async (n: string): Promise<{ image: string; privileged: boolean }> => {
   const ds = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string; securityContext?: { privileged?: boolean } }> } } } }>(['get', 'ds', 'decoder'], { ns: n });
@@ -29,35 +24,11 @@ const template = async (n: string): Promise<{ image: string; privileged: boolean
 };
 const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
-
-async function rollOut(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> {
-  const n = ns[s];
-  await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
-  await read.availableOn(n, pools[s].nodes.length);
-  await apply(guard('decoder', n, 'decoder', UNDO));
-  await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy');
-  return n;
-}
+const rollOut = async (s: (typeof SCENARIOS)[number], extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> => (await suite.guarded(s, UNDO, extra)).n;
 
 describe('causes from Warning Events', { concurrency: true }, () => {
-  before(async () => {
-    await ensureCluster();
-    await installCrds();
-    for (const s of SCENARIOS) {
-      const n = await createNamespace(`causes-${s}`);
-      ns[s] = n.name;
-      cleanups.push(n.cleanup);
-      const pool = await createNodePool(uniqueName(`c-${s}`), 3);
-      pools[s] = pool;
-      cleanups.push(pool.cleanup);
-    }
-    op = await OperatorProcess.start({ namespaces: SCENARIOS.map((s) => ns[s]) });
-  });
-
-  after(async () => {
-    if (op) await op.stop();
-    for (const c of cleanups.reverse()) await c().catch(() => undefined);
-  });
+  before(() => suite.setUp());
+  after(() => suite.tearDown());
 
   it('Pod Security baseline refuses a privileged template: AdmissionRefused quoted, the revision blamed, undone to one generation', async () => {
     const n = await rollOut('psa');

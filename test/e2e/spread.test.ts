@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, holdsFor, kubectl, kubectlJson, uniqueName, type NodePool } from '../support/cluster.js';
-import { GuardReader, type GuardObj } from '../support/guards.js';
-import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { holdsFor, kubectl, kubectlJson } from '../support/cluster.js';
+import { GuardSuite, type GuardObj } from '../support/guards.js';
 
 interface PodItem {
   metadata: { labels: Record<string, string> };
@@ -18,24 +17,15 @@ interface PodItem {
 
 const NODES = 12;
 const SCENARIOS = ['undo', 'report', 'bake'] as const;
-type Scenario = (typeof SCENARIOS)[number];
-const ns = {} as Record<Scenario, string>;
-const pools = {} as Record<Scenario, NodePool>;
-const cleanups: Array<() => Promise<void>> = [];
-let op: OperatorProcess;
-
-const read = new GuardReader(undefined, () => op.logs);
+const suite = new GuardSuite('spread', SCENARIOS, (s) => (s === 'bake' ? 3 : NODES));
+const { read } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
 const image = (n: string): Promise<string> => read.image(n);
 const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
 
-async function setup(s: Scenario, spec: Record<string, unknown>): Promise<{ n: string; goodHash: string }> {
-  const n = ns[s];
-  await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1' }));
-  await read.availableOn(n, pools[s].nodes.length);
-  await apply(guard('decoder', n, 'decoder', spec));
-  const g = await waitGuard(n, (x) => x.status?.state === 'Healthy', 'Healthy');
+async function setup(s: (typeof SCENARIOS)[number], spec: Record<string, unknown>): Promise<{ n: string; goodHash: string }> {
+  const { n, g } = await suite.guarded(s, spec);
   return { n, goodHash: g.status!.currentRevision!.hash };
 }
 
@@ -71,24 +61,8 @@ function spreadMeter(n: string, goodHash: string): { stop: () => Promise<{ reach
 }
 
 describe('a revision that passes readiness and then crashes (12 nodes, maxUnavailable 1)', { concurrency: true }, () => {
-  before(async () => {
-    await ensureCluster();
-    await installCrds();
-    for (const s of SCENARIOS) {
-      const n = await createNamespace(`spread-${s}`);
-      ns[s] = n.name;
-      cleanups.push(n.cleanup);
-      const pool = await createNodePool(uniqueName(`sp-${s}`), s === 'bake' ? 3 : NODES);
-      pools[s] = pool;
-      cleanups.push(pool.cleanup);
-    }
-    op = await OperatorProcess.start({ namespaces: SCENARIOS.map((s) => ns[s]) });
-  });
-
-  after(async () => {
-    if (op) await op.stop();
-    for (const c of cleanups.reverse()) await c().catch(() => undefined);
-  });
+  before(() => suite.setUp());
+  after(() => suite.tearDown());
 
   it('Undo: the undo comes at the first verdict, before the broken revision reaches every node; every node ends on one generation', async (t: TestContext) => {
     // A deadline far away: the verdict must come from the crashes, not the clock.

@@ -6,7 +6,8 @@
  * @module
  */
 import type { KubectlOptions } from '../cluster/controlPlane.js';
-import { kubectlJson as sharedKubectlJson, waitFor } from './cluster.js';
+import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectlJson as sharedKubectlJson, uniqueName, waitFor, type DecoderDaemonSetOptions, type NodePool } from './cluster.js';
+import { OperatorProcess, apply, guard, installCrds } from './operator.js';
 
 /** Runs kubectl with `-o json` against one cluster and parses the output. */
 export type KubectlJson = <T>(args: readonly string[], opts?: KubectlOptions) => Promise<T>;
@@ -106,5 +107,61 @@ export class GuardReader {
       const ds = await this.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', name], { ns });
       return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count;
     }, { timeoutMs: 120_000, describe: `${name} available on all ${count} nodes` });
+  }
+}
+
+/**
+ * The scaffolding of a shared-cluster suite whose cases run concurrently: per scenario a namespace and
+ * a kwok node pool of its own, one operator watching all of them, and everything removed afterwards.
+ * Call {@link GuardSuite.setUp} from `before` and {@link GuardSuite.tearDown} from `after`.
+ */
+export class GuardSuite<S extends string> {
+  readonly ns = {} as Record<S, string>;
+  readonly pools = {} as Record<S, NodePool>;
+  readonly read = new GuardReader(undefined, () => this.operator?.logs ?? []);
+  private operator: OperatorProcess | undefined;
+  private readonly cleanups: Array<() => Promise<void>> = [];
+
+  constructor(
+    private readonly prefix: string,
+    private readonly scenarios: readonly S[],
+    private readonly nodesFor: (s: S) => number = () => 3,
+  ) {}
+
+  get op(): OperatorProcess {
+    if (!this.operator) throw new Error('GuardSuite.setUp() has not run');
+    return this.operator;
+  }
+
+  async setUp(): Promise<void> {
+    await ensureCluster();
+    await installCrds();
+    for (const s of this.scenarios) {
+      const n = await createNamespace(`${this.prefix}-${s}`);
+      this.ns[s] = n.name;
+      this.cleanups.push(n.cleanup);
+      const pool = await createNodePool(uniqueName(`${this.prefix.slice(0, 2)}-${s}`), this.nodesFor(s));
+      this.pools[s] = pool;
+      this.cleanups.push(pool.cleanup);
+    }
+    this.operator = await OperatorProcess.start({ namespaces: this.scenarios.map((s) => this.ns[s]) });
+  }
+
+  async tearDown(): Promise<void> {
+    if (this.operator) await this.operator.stop();
+    for (const c of this.cleanups.reverse()) await c().catch(() => undefined);
+  }
+
+  /**
+   * Scenario `s`'s `decoder` DaemonSet rolled out on its pool (image `registry.local/decoder:1` unless
+   * `extra` says otherwise), then a guard with `spec`, once Healthy. Returns the namespace and the guard.
+   */
+  async guarded(s: S, spec: Record<string, unknown>, extra: Partial<DecoderDaemonSetOptions> = {}): Promise<{ n: string; g: GuardObj }> {
+    const n = this.ns[s];
+    await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: this.pools[s].name, image: 'registry.local/decoder:1', ...extra }));
+    await this.read.availableOn(n, this.pools[s].nodes.length);
+    await apply(guard('decoder', n, 'decoder', spec));
+    const g = await this.read.waitGuard(n, (x) => x.status?.state === 'Healthy', 'Healthy');
+    return { n, g };
   }
 }
