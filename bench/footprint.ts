@@ -71,12 +71,7 @@ export async function cacheFootprint(client: ApiClient, ns: string): Promise<Foo
   try {
     for (const i of all) i.start();
     await Promise.all(all.map((i) => i.waitForSync()));
-    const objects: Footprint['objects'] = {};
-    for (const [name, inf] of Object.entries(informers)) {
-      const items = inf.list();
-      const bytes = weigh(items);
-      objects[name] = { count: items.length, bytes: Math.round(bytes), perObject: items.length ? Math.round(bytes / items.length) : 0 };
-    }
+    const objects = weighAll(informers);
     const fp: Footprint = { objects, bytes: Object.values(objects).reduce((a, o) => a + o.bytes, 0) };
     if (objects.pods && objects.pods.count > 0) {
       const raw = await client.request<{ items: unknown[] }>('GET', path('/api/v1', 'pods'), { query: { labelSelector: HASH_LABEL } });
@@ -86,6 +81,17 @@ export async function cacheFootprint(client: ApiClient, ns: string): Promise<Foo
   } finally {
     await Promise.allSettled(all.map((i) => i.stop()));
   }
+}
+
+/** Count, bytes and bytes per object of each synced informer's cache. */
+function weighAll(informers: Record<string, { list(): readonly unknown[] }>): Footprint['objects'] {
+  const objects: Footprint['objects'] = {};
+  for (const [name, inf] of Object.entries(informers)) {
+    const items = [...inf.list()];
+    const bytes = weigh(items);
+    objects[name] = { count: items.length, bytes: Math.round(bytes), perObject: items.length ? Math.round(bytes / items.length) : 0 };
+  }
+  return objects;
 }
 
 /**
@@ -105,12 +111,7 @@ export async function eventFootprint(client: ApiClient, ns: string): Promise<{ o
   try {
     for (const i of all) i.start();
     await Promise.all(all.map((i) => i.waitForSync()));
-    const objects: Footprint['objects'] = {};
-    for (const [name, inf] of Object.entries(informers)) {
-      const items = inf.list();
-      const bytes = weigh(items);
-      objects[name] = { count: items.length, bytes: Math.round(bytes), perObject: items.length ? Math.round(bytes / items.length) : 0 };
-    }
+    const objects = weighAll(informers);
     const raw = await client.request<{ items: unknown[] }>('GET', listPath);
     return { objects, bytes: Object.values(objects).reduce((a, o) => a + o.bytes, 0), allEvents: raw.items.length };
   } finally {

@@ -13,7 +13,7 @@ import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply } from '../support/operator.js';
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
-const SCENARIOS = ['psa', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
+const SCENARIOS = ['psa', 'psasurge', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
 const suite = new GuardSuite('causes', SCENARIOS);
 const { read, pools } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
@@ -51,6 +51,18 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
     assert.match(stdout, /violates PodSecurity/);
     assert.match(stdout, /The new revision itself fails on Ready node|revision is at fault/);
+  });
+
+  it('with maxSurge 1 the refused pod is a surge pod and no node is empty: the refusal itself is the evidence, and the undo is made', async () => {
+    const n = await rollOut('psasurge', { maxSurge: 1, maxUnavailable: 0 });
+    await kubectl(['label', 'namespace', n, 'pod-security.kubernetes.io/enforce=baseline']);
+    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }])], { ns: n });
+    const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack', 90_000);
+    assert.deepEqual(await template(n), { image: 'registry.local/decoder:1', privileged: false });
+    assert.equal(done.status?.generations?.length, 1, 'one generation again');
+    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    assert.match(stdout, /no node is blocked, but the DaemonSet controller cannot create the new pods: admission refuses the new template/);
+    assert.equal((await reasons(n, 'DaemonSet')).filter((r) => r === 'UndoStarted').length, 1);
   });
 
   it('a ResourceQuota on the pod count at its limit with maxSurge 1: the quota named, the namespace blamed, no undo', async () => {
