@@ -16,7 +16,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export class BenchOperator {
   readonly logs: string[] = [];
-  port: number | undefined;
+  /** Ports of /metrics and of /readyz, from the operator's 'starting' log line. */
+  metricsPort: number | undefined;
+  probePort: number | undefined;
   private exitCode: number | null | undefined;
   private readonly exited: Promise<number | null>;
 
@@ -32,9 +34,11 @@ export class BenchOperator {
         // Keep a bounded tail for error reports; the bench does not parse logs for its figures.
         this.logs.push(line);
         if (this.logs.length > 500) this.logs.shift();
-        if (this.port === undefined && line.includes('"msg":"starting"')) {
+        if (this.probePort === undefined && line.includes('"msg":"starting"')) {
           try {
-            this.port = (JSON.parse(line) as { port?: number }).port;
+            const started = JSON.parse(line) as { metricsPort?: number; probePort?: number };
+            this.metricsPort = started.metricsPort;
+            this.probePort = started.probePort;
           } catch {
             // not JSON: ignore
           }
@@ -59,7 +63,8 @@ export class BenchOperator {
     const args = [
       resolve(ROOT, 'dist/src/main.js'), 'run',
       `--namespaces=${namespaces.join(',')}`,
-      '--port=0',
+      '--metrics-bind-address=127.0.0.1:0',
+      '--health-probe-bind-address=127.0.0.1:0',
       '--leader-elect=false',
       `--kubeconfig=${kubeconfig}`,
     ];
@@ -74,7 +79,7 @@ export class BenchOperator {
     void op.exited.then(() => process.removeListener('exit', reap));
     await waitFor(async () => {
       if (op.exitCode !== undefined) throw new Error(`operator exited with ${op.exitCode}`);
-      return op.port !== undefined && (await op.get('/readyz')).status === 200;
+      return op.probePort !== undefined && (await op.get('/readyz')).status === 200;
     }, { timeoutMs: 60_000, describe: 'operator ready' }).catch((e: unknown) => {
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- operator log ---\n${op.logs.slice(-30).join('\n')}`);
     });
@@ -90,9 +95,12 @@ export class BenchOperator {
     return this.exitCode === undefined;
   }
 
+  /** GET over plain HTTP: /metrics from the metrics port, every other path from the probe port. */
   async get(path: string): Promise<{ status: number; body: string }> {
+    const port = path.split('?')[0] === '/metrics' ? this.metricsPort : this.probePort;
+    if (port === undefined) return { status: 0, body: '' };
     try {
-      const res = await fetch(`http://127.0.0.1:${this.port}${path}`);
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
       return { status: res.status, body: await res.text() };
     } catch {
       return { status: 0, body: '' };

@@ -144,7 +144,12 @@ export class Operator {
     try {
       child = spawn(
         process.execPath,
-        [path.join(ROOT, 'dist/src/main.js'), 'run', `--namespaces=${ns}`, '--leader-elect=false', '--port=0', `--kubeconfig=${kubeconfig}`],
+        [
+          path.join(ROOT, 'dist/src/main.js'), 'run', `--namespaces=${ns}`, '--leader-elect=false',
+          // Loopback, on ports the kernel picks: the demo may run beside anything, and the log line says which.
+          '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0',
+          `--kubeconfig=${kubeconfig}`,
+        ],
         // Its own process group: a Ctrl-C on the demo reaches the demo, which then decides (--keep or not).
         { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } },
       );
@@ -157,18 +162,18 @@ export class Operator {
     });
     await writeFile(pidFile, `${child.pid}\n`);
     const op = new Operator(child, logFile, pidFile);
-    const port = await waitFor(
+    const probePort = await waitFor(
       async () => {
         if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
         const line = (await readFile(logFile, 'utf8')).split('\n').find((l) => l.includes('"msg":"starting"'));
-        return line ? (JSON.parse(line) as { port?: number }).port : undefined;
+        return line ? (JSON.parse(line) as { probePort?: number }).probePort : undefined;
       },
       { timeoutMs: 30_000, describe: 'the operator to log "starting"' },
     );
     await waitFor(
       async () => {
         if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
-        return (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200;
+        return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).status === 200;
       },
       { timeoutMs: 30_000, describe: 'the operator /readyz' },
     );

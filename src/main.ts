@@ -11,7 +11,10 @@ import { PolicyWriter } from './k8s/policyWriter.js';
 import { systemClock } from './runtime/clock.js';
 import { UsageError, loadConfig, type OperatorConfig } from './runtime/config.js';
 import { Controller } from './runtime/controller.js';
-import { readiness, startHealthServer } from './runtime/healthServer.js';
+import { readiness, startProbeServer } from './runtime/healthServer.js';
+import { MetricsAuthFilter } from './runtime/metricsAuth.js';
+import { loadServingCert, startMetricsServer, type ServingCert } from './runtime/metricsServer.js';
+import { ApiAccessReviewer } from './k8s/metricsAuth.js';
 import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
@@ -22,6 +25,9 @@ import { loadKubeConfig } from './k8s/kubeConfig.js';
 async function run(cfg: OperatorConfig): Promise<void> {
   /** Test-only fault injection points, named in ROLLOUT_GUARD_FAILPOINTS (comma-separated). */
   const failpoints = new Set((process.env.ROLLOUT_GUARD_FAILPOINTS ?? '').split(',').filter(Boolean));
+  // Before anything connects: a missing or broken certificate is a usage error, said once, at start.
+  let servingCert: ServingCert | undefined;
+  if (cfg.metricsBindAddress && cfg.metricsSecure && cfg.metricsCertDir) servingCert = await loadServingCert(cfg.metricsCertDir);
   const log = createLogger(cfg.logLevel);
   const metrics = new Metrics();
   const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r) });
@@ -81,10 +87,29 @@ async function run(cfg: OperatorConfig): Promise<void> {
   metrics.observeInformers(() => controller.informerStats());
   // Twice the watchdog's idle timeout: by then a silent watch was restarted and is still silent.
   const staleAfterMs = 2 * cfg.watchIdleTimeoutMs;
-  const server = await startHealthServer(cfg.port, metrics, { ready: () => readiness(controller.cacheHealth(), Date.now(), staleAfterMs) }, log);
-  const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : cfg.port;
-  log.info({ namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', port, leaderElect: cfg.leaderElect, identity: cfg.identity }, 'starting');
+  const probes = await startProbeServer(cfg.healthProbeBindAddress, { ready: () => readiness(controller.cacheHealth(), Date.now(), staleAfterMs) });
+  const metricsServer = cfg.metricsBindAddress
+    ? await startMetricsServer({
+        address: cfg.metricsBindAddress,
+        metrics,
+        log,
+        ...(servingCert
+          ? { tls: servingCert, auth: new MetricsAuthFilter(new ApiAccessReviewer(client), cfg.metricsAuth) }
+          : {}),
+      })
+    : undefined;
+  log.info(
+    {
+      namespaces: cfg.namespaces.length ? cfg.namespaces : 'all',
+      // The bound ports (the kernel's choice for port 0); metricsPort is null when metrics are disabled.
+      metricsPort: metricsServer?.port ?? null,
+      probePort: probes.port,
+      metricsSecure: metricsServer !== undefined && cfg.metricsSecure,
+      leaderElect: cfg.leaderElect,
+      identity: cfg.identity,
+    },
+    'starting',
+  );
   controller.startInformers();
 
   const stopWork = new AbortController();
@@ -97,7 +122,8 @@ async function run(cfg: OperatorConfig): Promise<void> {
     stopWork.abort();
     await controller.stop(cfg.shutdownBudgetMs);
     if (elector) await elector.release();
-    server.close();
+    probes.server.close();
+    metricsServer?.server.close();
     metrics.leader.set(0);
     log.info('stopped');
     log.flush();
@@ -135,7 +161,9 @@ async function run(cfg: OperatorConfig): Promise<void> {
 }
 
 const USAGE = `usage:
-  rollout-guard run [--namespaces a,b] [--port 8080] [--log-level info] [--leader-elect=false]
+  rollout-guard run [--namespaces a,b] [--log-level info] [--leader-elect=false]
+                    [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
+                    [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
   rollout-guard check ds/NAME -n NAMESPACE [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]`;
 

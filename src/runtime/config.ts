@@ -3,6 +3,7 @@
  * environment variables that override them. Flags win over environment variables.
  */
 import { hostname } from 'node:os';
+import { formatBindAddress, parseBindAddress, type BindAddress } from './bindAddress.js';
 
 /** Defaults of a RolloutGuard's timings (mirrored in the CRD's OpenAPI defaults). */
 /** The spec defaults live in the domain, with withDefaults; re-exported for the process settings' readers. */
@@ -11,8 +12,25 @@ export { GUARD_DEFAULTS } from '../domain/defaults.js';
 export interface OperatorConfig {
   /** Namespaces to watch; empty means all namespaces (needs cluster-wide RBAC). */
   namespaces: string[];
-  /** Port of /metrics, /healthz and /readyz. */
-  port: number;
+  /**
+   * Listener of /metrics; null when disabled (`--metrics-bind-address=0`). Apart from the probes so that
+   * the kubelet reaches /healthz and /readyz without credentials while /metrics can demand them, and so
+   * that a NetworkPolicy can open the one to Prometheus without opening the other.
+   */
+  metricsBindAddress: BindAddress | null;
+  /** Listener of /healthz and /readyz: plain HTTP, no credentials (the kubelet has none to give). */
+  healthProbeBindAddress: BindAddress;
+  /**
+   * Serve /metrics over HTTPS and only to callers whose bearer token a TokenReview authenticates and a
+   * SubjectAccessReview allows to `get` the non-resource URL /metrics (controller-runtime's
+   * WithAuthenticationAndAuthorization filter). Off by default: it needs a certificate and the opt-in
+   * RBAC of config/rbac-metrics-auth, neither of which a plain install has.
+   */
+  metricsSecure: boolean;
+  /** Directory holding tls.crt and tls.key for the secure metrics server (a mounted Secret). */
+  metricsCertDir?: string;
+  /** How the secure metrics server remembers and bounds its reviews; see DEFAULTS for the reasons. */
+  metricsAuth: { allowTtlMs: number; denyTtlMs: number; maxEntries: number; reviewTimeoutMs: number };
   logLevel: string;
   leaderElect: boolean;
   leaseNamespace: string;
@@ -59,7 +77,28 @@ export interface OperatorConfig {
 
 export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   namespaces: [],
-  port: 8080,
+  // kubebuilder's ports, so that Deployments, Services and ServiceMonitors written for kubebuilder
+  // operators fit: metrics on 8080, probes on 8081, every interface (the kubelet and Prometheus reach the
+  // pod from outside it).
+  metricsBindAddress: { port: 8080 },
+  healthProbeBindAddress: { port: 8081 },
+  metricsSecure: false,
+  metricsAuth: {
+    // A scraper that is allowed is remembered for 60 s: longer than the 15 s and 30 s scrape intervals
+    // Prometheus is usually given, so a steady scraper costs two API calls a minute, not two a scrape;
+    // and short enough that a revoked binding or a deleted ServiceAccount stops reading within a minute
+    // (controller-runtime's token cache keeps 1 min too).
+    allowTtlMs: 60_000,
+    // A refusal (401 or 403) is remembered for 10 s only: a scraper that was just granted access gets in
+    // within 10 s, while a misconfigured one that retries costs at most two API calls per 10 s.
+    denyTtlMs: 10_000,
+    // One entry per distinct token (a hash of it, never the token). Scrapers are a handful; the bound
+    // only matters against a caller sending many different tokens, whose entries then evict each other.
+    maxEntries: 256,
+    // Below Prometheus's default scrape_timeout (10 s): a slow API server gives the scraper a 503 that
+    // says why, rather than a timeout of its own.
+    reviewTimeoutMs: 5_000,
+  },
   logLevel: 'info',
   leaderElect: true,
   leaseName: 'rollout-guard',
@@ -82,9 +121,12 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
 /** Thrown for bad flags; main prints the message and exits with the usage error code. */
 export class UsageError extends Error {}
 
-const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'list' | 'int' | 'bool' | 'string' }> = {
+const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'list' | 'int' | 'bool' | 'string' | 'address' }> = {
   '--namespaces': { env: 'WATCH_NAMESPACES', key: 'namespaces', kind: 'list' },
-  '--port': { env: 'PORT', key: 'port', kind: 'int' },
+  '--metrics-bind-address': { env: 'METRICS_BIND_ADDRESS', key: 'metricsBindAddress', kind: 'address' },
+  '--health-probe-bind-address': { env: 'HEALTH_PROBE_BIND_ADDRESS', key: 'healthProbeBindAddress', kind: 'address' },
+  '--metrics-secure': { env: 'METRICS_SECURE', key: 'metricsSecure', kind: 'bool' },
+  '--metrics-cert-dir': { env: 'METRICS_CERT_DIR', key: 'metricsCertDir', kind: 'string' },
   '--log-level': { env: 'LOG_LEVEL', key: 'logLevel', kind: 'string' },
   '--leader-elect': { env: 'LEADER_ELECT', key: 'leaderElect', kind: 'bool' },
   '--lease-namespace': { env: 'POD_NAMESPACE', key: 'leaseNamespace', kind: 'string' },
@@ -99,8 +141,22 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
   '--policies': { env: 'ENABLE_POLICIES', key: 'policies', kind: 'bool' },
 };
 
+/**
+ * Flags that no longer exist, with what replaced them: an old manifest fails with the way forward rather
+ * than a list of every flag. (The PORT environment variable is ignored, not refused: platforms set it.)
+ */
+const REMOVED: Record<string, string> = {
+  '--port': '--port was split into --metrics-bind-address (/metrics, default :8080) and --health-probe-bind-address (/healthz and /readyz, default :8081)',
+};
+
 function convert(flag: string, kind: string, v: string): unknown {
   switch (kind) {
+    case 'address':
+      try {
+        return parseBindAddress(v);
+      } catch (e) {
+        throw new UsageError(`${flag} ${e instanceof Error ? e.message : String(e)}`);
+      }
     case 'list':
       return v.split(',').map((s) => s.trim()).filter(Boolean);
     case 'int': {
@@ -139,6 +195,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     const eq = arg.indexOf('=');
     const name = eq >= 0 ? arg.slice(0, eq) : arg;
     const f = FLAGS[name];
+    const removed = REMOVED[name];
+    if (removed !== undefined) throw new UsageError(removed);
     if (!f) throw new UsageError(`unknown flag ${name}; known: ${Object.keys(FLAGS).join(' ')}`);
     let value = eq >= 0 ? arg.slice(eq + 1) : argv[i + 1];
     if (eq < 0) {
@@ -150,5 +208,25 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   }
   if (!given.has('policies')) cfg.policies = cfg.namespaces.length === 0;
   if (cfg.renewDeadlineMs >= cfg.leaseDurationMs) throw new UsageError('--renew-deadline-ms must be less than --lease-duration-ms');
+  checkListeners(cfg);
   return cfg;
+}
+
+/** The two listeners' settings, judged together. */
+function checkListeners(cfg: OperatorConfig): void {
+  // Typed as always set, but `0` parses to null like the metrics address; refused here. The kubelet's
+  // probes and everything that waits for readiness need this listener.
+  const probes = cfg.healthProbeBindAddress as BindAddress | null;
+  if (probes === null) throw new UsageError('--health-probe-bind-address cannot be 0: /healthz and /readyz are always served');
+  const metrics = cfg.metricsBindAddress;
+  if (metrics === null) return; // disabled: nothing to secure, no certificate needed
+  const overlap = metrics.host === undefined || probes.host === undefined || metrics.host === probes.host;
+  if (metrics.port !== 0 && metrics.port === probes.port && overlap) {
+    throw new UsageError(
+      `--metrics-bind-address (${formatBindAddress(metrics)}) and --health-probe-bind-address (${formatBindAddress(probes)}) need different ports`,
+    );
+  }
+  if (cfg.metricsSecure && !cfg.metricsCertDir) {
+    throw new UsageError('--metrics-secure needs --metrics-cert-dir, a directory with tls.crt and tls.key (no certificate is generated)');
+  }
 }

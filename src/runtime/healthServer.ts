@@ -1,10 +1,9 @@
 /**
- * /healthz, /readyz and /metrics on one port. It runs on every replica, leader or not: a standby is
- * healthy and ready (its caches are warm), it just does not reconcile.
+ * /healthz and /readyz, on the probe listener. They answer on every replica, leader or not: a standby
+ * is healthy and ready (its caches are warm), it just does not reconcile.
  */
 import { createServer, type Server } from 'node:http';
-import type { Logger } from 'pino';
-import type { Metrics } from './metrics.js';
+import { listen, type BindAddress } from './bindAddress.js';
 
 export interface HealthChecks {
   /**
@@ -41,7 +40,11 @@ export function readiness(caches: readonly CacheHealth[], now: number, staleAfte
   return { ok: true, reason: 'ok' };
 }
 
-export function startHealthServer(port: number, metrics: Metrics, checks: HealthChecks, log: Logger): Promise<Server> {
+/**
+ * The probe listener: /healthz and /readyz, plain HTTP, no credentials (the kubelet presents none).
+ * /metrics is not here: it has a listener of its own, which may demand TLS and a token.
+ */
+export async function startProbeServer(address: BindAddress, checks: HealthChecks): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     if (url === '/healthz') {
@@ -49,23 +52,9 @@ export function startHealthServer(port: number, metrics: Metrics, checks: Health
     } else if (url === '/readyz') {
       const r = checks.ready();
       res.writeHead(r.ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${r.reason}\n`);
-    } else if (url === '/metrics') {
-      metrics.registry
-        .metrics()
-        .then((body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body))
-        .catch((err: unknown) => {
-          log.warn({ err }, 'metrics rendering failed');
-          res.writeHead(500).end();
-        });
     } else {
       res.writeHead(404).end();
     }
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
+  return { server, port: await listen(server, address) };
 }

@@ -1,10 +1,11 @@
 /**
  * loadConfig: the policy controller's default follows the watched scope unless it was set explicitly,
- * by flag or by environment.
+ * by flag or by environment; the metrics and probe listeners, their defaults, and the settings that
+ * cannot go together.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '../../src/runtime/config.js';
+import { DEFAULTS, UsageError, loadConfig } from '../../src/runtime/config.js';
 
 describe('loadConfig: policies', () => {
   const cases: Array<{ name: string; argv: string[]; env?: NodeJS.ProcessEnv; want: boolean }> = [
@@ -22,4 +23,59 @@ describe('loadConfig: policies', () => {
       assert.equal(loadConfig(c.argv, c.env ?? {}).policies, c.want);
     });
   }
+});
+
+describe('loadConfig: listeners', () => {
+  it("defaults: kubebuilder's ports on every interface, metrics in the clear", () => {
+    const cfg = loadConfig([], {});
+    assert.deepEqual(cfg.metricsBindAddress, { port: 8080 });
+    assert.deepEqual(cfg.healthProbeBindAddress, { port: 8081 });
+    assert.equal(cfg.metricsSecure, false);
+    assert.equal(cfg.metricsCertDir, undefined);
+    assert.deepEqual(cfg.metricsAuth, DEFAULTS.metricsAuth);
+  });
+
+  it('flags set both listeners; 0 disables metrics', () => {
+    const cfg = loadConfig(['--metrics-bind-address', '0', '--health-probe-bind-address=127.0.0.1:9440'], {});
+    assert.equal(cfg.metricsBindAddress, null);
+    assert.deepEqual(cfg.healthProbeBindAddress, { host: '127.0.0.1', port: 9440 });
+  });
+
+  it('the environment sets them, and a flag wins over it', () => {
+    const env = { METRICS_BIND_ADDRESS: ':9100', HEALTH_PROBE_BIND_ADDRESS: ':9101', METRICS_SECURE: 'true', METRICS_CERT_DIR: '/certs' };
+    const cfg = loadConfig(['--metrics-bind-address=127.0.0.1:0'], env);
+    assert.deepEqual(cfg.metricsBindAddress, { host: '127.0.0.1', port: 0 });
+    assert.deepEqual(cfg.healthProbeBindAddress, { port: 9101 });
+    assert.equal(cfg.metricsSecure, true);
+    assert.equal(cfg.metricsCertDir, '/certs');
+  });
+
+  it('--metrics-secure alone is a bool flag that takes no value', () => {
+    const cfg = loadConfig(['--metrics-secure', '--metrics-cert-dir', '/certs'], {});
+    assert.equal(cfg.metricsSecure, true);
+  });
+
+  it('PORT in the environment is ignored (platforms set it); --port says what replaced it', () => {
+    assert.deepEqual(loadConfig([], { PORT: '3000' }).metricsBindAddress, { port: 8080 });
+    assert.throws(() => loadConfig(['--port=0'], {}), (e: unknown) => e instanceof UsageError && /--metrics-bind-address.*--health-probe-bind-address/.test(e.message));
+  });
+
+  const refused: Array<{ name: string; argv: string[]; env?: NodeJS.ProcessEnv; message: RegExp }> = [
+    { name: 'a bare port', argv: ['--metrics-bind-address=8080'], message: /^--metrics-bind-address wants host:port, :port or 0/ },
+    { name: 'a bad port from the environment', argv: [], env: { HEALTH_PROBE_BIND_ADDRESS: ':99999' }, message: /^HEALTH_PROBE_BIND_ADDRESS wants a port/ },
+    { name: 'probes disabled', argv: ['--health-probe-bind-address=0'], message: /cannot be 0/ },
+    { name: 'both listeners on one port', argv: ['--metrics-bind-address=:9000', '--health-probe-bind-address=127.0.0.1:9000'], message: /need different ports/ },
+    { name: 'secure without a certificate directory', argv: ['--metrics-secure'], message: /--metrics-secure needs --metrics-cert-dir.*tls\.crt and tls\.key/ },
+  ];
+  for (const c of refused) {
+    it(`refused: ${c.name}`, () => {
+      assert.throws(() => loadConfig(c.argv, c.env ?? {}), (e: unknown) => e instanceof UsageError && c.message.test(e.message));
+    });
+  }
+
+  it('accepted: the same port on two different hosts, two ephemeral ports, secure with metrics disabled', () => {
+    loadConfig(['--metrics-bind-address=127.0.0.1:9000', '--health-probe-bind-address=127.0.0.2:9000'], {});
+    loadConfig(['--metrics-bind-address=:0', '--health-probe-bind-address=:0'], {});
+    assert.equal(loadConfig(['--metrics-secure', '--metrics-bind-address=0'], {}).metricsBindAddress, null);
+  });
 });

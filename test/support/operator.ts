@@ -1,7 +1,8 @@
 /**
  * Runs the real operator (`node dist/src/main.js run`) as a child process against the test cluster,
  * scoped to one test namespace, and installs the CRDs. End-to-end tests talk to it only the way a user
- * would: through the API server (kubectl) and its /metrics endpoint.
+ * would: through the API server (kubectl), its /metrics endpoint and its probes. Both listeners are
+ * bound to loopback on ports the kernel picks; the 'starting' log line says which.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
@@ -43,7 +44,10 @@ export interface OperatorOptions {
 /** A running operator process. */
 export class OperatorProcess {
   readonly logs: string[] = [];
-  port: number | undefined;
+  /** Port of /metrics (null: metrics disabled); undefined until the operator logs 'starting'. */
+  metricsPort: number | null | undefined;
+  /** Port of /healthz and /readyz; undefined until the operator logs 'starting'. */
+  probePort: number | undefined;
   private exited: Promise<number | null>;
   private exitCode: number | null | undefined;
 
@@ -56,9 +60,11 @@ export class OperatorProcess {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);
         this.logs.push(line);
-        if (this.port === undefined && line.includes('"msg":"starting"')) {
+        if (this.probePort === undefined && line.includes('"msg":"starting"')) {
           try {
-            this.port = (JSON.parse(line) as { port?: number }).port;
+            const started = JSON.parse(line) as { metricsPort?: number | null; probePort?: number };
+            this.metricsPort = started.metricsPort;
+            this.probePort = started.probePort;
           } catch {
             // not JSON: ignore
           }
@@ -78,7 +84,8 @@ export class OperatorProcess {
     const args = [
       MAIN, 'run',
       `--namespaces=${o.namespaces.join(',')}`,
-      '--port=0',
+      '--metrics-bind-address=127.0.0.1:0',
+      '--health-probe-bind-address=127.0.0.1:0',
       `--leader-elect=${o.leaderElect ? 'true' : 'false'}`,
       `--lease-namespace=${o.leaseNamespace ?? o.namespaces[0] ?? 'default'}`,
       `--kubeconfig=${o.kubeconfig ?? kubeconfigPath()}`,
@@ -88,7 +95,7 @@ export class OperatorProcess {
     ];
     const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'debug', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const op = new OperatorProcess(child);
-    await waitFor(async () => op.exitCode === undefined && op.port !== undefined && (await op.get('/readyz')).status === 200, {
+    await waitFor(async () => op.exitCode === undefined && op.probePort !== undefined && (await op.get('/readyz')).status === 200, {
       timeoutMs: 30_000,
       describe: 'operator ready',
     }).catch((e: unknown) => {
@@ -97,9 +104,12 @@ export class OperatorProcess {
     return op;
   }
 
+  /** GET over plain HTTP: /metrics from the metrics port, every other path from the probe port. */
   async get(path: string): Promise<{ status: number; body: string }> {
+    const port = path.split('?')[0] === '/metrics' ? this.metricsPort : this.probePort;
+    if (port === undefined || port === null) return { status: 0, body: '' };
     try {
-      const res = await fetch(`http://127.0.0.1:${this.port}${path}`);
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
       return { status: res.status, body: await res.text() };
     } catch {
       return { status: 0, body: '' };
