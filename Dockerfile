@@ -18,6 +18,6 @@ COPY --from=build /app/dist ./dist
 # Numeric user so the kubelet can verify runAsNonRoot (distroless "nonroot" is uid 65532).
 USER 65532:65532
 ENV NODE_ENV=production
-EXPOSE 8080
+EXPOSE 8080 8081
 # The distroless entrypoint is already `node`.
 CMD ["dist/src/main.js", "run"]

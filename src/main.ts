@@ -4,6 +4,8 @@
  * same observe-and-decide logic once per interval for a CI pipeline.
  */
 import { ApiClient } from './k8s/apiClient.js';
+import { ClockSkew } from './k8s/clockSkew.js';
+import { MAX_CLOCK_SKEW_MS } from './domain/defaults.js';
 import { DaemonSetUndo } from './k8s/daemonSetUndo.js';
 import { EventRecorder } from './k8s/eventRecorder.js';
 import { StatusWriter } from './k8s/statusWriter.js';
@@ -30,10 +32,12 @@ async function run(cfg: OperatorConfig): Promise<void> {
   if (cfg.metricsBindAddress && cfg.metricsSecure && cfg.metricsCertDir) servingCert = await loadServingCert(cfg.metricsCertDir);
   const log = createLogger(cfg.logLevel);
   const metrics = new Metrics();
-  const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r) });
+  const skew = new ClockSkew();
+  const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r), clockSkew: skew });
+  metrics.observeClockSkew(() => skew.estimateMs());
   const statusWriter = new StatusWriter(client);
   const undo = new DaemonSetUndo(client);
-  const events = new EventRecorder(client, cfg.identity, log, () => systemClock.now());
+  const events = new EventRecorder(client, cfg.identity, log);
   const policyWriter = new PolicyWriter(client);
   const elector = cfg.leaderElect
     ? new LeaderElector({
@@ -61,6 +65,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
     clock: systemClock,
     metrics,
     log,
+    clockSkewMs: () => skew.estimateMs(),
     policyPorts: {
       createGuard: leading(policyWriter.createGuard.bind(policyWriter)),
       patchGuardSpec: leading(policyWriter.patchGuardSpec.bind(policyWriter)),
@@ -69,7 +74,17 @@ async function run(cfg: OperatorConfig): Promise<void> {
     },
     ports: {
       readGuard: (ns, name) => statusWriter.read(ns, name),
-      writeStatus: leading((g, s) => statusWriter.write(g, s)),
+      writeStatus: leading(async (g, s) => {
+        const written = await statusWriter.write(g, s);
+        // Fault injection for the Events test: die after a transition is written, before its Event is sent.
+        const reason = [...failpoints].find((f) => f.startsWith('exit-before-announcing='))?.split('=')[1];
+        if (written && reason && s.announcements?.some((a) => a.reason === reason && !g.status?.announcements?.some((p) => p.id === a.id))) {
+          log.warn({ reason }, 'failpoint exit-before-announcing: exiting before the Event is sent');
+          log.flush();
+          process.exit(137);
+        }
+        return written;
+      }),
       emit: leading((g, t, e) => events.emit(g, t, e)),
       undo: leading(async (req) => {
         const outcome = await undo.undo(req);
@@ -139,7 +154,13 @@ async function run(cfg: OperatorConfig): Promise<void> {
   const lead = async (signal: AbortSignal): Promise<void> => {
     metrics.leader.set(1);
     await controller.waitForSync(signal);
-    log.info('caches synced; starting workers');
+    // The caches' lists have sampled the API server's clock by now: say how far ours is, and warn past
+    // the bound at which undos are refused.
+    const skewMs = skew.estimateMs();
+    if (skewMs !== undefined && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
+      log.warn({ clockSkewMs: skewMs, boundMs: MAX_CLOCK_SKEW_MS }, "the operator's clock differs from the API server's past the bound: undos are refused until time sync is fixed");
+    }
+    log.info({ clockSkewMs: skewMs }, 'caches synced; starting workers');
     controller.startWorkers(AbortSignal.any([signal, stopWork.signal]));
   };
 

@@ -28,6 +28,14 @@ export const GUARD_DEFAULTS = {
   bakeSeconds: 180,
 };
 
+/**
+ * The largest difference between the operator's clock and the API server's at which an undo is still
+ * made. The stall deadline is measured on the operator's clock against times the cluster's clocks
+ * wrote; 5 s is under a tenth of the shortest deadline a guard accepts, and far above what time sync
+ * leaves (milliseconds) or what the estimate from one-second `Date` headers can get wrong.
+ */
+export const MAX_CLOCK_SKEW_MS = 5_000;
+
 /** Fills in defaults the API server would have applied, for guards created before a default existed. */
 export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['targetRef'] }): GuardSpec {
   return {

@@ -7,6 +7,7 @@
  */
 import type { Attribution } from './attribute.js';
 import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
+import { MAX_CLOCK_SKEW_MS } from './defaults.js';
 import { fmtDuration, fmtRev, list } from './messages.js';
 import { event, iso, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
@@ -82,6 +83,14 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
   if (!plan) return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
   if (rec && rec.from === plan.toHash) {
     return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is the revision undone as broken at ${rec.at}: restoring it would invert that undo` };
+  }
+  const skew = obs.clockSkewMs;
+  if (skew !== undefined && Math.abs(skew) > MAX_CLOCK_SKEW_MS) {
+    const off = `${(Math.abs(skew) / 1000).toFixed(1)} s ${skew > 0 ? 'behind' : 'ahead of'}`;
+    return {
+      reason: 'ClockSkew',
+      message: `the operator's clock is ${off} the API server's (bound ${MAX_CLOCK_SKEW_MS / 1000} s), so the deadline it measured cannot be trusted; fix time sync on the operator's node and the undo proceeds`,
+    };
   }
   return undefined;
 }

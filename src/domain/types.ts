@@ -190,7 +190,7 @@ export interface UndoRecord {
 
 /** Why the guard does not undo a stall: a CamelCase reason for alerts and a sentence for people. */
 export interface UndoSkip {
-  reason: 'NotTheRevision' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision';
+  reason: 'NotTheRevision' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision' | 'ClockSkew';
   message: string;
 }
 
@@ -242,6 +242,11 @@ export interface GuardStatus {
   unobserved?: { generation: number; since: string };
   /** The guard in charge of the target when this one is not (state Conflict). */
   inCharge?: string;
+  /**
+   * The Events of the latest transitions, written with the transition and kept until the operator knows
+   * they were announced, so that a crash between the status write and the Events loses none of them.
+   */
+  announcements?: Announcement[];
   /** Why a Stalled rollout is not undone (or would not be, in Report mode). */
   undoSkipped?: UndoSkip;
   conditions?: Condition[];
@@ -399,6 +404,8 @@ export type Observation =
       cacheWaitMs?: number;
       /** Every guard that targets this DaemonSet, this one included: exactly one of them is in charge. */
       guards?: GuardPeer[];
+      /** API server time − operator time, ms, as estimated from the API server's responses (absent before any). */
+      clockSkewMs?: number;
     };
 
 /** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */
@@ -408,6 +415,15 @@ export interface PlannedEvent {
   action: string;
   note: string;
   onTarget: boolean;
+}
+
+/**
+ * A planned Event as kept in status: `id` names the Event (so announcing it twice is refused by the API
+ * server as AlreadyExists), `at` is the transition's time and the Event's eventTime.
+ */
+export interface Announcement extends PlannedEvent {
+  id: string;
+  at: string;
 }
 
 /** The at-most-one write a pass may perform besides status. */

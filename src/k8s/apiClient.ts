@@ -8,6 +8,7 @@
  * `KubeConfig.applyToHTTPSOptions()`, which resolves CA, client certificates, bearer tokens (including rotating
  * token files and exec plugins) and `rejectUnauthorized`.
  */
+import type { ClockSkew } from './clockSkew.js';
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -48,6 +49,8 @@ export interface ApiClientOptions {
    * watch's duration says nothing useful). Must not throw; exceptions are swallowed.
    */
   onRequest?: (r: RequestRecord) => void;
+  /** Fed with every response's `Date` header and the local send and receive times (see clockSkew.ts). */
+  clockSkew?: ClockSkew;
 }
 
 /** What {@link ApiClientOptions.onRequest} sees: low-cardinality labels only (no names, no namespaces). */
@@ -172,6 +175,11 @@ export function isConflict(e: unknown): boolean {
   return e instanceof ApiError && e.statusCode === 409;
 }
 
+/** True for AlreadyExists: a create (POST) of a name that is taken. */
+export function isAlreadyExists(e: unknown): boolean {
+  return e instanceof ApiError && e.statusCode === 409 && e.reason === 'AlreadyExists';
+}
+
 /** True for 410 Gone: watch history or a list `continue` token expired; the caller must relist. */
 export function isGone(e: unknown): boolean {
   return e instanceof ApiError && e.statusCode === 410;
@@ -218,6 +226,7 @@ export class ApiClient {
   private readonly userAgent: string;
   private readonly requestTimeoutMs: number;
   private readonly onRequest: ((r: RequestRecord) => void) | undefined;
+  private readonly clockSkew: ClockSkew | undefined;
   private agent: http.Agent | undefined;
 
   /**
@@ -234,6 +243,7 @@ export class ApiClient {
     this.userAgent = opts.userAgent ?? USER_AGENT;
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.onRequest = opts.onRequest;
+    this.clockSkew = opts.clockSkew;
   }
 
   /**
@@ -281,6 +291,8 @@ export class ApiClient {
     const req = await this.open(method, path, opts.query, {
       ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
     });
+    // Local send time, for the clock skew estimate: the server's Date is taken between this and the response.
+    const sent = Date.now();
     const pending = new Promise<{ status: number; body: string; retryAfter?: string }>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void): void => {
@@ -305,6 +317,7 @@ export class ApiClient {
       }
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('response', (res) => {
+        this.clockSkew?.sample(sent, Date.now(), headerValue(res.headers.date));
         res.setEncoding('utf8');
         let body = '';
         res.on('data', (chunk: string) => (body += chunk));

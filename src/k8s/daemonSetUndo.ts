@@ -1,9 +1,15 @@
 /**
- * The undo, done the way `kubectl rollout undo` does it (kubectl polymorphichelpers/rollback.go,
- * DaemonSetRollbacker): the ControllerRevision's `data` is itself a strategic-merge patch that replaces
- * `spec.template` wholesale, and we send exactly that, touching nothing else of the DaemonSet.
+ * The undo, done the way `kubectl rollout undo` does it (kubectl's DaemonSetRollbacker): a
+ * strategic-merge patch that replaces `spec.template` wholesale with the template a ControllerRevision
+ * keeps, touching nothing else of the DaemonSet.
+ *
+ * The revision is checked before anything is copied from it: it must be controlled by this DaemonSet
+ * (its UID) and carry the hash the decision named. Only its `spec.template` is sent, never its `data`
+ * verbatim: whoever can write ControllerRevisions must not be able to use the operator to write any
+ * other field of a DaemonSet.
  *
  * Safety, in order:
+ *  0. the revision belongs to this DaemonSet and has the expected hash (above);
  *  1. re-read the DaemonSet from the API server (not the cache): same UID, not opted out, not owned by
  *     another controller, and the broken revision not already undone by any guard (the record on the
  *     DaemonSet);
@@ -13,17 +19,22 @@
  *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
  *     updated and available) → nothing to undo: skip;
  *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
- *     we re-check instead of overwriting it. The same patch writes the undo record annotation, so the
+ *     we re-check instead of overwriting it, at most {@link CONFLICT_ATTEMPTS} times. The same patch writes the undo record annotation, so the
  *     template and the record of why it changed can never be seen apart.
  */
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { DaemonSetUndoRecord } from '../domain/types.js';
 import { templateMatchesRevision, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
-import { TEMPLATE_GENERATION_ANNOTATION } from './slim.js';
+import { HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION } from './slim.js';
 
-/** Attempts before a run of 409s is handed back as a transient error. */
-const CONFLICT_RETRIES = 3;
+/**
+ * Attempts at the patch, each after a fresh read and every check above. A DaemonSet that changes under
+ * each of them has another active writer; the undo then gives up for good ("NotUndone", recorded, never
+ * retried for this revision) rather than race it. The bound is ours alone: the reconciler never re-runs
+ * a pass for a conflict on the DaemonSet.
+ */
+export const CONFLICT_ATTEMPTS = 5;
 
 export interface UndoRequest {
   namespace: string;
@@ -33,6 +44,8 @@ export interface UndoRequest {
   expectedTemplateGeneration?: string;
   /** The broken hash being undone. */
   fromHash?: string;
+  /** The hash of the revision restored: the ControllerRevision must carry it. */
+  toHash?: string;
   /** Written to the DaemonSet's undo record annotation in the same patch. */
   record?: DaemonSetUndoRecord;
 }
@@ -61,6 +74,9 @@ export class DaemonSetUndo {
       if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'get controllerrevisions') };
       throw e;
     }
+    const refused = checkRevision(revision, req.toRevisionName, req.expectedUid, req.toHash);
+    if (refused) return { kind: 'Failed', detail: refused };
+    const template = templatePatch(revision);
     for (let attempt = 1; ; attempt++) {
       let ds: any;
       try {
@@ -75,7 +91,7 @@ export class DaemonSetUndo {
       const owner = owners.find((o) => o?.controller === true);
       if (owner) return { kind: 'NotUndone', detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo` };
       const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
-      if (templateMatchesRevision(ds?.spec?.template, revision?.data)) return { kind: 'AlreadyAtTarget' };
+      if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
       if (req.fromHash !== undefined && recorded?.from === req.fromHash) {
         return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}` };
       }
@@ -86,10 +102,13 @@ export class DaemonSetUndo {
       if (rolloutComplete(ds)) return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
       try {
         const annotations = req.record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(req.record) } : undefined;
-        await this.patch(req.namespace, req.name, revision.data, String(ds.metadata.resourceVersion), false, annotations);
+        await this.patch(req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
         return { kind: 'Applied' };
       } catch (e) {
-        if (isConflict(e) && attempt < CONFLICT_RETRIES) continue;
+        if (isConflict(e)) {
+          if (attempt < CONFLICT_ATTEMPTS) continue;
+          return { kind: 'NotUndone', detail: `the DaemonSet changed under each of ${CONFLICT_ATTEMPTS} attempts to patch it: another writer is active, and the undo does not race it` };
+        }
         if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'patch daemonsets') };
         if (e instanceof ApiError && (e.statusCode === 422 || e.statusCode === 400)) return { kind: 'Failed', detail: e.message };
         throw e;
@@ -101,7 +120,10 @@ export class DaemonSetUndo {
   async dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome> {
     try {
       const revision: any = await this.client.request('GET', crPath(namespace, toRevisionName));
-      await this.patch(namespace, name, revision.data, undefined, true);
+      const ds: any = await this.client.request('GET', dsPath(namespace, name));
+      const refused = checkRevision(revision, toRevisionName, String(ds?.metadata?.uid));
+      if (refused) return { kind: 'Rejected', detail: refused };
+      await this.patch(namespace, name, templatePatch(revision), undefined, true);
       return { kind: 'Accepted' };
     } catch (e) {
       if (isForbidden(e)) return { kind: 'Rejected', detail: forbidden(e, 'patch daemonsets (dry run)') };
@@ -112,9 +134,8 @@ export class DaemonSetUndo {
     }
   }
 
-  private async patch(namespace: string, name: string, data: unknown, resourceVersion: string | undefined, dry: boolean, annotations?: Record<string, string>): Promise<void> {
-    // The revision data is {spec: {template: {..., $patch: replace}}}; only spec.template changes, plus
-    // our own record annotation.
+  private async patch(namespace: string, name: string, data: TemplatePatch, resourceVersion: string | undefined, dry: boolean, annotations?: Record<string, string>): Promise<void> {
+    // Only spec.template changes, plus our own record annotation.
     const metadata = { ...(resourceVersion ? { resourceVersion } : {}), ...(annotations ? { annotations } : {}) };
     const body = Object.keys(metadata).length > 0 ? { ...(data as object), metadata } : data;
     await this.client.request('PATCH', dsPath(namespace, name), {
@@ -123,6 +144,32 @@ export class DaemonSetUndo {
       ...(dry ? { query: { dryRun: 'All' } } : {}),
     });
   }
+}
+
+/** Why the revision must not be copied from, or undefined when it may. */
+function checkRevision(revision: any, name: string, dsUid: string, hash?: string): string | undefined {
+  const owners: any[] = Array.isArray(revision?.metadata?.ownerReferences) ? revision.metadata.ownerReferences : [];
+  const owner = owners.find((o) => o?.controller === true);
+  if (owner?.kind !== 'DaemonSet' || owner?.uid !== dsUid) {
+    return `ControllerRevision ${name} is not controlled by this DaemonSet (uid ${dsUid}; its controller is ${owner ? `${String(owner.kind)} ${String(owner.uid)}` : 'none'}): refusing to copy a template from it`;
+  }
+  const label = revision?.metadata?.labels?.[HASH_LABEL];
+  if (hash !== undefined && label !== hash) {
+    return `ControllerRevision ${name} carries hash ${String(label)}, not the ${hash} the decision named: refusing to copy a template from it`;
+  }
+  const template = revision?.data?.spec?.template;
+  if (!template || typeof template !== 'object' || Array.isArray(template)) return `ControllerRevision ${name} holds no pod template`;
+  return undefined;
+}
+
+/** The patch the DaemonSet controller's revision `data` stands for, reduced to its template. */
+interface TemplatePatch {
+  spec: { template: Record<string, unknown> };
+}
+
+/** Only `spec.template` of the revision, replacing the live one wholesale (as its snapshot says). */
+function templatePatch(revision: any): TemplatePatch {
+  return { spec: { template: { ...(revision.data.spec.template as Record<string, unknown>), $patch: 'replace' } } };
 }
 
 /** The counters of the observed generation say every node is updated and available. */

@@ -1,12 +1,14 @@
 /**
  * Emits events.k8s.io/v1 Events on the guard and, mirrored, on its DaemonSet so that
- * `kubectl describe ds` tells the same story. decide() emits Events only on transitions, so there is
- * no aggregation here; a failure to emit is logged and never fails the reconcile (Events complement
- * status, they do not replace it).
+ * `kubectl describe ds` tells the same story. decide() plans Events only on transitions, and the
+ * reconciler keeps them in status until they are announced (reconcile/announcements.ts): each Event's
+ * name derives from its announcement id, so sending one twice is refused as AlreadyExists and counts as
+ * announced. A failure is logged and reported back, never thrown: Events complement status, they do not
+ * replace it, and the reconciler announces what is left on a later pass.
  */
 import type { Logger } from 'pino';
-import type { PlannedEvent } from '../domain/types.js';
-import type { ApiClient } from './apiClient.js';
+import type { Announcement } from '../domain/types.js';
+import { isAlreadyExists, type ApiClient } from './apiClient.js';
 import { API_VERSION } from './slim.js';
 
 /** The reportingController of our Events. */
@@ -20,16 +22,17 @@ export interface ObjectRef {
   uid?: string;
 }
 
-let seq = 0;
-/** Hex of the time in nanoseconds plus a per-process sequence, as client-go names Events. */
-function eventSuffix(ms: number): string {
-  seq = (seq + 1) % 1_000_000;
-  return (BigInt(Math.trunc(ms)) * 1_000_000n + BigInt(seq)).toString(16);
-}
-
 /** MicroTime: RFC 3339 with exactly six fractional digits, as the API server's parser requires. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/**
+ * The Event's name: the regarding object's name and the announcement id, plus `.ds` for the copy on the
+ * DaemonSet (a guard and its DaemonSet often share a name and a namespace).
+ */
+export function eventName(regarding: ObjectRef, id: string): string {
+  return `${regarding.name.slice(0, 200)}.${id}${regarding.kind === 'DaemonSet' ? '.ds' : ''}`;
 }
 
 export class EventRecorder {
@@ -37,24 +40,28 @@ export class EventRecorder {
     private readonly client: ApiClient,
     private readonly instance: string,
     private readonly log: Logger,
-    private readonly now: () => number,
   ) {}
 
-  /** Emits each event on the guard, and on the DaemonSet when `onTarget` and the target exists. */
-  async emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly PlannedEvent[]): Promise<void> {
+  /**
+   * Emits each announcement on the guard, and on the DaemonSet when `onTarget` and the target exists.
+   * Returns the ids now known to exist as Events (created here, or earlier by this or another replica).
+   */
+  async emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]> {
+    const announced: string[] = [];
     for (const e of events) {
-      await this.create(guard, target, e);
-      if (e.onTarget && target) await this.create(target, guard, e);
+      let ok = await this.create(guard, target, e);
+      if (e.onTarget && target) ok = (await this.create(target, guard, e)) && ok;
+      if (ok) announced.push(e.id);
     }
+    return announced;
   }
 
-  private async create(regarding: ObjectRef, related: ObjectRef | undefined, e: PlannedEvent): Promise<void> {
+  private async create(regarding: ObjectRef, related: ObjectRef | undefined, e: Announcement): Promise<boolean> {
     const body = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      // Named like client-go's recorder (<object>.<hex time>): unique, and sorts by time.
-      metadata: { name: `${regarding.name.slice(0, 200)}.${eventSuffix(this.now())}`, namespace: regarding.namespace },
-      eventTime: microTime(this.now()),
+      metadata: { name: eventName(regarding, e.id), namespace: regarding.namespace },
+      eventTime: microTime(Date.parse(e.at)),
       type: e.type,
       reason: e.reason,
       action: e.action,
@@ -66,8 +73,11 @@ export class EventRecorder {
     };
     try {
       await this.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(regarding.namespace)}/events`, { body });
+      return true;
     } catch (err) {
-      this.log.warn({ err, reason: e.reason, regarding: `${regarding.kind}/${regarding.name}` }, 'event not recorded');
+      if (isAlreadyExists(err)) return true;
+      this.log.warn({ err, reason: e.reason, regarding: `${regarding.kind}/${regarding.name}` }, 'event not recorded yet: it stays in status and is announced on a later pass');
+      return false;
     }
   }
 }

@@ -1,27 +1,50 @@
 /**
- * Error classes that decide what the work queue does with a failed key:
- * - TransientError (network, 5xx, 429, repeated 409): retry with per-key exponential backoff;
- * - TerminalError (403, invalid target): no retry until the object changes (or the safety resync);
- *   the reason is already in a condition or a log line, retrying would only spin.
+ * What the work queue does with a failed key. Every failure is retried with per-key exponential backoff
+ * (1 s doubling to 5 min); none is dropped, because dropping a key also drops its deadline requeue and a
+ * stall would then be seen only at the next event or the 10-minute resync.
+ * - `transient` (network, 5xx, 429, a DaemonSet that kept changing, an unknown error): retry;
+ * - `forbidden` (403): retried all the same — RBAC is often fixed while the operator runs — but counted
+ *   apart and logged as an error naming what was refused, because only a person can fix it.
  */
-import { isForbidden, isTransient } from '../k8s/apiClient.js';
+import { isForbidden } from '../k8s/apiClient.js';
 
 export class TransientError extends Error {
   override readonly name = 'TransientError';
 }
 
-export class TerminalError extends Error {
-  override readonly name = 'TerminalError';
+/**
+ * A pass that failed after `decide` had computed when to look again. The queue keeps that deadline
+ * (`requeueAfterMs`) beside the backoff retry, so a failing write can delay a verdict by no more than
+ * the deadline itself.
+ */
+export class PassError extends Error {
+  override readonly name = 'PassError';
+  constructor(
+    message: string,
+    readonly requeueAfterMs: number | undefined,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export type FailureClass = 'transient' | 'forbidden';
+
+/** The error itself and its causes, outermost first (reconcile wraps API errors). */
+function chain(e: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let cur: unknown = e; cur && out.length < 4; cur = (cur as { cause?: unknown }).cause) out.push(cur);
+  return out;
 }
 
 /** Classifies anything thrown by a reconcile pass. */
-export function classify(e: unknown): 'transient' | 'terminal' {
-  if (e instanceof TerminalError) return 'terminal';
-  if (e instanceof TransientError) return 'transient';
-  if (isForbidden(e)) return 'terminal';
-  if (isTransient(e)) return 'transient';
-  // Unknown errors are retried with backoff: a bug must not silently stop a guard for good.
-  return 'transient';
+export function classify(e: unknown): FailureClass {
+  return chain(e).some(isForbidden) ? 'forbidden' : 'transient';
+}
+
+/** The deadline requeue decided before the pass failed, if any. */
+export function deadlineOf(e: unknown): number | undefined {
+  return e instanceof PassError ? e.requeueAfterMs : undefined;
 }
 
 /**
@@ -29,7 +52,7 @@ export function classify(e: unknown): 'transient' | 'terminal' {
  * Looked up on the error and its `cause`, as reconcile may wrap the API error.
  */
 export function retryAfterMs(e: unknown): number {
-  for (let cur: unknown = e, depth = 0; cur && depth < 3; cur = (cur as { cause?: unknown }).cause, depth++) {
+  for (const cur of chain(e)) {
     const r = cur as { statusCode?: unknown; retryAfterSeconds?: unknown };
     if ((r.statusCode === 429 || r.statusCode === 503) && typeof r.retryAfterSeconds === 'number' && r.retryAfterSeconds > 0) return r.retryAfterSeconds * 1000;
   }

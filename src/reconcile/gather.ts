@@ -25,6 +25,8 @@ export interface CacheView {
   warningsFor?(kind: 'DaemonSet' | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
   /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
   guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
+  /** API server time − local time, ms, estimated from responses already received (no request of its own). */
+  clockSkewMs?(): number | undefined;
 }
 
 /**
@@ -235,5 +237,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
   const peers: GuardPeer[] = guards.filter((g) => !g.metadata.deletionTimestamp).map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
   if (peers.length > 0) obs.guards = peers;
+  const skew = cache.clockSkewMs?.();
+  if (skew !== undefined) obs.clockSkewMs = skew;
   return obs;
 }

@@ -7,12 +7,16 @@
  * - persist patches status only when it differs. For an undo, the intent is persisted *before* acting
  *   and the outcome after, so a crash, retry or new leader never repeats it (see domain/undo.ts).
  * A 409 on the guard re-reads it and re-runs decide: a status computed from stale data is never sent.
+ * A 409 on the DaemonSet is the undo's own business (bounded and re-checked there), never a reason to
+ * re-run the pass. The Events of a transition are written into status with it and announced after it,
+ * so none is lost or doubled (announcements.ts). A pass that fails after decide keeps decide's deadline
+ * ({@link PassError}).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import { classifyReason } from '../domain/causes.js';
-import type { BlockedNode, CauseClass, Decision, GuardSpec, GuardStatus, PlannedEvent } from '../domain/types.js';
+import type { Announcement, BlockedNode, CauseClass, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { isConflict, isNotFound } from '../k8s/apiClient.js';
 import { mergePatchDiff } from '../k8s/mergePatch.js';
@@ -22,7 +26,8 @@ import type { SlimGuard } from '../k8s/slim.js';
 import type { Clock } from '../runtime/clock.js';
 import { withDefaults } from '../domain/defaults.js';
 import type { Metrics } from '../runtime/metrics.js';
-import { TransientError } from './errors.js';
+import { PassError, TransientError } from './errors.js';
+import { Announcements } from './announcements.js';
 import { CacheWaits } from './cacheWait.js';
 import { gather, type CacheView, type TargetMemory } from './gather.js';
 
@@ -31,7 +36,8 @@ export interface ReconcilerPorts {
   guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
   readGuard(namespace: string, name: string): Promise<SlimGuard>;
   writeStatus(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined>;
-  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly PlannedEvent[]): Promise<void>;
+  /** Announces Events; returns the ids now known to exist (see announcements.ts). Never throws for an Event. */
+  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
   undo(req: UndoRequest): Promise<UndoOutcome>;
   dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
   /**
@@ -82,6 +88,23 @@ export const PROGRESS_WRITE_INTERVAL_MS = 1000;
 /** The log message of a relist caused by a long cache wait ({@link CacheWaits}); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
 
+/** How soon an Event the API server did not take is offered again. */
+const ANNOUNCE_RETRY_MS = 5000;
+
+/**
+ * Runs a write to the DaemonSet. Its conflicts are handled (bounded, each attempt re-checked) inside the
+ * undo; one that escapes is a transient failure of this pass, never a conflict on the guard, which would
+ * re-run the whole pass and multiply the attempts.
+ */
+async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (isConflict(e)) throw new TransientError(`${what}: the DaemonSet kept changing`, { cause: e });
+    throw e;
+  }
+}
+
 /** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
 const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
 
@@ -105,6 +128,8 @@ export class Reconciler {
   private readonly lastWriteAt = new Map<string, number>();
   /** Per guard key, how long decide has been waiting for its caches to agree. */
   private readonly cacheWaits = new CacheWaits();
+  /** Per guard key, which of its Events this process has announced. */
+  private readonly announcements = new Announcements();
 
   constructor(
     private readonly ports: ReconcilerPorts,
@@ -128,17 +153,22 @@ export class Reconciler {
         this.ownWrites.delete(key);
         this.lastWriteAt.delete(key);
         this.cacheWaits.forget(key);
+        this.announcements.forget(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
       }
       guard = this.freshest(key, guard);
+      /** decide's deadline of the latest attempt, kept if the pass fails after deciding. */
+      const seen: { requeueAfterMs?: number } = {};
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.pass(guard, key, namespace, log);
+          return await this.pass(guard, key, namespace, log, seen);
         } catch (e) {
           if (isNotFound(e)) return {}; // the guard was deleted under us
-          if (!isConflict(e)) throw e;
-          if (attempt >= CONFLICT_ATTEMPTS) throw new TransientError(`status of ${key} kept conflicting after ${attempt} attempts`);
+          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${e instanceof Error ? e.message : String(e)}`, seen.requeueAfterMs, { cause: e });
+          if (attempt >= CONFLICT_ATTEMPTS) {
+            throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, { cause: new TransientError('guard status conflicts', { cause: e }) });
+          }
           log.debug({ attempt }, 'status conflict: re-reading the guard and deciding again');
           guard = await this.ports.readGuard(namespace, name);
         }
@@ -148,7 +178,7 @@ export class Reconciler {
     }
   }
 
-  private async pass(guard: Readonly<SlimGuard>, key: string, namespace: string, log: Logger): Promise<ReconcileResult> {
+  private async pass(guard: Readonly<SlimGuard>, key: string, namespace: string, log: Logger, seen: { requeueAfterMs?: number }): Promise<ReconcileResult> {
     const now = this.clock.now();
     const spec = withDefaults(guard.spec);
     const generation = guard.metadata.generation ?? 0;
@@ -158,6 +188,7 @@ export class Reconciler {
     const policy: GuardPolicy = { spec, generation, name: guard.metadata.name };
     if (guard.metadata.creationTimestamp) policy.createdAt = guard.metadata.creationTimestamp;
     const decision = decide(obs, prev, policy, now);
+    if (decision.requeueAfterMs !== undefined) seen.requeueAfterMs = decision.requeueAfterMs;
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
     const action = decision.action;
@@ -180,35 +211,48 @@ export class Reconciler {
     const holdMs = this.progressHold(key, prev, decision, now);
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
 
-    // Persist (the intent, when acting), then emit what this decision says happened.
-    const written = await this.write(key, guard, decision.status);
+    // Persist (the intent, when acting, and the Events to announce), then announce.
+    const status = this.announcements.attach(key, prev, decision.status, decision.events, now);
+    const written = await this.write(key, guard, status);
     // The status now holds what this observation showed; from here on gather compares with it.
     if (!decision.deferred) this.memory.commit(key);
     const afterIntent = written ?? guard;
-    await this.ports.emit(gRef, tRef, decision.events);
+    let unannounced = await this.announce(key, gRef, tRef, afterIntent.status);
     this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
 
     if (action?.kind === 'Undo' && tRef) {
       log.info({ fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName }, 'undo: intent recorded, patching DaemonSet');
-      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid, fromHash: action.fromHash, record: action.record };
+      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid, fromHash: action.fromHash, toHash: action.toHash, record: action.record };
       if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
-      const outcome = await this.ports.undo(req);
+      const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
       this.metrics.undos.inc({ outcome: outcome.kind });
       log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
-      const r = recordUndoOutcome(afterIntent.status ?? decision.status, outcome, this.clock.now(), generation);
-      await this.write(key, afterIntent, r.status);
-      await this.ports.emit(gRef, tRef, r.events);
+      const intent = afterIntent.status ?? decision.status;
+      const r = recordUndoOutcome(intent, outcome, this.clock.now(), generation);
+      const done = await this.write(key, afterIntent, this.announcements.attach(key, intent, r.status, r.events, this.clock.now()));
+      unannounced = await this.announce(key, gRef, tRef, (done ?? afterIntent).status);
       // The DaemonSet watch brings the convergence; look again soon in case it is already there.
       return { requeueAfterMs: 1000, decision };
     }
     if (action?.kind === 'DryRunUndo' && tRef) {
-      const outcome = await this.ports.dryRun(namespace, tRef.name, action.toRevisionName);
+      const outcome = await targetWrite(() => this.ports.dryRun(namespace, tRef.name, action.toRevisionName), `undo dry run on DaemonSet ${namespace}/${tRef.name}`);
       log.info({ outcome: outcome.kind }, 'undo dry run');
       await this.write(key, afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
     }
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
+    // An Event the API server did not take is tried again soon, not at the next transition.
+    if (unannounced > 0) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? ANNOUNCE_RETRY_MS, ANNOUNCE_RETRY_MS);
     return result;
+  }
+
+  /** Announces what `status` holds and this process has not announced; returns how many are still not. */
+  private async announce(key: string, gRef: ObjectRef, tRef: ObjectRef | undefined, status: GuardStatus | undefined): Promise<number> {
+    const pending = this.announcements.pending(key, status);
+    if (pending.length === 0) return 0;
+    const ids = await this.ports.emit(gRef, tRef, pending);
+    this.announcements.markAnnounced(key, ids);
+    return pending.length - ids.length;
   }
 
   private async write(key: string, guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {

@@ -19,7 +19,7 @@ import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
-import { classify, retryAfterMs } from '../reconcile/errors.js';
+import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
 import { TargetMemory, type CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
 import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
@@ -136,6 +136,8 @@ export interface ControllerDeps {
   clock: Clock;
   metrics: Metrics;
   log: Logger;
+  /** API server time − local time, ms (see k8s/clockSkew.ts); absent in tests that do not estimate it. */
+  clockSkewMs?: () => number | undefined;
 }
 
 export class Controller {
@@ -212,6 +214,7 @@ export class Controller {
       nodes: () => this.nodes.list(),
       guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`),
       warningsFor: (kind, n, name) => (kind === 'DaemonSet' ? this.dsWarnings : this.podWarnings).byIndex(BY_INVOLVED, `${n}/${name}`),
+      ...(deps.clockSkewMs ? { clockSkewMs: deps.clockSkewMs } : {}),
     };
     this.reconciler = new Reconciler(
       {
@@ -402,14 +405,15 @@ export class Controller {
       } catch (e) {
         const cls = classify(e);
         this.deps.metrics.reconcileErrors.inc({ class: cls });
-        if (cls === 'terminal') {
-          log.warn({ guard: key, err: e }, 'reconcile failed (terminal): waiting for a change');
-          this.queue.forget(key);
-        } else {
-          const serverAsked = retryAfterMs(e);
-          log.warn({ guard: key, err: e, retries: this.queue.numRequeues(key), ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) }, 'reconcile failed: retrying with backoff');
-          this.queue.addRateLimited(key, serverAsked);
-        }
+        const serverAsked = retryAfterMs(e);
+        const retries = this.queue.numRequeues(key);
+        const fields = { guard: key, err: e, retries, ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) };
+        if (cls === 'forbidden') log.error(fields, "reconcile forbidden: the operator's RBAC refuses a request it needs; retrying with backoff until it is granted");
+        else log.warn(fields, 'reconcile failed: retrying with backoff');
+        this.queue.addRateLimited(key, serverAsked);
+        // The backoff grows to minutes; a stall deadline decided before the failure must not wait for it.
+        const deadline = deadlineOf(e);
+        if (deadline !== undefined) this.queue.addAfter(key, Math.max(deadline, serverAsked));
       } finally {
         this.queue.done(key);
       }

@@ -96,6 +96,23 @@ export class Metrics {
     if (defaults) collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * Exports the estimated clock skew to the API server, read at scrape time. An undo is refused while it
+   * is past its bound; this gauge is how a person sees that before a stall needs one.
+   */
+  observeClockSkew(source: () => number | undefined): void {
+    new Gauge({
+      name: 'rollout_guard_clock_skew_seconds',
+      help: "API server time minus the operator's time, estimated from the Date header of API responses (positive: the operator is behind).",
+      registers: [this.registry],
+      collect() {
+        const ms = source();
+        if (ms === undefined) this.reset();
+        else this.set(ms / 1000);
+      },
+    });
+  }
+
   /** Sets the state gauge of one guard. */
   setState(namespace: string, guard: string, state: string): void {
     for (const s of STATES) this.guardState.set({ namespace, guard, state: s }, s === state ? 1 : 0);

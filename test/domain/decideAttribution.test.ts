@@ -1074,3 +1074,35 @@ describe('decide: properties over generated timelines (seeded, deterministic)', 
     assert.ok(totals.refusedStalls >= 5, `only ${totals.refusedStalls} refused stalls`);
   });
 });
+
+describe("decide: the operator's clock is off from the API server's", () => {
+  const skewed = (o: Observation, ms: number): Observation => (o.kind === 'Target' ? { ...o, clockSkewMs: ms } : o);
+  const ds = run(
+    [
+      { obs: skewed(healthyA(), 42_000), at: T0 },
+      { obs: skewed(stallB(), 42_000), at: T1 },
+      { obs: skewed(stallB(), 42_000), at: T1 + sec(600) },
+      { obs: skewed(stallB(), 42_000), at: T1 + sec(700) },
+      // Time sync is repaired: the estimate falls within the bound.
+      { obs: skewed(stallB(), 80), at: T1 + sec(760), persist: persistUndo },
+    ],
+    { policy: UNDO },
+  );
+
+  it('a stall blamed on the revision is reported, and its undo refused while the skew is past the bound: undoSkipped ClockSkew says by how much and who fixes it', () => {
+    const stalled = ds[2]!;
+    assert.equal(stalled.status.owner, 'Revision');
+    assertRefusedAtStall(stalled, 'ClockSkew', /42\.0 s behind the API server's \(bound 5 s\).*fix time sync on the operator's node/);
+    assert.equal(undos(ds.slice(0, 4)).length, 0);
+    assert.equal(count(ds, 'UndoSkipped'), 1, 'said once');
+  });
+
+  it('once the clocks agree again, the undo proceeds', () => {
+    assert.equal(ds[4]!.action?.kind, 'Undo');
+  });
+
+  it('a skew within the bound (4.9 s ahead) does not hold the undo back', () => {
+    const within = run([{ obs: skewed(healthyA(), -4_900), at: T0 }, { obs: skewed(stallB(), -4_900), at: T1 }, { obs: skewed(stallB(), -4_900), at: T1 + sec(600) }], { policy: UNDO });
+    assert.equal(within[2]!.action?.kind, 'Undo');
+  });
+});

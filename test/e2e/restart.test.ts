@@ -16,7 +16,7 @@ interface GuardObj {
   };
 }
 
-const getGuard = (n: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
+const getGuard = (n: string): Promise<GuardObj & { status?: { announcements?: Array<{ id: string; reason: string }> } }> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
 const waitState = (n: string, state: string, timeoutMs = 60_000): Promise<GuardObj> =>
   waitFor(async () => {
     const g = await getGuard(n);
@@ -33,19 +33,24 @@ describe('operator restarts', { concurrency: true }, () => {
   const procs: OperatorProcess[] = [];
   let poolA: NodePool;
   let poolB: NodePool;
+  let poolC: NodePool;
   let nsA: string;
   let nsB: string;
+  let nsC: string;
 
   before(async () => {
     await ensureCluster();
     await installCrds();
     const a = await createNamespace('restart-clock');
     const b = await createNamespace('restart-undo');
+    const c = await createNamespace('restart-events');
     nsA = a.name;
     nsB = b.name;
+    nsC = c.name;
     poolA = await createNodePool(uniqueName('r-clock'), 3);
     poolB = await createNodePool(uniqueName('r-undo'), 3);
-    cleanups.push(a.cleanup, b.cleanup, poolA.cleanup, poolB.cleanup);
+    poolC = await createNodePool(uniqueName('r-events'), 3);
+    cleanups.push(a.cleanup, b.cleanup, c.cleanup, poolA.cleanup, poolB.cleanup, poolC.cleanup);
   });
 
   after(async () => {
@@ -99,5 +104,32 @@ describe('operator restarts', { concurrency: true }, () => {
     assert.deepEqual(await daemonSetRow(nsB, 'decoder'), { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
     const undoLogs = op.jsonLogs().filter((l) => l.msg === 'undo: intent recorded, patching DaemonSet');
     assert.equal(undoLogs.length, 0, 'the restarted operator never patched again');
+  });
+
+  it('killed between the status write and its Event: the next process announces it, once on the guard and once on the DaemonSet', async () => {
+    await apply(decoderDaemonSet({ name: 'decoder', ns: nsC, pool: poolC.name, image: 'registry.local/decoder:1' }));
+    await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns: nsC });
+    const crashing = await OperatorProcess.start({ namespaces: [nsC], env: { ROLLOUT_GUARD_FAILPOINTS: 'exit-before-announcing=RolloutStalled' } });
+    procs.push(crashing);
+    await apply(guard('decoder', nsC, 'decoder', { suspectAfterSeconds: 2, progressDeadlineSeconds: 5 }));
+    await waitState(nsC, 'Healthy');
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: nsC });
+    assert.equal(await crashing.waitExit(), 137, 'the failpoint killed the operator right after writing Stalled');
+    const mid = await getGuard(nsC);
+    assert.equal(mid.status?.state, 'Stalled');
+    assert.ok(mid.status?.announcements?.some((a) => a.reason === 'RolloutStalled'), 'the Event waits in status');
+    const stalledCount = async (): Promise<[number, number]> => [
+      (await reasons(nsC, 'RolloutGuard')).filter((r) => r === 'RolloutStalled').length,
+      (await reasons(nsC, 'DaemonSet')).filter((r) => r === 'RolloutStalled').length,
+    ];
+    assert.deepEqual(await stalledCount(), [0, 0], 'not announced before the crash');
+
+    const second = await OperatorProcess.start({ namespaces: [nsC] });
+    procs.push(second);
+    await waitFor(async () => {
+      const [g, d] = await stalledCount();
+      return g === 1 && d === 1;
+    }, { timeoutMs: 30_000, describe: 'RolloutStalled announced once on the guard and on the DaemonSet' });
+    assert.ok(second.jsonLogs().every((l) => l.msg !== 'event not recorded yet: it stays in status and is announced on a later pass'));
   });
 });

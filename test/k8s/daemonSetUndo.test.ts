@@ -20,6 +20,21 @@ interface World {
   patches: Array<{ body: Record<string, unknown>; query: string }>;
   /** 409 this many patches before accepting. */
   conflicts: number;
+  /** The ControllerRevision decoder-aaa as the API server returns it. */
+  revision: Record<string, unknown>;
+}
+
+/** The revision the DaemonSet controller writes: controlled by the DaemonSet, labelled with its hash. */
+function controllerRevision(o: { ownerUid?: string; ownerKind?: string; hash?: string; data?: unknown } = {}): Record<string, unknown> {
+  return {
+    metadata: {
+      name: 'decoder-aaa',
+      labels: { 'controller-revision-hash': o.hash ?? 'aaa' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: o.ownerKind ?? 'DaemonSet', name: 'decoder', uid: o.ownerUid ?? 'uid-1', controller: true }],
+    },
+    revision: 1,
+    data: o.data ?? { spec: { template: { ...GOOD, $patch: 'replace' } } },
+  };
 }
 
 function daemonSet(o: { template?: unknown; annotations?: Record<string, string>; owners?: unknown[]; status?: Record<string, number>; generation?: number } = {}): Record<string, unknown> {
@@ -50,7 +65,7 @@ function serve(world: World): http.RequestListener {
         res.end(JSON.stringify(payload));
       };
       if (url.pathname === `/apis/apps/v1/namespaces/${NS}/controllerrevisions/decoder-aaa`) {
-        return json(200, { metadata: { name: 'decoder-aaa' }, revision: 1, data: { spec: { template: { ...GOOD, $patch: 'replace' } } } });
+        return json(200, world.revision);
       }
       if (url.pathname === `/apis/apps/v1/namespaces/${NS}/daemonsets/decoder`) {
         if (req.method === 'GET') return json(200, world.ds);
@@ -75,11 +90,12 @@ const REQ: UndoRequest = {
   expectedUid: 'uid-1',
   expectedTemplateGeneration: '2',
   fromHash: 'bbb',
+  toHash: 'aaa',
   record: { from: 'bbb', to: 'aaa', at: '2026-01-01T00:00:00.000Z', guard: `${NS}/decoder` },
 };
 
 describe('DaemonSetUndo', () => {
-  const world: World = { ds: daemonSet(), patches: [], conflicts: 0 };
+  const world: World = { ds: daemonSet(), patches: [], conflicts: 0, revision: controllerRevision() };
   const server = http.createServer(serve(world));
   let undo: DaemonSetUndo;
 
@@ -99,6 +115,7 @@ describe('DaemonSetUndo', () => {
     world.ds = daemonSet();
     world.patches = [];
     world.conflicts = 0;
+    world.revision = controllerRevision();
   });
 
   it('applies: one strategic-merge patch of spec.template, the resourceVersion read, and the undo record annotation', async () => {
@@ -139,5 +156,56 @@ describe('DaemonSetUndo', () => {
     world.conflicts = 1;
     assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
     assert.equal(world.patches.length, 2);
+  });
+
+  it('a DaemonSet that changes under every attempt is not raced: NotUndone after the bound, each attempt re-read', async () => {
+    world.conflicts = 100;
+    const out = await undo.undo(REQ);
+    assert.equal(out.kind, 'NotUndone');
+    assert.match('detail' in out ? out.detail : '', /changed under each of 5 attempts/);
+    assert.equal(world.patches.length, 5);
+  });
+
+  describe('the revision is checked before anything is copied from it, and only its template is sent', () => {
+    const suspicious: Array<{ name: string; revision: Record<string, unknown>; detail: RegExp }> = [
+      { name: 'controlled by another DaemonSet (another UID)', revision: controllerRevision({ ownerUid: 'uid-other' }), detail: /not controlled by this DaemonSet/ },
+      { name: 'controlled by something that is not a DaemonSet', revision: controllerRevision({ ownerKind: 'StatefulSet' }), detail: /not controlled by this DaemonSet/ },
+      { name: 'no controller at all', revision: { ...controllerRevision(), metadata: { name: 'decoder-aaa', labels: { 'controller-revision-hash': 'aaa' } } }, detail: /its controller is none/ },
+      { name: 'a hash label other than the decision named', revision: controllerRevision({ hash: 'zzz' }), detail: /carries hash zzz, not the aaa/ },
+      { name: 'no pod template in its data', revision: controllerRevision({ data: { spec: { updateStrategy: { type: 'OnDelete' } } } }), detail: /holds no pod template/ },
+    ];
+    for (const tc of suspicious) {
+      it(`refuses a revision ${tc.name}: Failed, nothing sent`, async () => {
+        world.revision = tc.revision;
+        const out = await undo.undo(REQ);
+        assert.equal(out.kind, 'Failed');
+        assert.match('detail' in out ? out.detail : '', tc.detail);
+        assert.equal(world.patches.length, 0);
+      });
+    }
+
+    it('fields a revision carries besides spec.template are never sent', async () => {
+      world.revision = controllerRevision({
+        data: {
+          metadata: { annotations: { injected: 'yes' }, labels: { owner: 'attacker' } },
+          spec: { template: { ...GOOD, $patch: 'replace' }, updateStrategy: { type: 'OnDelete' }, selector: { matchLabels: { app: 'other' } } },
+          status: { numberReady: 0 },
+        },
+      });
+      assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
+      const p = world.patches[0]!.body as { spec: Record<string, unknown>; metadata: Record<string, unknown> };
+      assert.deepEqual(Object.keys(p).sort(), ['metadata', 'spec']);
+      assert.deepEqual(Object.keys(p.spec), ['template'], 'only the template');
+      assert.deepEqual(p.spec.template, { ...GOOD, $patch: 'replace' });
+      assert.deepEqual(Object.keys(p.metadata).sort(), ['annotations', 'resourceVersion'], "only the precondition and the operator's own record");
+      assert.deepEqual(Object.keys(p.metadata.annotations as object), [UNDO_RECORD_ANNOTATION]);
+    });
+
+    it('the dry run checks the revision the same way', async () => {
+      world.revision = controllerRevision({ ownerUid: 'uid-other' });
+      const out = await undo.dryRun(NS, 'decoder', 'decoder-aaa');
+      assert.equal(out.kind, 'Rejected');
+      assert.equal(world.patches.length, 0);
+    });
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/k8s/apiClient.js';
-import { TerminalError, TransientError, classify, retryAfterMs } from '../../src/reconcile/errors.js';
+import { PassError, TransientError, classify, deadlineOf, retryAfterMs } from '../../src/reconcile/errors.js';
 
 describe('retryAfterMs', () => {
   const cases: Array<[string, unknown, number]> = [
@@ -20,12 +20,20 @@ describe('retryAfterMs', () => {
 });
 
 describe('classify', () => {
-  it('403 and TerminalError are terminal; 429, 5xx, TransientError and the unknown are retried', () => {
-    assert.equal(classify(new ApiError('forbidden', { statusCode: 403 })), 'terminal');
-    assert.equal(classify(new TerminalError('invalid')), 'terminal');
+  it('403 is forbidden, also wrapped by a failed pass; 429, 5xx, TransientError and the unknown are transient', () => {
+    assert.equal(classify(new ApiError('forbidden', { statusCode: 403 })), 'forbidden');
+    assert.equal(classify(new PassError('pass failed', 5000, { cause: new ApiError('forbidden', { statusCode: 403 }) })), 'forbidden');
     assert.equal(classify(new ApiError('slow down', { statusCode: 429 })), 'transient');
     assert.equal(classify(new ApiError('boom', { statusCode: 503 })), 'transient');
     assert.equal(classify(new TransientError('x')), 'transient');
     assert.equal(classify(new Error('a bug')), 'transient');
+  });
+});
+
+describe('deadlineOf', () => {
+  it("a failed pass keeps decide's deadline; other errors carry none", () => {
+    assert.equal(deadlineOf(new PassError('pass failed', 12_000, { cause: new ApiError('forbidden', { statusCode: 403 }) })), 12_000);
+    assert.equal(deadlineOf(new PassError('pass failed before deciding', undefined, { cause: new Error('x') })), undefined);
+    assert.equal(deadlineOf(new ApiError('forbidden', { statusCode: 403 })), undefined);
   });
 });

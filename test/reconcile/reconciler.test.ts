@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/stateMachine.js';
-import type { GuardStatus, PlannedEvent } from '../../src/domain/types.js';
+import type { Announcement, GuardStatus } from '../../src/domain/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import { ApiError } from '../../src/k8s/apiClient.js';
+import { mergePatchDiff } from '../../src/k8s/mergePatch.js';
+import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
 import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
@@ -54,6 +56,14 @@ class World implements CacheView {
   log: string[] = [];
   conflictsLeft = 0;
   undoOutcome: UndoOutcome = { kind: 'Applied' };
+  /** Events that exist, by announcement id (the API server refuses a second create of one as AlreadyExists). */
+  created = new Set<string>();
+  /** Event creates that fail (e.g. the API server is briefly unavailable) before they succeed again. */
+  emitFailuresLeft = 0;
+  /** Status writes refused with 403 Forbidden. */
+  forbidden = false;
+  /** Undo patches that draw a 409 escaping the undo port. */
+  undoConflict = false;
   rv = 1;
 
   constructor(spec: Partial<SlimGuard['spec']> = {}) {
@@ -81,7 +91,11 @@ class World implements CacheView {
         return Promise.resolve(structuredClone(this.guardObj));
       },
       writeStatus: (g: Readonly<SlimGuard>, s: GuardStatus) => {
-        if (JSON.stringify(g.status ?? {}) === JSON.stringify(s)) return Promise.resolve(undefined);
+        if (mergePatchDiff(g.status ?? {}, s) === undefined) return Promise.resolve(undefined);
+        if (this.forbidden) {
+          this.log.push('write:403');
+          return Promise.reject(new ApiError('rolloutguards.rolloutguard.dev "decoder" is forbidden', { statusCode: 403, reason: 'Forbidden' }));
+        }
         if (this.conflictsLeft > 0) {
           this.conflictsLeft--;
           this.log.push('write:409');
@@ -95,12 +109,23 @@ class World implements CacheView {
         this.guardObj = { ...this.guardObj, metadata: { ...this.guardObj.metadata, resourceVersion: String(++this.rv) }, status: structuredClone(s) };
         return Promise.resolve(this.guardObj);
       },
-      emit: (_g, _t, events: readonly PlannedEvent[]) => {
-        for (const e of events) this.log.push(`event:${e.reason}`);
-        return Promise.resolve();
+      emit: (_g, _t, events: readonly Announcement[]) => {
+        const ids: string[] = [];
+        for (const e of events) {
+          if (this.emitFailuresLeft > 0) {
+            this.emitFailuresLeft--;
+            this.log.push(`event-failed:${e.reason}`);
+            continue;
+          }
+          this.log.push(`${this.created.has(e.id) ? 'event-exists' : 'event'}:${e.reason}`);
+          this.created.add(e.id);
+          ids.push(e.id);
+        }
+        return Promise.resolve(ids);
       },
       undo: (req: UndoRequest) => {
         this.log.push(`undo:${req.toRevisionName}`);
+        if (this.undoConflict) return Promise.reject(new ApiError('the object has been modified', { statusCode: 409, reason: 'Conflict' }));
         return Promise.resolve(this.undoOutcome);
       },
       dryRun: (_ns: string, _n: string, rev: string): Promise<DryRunOutcome> => {
@@ -266,7 +291,7 @@ describe('Reconciler', () => {
     w.healthy();
     const r = reconciler(w, { t: T0 });
     w.conflictsLeft = 100;
-    await assert.rejects(r.reconcile(`${NS}/decoder`), { name: 'TransientError' });
+    await assert.rejects(r.reconcile(`${NS}/decoder`), (e: unknown) => classify(e) === 'transient' && /kept conflicting after 5 attempts/.test(String(e)));
   });
 
   it('Report mode runs the dry run once per broken revision', async () => {
@@ -406,5 +431,108 @@ describe('Reconciler', () => {
     assert.equal(started.decision?.deferred, undefined);
     assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
     assert.equal(w.guardObj.status?.templateGeneration, '2');
+  });
+
+  describe('Events: written into status with their transition, announced once', () => {
+    it('the transition and its Events are one write; a later pass announces nothing again', async () => {
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      w.log = [];
+      await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
+      assert.deepEqual(w.guardObj.status?.announcements?.map((a) => a.reason), ['RolloutStarted']);
+      w.log = [];
+      clock.t += 2000;
+      await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, [], 'an announced entry is not dropped by a write of its own, nor sent again');
+    });
+
+    it('an Event the API server did not take is announced on a soon pass, exactly once', async () => {
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      w.emitFailuresLeft = 1;
+      w.log = [];
+      const first = await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, ['write:Progressing', 'event-failed:RolloutStarted']);
+      assert.ok(first.requeueAfterMs !== undefined && first.requeueAfterMs <= 5000, `retried soon, not at the deadline: ${first.requeueAfterMs}`);
+      w.log = [];
+      clock.t += first.requeueAfterMs;
+      await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, ['event:RolloutStarted'], 'announced without a status write');
+      w.log = [];
+      clock.t += 1000;
+      await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, []);
+    });
+
+    it('a crash between the status write and the Events: the next process announces them, and one already created is refused, not doubled', async () => {
+      const { w, clock } = await healthyGuard();
+      w.stalled();
+      // Process A writes the transition and dies before announcing: its emit never reaches the API server.
+      const a = new Reconciler({ ...w.ports(), emit: () => new Promise<string[]>(() => undefined) }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+      void a.reconcile(`${NS}/decoder`);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(w.log.slice(-1), ['write:Progressing']);
+      assert.deepEqual(w.guardObj.status?.announcements?.map((x) => x.reason), ['RolloutStarted']);
+      // Process B (a new leader, fresh memory) announces it.
+      w.log = [];
+      clock.t += 1000;
+      await reconciler(w, clock).reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, ['event:RolloutStarted']);
+      // Process C finds it announced already: the API server refuses the same name, nothing is doubled.
+      w.log = [];
+      clock.t += 1000;
+      await reconciler(w, clock).reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log, ['event-exists:RolloutStarted']);
+      assert.equal(w.created.size, 1, 'one Event: the rollout start');
+    });
+
+    it('announced entries leave status with the next write made for another reason', async () => {
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      await r.reconcile(`${NS}/decoder`);
+      w.log = [];
+      clock.t += 30_000; // Stalled: a new transition with its own Event
+      w.undoOutcome = { kind: 'NotUndone', detail: 'test' };
+      await r.reconcile(`${NS}/decoder`);
+      assert.deepEqual(w.log.filter((l) => l.startsWith('event')), ['event:RolloutStalled', 'event:UndoSkipped']);
+      // The intent write dropped the announced RolloutStarted; the outcome write, the announced RolloutStalled.
+      assert.deepEqual(w.guardObj.status?.announcements?.map((x) => x.reason), ['UndoSkipped']);
+    });
+  });
+
+  describe('failures keep the deadline', () => {
+    it('a 403 on the status write fails the pass as forbidden and keeps the deadline decide computed', async () => {
+      // The same pass allowed to write, for the deadline it returns.
+      const allowed = await healthyGuard();
+      allowed.w.stalled();
+      allowed.clock.t += 100;
+      const want = (await allowed.r.reconcile(`${NS}/decoder`)).requeueAfterMs;
+      assert.ok(want !== undefined && want > 0);
+
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      w.forbidden = true;
+      clock.t += 100;
+      const err = await r.reconcile(`${NS}/decoder`).then(
+        () => assert.fail('the pass should fail'),
+        (e: unknown) => e,
+      );
+      assert.equal(classify(err), 'forbidden');
+      assert.equal(deadlineOf(err), want, 'the Suspect deadline is kept beside the backoff');
+      assert.deepEqual(w.log.slice(-1), ['write:403']);
+    });
+
+    it('a 409 escaping the undo is a transient failure of the pass, never a re-run: one undo attempt', async () => {
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      await r.reconcile(`${NS}/decoder`);
+      clock.t += 30_000;
+      w.undoConflict = true;
+      w.log = [];
+      await assert.rejects(r.reconcile(`${NS}/decoder`), (e: unknown) => classify(e) === 'transient' && /DaemonSet kept changing/.test(String(e)));
+      assert.deepEqual(w.log.filter((l) => l.startsWith('undo:') || l === 'read'), ['undo:decoder-good'], 'no guard re-read, no second undo in this pass');
+      assert.equal(w.guardObj.status?.lastUndo?.result, 'Pending', 'the intent stays recorded for the next pass to re-check');
+    });
   });
 });
