@@ -4,7 +4,7 @@
  */
 import { truncate } from './messages.js';
 import { EventAction } from './reasons.js';
-import type { PlannedEvent } from './types.js';
+import type { PlannedEvent, RevisionRef } from './types.js';
 
 /**
  * Timer skew allowance added to every requeue, so we never wake up a hair before a deadline. Node's
@@ -23,6 +23,16 @@ export const parseTime = (s: string | undefined): number | undefined => (s ? Dat
 /** An Event; `onTarget` mirrors it on the DaemonSet. Notes are cut to the API server's 1 kB. */
 export function event(type: PlannedEvent['type'], reason: string, note: string, onTarget = true, action: string = EventAction.Observe): PlannedEvent {
   return { type, reason, note: truncate(note, 1000), action, onTarget };
+}
+
+/**
+ * Whether two references name the same ControllerRevision: the same hash and, when both numbers are
+ * known, the same number. The DaemonSet controller renumbers a template that comes back (our undo, or a
+ * re-apply) to the highest number, so the same hash under a new number is a template that changed and
+ * came back between two passes (a GitOps tool reverting an undo within a second), not the same revision.
+ */
+export function sameRevision(a: RevisionRef, b: RevisionRef): boolean {
+  return a.hash === b.hash && (a.revision === undefined || b.revision === undefined || a.revision === b.revision);
 }
 
 /** The earlier of two optional delays. */

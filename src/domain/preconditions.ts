@@ -8,7 +8,7 @@
  * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
  */
 import { setCondition, type DesiredCondition } from './conditions.js';
-import { event, MIN_REQUEUE_MS } from './passKit.js';
+import { event, MIN_REQUEUE_MS, sameRevision } from './passKit.js';
 import { Reason } from './reasons.js';
 import { rolledBackCondition } from './report.js';
 import type { Condition, Decision, GuardPeer, GuardStatus, Observation, PlannedEvent } from './types.js';
@@ -124,9 +124,9 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const { ds, currentRevision: cur } = obs;
   const observed = ds.observedGeneration >= ds.generation;
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && cur.hash !== prev.currentRevision.hash;
+  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
-  const revisionsBehind = templateMoved && cur !== undefined && cur.hash === prev.currentRevision?.hash && observed;
+  const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
   if ((dsBehind || revisionsBehind) && (obs.cacheWaitMs ?? 0) < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }

@@ -44,7 +44,7 @@
  * verdict (verdict.ts) → plan at most one action (plan.ts) → build status and conditions (report.ts).
  */
 import { attribute } from './attribute.js';
-import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sooner } from './passKit.js';
+import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sameRevision, sooner } from './passKit.js';
 import { planAction } from './plan.js';
 import { ConditionSet, settle } from './preconditions.js';
 import { Reason } from './reasons.js';
@@ -95,7 +95,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // template there is no revision for it yet: keep the old pair, or the revision's arrival would look
   // like a DaemonSet cache behind.
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && t.curRef.hash !== prev.currentRevision.hash;
+  const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision);
   if (templateMoved && !revisionMoved && !t.observed) base.templateGeneration = prev.templateGeneration;
   else if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
   else delete base.templateGeneration;

@@ -12,7 +12,7 @@
  */
 import { describeLeft, fmtRev } from './messages.js';
 import { collectFailures } from './evidence.js';
-import { event, iso, parseTime } from './passKit.js';
+import { event, iso, parseTime, sameRevision } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import { computeSplit, dominantOtherHash, STATUS_LIST_CAP, type Split } from './split.js';
 import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UndoRecord } from './types.js';
@@ -124,7 +124,9 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
     desiredAtStart: Math.max(prev.desired ?? 0, ds.desired),
     progress: marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, t.split.onTarget),
   };
-  if (from) rollout.fromRevision = { revision: from.revision, hash: from.hash };
+  // A generation whose ControllerRevision is gone (history pruned) has no number: leave the key out, as
+  // JSON would, so the status decided is the status read back.
+  if (from) rollout.fromRevision = from.revision !== undefined ? { revision: from.revision, hash: from.hash } : { hash: from.hash };
   else if (prevHash !== undefined) rollout.fromRevision = { ...curRef };
   // A guard that first sees a DaemonSet midway through an undo (it was recreated, or another guard
   // made it) must not take the broken revision for the one to return to.
@@ -164,7 +166,6 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
     events: [],
   };
   const countersComplete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
-  const prevHash = prev.currentRevision?.hash;
 
   // A spec change the controller has not observed: timed from when it was first seen, across passes.
   if (!observed) {
@@ -172,7 +173,8 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
     t.unobserved = u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
   }
 
-  if (curRef && prevHash !== undefined && curRef.hash !== prevHash) {
+  // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
+  if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision)) {
     startOnChange(obs, prev, spec, curRef, nowIso, t);
   } else if (curRef && observed && (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) && !countersComplete) {
     // Only from observed counters: until the controller observes the generation they describe the

@@ -110,9 +110,14 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
   };
   // Our undo is applied but the controller has not made the restored revision current yet (it
-  // renumbers it on its next sync): that is the rollback starting, not a second stall.
+  // renumbers it on its next sync): that is the rollback starting, not a second stall. Only for the
+  // rollout that was undone: one that started after the undo is the broken revision applied again.
   const lastUndo = v.lastUndo;
-  v.undoInFlight = !rollout.rollback && lastUndo?.result === 'Applied' && lastUndo.fromHash === rollout.toRevision.hash;
+  v.undoInFlight =
+    !rollout.rollback &&
+    lastUndo?.result === 'Applied' &&
+    lastUndo.fromHash === rollout.toRevision.hash &&
+    (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
   const sinceUndo = v.undoInFlight && lastUndo ? now - (parseTime(lastUndo.at) ?? now) : 0;
   if (v.undoInFlight && lastUndo && sinceUndo < deadlineMs) {
     v.state = 'RollingBack';

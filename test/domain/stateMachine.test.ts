@@ -175,6 +175,29 @@ describe('decide: first sight', () => {
       },
     },
     {
+      // Found by the property test (decideProperties.test.ts): the key was written as `revision: undefined`,
+      // so the status decided was not the status read back from the API server.
+      name: 'first sight mid-rollout from a generation whose ControllerRevision is gone (history pruned): fromRevision names the hash alone, and the status is plain JSON',
+      steps: [
+        {
+          obs: targetObs({
+            nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
+            revisions: [B2],
+            ds: dsAt2({ ready: 2, updated: 1, available: 2 }),
+          }),
+          at: T1,
+        },
+      ],
+      check: ([d]) => {
+        const s = d!.status;
+        assert.equal(s.state, 'Progressing');
+        assert.deepEqual(s.rollout?.fromRevision, { hash: HASH.A });
+        assert.ok(!('revision' in s.rollout.fromRevision), 'no key without a value');
+        assert.deepEqual(s.rollout.toRevision, { revision: 2, hash: HASH.B });
+        assert.deepEqual(roundTrip(s), s);
+      },
+    },
+    {
       name: 'a DaemonSet that matches no node is flagged NoNodesMatched on first sight',
       steps: [{ obs: targetObs({ revisions: [A1], ds: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } }), at: T0 }],
       check: ([d]) => {
@@ -1365,6 +1388,67 @@ describe('decide: the window between our undo and the controller picking it up',
       assert.equal(d.status.repeatedRevision, undefined);
     },
   );
+});
+
+describe('decide: the broken revision re-applied before any pass saw our undo take effect (a GitOps tool reverting it)', () => {
+  // Found by the property test (decideProperties.test.ts, "never Suspect or Stalled on a pass that shows
+  // progress"). Between two passes the template went B → A (our undo) → B (re-applied): the controller
+  // renumbered B to revision 4 (generation 4), so the current hash is the one undone. It was read as the
+  // revision cache behind (the pass set aside for 30 s) and then as our undo not taking effect: RollingBack,
+  // then Stalled ControllerNotActing with owner ControlPlane, while B rolled out node after node.
+  const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+  const record = { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: 'default/decoder' };
+  /** Generation 4 (B again, revision 4; A is revision 3 since the undo): node-1..node-k on B, node-3's B pod pulling or `done`. */
+  const reapplied = (k: number, done = false): Observation =>
+    targetObs({
+      nodes: [node('node-1', [pod({ hash: k >= 1 ? HASH.B : HASH.A })]), node('node-2', [pod({ hash: k >= 2 ? HASH.B : HASH.A })]), node('node-3', [done ? pod({ hash: HASH.B }) : imagePullPod(HASH.B)])],
+      revisions: [rev(HASH.A, 3), rev(HASH.B, 4)],
+      ds: { generation: 4, observedGeneration: 4, templateGeneration: '4', images: [`registry.example/decoder:${HASH.B}`], desired: 3, current: 3, updated: k + 1, ready: done ? 3 : 2, available: done ? 3 : 2, undoRecord: record },
+    });
+  const ds = run(
+    [
+      { obs: healthyA(), at: T0 },
+      { obs: stallWorld(), at: T1 },
+      { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+      { obs: reapplied(1), at: T1 + sec(605) },
+      { obs: reapplied(2), at: T1 + sec(640) },
+      { obs: reapplied(2), at: T1 + sec(1240) },
+      { obs: reapplied(2, true), at: T1 + sec(1250) },
+    ],
+    { policy: UNDO },
+  );
+  const [, , undone, started, moving, stalled, done] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+
+  it('revision 4 is a new rollout, seen at once: not the revision cache behind, not our undo in flight', () => {
+    assert.equal(undone.action?.kind, 'Undo');
+    assert.equal(started.deferred, undefined);
+    assert.deepEqual(reasons(started), ['RolloutStarted']);
+    assert.deepEqual(started.status.currentRevision, { revision: 4, hash: HASH.B });
+    assert.deepEqual(started.status.rollout?.toRevision, { revision: 4, hash: HASH.B });
+    assert.equal(started.status.templateGeneration, '4');
+    assert.equal(started.status.state, 'Progressing');
+  });
+
+  it('while it moves it is Progressing, never RollingBack or Stalled ControllerNotActing', () => {
+    assert.equal(moving.status.state, 'Progressing');
+    assert.equal(moving.status.rollout?.lastProgressAt, iso(T1 + sec(640)));
+  });
+
+  it('when it stalls: Stalled on the evidence (ImagePullFailure, Revision), RepeatedBrokenRevision, AlreadyUndone, never a second undo', () => {
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.cause, 'ImagePullFailure');
+    assert.equal(stalled.status.owner, 'Revision');
+    assert.deepEqual(reasons(stalled), ['RolloutStalled', 'RepeatedBrokenRevision']);
+    assert.equal(stalled.status.undoSkipped?.reason, 'AlreadyUndone');
+    assert.equal(stalled.status.repeatedRevision, HASH.B);
+    assert.equal(stalled.status.lastUndo?.result, 'Applied', 'the record of the one undo is kept, not turned into RollbackStalled');
+    assert.deepEqual(ds.slice(3).map((d) => d.action), [undefined, undefined, undefined, undefined]);
+  });
+
+  it('and it completes as any rollout does', () => {
+    assert.equal(done.status.state, 'Healthy');
+    assert.deepEqual(reasons(done), ['RolloutComplete']);
+  });
 });
 
 describe('decide: undo that never takes effect, and nodes deleted from the cluster', () => {
