@@ -21,7 +21,7 @@ import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 import { ExitCode, runCheck } from './check.js';
-import { loadKubeConfig } from './k8s/kubeConfig.js';
+import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
 
 
 async function run(cfg: OperatorConfig): Promise<void> {
@@ -182,7 +182,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
 }
 
 const USAGE = `usage:
-  rollout-guard run [--namespaces a,b] [--log-level info] [--leader-elect=false]
+  rollout-guard run [--namespaces a,b] [--log-level info] [--leader-elect=true|false (default: true in a pod)]
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
@@ -208,6 +208,10 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError) {
       console.error(`rollout-guard: ${e.message}\n${USAGE}`);
+      return ExitCode.Usage;
+    }
+    if (e instanceof KubeConfigError) {
+      console.error(`rollout-guard: ${e.message}`);
       return ExitCode.Usage;
     }
     throw e;

@@ -32,6 +32,10 @@ export interface OperatorConfig {
   /** How the secure metrics server remembers and bounds its reviews; see DEFAULTS for the reasons. */
   metricsAuth: { allowTtlMs: number; denyTtlMs: number; maxEntries: number; reviewTimeoutMs: number };
   logLevel: string;
+  /**
+   * Lease-based leader election. Default: on in a pod (KUBERNETES_SERVICE_HOST set, no --kubeconfig),
+   * off elsewhere, as a developer's local run has no replicas to elect among.
+   */
   leaderElect: boolean;
   leaseNamespace: string;
   leaseName: string;
@@ -207,6 +211,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     set(f.key, convert(name, f.kind, value));
   }
   if (!given.has('policies')) cfg.policies = cfg.namespaces.length === 0;
+  // Leader election only where replicas exist: in a pod (kubebuilder's `make run` runs without it too).
+  // A developer's `npm start` against a local cluster then needs no lease namespace; --leader-elect asks.
+  if (!given.has('leaderElect')) cfg.leaderElect = Boolean(env.KUBERNETES_SERVICE_HOST) && cfg.kubeconfig === undefined;
   if (cfg.renewDeadlineMs >= cfg.leaseDurationMs) throw new UsageError('--renew-deadline-ms must be less than --lease-duration-ms');
   checkListeners(cfg);
   return cfg;

@@ -129,6 +129,8 @@ export class LeaderElector {
   /** Serialized spec of the last observed record and the monotonic time we first saw it. */
   private observedRecord = '';
   private observedAt = 0;
+  /** Whether the missing lease namespace was already reported at error level. */
+  private toldMissingNamespace = false;
 
   /** @param opts see {@link LeaderElectorOptions}; the durations are validated as in client-go's NewLeaderElector. */
   constructor(private readonly opts: LeaderElectorOptions) {
@@ -350,7 +352,9 @@ export class LeaderElector {
         this.observe(created, sentAt);
         return true;
       } catch (createErr) {
-        if (!signal.aborted) this.logAttemptError('creating', createErr);
+        if (signal.aborted) return false;
+        if (isNotFound(createErr)) this.missingNamespace();
+        else this.logAttemptError('creating', createErr);
         return false;
       }
     }
@@ -402,6 +406,17 @@ export class LeaderElector {
   private leaseValid(): boolean {
     const seconds = this.lease?.spec?.leaseDurationSeconds ?? 0;
     return this.observedAt + seconds * 1000 > this.clock.now();
+  }
+
+  /**
+   * The Lease cannot be created because its namespace does not exist: said once, plainly, at error level
+   * (then at debug on each retry). The candidate keeps trying, as the namespace may be on its way.
+   */
+  private missingNamespace(): void {
+    const msg = `the lease namespace "${this.opts.namespace}" does not exist: create it (kubectl create namespace ${this.opts.namespace}), pass --lease-namespace NS, or run with --leader-elect=false`;
+    if (this.toldMissingNamespace) this.log.debug(msg);
+    else this.log.error(msg);
+    this.toldMissingNamespace = true;
   }
 
   private logAttemptError(what: string, err: unknown): void {

@@ -79,3 +79,15 @@ describe('loadConfig: listeners', () => {
     assert.equal(loadConfig(['--metrics-secure', '--metrics-bind-address=0'], {}).metricsBindAddress, null);
   });
 });
+
+describe('loadConfig: leader election', () => {
+  const cases: Array<[string, string[], NodeJS.ProcessEnv, boolean]> = [
+    ['a developer\'s run (no KUBERNETES_SERVICE_HOST): off', [], {}, false],
+    ['in a pod: on', [], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, true],
+    ['in a pod with an explicit kubeconfig (not the pod\'s own cluster identity): off', ['--kubeconfig=/k'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, false],
+    ['asked for by flag outside a pod: on', ['--leader-elect'], {}, true],
+    ['asked for by LEADER_ELECT outside a pod: on', [], { LEADER_ELECT: 'true' }, true],
+    ['turned off in a pod: off', ['--leader-elect=false'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, false],
+  ];
+  for (const [name, argv, env, want] of cases) it(name, () => assert.equal(loadConfig(argv, env).leaderElect, want));
+});
