@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl, kwok) from Go modules into a cache directory outside the repository, keyed by the pinned
-# versions. A second run with the same pins finds the binaries and returns in well under a second.
+# versions; and the tests' tools: helm from Go modules, prometheus and promtool from Debian's package.
+# A second run with the same pins finds the binaries and returns in well under a second.
 #
 # Prints the bin directory on the last line of stdout; progress goes to stderr.
 set -euo pipefail
@@ -14,7 +15,8 @@ export GOTOOLCHAIN=local      # fail fast rather than silently downloading anoth
 export CGO_ENABLED=0          # static binaries, no C toolchain needed
 export GOFLAGS=-mod=mod
 
-key=$(cat "$here/versions.env" "$here/k8s/go.mod" "$here/k8s/go.sum" "$here/etcd/go.mod" "$here/etcd/go.sum" "$here/etcd/main.go" \
+# The control plane's key covers versions.env up to its "# Tools" section: a tool's pin changes only that tool.
+key=$(cat <(sed '/^# Tools$/,$d' "$here/versions.env") "$here/k8s/go.mod" "$here/k8s/go.sum" "$here/etcd/go.mod" "$here/etcd/go.sum" "$here/etcd/main.go" \
   | sha256sum | cut -c1-16)
 cache_root=${ROLLOUT_GUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollout-guard}
 bin="$cache_root/$key/bin"
@@ -70,6 +72,40 @@ else
   (cd "$here" && with_heartbeat kwok env GOFLAGS= GOBIN="$bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION")
   step "kwok $KWOK_VERSION: done"
 fi
+
+# Tools: each in a directory named for its version, linked into $bin so that callers find one place.
+tools="$cache_root/tools"
+mkdir -p "$tools"
+
+helm_dir="$tools/helm-$HELM_VERSION"
+if [ -x "$helm_dir/helm" ]; then
+  step "helm $HELM_VERSION: cached"
+else
+  step "helm $HELM_VERSION: building (cold: ~4 min on 2 cores)"
+  mkdir -p "$helm_dir"
+  (cd "$here" && with_heartbeat helm env GOFLAGS= GOBIN="$helm_dir" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
+  step "helm $HELM_VERSION: done"
+fi
+ln -sf "$helm_dir/helm" "$bin/helm"
+
+prom_version=$(basename "$PROMETHEUS_DEB" .deb)
+prom_dir="$tools/$prom_version"
+if [ -x "$prom_dir/prometheus" ] && [ -x "$prom_dir/promtool" ]; then
+  step "prometheus ($prom_version): cached"
+else
+  step "prometheus ($prom_version): fetching Debian's package"
+  tmp=$(mktemp -d)
+  curl -sSfL --retry 3 -o "$tmp/p.deb" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}/$PROMETHEUS_DEB"
+  echo "$PROMETHEUS_DEB_SHA256  $tmp/p.deb" | sha256sum -c --quiet -
+  dpkg-deb -x "$tmp/p.deb" "$tmp/root"
+  mkdir -p "$prom_dir"
+  cp "$tmp/root/usr/bin/prometheus" "$tmp/root/usr/bin/promtool" "$prom_dir/"
+  rm -rf "$tmp"
+  step "prometheus ($prom_version): done"
+fi
+ln -sf "$prom_dir/prometheus" "$bin/prometheus"
+ln -sf "$prom_dir/promtool" "$bin/promtool"
 
 step "binaries ready in $bin"
 echo "$bin"
