@@ -9,6 +9,7 @@ import type { Attribution } from './attribute.js';
 import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
 import { MAX_CLOCK_SKEW_MS } from './defaults.js';
 import { fmtDuration, fmtRev, list } from './messages.js';
+import { undoneOn } from './undo.js';
 import { event, iso, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import type { Tracked } from './track.js';
@@ -43,7 +44,7 @@ function planUndo(obs: TargetObservation, rollout: RolloutStatus, onTarget: numb
 }
 
 /** The first reason not to undo, in the order a careful person would check them. */
-function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: UndoRecord | undefined, plan: UndoPlan | undefined, a: Attribution, v: Verdict): (UndoSkip & { repeated?: boolean }) | undefined {
+function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: UndoRecord | undefined, undone: readonly string[], plan: UndoPlan | undefined, a: Attribution, v: Verdict): (UndoSkip & { repeated?: boolean }) | undefined {
   const from = rollout.fromRevision;
   const { ds } = obs;
   if (lastUndo && lastUndo.fromHash === rollout.toRevision.hash && lastUndo.result !== 'Pending') {
@@ -56,9 +57,14 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
     }
     return { reason: 'AlreadyUndone', message: `an undo of ${fmtRev(rollout.toRevision)} was already attempted at ${lastUndo.at} (${lastUndo.result}: ${lastUndo.message}); not retrying for the same revision` };
   }
+  if (undone.includes(rollout.toRevision.hash)) {
+    // Undone earlier, before a later revision's undo took lastUndo's place, and now applied again.
+    return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone by this guard (status.undoneRevisions) and has been applied again; never twice for the same revision`, repeated: true };
+  }
   const rec = ds.undoRecord;
-  if (rec && rec.from === rollout.toRevision.hash) {
-    return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone at ${rec.at} by RolloutGuard ${rec.guard} (annotation on the DaemonSet); never twice for the same revision`, repeated: true };
+  if (rec && undoneOn(rec).includes(rollout.toRevision.hash)) {
+    const when = rec.from === rollout.toRevision.hash ? ` at ${rec.at} by RolloutGuard ${rec.guard}` : '';
+    return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone${when} (annotation on the DaemonSet); never twice for the same revision`, repeated: true };
   }
   if (ds.undoOptOut) return { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` };
   if (ds.owner) return { reason: 'OwnedByController', message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there` };
@@ -81,8 +87,9 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
   if (!from) return { reason: 'NoEarlierRevision', message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)' };
   if (from.hash === rollout.toRevision.hash) return { reason: 'NoEarlierRevision', message: 'the template did not change: there is no earlier revision to restore' };
   if (!plan) return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
-  if (rec && rec.from === plan.toHash) {
-    return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is the revision undone as broken at ${rec.at}: restoring it would invert that undo` };
+  if ((rec && undoneOn(rec).includes(plan.toHash)) || undone.includes(plan.toHash)) {
+    const when = rec?.from === plan.toHash ? ` at ${rec.at}` : '';
+    return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is a revision undone as broken${when}: restoring it would invert that undo` };
   }
   const skew = obs.clockSkewMs;
   if (skew !== undefined && Math.abs(skew) > MAX_CLOCK_SKEW_MS) {
@@ -124,7 +131,7 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   const plan = planUndo(obs, rollout, t.split.onTarget, ds.desired);
   // A Failed verdict rests on the crashes it counted, all on Ready nodes: that is the evidence.
   const evidence: Attribution = v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
-  const blocker = undoBlocker(obs, rollout, out.lastUndo, plan, evidence, v);
+  const blocker = undoBlocker(obs, rollout, out.lastUndo, prev.undoneRevisions ?? [], plan, evidence, v);
   const stalledAt = v.state === 'Failed' ? (parseTime(rollout.failedAt) ?? now) : (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
   if (blocker?.repeated) {
     out.repeatedRevision = rollout.toRevision.hash;

@@ -243,6 +243,11 @@ export interface GuardStatus {
   /** The guard in charge of the target when this one is not (state Conflict). */
   inCharge?: string;
   /**
+   * Every broken hash this guard has attempted to undo, newest last (at most {@link UNDONE_HISTORY_CAP}):
+   * `lastUndo` holds only the latest, and no hash is ever undone twice.
+   */
+  undoneRevisions?: string[];
+  /**
    * The Events of the latest transitions, written with the transition and kept until the operator knows
    * they were announced, so that a crash between the status write and the Events loses none of them.
    */
@@ -372,7 +377,16 @@ export interface DaemonSetUndoRecord {
   at: string;
   /** `namespace/name` of the guard that made it. */
   guard: string;
+  /**
+   * Every broken hash undone on this DaemonSet, by any guard, newest last (at most
+   * {@link UNDONE_HISTORY_CAP}). `from` alone would forget B once C is undone, and B re-applied
+   * would then be undone a second time.
+   */
+  undone?: string[];
 }
+
+/** How many undone hashes the DaemonSet's record and a guard's status remember. */
+export const UNDONE_HISTORY_CAP = 20;
 
 /** A guard that targets the same DaemonSet (the guard being decided included). */
 export interface GuardPeer {

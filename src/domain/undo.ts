@@ -11,7 +11,19 @@ import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
 import { setCondition } from './conditions.js';
 import { fmtRev, truncate } from './messages.js';
 import { EventAction, Reason } from './reasons.js';
-import type { GuardStatus, PlannedEvent } from './types.js';
+import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent } from './types.js';
+
+/** `list` with `hash` last, once, keeping the newest {@link UNDONE_HISTORY_CAP}. */
+export function withUndone(list: readonly string[] | undefined, hash: string): string[] {
+  return [...(list ?? []).filter((h) => h !== hash), hash].slice(-UNDONE_HISTORY_CAP);
+}
+
+/** Every broken hash a DaemonSet's undo record says was undone (records written before the list have `from` only). */
+export function undoneOn(rec: Readonly<Partial<DaemonSetUndoRecord>> | undefined): string[] {
+  if (!rec) return [];
+  const list = Array.isArray(rec.undone) ? rec.undone.filter((h) => typeof h === 'string') : [];
+  return typeof rec.from === 'string' && !list.includes(rec.from) ? [...list, rec.from] : list;
+}
 
 /** The result of the act step's undo attempt. */
 export type UndoOutcome =
@@ -73,7 +85,9 @@ export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOu
     nowIso,
     generation,
   );
-  return { status: { ...status, state, lastUndo, conditions: c.conditions }, events };
+  // Attempted, whatever came of it: never again for this hash (lastUndo holds only the latest).
+  const undoneRevisions = withUndone(status.undoneRevisions, u.fromHash);
+  return { status: { ...status, state, lastUndo, undoneRevisions, conditions: c.conditions }, events };
 }
 
 /** Folds a dry-run outcome into the status's undo plan. */

@@ -24,7 +24,7 @@
  */
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { DaemonSetUndoRecord } from '../domain/types.js';
-import { templateMatchesRevision, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
+import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
 import { HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION } from './slim.js';
 
@@ -92,8 +92,9 @@ export class DaemonSetUndo {
       if (owner) return { kind: 'NotUndone', detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo` };
       const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
       if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
-      if (req.fromHash !== undefined && recorded?.from === req.fromHash) {
-        return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}` };
+      if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {
+        const by = recorded?.from === req.fromHash ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}` : ' (the record on the DaemonSet)';
+        return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone${by}` };
       }
       const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
       if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
@@ -101,7 +102,9 @@ export class DaemonSetUndo {
       }
       if (rolloutComplete(ds)) return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
       try {
-        const annotations = req.record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(req.record) } : undefined;
+        // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
+        const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
+        const annotations = record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(record) } : undefined;
         await this.patch(req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
         return { kind: 'Applied' };
       } catch (e) {

@@ -114,7 +114,9 @@ function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
   try {
     const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
     if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
-    return { from: r.from, to: r.to, at: typeof r.at === 'string' ? r.at : '', guard: typeof r.guard === 'string' ? r.guard : '' };
+    const rec: DaemonSetUndoRecord = { from: r.from, to: r.to, at: typeof r.at === 'string' ? r.at : '', guard: typeof r.guard === 'string' ? r.guard : '' };
+    if (Array.isArray(r.undone)) rec.undone = r.undone.filter((h): h is string => typeof h === 'string');
+    return rec;
   } catch {
     return undefined;
   }

@@ -1106,3 +1106,59 @@ describe("decide: the operator's clock is off from the API server's", () => {
     assert.equal(within[2]!.action?.kind, 'Undo');
   });
 });
+
+describe('decide: a revision undone once is never undone again, even after another revision\'s undo', () => {
+  /** The DaemonSet at `gen` with `revisions`, every node on `hash` except node-3, which runs `node3`. */
+  const world = (gen: number, revisions: ReturnType<typeof rev>[], hash: string, node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+    targetObs({
+      nodes: [ready('node-1', [pod({ hash })]), ready('node-2', [pod({ hash })]), ready('node-3', node3)],
+      revisions,
+      ds: { generation: gen, observedGeneration: gen, templateGeneration: String(gen), ...ds },
+    });
+  const stuck = { ready: 2, updated: 1, available: 2 };
+  const C4 = rev(HASH.C, 4);
+  const A5 = rev(HASH.A, 5);
+  const B6 = rev(HASH.B, 6);
+  const recB: DaemonSetUndoRecord = { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: 'default/decoder', undone: [HASH.B] };
+
+  /** B stalls and is undone; A comes back; C stalls and is undone; A comes back; B is applied again and stalls. */
+  function timeline(recAfterC: DaemonSetUndoRecord): Step[] {
+    const T2 = T1 + sec(1000);
+    const T3 = T2 + sec(1000);
+    return [
+      { obs: healthyA(), at: T0 },
+      { obs: stallB(), at: T1 },
+      { obs: stallB(), at: T1 + sec(600), persist: persistUndo },
+      { obs: world(3, [B2, A3], HASH.A, [pod({ hash: HASH.A })], { undoRecord: recB }), at: T1 + sec(620) },
+      { obs: world(4, [B2, A3, C4], HASH.A, [imagePullPod(HASH.C)], { ...stuck, undoRecord: recB }), at: T2 },
+      { obs: world(4, [B2, A3, C4], HASH.A, [imagePullPod(HASH.C)], { ...stuck, undoRecord: recB }), at: T2 + sec(600), persist: persistUndo },
+      { obs: world(5, [B2, C4, A5], HASH.A, [pod({ hash: HASH.A })], { undoRecord: recAfterC }), at: T2 + sec(620) },
+      { obs: world(6, [C4, A5, B6], HASH.A, [imagePullPod(HASH.B)], { ...stuck, undoRecord: recAfterC }), at: T3 },
+      { obs: world(6, [C4, A5, B6], HASH.A, [imagePullPod(HASH.B)], { ...stuck, undoRecord: recAfterC }), at: T3 + sec(600) },
+      { obs: world(6, [C4, A5, B6], HASH.A, [imagePullPod(HASH.B)], { ...stuck, undoRecord: recAfterC }), at: T3 + sec(700) },
+    ];
+  }
+
+  it('the same guard: B and C are each undone once; B applied again is refused (status.undoneRevisions), even with a DaemonSet record that names only C', () => {
+    const onlyC: DaemonSetUndoRecord = { from: HASH.C, to: HASH.A, at: iso(T1 + sec(1600)), guard: 'default/decoder' };
+    const ds = run(timeline(onlyC), { policy: UNDO });
+    assert.deepEqual(undos(ds).map((d) => (d.action?.kind === 'Undo' ? d.action.fromHash : '')), [HASH.B, HASH.C]);
+    const again = ds[8]!;
+    assert.equal(again.status.state, 'Stalled');
+    assert.equal(again.action, undefined);
+    assert.equal(again.status.undoSkipped?.reason, 'AlreadyUndone');
+    assert.match(again.status.undoSkipped.message, /already undone by this guard/);
+    assert.ok(reasons(again).includes('RepeatedBrokenRevision'));
+    assert.deepEqual(again.status.undoneRevisions, [HASH.B, HASH.C]);
+    assert.equal(ds[9]!.action, undefined);
+  });
+
+  it('a fresh guard, with the DaemonSet record listing B among the undone: refused too', () => {
+    const both: DaemonSetUndoRecord = { from: HASH.C, to: HASH.A, at: iso(T1 + sec(1600)), guard: 'default/old', undone: [HASH.B, HASH.C] };
+    const steps = timeline(both).slice(7);
+    const ds = run(steps, { policy: UNDO, initial: {} });
+    assert.equal(undos(ds).length, 0);
+    assert.equal(ds[1]!.status.undoSkipped?.reason, 'AlreadyUndone');
+    assert.match(ds[1]!.status.undoSkipped.message, /already undone \(annotation on the DaemonSet\)/);
+  });
+});

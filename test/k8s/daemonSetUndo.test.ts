@@ -125,7 +125,14 @@ describe('DaemonSetUndo', () => {
     assert.deepEqual(Object.keys(p).sort(), ['metadata', 'spec']);
     assert.deepEqual(Object.keys(p.spec), ['template']);
     assert.equal(p.metadata.resourceVersion, '42');
-    assert.deepEqual(JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!), REQ.record);
+    assert.deepEqual(JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!), { ...REQ.record, undone: ['bbb'] });
+  });
+
+  it('the record keeps every hash undone on this DaemonSet, the earlier record\'s included', async () => {
+    world.ds = daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/x`, undone: ['ddd', 'ccc'] }) } });
+    assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
+    const p = world.patches[0]!.body as { metadata: { annotations: Record<string, string> } };
+    assert.deepEqual((JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!) as { undone: string[] }).undone, ['ddd', 'ccc', 'bbb']);
   });
 
   const refusals: Array<{ name: string; ds: Record<string, unknown>; want: string; detail?: RegExp }> = [
@@ -134,6 +141,7 @@ describe('DaemonSetUndo', () => {
     { name: 'opted out since the decision', ds: daemonSet({ annotations: { 'rolloutguard.dev/undo': 'disabled' } }), want: 'OptedOut' },
     { name: 'a controller owns it (its owner would revert the undo)', ds: daemonSet({ owners: [{ apiVersion: 'nvidia.com/v1', kind: 'ClusterPolicy', name: 'cluster-policy', uid: 'o1', controller: true }] }), want: 'NotUndone', detail: /ClusterPolicy\/cluster-policy/ },
     { name: 'another guard already undid this broken revision (the record on the DaemonSet)', ds: daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'bbb', to: 'aaa', at: 'then', guard: `${NS}/other` }) } }), want: 'NotUndone', detail: /already undone .* by RolloutGuard ns1\/other/ },
+    { name: 'this broken revision is in the record\'s history, though a later undo replaced its `from`', ds: daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/other`, undone: ['bbb', 'ccc'] }) } }), want: 'NotUndone', detail: /bbb was already undone \(the record on the DaemonSet\)/ },
     { name: 'the template generation moved (a person is acting)', ds: daemonSet({ annotations: { 'deprecated.daemonset.template.generation': '3' } }), want: 'TemplateChanged', detail: /2 became 3/ },
     { name: 'the rollout completed meanwhile', ds: daemonSet({ status: { updatedNumberScheduled: 3, numberAvailable: 3 } }), want: 'NotUndone', detail: /completed before the undo/ },
   ];
