@@ -7,6 +7,9 @@
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
 export const GUARD_STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'Failed', 'RollingBack', 'RolledBack', 'Suspended', 'Conflict'] as const;
+/** What became of a guard's latest undo (status.lastUndo.result). */
+export const UNDO_RESULTS = ['Pending', 'Applied', 'Complete', 'Failed', 'RollbackStalled'] as const;
+export type UndoResult = (typeof UNDO_RESULTS)[number];
 /** One of {@link GUARD_STATES}. */
 export type GuardState = (typeof GUARD_STATES)[number];
 
@@ -184,7 +187,7 @@ export interface UndoRecord {
   toRevision?: number;
   toHash: string;
   toRevisionName: string;
-  result: 'Pending' | 'Applied' | 'Complete' | 'Failed' | 'RollbackStalled';
+  result: UndoResult;
   message: string;
 }
 

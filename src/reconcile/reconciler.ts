@@ -229,6 +229,7 @@ export class Reconciler {
       log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
       const intent = afterIntent.status ?? decision.status;
       const r = recordUndoOutcome(intent, outcome, this.clock.now(), generation);
+      this.metrics.setUndoResult(namespace, guard.metadata.name, spec.targetRef.name, r.status.lastUndo?.result);
       const done = await this.write(key, afterIntent, this.announcements.attach(key, intent, r.status, r.events, this.clock.now()));
       unannounced = await this.announce(key, gRef, tRef, (done ?? afterIntent).status);
       // The DaemonSet watch brings the convergence; look again soon in case it is already there.
@@ -303,13 +304,15 @@ export class Reconciler {
   }
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {
-    this.metrics.setState(namespace, name, next.state ?? 'Unknown');
+    const ds = spec.targetRef.name;
+    this.metrics.setState(namespace, name, ds, next.state ?? 'Unknown');
+    this.metrics.setUndoResult(namespace, name, ds, next.lastUndo?.result);
     if (next.undoSkipped && spec.onStall.action === 'Undo' && (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')) {
       this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
     }
-    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, next.cause || 'Unknown');
+    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, ds, next.cause || 'Unknown');
     if (next.state === 'Stalled' && prev.state !== 'Stalled') {
-      this.metrics.countStall(namespace, name, next.cause || 'Unknown', next.owner || 'Unknown');
+      this.metrics.countStall(namespace, name, ds, next.cause || 'Unknown', next.owner || 'Unknown');
       const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;
       if (last !== undefined) this.metrics.detectionLatency.observe(Math.max(0, now - (last + spec.progressDeadlineSeconds * 1000)) / 1000);
     }

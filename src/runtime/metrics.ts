@@ -3,7 +3,7 @@
  * controllers without metric name clashes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { GUARD_STATES } from '../domain/types.js';
+import { GUARD_STATES, UNDO_RESULTS } from '../domain/types.js';
 import type { InformerStats } from '../k8s/informer.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
@@ -17,24 +17,42 @@ export interface InformerSample {
 /** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
 export const STATES = GUARD_STATES;
 
+/** The label values a guard's series were given, so that they can be removed with the guard. */
+interface GuardSeries {
+  /** The DaemonSet its state gauge is labelled with. */
+  daemonset?: string;
+  /** The DaemonSet its undo result gauge is labelled with, while it has one. */
+  undoDaemonset?: string;
+  /** JSON [daemonset, cause, owner] of each stall counter series. */
+  stalls: Set<string>;
+  /** JSON [daemonset, cause] of each failure counter series. */
+  failures: Set<string>;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly guardState = new Gauge({
     name: 'rollout_guard_state',
-    help: 'Current state of each guard (1 for the state it is in, 0 otherwise).',
-    labelNames: ['namespace', 'guard', 'state'] as const,
+    help: 'Current state of each guard (1 for the state it is in, 0 otherwise); daemonset is the guarded DaemonSet.',
+    labelNames: ['namespace', 'guard', 'daemonset', 'state'] as const,
+    registers: [this.registry],
+  });
+  readonly undoResult = new Gauge({
+    name: 'rollout_guard_undo_result',
+    help: "What became of each guard's latest undo (status.lastUndo.result): 1 for its result, 0 for the others; no series before a guard's first undo.",
+    labelNames: ['namespace', 'guard', 'daemonset', 'result'] as const,
     registers: [this.registry],
   });
   readonly stalls = new Counter({
     name: 'rollout_guard_stalls_detected_total',
     help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Unknown).',
-    labelNames: ['namespace', 'guard', 'cause', 'owner'] as const,
+    labelNames: ['namespace', 'guard', 'daemonset', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
   readonly failures = new Counter({
     name: 'rollout_guard_failures_detected_total',
     help: 'Rollouts whose new revision crashed after starting on failedNodesThreshold Ready nodes (state Failed), by cause.',
-    labelNames: ['namespace', 'guard', 'cause'] as const,
+    labelNames: ['namespace', 'guard', 'daemonset', 'cause'] as const,
     registers: [this.registry],
   });
   readonly undosSkipped = new Counter({
@@ -114,8 +132,26 @@ export class Metrics {
   }
 
   /** Sets the state gauge of one guard. */
-  setState(namespace: string, guard: string, state: string): void {
-    for (const s of STATES) this.guardState.set({ namespace, guard, state: s }, s === state ? 1 : 0);
+  setState(namespace: string, guard: string, daemonset: string, state: string): void {
+    const series = this.seriesOf(namespace, guard);
+    // A guard pointed at another DaemonSet: its state series under the old name would otherwise stay at 1.
+    if (series.daemonset !== undefined && series.daemonset !== daemonset) {
+      for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+    }
+    series.daemonset = daemonset;
+    for (const s of STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
+  }
+
+  /** Sets the undo result gauge of one guard (after setState, which records its DaemonSet). */
+  setUndoResult(namespace: string, guard: string, daemonset: string, result: string | undefined): void {
+    const series = this.seriesOf(namespace, guard);
+    if (series.undoDaemonset !== undefined && (series.undoDaemonset !== daemonset || result === undefined)) {
+      for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
+      delete series.undoDaemonset;
+    }
+    if (result === undefined) return;
+    series.undoDaemonset = daemonset;
+    for (const r of UNDO_RESULTS) this.undoResult.set({ namespace, guard, daemonset, result: r }, r === result ? 1 : 0);
   }
 
   /**
@@ -177,9 +213,9 @@ export class Metrics {
    * Per guard, the cause (and owner) label values its counters were given: a deleted guard's series are
    * removed with it, or a cluster with churning guards (policies, GitOps) grows series without bound.
    */
-  private readonly guardSeries = new Map<string, { stalls: Set<string>; failures: Set<string> }>();
+  private readonly guardSeries = new Map<string, GuardSeries>();
 
-  private seriesOf(namespace: string, guard: string): { stalls: Set<string>; failures: Set<string> } {
+  private seriesOf(namespace: string, guard: string): GuardSeries {
     const key = `${namespace}/${guard}`;
     let s = this.guardSeries.get(key);
     if (!s) {
@@ -190,27 +226,31 @@ export class Metrics {
   }
 
   /** Counts a rollout that reached Stalled. */
-  countStall(namespace: string, guard: string, cause: string, owner: string): void {
-    this.seriesOf(namespace, guard).stalls.add(JSON.stringify([cause, owner]));
-    this.stalls.inc({ namespace, guard, cause, owner });
+  countStall(namespace: string, guard: string, daemonset: string, cause: string, owner: string): void {
+    this.seriesOf(namespace, guard).stalls.add(JSON.stringify([daemonset, cause, owner]));
+    this.stalls.inc({ namespace, guard, daemonset, cause, owner });
   }
 
   /** Counts a rollout whose revision Failed. */
-  countFailure(namespace: string, guard: string, cause: string): void {
-    this.seriesOf(namespace, guard).failures.add(cause);
-    this.failures.inc({ namespace, guard, cause });
+  countFailure(namespace: string, guard: string, daemonset: string, cause: string): void {
+    this.seriesOf(namespace, guard).failures.add(JSON.stringify([daemonset, cause]));
+    this.failures.inc({ namespace, guard, daemonset, cause });
   }
 
   /** Removes every series of a deleted guard. */
   forgetGuard(namespace: string, guard: string): void {
-    for (const s of STATES) this.guardState.remove({ namespace, guard, state: s });
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
+    if (series.daemonset !== undefined) for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+    if (series.undoDaemonset !== undefined) for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
     for (const k of series.stalls) {
-      const [cause, owner] = JSON.parse(k) as [string, string];
-      this.stalls.remove({ namespace, guard, cause, owner });
+      const [daemonset, cause, owner] = JSON.parse(k) as [string, string, string];
+      this.stalls.remove({ namespace, guard, daemonset, cause, owner });
     }
-    for (const cause of series.failures) this.failures.remove({ namespace, guard, cause });
+    for (const k of series.failures) {
+      const [daemonset, cause] = JSON.parse(k) as [string, string];
+      this.failures.remove({ namespace, guard, daemonset, cause });
+    }
     this.guardSeries.delete(`${namespace}/${guard}`);
   }
 }

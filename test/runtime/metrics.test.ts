@@ -56,17 +56,44 @@ describe('Metrics', () => {
 
   it('a deleted guard takes all its series with it: state, stalls by cause and owner, failures', async () => {
     const m = new Metrics(false);
-    m.setState('ns', 'g1', 'Stalled');
-    m.countStall('ns', 'g1', 'NodeNotReady', 'Node');
-    m.countStall('ns', 'g1', 'ImagePullFailure', 'Revision');
-    m.countFailure('ns', 'g1', 'CrashLoop');
-    m.countStall('ns', 'g2', 'ImagePullFailure', 'Revision');
+    m.setState('ns', 'g1', 'decoder', 'Stalled');
+    m.countStall('ns', 'g1', 'decoder', 'NodeNotReady', 'Node');
+    m.countStall('ns', 'g1', 'decoder', 'ImagePullFailure', 'Revision');
+    m.countFailure('ns', 'g1', 'decoder', 'CrashLoop');
+    m.countStall('ns', 'g2', 'agent', 'ImagePullFailure', 'Revision');
     let s = await scrape(m);
-    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",cause="NodeNotReady",owner="Node"}'), 1);
-    assert.equal(s.get('rollout_guard_failures_detected_total{namespace="ns",guard="g1",cause="CrashLoop"}'), 1);
+    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="NodeNotReady",owner="Node"}'), 1);
+    assert.equal(s.get('rollout_guard_failures_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="CrashLoop"}'), 1);
     m.forgetGuard('ns', 'g1');
     s = await scrape(m);
     assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
-    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",cause="ImagePullFailure",owner="Revision"}'), 1, 'other guards keep theirs');
+    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",daemonset="agent",cause="ImagePullFailure",owner="Revision"}'), 1, 'other guards keep theirs');
+  });
+
+  it('the state gauge names the guarded DaemonSet, and follows a guard pointed at another one', async () => {
+    const m = new Metrics(false);
+    m.setState('ns', 'policy-agent-x', 'agent', 'Healthy');
+    let s = await scrape(m);
+    assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent",state="Healthy"}'), 1);
+    m.setState('ns', 'policy-agent-x', 'agent-v2', 'Progressing');
+    s = await scrape(m);
+    assert.deepEqual([...s.keys()].filter((k) => k.includes('daemonset="agent"')), [], 'no series left under the old DaemonSet');
+    assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent-v2",state="Progressing"}'), 1);
+  });
+
+  it("the undo result gauge: one series per result, 1 for the guard's latest; gone with the guard", async () => {
+    const m = new Metrics(false);
+    m.setState('ns', 'g1', 'decoder', 'RollingBack');
+    m.setUndoResult('ns', 'g1', 'decoder', undefined);
+    let s = await scrape(m);
+    assert.deepEqual([...s.keys()].filter((k) => k.startsWith('rollout_guard_undo_result')), [], 'no series before the first undo');
+    m.setUndoResult('ns', 'g1', 'decoder', 'Applied');
+    m.setUndoResult('ns', 'g1', 'decoder', 'RollbackStalled');
+    s = await scrape(m);
+    assert.equal(s.get('rollout_guard_undo_result{namespace="ns",guard="g1",daemonset="decoder",result="RollbackStalled"}'), 1);
+    assert.equal(s.get('rollout_guard_undo_result{namespace="ns",guard="g1",daemonset="decoder",result="Applied"}'), 0);
+    m.forgetGuard('ns', 'g1');
+    s = await scrape(m);
+    assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
   });
 });
