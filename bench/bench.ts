@@ -55,6 +55,10 @@
  *                                                  of each kind), deadline 8 s, steady 10 s, short micro
  *   --micro-only                                   only the in-memory micro-benchmark (no cluster)
  *   --no-micro                                     skip the micro-benchmark
+ *   --alert-race                                   only the alert race (bench/alertRace.ts): a real Prometheus
+ *                                                  evaluating kubernetes-mixin's KubeDaemonSetRolloutStuck
+ *                                                  over kube-state-metrics and rollout-guard's
+ *                                                  RolloutGuardStalled on one stalled rollout (~20 min)
  *
  * Diagnosis: BENCH_OPERATOR_LOG_DIR=dir keeps each size's full operator log there, and
  * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs).
@@ -72,6 +76,7 @@ import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../test/cluster/controlPlane.js';
+import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
 import { ROOT } from './operator.js';
@@ -85,6 +90,8 @@ interface Params {
   microIterations: number;
   out: string;
   smoke: boolean;
+  /** Only the alert race (bench/alertRace.ts): both alerts on one stalled rollout, about 20 minutes. */
+  alertRace: boolean;
   micro: boolean;
   cluster: boolean;
 }
@@ -101,7 +108,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
     const eq = a.indexOf('=');
     const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-    if (['smoke', 'micro-only', 'no-micro'].includes(name)) {
+    if (['smoke', 'micro-only', 'no-micro', 'alert-race'].includes(name)) {
       bools.add(name);
       continue;
     }
@@ -111,7 +118,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
   }
   const smoke = bools.has('smoke');
   const known = ['nodes', 'daemonsets', 'sizes', 'broken', 'exhausted', 'suspect', 'deadline', 'steady', 'max-unavailable', 'node-cpu', 'containment-nodes', 'micro-iterations', 'out'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro`);
+  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro --alert-race`);
   const str = (flag: string, envName: string, def: string, smokeDef?: string): string => flags.get(flag) ?? env[envName] ?? (smoke && smokeDef !== undefined ? smokeDef : def);
   const num = (flag: string, envName: string, def: number, smokeDef?: number): number => {
     const raw = str(flag, envName, String(def), smokeDef === undefined ? undefined : String(smokeDef));
@@ -152,6 +159,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     smoke,
     micro: !bools.has('no-micro'),
     cluster: !bools.has('micro-only'),
+    alertRace: bools.has('alert-race'),
   };
 }
 
@@ -266,6 +274,10 @@ function memoryGrowth(sizes: SizeResult[]): { met: TargetVerdict['met']; text: s
 
 async function main(): Promise<number> {
   const p = parseArgs(process.argv.slice(2), process.env);
+  if (p.alertRace) {
+    await alertRace({ out: p.out, log });
+    return 0;
+  }
   const started = new Date();
   log(`params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke })}`);
   const micro: MicroResult[] = [];
