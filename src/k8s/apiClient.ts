@@ -3,7 +3,7 @@
  *
  * Why not client-node's generated API classes: they deserialize list responses into model instances with `Date`
  * timestamps, while watch events are raw JSON with string timestamps; mixing both in one cache makes every
- * comparison a trap (client-node.md §4 "Normalise objects"). Here every response is plain JSON, exactly as the
+ * comparison a trap. Here every response is plain JSON, exactly as the
  * API server sent it. `@kubernetes/client-node` is used only for kubeconfig loading and for
  * `KubeConfig.applyToHTTPSOptions()`, which resolves CA, client certificates, bearer tokens (including rotating
  * token files and exec plugins) and `rejectUnauthorized`.
@@ -284,7 +284,8 @@ export class ApiClient {
    */
   async request<T = unknown>(method: HttpMethod, path: string, opts: RequestOptions = {}): Promise<T> {
     if (method === 'PATCH' && opts.contentType === undefined) {
-      // A silent default would pick the wrong merge semantics for one kind or another (client-node.md §5).
+      // A silent default would pick the wrong merge semantics for one kind or another: JSON merge patch
+      // replaces lists that strategic merge patch merges by key.
       throw new TypeError('PATCH needs an explicit contentType (see PatchContentType)');
     }
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body), 'utf8');

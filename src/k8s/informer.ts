@@ -15,7 +15,7 @@
  * ```
  *
  * Why not client-node's informer: in 1.4 it stops for good on any error other than 410, has no watch timeout, no
- * bookmarks and no watchdog, and a half-open connection hangs it silently (client-node.md §4). The upstream model
+ * bookmarks and no watchdog, and a half-open connection hangs it silently. The upstream model
  * for these semantics is client-go's reflector (kubernetes/client-go `tools/cache/reflector.go`).
  *
  * Invariant: cached objects are shared by every reader and are deep-frozen (`Object.freeze`) when they enter the
@@ -29,7 +29,7 @@ import { ApiError, isGone, type ApiClient, type WatchEvent } from './apiClient.j
 export const DEFAULT_PAGE_SIZE = 500;
 /** Default server-side watch timeout: client-go's reflector uses 5 min (jittered) too. */
 export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
-/** Default restart backoff (client-node.md §4: 1 s → 30 s). */
+/** Default restart backoff: 1 s doubling to 30 s. */
 export const DEFAULT_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
 /** {@link Informer.requestRelist} lists at most this often: evidence from many readers costs one list. */
 export const MIN_REQUESTED_RELIST_INTERVAL_MS = 30_000;

@@ -20,7 +20,7 @@ import {
   type PolicyView,
 } from '../domain/policyPlan.js';
 import type { Condition } from '../domain/types.js';
-import { isConflict, isNotFound } from '../k8s/apiClient.js';
+import { isConflict } from '../k8s/apiClient.js';
 import { API_VERSION, controllerOf, type SlimDaemonSet, type SlimGuard } from '../k8s/slim.js';
 import type { Clock } from '../runtime/clock.js';
 import { withDefaults } from '../domain/defaults.js';
@@ -176,9 +176,4 @@ export class PolicyReconciler {
       if (!isConflict(e)) throw e;
     }
   }
-}
-
-/** Ignores NotFound on delete: the goal is absence. */
-export function ignoreNotFound(e: unknown): void {
-  if (!isNotFound(e)) throw e;
 }

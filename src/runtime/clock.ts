@@ -1,6 +1,6 @@
 /**
  * Time sources, injected wherever behaviour depends on time so tests can drive it with a fake clock
- * (conventions §2.1: no module-global clock seams).
+ * (never a module-global clock that tests would have to patch).
  *
  * Two kinds of time matter here and must not be mixed up:
  * - wall time (`systemClock`): epoch milliseconds, comparable with timestamps written by other processes

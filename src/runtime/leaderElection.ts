@@ -1,6 +1,6 @@
 /**
  * Lease-based leader election with client-go semantics (kubernetes/client-go `tools/leaderelection/
- * leaderelection.go`, `resourcelock/leaselock.go`); client-node has none (client-node.md §8).
+ * leaderelection.go`, `resourcelock/leaselock.go`); @kubernetes/client-node 1.4 has no leader election of its own.
  *
  * ```
  *   run() ──> ACQUIRE: every retryPeriod (jittered ×[1, 2.2]) tryAcquireOrRenew

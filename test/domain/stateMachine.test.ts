@@ -3,9 +3,10 @@
  * steps fed through `run`, which hands decide its own previous status, as the reconciler does through
  * the API. Times are plain milliseconds; nothing sleeps.
  *
- * The worlds follow the DaemonSet mechanics reference (daemonset-mechanics.md): §6 (maxSurge 0: one broken node blocks everything),
- * §7 (maxSurge: old + new pod on a node), §4/§8 (counters, observedGeneration), §10 (DESIRED shrink),
- * §3/§9 (undo renumbers the restored revision to max+1).
+ * The worlds follow how the DaemonSet controller behaves: with maxSurge 0 one broken node blocks the
+ * whole rollout; with maxSurge a node runs the old and the new pod at once; the counters describe
+ * observedGeneration; a template that stops matching a node shrinks DESIRED; and an undo renumbers the
+ * restored revision to max+1.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -56,7 +57,7 @@ function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
 }
 
 /**
- * The classic stall (§6): 3 nodes, maxUnavailable 1, a broken image. node-1 and node-2 still run the old
+ * The classic stall: 3 nodes, maxUnavailable 1, a broken image. node-1 and node-2 still run the old
  * revision; node-3's new pod is given by `node3` (ImagePullBackOff by default).
  * kubectl get ds: DESIRED 3 CURRENT 3 READY 2 UP-TO-DATE 1 AVAILABLE 2.
  */
@@ -877,7 +878,7 @@ describe('decide: suspend', () => {
 // --- Undo mode --------------------------------------------------------------------------------------
 
 describe('decide: onStall.action Undo', () => {
-  /** After the undo: template A again, its revision renumbered to max+1 = 3 (§3), node-3's pod given by `node3`. */
+  /** After the undo: template A again, its revision renumbered to max+1 = 3, node-3's pod given by `node3`. */
   const A3 = rev(HASH.A, 3);
   const rollbackWorld = (node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
     targetObs({
