@@ -16,7 +16,8 @@ import { pino, type Logger } from 'pino';
 import { GUARD_DEFAULTS } from './domain/defaults.js';
 import { decide } from './domain/stateMachine.js';
 import { fmtDuration, fmtRev } from './domain/messages.js';
-import type { GuardSpec, GuardStatus, Observation } from './domain/types.js';
+import type { Decision, GuardSpec, GuardStatus, Observation } from './domain/types.js';
+import type { GuardPolicy } from './domain/stateMachine.js';
 import { ApiClient, ApiError, isNotFound } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
@@ -169,14 +170,17 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
   return undefined;
 }
 
-/** Fails fast, with the API server's words, when the target is missing or a collection cannot be read. */
-async function preflight(client: ApiClient, opts: CheckOptions, paths: readonly string[]): Promise<Verdict | undefined> {
-  const ns = encodeURIComponent(opts.namespace);
+/**
+ * Fails fast, with the API server's words, when the DaemonSet `namespace/name` is missing or a collection
+ * cannot be read. Shared with `rollout-guard get`.
+ */
+export async function preflight(client: ApiClient, target: { namespace: string; name: string }, paths: readonly string[]): Promise<Verdict | undefined> {
+  const ns = encodeURIComponent(target.namespace);
   try {
-    await client.request('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/${encodeURIComponent(opts.name)}`);
+    await client.request('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/${encodeURIComponent(target.name)}`);
   } catch (e) {
     if (isNotFound(e)) {
-      return { code: ExitCode.NotFound, verdict: 'not found', message: `DaemonSet ${opts.name} not found in namespace ${opts.namespace}` };
+      return { code: ExitCode.NotFound, verdict: 'not found', message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
     }
     throw e;
   }
@@ -187,11 +191,113 @@ async function preflight(client: ApiClient, opts: CheckOptions, paths: readonly 
 }
 
 /** How long check waits for the first list of every collection before giving up. */
-const SYNC_TIMEOUT_MS = 30_000;
+export const SYNC_TIMEOUT_MS = 30_000;
+
+/**
+ * The spec check judges a rollout by: its deadlines, Report only, no bake. `rollout-guard get ds/…` uses
+ * it with check's default deadlines.
+ */
+export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
+  return {
+    targetRef: { kind: 'DaemonSet', name },
+    suspectAfterSeconds: suspectSeconds,
+    progressDeadlineSeconds: deadlineSeconds,
+    onStall: { action: 'Report', delaySeconds: 0 },
+    failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
+    // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
+    bakeSeconds: 0,
+    suspend: false,
+  };
+}
+
+/**
+ * One DaemonSet observed the way the operator observes it, without the operator: its own informers over
+ * the DaemonSet, the namespace's daemon pods and ControllerRevisions and the nodes, then gather and the
+ * pure decide on each pass. `rollout-guard check` and `rollout-guard get` both run on it.
+ */
+export class DaemonSetObserver {
+  /** The collections read; {@link preflight} lists each once before the informers start. */
+  readonly paths: { ds: string; pods: string; revs: string; nodes: string };
+  private readonly key: string;
+  private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
+  private readonly cache: CacheView;
+  private readonly memory = new TargetMemory();
+  private readonly cacheWaits = new CacheWaits();
+
+  constructor(
+    client: ApiClient,
+    private readonly namespace: string,
+    private readonly name: string,
+    log: Logger,
+  ) {
+    const ns = encodeURIComponent(namespace);
+    this.key = `${namespace}/${name}`;
+    const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
+    this.paths = {
+      ds: `/apis/apps/v1/namespaces/${ns}/daemonsets`,
+      pods: `/api/v1/namespaces/${ns}/pods`,
+      revs: `/apis/apps/v1/namespaces/${ns}/controllerrevisions`,
+      nodes: '/api/v1/nodes',
+    };
+    const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common }, log);
+    const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
+    const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common }, log);
+    const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
+    const owner = (o: SlimPod | SlimRevision): string[] => {
+      const c = controllerOf(o.metadata, 'DaemonSet');
+      return c ? [c.uid] : [];
+    };
+    podInf.addIndex('owner', owner);
+    revInf.addIndex('owner', owner);
+    this.informers = [dsInf, podInf, revInf, nodeInf];
+    this.cache = {
+      daemonSet: (n, nm) => dsInf.get(n, nm),
+      podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
+      revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
+      nodes: () => nodeInf.list(),
+    };
+  }
+
+  /** Calls `fn` after every change to any of the caches. Register before {@link start}. */
+  onChange(fn: () => void): void {
+    for (const i of this.informers) i.onEvent(fn);
+  }
+
+  start(): void {
+    for (const i of this.informers) i.start();
+  }
+
+  /** Waits for the first list of every collection; rejects after `timeoutMs`. */
+  async synced(timeoutMs = SYNC_TIMEOUT_MS): Promise<void> {
+    let syncTimer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      syncTimer = setTimeout(() => reject(new Error(`the API server did not answer the first lists within ${timeoutMs / 1000}s`)), timeoutMs);
+    });
+    try {
+      await Promise.race([Promise.all(this.informers.map((i) => i.waitForSync())), timedOut]);
+    } finally {
+      clearTimeout(syncTimer);
+    }
+  }
+
+  /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
+  pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
+    const obs = gather(this.cache, this.memory, this.key, this.namespace, this.name, now);
+    this.cacheWaits.stamp(this.key, obs, now);
+    const d = decide(obs, status, policy, now);
+    // A one-shot check has its own deadline and no informers to relist: only decide's limit matters.
+    this.cacheWaits.record(this.key, d.deferred === true, now);
+    if (!d.deferred) this.memory.commit(this.key);
+    return { obs, decision: d };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.informers.map((i) => i.stop()));
+  }
+}
 
 /** Runs the check until the rollout completes or stalls. Exposed with injectable parts for tests. */
 export async function check(opts: CheckOptions, client: ApiClient, clock: Clock, log: Logger, out: (line: string) => void): Promise<number> {
-  const ns = encodeURIComponent(opts.namespace);
   const key = `${opts.namespace}/${opts.name}`;
   const started = clock.now();
   const finish = (v: Verdict, status: GuardStatus, now: number): number => {
@@ -208,78 +314,25 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
     return v.code;
   };
 
-  const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
-  const paths = {
-    ds: `/apis/apps/v1/namespaces/${ns}/daemonsets`,
-    pods: `/api/v1/namespaces/${ns}/pods`,
-    revs: `/apis/apps/v1/namespaces/${ns}/controllerrevisions`,
-    nodes: '/api/v1/nodes',
-  };
-  const early = await preflight(client, opts, Object.values(paths));
+  const observer = new DaemonSetObserver(client, opts.namespace, opts.name, log);
+  const early = await preflight(client, opts, Object.values(observer.paths));
   if (early) return finish(early, {}, clock.now());
 
-  const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: paths.ds, fieldSelector: `metadata.name=${opts.name}`, slim: slimDaemonSet, ...common }, log);
-  const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
-  const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: paths.revs, slim: slimRevision, ...common }, log);
-  const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: paths.nodes, slim: slimNode, ...common }, log);
-  const owner = (o: SlimPod | SlimRevision): string[] => {
-    const c = controllerOf(o.metadata, 'DaemonSet');
-    return c ? [c.uid] : [];
-  };
-  podInf.addIndex('owner', owner);
-  revInf.addIndex('owner', owner);
-  const informers = [dsInf, podInf, revInf, nodeInf] as const;
-
   let wake: (() => void) | undefined;
-  const poke = (): void => wake?.();
-  dsInf.onEvent(poke);
-  podInf.onEvent(poke);
-  revInf.onEvent(poke);
-  nodeInf.onEvent(poke);
-
-  const cache: CacheView = {
-    daemonSet: (n, name) => dsInf.get(n, name),
-    podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
-    revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
-    nodes: () => nodeInf.list(),
-  };
-  const spec: GuardSpec = {
-    targetRef: { kind: 'DaemonSet', name: opts.name },
-    suspectAfterSeconds: opts.suspectSeconds,
-    progressDeadlineSeconds: opts.deadlineSeconds,
-    onStall: { action: 'Report', delaySeconds: 0 },
-    failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
-    // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
-    bakeSeconds: 0,
-    suspend: false,
-  };
+  observer.onChange(() => wake?.());
+  const spec = checkSpec(opts.name, opts.deadlineSeconds, opts.suspectSeconds);
   const deadlineMs = opts.deadlineSeconds * 1000;
-  const memory = new TargetMemory();
   let status: GuardStatus = {};
   let lastPrinted = '';
   let unobservedSince: number | undefined;
 
-  for (const i of informers) i.start();
+  observer.start();
   try {
-    let syncTimer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      syncTimer = setTimeout(() => reject(new Error(`the API server did not answer the first lists within ${SYNC_TIMEOUT_MS / 1000}s`)), SYNC_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([Promise.all(informers.map((i) => i.waitForSync())), timedOut]);
-    } finally {
-      clearTimeout(syncTimer);
-    }
-    const cacheWaits = new CacheWaits();
+    await observer.synced();
     for (;;) {
       const now = clock.now();
-      const obs = gather(cache, memory, key, opts.namespace, opts.name, now);
-      cacheWaits.stamp(key, obs, now);
-      const d = decide(obs, status, { spec, generation: 1 }, now);
+      const { obs, decision: d } = observer.pass(status, { spec, generation: 1 }, now);
       status = d.status;
-      // A one-shot check has its own deadline and no informers to relist: only decide's limit matters.
-      cacheWaits.record(key, d.deferred === true, now);
-      if (!d.deferred) memory.commit(key);
       const unobserved = obs.kind === 'Target' && obs.ds.observedGeneration < obs.ds.generation;
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;
@@ -308,7 +361,7 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
       wake = undefined;
     }
   } finally {
-    await Promise.allSettled(informers.map((i) => i.stop()));
+    await observer.stop();
   }
 }
 
@@ -332,7 +385,8 @@ export async function runCheck(args: readonly string[]): Promise<number> {
   );
   let client: ApiClient;
   try {
-    client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig));
+    // --kubeconfig, else $KUBECONFIG (as kubectl, and as the message of a missing kubeconfig advises).
+    client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig ?? (process.env.KUBECONFIG || undefined)));
   } catch (e) {
     console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${describeError(e)}`);
     return ExitCode.Failure;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * rollout-guard: wiring only. `rollout-guard run` starts the operator; `rollout-guard check` runs the
- * same observe-and-decide logic once per interval for a CI pipeline.
+ * same observe-and-decide logic once per interval for a CI pipeline; `rollout-guard get` shows one
+ * rollout node by node. kubectlPlugin.ts runs this same CLI as `kubectl rollout-guard`.
  */
 import { ApiClient } from './k8s/apiClient.js';
 import { ClockSkew } from './k8s/clockSkew.js';
@@ -21,6 +22,7 @@ import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 import { ExitCode, runCheck } from './check.js';
+import { runGet } from './get.js';
 import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
 
 
@@ -186,7 +188,10 @@ const USAGE = `usage:
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME -n NAMESPACE [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]`;
+  rollout-guard check ds/NAME -n NAMESPACE [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]
+  rollout-guard get ds/NAME|rg/NAME -n NAMESPACE [--watch] [--output text|json] [--kubeconfig PATH]
+as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get …
+check --help and get --help describe those commands in full`;
 
 async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (err) => {
@@ -200,6 +205,7 @@ async function main(argv: string[]): Promise<number> {
       return -1; // keeps running until a signal
     }
     if (cmd === 'check') return await runCheck(rest);
+    if (cmd === 'get') return await runGet(rest);
     if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
       console.log(USAGE);
       return ExitCode.Ok;
