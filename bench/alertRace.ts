@@ -10,7 +10,8 @@
  * - rollout-guard's `RolloutGuardStalled` (charts/rollout-guard/files/prometheus-rules.yaml), for a guard
  *   with the defaults (progressDeadlineSeconds 600) and one with a 120 s deadline.
  *
- * The rollout is the classic stall: three kwok nodes, maxUnavailable 1, the new image cannot be pulled.
+ * Two DaemonSets, one per guard (two guards on one DaemonSet would be a Conflict), each the classic
+ * stall: three kwok nodes, maxUnavailable 1, the new image cannot be pulled; both changed at once.
  * The run lasts until both alerts fire (about 20 minutes), so it is a bench mode, never part of CI.
  * Output: the fire times after the image change, on stdout and in `<out>/<date>-alert-race.json`.
  */
@@ -85,12 +86,12 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function daemonSet(ns: string, pool: string, image: string): Record<string, unknown> {
-  const labels = { app: 'agent' };
+function daemonSet(name: string, ns: string, pool: string, image: string): Record<string, unknown> {
+  const labels = { app: name };
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
-    metadata: { name: 'agent', namespace: ns, labels },
+    metadata: { name, namespace: ns, labels },
     spec: {
       selector: { matchLabels: labels },
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
@@ -107,13 +108,26 @@ function daemonSet(ns: string, pool: string, image: string): Record<string, unkn
 }
 
 function guard(name: string, ns: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return { apiVersion: 'rolloutguard.dev/v1alpha1', kind: 'RolloutGuard', metadata: { name, namespace: ns }, spec: { targetRef: { kind: 'DaemonSet', name: 'agent' }, ...spec } };
+  return { apiVersion: 'rolloutguard.dev/v1alpha1', kind: 'RolloutGuard', metadata: { name, namespace: ns }, spec: { targetRef: { kind: 'DaemonSet', name }, ...spec } };
 }
+
+/** The two DaemonSets, each guarded by a guard of the same name. */
+const GUARDED = [
+  { name: 'agent-defaults', spec: {}, key: 'default' },
+  { name: 'agent-120s', spec: { progressDeadlineSeconds: 120, suspectAfterSeconds: 30 }, key: 'deadline120s' },
+] as const;
 
 export async function alertRace(opts: { out: string; log: (line: string) => void }): Promise<AlertRaceResult> {
   const { log } = opts;
   const procs: ChildProcess[] = [];
   let op: BenchOperator | undefined;
+  // Interrupted (the run takes ~20 min): kube-state-metrics and Prometheus must not outlive the bench.
+  const onSignal = (): void => {
+    for (const p of procs) p.kill('SIGKILL');
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   const tmp = await mkdtemp(join(tmpdir(), 'rg-alert-race-'));
   const { kubeconfig, binDir } = await up({ log, nodes: 0 });
   const kubectl = kubectlRunner(binDir, kubeconfig);
@@ -133,12 +147,11 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
       await writeFile(f, stringify(o));
       await kubectl(['apply', '-f', f]);
     };
-    await applyObj(daemonSet(ns, pool, 'registry.local/agent:1'));
-    await kubectl(['rollout', 'status', 'ds/agent', '-n', ns, '--timeout=120s']);
+    for (const g of GUARDED) await applyObj(daemonSet(g.name, ns, pool, 'registry.local/agent:1'));
+    for (const g of GUARDED) await kubectl(['rollout', 'status', `ds/${g.name}`, '-n', ns, '--timeout=120s']);
 
     op = await BenchOperator.start(kubeconfig, [ns]);
-    await applyObj(guard('agent-defaults', ns, {}));
-    await applyObj(guard('agent-120s', ns, { progressDeadlineSeconds: 120, suspectAfterSeconds: 30 }));
+    for (const g of GUARDED) await applyObj(guard(g.name, ns, g.spec));
 
     const ksmPort = await freePort();
     const ksmTelemetry = await freePort();
@@ -173,14 +186,15 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
     }, { timeoutMs: 180_000, intervalMs: 2000, describe: 'both targets scraped twice' });
 
     log('alert race: rolling out a revision whose image cannot be pulled; waiting for both alerts (~20 min)');
-    await kubectl(['set', 'image', 'ds/agent', 'agent=registry.local/agent:2-broken', '-n', ns]);
+    await Promise.all(GUARDED.map((g) => kubectl(['set', 'image', `ds/${g.name}`, 'agent=registry.local/agent:2-broken', '-n', ns])));
     const changed = Date.now();
     const fired: AlertRaceResult['firedAfterSeconds'] = {};
     const stalled: AlertRaceResult['stalledAfterSeconds'] = {};
     const since = (): number => Math.round((Date.now() - changed) / 100) / 10;
     await waitFor(async () => {
       const alerts = ((await (await fetch(`${api}/alerts`)).json()) as { data: { alerts: Alert[] } }).data.alerts.filter((a) => a.state === 'firing');
-      if (fired.kubeDaemonSetRolloutStuck === undefined && alerts.some((a) => a.labels.alertname === ROLLOUT_STUCK.alert && a.labels.daemonset === 'agent')) {
+      // The mixin's alert for the first of the two DaemonSets (they stalled together).
+      if (fired.kubeDaemonSetRolloutStuck === undefined && alerts.some((a) => a.labels.alertname === ROLLOUT_STUCK.alert && GUARDED.some((g) => g.name === a.labels.daemonset))) {
         fired.kubeDaemonSetRolloutStuck = since();
         log(`alert race: ${ROLLOUT_STUCK.alert} firing after ${fired.kubeDaemonSetRolloutStuck} s`);
       }
@@ -190,10 +204,10 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
           log(`alert race: RolloutGuardStalled (${g}) firing after ${fired[key]} s`);
         }
       }
-      for (const [g, key] of [['agent-defaults', 'default'], ['agent-120s', 'deadline120s']] as const) {
-        if (stalled[key] !== undefined) continue;
-        const st = JSON.parse((await kubectl(['get', 'rolloutguard', g, '-n', ns, '-o', 'json'])).stdout) as { status?: { state?: string } };
-        if (st.status?.state === 'Stalled') stalled[key] = since();
+      for (const g of GUARDED) {
+        if (stalled[g.key] !== undefined) continue;
+        const st = JSON.parse((await kubectl(['get', 'rolloutguard', g.name, '-n', ns, '-o', 'json'])).stdout) as { status?: { state?: string } };
+        if (st.status?.state === 'Stalled') stalled[g.key] = since();
       }
       return fired.kubeDaemonSetRolloutStuck !== undefined && fired.rolloutGuardStalledDefault !== undefined && fired.rolloutGuardStalled120s !== undefined;
     }, { timeoutMs: 40 * 60_000, intervalMs: 5000, describe: 'both alerts firing' });
@@ -212,6 +226,8 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
     log(`alert race: ${JSON.stringify(result.firedAfterSeconds)}; written to ${file}`);
     return result;
   } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
     for (const p of procs) p.kill('SIGKILL');
     await op?.stop().catch(() => undefined);
     await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']).catch(() => undefined);
