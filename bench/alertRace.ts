@@ -18,12 +18,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { createNodes, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../test/cluster/controlPlane.js';
+import { createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../test/cluster/controlPlane.js';
 import { BenchOperator, ROOT } from './operator.js';
 
 const run = promisify(execFile);
@@ -76,14 +75,6 @@ export interface AlertRaceResult {
   /** Seconds from the image change to each guard's status turning Stalled. */
   stalledAfterSeconds: { default?: number; deadline120s?: number };
   versions: { prometheus: string; kubeStateMetrics: string };
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 function daemonSet(name: string, ns: string, pool: string, image: string): Record<string, unknown> {

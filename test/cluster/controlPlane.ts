@@ -1016,8 +1016,12 @@ async function assertPortsFree(ports: Ports): Promise<void> {
   }
 }
 
-/** A loopback port that was free a moment ago, picked by the kernel from its ephemeral range. */
-function freePort(): Promise<number> {
+/**
+ * A loopback port that was free a moment ago, picked by the kernel from its ephemeral range. Exported for
+ * the suites and bench modes that start their own listeners (Prometheus, kube-state-metrics) beside the
+ * control plane, so that there is one way to pick a port.
+ */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);

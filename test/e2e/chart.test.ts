@@ -20,7 +20,8 @@
  * 5. The chart's RBAC is installed and asked `kubectl auth can-i`, as test/e2e/security.test.ts asks
  *    config/rbac and config/namespaced: rendered into unique namespaces (the release namespace and, in
  *    namespaced mode, the watched ones), with a unique suffix on cluster-scoped names so that concurrent
- *    suites cannot collide with the copies; deleted afterwards. The question lists mirror security.test.ts.
+ *    suites cannot collide with the copies; deleted afterwards. The question lists are security.test.ts's
+ *    (both from test/support/rbac.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -33,16 +34,14 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { waitForCrdsEstablished } from '../cluster/controlPlane.js';
 import { binDir, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
+import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
 type Obj = Record<string, any>;
 
 const CHART = resolve(ROOT, 'charts/rollout-guard');
-/** The namespace the kustomize installs hard-code; the chart is rendered into it for the comparisons. */
-const INSTALL_NS = 'rollout-guard-system';
 /** The labels every templated object carries and the kustomize installs do not. */
 const HELM_LABELS = ['helm.sh/chart', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version'];
-const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 /** Label on every cluster-scoped object this suite creates, for cleanup. */
 const TEST_LABEL = 'rollout-guard.dev/chart-test';
 /** The prometheus-operator release whose CRDs validate the monitoring objects. */
@@ -201,111 +200,7 @@ async function chartCopy(rules: string | undefined): Promise<{ dir: string; clea
 const FIXTURE_RULES = 'groups:\n  - name: chart-test-fixture\n    rules:\n      - record: chart_test:fixture\n        expr: vector(1)\n';
 
 // ---------------------------------------------------------------------------------------------
-// RBAC questions, as in test/e2e/security.test.ts (kept in step with it by hand: same lists).
-
-async function canI(sa: string, args: readonly string[]): Promise<boolean> {
-  const res = await kubectl(['auth', 'can-i', ...args, `--as=${sa}`], { allowFail: true });
-  const answer = res.stdout.trim();
-  assert.ok(answer === 'yes' || answer === 'no', `can-i ${args.join(' ')}: ${answer} ${res.stderr}`);
-  return answer === 'yes';
-}
-
-/** Asks every question (four kubectl processes at a time) and fails naming each answer that is not `expected`. */
-async function expectCan(sa: string, questions: ReadonlyArray<readonly string[]>, expected: boolean): Promise<void> {
-  const wrong: string[] = [];
-  const queue = [...questions];
-  const ask = async (): Promise<void> => {
-    for (let q = queue.shift(); q; q = queue.shift()) if ((await canI(sa, q)) !== expected) wrong.push(q.join(' '));
-  };
-  await Promise.all([ask(), ask(), ask(), ask()]);
-  assert.deepEqual(wrong.sort(), [], `${sa} ${expected ? 'is refused' : 'is allowed'}: ${wrong.join('; ')}`);
-}
-
-function inNamespace(questions: ReadonlyArray<readonly string[]>, ns: string): string[][] {
-  return questions.map((q) => q.map((a, i) => (a === 'default' && q[i - 1] === '-n' ? ns : a)));
-}
-
-const ALLOWED: ReadonlyArray<readonly string[]> = [
-  ['get', 'daemonsets.apps', '-A'],
-  ['list', 'daemonsets.apps', '-A'],
-  ['watch', 'daemonsets.apps', '-A'],
-  ['list', 'pods', '-A'],
-  ['watch', 'pods', '-A'],
-  ['list', 'nodes'],
-  ['watch', 'nodes'],
-  ['list', 'controllerrevisions.apps', '-A'],
-  ['watch', 'controllerrevisions.apps', '-A'],
-  ['get', 'controllerrevisions.apps', '-n', 'default'],
-  ['list', 'rolloutguards.rolloutguard.dev', '-A'],
-  ['watch', 'rolloutguards.rolloutguard.dev', '-A'],
-  ['list', 'events', '-A'],
-  ['watch', 'events', '-A'],
-  ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', 'default'],
-  ['create', 'events.events.k8s.io', '-n', 'default'],
-];
-
-const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
-  ['list', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['watch', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['patch', 'rolloutguardpolicies.rolloutguard.dev', '--subresource=status'],
-  ['list', 'namespaces'],
-  ['watch', 'namespaces'],
-  ['create', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['patch', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['delete', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-];
-
-const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [['patch', 'daemonsets.apps', '-n', 'default']];
-
-const DENIED: ReadonlyArray<readonly string[]> = [
-  ['*', '*', '-A'],
-  ['*', 'daemonsets.apps', '-n', 'default'],
-  ['get', '*', '-A'],
-  ['get', 'secrets', '-n', 'default'],
-  ['list', 'secrets', '-A'],
-  ['watch', 'secrets', '-A'],
-  ['get', 'configmaps', '-n', 'default'],
-  ['list', 'configmaps', '-A'],
-  ['create', 'pods', '-n', 'default'],
-  ['update', 'pods', '-n', 'default'],
-  ['delete', 'pods', '-n', 'default'],
-  ['deletecollection', 'pods', '-n', 'default'],
-  ['create', 'pods', '--subresource=exec', '-n', 'default'],
-  ['create', 'pods', '--subresource=eviction', '-n', 'default'],
-  ['create', 'daemonsets.apps', '-n', 'default'],
-  ['update', 'daemonsets.apps', '-n', 'default'],
-  ['delete', 'daemonsets.apps', '-n', 'default'],
-  ['patch', 'daemonsets.apps', '--subresource=status', '-n', 'default'],
-  ['create', 'controllerrevisions.apps', '-n', 'default'],
-  ['delete', 'controllerrevisions.apps', '-n', 'default'],
-  ['patch', 'nodes'],
-  ['update', 'nodes'],
-  ['delete', 'nodes'],
-  ['patch', 'namespaces'],
-  ['create', 'clusterrolebindings.rbac.authorization.k8s.io'],
-  ['create', 'rolebindings.rbac.authorization.k8s.io', '-n', 'default'],
-  ['create', 'clusterroles.rbac.authorization.k8s.io'],
-  ['escalate', 'clusterroles.rbac.authorization.k8s.io'],
-  ['bind', 'clusterroles.rbac.authorization.k8s.io'],
-  ['impersonate', 'serviceaccounts', '-A'],
-  ['impersonate', 'users'],
-  ['create', 'serviceaccounts', '--subresource=token', '-n', 'default'],
-  ['update', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', 'default'],
-  ['update', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['create', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['delete', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['create', 'events', '-n', 'default'],
-  ['patch', 'events', '-n', 'default'],
-  ['patch', 'events.events.k8s.io', '-n', 'default'],
-  ['patch', 'events.events.k8s.io', '-A'],
-  ['update', 'events.events.k8s.io', '-n', 'default'],
-  ['delete', 'events.events.k8s.io', '-n', 'default'],
-  ['update', 'leases.coordination.k8s.io', '-n', 'default'],
-  ['update', 'leases.coordination.k8s.io', '-n', 'kube-system'],
-  ['create', 'leases.coordination.k8s.io', '-n', 'kube-node-lease'],
-  ['update', 'leases.coordination.k8s.io', '-n', INSTALL_NS],
-  ['delete', 'leases.coordination.k8s.io', '-A'],
-];
+// RBAC questions: the same lists as test/e2e/security.test.ts, from test/support/rbac.ts.
 
 /**
  * The RBAC objects of a rendering, with a unique suffix on cluster-scoped names and ClusterRole
@@ -313,17 +208,13 @@ const DENIED: ReadonlyArray<readonly string[]> = [
  * and ServiceAccount subjects stay as rendered; `namespaces` lists the only namespaces they may name.
  */
 function relocate(docs: readonly Obj[], suffix: string, namespaces: readonly string[]): Obj[] {
-  return docs
-    .filter((d) => RBAC_KINDS.has(d.kind as string))
-    .map((d) => {
-      const o = structuredClone(d);
-      o.metadata.labels = { ...o.metadata.labels, [TEST_LABEL]: suffix };
-      if (o.metadata.namespace !== undefined) assert.ok(namespaces.includes(o.metadata.namespace as string), `${key(o)} outside ${namespaces.join(', ')}`);
-      if ((o.kind as string).startsWith('Cluster')) o.metadata.name = `${o.metadata.name}-${suffix}`;
-      if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${suffix}`;
-      for (const s of (o.subjects ?? []) as Obj[]) assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: namespaces[0] }, key(o));
-      return o;
-    });
+  return relocateRbac(docs, TEST_LABEL, suffix, {
+    namespace: (o) => {
+      assert.ok(namespaces.includes(o.metadata.namespace as string), `${key(o)} outside ${namespaces.join(', ')}`);
+      return o.metadata.namespace as string;
+    },
+    subject: (s, o) => assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: namespaces[0] }, key(o)),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { parse as parseYaml, stringify } from 'yaml';
+import { freePort } from '../cluster/controlPlane.js';
 import { binDir, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { OperatorProcess, ROOT, apply, guard, installCrds } from '../support/operator.js';
 
@@ -22,14 +22,6 @@ const RULES = resolve(ROOT, 'charts/rollout-guard/files/prometheus-rules.yaml');
 const RULE_TESTS = resolve(ROOT, 'test/monitoring/alerts.test.yaml');
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- parsed YAML */
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 interface Alert {
   labels: Record<string, string>;

@@ -29,6 +29,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { DEFAULTS } from '../../src/runtime/config.js';
 import { POOL_LABEL, createNodePool, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
+import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
 type Obj = Record<string, any>;
@@ -41,9 +42,6 @@ interface Rule {
   nonResourceURLs?: string[];
 }
 
-const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-/** The namespace the manifests hard-code; our copies move out of it. */
-const INSTALL_NS = 'rollout-guard-system';
 /** Label on every object this suite creates outside its namespaces, for cleanup. */
 const TEST_LABEL = 'rollout-guard.dev/security-test';
 
@@ -67,137 +65,16 @@ function relocate(docs: readonly Obj[], namespaces: Readonly<Record<string, stri
     assert.ok(mapped, `${what} lives in ${ns}, which this copy has no namespace for`);
     return mapped;
   };
-  return docs
-    .filter((d) => RBAC_KINDS.has(d.kind as string))
-    .map((d) => {
-      const o = structuredClone(d);
-      o.metadata.labels = { ...o.metadata.labels, [TEST_LABEL]: suffix };
-      if (o.metadata.namespace !== undefined) o.metadata.namespace = to(o.metadata.namespace as string, `${o.kind}/${o.metadata.name}`);
-      if ((o.kind as string).startsWith('Cluster')) o.metadata.name = `${o.metadata.name}-${suffix}`;
-      if (o.roleRef?.kind === 'ClusterRole') o.roleRef.name = `${o.roleRef.name}-${suffix}`;
-      for (const s of (o.subjects ?? []) as Obj[]) {
-        if (s.kind === 'ServiceAccount') {
-          assert.equal(s.namespace, INSTALL_NS);
-          s.namespace = to(INSTALL_NS, `subject of ${o.kind}/${o.metadata.name}`);
-        }
+  return relocateRbac(docs, TEST_LABEL, suffix, {
+    namespace: (o) => to(o.metadata.namespace as string, `${o.kind}/${o.metadata.name}`),
+    subject: (s, o) => {
+      if (s.kind === 'ServiceAccount') {
+        assert.equal(s.namespace, INSTALL_NS);
+        s.namespace = to(INSTALL_NS, `subject of ${o.kind}/${o.metadata.name}`);
       }
-      return o;
-    });
+    },
+  });
 }
-
-/** `kubectl auth can-i` as the operator's ServiceAccount: true for "yes", false for "no". */
-async function canI(sa: string, args: readonly string[]): Promise<boolean> {
-  const res = await kubectl(['auth', 'can-i', ...args, `--as=${sa}`], { allowFail: true });
-  const answer = res.stdout.trim();
-  assert.ok(answer === 'yes' || answer === 'no', `can-i ${args.join(' ')}: ${answer} ${res.stderr}`);
-  return answer === 'yes';
-}
-
-/** Asks every question (four kubectl processes at a time) and fails naming each answer that is not `expected`. */
-async function expectCan(sa: string, questions: ReadonlyArray<readonly string[]>, expected: boolean): Promise<void> {
-  const wrong: string[] = [];
-  const queue = [...questions];
-  const ask = async (): Promise<void> => {
-    for (let q = queue.shift(); q; q = queue.shift()) if ((await canI(sa, q)) !== expected) wrong.push(q.join(' '));
-  };
-  await Promise.all([ask(), ask(), ask(), ask()]);
-  assert.deepEqual(wrong.sort(), [], `${sa} ${expected ? 'is refused' : 'is allowed'}: ${wrong.join('; ')}`);
-}
-
-/** The same questions asked in namespace `ns` instead of `default`. */
-function inNamespace(questions: ReadonlyArray<readonly string[]>, ns: string): string[][] {
-  return questions.map((q) => q.map((a, i) => (a === 'default' && q[i - 1] === '-n' ? ns : a)));
-}
-
-/** What the operator needs in every install that watches all namespaces, as `kubectl auth can-i` arguments. `-A`: in every namespace. */
-const ALLOWED: ReadonlyArray<readonly string[]> = [
-  ['get', 'daemonsets.apps', '-A'],
-  ['list', 'daemonsets.apps', '-A'],
-  ['watch', 'daemonsets.apps', '-A'],
-  ['list', 'pods', '-A'],
-  ['watch', 'pods', '-A'],
-  ['list', 'nodes'],
-  ['watch', 'nodes'],
-  ['list', 'controllerrevisions.apps', '-A'],
-  ['watch', 'controllerrevisions.apps', '-A'],
-  ['get', 'controllerrevisions.apps', '-n', 'default'],
-  ['list', 'rolloutguards.rolloutguard.dev', '-A'],
-  ['watch', 'rolloutguards.rolloutguard.dev', '-A'],
-  ['list', 'events', '-A'],
-  ['watch', 'events', '-A'],
-  ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', 'default'],
-  ['create', 'events.events.k8s.io', '-n', 'default'],
-];
-
-/** What only the RolloutGuardPolicy controller needs (the rollout-guard-policies binding). */
-const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
-  ['list', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['watch', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['patch', 'rolloutguardpolicies.rolloutguard.dev', '--subresource=status'],
-  ['list', 'namespaces'],
-  ['watch', 'namespaces'],
-  // Generated guards of RolloutGuardPolicies.
-  ['create', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['patch', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['delete', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-];
-
-/** The undo (rollout-guard-undo binding). */
-const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [['patch', 'daemonsets.apps', '-n', 'default']];
-
-/** What it must never be able to do, in any install. */
-const DENIED: ReadonlyArray<readonly string[]> = [
-  ['*', '*', '-A'],
-  ['*', 'daemonsets.apps', '-n', 'default'],
-  ['get', '*', '-A'],
-  ['get', 'secrets', '-n', 'default'],
-  ['list', 'secrets', '-A'],
-  ['watch', 'secrets', '-A'],
-  ['get', 'configmaps', '-n', 'default'],
-  ['list', 'configmaps', '-A'],
-  ['create', 'pods', '-n', 'default'],
-  ['update', 'pods', '-n', 'default'],
-  ['delete', 'pods', '-n', 'default'],
-  ['deletecollection', 'pods', '-n', 'default'],
-  ['create', 'pods', '--subresource=exec', '-n', 'default'],
-  ['create', 'pods', '--subresource=eviction', '-n', 'default'],
-  ['create', 'daemonsets.apps', '-n', 'default'],
-  ['update', 'daemonsets.apps', '-n', 'default'],
-  ['delete', 'daemonsets.apps', '-n', 'default'],
-  ['patch', 'daemonsets.apps', '--subresource=status', '-n', 'default'],
-  ['create', 'controllerrevisions.apps', '-n', 'default'],
-  ['delete', 'controllerrevisions.apps', '-n', 'default'],
-  ['patch', 'nodes'],
-  ['update', 'nodes'],
-  ['delete', 'nodes'],
-  ['patch', 'namespaces'],
-  ['create', 'clusterrolebindings.rbac.authorization.k8s.io'],
-  ['create', 'rolebindings.rbac.authorization.k8s.io', '-n', 'default'],
-  ['create', 'clusterroles.rbac.authorization.k8s.io'],
-  ['escalate', 'clusterroles.rbac.authorization.k8s.io'],
-  ['bind', 'clusterroles.rbac.authorization.k8s.io'],
-  ['impersonate', 'serviceaccounts', '-A'],
-  ['impersonate', 'users'],
-  ['create', 'serviceaccounts', '--subresource=token', '-n', 'default'],
-  // Status is written by merge patch only; spec edits of guards by patch only.
-  ['update', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', 'default'],
-  ['update', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
-  ['create', 'rolloutguardpolicies.rolloutguard.dev'],
-  ['delete', 'rolloutguardpolicies.rolloutguard.dev'],
-  // Events go through events.k8s.io only, and are only ever created.
-  ['create', 'events', '-n', 'default'],
-  ['patch', 'events', '-n', 'default'],
-  ['patch', 'events.events.k8s.io', '-n', 'default'],
-  ['patch', 'events.events.k8s.io', '-A'],
-  ['update', 'events.events.k8s.io', '-n', 'default'],
-  ['delete', 'events.events.k8s.io', '-n', 'default'],
-  // Leader election only in its own namespace.
-  ['update', 'leases.coordination.k8s.io', '-n', 'default'],
-  ['update', 'leases.coordination.k8s.io', '-n', 'kube-system'],
-  ['create', 'leases.coordination.k8s.io', '-n', 'kube-node-lease'],
-  ['update', 'leases.coordination.k8s.io', '-n', INSTALL_NS],
-  ['delete', 'leases.coordination.k8s.io', '-A'],
-];
 
 interface Grant {
   role: string;

@@ -4,11 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient } from '../../src/k8s/apiClient.js';
 import { ClockSkew } from '../../src/k8s/clockSkew.js';
+import { clientFor, listenLocal } from '../support/localApi.js';
 
 /** The Date header a server whose clock reads `serverMs` sends. */
 const dateAt = (serverMs: number): string => new Date(serverMs).toUTCString();
@@ -68,17 +66,10 @@ describe('ApiClient feeds ClockSkew from each response', () => {
       res.writeHead(200, { 'Content-Type': 'application/json', Date: dateAt(Date.now() + 90_000) });
       res.end('{}');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenLocal(server);
     try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }],
-        users: [{ name: 'u' }],
-        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-        currentContext: 'x',
-      });
       const skew = new ClockSkew();
-      const client = ApiClient.fromKubeConfig(kc, { clockSkew: skew });
+      const client = clientFor(server, { clockSkew: skew });
       for (let i = 0; i < 5; i++) await client.request('GET', '/version');
       const e = skew.estimateMs()!;
       assert.ok(Math.abs(e - 90_000) <= 1000, `estimated ${e}`);

@@ -4,12 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { UNDO_RECORD_ANNOTATION } from '../../src/domain/apiNames.js';
-import { ApiClient } from '../../src/k8s/apiClient.js';
 import { DaemonSetUndo, type UndoRequest } from '../../src/k8s/daemonSetUndo.js';
+import { clientFor, listenLocal } from '../support/localApi.js';
 
 const NS = 'ns1';
 const GOOD = { metadata: { labels: { app: 'decoder' } }, spec: { containers: [{ name: 'decoder', image: 'decoder:1' }] } };
@@ -100,15 +98,8 @@ describe('DaemonSetUndo', () => {
   let undo: DaemonSetUndo;
 
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    undo = new DaemonSetUndo(ApiClient.fromKubeConfig(kc));
+    await listenLocal(server);
+    undo = new DaemonSetUndo(clientFor(server));
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {

@@ -5,11 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { ApiClient, ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiClient.js';
 import { ApiAccessReviewer } from '../../src/k8s/metricsAuth.js';
+import { clientFor, listenLocal } from '../support/localApi.js';
 
 interface Seen {
   method: string;
@@ -35,15 +34,8 @@ describe('ApiAccessReviewer', () => {
   const signal = new AbortController().signal;
 
   before(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    reviewer = new ApiAccessReviewer(ApiClient.fromKubeConfig(kc));
+    await listenLocal(server);
+    reviewer = new ApiAccessReviewer(clientFor(server));
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
