@@ -28,11 +28,13 @@ export function microTime(ms: number): string {
 }
 
 /**
- * The Event's name: the regarding object's name and the announcement id, plus `.ds` for the copy on the
- * DaemonSet (a guard and its DaemonSet often share a name and a namespace).
+ * The Event's name: the regarding object's name and the announcement id. The copy on the DaemonSet also
+ * names the guard it comes from: a guard and its DaemonSet often share a name and a namespace, and two
+ * guards of one DaemonSet (a Conflict) may announce in the same millisecond with the same id.
  */
-export function eventName(regarding: ObjectRef, id: string): string {
-  return `${regarding.name.slice(0, 200)}.${id}${regarding.kind === 'DaemonSet' ? '.ds' : ''}`;
+export function eventName(regarding: ObjectRef, id: string, related?: ObjectRef): string {
+  if (regarding.kind === 'DaemonSet' && related) return `${regarding.name.slice(0, 100)}.${related.name.slice(0, 100)}.${id}.ds`;
+  return `${regarding.name.slice(0, 200)}.${id}`;
 }
 
 export class EventRecorder {
@@ -60,7 +62,7 @@ export class EventRecorder {
     const body = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
-      metadata: { name: eventName(regarding, e.id), namespace: regarding.namespace },
+      metadata: { name: eventName(regarding, e.id, related), namespace: regarding.namespace },
       eventTime: microTime(Date.parse(e.at)),
       type: e.type,
       reason: e.reason,
