@@ -12,7 +12,7 @@ import { decide } from '../src/domain/stateMachine.js';
 import type { GuardStatus } from '../src/domain/types.js';
 import { mergePatchDiff } from '../src/k8s/mergePatch.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/k8s/slim.js';
-import { TargetMemory, gather, type CacheView } from '../src/reconcile/gather.js';
+import { TargetMemory, gather, observationOf, type CacheView } from '../src/reconcile/gather.js';
 import { withDefaults } from '../src/reconcile/reconciler.js';
 import { round, summarize } from './stats.js';
 
@@ -168,9 +168,9 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   const key = `${NS}/guard`;
   const policy = { spec, generation: 1 };
   // Two passes 20 s apart establish the rollout and let it reach its steady state (Stalled / Healthy).
-  let prev: GuardStatus = decide(gather(cache, memory, key, NS, DS, T0), {}, policy, T0).status;
+  let prev: GuardStatus = decide(observationOf(gather(cache, memory, key, NS, DS, T0)), {}, policy, T0).status;
   memory.commit(key);
-  prev = decide(gather(cache, memory, key, NS, DS, T0 + 20_000), prev, policy, T0 + 20_000).status;
+  prev = decide(observationOf(gather(cache, memory, key, NS, DS, T0 + 20_000)), prev, policy, T0 + 20_000).status;
   memory.commit(key);
   const warmup = Math.max(20, Math.round(iterations / 10));
   const total: number[] = [];
@@ -180,7 +180,7 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   for (let i = 0; i < warmup + iterations; i++) {
     const now = T0 + 21_000 + i;
     const t0 = performance.now();
-    const obs = gather(cache, memory, key, NS, DS, now);
+    const obs = observationOf(gather(cache, memory, key, NS, DS, now));
     const t1 = performance.now();
     const decision = decide(obs, prev, policy, now);
     const t2 = performance.now();

@@ -24,7 +24,7 @@ import { loadKubeConfig } from './k8s/kubeConfig.js';
 import { HASH_LABEL, controllerOf, slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from './k8s/slim.js';
 import { CacheWaits } from './reconcile/cacheWait.js';
-import { TargetMemory, gather, type CacheView } from './reconcile/gather.js';
+import { TargetMemory, gather, observationOf, type CacheView } from './reconcile/gather.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
 
@@ -282,7 +282,8 @@ export class DaemonSetObserver {
 
   /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
   pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
-    const obs = gather(this.cache, this.memory, this.key, this.namespace, this.name, now);
+    // The check lists every pod of its DaemonSet itself: its cache is never without them.
+    const obs = observationOf(gather(this.cache, this.memory, this.key, this.namespace, this.name, now));
     this.cacheWaits.stamp(this.key, obs, now);
     const d = decide(obs, status, policy, now);
     // A one-shot check has its own deadline and no informers to relist: only decide's limit matters.

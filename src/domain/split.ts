@@ -4,7 +4,7 @@
  * `kubectl get ds` hides behind READY 2/3.
  */
 import { podBlockReason } from './causes.js';
-import type { BlockedNode, EmptyNode, GenerationStatus, NodeView, PodView, RevisionView } from './types.js';
+import type { BlockedNode, DaemonSetView, EmptyNode, GenerationStatus, NodeView, PodView, RevisionView } from './types.js';
 
 /** Lists in status are capped so a 5,000-node DaemonSet cannot blow the object size; counts stay exact. */
 export const STATUS_LIST_CAP = 20;
@@ -88,6 +88,19 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
   empty.sort((a, b) => a.node.localeCompare(b.node));
   const out: Split = { generations, blocked, empty, onTarget, eligible };
   if (targetHash !== undefined) out.targetHash = targetHash;
+  return out;
+}
+
+/**
+ * The split of a settled DaemonSet whose pods are not cached (see podInterest.ts), from its counters: every
+ * node the controller targets runs one ready, available pod of the current revision, as the pods would
+ * show. Nothing is blocked or empty: the counters say so.
+ */
+export function splitFromCounters(ds: Pick<DaemonSetView, 'desired' | 'ready' | 'images'>, eligible: number, current: RevisionView | undefined): Split {
+  const generations: GenerationStatus[] = [];
+  if (current && ds.desired > 0) generations.push({ hash: current.hash, images: [...ds.images], nodes: ds.desired, ready: ds.ready, revision: current.revision });
+  const out: Split = { generations, blocked: [], empty: [], onTarget: ds.desired, eligible };
+  if (current) out.targetHash = current.hash;
   return out;
 }
 

@@ -14,7 +14,7 @@ import { describeLeft, fmtRev } from './messages.js';
 import { collectFailures } from './evidence.js';
 import { event, iso, parseTime, sameRevision } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
-import { computeSplit, dominantOtherHash, STATUS_LIST_CAP, type Split } from './split.js';
+import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from './split.js';
 import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UndoRecord } from './types.js';
 
 type TargetObservation = Extract<Observation, { kind: 'Target' }>;
@@ -147,7 +147,7 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   const cur = obs.currentRevision;
   const observed = ds.observedGeneration >= ds.generation;
   const curRef: RevisionRef | undefined = cur ? { revision: cur.revision, hash: cur.hash } : undefined;
-  const split = computeSplit(obs.nodes, obs.revisions, cur?.hash);
+  const split = obs.podsFromCounters ? splitFromCounters(ds, obs.nodes.filter((n) => n.eligible).length, cur) : computeSplit(obs.nodes, obs.revisions, cur?.hash);
   const t: Tracked = {
     ds,
     split,

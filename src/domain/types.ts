@@ -423,6 +423,11 @@ export type Observation =
       guards?: GuardPeer[];
       /** API server time − operator time, ms, as estimated from the API server's responses (absent before any). */
       clockSkewMs?: number;
+      /**
+       * The pods are not cached: the DaemonSet's counters are settled and no guard follows a rollout
+       * (podInterest.ts), so `nodes` carry no pods and the split comes from the counters.
+       */
+      podsFromCounters?: true;
     };
 
 /** An Event to emit; `onTarget` mirrors it on the DaemonSet so `kubectl describe ds` shows it too. */

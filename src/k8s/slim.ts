@@ -5,6 +5,7 @@
  *
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
+import type { LabelSelector } from './labelSelector.js';
 import type { NodeSelectorTerm, Taint, Toleration } from '../domain/nodeEligibility.js';
 import { createHash } from 'node:crypto';
 import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
@@ -45,7 +46,7 @@ export interface SlimGuard {
 export interface SlimDaemonSet {
   metadata: Meta;
   spec: {
-    selector?: { matchLabels?: Record<string, string> };
+    selector?: LabelSelector;
     updateStrategy: { type: string; rollingUpdate?: { maxUnavailable?: string | number; maxSurge?: string | number } };
     minReadySeconds: number;
     placement: { nodeSelector?: Record<string, string>; nodeSelectorTerms?: NodeSelectorTerm[]; tolerations?: Toleration[] };
@@ -152,7 +153,10 @@ export function slimDaemonSet(raw: any): SlimDaemonSet {
   return {
     metadata: meta(raw?.metadata, { labels: true, owners: true, annotations: [TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION] }),
     spec: {
-      selector: raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {},
+      selector: {
+        ...(raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {}),
+        ...(Array.isArray(raw?.spec?.selector?.matchExpressions) ? { matchExpressions: structuredClone(raw.spec.selector.matchExpressions) } : {}),
+      },
       updateStrategy: {
         type: raw?.spec?.updateStrategy?.type ?? 'RollingUpdate',
         ...(raw?.spec?.updateStrategy?.rollingUpdate ? { rollingUpdate: { ...raw.spec.updateStrategy.rollingUpdate } } : {}),

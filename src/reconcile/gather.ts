@@ -6,6 +6,7 @@
  * controller's pods.
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
+import { countersSettled } from '../domain/podInterest.js';
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
@@ -27,6 +28,23 @@ export interface CacheView {
   guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
   /** API server time − local time, ms, estimated from responses already received (no request of its own). */
   clockSkewMs?(): number | undefined;
+  /**
+   * Whether the pods of DaemonSet `namespace/name` (this UID) are cached: `synced` (listed and watched),
+   * `syncing` (the watch is starting) or `off`. Optional: without it pods are always cached (tests, the
+   * check command, which lists them).
+   */
+  podCache?(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
+  /** Asks for the pods of DaemonSet `namespace/name` to be watched: gather needs them and they are not cached. */
+  wantPods?(namespace: string, name: string): void;
+}
+
+/**
+ * The DaemonSet needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
+ * decided from half a picture: the pass ends, and the watch's first list enqueues the guard again.
+ */
+export interface PodsPending {
+  kind: 'PodsPending';
+  daemonSet: string;
 }
 
 /**
@@ -154,8 +172,17 @@ function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): Po
   return v;
 }
 
-/** Builds the observation for the DaemonSet `namespace/name` at time `now`. */
-export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number): Observation {
+/** For callers whose cache always holds the pods (no `podCache`): the observation itself. */
+export function observationOf(g: Observation | PodsPending): Observation {
+  if (g.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${g.daemonSet} are not cached`);
+  return g;
+}
+
+/**
+ * Builds the observation for the DaemonSet `namespace/name` at time `now`. `followsRollout`: the guard's
+ * status follows a rollout that has not completed, so the pods are needed whatever the counters say.
+ */
+export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number, followsRollout = true): Observation | PodsPending {
   const ds = cache.daemonSet(namespace, name);
   if (!ds || !ds.metadata.uid) {
     memory.forget(guardKey);
@@ -199,8 +226,17 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   // The revision matching the live template always holds the highest number (constructHistory).
   const currentRevision = revisions[0];
 
+  // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
+  // counters, so its pods need not be cached at all (podInterest.ts).
+  const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
+  const needed = followsRollout || !countersSettled(view);
+  if (needed && podCache !== 'synced') {
+    cache.wantPods?.(namespace, name);
+    return { kind: 'PodsPending', daemonSet: name };
+  }
+  const fromCounters = podCache !== 'synced';
   const podsByNode = new Map<string, PodView[]>();
-  for (const p of cache.podsOwnedBy(uid)) {
+  for (const p of fromCounters ? [] : cache.podsOwnedBy(uid)) {
     if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
     const list = podsByNode.get(p.node) ?? [];
     const pv = podView(p, view.minReadySeconds, now);
@@ -235,6 +271,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
   const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
   if (currentRevision) obs.currentRevision = currentRevision;
+  if (fromCounters) obs.podsFromCounters = true;
   const guards = cache.guardsTargeting?.(namespace, name) ?? [];
   // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
   const peers: GuardPeer[] = guards.filter((g) => !g.metadata.deletionTimestamp).map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));

@@ -66,6 +66,12 @@ export interface OperatorConfig {
    * stall is seen after an API server outage ends (at 30 s, relists came up to 27 s after recovery).
    */
   informerBackoffMs: { initialMs: number; maxMs: number };
+  /**
+   * How long the pods of a DaemonSet stay watched after it stopped needing them (runtime/podWatches.ts):
+   * 30 s, so that a DaemonSet whose counters flap with an occasional restart is not listed on every flap,
+   * while the memory of a finished rollout is released half a minute after its bake.
+   */
+  podCacheLingerMs: number;
   /** Time allowed for in-flight reconciles on SIGTERM; below terminationGracePeriodSeconds (30 s) minus 5 s. */
   shutdownBudgetMs: number;
   /** Kubeconfig file; unset means in-cluster config, then $KUBECONFIG, then ~/.kube/config. */
@@ -118,6 +124,7 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   watchTimeoutSeconds: 300,
   watchIdleTimeoutMs: 180_000,
   informerBackoffMs: { initialMs: 1_000, maxMs: 10_000 },
+  podCacheLingerMs: 30_000,
   shutdownBudgetMs: 20_000,
   policies: true,
 };
@@ -142,6 +149,7 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
   '--renew-deadline-ms': { env: 'RENEW_DEADLINE_MS', key: 'renewDeadlineMs', kind: 'int' },
   '--retry-period-ms': { env: 'RETRY_PERIOD_MS', key: 'retryPeriodMs', kind: 'int' },
   '--shutdown-budget-ms': { env: 'SHUTDOWN_BUDGET_MS', key: 'shutdownBudgetMs', kind: 'int' },
+  '--pod-cache-linger-ms': { env: 'POD_CACHE_LINGER_MS', key: 'podCacheLingerMs', kind: 'int' },
   '--policies': { env: 'ENABLE_POLICIES', key: 'policies', kind: 'bool' },
 };
 

@@ -7,8 +7,9 @@
  *
  * What is watched, and why it costs what it costs:
  * - RolloutGuards and DaemonSets in the watched namespaces: few, small;
- * - pods with a `controller-revision-hash` label (daemon and stateful pods) in the watched namespaces,
- *   slimmed to a few hundred bytes each: needed for the per-node split;
+ * - daemon pods, only of the DaemonSets that need them (rolling, baking, or with counters not settled;
+ *   podWatches.ts), slimmed to a few hundred bytes each: needed for the per-node split. A settled
+ *   DaemonSet is judged from its counters, so memory follows what is rolling, not the fleet;
  * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
  * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
  *   left the targets. Heartbeat-only updates do not enqueue anything.
@@ -17,16 +18,17 @@ import type { Logger } from 'pino';
 import type { CacheHealth } from './healthServer.js';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
-import { GROUP, VERSION, HASH_LABEL, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import { GROUP, VERSION, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
 import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
 import { TargetMemory, type CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
 import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
 import { POLICY_LABEL } from '../domain/policyPlan.js';
-import type { Clock } from './clock.js';
 import type { OperatorConfig } from './config.js';
 import type { Metrics } from './metrics.js';
+import { PodWatches } from './podWatches.js';
+import { systemTimers, type Clock, type Timers } from './clock.js';
 import { WorkQueue } from './workQueue.js';
 
 type Meta = { metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string } };
@@ -110,6 +112,9 @@ const BY_INVOLVED = 'involved';
 export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
 export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=Unhealthy,reason!=FailedScheduling,reason!=ProbeWarning';
 
+/** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
+const POD_WATCH_SYNC_GRACE_MS = 60_000;
+
 /** Work-queue keys of policies; guard keys are `namespace/name` and never start with this. */
 const POLICY_KEY = 'rgp:';
 
@@ -138,12 +143,14 @@ export interface ControllerDeps {
   log: Logger;
   /** API server time − local time, ms (see k8s/clockSkew.ts); absent in tests that do not estimate it. */
   clockSkewMs?: () => number | undefined;
+  /** Timers of the pod watches' linger; the real ones unless a test drives them. */
+  timers?: Timers;
 }
 
 export class Controller {
   readonly guards: InformerSet<SlimGuard>;
   readonly daemonSets: InformerSet<SlimDaemonSet>;
-  readonly pods: InformerSet<SlimPod>;
+  readonly pods: PodWatches;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
   readonly dsWarnings: InformerSet<SlimEvent>;
@@ -163,7 +170,10 @@ export class Controller {
     const ns = config.namespaces;
     this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: nsPath(`${GROUP}/${VERSION}`, 'rolloutguards', n), slim: slimGuard }), common);
     this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: nsPath('apps/v1', 'daemonsets', n), slim: slimDaemonSet }), common);
-    this.pods = new InformerSet(client, log, ns, (n) => ({ name: 'pods', listPath: nsPath('', 'pods', n), labelSelector: HASH_LABEL, slim: slimPod }), common);
+    this.pods = new PodWatches(
+      { daemonSet: (n, name) => this.daemonSets.get(n, name), guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`) },
+      { client, log, clock: deps.clock, timers: deps.timers ?? systemTimers, lingerMs: config.podCacheLingerMs, informer: common, onChange: (n, name) => this.enqueueForTarget(n, name) },
+    );
     this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: nsPath('apps/v1', 'controllerrevisions', n), slim: slimRevision }), common);
     this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
     this.dsWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-daemonsets', listPath: nsPath('', 'events', n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }), common);
@@ -194,7 +204,6 @@ export class Controller {
       const c = controllerOf(o.metadata, 'DaemonSet');
       return c ? [c.uid] : [];
     };
-    this.pods.addIndex(BY_OWNER, ownerIndex);
     const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
     this.dsWarnings.addIndex(BY_INVOLVED, involved);
     this.podWarnings.addIndex(BY_INVOLVED, involved);
@@ -209,7 +218,9 @@ export class Controller {
 
     const cache: CacheView = {
       daemonSet: (n, name) => this.daemonSets.get(n, name),
-      podsOwnedBy: (uid) => this.pods.byIndex(BY_OWNER, uid),
+      podsOwnedBy: (uid) => this.pods.podsOwnedBy(uid),
+      podCache: (n, name, uid) => this.pods.state(n, name, uid),
+      wantPods: (n, name) => this.pods.want(n, name),
       revisionsOwnedBy: (uid) => this.revisions.byIndex(BY_OWNER, uid),
       nodes: () => this.nodes.list(),
       guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`),
@@ -255,8 +266,20 @@ export class Controller {
     for (const p of this.policies?.list() ?? []) this.enqueue(`${POLICY_KEY}${p.metadata.name}`);
   }
 
+  /** Every DaemonSet the pod watches must look at again: each cached one, and each watched one (it may be gone). */
+  private syncPodWatches(): void {
+    const keys = new Set([...this.daemonSets.list().map((d) => `${d.metadata.namespace ?? ''}/${d.metadata.name}`), ...this.pods.keys()]);
+    for (const k of keys) {
+      const slash = k.indexOf('/');
+      this.pods.sync(k.slice(0, slash), k.slice(slash + 1));
+    }
+  }
+
   private wireHandlers(): void {
     this.guards.onEvent((e) => {
+      // A guard's status says whether it follows a rollout, which decides whether its pods are watched.
+      this.pods.sync(e.obj.metadata.namespace ?? '', e.obj.spec?.targetRef?.name ?? '');
+      if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.pods.sync(e.old.metadata.namespace ?? '', e.old.spec?.targetRef?.name ?? '');
       this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`);
       // A guard that appears, goes or retargets can change which guard is in charge of a DaemonSet:
       // every guard of the old and new target looks again.
@@ -271,6 +294,8 @@ export class Controller {
       else if (e.type !== 'update' || e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.enqueuePolicies();
     });
     this.daemonSets.onEvent((e) => {
+      // Before the guards run: a DaemonSet that starts rolling has its pods listed by then or soon after.
+      this.pods.sync(e.obj.metadata.namespace ?? '', e.obj.metadata.name);
       this.enqueueForTarget(e.obj.metadata.namespace, e.obj.metadata.name);
       if (e.type !== 'update' || JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) || JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)) {
         this.enqueuePolicies();
@@ -283,12 +308,12 @@ export class Controller {
     });
     this.policies?.onRelist(() => this.enqueuePolicies());
     this.namespaces?.onRelist(() => this.enqueuePolicies());
-    const byOwner = (e: InformerEvent<SlimPod | SlimRevision>): void => {
+    this.daemonSets.onRelist(() => this.syncPodWatches());
+    this.guards.onRelist(() => this.syncPodWatches());
+    this.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
       const c = controllerOf(e.obj.metadata, 'DaemonSet');
       if (c) this.enqueueForTarget(e.obj.metadata.namespace, c.name);
-    };
-    this.pods.onEvent(byOwner);
-    this.revisions.onEvent(byOwner);
+    });
     // A refusal or a mount failure explains a node: the guards of its DaemonSet look again.
     this.dsWarnings.onEvent((e) => {
       if (e.type !== 'delete') this.enqueueForTarget(e.obj.metadata.namespace, e.obj.involved.name);
@@ -296,7 +321,7 @@ export class Controller {
     this.podWarnings.onEvent((e) => {
       if (e.type === 'delete') return;
       const ns = e.obj.metadata.namespace ?? '';
-      const pod = this.pods.get(ns, e.obj.involved.name);
+      const pod = this.pods.pod(ns, e.obj.involved.name);
       const c = pod ? controllerOf(pod.metadata, 'DaemonSet') : undefined;
       if (c) this.enqueueForTarget(ns, c.name);
     });
@@ -307,7 +332,8 @@ export class Controller {
       this.enqueueAll();
     });
     // After any relist the cache may have jumped (an outage, a 410): look at every guard again.
-    for (const s of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) s.onRelist(() => this.enqueueAll());
+    // (A pod watch's relist enqueues the guards of its own DaemonSet: podWatches.ts.)
+    for (const s of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) s.onRelist(() => this.enqueueAll());
     this.nodes.onRelist(() => this.enqueueAll());
   }
 
@@ -315,7 +341,6 @@ export class Controller {
     return [
       ...this.guards.members,
       ...this.daemonSets.members,
-      ...this.pods.members,
       ...this.revisions.members,
       ...this.dsWarnings.members,
       ...this.podWarnings.members,
@@ -326,14 +351,16 @@ export class Controller {
   }
 
   /** Every informer with the namespace it watches (`''`: all or cluster-scoped), for metrics. */
-  informerStats(): Array<{ resource: string; namespace: string; stats: InformerStats }> {
-    const out: Array<{ resource: string; namespace: string; stats: InformerStats }> = [];
-    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
-      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', stats: m.stats() }));
+  informerStats(): Array<{ resource: string; namespace: string; daemonset: string; stats: InformerStats }> {
+    const out: Array<{ resource: string; namespace: string; daemonset: string; stats: InformerStats }> = [];
+    for (const set of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
+      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', daemonset: '', stats: m.stats() }));
     }
     for (const m of [this.nodes, this.policies, this.namespaces]) {
-      if (m) out.push({ resource: m.resource, namespace: '', stats: m.stats() });
+      if (m) out.push({ resource: m.resource, namespace: '', daemonset: '', stats: m.stats() });
     }
+    // One pod watch per DaemonSet that needs its pods: its series come and go with the watch.
+    for (const w of this.pods.samples()) out.push({ resource: 'pods', namespace: w.namespace, daemonset: w.daemonSet, stats: w.stats });
     return out;
   }
 
@@ -351,11 +378,17 @@ export class Controller {
   cacheHealth(): CacheHealth[] {
     const synced = new Map(this.allInformers().map((i) => [i as unknown, i.hasSynced()]));
     const out: CacheHealth[] = [];
-    for (const set of [this.guards, this.daemonSets, this.pods, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
+    for (const set of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
       set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', synced: synced.get(m) ?? false, ...lastEvent(m.stats()) }));
     }
     for (const m of [this.nodes, this.policies, this.namespaces]) {
       if (m) out.push({ resource: m.resource, namespace: '', synced: m.hasSynced(), ...lastEvent(m.stats()) });
+    }
+    // A pod watch starts whenever a rollout does: only one that has listed, or that still has not after
+    // the grace, says something about this replica's health.
+    const now = this.deps.clock.now();
+    for (const w of this.pods.samples()) {
+      if (w.synced || now - w.startedAt > POD_WATCH_SYNC_GRACE_MS) out.push({ resource: `pods of ${w.daemonSet}`, namespace: w.namespace, synced: w.synced, ...lastEvent(w.stats) });
     }
     return out;
   }
@@ -436,7 +469,7 @@ export class Controller {
       }),
     ]);
     if (timer) clearTimeout(timer);
-    await Promise.allSettled(this.allInformers().map((i) => i.stop()));
+    await Promise.allSettled([...this.allInformers().map((i) => i.stop()), this.pods.stop()]);
   }
 }
 

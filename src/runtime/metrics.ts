@@ -11,6 +11,8 @@ export interface InformerSample {
   resource: string;
   /** The watched namespace; `''` for all namespaces or a cluster-scoped resource. */
   namespace: string;
+  /** The DaemonSet a pod watch serves (one per DaemonSet that needs its pods); `''` for the others. */
+  daemonset?: string;
   stats: InformerStats;
 }
 
@@ -165,7 +167,8 @@ export class Metrics {
     const read = (): ReadonlyArray<InformerSample> => this.informerSource?.() ?? [];
     /** Counter values already exported, so a scrape adds only what grew since the last one. */
     const exported = new Map<string, number>();
-    const labelNames = ['resource', 'namespace'] as const;
+    const labelNames = ['resource', 'namespace', 'daemonset'] as const;
+    const labels = (i: InformerSample): { resource: string; namespace: string; daemonset: string } => ({ resource: i.resource, namespace: i.namespace, daemonset: i.daemonset ?? '' });
     new Gauge({
       name: 'rollout_guard_informer_objects',
       help: 'Objects held in each informer cache.',
@@ -173,7 +176,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const i of read()) this.set({ resource: i.resource, namespace: i.namespace }, i.stats.objects);
+        for (const i of read()) this.set(labels(i), i.stats.objects);
       },
     });
     new Gauge({
@@ -183,7 +186,7 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const i of read()) if (i.stats.lastEventAt !== undefined) this.set({ resource: i.resource, namespace: i.namespace }, i.stats.lastEventAt / 1000);
+        for (const i of read()) if (i.stats.lastEventAt !== undefined) this.set(labels(i), i.stats.lastEventAt / 1000);
       },
     });
     const counter = (name: string, help: string, value: (s: InformerSample['stats']) => number): void => {
@@ -193,13 +196,24 @@ export class Metrics {
         labelNames,
         registers: [this.registry],
         collect() {
+          const live = new Set<string>();
           for (const i of read()) {
-            const key = `${name}\u0000${i.resource}\u0000${i.namespace}`;
+            const l = labels(i);
+            const key = `${name}\u0000${l.resource}\u0000${l.namespace}\u0000${l.daemonset}`;
+            live.add(key);
             const now = value(i.stats);
             const before = exported.get(key) ?? 0;
             // inc(0) still creates the series, so a healthy informer shows 0 restarts rather than nothing.
-            this.inc({ resource: i.resource, namespace: i.namespace }, Math.max(0, now - before));
+            this.inc(l, Math.max(0, now - before));
             exported.set(key, Math.max(now, before));
+          }
+          // A pod watch that ended takes its series with it: watches come and go with rollouts, and their
+          // series must not pile up. A later watch of the same DaemonSet starts again from 0 (a counter reset).
+          for (const key of [...exported.keys()]) {
+            if (!key.startsWith(`${name}\u0000`) || live.has(key)) continue;
+            const [, resource = '', namespace = '', daemonset = ''] = key.split('\u0000');
+            this.remove({ resource, namespace, daemonset });
+            exported.delete(key);
           }
         },
       });

@@ -71,3 +71,44 @@ describe('gather', () => {
     assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), []);
   });
 });
+
+describe('gather: pods only where they are needed', () => {
+  const nodes = [node('n1'), node('n2')];
+  const pods = [pod('n1', '2025-12-31T23:00:00Z'), pod('n2', '2025-12-31T23:00:00Z')];
+  const withCache = (desired: number, state: 'synced' | 'syncing' | 'off', asked: string[], updated = desired): CacheView => {
+    const base = world(desired, nodes, pods);
+    const ds = base.daemonSet('ns', 'd')!;
+    return { ...base, daemonSet: () => ({ ...ds, status: { ...ds.status, updatedNumberScheduled: updated } }), podCache: () => state, wantPods: (n, name) => asked.push(`${n}/${name}`) };
+  };
+
+  it('a settled DaemonSet whose pods are not cached is judged from its counters', () => {
+    const asked: string[] = [];
+    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false);
+    assert.equal(obs.kind, 'Target');
+    if (obs.kind !== 'Target') return;
+    assert.equal(obs.podsFromCounters, true);
+    assert.deepEqual(obs.nodes.map((n) => [n.node, n.pods.length]), [['n1', 0], ['n2', 0]]);
+    assert.deepEqual(asked, [], 'nothing asked: the counters say enough');
+  });
+
+  it('a DaemonSet whose counters are not settled waits for its pods, and asks for them', () => {
+    const asked: string[] = [];
+    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false), { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(asked, ['ns/d']);
+    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false), { kind: 'PodsPending', daemonSet: 'd' });
+  });
+
+  it('a guard that follows a rollout waits for the pods even when the counters are settled (the bake)', () => {
+    const asked: string[] = [];
+    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, true).kind, 'PodsPending');
+    assert.deepEqual(asked, ['ns/d']);
+  });
+
+  it('cached pods are always used when they are there', () => {
+    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false);
+    assert.equal(obs.kind, 'Target');
+    if (obs.kind !== 'Target') return;
+    assert.equal(obs.podsFromCounters, undefined);
+    assert.deepEqual(obs.nodes.map((n) => n.pods.length), [1, 1]);
+  });
+});

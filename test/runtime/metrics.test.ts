@@ -19,7 +19,7 @@ async function scrape(m: Metrics): Promise<Map<string, number>> {
 }
 
 describe('Metrics', () => {
-  it('exports each informer\'s objects, relists, restarts and last event time, labelled by resource and namespace', async () => {
+  it('exports each informer\'s objects, relists, restarts and last event time, labelled by resource, namespace and DaemonSet', async () => {
     const m = new Metrics(false);
     const pods: InformerStats = { objects: 3, relists: 1, restarts: 0, lastEventAt: 1_700_000_000_500 };
     const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
@@ -30,12 +30,12 @@ describe('Metrics', () => {
     m.observeInformers(() => samples);
 
     let s = await scrape(m);
-    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a"}'), 3);
-    assert.equal(s.get('rollout_guard_informer_objects{resource="nodes",namespace=""}'), 2);
-    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a"}'), 1);
-    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="nodes",namespace=""}'), 0, 'a healthy informer shows 0, not nothing');
-    assert.equal(s.get('rollout_guard_informer_last_event_timestamp_seconds{resource="pods",namespace="team-a"}'), 1_700_000_000.5);
-    assert.equal(s.has('rollout_guard_informer_last_event_timestamp_seconds{resource="nodes",namespace=""}'), false, 'no event yet: no timestamp');
+    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a",daemonset=""}'), 3);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="nodes",namespace="",daemonset=""}'), 2);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a",daemonset=""}'), 1);
+    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="nodes",namespace="",daemonset=""}'), 0, 'a healthy informer shows 0, not nothing');
+    assert.equal(s.get('rollout_guard_informer_last_event_timestamp_seconds{resource="pods",namespace="team-a",daemonset=""}'), 1_700_000_000.5);
+    assert.equal(s.has('rollout_guard_informer_last_event_timestamp_seconds{resource="nodes",namespace="",daemonset=""}'), false, 'no event yet: no timestamp');
 
     // A restart and a relist later, scraped twice: the counters follow the informer, not the scrape count.
     pods.restarts = 1;
@@ -43,9 +43,34 @@ describe('Metrics', () => {
     pods.objects = 5;
     await scrape(m);
     s = await scrape(m);
-    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="team-a"}'), 1);
-    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a"}'), 2);
-    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a"}'), 5);
+    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="team-a",daemonset=""}'), 1);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a",daemonset=""}'), 2);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a",daemonset=""}'), 5);
+  });
+
+  it('a pod watch that ended takes its series with it; one that starts again begins from 0', async () => {
+    const m = new Metrics(false);
+    const watch: InformerStats = { objects: 40, relists: 2, restarts: 1, lastEventAt: 1_700_000_000_000 };
+    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
+    let samples: InformerSample[] = [
+      { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: watch },
+      { resource: 'nodes', namespace: '', stats: nodes },
+    ];
+    m.observeInformers(() => samples);
+    let s = await scrape(m);
+    assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="gpu",daemonset="agent"}'), 40);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="gpu",daemonset="agent"}'), 2);
+
+    samples = samples.filter((x) => x.resource !== 'pods');
+    s = await scrape(m);
+    const left = [...s.keys()].filter((k) => k.includes('daemonset="agent"'));
+    assert.deepEqual(left, [], 'no series of the ended watch remains');
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="nodes",namespace="",daemonset=""}'), 1, 'the other informers keep theirs');
+
+    samples = [...samples, { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: { objects: 3, relists: 1, restarts: 0 } }];
+    s = await scrape(m);
+    assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="gpu",daemonset="agent"}'), 1);
+    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="gpu",daemonset="agent"}'), 0);
   });
 
   it('takes one informer source per process', () => {

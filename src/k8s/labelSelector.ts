@@ -1,0 +1,47 @@
+/**
+ * A metav1.LabelSelector in the string form list and watch take (`labelSelector=`), as
+ * `metav1.LabelSelectorAsSelector` writes it: `k=v` for matchLabels, `k in (a,b)`, `k notin (a,b)`, `k`
+ * and `!k` for matchExpressions.
+ */
+
+export interface LabelSelectorRequirement {
+  key: string;
+  /** In, NotIn, Exists or DoesNotExist. */
+  operator: string;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/**
+ * The selector's string form, with `extra` requirements appended. Keys are sorted, as the API server
+ * sorts them, so the same selector always gives the same string. An operator this code does not know
+ * throws: a selector that silently matched more or less would be worse than none.
+ */
+export function selectorString(sel: LabelSelector | undefined, extra: readonly string[] = []): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(sel?.matchLabels ?? {}).sort(([a], [b]) => a.localeCompare(b))) parts.push(`${k}=${v}`);
+  for (const r of [...(sel?.matchExpressions ?? [])].sort((a, b) => a.key.localeCompare(b.key))) {
+    const values = [...(r.values ?? [])].sort().join(',');
+    switch (r.operator) {
+      case 'In':
+        parts.push(`${r.key} in (${values})`);
+        break;
+      case 'NotIn':
+        parts.push(`${r.key} notin (${values})`);
+        break;
+      case 'Exists':
+        parts.push(r.key);
+        break;
+      case 'DoesNotExist':
+        parts.push(`!${r.key}`);
+        break;
+      default:
+        throw new Error(`label selector operator ${r.operator} is not supported`);
+    }
+  }
+  return [...parts, ...extra].join(',');
+}
