@@ -59,9 +59,10 @@ export class BenchOperator {
    * about pino; BENCH_OPERATOR_LOG_LEVEL overrides it for diagnosis) and waits until /readyz says its
    * caches are synced. With `logFile`, its whole log is kept there.
    */
-  static async start(kubeconfig: string, namespaces: readonly string[], logFile?: string): Promise<BenchOperator> {
+  static async start(kubeconfig: string, namespaces: readonly string[], logFile?: string, extraArgs: readonly string[] = []): Promise<BenchOperator> {
     const args = [
       resolve(ROOT, 'dist/src/main.js'), 'run',
+      ...extraArgs,
       `--namespaces=${namespaces.join(',')}`,
       '--metrics-bind-address=127.0.0.1:0',
       '--health-probe-bind-address=127.0.0.1:0',

@@ -76,6 +76,18 @@ export function renderTables(r: BenchResults): string {
         String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`, String(s.cost.maxQueueDepth),
       ]),
     ));
+    out.push('', 'Pods cached against what rolls (pods / RSS MiB / heap used MiB, lowest sample; linger of a finished rollout\'s watch in s)');
+    out.push(table(
+      ['size', 'idle, 1 guard', 'idle, all guards', '1 DaemonSet rolls (peak)', 'all roll (peak)', 'single: roll s / released after s / status writes / requests', 'linger s'],
+      r.sizes.map((s) => {
+        const m = (x: { podsCached: number; rssMiB: number; heapMiB: number }): string => `${x.podsCached} / ${f(x.rssMiB, 1)} / ${f(x.heapMiB, 1)}`;
+        const c = s.podCache;
+        return [
+          `${s.nodes}×${s.daemonsets}`, m(c.idleOne), m(c.idleAll), m(c.single.peak), m(c.fleet.peak),
+          `${f(c.single.rollSeconds, 1)} / ${f(c.single.releasedAfterS, 1)} / ${c.single.statusWrites} / ${c.single.requestsTotal}`, f(c.lingerMs / 1000, 0),
+        ];
+      }),
+    ));
     out.push('', 'Watching Warning Events: the operator\'s informer objects (after rollout/end/peak) and their live heap');
     out.push(table(
       ['size', 'events-daemonsets', 'events-pods', 'B per Event', 'cache KiB', 'Events in namespace'],
@@ -222,8 +234,20 @@ export function renderSvg(r: BenchResults): string {
       xTickLabels: ticks,
       series: [
         { name: 'peak RSS (VmHWM)', points: byPods((s) => s.cost.rssMiB.peak), color: COLORS[0]! },
-        { name: 'RSS, DaemonSet pods cached', points: byPods((s) => s.cost.rssMiB.withPods), color: COLORS[1]! },
+        { name: 'RSS, every guard idle', points: byPods((s) => s.podCache.idleAll.rssMiB), color: COLORS[1]! },
+        { name: 'RSS, one guard idle', points: byPods((s) => s.podCache.idleOne.rssMiB), color: COLORS[3]!, dashed: true },
         { name: 'RSS, nodes only', points: byPods((s) => s.cost.rssMiB.nodesOnly), color: COLORS[2]!, dashed: true },
+      ],
+    });
+    charts.push({
+      title: 'Daemon pods cached by the operator',
+      xLabel: 'nodes × DaemonSets (daemon pods)',
+      yLabel: 'pods cached',
+      xTickLabels: ticks,
+      series: [
+        { name: 'all DaemonSets rolling (peak)', points: byPods((s) => s.podCache.fleet.peak.podsCached), color: COLORS[0]! },
+        { name: 'one DaemonSet rolling (peak)', points: byPods((s) => s.podCache.single.peak.podsCached), color: COLORS[1]! },
+        { name: 'idle', points: byPods((s) => s.podCache.idleAll.podsCached), color: COLORS[2]!, dashed: true },
       ],
     });
     charts.push({
@@ -232,7 +256,7 @@ export function renderSvg(r: BenchResults): string {
       yLabel: 'MiB',
       xTickLabels: ticks,
       series: [
-        { name: 'slim caches, pods + nodes', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
+        { name: 'slim caches if every pod were cached', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
         { name: 'slim caches, nodes only', points: byPods((s) => s.cost.cache.nodesOnlyKiB / 1024), color: COLORS[2]!, dashed: true },
         { name: 'if full Pod objects were cached', points: byPods((s) => (s.cost.cache.fullPodBytes !== undefined ? (s.cost.cache.fullPodBytes * s.pods) / 1024 / 1024 : undefined)), color: COLORS[4]!, dashed: true },
       ],

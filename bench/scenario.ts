@@ -2,8 +2,10 @@
  * One size of the benchmark against the real control plane:
  *
  *   nodes (own pool, tainted) ─> operator started (nodes cached, nothing else) ─> DaemonSets v1 rolled out
- *   ─> one guard per DaemonSet, all Healthy ─> steady window (no rollout) ─> v2 everywhere: some healthy,
- *   some `broken` images, some asking for more CPU than a node has ─> every guard settled
+ *   ─> one guard, Healthy (one idle guarded DaemonSet) ─> a guard for every other DaemonSet, all Healthy
+ *   (all idle) ─> steady window (no rollout) ─> one DaemonSet of all rolls (v2, healthy) and its pod
+ *   watch is released ─> fleet-wide: every DaemonSet rolls at once (the one already on v2 to v3), some
+ *   healthy, some `broken` images, some asking for more CPU than a node has ─> every guard settled
  *   ─> containment: a revision that crashes after readiness, on a pool of its own (bench/containment.ts)
  *   ─> what the operator's Warning-Event informers hold ─> cleanup
  *
@@ -41,6 +43,8 @@ export interface SizeParams {
   nodeCpu: number;
   /** Nodes of the containment scenario's own pool (bench/containment.ts); 0 skips the scenario. */
   containmentNodes: number;
+  /** The operator's --pod-cache-linger-ms: how long a finished rollout's pods stay cached. */
+  podCacheLingerMs: number;
 }
 
 export interface Ctx {
@@ -155,10 +159,41 @@ export interface SizeResult {
     /** DaemonSets whose rollout completed (healthy) but for which the alert would have fired anyway. */
     falseFirings: number;
   };
-  verdict: { expectedStalls: number; stalled: number; missedStalls: string[]; unexpectedStalls: string[]; suspectHealthy: string[]; operatorExitCode: number | null };
+  verdict: {
+    expectedStalls: number;
+    stalled: number;
+    missedStalls: string[];
+    unexpectedStalls: string[];
+    suspectHealthy: string[];
+    /** Undos the operator attempted (every guard reports only: any is a false verdict). */
+    undos: number;
+    /** Suspect or Stalled guards of the single rollout (it is healthy: any is a false verdict). */
+    singleFalse: string[];
+    operatorExitCode: number | null;
+  };
+  /**
+   * Pods cached against what rolls: idle (every guard Healthy, nothing rolling), one DaemonSet of all
+   * rolling, and every DaemonSet rolling at once. Memory as RSS, and heap used: its lowest sample over the
+   * idle window (closest to the live heap without forcing a collection), its highest over a rollout.
+   */
+  podCache: {
+    lingerMs: number;
+    idleOne: MemoryPoint;
+    idleAll: MemoryPoint;
+    single: { peak: MemoryPoint; rollSeconds: number; releasedAfterS?: number; statusWrites: number; requests: Record<string, number>; requestsTotal: number };
+    fleet: { peak: MemoryPoint };
+  };
   guards: GuardResult[];
   /** A revision that passes readiness and then crashes, contained by a guard with Undo (absent with --containment-nodes 0). */
   containment?: ContainmentResult;
+}
+
+/** The operator's memory and the daemon pods it caches at one moment (or the peak over a window). */
+export interface MemoryPoint {
+  podsCached: number;
+  rssMiB: number;
+  /** nodejs_heap_size_used_bytes: lowest sample of an idle window, highest of a rollout. */
+  heapMiB: number;
 }
 
 /** The operator's informers on Warning Events (src/runtime/controller.ts). */
@@ -185,11 +220,11 @@ export function categories(p: Pick<SizeParams, 'daemonsets' | 'brokenFraction' |
   return Array.from({ length: p.daemonsets }, (_, i): Category => (i < broken ? 'broken' : i < broken + exhausted ? 'exhausted' : 'healthy'));
 }
 
-function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: 1 | 2, cat: Category): Record<string, unknown> {
+function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: number, cat: Category): Record<string, unknown> {
   const labels = { app: name };
-  const image = version === 2 && cat === 'broken' ? 'registry.local/bench-agent:2-broken' : `registry.local/bench-agent:${version}`;
+  const image = version >= 2 && cat === 'broken' ? `registry.local/bench-agent:${version}-broken` : `registry.local/bench-agent:${version}`;
   // Small requests keep up to ~100 DaemonSets per node schedulable; the exhausted revision asks for twice a node.
-  const cpu = version === 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
+  const cpu = version >= 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
   return {
     apiVersion: 'apps/v1',
     kind: 'DaemonSet',
@@ -224,9 +259,9 @@ const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'Lis
 const mib = (b: number) => round(b / 1024 / 1024, 1)!;
 const secs = (ms: number) => round(ms / 1000, 3)!;
 
-/** Background sampling of the operator every 500 ms: RSS, heap, queue depth. */
+/** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; events: Record<string, number> }> = [];
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; events: Record<string, number> }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -239,7 +274,7 @@ class Sampler {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
           const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), events });
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), events });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -256,6 +291,23 @@ class Sampler {
 
   maxQueue(from: number, to: number): number {
     return Math.max(0, ...this.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.queue));
+  }
+
+  /** The most pods cached over [from, to], with the highest RSS and the heap of that window's low point. */
+  peak(from: number, to: number): MemoryPoint {
+    const w = this.samples.filter((s) => s.t >= from && s.t <= to);
+    return {
+      podsCached: Math.max(0, ...w.map((s) => s.pods)),
+      rssMiB: mib(Math.max(0, ...w.map((s) => s.rss))),
+      heapMiB: mib(Math.max(0, ...w.map((s) => s.heap))),
+    };
+  }
+
+  /** Samples at [from, to]: pods cached now, RSS, and the lowest heap-used sample (after a collection). */
+  at(from: number, to: number): MemoryPoint {
+    const w = this.samples.filter((s) => s.t >= from && s.t <= to);
+    const last = w[w.length - 1];
+    return { podsCached: last?.pods ?? 0, rssMiB: mib(last?.rss ?? 0), heapMiB: mib(Math.min(...w.map((s) => s.heap))) };
   }
 
   maxEvents(resource: string): number {
@@ -324,7 +376,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     phase('nodes');
 
     // --- Operator: caches synced with nodes only. ------------------------------------------------
-    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined);
+    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined, [`--pod-cache-linger-ms=${p.podCacheLingerMs}`]);
     sampler = new Sampler(op);
     sampler.start();
     observer = new Observer(client, ns);
@@ -346,12 +398,22 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     await waitFor(() => names.every(rolledOut), { timeoutMs: podsTimeout, intervalMs: 500, describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes` });
     phase('daemonsetsV1');
 
-    // --- Guards, all Healthy. ------------------------------------------------------------------------
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => guardManifest(ns, n, p))) });
+    // --- Guards: one, then all, every one Healthy. Idle guarded DaemonSets must cost no pods. --------
+    const smp = sampler;
+    const quiet = async (what: string): Promise<MemoryPoint> => {
+      // Let the last writes of the Healthy transitions land, then sample a few seconds of idle.
+      await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
+      const from = Date.now();
+      await waitFor(() => smp.samples.filter((x) => x.t >= from).length >= 8, { timeoutMs: 30_000, intervalMs: 250, describe: 'idle samples' });
+      return smp.at(from, Date.now());
+    };
+    await kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns, names[0]!, p)]) });
+    await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', { timeoutMs: 120_000, intervalMs: 250, describe: 'the first guard Healthy' });
+    const idleOne = await quiet('one guard');
+    await kubectl(['apply', '-f', '-'], { input: list(names.slice(1).map((n) => guardManifest(ns, n, p))) });
     await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
     const fp1 = await cacheFootprint(client, ns);
-    // Let the last writes of the Healthy transition land before the quiet window starts.
-    await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet' });
+    const idleAll = await quiet('every guard');
     const s1 = await op.scrape();
     const mem1 = await op.memory();
     phase('guardsHealthy');
@@ -361,10 +423,31 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     const s2 = await op.scrape();
     phase('steady');
 
-    // --- Rollout of v2. ---------------------------------------------------------------------------------
+    // --- One DaemonSet of all rolls (healthy): only its pods are cached, and released after. -----------
+    const single = names[names.length - 1]!;
+    const tS = Date.now();
+    await kubectl(['apply', '-f', '-'], { input: list([dsManifest(ns, single, pool, p, 2, 'healthy')]) });
+    await waitFor(() => {
+      const g = obs.guard(single);
+      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= tS;
+    }, { timeoutMs: 120_000 + p.nodes * 400, intervalMs: 250, describe: `${single} rolled out on its own` });
+    const tSDone = Date.now();
+    await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the single rollout' });
+    const sS = await op.scrape();
+    const singleHist = (obs.guardLog.get(single) ?? []).filter((g) => g.t >= tS);
+    const singleFalse = names.filter((n) => (obs.guardLog.get(n) ?? []).some((g) => g.t >= tS && (g.state === 'Suspect' || g.state === 'Stalled')));
+    const singleReq = requestDelta(s2, sS);
+    const released = await waitFor(async () => ((await op!.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined), {
+      timeoutMs: p.podCacheLingerMs + 30_000, intervalMs: 250, describe: 'the single rollout\'s pods released',
+    }).catch(() => undefined);
+    const singlePeak = smp.peak(tS, tSDone);
+    phase('singleRollout');
+    const s2f = await op.scrape();
+
+    // --- Fleet-wide: every DaemonSet rolls at once (v2; the one already on v2 goes to v3). ----------------
     const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
     const t0 = Date.now();
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 2, catOf.get(n)!))) });
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))) });
     const settled = (n: string): boolean => {
       const g = obs.guard(n);
       if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
@@ -446,11 +529,11 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     const stallGuards = guards.filter((g) => g.category !== 'healthy');
     const vals = (f: (g: GuardResult) => number | undefined, gs = stallGuards): number[] => gs.map(f).filter((v): v is number => v !== undefined);
     const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
-    const detHist = histogramDelta(s2, s3, 'rollout_guard_detection_latency_seconds');
-    const recHist = histogramDelta(s2, s3, 'rollout_guard_reconcile_duration_seconds');
+    const detHist = histogramDelta(s2f, s3, 'rollout_guard_detection_latency_seconds');
+    const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
     const recP99 = histogramQuantile(0.99, recHist.buckets);
     const steady = requestDelta(s1, s2);
-    const rollout = requestDelta(s2, s3);
+    const rollout = requestDelta(s2f, s3);
     const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
     const heaps = sampler.samples.map((s) => s.heap);
     const writes = (c: Category) => rSum(summarize(guards.filter((g) => g.category === c).map((g) => g.statusWrites)));
@@ -488,11 +571,11 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
         steadySeconds: secs(s2.at - s1.at),
         steadyNonWatch: Object.entries(steady).filter(([k]) => !k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0),
         rollout,
-        rolloutSeconds: secs(s3.at - s2.at),
+        rolloutSeconds: secs(s3.at - s2f.at),
         rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
         watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
         statusWritesPerGuard: {
-          operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2.sum('rollout_guard_status_writes_total')) / names.length, 2)!,
+          operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / names.length, 2)!,
           byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
         },
         writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
@@ -509,7 +592,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
           objects: fp1.objects,
         },
         heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
-        cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
+        cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
         reconcile: {
           count: recHist.count,
           p50Ms: round((histogramQuantile(0.5, recHist.buckets) ?? NaN) * 1000, 1),
@@ -531,7 +614,23 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
         missedStalls: stallGuards.filter((g) => !g.stalled).map((g) => g.name),
         unexpectedStalls: guards.filter((g) => g.category === 'healthy' && g.stalled).map((g) => g.name),
         suspectHealthy: guards.filter((g) => g.category === 'healthy' && g.suspect).map((g) => g.name),
+        undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
+        singleFalse,
         operatorExitCode: null,
+      },
+      podCache: {
+        lingerMs: p.podCacheLingerMs,
+        idleOne,
+        idleAll,
+        single: {
+          peak: singlePeak,
+          rollSeconds: secs(tSDone - tS),
+          ...(released !== undefined ? { releasedAfterS: secs(released - tSDone) } : {}),
+          statusWrites: singleHist.length,
+          requests: singleReq,
+          requestsTotal: Object.values(singleReq).reduce((a, v) => a + v, 0),
+        },
+        fleet: { peak: smp.peak(t0, tEnd) },
       },
       guards,
     };

@@ -242,6 +242,27 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   return result;
 }
 
+/** Causes that say a node is still on its way (starting, not ready yet), not that it failed. */
+const VAGUE_CAUSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
+
+/**
+ * The first definite failure among the blocked and empty nodes, while most nodes in flight are still
+ * starting: the cause shared by most nodes that failed for a definite reason, of the first owner in
+ * {@link OWNER_ORDER} that has one. Undefined when every waiting node is merely on its way.
+ *
+ * Why: during a rollout, pods of one batch fail at different moments (the controller creates them a few
+ * per second). Naming the cause only once it is the most common state among the nodes in flight held the
+ * first explanation back by seconds at fleet scale, though the first ImagePullBackOff already said it.
+ */
+export function firstDefinite(a: Pick<Attribution, 'blocked' | 'empty'>): { owner: FaultOwner; cause: CauseClass } | undefined {
+  const definite = [...a.blocked, ...a.empty].filter((x) => x.cause !== undefined && !VAGUE_CAUSES.has(x.cause));
+  for (const owner of OWNER_ORDER) {
+    const mine = definite.filter((x) => x.owner === owner);
+    if (mine.length > 0) return { owner, cause: dominantOf(mine) };
+  }
+  return undefined;
+}
+
 /**
  * Whose fault a shrink is. A node whose labels or taints changed during the rollout left because of the
  * node (someone tainted or relabelled it); one that did not change left because the new template no

@@ -7,7 +7,7 @@
  * pods are cached only while something may be wrong or moving, and the
  * rest is judged from the counters and the ControllerRevisions alone (see split.ts, splitFromCounters).
  *
- * Pods are needed when either:
+ * Pods are needed when a guard targets the DaemonSet and either:
  * - the controller's counters are not settled: a spec it has not observed, a node not updated, not
  *   ready or not available, a pod on a node it should not be on (a rollout, a crash after readiness,
  *   a new node being populated, a node losing its pod);
@@ -37,7 +37,10 @@ export function followsRollout(status: Readonly<GuardStatus> | undefined): boole
   return r !== undefined && !r.completedAt;
 }
 
-/** Whether the pods of a DaemonSet must be watched, given the statuses of every guard that targets it. */
+/**
+ * Whether the pods of a DaemonSet must be watched, given the statuses of every guard that targets it.
+ * Only guards need pods: a DaemonSet no guard targets is never watched, whatever it does.
+ */
 export function needsPods(c: SettledCounters, guards: ReadonlyArray<Readonly<GuardStatus> | undefined>): boolean {
-  return !countersSettled(c) || guards.some(followsRollout);
+  return guards.length > 0 && (!countersSettled(c) || guards.some(followsRollout));
 }

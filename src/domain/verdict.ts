@@ -6,7 +6,7 @@
  * user configured (minReadySeconds): a rollout that only waits is progressing, never Suspect or
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
-import type { Attribution } from './attribute.js';
+import { firstDefinite, type Attribution } from './attribute.js';
 import { CAUSE_HINT } from './causes.js';
 import { failureCause } from './evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from './messages.js';
@@ -175,7 +175,15 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
     if (a.owner === 'ConfiguredWait') v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
     v.requeueAfterMs = suspectMs - idle;
-    // Early explanation: a definitive failure of the revision or a node is named before the deadline.
+    // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
+    // soon as one node shows it, even while more nodes of the batch are still starting.
+    if (!t.shrank && (v.cause === 'Unknown' || v.cause === 'NotReady')) {
+      const early = firstDefinite(a);
+      if (early && (early.owner === 'Revision' || early.owner === 'Node')) {
+        v.cause = early.cause;
+        v.owner = early.owner;
+      }
+    }
     // Waits on the control plane or a configured delay are not failures: nothing to name yet.
     if (v.cause === 'Unknown' || v.cause === 'NotReady' || (!t.shrank && (v.owner === 'ControlPlane' || v.owner === 'ConfiguredWait'))) {
       v.cause = '';

@@ -117,6 +117,8 @@ export interface ClusterInfo {
   /** Wall time of the whole `up`. */
   totalMs: number;
   ports: Ports;
+  /** The controller manager's and scheduler's API QPS when raised (see {@link CONTROLLER_QPS_ENV}). */
+  controllerQps?: number;
 }
 
 /** Liveness and memory of one component or kwok instance, as seen by {@link status}. */
@@ -204,6 +206,13 @@ export const AUDIT_LOG_ENV = 'RG_AUDIT_LOG';
  * controllers to the controller manager, with the short timings of {@link NODE_LIFECYCLE_TIMINGS}.
  */
 export const NODE_LIFECYCLE_ENV = 'RG_NODE_LIFECYCLE';
+/**
+ * Env var that, set to a number when a cluster is created, gives the controller manager and the
+ * scheduler that API QPS (burst twice it) instead of their defaults (20 and 50). For the benchmark at
+ * fleet scale: at 20 requests/s the DaemonSet controller needs minutes to create or replace 10,000 pods,
+ * and the scheduler as long to bind them, so the run would measure the control plane, not the operator.
+ */
+export const CONTROLLER_QPS_ENV = 'RG_CONTROLLER_QPS';
 
 /**
  * Node-health timings of a cluster created with {@link NODE_LIFECYCLE_ENV}. Upstream defaults (kubelet
@@ -274,6 +283,8 @@ interface State {
   audit?: boolean;
   /** The controller manager runs the node-lifecycle controllers (see {@link NODE_LIFECYCLE_ENV}); absent means no. */
   nodeLifecycle?: boolean;
+  /** The controller manager's and scheduler's API QPS (see {@link CONTROLLER_QPS_ENV}); absent means their defaults. */
+  controllerQps?: number;
 }
 
 /**
@@ -311,7 +322,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1' });
+      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...controllerQpsFrom(env) });
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
@@ -323,7 +334,11 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
     const totalMs = Date.now() - started;
     log(`export KUBECONFIG=${p.kubeconfig}`);
     log(`cluster up (${mode}) in ${(totalMs / 1000).toFixed(1)}s (build step ${(buildMs / 1000).toFixed(1)}s)`);
-    return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports };
+    const wanted = controllerQpsFrom(env).controllerQps;
+    if (mode === 'reused' && wanted !== undefined && wanted !== state.controllerQps) {
+      log(`note: ${CONTROLLER_QPS_ENV}=${wanted} applies to a new cluster; the running one keeps ${state.controllerQps ?? 'the default'} (npm run cluster:down first)`);
+    }
+    return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports, ...(state.controllerQps ? { controllerQps: state.controllerQps } : {}) };
   } finally {
     await release();
   }
@@ -588,7 +603,7 @@ async function startFresh(
   binDir: string,
   ports: Ports,
   step: (msg: string) => void,
-  { audit = false, nodeLifecycle = false }: { audit?: boolean; nodeLifecycle?: boolean } = {},
+  { audit = false, nodeLifecycle = false, controllerQps }: { audit?: boolean; nodeLifecycle?: boolean; controllerQps?: number } = {},
 ): Promise<State> {
   const p = paths();
   await stopAll(step);
@@ -600,7 +615,7 @@ async function startFresh(
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
   await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
-  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}), ...(nodeLifecycle ? { nodeLifecycle } : {}) };
+  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}), ...(nodeLifecycle ? { nodeLifecycle } : {}), ...(controllerQps ? { controllerQps } : {}) };
   if (audit) await writeFile(p.auditPolicy, AUDIT_POLICY);
   await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
   step('PKI and kubeconfig written');
@@ -704,6 +719,7 @@ function componentSpecs(state: State): ComponentSpec[] {
         `--service-account-private-key-file=${saKey}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
+        ...(state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : []),
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
     },
@@ -714,11 +730,25 @@ function componentSpecs(state: State): ComponentSpec[] {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.scheduler}`,
+        // Status patches of unschedulable pods synchronous, as before 1.34: with the asynchronous API calls
+        // (beta, on by default) the patches of a suite's many unschedulable pods pile up behind the client's
+        // rate limit, and another suite's new pod waited over 60 s for its PodScheduled=False condition
+        // with nothing in the scheduler's log (kubernetes/kubernetes#135900 describes the throttling).
+        '--feature-gates=SchedulerAsyncAPICalls=false',
+        ...(state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : []),
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,
     },
     kwokSpec(state, 'kwok', 'fake', ports.kwok, p.kwokHome),
   ];
+}
+
+/** {@link CONTROLLER_QPS_ENV}, when set to a positive number. */
+function controllerQpsFrom(env: NodeJS.ProcessEnv): { controllerQps?: number } {
+  const v = Number(env[CONTROLLER_QPS_ENV] ?? '');
+  if (!env[CONTROLLER_QPS_ENV]) return {};
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${CONTROLLER_QPS_ENV} must be a positive number, got ${env[CONTROLLER_QPS_ENV]}`);
+  return { controllerQps: v };
 }
 
 /**

@@ -35,7 +35,7 @@ describe('needsPods', () => {
     ['settled, but a guard still follows the rollout (it bakes)', {}, [active], true],
     ['settled, one of two guards still follows it', {}, [done, active], true],
     ['not settled, every guard Healthy (a rollout the guards have not seen yet)', { updated: 1 }, [done], true],
-    ['not settled, no guard at all', { ready: 2 }, [], true],
+    ['not settled, no guard at all: nobody needs its pods', { ready: 2 }, [], false],
   ];
   for (const [name, o, g, want] of cases) it(name, () => assert.equal(needsPods({ ...settled, ...o }, g), want));
 

@@ -630,6 +630,34 @@ describe('decide: the cause at the deadline', () => {
     });
   }
 
+  // A batch of new pods fails at different moments: the first definite failure is the explanation, even
+  // while more nodes of the batch are still starting (NotReady) or have no pod yet (Unknown).
+  const batch = (first: PodView, starting: number, noPod: number): Observation =>
+    targetObs({
+      nodes: [
+        node('node-1', [first]),
+        ...Array.from({ length: starting }, (_, i) => node(`node-s${i + 1}`, [pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' })])),
+        ...Array.from({ length: noPod }, (_, i) => node(`node-e${i + 1}`, [])),
+        node('node-old', [pod({ hash: HASH.A })]),
+      ],
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 2 + starting + noPod, current: 1 + starting, ready: 1, updated: 1 + starting, available: 1 }),
+    });
+  const earlyCases: { name: string; obs: Observation; cause: string; owner: string }[] = [
+    { name: '1 ImagePullBackOff beside 4 pods still starting', obs: batch(imagePullPod(HASH.B), 4, 0), cause: 'ImagePullFailure', owner: 'Revision' },
+    { name: '1 crash loop beside 2 starting and 2 nodes without a pod yet', obs: batch(crashLoopPod(HASH.B), 2, 2), cause: 'CrashLoop', owner: 'Revision' },
+    { name: 'only pods still starting: nothing named yet', obs: batch(pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' }), 4, 0), cause: '', owner: '' },
+  ];
+  for (const tc of earlyCases) {
+    it(`early explanation: ${tc.name} → '${tc.cause}'`, () => {
+      const ds = run(fromHealthy(tc.obs));
+      const s = ds[1]!.status;
+      assert.equal(s.state, 'Progressing');
+      assert.equal(s.cause, tc.cause);
+      assert.equal(s.owner ?? '', tc.owner);
+    });
+  }
+
   it('maxSurge: a node with the old ready pod and a broken new pod is blocked, not empty; both generations count it', () => {
     const surge = targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)])],

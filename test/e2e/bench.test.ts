@@ -88,6 +88,15 @@ describe('npm run bench -- --smoke', () => {
     // Its `for: 15m` alone puts it at least 15 minutes after the rollout started.
     assert.ok((s.alert.alertFiresAfterS.p50 ?? 0) >= 15 * 60);
     assert.equal(s.alert.falseFirings, 0);
+    // Pods cached only for what rolls: none idle, one DaemonSet's while it rolls alone, released after.
+    const pc = s.podCache;
+    assert.equal(pc.idleOne.podsCached, 0, 'one idle guard caches no pod');
+    assert.equal(pc.idleAll.podsCached, 0, 'every guard idle: no pod cached');
+    assert.ok(pc.single.peak.podsCached >= s.nodes && pc.single.peak.podsCached <= 2 * s.nodes, `one DaemonSet rolling cached ${pc.single.peak.podsCached} pods on ${s.nodes} nodes`);
+    assert.ok(finite(pc.single.releasedAfterS), 'its pods were released after the rollout');
+    assert.ok(pc.fleet.peak.podsCached > pc.single.peak.podsCached, 'all rolling caches more than one rolling');
+    assert.deepEqual(s.verdict.singleFalse, [], 'the healthy single rollout was never Suspect or Stalled');
+    assert.equal(s.verdict.undos, 0, 'guards that only report never undo');
   });
 
   it('contained a revision that crashes after readiness: undone before it ran on every node, every node back on the original revision', () => {

@@ -40,6 +40,8 @@ describe('PodWatches', () => {
   let watches: PodWatches;
 
   const pods = [pod('p1', UID), pod('p2', UID), pod('stray', 'another-owner')];
+  /** A guard of the DaemonSet that has not written status yet. */
+  const unjudged: SlimGuard = { metadata: { name: 'g' }, spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } } };
 
   beforeEach(async () => {
     requests = [];
@@ -60,7 +62,7 @@ describe('PodWatches', () => {
     await listenLocal(server);
     clock = new FakeClock(1_000_000);
     ds = daemonSet();
-    guards = [];
+    guards = [unjudged];
     watches = new PodWatches(
       { daemonSet: () => ds, guardsTargeting: () => guards },
       {
@@ -92,6 +94,14 @@ describe('PodWatches', () => {
     watches.sync('gpu', 'agent');
     assert.equal(watches.state('gpu', 'agent', UID), 'off');
     assert.deepEqual(watches.keys(), []);
+    assert.deepEqual(requests, []);
+  });
+
+  it('a DaemonSet no guard targets is never watched, rolling or not', () => {
+    guards = [];
+    ds = daemonSet({ updatedNumberScheduled: 1 });
+    watches.sync('gpu', 'agent');
+    assert.equal(watches.state('gpu', 'agent', UID), 'off');
     assert.deepEqual(requests, []);
   });
 
