@@ -10,7 +10,8 @@
  *   ─> what the operator's Warning-Event informers hold ─> cleanup
  *
  * and what it measures on the way (see bench.ts for the list). Every wait polls a condition with a
- * timeout; the only fixed-length wait is the steady window, which is a measurement interval.
+ * timeout; the only fixed-length waits are the two idle windows (one guard, every guard), which are
+ * measurement intervals.
  */
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
@@ -400,20 +401,21 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
 
     // --- Guards: one, then all, every one Healthy. Idle guarded DaemonSets must cost no pods. --------
     const smp = sampler;
-    const quiet = async (what: string): Promise<MemoryPoint> => {
-      // Let the last writes of the Healthy transitions land, then sample a few seconds of idle.
-      await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
-      const from = Date.now();
-      await waitFor(() => smp.samples.filter((x) => x.t >= from).length >= 8, { timeoutMs: 30_000, intervalMs: 250, describe: 'idle samples' });
-      return smp.at(from, Date.now());
-    };
+    const quiet = (what: string): Promise<unknown> =>
+      // Let the last writes of the Healthy transitions land before an idle window starts.
+      waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
     await kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns, names[0]!, p)]) });
     await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', { timeoutMs: 120_000, intervalMs: 250, describe: 'the first guard Healthy' });
-    const idleOne = await quiet('one guard');
+    await quiet('one guard');
+    // As long an idle window as the steady one that measures every guard idle: the runtime returns memory
+    // after a burst only once it has been idle a while, so both points are taken after the same wait.
+    const oneFrom = Date.now();
+    await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
+    const idleOne = smp.at(oneFrom, Date.now());
     await kubectl(['apply', '-f', '-'], { input: list(names.slice(1).map((n) => guardManifest(ns, n, p))) });
     await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
     const fp1 = await cacheFootprint(client, ns);
-    const idleAll = await quiet('every guard');
+    await quiet('every guard');
     const s1 = await op.scrape();
     const mem1 = await op.memory();
     phase('guardsHealthy');
@@ -421,6 +423,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     // --- Steady state: no rollout. A measurement window, not a wait for a condition. ---------------
     await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
     const s2 = await op.scrape();
+    const idleAll = smp.at(s1.at, s2.at);
     phase('steady');
 
     // --- One DaemonSet of all rolls (healthy): only its pods are cached, and released after. -----------
@@ -440,7 +443,8 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     const released = await waitFor(async () => ((await op!.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined), {
       timeoutMs: p.podCacheLingerMs + 30_000, intervalMs: 250, describe: 'the single rollout\'s pods released',
     }).catch(() => undefined);
-    const singlePeak = smp.peak(tS, tSDone);
+    // Up to the release: a small rollout can finish between two samples, its pods stay cached for the linger.
+    const singlePeak = smp.peak(tS, released ?? Date.now());
     phase('singleRollout');
     const s2f = await op.scrape();
 

@@ -17,7 +17,7 @@
  * reports nothing, and the node lifecycle controller marks its pods not ready, which would otherwise
  * read as the new revision failing. The revision is blamed only with evidence from a Ready node.
  */
-import { classifyReason, dominantOf } from './causes.js';
+import { classifyReason, dominantOf, isVague } from './causes.js';
 import type { Split } from './split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
 import { explainNoPod, explainPod } from './warnings.js';
@@ -242,9 +242,6 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   return result;
 }
 
-/** Causes that say a node is still on its way (starting, not ready yet), not that it failed. */
-const VAGUE_CAUSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
-
 /**
  * The first definite failure among the blocked and empty nodes, while most nodes in flight are still
  * starting: the cause shared by most nodes that failed for a definite reason, of the first owner in
@@ -255,7 +252,7 @@ const VAGUE_CAUSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'N
  * first explanation back by seconds at fleet scale, though the first ImagePullBackOff already said it.
  */
 export function firstDefinite(a: Pick<Attribution, 'blocked' | 'empty'>): { owner: FaultOwner; cause: CauseClass } | undefined {
-  const definite = [...a.blocked, ...a.empty].filter((x) => x.cause !== undefined && !VAGUE_CAUSES.has(x.cause));
+  const definite = [...a.blocked, ...a.empty].filter((x) => !isVague(x.cause));
   for (const owner of OWNER_ORDER) {
     const mine = definite.filter((x) => x.owner === owner);
     if (mine.length > 0) return { owner, cause: dominantOf(mine) };

@@ -54,6 +54,23 @@ const PRECEDENCE: readonly CauseClass[] = [
   'Unknown',
 ];
 
+/** Causes that say a node is still on its way (starting, not ready yet), not that it failed. */
+const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
+
+/** Whether `cause` only says a node is on its way (or says nothing): not a failure to act on. */
+export function isVague(cause: CauseClass | undefined): boolean {
+  return cause === undefined || VAGUE.has(cause);
+}
+
+/**
+ * Nodes that failed for a definite reason first, then the ones still on their way, each group by name.
+ * Status lists are capped: during a wide rollout most nodes in flight are merely starting, and a list
+ * ordered by name alone hid the failing nodes behind them.
+ */
+export function failuresFirst<T extends { node: string; cause?: CauseClass }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => Number(isVague(a.cause)) - Number(isVague(b.cause)) || a.node.localeCompare(b.node));
+}
+
 /** The class shared by most of `items`, ties broken by PRECEDENCE; Unknown when there are none. */
 export function dominantOf(items: ReadonlyArray<{ cause?: CauseClass }>): CauseClass {
   const counts = new Map<CauseClass, number>();

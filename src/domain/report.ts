@@ -13,6 +13,7 @@ import { fmtRev, truncate } from './messages.js';
 import { event } from './passKit.js';
 import type { ConditionSet } from './preconditions.js';
 import { Reason } from './reasons.js';
+import { failuresFirst } from './causes.js';
 import { STATUS_LIST_CAP } from './split.js';
 import type { Plan } from './plan.js';
 import type { Tracked } from './track.js';
@@ -91,9 +92,9 @@ export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardS
 
   const status: GuardStatus = { ...base, state, cause, owner: v.owner, message: truncate(message, 2000) };
   // Attribution may name more nodes than the split did (nodes that are down): the counts follow it.
-  status.blockedNodes = a.blocked.slice(0, STATUS_LIST_CAP);
+  status.blockedNodes = failuresFirst(a.blocked).slice(0, STATUS_LIST_CAP);
   status.blockedNodeCount = Math.max(a.blocked.length, base.blockedNodeCount ?? 0);
-  status.emptyNodes = a.empty.slice(0, STATUS_LIST_CAP);
+  status.emptyNodes = failuresFirst(a.empty).slice(0, STATUS_LIST_CAP);
   status.emptyNodeCount = Math.max(a.empty.length, base.emptyNodeCount ?? 0);
   if (t.rollout) status.rollout = t.rollout;
   else delete status.rollout;

@@ -140,7 +140,21 @@ function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
   }
 }
 
-const fingerprint = (n: Readonly<SlimNode>): string => JSON.stringify([n.metadata.labels ?? {}, n.taints]);
+/**
+ * Each cached node's labels and taints as one string, computed once per cached object (the informer
+ * replaces the object when the node changes). Every guard's pass needs the fingerprints of every node:
+ * computed per pass, they cost a JSON.stringify per node per pass, and kept per guard, one copy of every
+ * string per guard. Shared here, an idle guard's memory of its targets holds references only.
+ */
+const fingerprints = new WeakMap<object, string>();
+function fingerprint(n: Readonly<SlimNode>): string {
+  let f = fingerprints.get(n);
+  if (f === undefined) {
+    f = JSON.stringify([n.metadata.labels ?? {}, n.taints]);
+    fingerprints.set(n, f);
+  }
+  return f;
+}
 
 /** The latest of an object's Warning Events: only the newest explanation is kept per pod or DaemonSet. */
 function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undefined): WarningView | undefined {

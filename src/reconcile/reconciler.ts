@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { decide, type GuardPolicy } from '../domain/stateMachine.js';
-import { classifyReason } from '../domain/causes.js';
-import type { Announcement, BlockedNode, CauseClass, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import { classifyReason, isVague } from '../domain/causes.js';
+import type { Announcement, BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { isConflict, isNotFound } from '../k8s/apiClient.js';
 import { mergePatchDiff } from '../k8s/mergePatch.js';
@@ -106,16 +106,14 @@ async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T>
   }
 }
 
-/** Reasons too vague to act on (a pod still pending, not ready yet): a node blocked by one can wait for the next write. */
-const VAGUE: ReadonlySet<CauseClass> = new Set<CauseClass>(['Unknown', 'NotReady']);
-
 /**
  * A node newly blocked for a definite reason (an image that cannot be pulled, a pod that cannot be
  * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
  */
 function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
   const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
-  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !VAGUE.has(classifyReason(b.reason, b.message)));
+  // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
+  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
 }
 
 export class Reconciler {

@@ -73,6 +73,19 @@ export interface PodWatchSample {
   startedAt: number;
 }
 
+/**
+ * The DaemonSet's own selector plus `controller-revision-hash`. A selector this code cannot write (an
+ * operator the API may add) falls back to every daemon pod of the namespace: wider, never narrower, and
+ * pods are matched by owner UID anyway.
+ */
+function podSelector(ds: Readonly<SlimDaemonSet>): string {
+  try {
+    return selectorString(ds.spec.selector, [HASH_LABEL]);
+  } catch {
+    return HASH_LABEL;
+  }
+}
+
 export class PodWatches {
   private readonly watches = new Map<string, Watch>();
   private readonly byUid = new Map<string, Watch>();
@@ -117,7 +130,7 @@ export class PodWatches {
       },
       this.sources.guardsTargeting(namespace, name).map((g) => g.status),
     );
-    const selector = selectorString(ds.spec.selector, [HASH_LABEL]);
+    const selector = podSelector(ds);
     if (w && (w.uid !== ds.metadata.uid || w.selector !== selector)) this.end(w, 'the DaemonSet was recreated or its selector changed');
     let cur = this.watches.get(key);
     if (needed) {

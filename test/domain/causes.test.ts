@@ -3,7 +3,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CAUSE_HINT, classifyReason, dominantCause, podBlockReason } from '../../src/domain/causes.js';
+import { CAUSE_HINT, classifyReason, dominantCause, failuresFirst, podBlockReason } from '../../src/domain/causes.js';
 import type { BlockedNode, CauseClass, EmptyNode, PodView } from '../../src/domain/types.js';
 import { HASH, pod } from '../support/fixtures.js';
 
@@ -90,5 +90,19 @@ describe('CAUSE_HINT', () => {
   it('every cause class names where to look', () => {
     const classes: CauseClass[] = ['ImagePullFailure', 'InsufficientResources', 'Unschedulable', 'CrashLoop', 'NotReady', 'TargetShrank', 'NoNodesMatched', 'Unknown'];
     for (const c of classes) assert.match(CAUSE_HINT[c], /kubectl|PodScheduled/, c);
+  });
+});
+
+describe('failuresFirst', () => {
+  it('definite failures first, then nodes on their way (or unexplained), each group by name', () => {
+    const items = [
+      { node: 'a', cause: 'NotReady' as const },
+      { node: 'z', cause: 'ImagePullFailure' as const },
+      { node: 'b' },
+      { node: 'm', cause: 'NodeNotReady' as const },
+      { node: 'c', cause: 'Unknown' as const },
+    ];
+    assert.deepEqual(failuresFirst(items).map((x) => x.node), ['m', 'z', 'a', 'b', 'c']);
+    assert.deepEqual(items.map((x) => x.node), ['a', 'z', 'b', 'm', 'c'], 'the input is not reordered');
   });
 });

@@ -648,6 +648,24 @@ describe('decide: the cause at the deadline', () => {
     { name: '1 crash loop beside 2 starting and 2 nodes without a pod yet', obs: batch(crashLoopPod(HASH.B), 2, 2), cause: 'CrashLoop', owner: 'Revision' },
     { name: 'only pods still starting: nothing named yet', obs: batch(pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' }), 4, 0), cause: '', owner: '' },
   ];
+  it('a wide batch: the failing node is listed though 24 nodes that are merely starting sort before it by name', () => {
+    const wide = targetObs({
+      nodes: [
+        ...Array.from({ length: 24 }, (_, i) => node(`node-a${String(i + 1).padStart(2, '0')}`, [pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' })])),
+        node('node-z', [imagePullPod(HASH.B)]),
+        node('node-old', [pod({ hash: HASH.A })]),
+      ],
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 26, current: 25, ready: 1, updated: 25, available: 1 }),
+    });
+    const s = run(fromHealthy(wide))[1]!.status;
+    assert.equal(s.cause, 'ImagePullFailure');
+    assert.equal(s.blockedNodeCount, 25);
+    assert.equal(s.blockedNodes?.length, 20, 'the list is capped');
+    assert.equal(s.blockedNodes?.[0]?.node, 'node-z', 'the failure comes first');
+    assert.equal(s.blockedNodes?.[0]?.reason, 'ImagePullBackOff');
+  });
+
   for (const tc of earlyCases) {
     it(`early explanation: ${tc.name} → '${tc.cause}'`, () => {
       const ds = run(fromHealthy(tc.obs));

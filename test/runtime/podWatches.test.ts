@@ -176,6 +176,14 @@ describe('PodWatches', () => {
     assert.equal(watches.state('gpu', 'agent', UID), 'off');
   });
 
+  it('a selector it cannot write falls back to every daemon pod of the namespace, still matched by owner', async () => {
+    ds = { ...daemonSet({ updatedNumberScheduled: 1 }), spec: { ...daemonSet().spec, selector: { matchExpressions: [{ key: 'tier', operator: 'Gt', values: ['1'] }] } } };
+    watches.sync('gpu', 'agent');
+    await synced();
+    assert.equal(requests[0]?.selector, 'controller-revision-hash');
+    assert.deepEqual(watches.podsOwnedBy(UID).map((p) => p.metadata.name).sort(), ['p1', 'p2']);
+  });
+
   it('a recreated DaemonSet (new UID) gets a new watch; a deleted one loses its watch at once', async () => {
     ds = daemonSet({ updatedNumberScheduled: 0 });
     watches.sync('gpu', 'agent');
