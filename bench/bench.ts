@@ -39,15 +39,17 @@
  *
  *   --nodes N            NODES               50    kwok nodes per size unit
  *   --daemonsets N       DAEMONSETS          5     guarded DaemonSets per size unit
- *   --sizes LIST         SIZES               1,2,3 growth sweep: `k` multiplies nodes and DaemonSets;
- *                                                  `NxD` gives both explicitly (e.g. 200x5). 1,2,3 takes
- *                                                  ~10 min on 2 cores (the controller-manager's 20 req/s
- *                                                  creating and replacing pods is the bottleneck); 4 adds
- *                                                  ~9 min more
+ *   --sizes LIST         SIZES     100x20,500x20 `NxD` gives nodes and DaemonSets (e.g. 1000x20); a plain
+ *                                                  `k` multiplies --nodes and --daemonsets. The default
+ *                                                  takes ~16 min on 2 cores; 1000x20 adds ~17 min
  *   --broken F           BROKEN_FRACTION     0.4   fraction of DaemonSets rolled to a `broken` image
  *   --exhausted F        EXHAUSTED_FRACTION  0.2   fraction rolled to a CPU request above allocatable
- *   --suspect S          SUSPECT_SECONDS     5     guards' suspectAfterSeconds
- *   --deadline S         DEADLINE_SECONDS    15    guards' progressDeadlineSeconds
+ *   --suspect S          SUSPECT_SECONDS     30    guards' suspectAfterSeconds
+ *   --deadline S         DEADLINE_SECONDS    60    guards' progressDeadlineSeconds (at 1,000 nodes × 20
+ *                                                  rolling at once on 2 cores the simulated kubelets take
+ *                                                  tens of seconds to remove old pods: a shorter deadline
+ *                                                  measures that wait, attributed to the node, not the
+ *                                                  operator)
  *   --steady S           STEADY_SECONDS      20    length of the no-rollout window
  *   --max-unavailable V  MAX_UNAVAILABLE     10%   DaemonSets' rollingUpdate.maxUnavailable
  *   --node-cpu N         NODE_CPU            8     allocatable CPU of a bench node
@@ -71,6 +73,8 @@
  * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs).
  *
  * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
+ * A cluster the bench starts itself gets the controller manager and scheduler at 200 requests/s
+ * (RG_CONTROLLER_QPS; `npm run cluster:down` first to get it), recorded in the results' params.
  * The bench asks it for no default nodes; it works in its own namespace and node pool per size and
  * deletes both afterwards. Other suites may share the cluster: each size records the load average and
  * the other namespaces it saw, so a result from a shared machine says so.
@@ -82,7 +86,7 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../test/cluster/controlPlane.js';
+import { CONTROLLER_QPS_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../test/cluster/controlPlane.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -102,6 +106,9 @@ interface Params {
   micro: boolean;
   cluster: boolean;
 }
+
+/** The control plane's API QPS when the bench starts the cluster itself (see CONTROLLER_QPS_ENV). */
+const BENCH_CONTROLLER_QPS = 200;
 
 const log = (line: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -138,8 +145,8 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     daemonsets: num('daemonsets', 'DAEMONSETS', 5, 3),
     brokenFraction: num('broken', 'BROKEN_FRACTION', 0.4),
     exhaustedFraction: num('exhausted', 'EXHAUSTED_FRACTION', 0.2),
-    suspectSeconds: num('suspect', 'SUSPECT_SECONDS', 5, 3),
-    deadlineSeconds: num('deadline', 'DEADLINE_SECONDS', 15, 8),
+    suspectSeconds: num('suspect', 'SUSPECT_SECONDS', 30, 3),
+    deadlineSeconds: num('deadline', 'DEADLINE_SECONDS', 60, 8),
     steadySeconds: num('steady', 'STEADY_SECONDS', 20, 10),
     maxUnavailable: str('max-unavailable', 'MAX_UNAVAILABLE', '10%'),
     nodeCpu: num('node-cpu', 'NODE_CPU', 8),
@@ -148,7 +155,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
   };
   if (base.brokenFraction + base.exhaustedFraction > 1) throw new Error('broken + exhausted fractions exceed 1');
   if (base.suspectSeconds >= base.deadlineSeconds) throw new Error('suspect must be shorter than the deadline (the CRD rejects it otherwise)');
-  const sizes = str('sizes', 'SIZES', '1,2,3', '1')
+  const sizes = str('sizes', 'SIZES', '100x20,500x20', '1')
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
@@ -338,7 +345,10 @@ async function main(): Promise<number> {
     } else {
       // nodes: 0 — the bench brings its own pools and leaves the shared default nodes alone (NODES is ours here).
       let qps: number | undefined;
-      ({ kubeconfig, binDir, controllerQps: qps } = await up({ log, nodes: 0 }));
+      // A cluster the bench starts itself gets the raised QPS (RG_CONTROLLER_QPS, default 200 here): at
+      // fleet scale the controller manager's 20 requests/s, not the operator, would set the pace.
+      const env = { ...process.env, [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS) };
+      ({ kubeconfig, binDir, controllerQps: qps } = await up({ log, nodes: 0, env }));
       controllerQps = qps;
     }
     const kubectl = kubectlRunner(binDir, kubeconfig);
