@@ -4,17 +4,9 @@
  * and `!k` for matchExpressions.
  */
 
-export interface LabelSelectorRequirement {
-  key: string;
-  /** In, NotIn, Exists or DoesNotExist. */
-  operator: string;
-  values?: string[];
-}
+import type { LabelSelector } from '../domain/policyPlan.js';
 
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+export type { LabelSelector };
 
 /**
  * The selector's string form, with `extra` requirements appended. Keys are sorted, as the API server

@@ -138,7 +138,12 @@ describe('npm run bench -- --smoke', () => {
   it('ran the reconcile micro-benchmark, wrote the plot and printed the table', async () => {
     const m = results.micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
     assert.ok(m && finite(m.passMs.p99) && m.state === 'Stalled' && m.blockedNodeCount === 100, JSON.stringify(m));
-    assert.equal(results.targets.length, 6);
+    // Detection, explanation, false verdicts, idle memory, rolling memory, polling, coalescing, memory
+    // growth, containment, and the micro-benchmark's reconcile target.
+    assert.equal(results.targets.length, 10);
+    for (const name of ['first explanation', 'no false verdicts', 'idle guarded DaemonSets', 'follows the rolling DaemonSets']) {
+      assert.ok(results.targets.some((t) => t.target.includes(name)), `a target about ${name}`);
+    }
     assert.ok(results.targets.every((t) => t.measured.length > 0));
     const svg = (await readdir(out)).find((f) => f.endsWith('-smoke.svg'));
     assert.ok(svg);

@@ -144,11 +144,12 @@ describe('rollout-guard check against the real control plane', () => {
     assert.deepEqual([okDoc.verdict, okDoc.exitCode, okDoc.status.state, okDoc.status.desired, okDoc.status.available], ['rollout complete', 0, 'Healthy', 3, 3]);
   });
 
-  it('a missing DaemonSet exits 4 at once', async () => {
-    const r = await check('no-such-daemonset');
+  it('a missing DaemonSet exits 4 at once, without waiting for its deadline', async () => {
+    // A 300 s deadline, and the CLI is killed after 60 s: a check that waited for the DaemonSet to appear
+    // would never exit 4. What is checked is that it does not wait, not how fast a loaded machine starts it.
+    const r = await cli(['check', 'ds/no-such-daemonset', '-n', ns, '--deadline', '300s', '--suspect', '3s', '--kubeconfig', kubeconfigPath()]);
     assert.equal(r.code, 4, show(r));
     assert.match(r.stdout, new RegExp(`not found: DaemonSet no-such-daemonset not found in namespace ${ns}`));
-    assert.ok(r.elapsedMs < 5_000, `took ${r.elapsedMs} ms`);
   });
 
   it('an OnDelete DaemonSet exits 5: there is no rollout to time', async () => {
