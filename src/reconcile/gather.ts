@@ -6,9 +6,9 @@
  * controller's pods.
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
-import { countersSettled } from '../domain/podInterest.js';
+import { needsPods, type SettledCounters } from '../domain/podInterest.js';
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
-import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
+import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, GuardStatus, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
 import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
@@ -186,6 +186,20 @@ function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): Po
   return v;
 }
 
+/** A DaemonSet's generation and its controller's counters, as the pod rule (podInterest.ts) and decide read them. */
+export function settledCountersOf(ds: Readonly<SlimDaemonSet>): SettledCounters {
+  return {
+    generation: ds.metadata.generation ?? 0,
+    observedGeneration: ds.status.observedGeneration,
+    desired: ds.status.desiredNumberScheduled,
+    current: ds.status.currentNumberScheduled,
+    updated: ds.status.updatedNumberScheduled,
+    ready: ds.status.numberReady,
+    available: ds.status.numberAvailable,
+    misscheduled: ds.status.numberMisscheduled,
+  };
+}
+
 /** For callers whose cache always holds the pods (no `podCache`): the observation itself. */
 export function observationOf(g: Observation | PodsPending): Observation {
   if (g.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${g.daemonSet} are not cached`);
@@ -193,10 +207,10 @@ export function observationOf(g: Observation | PodsPending): Observation {
 }
 
 /**
- * Builds the observation for the DaemonSet `namespace/name` at time `now`. `followsRollout`: the guard's
- * status follows a rollout that has not completed, so the pods are needed whatever the counters say.
+ * Builds the observation for the DaemonSet `namespace/name` at time `now`. `status` is the guard's
+ * previous status: while it follows a rollout the pods are needed whatever the counters say.
  */
-export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number, followsRollout = true): Observation | PodsPending {
+export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number, status?: Readonly<GuardStatus>): Observation | PodsPending {
   const ds = cache.daemonSet(namespace, name);
   if (!ds || !ds.metadata.uid) {
     memory.forget(guardKey);
@@ -207,17 +221,10 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
     name,
     namespace,
     uid,
-    generation: ds.metadata.generation ?? 0,
-    observedGeneration: ds.status.observedGeneration,
+    ...settledCountersOf(ds),
     resourceVersion: ds.metadata.resourceVersion ?? '',
     strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
     minReadySeconds: ds.spec.minReadySeconds,
-    desired: ds.status.desiredNumberScheduled,
-    current: ds.status.currentNumberScheduled,
-    updated: ds.status.updatedNumberScheduled,
-    ready: ds.status.numberReady,
-    available: ds.status.numberAvailable,
-    misscheduled: ds.status.numberMisscheduled,
     undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
     images: [...ds.spec.images],
   };
@@ -243,7 +250,8 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
   // counters, so its pods need not be cached at all (podInterest.ts).
   const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
-  const needed = followsRollout || !countersSettled(view);
+  // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
+  const needed = needsPods(view, [status]);
   if (needed && podCache !== 'synced') {
     cache.wantPods?.(namespace, name);
     return { kind: 'PodsPending', daemonSet: name };

@@ -25,7 +25,6 @@ import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js'
 import type { SlimGuard } from '../k8s/slim.js';
 import type { Clock } from '../runtime/clock.js';
 import { withDefaults } from '../domain/defaults.js';
-import { followsRollout } from '../domain/podInterest.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { PassError, TransientError } from './errors.js';
 import { Announcements } from './announcements.js';
@@ -182,7 +181,7 @@ export class Reconciler {
     const spec = withDefaults(guard.spec);
     const generation = guard.metadata.generation ?? 0;
     const prev: GuardStatus = guard.status ?? {};
-    const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now, followsRollout(prev));
+    const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now, prev);
     if (obs.kind === 'PodsPending') {
       // The pods' watch was just asked for; its first list enqueues this guard again.
       log.debug({ daemonSet: obs.daemonSet }, 'waiting for the pods of the DaemonSet to be listed');

@@ -24,6 +24,7 @@ import { Informer, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
 import { HASH_LABEL, controllerOf, slimPod, type SlimDaemonSet, type SlimGuard, type SlimPod } from '../k8s/slim.js';
 import { needsPods } from '../domain/podInterest.js';
+import { settledCountersOf } from '../reconcile/gather.js';
 import type { Clock, Timers } from './clock.js';
 
 const BY_OWNER = 'owner';
@@ -92,7 +93,7 @@ export class PodWatches {
   /** When gather last asked for a DaemonSet's pods: counts as needing them for the linger. */
   private readonly asked = new Map<string, number>();
   private stopped = false;
-  /** Watches started and stopped since the process started (for the bench and tests). */
+  /** Watches started and ended since the process started (read by tests). */
   started = 0;
   ended = 0;
 
@@ -116,18 +117,8 @@ export class PodWatches {
       return;
     }
     const now = this.opts.clock.now();
-    const st = ds.status;
     const needed = needsPods(
-      {
-        generation: ds.metadata.generation ?? 0,
-        observedGeneration: st.observedGeneration,
-        desired: st.desiredNumberScheduled,
-        current: st.currentNumberScheduled,
-        updated: st.updatedNumberScheduled,
-        ready: st.numberReady,
-        available: st.numberAvailable,
-        misscheduled: st.numberMisscheduled,
-      },
+      settledCountersOf(ds),
       this.sources.guardsTargeting(namespace, name).map((g) => g.status),
     );
     const selector = podSelector(ds);

@@ -730,11 +730,6 @@ function componentSpecs(state: State): ComponentSpec[] {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.scheduler}`,
-        // Status patches of unschedulable pods synchronous, as before 1.34: with the asynchronous API calls
-        // (beta, on by default) the patches of a suite's many unschedulable pods pile up behind the client's
-        // rate limit, and another suite's new pod waited over 60 s for its PodScheduled=False condition
-        // with nothing in the scheduler's log (kubernetes/kubernetes#135900 describes the throttling).
-        '--feature-gates=SchedulerAsyncAPICalls=false',
         ...(state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : []),
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,

@@ -7,17 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, kubectlJson, waitFor, uniqueName, type NodePool } from '../support/cluster.js';
+import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, waitFor, uniqueName, type NodePool } from '../support/cluster.js';
+import { GuardReader, type GuardObj } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
-
-interface GuardObj {
-  status?: {
-    state?: string;
-    generations?: Array<{ hash: string; nodes: number; ready: number; images: string[] }>;
-    blockedNodes?: Array<{ node: string; reason: string }>;
-    rollout?: { completedAt?: string; lastProgressAt: string };
-  };
-}
 
 describe('pods are watched only where they are needed', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -39,12 +31,9 @@ describe('pods are watched only where they are needed', () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
-  const getGuard = (name: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', name], { ns });
-  const waitState = (name: string, state: string, timeoutMs = 60_000): Promise<GuardObj> =>
-    waitFor(async () => {
-      const g = await getGuard(name);
-      return g.status?.state === state ? g : undefined;
-    }, { timeoutMs, describe: `${name} ${state}` });
+  const read = new GuardReader(undefined, () => op?.logs ?? []);
+  const getGuard = (name: string): Promise<GuardObj> => read.guard(ns, name);
+  const waitState = (name: string, state: string, timeoutMs = 60_000): Promise<GuardObj> => read.waitGuard(ns, (g) => g.status?.state === state, `${name} ${state}`, timeoutMs, name);
   /** Pod watches of this test's namespace, by DaemonSet, with the objects each holds. */
   const podWatches = async (): Promise<Map<string, number>> => {
     const body = (await op!.get('/metrics')).body;
@@ -77,10 +66,7 @@ describe('pods are watched only where they are needed', () => {
     }, { timeoutMs: 30_000, describe: 'a pod watch for agent-a holding its pods' });
     assert.equal(during.has('agent-b'), false, 'agent-b is not rolling: its pods are not cached');
     assert.ok((await podLists()) >= 1, 'the pods of agent-a were listed once it began to roll');
-    const done = await waitFor(async () => {
-      const g = await getGuard('agent-a');
-      return g.status?.state === 'Healthy' && g.status.rollout?.completedAt ? g : undefined;
-    }, { timeoutMs: 60_000, describe: 'agent-a rolled out and baked' });
+    const done = await read.waitGuard(ns, (g) => g.status?.state === 'Healthy' && g.status.rollout?.completedAt !== undefined, 'agent-a rolled out and baked', 60_000, 'agent-a');
     assert.deepEqual(done.status?.generations?.map((g) => [g.images, g.nodes]), [[['registry.local/agent:2'], 3]]);
     await waitFor(async () => ((await podWatches()).size === 0 ? true : undefined), { timeoutMs: 20_000, describe: 'the pod watch of agent-a released after the bake and the linger' });
     const after = await getGuard('agent-a');

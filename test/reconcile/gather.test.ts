@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
+import type { GuardStatus } from '../../src/domain/types.js';
 import { TargetMemory, gather, type CacheView } from '../../src/reconcile/gather.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -83,7 +84,7 @@ describe('gather: pods only where they are needed', () => {
 
   it('a settled DaemonSet whose pods are not cached is judged from its counters', () => {
     const asked: string[] = [];
-    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false);
+    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, true);
@@ -93,19 +94,20 @@ describe('gather: pods only where they are needed', () => {
 
   it('a DaemonSet whose counters are not settled waits for its pods, and asks for them', () => {
     const asked: string[] = [];
-    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false), { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), { kind: 'PodsPending', daemonSet: 'd' });
     assert.deepEqual(asked, ['ns/d']);
-    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false), { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), { kind: 'PodsPending', daemonSet: 'd' });
   });
 
   it('a guard that follows a rollout waits for the pods even when the counters are settled (the bake)', () => {
+    const following: GuardStatus = { state: 'Progressing', rollout: { toRevision: { hash: 'h2' }, startedAt: '', lastProgressAt: '', desiredAtStart: 2, progress: { observedGeneration: 1, updated: 2, available: 2, ready: 2, onTarget: 2 }, updatedAt: '' } };
     const asked: string[] = [];
-    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, true).kind, 'PodsPending');
+    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, following).kind, 'PodsPending');
     assert.deepEqual(asked, ['ns/d']);
   });
 
   it('cached pods are always used when they are there', () => {
-    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, false);
+    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, undefined);

@@ -32,7 +32,7 @@ export interface GuardObj {
     message?: string;
     inCharge?: string;
     currentRevision?: { revision?: number; hash: string };
-    generations?: Array<{ hash: string; nodes: number; ready: number }>;
+    generations?: Array<{ hash: string; nodes: number; ready: number; images?: string[] }>;
     lastUndo?: { at: string; result: string; fromHash: string; toHash: string; message: string };
     undoSkipped?: { reason: string; message: string };
     undoPlan?: { toRevision?: number; toHash: string; nodes: number; dryRun?: string };
@@ -42,6 +42,8 @@ export interface GuardObj {
       rollback?: boolean;
       startedAt?: string;
       updatedAt?: string;
+      completedAt?: string;
+      lastProgressAt?: string;
       failedAt?: string;
       failures?: { count: number; nodes: Array<{ node: string; restarts: number; at: string; reason: string }> };
     };
