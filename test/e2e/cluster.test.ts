@@ -312,11 +312,15 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
   it('a revision requesting more CPU than a node has leaves its pod Pending and Unschedulable', async () => {
     await scenario('rg-cpu', 3, { allocatable: { cpu: '4' } }, async (ns, pool) => {
       await rollOut(ns, pool.name, GOOD);
+      const goodHash = await latestHash(ns);
       await kubectl(['set', 'resources', `ds/${DS}`, '-c', 'decoder', '--requests=cpu=8'], { ns });
+      // The controller writes the new ControllerRevision before it reports the generation observed, so the
+      // revisions are read only after that report: read before it, they may still end at the good one.
       const newHash = await waitFor(
         async () => {
+          if (!(await observedCurrentSpec(ns))) return undefined;
           const h = await latestHash(ns);
-          return (await observedCurrentSpec(ns)) ? h : undefined;
+          return h !== goodHash ? h : undefined;
         },
         { ...WAIT, describe: 'the new revision to be observed' },
       );
