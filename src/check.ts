@@ -14,7 +14,6 @@
  */
 import { pino, type Logger } from 'pino';
 import { GUARD_DEFAULTS } from './domain/defaults.js';
-import { decide } from './domain/stateMachine.js';
 import { fmtDuration, fmtRev } from './domain/messages.js';
 import type { Decision, GuardSpec, GuardStatus, Observation } from './domain/types.js';
 import type { GuardPolicy } from './domain/stateMachine.js';
@@ -23,8 +22,8 @@ import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
 import { HASH_LABEL, controllerOf, slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from './k8s/slim.js';
-import { CacheWaits } from './reconcile/cacheWait.js';
-import { TargetMemory, gather, observationOf, type CacheView } from './reconcile/gather.js';
+import type { CacheView } from './reconcile/gather.js';
+import { GuardPass } from './reconcile/guardPass.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
 
@@ -221,8 +220,7 @@ export class DaemonSetObserver {
   private readonly key: string;
   private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
   private readonly cache: CacheView;
-  private readonly memory = new TargetMemory();
-  private readonly cacheWaits = new CacheWaits();
+  private readonly guardPass: GuardPass;
 
   constructor(
     client: ApiClient,
@@ -232,6 +230,7 @@ export class DaemonSetObserver {
   ) {
     const ns = encodeURIComponent(namespace);
     this.key = `${namespace}/${name}`;
+    this.guardPass = new GuardPass(this.key, namespace);
     const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
     this.paths = {
       ds: `/apis/apps/v1/namespaces/${ns}/daemonsets`,
@@ -282,14 +281,14 @@ export class DaemonSetObserver {
 
   /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
   pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
+    const r = this.guardPass.observe(this.cache, { targetName: this.name, prev: status, policy, now });
     // The check lists every pod of its DaemonSet itself: its cache is never without them.
-    const obs = observationOf(gather(this.cache, this.memory, this.key, this.namespace, this.name, now));
-    this.cacheWaits.stamp(this.key, obs, now);
-    const d = decide(obs, status, policy, now);
-    // A one-shot check has its own deadline and no informers to relist: only decide's limit matters.
-    this.cacheWaits.record(this.key, d.deferred === true, now);
-    if (!d.deferred) this.memory.commit(this.key);
-    return { obs, decision: d };
+    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.daemonSet} are not cached`);
+    // The check keeps its status in memory: it is "persisted" as soon as it is decided. A one-shot check
+    // has its own deadline and no informers to relist, so only decide's own cache-wait limit matters,
+    // and it writes nothing, so there is no write to hold.
+    r.commit();
+    return { obs: r.obs, decision: r.decision };
   }
 
   async stop(): Promise<void> {

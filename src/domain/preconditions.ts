@@ -57,7 +57,7 @@ export function guardInCharge(guards: readonly GuardPeer[]): GuardPeer | undefin
 }
 
 /** The early decisions described at the top of this file. */
-export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, nowIso: string): Decision | undefined {
+export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, nowIso: string, cacheWaitMs = 0): Decision | undefined {
   const { spec, generation } = policy;
   const conds = new ConditionSet(prev.conditions, nowIso, generation);
   const events: PlannedEvent[] = [];
@@ -127,7 +127,7 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
   const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
-  if ((dsBehind || revisionsBehind) && (obs.cacheWaitMs ?? 0) < CACHE_WAIT_LIMIT_MS) {
+  if ((dsBehind || revisionsBehind) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }
   return undefined;

@@ -66,9 +66,14 @@ export interface GuardPolicy {
   createdAt?: string;
 }
 
-/** Computes the next status of a guard. See the diagram at the top of this file. */
-export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, now: number): Decision {
-  const early = settle(obs, prev, policy, iso(now));
+/**
+ * Computes the next status of a guard. See the diagram at the top of this file. `cacheWaitMs` is how
+ * long earlier passes have been set aside because the DaemonSet and ControllerRevision caches disagree
+ * (the caller keeps it, see reconcile/guardPass.ts): past CACHE_WAIT_LIMIT_MS the observation is taken
+ * as it is.
+ */
+export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, now: number, cacheWaitMs = 0): Decision {
+  const early = settle(obs, prev, policy, iso(now), cacheWaitMs);
   if (early || obs.kind !== 'Target') return early!;
   const { spec, generation } = policy;
   const conds = new ConditionSet(prev.conditions, iso(now), generation);

@@ -414,11 +414,6 @@ export type Observation =
        * expected DESIRED instead of counting as a shrink.
        */
       removedNodes?: string[];
-      /**
-       * How long decide has been setting this target's observations aside because the DaemonSet and
-       * ControllerRevision caches disagree (kept by the caller; absent when it was not waiting).
-       */
-      cacheWaitMs?: number;
       /** Every guard that targets this DaemonSet, this one included: exactly one of them is in charge. */
       guards?: GuardPeer[];
       /** API server time − operator time, ms, as estimated from the API server's responses (absent before any). */

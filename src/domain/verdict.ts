@@ -13,7 +13,7 @@ import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate
 import { event, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import type { Tracked } from './track.js';
-import type { CauseClass, FaultOwner, GuardSpec, GuardState, GuardStatus, PlannedEvent, UndoRecord } from './types.js';
+import type { CauseClass, FaultOwner, GuardSpec, GuardState, GuardStatus, PlannedEvent, RolloutFailures, RolloutStatus, UndoRecord } from './types.js';
 
 /** The verdict on one pass. */
 export interface Verdict {
@@ -71,23 +71,10 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
   const rollout = t.rollout;
   if (!rollout || !t.active) return idleVerdict(t, prev, spec, now);
   const { ds } = t;
-  const prevState: GuardState = prev.state ?? 'Unknown';
   const v: Verdict = { state: 'Progressing', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   const nowIso = new Date(now).toISOString();
 
-  if (t.complete) {
-    rollout.completedAt = nowIso;
-    v.state = rollout.rollback ? 'RolledBack' : 'Healthy';
-    v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${ds.updated}/${ds.desired} nodes updated and available`;
-    if (rollout.rollback && v.lastUndo) {
-      v.lastUndo = { ...v.lastUndo, result: 'Complete', message: `every node is back on ${fmtRev(rollout.toRevision)}` };
-      v.message = `Undo complete: all ${ds.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
-      v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
-    } else {
-      v.events.push(event('Normal', Reason.RolloutComplete, v.message));
-    }
-    return v;
-  }
+  if (t.complete) return completedVerdict(t, rollout, v, nowIso);
 
   // A shrink made of dead nodes is named for them; any other shrink for the drop in DESIRED.
   v.cause = t.shrank && a.cause !== 'NodeNotReady' ? (ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
@@ -131,19 +118,7 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     v.owner = 'ControlPlane';
     v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
   } else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
-    // Evidence, not time: the new revision crashed after starting on enough Ready nodes. The verdict is
-    // given at once, however the counters look, so an undo contains it to the nodes already reached.
-    rollout.failedAt ??= nowIso;
-    const f = rollout.failures;
-    v.state = 'Failed';
-    v.cause = failureCause(f);
-    v.owner = 'Revision';
-    const crashed = f.nodes.map((n) => `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`);
-    const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
-    v.message =
-      `${fmtRev(rollout.toRevision)} crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'} ` +
-      `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${ds.desired} nodes. ` +
-      `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
+    failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
   } else if (t.baking && t.bakeEndsAt !== undefined) {
     v.state = 'Progressing';
     v.message = `All ${ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(t.bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
@@ -169,28 +144,75 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     v.message = stallSentence({ ...sentenceArgs, idleMs: suspectMs, verb: 'has made no progress' });
     v.requeueAfterMs = deadlineMs - idle;
   } else {
-    v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
-    v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${ds.updated}/${ds.desired} updated, ${ds.available}/${ds.desired} available`;
-    const waiting = a.blocked.length + a.empty.length;
-    if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
-    if (a.owner === 'ConfiguredWait') v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
-    v.requeueAfterMs = suspectMs - idle;
-    // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
-    // soon as one node shows it, even while more nodes of the batch are still starting.
-    if (!t.shrank && (v.cause === 'Unknown' || v.cause === 'NotReady')) {
-      const early = firstDefinite(a);
-      if (early && (early.owner === 'Revision' || early.owner === 'Node')) {
-        v.cause = early.cause;
-        v.owner = early.owner;
-      }
-    }
-    // Waits on the control plane or a configured delay are not failures: nothing to name yet.
-    if (v.cause === 'Unknown' || v.cause === 'NotReady' || (!t.shrank && (v.owner === 'ControlPlane' || v.owner === 'ConfiguredWait'))) {
-      v.cause = '';
-      v.owner = '';
-    }
+    progressingVerdict(t, a, rollout, v, suspectMs - idle);
   }
 
+  announceVerdict(t, rollout, prev, v);
+  return v;
+}
+
+/** The rollout reached every node: Healthy, or RolledBack when it was our undo converging. */
+function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso: string): Verdict {
+  const { ds } = t;
+  rollout.completedAt = nowIso;
+  v.state = rollout.rollback ? 'RolledBack' : 'Healthy';
+  v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${ds.updated}/${ds.desired} nodes updated and available`;
+  if (rollout.rollback && v.lastUndo) {
+    v.lastUndo = { ...v.lastUndo, result: 'Complete', message: `every node is back on ${fmtRev(rollout.toRevision)}` };
+    v.message = `Undo complete: all ${ds.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
+    v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
+  } else {
+    v.events.push(event('Normal', Reason.RolloutComplete, v.message));
+  }
+  return v;
+}
+
+/** Evidence against the revision reached failedNodesThreshold: the verdict Failed, whatever the counters. */
+function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v: Verdict, spec: GuardSpec, nowIso: string): void {
+  const { ds } = t;
+  // Evidence, not time: the new revision crashed after starting on enough Ready nodes. The verdict is
+  // given at once, however the counters look, so an undo contains it to the nodes already reached.
+  rollout.failedAt ??= nowIso;
+  v.state = 'Failed';
+  v.cause = failureCause(f);
+  v.owner = 'Revision';
+  const crashed = f.nodes.map((n) => `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`);
+  const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
+  v.message =
+    `${fmtRev(rollout.toRevision)} crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'} ` +
+    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${ds.desired} nodes. ` +
+    `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
+}
+
+/** Moving, or not stuck for long enough yet: Progressing, with a cause only once one is definite. */
+function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, v: Verdict, untilSuspectMs: number): void {
+  const { ds } = t;
+  v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
+  v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${ds.updated}/${ds.desired} updated, ${ds.available}/${ds.desired} available`;
+  const waiting = a.blocked.length + a.empty.length;
+  if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
+  if (a.owner === 'ConfiguredWait') v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
+  v.requeueAfterMs = untilSuspectMs;
+  // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
+  // soon as one node shows it, even while more nodes of the batch are still starting.
+  if (!t.shrank && (v.cause === 'Unknown' || v.cause === 'NotReady')) {
+    const early = firstDefinite(a);
+    if (early && (early.owner === 'Revision' || early.owner === 'Node')) {
+      v.cause = early.cause;
+      v.owner = early.owner;
+    }
+  }
+  // Waits on the control plane or a configured delay are not failures: nothing to name yet.
+  if (v.cause === 'Unknown' || v.cause === 'NotReady' || (!t.shrank && (v.owner === 'ControlPlane' || v.owner === 'ConfiguredWait'))) {
+    v.cause = '';
+    v.owner = '';
+  }
+}
+
+/** The Events of the verdict's transition, if it is one. */
+function announceVerdict(t: Tracked, rollout: RolloutStatus, prev: Readonly<GuardStatus>, v: Verdict): void {
+  const { ds } = t;
+  const prevState: GuardState = prev.state ?? 'Unknown';
   if (v.state === 'Failed' && prevState !== 'Failed') v.events.push(event('Warning', Reason.RevisionFailed, v.message));
   if (v.baking && !prev.rollout?.updatedAt) v.events.push(event('Normal', Reason.RolloutBaking, v.message));
   if (v.state === 'Suspect' && prevState !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
@@ -206,5 +228,4 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
   if ((v.state === 'Progressing' || v.state === 'RollingBack') && (prevState === 'Suspect' || prevState === 'Stalled') && t.progressed && !t.startedNow) {
     v.events.push(event('Normal', Reason.RolloutResumed, `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`));
   }
-  return v;
 }

@@ -14,12 +14,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { decide, type GuardPolicy } from '../domain/stateMachine.js';
-import { classifyReason, isVague } from '../domain/causes.js';
-import type { Announcement, BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import type { GuardPolicy } from '../domain/stateMachine.js';
+import type { Announcement, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
 import { isConflict, isNotFound } from '../k8s/apiClient.js';
-import { mergePatchDiff } from '../k8s/mergePatch.js';
 import type { UndoRequest } from '../k8s/daemonSetUndo.js';
 import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js';
 import type { SlimGuard } from '../k8s/slim.js';
@@ -28,8 +26,8 @@ import { withDefaults } from '../domain/defaults.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { PassError, TransientError } from './errors.js';
 import { Announcements } from './announcements.js';
-import { CacheWaits } from './cacheWait.js';
-import { gather, type CacheView, type TargetMemory } from './gather.js';
+import type { CacheView } from './gather.js';
+import { GuardPasses } from './guardPass.js';
 
 /** The API operations a reconcile pass may perform; the controller wires the real ones. */
 export interface ReconcilerPorts {
@@ -73,19 +71,9 @@ interface OwnWrite {
 /** Bound on `superseded`: a watch that never delivers our writes must not make the memo grow forever. */
 const MAX_SUPERSEDED = 64;
 
-/**
- * A status change that is only progress (counters, node lists, message, lastProgressAt) is written at
- * most once per this interval per guard; the latest one is flushed by a requeue when the interval ends.
- * A rollout's pods change several times per node (old pod deleted, new one created, scheduled, ready),
- * and writing each of those made a healthy 100-node rollout cost ~430 status writes per guard, twice
- * the DaemonSet controller's own requests (npm run bench). Transitions — a new state or cause, an Event,
- * an action, a new generation observed, a node newly blocked for a definite reason — are never held,
- * so detection and explanation are not delayed.
- * The price: status.rollout.lastProgressAt may be recorded up to this much after the progress was seen.
- */
-export const PROGRESS_WRITE_INTERVAL_MS = 1000;
+export { PROGRESS_WRITE_INTERVAL_MS } from './guardPass.js';
 
-/** The log message of a relist caused by a long cache wait ({@link CacheWaits}); end-to-end tests expect none. */
+/** The log message of a relist caused by a long cache wait (cacheWait.ts); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
 
 /** How soon an Event the API server did not take is offered again. */
@@ -105,16 +93,6 @@ async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T>
   }
 }
 
-/**
- * A node newly blocked for a definite reason (an image that cannot be pulled, a pod that cannot be
- * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
- */
-function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
-  const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
-  // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
-  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
-}
-
 export class Reconciler {
   /**
    * Per guard key, our latest status write until the cache shows it. Deciding from the cache right
@@ -122,17 +100,14 @@ export class Reconciler {
    * second decide: during a rollout's stream of pod events that was over half of all requests.
    */
   private readonly ownWrites = new Map<string, OwnWrite>();
-  /** Per guard key, when its status was last written (for {@link PROGRESS_WRITE_INTERVAL_MS}). */
-  private readonly lastWriteAt = new Map<string, number>();
-  /** Per guard key, how long decide has been waiting for its caches to agree. */
-  private readonly cacheWaits = new CacheWaits();
+  /** Per guard key, what it remembers between passes: target memory, cache wait, progress hold. */
+  private readonly passes = new GuardPasses();
   /** Per guard key, which of its Events this process has announced. */
   private readonly announcements = new Announcements();
 
   constructor(
     private readonly ports: ReconcilerPorts,
     private readonly cache: CacheView,
-    private readonly memory: TargetMemory,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     private readonly log: Logger,
@@ -147,10 +122,8 @@ export class Reconciler {
     try {
       let guard = this.ports.guard(namespace, name);
       if (!guard) {
-        this.memory.forget(key);
+        this.passes.forget(key);
         this.ownWrites.delete(key);
-        this.lastWriteAt.delete(key);
-        this.cacheWaits.forget(key);
         this.announcements.forget(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
@@ -181,16 +154,16 @@ export class Reconciler {
     const spec = withDefaults(guard.spec);
     const generation = guard.metadata.generation ?? 0;
     const prev: GuardStatus = guard.status ?? {};
-    const obs = gather(this.cache, this.memory, key, namespace, spec.targetRef.name, now, prev);
-    if (obs.kind === 'PodsPending') {
-      // The pods' watch was just asked for; its first list enqueues this guard again.
-      log.debug({ daemonSet: obs.daemonSet }, 'waiting for the pods of the DaemonSet to be listed');
-      return {};
-    }
-    this.cacheWaits.stamp(key, obs, now);
     const policy: GuardPolicy = { spec, generation, name: guard.metadata.name };
     if (guard.metadata.creationTimestamp) policy.createdAt = guard.metadata.creationTimestamp;
-    const decision = decide(obs, prev, policy, now);
+    const pass = this.passes.for(key);
+    const observed = pass.observe(this.cache, { targetName: spec.targetRef.name, prev, policy, now });
+    if (observed.kind === 'PodsPending') {
+      // The pods' watch was just asked for; its first list enqueues this guard again.
+      log.debug({ daemonSet: observed.daemonSet }, 'waiting for the pods of the DaemonSet to be listed');
+      return {};
+    }
+    const { obs, decision } = observed;
     if (decision.requeueAfterMs !== undefined) seen.requeueAfterMs = decision.requeueAfterMs;
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
@@ -205,20 +178,19 @@ export class Reconciler {
 
     // A long wait means a cache is behind, not just late: have both listed again rather than wait for
     // the next watch restart.
-    const waitedMs = this.cacheWaits.record(key, decision.deferred === true, now);
+    const waitedMs = observed.relistAfterWaitMs;
     if (waitedMs !== undefined && this.ports.relistTargetCaches) {
       log.warn({ waitedMs }, CACHES_DISAGREE_MSG);
       this.ports.relistTargetCaches(namespace, `guard ${key} waited ${waitedMs} ms for its DaemonSet and revision caches to agree`);
     }
 
-    const holdMs = this.progressHold(key, prev, decision, now);
+    const holdMs = observed.holdMs;
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
 
     // Persist (the intent, when acting, and the Events to announce), then announce.
     const status = this.announcements.attach(key, prev, decision.status, decision.events, now);
     const written = await this.write(key, guard, status);
-    // The status now holds what this observation showed; from here on gather compares with it.
-    if (!decision.deferred) this.memory.commit(key);
+    observed.commit();
     const afterIntent = written ?? guard;
     let unannounced = await this.announce(key, gRef, tRef, afterIntent.status);
     this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
@@ -264,25 +236,9 @@ export class Reconciler {
     if (written) {
       this.metrics.statusWrites.inc();
       this.remember(key, guard, written);
-      this.lastWriteAt.set(key, this.clock.now());
+      this.passes.for(key).written(this.clock.now());
     }
     return written;
-  }
-
-  /**
-   * How long to hold this decision's status back: > 0 only for a progress-only change within
-   * {@link PROGRESS_WRITE_INTERVAL_MS} of the guard's last write.
-   */
-  private progressHold(key: string, prev: GuardStatus, d: Decision, now: number): number {
-    if (d.events.length > 0 || d.action) return 0;
-    const next = d.status;
-    if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
-    if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
-    const last = this.lastWriteAt.get(key);
-    if (last === undefined) return 0;
-    const wait = last + PROGRESS_WRITE_INTERVAL_MS - now;
-    if (wait <= 0) return 0;
-    return mergePatchDiff(prev, next) === undefined ? 0 : wait;
   }
 
   /** The cached guard, or our own later write of it when the cache has not caught up yet. */

@@ -21,7 +21,7 @@ import { Informer, type InformerEvent, type InformerStats } from '../k8s/informe
 import { GROUP, VERSION, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
 import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
-import { TargetMemory, type CacheView } from '../reconcile/gather.js';
+import type { CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
 import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
 import { POLICY_LABEL } from '../domain/policyPlan.js';
@@ -237,7 +237,6 @@ export class Controller {
         },
       },
       cache,
-      new TargetMemory(),
       deps.clock,
       deps.metrics,
       log,

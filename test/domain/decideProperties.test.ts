@@ -16,10 +16,10 @@
  * passing), so that undos, and revisions undone in turn and applied again (B → undo → C → undo → B), are
  * frequent.
  *
- * Each step is one reconcile pass, carried forward as the reconciler does (src/reconcile/reconciler.ts):
+ * Each step is one reconcile pass, carried forward as a GuardPass does (src/reconcile/guardPass.ts):
  * - the observation is built with the fixtures the other domain tests use; the nodes that left the
  *   targets come from gather's own TargetMemory (committed only after a pass that was not set aside), and
- *   the time decide has been waiting for the caches from the reconciler's CacheWaits;
+ *   the time decide has been waiting for the caches from the same CacheWait a GuardPass keeps;
  * - decide gets deep-frozen copies of the observation and of the status persisted after the previous pass;
  * - an Undo is recorded with recordUndoOutcome(…, Applied) (or AlreadyAtTarget, below), a DryRunUndo with
  *   recordDryRun(…, Accepted), and the status goes through a JSON round trip (the API server) before the
@@ -54,7 +54,7 @@ import { parse as parseYaml } from 'yaml';
 import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
 import type { DaemonSetUndoRecord, DaemonSetView, Decision, GuardStatus, NodeHealth, NodeView, Observation, PodView, RevisionView, WarningView } from '../../src/domain/types.js';
 import { recordDryRun, recordUndoOutcome, undoneOn, withUndone } from '../../src/domain/undo.js';
-import { CacheWaits } from '../../src/reconcile/cacheWait.js';
+import { CacheWait } from '../../src/reconcile/cacheWait.js';
 import { TargetMemory } from '../../src/reconcile/gather.js';
 import {
   DS_NAME,
@@ -522,6 +522,8 @@ interface Pass {
   /** The observation showed the DaemonSet or the ControllerRevision cache behind the other. */
   cacheBehind: boolean;
   prev: GuardStatus;
+  /** How long decide had been setting passes aside for disagreeing caches (its last input). */
+  cacheWaitMs: number;
   decision: Decision;
   /** The act step's outcome of the pass's Undo. */
   acted?: 'Applied' | 'AlreadyAtTarget';
@@ -543,7 +545,7 @@ function guardPolicy(sc: Scenario): GuardPolicy {
 function simulate(sc: Scenario): Pass[] {
   const pol = deepFreeze(guardPolicy(sc));
   const memory = new TargetMemory();
-  const waits = new CacheWaits();
+  const waits = new CacheWait();
   let at = T0;
   const w: World = {
     template: 'A',
@@ -596,9 +598,9 @@ function simulate(sc: Scenario): Pass[] {
       }
     }
     const { obs, cacheBehind } = observe(w, step, at, sc, memory);
-    waits.stamp(GUARD_KEY, obs, at);
-    const decision = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at);
-    waits.record(GUARD_KEY, decision.deferred === true, at);
+    const cacheWaitMs = waits.waitedMs(at);
+    const decision = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at, cacheWaitMs);
+    waits.record(decision.deferred === true, at);
     if (!decision.deferred) memory.commit(GUARD_KEY);
     passes.push({
       i,
@@ -607,6 +609,7 @@ function simulate(sc: Scenario): Pass[] {
       obs,
       cacheBehind,
       prev,
+      cacheWaitMs,
       decision,
       world: { template: w.template, generation: w.generation, observedGeneration: w.observedGeneration, appliedAt: { ...w.appliedAt }, ...(w.warning ? { warning: { kind: w.warning.kind, at: Date.parse(w.warning.view.at) } } : {}), nodes: structuredClone(w.nodes) },
     });
@@ -910,7 +913,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
   });
 
   /*
-   * 4. decide(obs, prev, policy, now) called again on copies of the same inputs gives a deep-equal
+   * 4. decide(obs, prev, policy, now, cacheWaitMs) called again on copies of the same inputs gives a deep-equal
    *    decision, and leaves its inputs as they were: every pass of simulate already hands decide
    *    deep-frozen inputs (a write throws), and the second call gets unfrozen copies compared afterwards.
    */
@@ -920,7 +923,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
       for (const p of passes) {
         const inputs = { obs: structuredClone(p.obs), prev: structuredClone(p.prev), policy: guardPolicy(sc) };
         const before = structuredClone(inputs);
-        const again = decide(inputs.obs, inputs.prev, inputs.policy, p.at);
+        const again = decide(inputs.obs, inputs.prev, inputs.policy, p.at, p.cacheWaitMs);
         assert.deepEqual(again, p.decision, `a different decision from the same inputs at pass #${p.i}:\n${trail(passes, p.i)}`);
         assert.deepEqual(inputs, before, `decide changed its inputs at pass #${p.i}:\n${trail(passes, p.i)}`);
       }

@@ -13,7 +13,7 @@ import { mergePatchDiff } from '../../src/k8s/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
-import { TargetMemory, type CacheView } from '../../src/reconcile/gather.js';
+import type { CacheView } from '../../src/reconcile/gather.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import { PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
@@ -151,7 +151,7 @@ class World implements CacheView {
 }
 
 function reconciler(w: World, clock: { t: number }): Reconciler {
-  return new Reconciler(w.ports(), w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+  return new Reconciler(w.ports(), w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
 }
 
 /** A guard reconciled once over a healthy world: the starting point of most cases. */
@@ -232,7 +232,7 @@ describe('Reconciler', () => {
     w.healthy();
     let cached: SlimGuard = w.guardObj; // what the informer has delivered so far
     const clock = { t: T0 };
-    const r = new Reconciler({ ...w.ports(), guard: () => cached }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    const r = new Reconciler({ ...w.ports(), guard: () => cached }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
     const writes = () => w.log.filter((l) => l.startsWith('write') || l === 'read');
     await r.reconcile(`${NS}/decoder`);
     // A pod event arrives before the watch delivered that write: the cache still has the version it replaced.
@@ -316,7 +316,7 @@ describe('Reconciler', () => {
     const w = new World();
     w.healthy();
     const ports = { ...w.ports(), guard: () => undefined };
-    const r = new Reconciler(ports, w, new TargetMemory(), { now: () => T0 }, new Metrics(false), pino({ level: 'silent' }));
+    const r = new Reconciler(ports, w, { now: () => T0 }, new Metrics(false), pino({ level: 'silent' }));
     assert.deepEqual(await r.reconcile(`${NS}/decoder`), {});
     assert.deepEqual(w.log, []);
   });
@@ -346,7 +346,7 @@ describe('Reconciler', () => {
     w.healthy();
     const clock = { t: T0 };
     const relists: string[] = [];
-    const r = new Reconciler({ ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    const r = new Reconciler({ ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
     await r.reconcile(`${NS}/decoder`);
     // The controller observed a new template; its revision never reaches our cache.
     w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 0 }));
@@ -469,7 +469,7 @@ describe('Reconciler', () => {
       const { w, clock } = await healthyGuard();
       w.stalled();
       // Process A writes the transition and dies before announcing: its emit never reaches the API server.
-      const a = new Reconciler({ ...w.ports(), emit: () => new Promise<string[]>(() => undefined) }, w, new TargetMemory(), { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+      const a = new Reconciler({ ...w.ports(), emit: () => new Promise<string[]>(() => undefined) }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
       void a.reconcile(`${NS}/decoder`);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(w.log.slice(-1), ['write:Progressing']);

@@ -1,0 +1,141 @@
+/**
+ * The observe-and-decide half of a reconcile pass for one guard key, shared by the operator's
+ * reconciler and the `check` command:
+ *
+ *   caches ──gather──▶ Observation ──decide(…, cacheWaitMs)──▶ Decision ──▶ { hold? relist? commit() }
+ *
+ * A GuardPass owns what one guard remembers between passes, so that callers cannot call the pieces out
+ * of order:
+ * - the target memory (which nodes were targets on the last recorded pass, to name the ones that leave);
+ * - the cache wait (how long decide has been setting passes aside for disagreeing caches);
+ * - the progress hold (when status was last written, to coalesce progress-only writes).
+ * The caller persists what the decision says and then calls `commit()`, so that a pass that held its
+ * write, waited for the caches or failed sees the same departures again.
+ */
+import { classifyReason, isVague } from '../domain/causes.js';
+import { decide, type GuardPolicy } from '../domain/stateMachine.js';
+import type { BlockedNode, Decision, GuardStatus, Observation } from '../domain/types.js';
+import { mergePatchDiff } from '../k8s/mergePatch.js';
+import { CacheWait } from './cacheWait.js';
+import { TargetMemory, gather, type CacheView } from './gather.js';
+
+/**
+ * A status change that is only progress (counters, node lists, message, lastProgressAt) is written at
+ * most once per this interval per guard; the latest one is flushed by a requeue when the interval ends.
+ * A rollout's pods change several times per node (old pod deleted, new one created, scheduled, ready),
+ * and writing each of those made a healthy 100-node rollout cost ~430 status writes per guard, twice
+ * the DaemonSet controller's own requests (npm run bench). Transitions — a new state or cause, an Event,
+ * an action, a new generation observed, a node newly blocked for a definite reason — are never held,
+ * so detection and explanation are not delayed.
+ * The price: status.rollout.lastProgressAt may be recorded up to this much after the progress was seen.
+ */
+export const PROGRESS_WRITE_INTERVAL_MS = 1000;
+
+/** What decide needs besides the caches: the guard's previous status and policy, and the time. */
+export interface PassInput {
+  /** The DaemonSet the guard targets (in the guard's namespace). */
+  targetName: string;
+  prev: Readonly<GuardStatus>;
+  policy: GuardPolicy;
+  now: number;
+}
+
+/** The DaemonSet needs its pods and their watch has not listed them yet: nothing is decided. */
+export interface PodsPendingPass {
+  kind: 'PodsPending';
+  daemonSet: string;
+}
+
+export interface DecidedPass {
+  kind: 'Decided';
+  obs: Observation;
+  decision: Decision;
+  /**
+   * > 0: the decision is a progress-only change within {@link PROGRESS_WRITE_INTERVAL_MS} of this
+   * guard's last write. Write nothing, do not commit, and look again after this many ms.
+   */
+  holdMs: number;
+  /** Set every CACHE_RELIST_AFTER_MS of a cache wait: how long it has lasted; time to relist the caches. */
+  relistAfterWaitMs?: number;
+  /** The status now holds what this observation showed: from here on gather compares with it. */
+  commit(): void;
+}
+
+export type PassResult = PodsPendingPass | DecidedPass;
+
+export class GuardPass {
+  private readonly memory = new TargetMemory();
+  private readonly cacheWait = new CacheWait();
+  private lastWriteAt: number | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly namespace: string,
+  ) {}
+
+  observe(cache: CacheView, input: PassInput): PassResult {
+    const { targetName, prev, policy, now } = input;
+    const gathered = gather(cache, this.memory, this.key, this.namespace, targetName, now, prev);
+    if (gathered.kind === 'PodsPending') return gathered;
+    const decision = decide(gathered, prev, policy, now, this.cacheWait.waitedMs(now));
+    const deferred = decision.deferred === true;
+    const result: DecidedPass = {
+      kind: 'Decided',
+      obs: gathered,
+      decision,
+      holdMs: this.progressHold(prev, decision, now),
+      commit: () => {
+        if (!deferred) this.memory.commit(this.key);
+      },
+    };
+    const waited = this.cacheWait.record(deferred, now);
+    if (waited !== undefined) result.relistAfterWaitMs = waited;
+    return result;
+  }
+
+  /** Status was written at `now` (the progress hold counts from the last write). */
+  written(now: number): void {
+    this.lastWriteAt = now;
+  }
+
+  /** How long to hold this decision's status back: > 0 only for a progress-only change inside the interval. */
+  private progressHold(prev: Readonly<GuardStatus>, d: Decision, now: number): number {
+    if (d.events.length > 0 || d.action) return 0;
+    const next = d.status;
+    if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
+    if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
+    if (this.lastWriteAt === undefined) return 0;
+    const wait = this.lastWriteAt + PROGRESS_WRITE_INTERVAL_MS - now;
+    if (wait <= 0) return 0;
+    return mergePatchDiff(prev, next) === undefined ? 0 : wait;
+  }
+}
+
+/**
+ * A node newly blocked for a definite reason (an image that cannot be pulled, a pod that cannot be
+ * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
+ */
+function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
+  const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
+  // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
+  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
+}
+
+/** One {@link GuardPass} per guard key, made on first use and dropped with the guard. */
+export class GuardPasses {
+  private readonly passes = new Map<string, GuardPass>();
+
+  /** The pass of guard `key` (`namespace/name`). */
+  for(key: string): GuardPass {
+    let p = this.passes.get(key);
+    if (!p) {
+      p = new GuardPass(key, key.slice(0, key.indexOf('/')));
+      this.passes.set(key, p);
+    }
+    return p;
+  }
+
+  forget(key: string): void {
+    this.passes.delete(key);
+  }
+}
