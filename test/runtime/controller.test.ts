@@ -85,7 +85,7 @@ describe('Controller: one queue per controller', () => {
       lines,
       new Metrics(false),
     );
-    for (let i = 0; i < 500 && !lines.some((l) => l.msg === 'reconcile failed: retrying with backoff'); i++) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 2500 && !lines.some((l) => l.msg === 'reconcile failed: retrying with backoff'); i++) await new Promise((r) => setTimeout(r, 2));
     const failed = lines.find((l) => l.msg === 'reconcile failed: retrying with backoff');
     assert.ok(failed, 'the failure is logged');
     assert.equal(failed.policy, 'gpu-agents', 'the key is the bare policy name');
@@ -110,12 +110,12 @@ describe('Controller: one queue per controller', () => {
       lines,
       metrics,
     );
-    for (let i = 0; i < 500 && !policyStarted; i++) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 2500 && !policyStarted; i++) await new Promise((r) => setTimeout(r, 2));
     assert.ok(policyStarted, 'the policy pass is running');
     const passes = async (): Promise<number> => (await metrics.reconcileDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     const before = await passes();
     c.guardWork.add('team-a/gone');
-    for (let i = 0; i < 500 && (await passes()) === before; i++) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < 2500 && (await passes()) === before; i++) await new Promise((r) => setTimeout(r, 2));
     assert.equal(await passes(), before + 1, 'the guard key ran while the policy pass hangs');
     const depth = (await metrics.queueDepth.get()).values.map((v) => v.labels.queue).sort();
     assert.deepEqual(depth, ['guards', 'policies']);
