@@ -26,6 +26,7 @@ import type { CacheView } from './reconcile/gather.js';
 import { GuardPass } from './reconcile/guardPass.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
+import { duration, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
 
 /** Exit codes shared by every subcommand. */
 export const ExitCode = { Ok: 0, Failure: 1, Usage: 2, Stalled: 3, NotFound: 4, NotGuardable: 5 } as const;
@@ -39,26 +40,8 @@ export interface CheckOptions {
   kubeconfig?: string;
 }
 
-/**
- * "90", "90s", "5m", "1h", or Go/kubectl style compounds such as "1m30s" → seconds. Whole units only:
- * rollout deadlines are never finer than a second.
- */
-export function parseDuration(flag: string, v: string): number {
-  const text = v.trim();
-  const bad = (): UsageError => new UsageError(`${flag} wants a duration like 90s, 5m, 1m30s or 1h, got ${JSON.stringify(v)}`);
-  if (/^\d+$/.test(text)) return Number(text);
-  if (!/^(\d+[hms])+$/.test(text)) throw bad();
-  let total = 0;
-  let lastRank = -1;
-  for (const [, n, unit] of text.matchAll(/(\d+)([hms])/g)) {
-    const rank = 'hms'.indexOf(unit ?? '');
-    // "30s1m" or "1m1m" is almost certainly a typo; Go's time.ParseDuration accepts it, we'd rather not guess.
-    if (rank <= lastRank) throw bad();
-    lastRank = rank;
-    total += Number(n) * (unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
-  }
-  return total;
-}
+/** Re-exported: the demo and the tests read durations through the check module. */
+export { parseDuration } from './cliArgs.js';
 
 /** Usage of the check subcommand, printed by `check --help`. */
 export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]
@@ -69,48 +52,18 @@ Watches one DaemonSet rollout and exits when it completes or stalls (no progress
   --output     text (default: the per-node split as it changes) or json (one document at the end)
 exit codes: 0 complete, 1 error, 2 usage, 3 stalled, 4 DaemonSet not found, 5 updateStrategy OnDelete`;
 
+/** The flags of `check`; see {@link CHECK_USAGE}. */
+const CHECK_FLAGS = {
+  namespace: { names: ['-n', '--namespace'], value: text },
+  deadline: { names: ['--deadline'], value: duration },
+  suspect: { names: ['--suspect'], value: duration },
+  output: { names: ['-o', '--output'], value: outputFormat },
+  kubeconfig: { names: ['--kubeconfig'], value: text },
+} as const;
+
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
-  let target: string | undefined;
-  let namespace = 'default';
-  let deadline = 600;
-  let suspect: number | undefined;
-  let output: 'text' | 'json' = 'text';
-  let kubeconfig: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] ?? '';
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? args[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '-n':
-      case '--namespace':
-        namespace = value();
-        break;
-      case '--deadline':
-        deadline = parseDuration(flag, value());
-        break;
-      case '--suspect':
-        suspect = parseDuration(flag, value());
-        break;
-      case '-o':
-      case '--output': {
-        const o = value();
-        if (o !== 'text' && o !== 'json') throw new UsageError(`--output wants text or json, got ${JSON.stringify(o)}`);
-        output = o;
-        break;
-      }
-      case '--kubeconfig':
-        kubeconfig = value();
-        break;
-      default:
-        if (a.startsWith('-')) throw new UsageError(`unknown flag ${a}`);
-        if (target) throw new UsageError(`only one target, got ${target} and ${a}`);
-        target = a;
-    }
-  }
+  const { target, flags } = parseArgs(args, CHECK_FLAGS);
+  const { namespace = 'default', deadline = 600, suspect, output = 'text', kubeconfig } = flags;
   if (!target) throw new UsageError('check needs a target: ds/NAME');
   // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
   const m = /^(?:ds|daemonsets?|daemonsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(target);
@@ -373,7 +326,7 @@ function describeError(e: unknown): string {
 
 /** Entry point of `rollout-guard check`. */
 export async function runCheck(args: readonly string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
+  if (wantsHelp(args)) {
     console.log(CHECK_USAGE);
     return ExitCode.Ok;
   }

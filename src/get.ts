@@ -43,6 +43,7 @@ import { GROUP, VERSION, slimGuard, type SlimGuard } from './k8s/slim.js';
 import { guardPath } from './k8s/statusWriter.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
+import { outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
 import { DaemonSetObserver, ExitCode, checkSpec, preflight } from './check.js';
 
 export interface GetOptions {
@@ -74,46 +75,17 @@ const RG_TARGET = /^(?:rg|rolloutguards?|rolloutguards?\.rolloutguard\.dev)\/(.+
 /** A DNS subdomain name, as DaemonSets and RolloutGuards are named. */
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
+/** The flags of `get`; see {@link GET_USAGE}. */
+const GET_FLAGS = {
+  namespace: { names: ['-n', '--namespace'], value: text },
+  watch: { names: ['-w', '--watch'], switch: true },
+  output: { names: ['-o', '--output'], value: outputFormat },
+  kubeconfig: { names: ['--kubeconfig'], value: text },
+} as const;
+
 export function parseGetArgs(args: readonly string[]): GetOptions {
-  let target: string | undefined;
-  let namespace: string | undefined;
-  let watch = false;
-  let output: 'text' | 'json' = 'text';
-  let kubeconfig: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i] ?? '';
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const value = (): string => {
-      const v = inline ?? args[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    switch (flag) {
-      case '-n':
-      case '--namespace':
-        namespace = value();
-        break;
-      case '-w':
-      case '--watch':
-        if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new UsageError(`--watch takes no value, got ${JSON.stringify(inline)}`);
-        watch = inline !== 'false';
-        break;
-      case '-o':
-      case '--output': {
-        const o = value();
-        if (o !== 'text' && o !== 'json') throw new UsageError(`--output wants text or json, got ${JSON.stringify(o)}`);
-        output = o;
-        break;
-      }
-      case '--kubeconfig':
-        kubeconfig = value();
-        break;
-      default:
-        if (a.startsWith('-')) throw new UsageError(`unknown flag ${a}`);
-        if (target) throw new UsageError(`only one target, got ${target} and ${a}`);
-        target = a;
-    }
-  }
+  const { target, flags } = parseArgs(args, GET_FLAGS);
+  const { namespace, kubeconfig } = flags;
   if (!target) throw new UsageError('get needs a target: ds/NAME or rg/NAME');
   const ds = DS_TARGET.exec(target);
   const rg = RG_TARGET.exec(target);
@@ -121,7 +93,7 @@ export function parseGetArgs(args: readonly string[]): GetOptions {
   if (name === undefined) throw new UsageError(`target must look like ds/NAME or rg/NAME, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
-  const opts: GetOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, watch, output };
+  const opts: GetOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, watch: flags.watch ?? false, output: flags.output ?? 'text' };
   if (namespace !== undefined) opts.namespace = namespace;
   if (kubeconfig) opts.kubeconfig = kubeconfig;
   return opts;
@@ -650,7 +622,7 @@ function describeError(e: unknown): string {
 
 /** Entry point of `rollout-guard get` (and `kubectl rollout-guard get`). */
 export async function runGet(args: readonly string[]): Promise<number> {
-  if (args.includes('--help') || args.includes('-h')) {
+  if (wantsHelp(args)) {
     console.log(GET_USAGE);
     return ExitCode.Ok;
   }

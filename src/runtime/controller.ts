@@ -1,5 +1,6 @@
 /**
- * The controller: informers feed a keyed work queue, workers run the reconciler.
+ * The controller: informers feed keyed work queues, workers run the reconcilers. Guards and policies
+ * each have their own queue and workers (workers.ts): guard keys are `namespace/name`, policy keys a name.
  *
  * Watch handlers only enqueue guard keys (level-based): a DaemonSet, daemon pod or ControllerRevision
  * event maps back to the guards that target its DaemonSet; a node whose labels or taints change
@@ -20,7 +21,6 @@ import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { GROUP, VERSION, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimRevision } from '../k8s/slim.js';
 import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
-import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
 import type { CacheView } from '../reconcile/gather.js';
 import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
 import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
@@ -30,68 +30,8 @@ import type { Metrics } from './metrics.js';
 import { PodWatches } from './podWatches.js';
 import { systemTimers, type Clock, type Timers } from './clock.js';
 import { WorkQueue } from './workQueue.js';
-
-type Meta = { metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string } };
-
-/** One logical informer over several namespaces (one real informer each), or over all of them. */
-class InformerSet<T extends Meta> {
-  readonly members: Informer<T>[];
-  /** The namespace each member watches, in member order; `''` for all namespaces. */
-  readonly scopes: string[];
-  private readonly byNs = new Map<string, Informer<T>>();
-
-  constructor(
-    client: ApiClient,
-    log: Logger,
-    namespaces: readonly string[],
-    make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; fieldSelector?: string; slim: (raw: unknown) => T },
-    common: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } },
-  ) {
-    const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];
-    this.scopes = scopes.map((ns) => ns ?? '');
-    this.members = scopes.map((ns) => {
-      const inf = new Informer<T>(client, { ...make(ns), ...common }, log);
-      if (ns) this.byNs.set(ns, inf);
-      return inf;
-    });
-  }
-
-  get(namespace: string, name: string): Readonly<T> | undefined {
-    const inf = this.byNs.get(namespace) ?? (this.byNs.size === 0 ? this.members[0] : undefined);
-    return inf?.get(namespace, name);
-  }
-
-  byIndex(index: string, value: string): ReadonlyArray<Readonly<T>> {
-    if (this.members.length === 1) return this.members[0]?.byIndex(index, value) ?? [];
-    return this.members.flatMap((m) => m.byIndex(index, value));
-  }
-
-  list(): ReadonlyArray<Readonly<T>> {
-    return this.members.flatMap((m) => m.list());
-  }
-
-  addIndex(name: string, fn: (obj: T) => string[]): void {
-    for (const m of this.members) m.addIndex(name, fn);
-  }
-
-  onEvent(fn: (ev: InformerEvent<T>) => void): void {
-    for (const m of this.members) m.onEvent(fn);
-  }
-
-  onRelist(fn: () => void): void {
-    for (const m of this.members) m.onRelist(fn);
-  }
-
-  synced(): boolean {
-    return this.members.every((m) => m.hasSynced());
-  }
-
-  /** Asks the member that watches `namespace` to list again (see {@link Informer.requestRelist}). */
-  requestRelist(namespace: string, reason: string): boolean {
-    const inf = this.byNs.get(namespace) ?? (this.byNs.size === 0 ? this.members[0] : undefined);
-    return inf?.requestRelist(reason) ?? false;
-  }
-}
+import { Workers } from './workers.js';
+import { InformerSet, type Meta } from './informerSet.js';
 
 function nsPath(group: string, resource: string, ns: string | undefined): string {
   const prefix = group === '' ? '/api/v1' : `/apis/${group}`;
@@ -114,9 +54,6 @@ export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOf
 
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
 const POD_WATCH_SYNC_GRACE_MS = 60_000;
-
-/** Work-queue keys of policies; guard keys are `namespace/name` and never start with this. */
-const POLICY_KEY = 'rgp:';
 
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- raw JSON */
 function slimPolicy(raw: any): SlimPolicy {
@@ -157,10 +94,12 @@ export class Controller {
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
-  readonly queue: WorkQueue;
   readonly reconciler: Reconciler;
   readonly policyReconciler: PolicyReconciler | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** The guards' queue and workers. */
+  readonly guardWork: Workers;
+  /** The policies' queue and workers; absent when policies are disabled. */
+  readonly policyWork: Workers | undefined;
   private resyncTimer: ReturnType<typeof setTimeout> | undefined;
   private workersStarted = false;
 
@@ -209,12 +148,8 @@ export class Controller {
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
 
-    this.queue = new WorkQueue({
-      baseDelayMs: config.backoffBaseMs,
-      maxDelayMs: config.backoffMaxMs,
-      qps: config.queueQps,
-      burst: config.queueBurst,
-    });
+    const queue = (): WorkQueue => new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
+    const work = { count: config.workers, metrics: deps.metrics, log };
 
     const cache: CacheView = {
       daemonSet: (n, name) => this.daemonSets.get(n, name),
@@ -241,12 +176,14 @@ export class Controller {
       deps.metrics,
       log,
     );
+    this.guardWork = new Workers({ name: 'guard', queueName: 'guards', queue: queue(), reconcile: (key) => this.reconciler.reconcile(key), ...work });
+    const policyReconciler = this.policyReconciler;
+    this.policyWork = policyReconciler && new Workers({ name: 'policy', queueName: 'policies', queue: queue(), reconcile: (name) => policyReconciler.reconcile(name), ...work });
     this.wireHandlers();
   }
 
   private enqueue(key: string): void {
-    this.queue.add(key);
-    this.deps.metrics.queueDepth.set(this.queue.len());
+    this.guardWork.add(key);
   }
 
   /** Enqueues every guard targeting DaemonSet `namespace/name`. */
@@ -262,7 +199,7 @@ export class Controller {
   }
 
   private enqueuePolicies(): void {
-    for (const p of this.policies?.list() ?? []) this.enqueue(`${POLICY_KEY}${p.metadata.name}`);
+    for (const p of this.policies?.list() ?? []) this.policyWork?.add(p.metadata.name);
   }
 
   /** Every DaemonSet the pod watches must look at again: each cached one, and each watched one (it may be gone). */
@@ -288,7 +225,7 @@ export class Controller {
       }
       if (!this.policies) return;
       const policy = e.obj.metadata.labels?.[POLICY_LABEL];
-      if (policy) this.enqueue(`${POLICY_KEY}${policy}`);
+      if (policy) this.policyWork?.add(policy);
       // A hand-written guard appearing, going or retargeting changes which DaemonSets policies may claim.
       else if (e.type !== 'update' || e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.enqueuePolicies();
     });
@@ -401,11 +338,8 @@ export class Controller {
     if (this.workersStarted) return;
     this.workersStarted = true;
     this.enqueueAll();
-    for (let i = 0; i < this.deps.config.workers; i++) {
-      const p = this.worker(signal);
-      this.inFlight.add(p);
-      void p.finally(() => this.inFlight.delete(p)); // worker errors are handled inside worker()
-    }
+    this.guardWork.start(signal);
+    this.policyWork?.start(signal);
     this.scheduleResync();
   }
 
@@ -419,49 +353,16 @@ export class Controller {
     this.resyncTimer.unref();
   }
 
-  private async worker(signal: AbortSignal): Promise<void> {
-    const log = this.deps.log;
-    while (!signal.aborted) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      this.deps.metrics.queueDepth.set(this.queue.len());
-      try {
-        if (key.startsWith(POLICY_KEY)) {
-          await this.policyReconciler?.reconcile(key.slice(POLICY_KEY.length));
-          this.queue.forget(key);
-        } else {
-          const r = await this.reconciler.reconcile(key);
-          this.queue.forget(key);
-          if (r.requeueAfterMs !== undefined) this.queue.addAfter(key, r.requeueAfterMs);
-        }
-      } catch (e) {
-        const cls = classify(e);
-        this.deps.metrics.reconcileErrors.inc({ class: cls });
-        const serverAsked = retryAfterMs(e);
-        const retries = this.queue.numRequeues(key);
-        const fields = { guard: key, err: e, retries, ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) };
-        if (cls === 'forbidden') log.error(fields, "reconcile forbidden: the operator's RBAC refuses a request it needs; retrying with backoff until it is granted");
-        else log.warn(fields, 'reconcile failed: retrying with backoff');
-        this.queue.addRateLimited(key, serverAsked);
-        // The backoff grows to minutes; a stall deadline decided before the failure must not wait for it.
-        const deadline = deadlineOf(e);
-        if (deadline !== undefined) this.queue.addAfter(key, Math.max(deadline, serverAsked));
-      } finally {
-        this.queue.done(key);
-      }
-    }
-  }
-
   /**
    * Graceful stop: no new keys are handed out, in-flight reconciles get `budgetMs` to finish, then the
    * watches are closed.
    */
   async stop(budgetMs: number): Promise<void> {
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
-    this.queue.shutDown();
+    const drained = Promise.all([this.guardWork.shutDown(), this.policyWork?.shutDown()]);
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.allSettled([...this.inFlight]),
+      drained,
       new Promise<void>((resolve) => {
         timer = setTimeout(resolve, budgetMs);
         timer.unref();

@@ -94,7 +94,8 @@ export class Metrics {
   });
   readonly queueDepth = new Gauge({
     name: 'rollout_guard_queue_depth',
-    help: 'Keys waiting in the work queue.',
+    help: 'Keys waiting in each controller\'s work queue (guards, policies).',
+    labelNames: ['queue'] as const,
     registers: [this.registry],
   });
   readonly apiRequests = new Counter({

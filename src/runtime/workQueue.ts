@@ -8,7 +8,7 @@
  *   and re-queued exactly once by {@link WorkQueue.done};
  * - per key, only the earliest pending {@link WorkQueue.addAfter} deadline is kept.
  *
- * Typical worker loop:
+ * The worker loop (workers.ts runs it, one queue per controller), in short:
  * ```ts
  * for (let key; (key = await queue.get()) !== undefined; ) {
  *   try { const r = await reconcile(key); queue.forget(key); if (r.requeueAfter) queue.addAfter(key, r.requeueAfter); }

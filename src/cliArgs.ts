@@ -1,0 +1,92 @@
+/**
+ * The argument parser of the one-shot commands (`check`, `get`): kubectl's conventions, so the commands
+ * read the same whether run directly or as `kubectl rollout-guard …`:
+ * - one positional target (`ds/NAME`, …) anywhere among the flags;
+ * - a flag's value as the next argument or inline, `--flag=value` (inline only for long flags, as kubectl);
+ * - a switch (`--watch`) takes no value; inline it accepts only `=true` or `=false`.
+ * Every mistake is a {@link UsageError} (exit code 2), raised in argument order so the first mistake is the
+ * one reported. The operator's own flags (`run`) are read by runtime/config.ts, with environment variables.
+ */
+import { UsageError } from './runtime/config.js';
+
+/** One flag: its spellings, and whether it is a switch or converts its value. */
+export type FlagSpec<T> = { readonly names: readonly string[] } & ({ readonly switch: true } | { readonly value: (v: string, flag: string) => T });
+
+/** What the flags of `spec` parse to: a switch to a boolean, a valued flag to its converter's type. */
+export type Parsed<S extends Record<string, FlagSpec<unknown>>> = {
+  [K in keyof S]?: S[K] extends { value: (v: string, flag: string) => infer T } ? T : boolean;
+};
+
+/** The target and the flags given (absent flags are left out, so each command applies its own defaults). */
+export interface ParsedArgs<S extends Record<string, FlagSpec<unknown>>> {
+  target: string | undefined;
+  flags: Parsed<S>;
+}
+
+/** A flag taking any string. */
+export const text = (v: string): string => v;
+
+/** `--output`: `text` or `json`. */
+export function outputFormat(v: string): 'text' | 'json' {
+  if (v !== 'text' && v !== 'json') throw new UsageError(`--output wants text or json, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * "90", "90s", "5m", "1h", or Go/kubectl style compounds such as "1m30s" → seconds. Whole units only:
+ * rollout deadlines are never finer than a second.
+ */
+export function parseDuration(flag: string, v: string): number {
+  const trimmed = v.trim();
+  const bad = (): UsageError => new UsageError(`${flag} wants a duration like 90s, 5m, 1m30s or 1h, got ${JSON.stringify(v)}`);
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  if (!/^(\d+[hms])+$/.test(trimmed)) throw bad();
+  let total = 0;
+  let lastRank = -1;
+  for (const [, n, unit] of trimmed.matchAll(/(\d+)([hms])/g)) {
+    const rank = 'hms'.indexOf(unit ?? '');
+    // "30s1m" or "1m1m" is almost certainly a typo; Go's time.ParseDuration accepts it, we'd rather not guess.
+    if (rank <= lastRank) throw bad();
+    lastRank = rank;
+    total += Number(n) * (unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
+  }
+  return total;
+}
+
+/** A duration flag, in seconds (see {@link parseDuration}). */
+export const duration = (v: string, flag: string): number => parseDuration(flag, v);
+
+/** True when the arguments ask for the command's help, wherever `--help` or `-h` stands. */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}
+
+/** Parses `args` against `spec` (keys are the names the caller reads the values by). */
+export function parseArgs<S extends Record<string, FlagSpec<unknown>>>(args: readonly string[], spec: S): ParsedArgs<S> {
+  const byName = new Map<string, [keyof S, FlagSpec<unknown>]>();
+  for (const [key, f] of Object.entries(spec)) for (const n of f.names) byName.set(n, [key, f]);
+  const flags: Record<string, unknown> = {};
+  let target: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const [flag, inline] = eq >= 0 ? [a.slice(0, eq), a.slice(eq + 1)] : [a, undefined];
+    const known = byName.get(flag);
+    if (!known) {
+      if (a.startsWith('-')) throw new UsageError(`unknown flag ${a}`);
+      if (target) throw new UsageError(`only one target, got ${target} and ${a}`);
+      target = a;
+      continue;
+    }
+    const [key, f] = known;
+    if ('switch' in f) {
+      if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new UsageError(`${flag} takes no value, got ${JSON.stringify(inline)}`);
+      flags[key as string] = inline !== 'false';
+      continue;
+    }
+    const v = inline ?? args[++i];
+    if (v === undefined) throw new UsageError(`${flag} needs a value`);
+    flags[key as string] = f.value(v, flag);
+  }
+  return { target, flags: flags as Parsed<S> };
+}

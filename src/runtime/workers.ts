@@ -1,0 +1,97 @@
+/**
+ * The workers of one controller: N loops pulling keys from the controller's own {@link WorkQueue} and
+ * running its reconcile. Each controller (guards, policies) has its own queue and its own workers, so a
+ * slow or failing policy never holds up a guard's verdict, their keys never meet in one dedup, and every
+ * log line and queue metric names the controller it belongs to.
+ *
+ * What a pass returns decides what happens to its key:
+ * - success: the key's failure count is reset, and `requeueAfterMs` (a deadline decide computed) brings it
+ *   back then;
+ * - failure: per-key exponential backoff (never sooner than a server's Retry-After), counted by class; a
+ *   deadline decided before the failure keeps its own requeue, as the backoff grows to minutes.
+ */
+import type { Logger } from 'pino';
+import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
+import type { Metrics } from './metrics.js';
+import type { WorkQueue } from './workQueue.js';
+
+/** What one pass asks of its key's future; `void` for a controller that never asks for a requeue. */
+export type PassResult = { requeueAfterMs?: number } | void;
+
+export interface WorkersOptions {
+  /**
+   * The controller's name, singular (`guard`, `policy`): the log field that carries the key, so a line
+   * reads `guard: ns/name` or `policy: name`.
+   */
+  name: string;
+  /** The queue's name, plural (`guards`, `policies`): the `queue` label of the queue depth. */
+  queueName: string;
+  queue: WorkQueue;
+  reconcile: (key: string) => Promise<PassResult>;
+  /** How many keys may be reconciled at once (never the same key twice: the queue sees to it). */
+  count: number;
+  metrics: Pick<Metrics, 'queueDepth' | 'reconcileErrors'>;
+  log: Logger;
+}
+
+export class Workers {
+  private readonly loops = new Set<Promise<void>>();
+  private started = false;
+
+  constructor(private readonly opts: WorkersOptions) {}
+
+  /** Queues `key` (deduplicated by the queue) and reports the new depth. */
+  add(key: string): void {
+    this.opts.queue.add(key);
+    this.reportDepth();
+  }
+
+  /** Starts the loops, once; they end when `signal` aborts or the queue is shut down and drained. */
+  start(signal: AbortSignal): void {
+    if (this.started) return;
+    this.started = true;
+    for (let i = 0; i < this.opts.count; i++) {
+      const p = this.loop(signal);
+      this.loops.add(p);
+      void p.finally(() => this.loops.delete(p)); // a pass's errors are handled inside loop()
+    }
+  }
+
+  /** Stops handing out keys; resolves when every pass in flight has ended. */
+  shutDown(): Promise<void> {
+    this.opts.queue.shutDown();
+    return Promise.allSettled([...this.loops]).then(() => undefined);
+  }
+
+  private reportDepth(): void {
+    this.opts.metrics.queueDepth.set({ queue: this.opts.queueName }, this.opts.queue.len());
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
+    const { queue, log, name } = this.opts;
+    while (!signal.aborted) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      this.reportDepth();
+      try {
+        const r = await this.opts.reconcile(key);
+        queue.forget(key);
+        if (r?.requeueAfterMs !== undefined) queue.addAfter(key, r.requeueAfterMs);
+      } catch (e) {
+        const cls = classify(e);
+        this.opts.metrics.reconcileErrors.inc({ class: cls });
+        const serverAsked = retryAfterMs(e);
+        const retries = queue.numRequeues(key);
+        const fields = { [name]: key, err: e, retries, ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) };
+        if (cls === 'forbidden') log.error(fields, "reconcile forbidden: the operator's RBAC refuses a request it needs; retrying with backoff until it is granted");
+        else log.warn(fields, 'reconcile failed: retrying with backoff');
+        queue.addRateLimited(key, serverAsked);
+        // The backoff grows to minutes; a stall deadline decided before the failure must not wait for it.
+        const deadline = deadlineOf(e);
+        if (deadline !== undefined) queue.addAfter(key, Math.max(deadline, serverAsked));
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The controller's queues: guards and policies each have their own queue and workers. Against a local
+ * HTTP server standing in for the API server, holding one RolloutGuardPolicy and nothing else.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { GROUP, VERSION } from '../../src/k8s/slim.js';
+import type { PolicyPorts } from '../../src/reconcile/policyReconciler.js';
+import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
+import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';
+import { Metrics } from '../../src/runtime/metrics.js';
+import { FakeClock } from '../support/fakeClock.js';
+import { clientFor, listenLocal } from '../support/localApi.js';
+
+type Line = Record<string, unknown>;
+
+const POLICY = { apiVersion: `${GROUP}/${VERSION}`, kind: 'RolloutGuardPolicy', metadata: { name: 'gpu-agents', uid: 'p-uid', generation: 1, resourceVersion: '7' }, spec: {} };
+
+describe('Controller: one queue per controller', () => {
+  let server: http.Server;
+  let open: http.ServerResponse[];
+  let controller: Controller | undefined;
+  let stop: AbortController;
+
+  beforeEach(async () => {
+    open = [];
+    stop = new AbortController();
+    controller = undefined;
+    server = http.createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
+        open.push(res); // held open, silent
+        return;
+      }
+      res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '7' }, items: url.pathname.endsWith('/rolloutguardpolicies') ? [POLICY] : [] }));
+    });
+    await listenLocal(server);
+  });
+
+  afterEach(async () => {
+    stop.abort();
+    await controller?.stop(1000);
+    for (const r of open) r.destroy();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  async function started(policyPorts: PolicyPorts, lines: Line[], metrics: Metrics): Promise<Controller> {
+    const config: OperatorConfig = { ...DEFAULTS, identity: 'test', leaseNamespace: 'rollout-guard-system', policies: true, workers: 1 };
+    const deps: ControllerDeps = {
+      client: clientFor(server),
+      // A guard absent from the cache is forgotten without a request: no port is called in these tests.
+      ports: {} as ControllerDeps['ports'],
+      policyPorts,
+      config,
+      clock: new FakeClock(Date.parse('2026-01-01T00:00:00Z')),
+      metrics,
+      log: pino({ level: 'debug' }, { write: (s: string) => lines.push(JSON.parse(s) as Line) }),
+    };
+    controller = new Controller(deps);
+    controller.startInformers();
+    await controller.waitForSync();
+    controller.startWorkers(stop.signal);
+    return controller;
+  }
+
+  const unused = (): Promise<void> => Promise.reject(new Error('not expected in this test'));
+
+  it("a policy's failure is logged with the policy's name, never as a guard", async () => {
+    const lines: Line[] = [];
+    const writes: string[] = [];
+    await started(
+      {
+        createGuard: unused,
+        patchGuardSpec: unused,
+        deleteGuard: unused,
+        writeStatus: (p) => {
+          writes.push(p.metadata.name);
+          return Promise.reject(new Error('status write refused'));
+        },
+      },
+      lines,
+      new Metrics(false),
+    );
+    for (let i = 0; i < 2500 && !lines.some((l) => l.msg === 'reconcile failed: retrying with backoff'); i++) await new Promise((r) => setTimeout(r, 2));
+    const failed = lines.find((l) => l.msg === 'reconcile failed: retrying with backoff');
+    assert.ok(failed, 'the failure is logged');
+    assert.equal(failed.policy, 'gpu-agents', 'the key is the bare policy name');
+    assert.equal('guard' in failed, false);
+    assert.deepEqual(writes, ['gpu-agents']);
+  });
+
+  it('a policy pass that hangs does not hold up the guards, even with one worker each', async () => {
+    const lines: Line[] = [];
+    const metrics = new Metrics(false);
+    let policyStarted = false;
+    const c = await started(
+      {
+        createGuard: unused,
+        patchGuardSpec: unused,
+        deleteGuard: unused,
+        writeStatus: () => {
+          policyStarted = true;
+          return new Promise<void>(() => undefined); // never answers
+        },
+      },
+      lines,
+      metrics,
+    );
+    for (let i = 0; i < 2500 && !policyStarted; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.ok(policyStarted, 'the policy pass is running');
+    const passes = async (): Promise<number> => (await metrics.reconcileDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    const before = await passes();
+    c.guardWork.add('team-a/gone');
+    for (let i = 0; i < 2500 && (await passes()) === before; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.equal(await passes(), before + 1, 'the guard key ran while the policy pass hangs');
+    const depth = (await metrics.queueDepth.get()).values.map((v) => v.labels.queue).sort();
+    assert.deepEqual(depth, ['guards', 'policies']);
+  });
+});
