@@ -2,16 +2,12 @@
  * API writes of the policy reconciler: generated guards (create, spec patch, delete with a UID
  * precondition so a same-named guard created since is never removed) and the policy's status.
  */
+import { mergePatchDiff } from '../domain/mergePatch.js';
+import type { PolicyStatus, SlimPolicy } from '../domain/objects.js';
 import { PatchContentType, isNotFound, type ApiClient } from './apiClient.js';
-import { mergePatchDiff } from './mergePatch.js';
-import { GROUP, VERSION } from './slim.js';
-import type { PolicyPorts, PolicyStatus, SlimPolicy } from '../reconcile/policyReconciler.js';
+import { guardsPath, policiesPath } from './apiPaths.js';
 
-function guardsPath(ns: string): string {
-  return `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(ns)}/rolloutguards`;
-}
-
-export class PolicyWriter implements PolicyPorts {
+export class PolicyWriter {
   constructor(private readonly client: ApiClient) {}
 
   async createGuard(body: unknown): Promise<void> {
@@ -20,12 +16,12 @@ export class PolicyWriter implements PolicyPorts {
   }
 
   async patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void> {
-    await this.client.request('PATCH', `${guardsPath(namespace)}/${encodeURIComponent(name)}`, { body: { spec }, contentType: PatchContentType.Merge });
+    await this.client.request('PATCH', guardsPath(namespace, name), { body: { spec }, contentType: PatchContentType.Merge });
   }
 
   async deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void> {
     try {
-      await this.client.request('DELETE', `${guardsPath(namespace)}/${encodeURIComponent(name)}`, {
+      await this.client.request('DELETE', guardsPath(namespace, name), {
         body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid ? { preconditions: { uid } } : {}) },
       });
     } catch (e) {
@@ -36,7 +32,7 @@ export class PolicyWriter implements PolicyPorts {
   async writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void> {
     const diff = mergePatchDiff(policy.status ?? {}, status);
     if (diff === undefined) return;
-    await this.client.request('PATCH', `/apis/${GROUP}/${VERSION}/rolloutguardpolicies/${encodeURIComponent(policy.metadata.name)}/status`, {
+    await this.client.request('PATCH', `${policiesPath(policy.metadata.name)}/status`, {
       body: { status: diff },
       contentType: PatchContentType.Merge,
     });

@@ -9,13 +9,9 @@
  */
 import type { GuardStatus } from '../domain/types.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
-import { mergePatchDiff } from './mergePatch.js';
-import { GROUP, VERSION, slimGuard, type SlimGuard } from './slim.js';
-
-/** Path of a RolloutGuard. */
-export function guardPath(namespace: string, name: string): string {
-  return `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/rolloutguards/${encodeURIComponent(name)}`;
-}
+import { mergePatchDiff } from '../domain/mergePatch.js';
+import { guardsPath } from './apiPaths.js';
+import { slimGuard, type SlimGuard } from './slim.js';
 
 export class StatusWriter {
   constructor(private readonly client: ApiClient) {}
@@ -29,7 +25,7 @@ export class StatusWriter {
     if (diff === undefined) return undefined;
     const ns = guard.metadata.namespace ?? '';
     const body = { metadata: { resourceVersion: guard.metadata.resourceVersion }, status: diff };
-    const raw = await this.client.request('PATCH', `${guardPath(ns, guard.metadata.name)}/status`, {
+    const raw = await this.client.request('PATCH', `${guardsPath(ns, guard.metadata.name)}/status`, {
       body,
       contentType: PatchContentType.Merge,
     });
@@ -38,6 +34,6 @@ export class StatusWriter {
 
   /** Reads the guard fresh from the API server (after a 409). */
   async read(namespace: string, name: string): Promise<SlimGuard> {
-    return slimGuard(await this.client.request('GET', guardPath(namespace, name)));
+    return slimGuard(await this.client.request('GET', guardsPath(namespace, name)));
   }
 }

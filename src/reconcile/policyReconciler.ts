@@ -9,57 +9,19 @@
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
 import {
-  IGNORE_ANNOTATION,
-  POLICY_LABEL,
   planPolicy,
   type DaemonSetRef,
   type DesiredGuard,
   type GuardRefView,
-  type LabelSelector,
   type NamespaceView,
   type PolicyView,
 } from '../domain/policyPlan.js';
-import type { Condition } from '../domain/types.js';
-import { isConflict } from '../k8s/apiClient.js';
-import { API_VERSION, controllerOf, type SlimDaemonSet, type SlimGuard } from '../k8s/slim.js';
-import type { Clock } from '../runtime/clock.js';
+import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../domain/apiNames.js';
 import { withDefaults } from '../domain/defaults.js';
-
-/** A RolloutGuardPolicy as cached. */
-export interface SlimPolicy {
-  metadata: { name: string; uid?: string; generation?: number; resourceVersion?: string };
-  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; guard?: PolicyView['guard'] };
-  status?: PolicyStatus;
-}
-
-export interface PolicyStatus {
-  observedGeneration?: number;
-  matchedDaemonSets?: number;
-  guards?: number;
-  conflictCount?: number;
-  conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
-  conditions?: Condition[];
-}
-
-/** A namespace as cached: name and labels only. */
-export interface SlimNamespace {
-  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
-}
-
-export interface PolicyCache {
-  policy(name: string): Readonly<SlimPolicy> | undefined;
-  policies(): ReadonlyArray<Readonly<SlimPolicy>>;
-  namespaces(): ReadonlyArray<Readonly<SlimNamespace>>;
-  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
-  guards(): ReadonlyArray<Readonly<SlimGuard>>;
-}
-
-export interface PolicyPorts {
-  createGuard(body: unknown): Promise<void>;
-  patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void>;
-  deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void>;
-  writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
-}
+import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../domain/objects.js';
+import { isConflict } from '../domain/portErrors.js';
+import type { Clock } from '../domain/time.js';
+import type { PolicyCache, PolicyPorts } from './ports.js';
 
 /** Conflicts listed in status; the count stays exact. */
 const CONFLICT_CAP = 50;
@@ -76,7 +38,7 @@ function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = { namespace: g.metadata.namespace ?? '', name: g.metadata.name, target: g.spec?.targetRef?.name ?? '', spec: g.spec };
   const policy = g.metadata.labels?.[POLICY_LABEL];
   if (policy) v.policy = policy;
-  const owner = controllerOf(g.metadata, 'RolloutGuardPolicy');
+  const owner = controllerOf(g.metadata, POLICY_KIND);
   if (owner) v.ownerUid = owner.uid;
   return v;
 }
@@ -110,8 +72,8 @@ export class PolicyReconciler {
       const key = `${d.namespace}/${d.name}`;
       const mine = existing.get(key);
       if (mine) {
-        const want = withDefaults(d.spec as never);
-        if (JSON.stringify(withDefaults(mine.spec as never)) !== JSON.stringify(want)) {
+        const want = withDefaults(d.spec);
+        if (JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
           log.info({ guard: key }, 'updating generated guard');
           await this.ports.patchGuardSpec(d.namespace, d.name, want);
         }
@@ -158,16 +120,16 @@ export class PolicyReconciler {
   private async create(p: Readonly<SlimPolicy>, d: DesiredGuard): Promise<void> {
     const body = {
       apiVersion: API_VERSION,
-      kind: 'RolloutGuard',
+      kind: GUARD_KIND,
       metadata: {
         name: d.name,
         namespace: d.namespace,
         labels: { [POLICY_LABEL]: p.metadata.name },
-        annotations: { 'rolloutguard.dev/generated-by': `rolloutguardpolicy/${p.metadata.name}` },
+        annotations: { [GENERATED_BY_ANNOTATION]: `rolloutguardpolicy/${p.metadata.name}` },
         // Deleting the policy deletes its guards (garbage collection), and only its guards.
-        ownerReferences: [{ apiVersion: API_VERSION, kind: 'RolloutGuardPolicy', name: p.metadata.name, uid: p.metadata.uid, controller: true }],
+        ownerReferences: [{ apiVersion: API_VERSION, kind: POLICY_KIND, name: p.metadata.name, uid: p.metadata.uid, controller: true }],
       },
-      spec: withDefaults(d.spec as never),
+      spec: withDefaults(d.spec),
     };
     try {
       await this.ports.createGuard(body);

@@ -16,36 +16,18 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import { classifyReason, isVague } from '../domain/causes.js';
-import type { Announcement, BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
-import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
-import { isConflict, isNotFound } from '../k8s/apiClient.js';
-import { mergePatchDiff } from '../k8s/mergePatch.js';
-import type { UndoRequest } from '../k8s/daemonSetUndo.js';
-import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js';
-import type { SlimGuard } from '../k8s/slim.js';
-import type { Clock } from '../runtime/clock.js';
+import type { BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
+import { isConflict, isNotFound } from '../domain/portErrors.js';
+import { mergePatchDiff } from '../domain/mergePatch.js';
+import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
+import type { Clock } from '../domain/time.js';
 import { withDefaults } from '../domain/defaults.js';
-import type { Metrics } from '../runtime/metrics.js';
+import type { CacheView, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
 import { Announcements } from './announcements.js';
 import { CacheWaits } from './cacheWait.js';
-import { gather, type CacheView, type TargetMemory } from './gather.js';
-
-/** The API operations a reconcile pass may perform; the controller wires the real ones. */
-export interface ReconcilerPorts {
-  guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
-  readGuard(namespace: string, name: string): Promise<SlimGuard>;
-  writeStatus(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined>;
-  /** Announces Events; returns the ids now known to exist (see announcements.ts). Never throws for an Event. */
-  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
-  undo(req: UndoRequest): Promise<UndoOutcome>;
-  dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
-  /**
-   * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
-   * again. Optional (tests without informers have nothing to relist).
-   */
-  relistTargetCaches?(namespace: string, reason: string): void;
-}
+import { gather, type TargetMemory } from './gather.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -55,8 +37,6 @@ export interface ReconcileResult {
 
 /** Quick retries of a 409 before handing the key back to the queue (client-go DefaultRetry: 5 steps). */
 const CONFLICT_ATTEMPTS = 5;
-
-export { withDefaults } from '../domain/defaults.js';
 
 /**
  * A guard as our own status write returned it, kept until the informer has caught up with it.
@@ -134,7 +114,7 @@ export class Reconciler {
     private readonly cache: CacheView,
     private readonly memory: TargetMemory,
     private readonly clock: Clock,
-    private readonly metrics: Metrics,
+    private readonly metrics: ReconcileObserver,
     private readonly log: Logger,
   ) {}
 

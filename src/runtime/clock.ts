@@ -1,6 +1,6 @@
 /**
- * Time sources, injected wherever behaviour depends on time so tests can drive it with a fake clock
- * (never a module-global clock that tests would have to patch).
+ * The real time sources behind the domain's Clock and Timers (src/domain/time.ts), which are injected
+ * wherever behaviour depends on time so tests can drive it with a fake clock.
  *
  * Two kinds of time matter here and must not be mixed up:
  * - wall time (`systemClock`): epoch milliseconds, comparable with timestamps written by other processes
@@ -9,20 +9,9 @@
  *   leader-election expiry use it, so a clock step can neither burst the token bucket nor steal a Lease.
  */
 import { performance } from 'node:perf_hooks';
+import type { Clock, Timers } from '../domain/time.js';
 
-/** A source of "now" in milliseconds. Whether it is wall or monotonic time depends on the instance. */
-export interface Clock {
-  /** Current time in milliseconds. */
-  now(): number;
-}
-
-/** Timer functions, injectable so tests can fire timers with fake time instead of sleeping. */
-export interface Timers {
-  /** Schedules `fn` after `ms` milliseconds; returns an opaque handle for {@link Timers.clearTimeout}. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a timer; a handle that already fired or was cleared is ignored. */
-  clearTimeout(handle: unknown): void;
-}
+export type { Clock, Timers } from '../domain/time.js';
 
 /** Wall-clock time (`Date.now()`): epoch milliseconds. Use for timestamps shared with the API server. */
 export const systemClock: Clock = { now: () => Date.now() };

@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { GUARD_STATES, UNDO_RESULTS } from '../domain/types.js';
 import type { InformerStats } from '../k8s/informer.js';
+import type { ReconcileObserver } from '../reconcile/ports.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
 export interface InformerSample {
@@ -31,7 +32,7 @@ interface GuardSeries {
   failures: Set<string>;
 }
 
-export class Metrics {
+export class Metrics implements ReconcileObserver {
   readonly registry = new Registry();
   readonly guardState = new Gauge({
     name: 'rollout_guard_state',
