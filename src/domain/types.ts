@@ -351,10 +351,7 @@ export interface DaemonSetView {
   uid: string;
   generation: number;
   observedGeneration: number;
-  resourceVersion: string;
   strategy: 'RollingUpdate' | 'OnDelete';
-  maxUnavailable?: string | number;
-  maxSurge?: string | number;
   minReadySeconds: number;
   desired: number;
   current: number;

@@ -196,15 +196,11 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
     namespace,
     uid,
     ...settledCountersOf(ds),
-    resourceVersion: ds.metadata.resourceVersion ?? '',
     strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
     minReadySeconds: ds.spec.minReadySeconds,
     undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
     images: [...ds.spec.images],
   };
-  const ru = ds.spec.updateStrategy.rollingUpdate;
-  if (ru?.maxUnavailable !== undefined) view.maxUnavailable = ru.maxUnavailable;
-  if (ru?.maxSurge !== undefined) view.maxSurge = ru.maxSurge;
   const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   if (tg !== undefined) view.templateGeneration = tg;
   const owner = ds.metadata.ownerReferences?.find((o) => o.controller);

@@ -17,9 +17,6 @@ export interface InformerSample {
   stats: InformerStats;
 }
 
-/** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
-export const STATES = GUARD_STATES;
-
 /** The label values a guard's series were given, so that they can be removed with the guard. */
 interface GuardSeries {
   /** The DaemonSet its state gauge is labelled with. */
@@ -139,10 +136,10 @@ export class Metrics implements ReconcileObserver {
     const series = this.seriesOf(namespace, guard);
     // A guard pointed at another DaemonSet: its state series under the old name would otherwise stay at 1.
     if (series.daemonset !== undefined && series.daemonset !== daemonset) {
-      for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+      for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
     }
     series.daemonset = daemonset;
-    for (const s of STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
+    for (const s of GUARD_STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
   }
 
   /** Sets the undo result gauge of one guard (after setState, which records its DaemonSet). */
@@ -256,7 +253,7 @@ export class Metrics implements ReconcileObserver {
   forgetGuard(namespace: string, guard: string): void {
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
-    if (series.daemonset !== undefined) for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+    if (series.daemonset !== undefined) for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
     if (series.undoDaemonset !== undefined) for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
     for (const k of series.stalls) {
       const [daemonset, cause, owner] = JSON.parse(k) as [string, string, string];
