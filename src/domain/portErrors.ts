@@ -27,6 +27,14 @@ export function isForbidden(e: unknown): boolean {
   return errorKind(e) === 'Forbidden';
 }
 
+/**
+ * How many times a write that drew a Conflict is re-read and tried again before the failure is handed
+ * back (to the work queue's backoff, or recorded as given up): the same bound for guard status, policy
+ * status and the undo's DaemonSet patch, and the same as client-go's DefaultRetry (5 steps). A write that
+ * conflicts five times in a row has another active writer; more quick attempts would only race it.
+ */
+export const CONFLICT_ATTEMPTS = 5;
+
 /** One line for a failure, without a stack: what log lines and status messages quote. */
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

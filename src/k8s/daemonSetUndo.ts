@@ -25,16 +25,16 @@
 import { DAEMONSET_KIND, HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord } from '../domain/types.js';
+import { CONFLICT_ATTEMPTS, errorMessage } from '../domain/portErrors.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
 import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
 
-/**
- * Attempts at the patch, each after a fresh read and every check above. A DaemonSet that changes under
- * each of them has another active writer; the undo then gives up for good ("NotUndone", recorded, never
- * retried for this revision) rather than race it. The bound is ours alone: the reconciler never re-runs
- * a pass for a conflict on the DaemonSet.
+/*
+ * Attempts at the patch: CONFLICT_ATTEMPTS, each after a fresh read and every check above. A DaemonSet
+ * that changes under each of them has another active writer; the undo then gives up for good
+ * ("NotUndone", recorded, never retried for this revision) rather than race it. The bound is applied
+ * here alone: the reconciler never re-runs a pass for a conflict on the DaemonSet.
  */
-export const CONFLICT_ATTEMPTS = 5;
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
@@ -175,5 +175,5 @@ function readRecord(raw: unknown): Partial<DaemonSetUndoRecord> | undefined {
 }
 
 function forbidden(e: unknown, what: string): string {
-  return `forbidden to ${what}: the operator's RBAC does not allow it (a report-only install?) — ${e instanceof Error ? e.message : String(e)}`;
+  return `forbidden to ${what}: the operator's RBAC does not allow it (a report-only install?) — ${errorMessage(e)}`;
 }

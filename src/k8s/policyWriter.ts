@@ -1,11 +1,14 @@
 /**
- * API writes of the policy reconciler: generated guards (create, spec patch, delete with a UID
- * precondition so a same-named guard created since is never removed) and the policy's status.
+ * API writes of the policy reconciler: generated guards (create; spec patch on condition of the
+ * resourceVersion it was planned from; delete with a UID precondition so a same-named guard created
+ * since is never removed) and the policy's status, written the same way as a guard's (statusPatch.ts).
  */
-import { mergePatchDiff } from '../domain/mergePatch.js';
-import type { PolicyStatus, SlimPolicy } from '../domain/objects.js';
-import { PatchContentType, isNotFound, type ApiClient } from './apiClient.js';
+import type { GuardSpecInput } from '../domain/types.js';
+import type { PolicyStatus, SlimGuard, SlimPolicy } from '../domain/objects.js';
+import { isNotFound, type ApiClient } from './apiClient.js';
 import { guardsPath, policiesPath } from './apiPaths.js';
+import { slimPolicy } from './slim.js';
+import { patchFrom } from './statusPatch.js';
 
 export class PolicyWriter {
   constructor(private readonly client: ApiClient) {}
@@ -15,8 +18,8 @@ export class PolicyWriter {
     await this.client.request('POST', guardsPath(ns), { body });
   }
 
-  async patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void> {
-    await this.client.request('PATCH', guardsPath(namespace, name), { body: { spec }, contentType: PatchContentType.Merge });
+  async patchGuardSpec(guard: Readonly<SlimGuard>, spec: GuardSpecInput): Promise<void> {
+    await patchFrom(this.client, guardsPath(guard.metadata.namespace ?? '', guard.metadata.name), guard.metadata.resourceVersion, 'spec', guard.spec, spec);
   }
 
   async deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void> {
@@ -30,11 +33,16 @@ export class PolicyWriter {
   }
 
   async writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void> {
-    const diff = mergePatchDiff(policy.status ?? {}, status);
-    if (diff === undefined) return;
-    await this.client.request('PATCH', `${policiesPath(policy.metadata.name)}/status`, {
-      body: { status: diff },
-      contentType: PatchContentType.Merge,
-    });
+    await patchFrom(this.client, `${policiesPath(policy.metadata.name)}/status`, policy.metadata.resourceVersion, 'status', policy.status, status);
+  }
+
+  /** Reads the policy fresh from the API server (after a 409); undefined once it is deleted. */
+  async readPolicy(name: string): Promise<SlimPolicy | undefined> {
+    try {
+      return slimPolicy(await this.client.request('GET', policiesPath(name)));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
   }
 }

@@ -19,8 +19,9 @@ import {
 import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../domain/apiNames.js';
 import { withDefaults } from '../domain/defaults.js';
 import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../domain/objects.js';
-import { isConflict } from '../domain/portErrors.js';
+import { CONFLICT_ATTEMPTS, isConflict } from '../domain/portErrors.js';
 import type { Clock } from '../domain/time.js';
+import { TransientError } from './errors.js';
 import type { PolicyCache, PolicyPorts } from './ports.js';
 
 /** Conflicts listed in status; the count stays exact. */
@@ -51,10 +52,29 @@ export class PolicyReconciler {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * A Conflict on the policy's status re-reads the policy and plans again, at most CONFLICT_ATTEMPTS
+   * times, as a guard's status does: a status computed from a stale policy is never sent.
+   */
   async reconcile(name: string): Promise<void> {
-    const p = this.cache.policy(name);
+    let p = this.cache.policy(name);
     if (!p) return; // deleted: the garbage collector removes its guards through their ownerReferences
     const log = this.log.child({ policy: name });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pass(p, log);
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        if (attempt >= CONFLICT_ATTEMPTS) throw new TransientError(`status of policy ${name} kept conflicting after ${attempt} attempts`, { cause: e });
+        log.debug({ attempt }, 'policy status conflict: re-reading the policy and planning again');
+        const fresh = await this.ports.readPolicy(name);
+        if (!fresh) return;
+        p = fresh;
+      }
+    }
+  }
+
+  private async pass(p: Readonly<SlimPolicy>, log: Logger): Promise<void> {
     const policy = policyView(p);
     const namespaces: NamespaceView[] = this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
     const daemonSets: DaemonSetRef[] = this.cache.daemonSets().map((d) => ({
@@ -63,7 +83,8 @@ export class PolicyReconciler {
       labels: d.metadata.labels ?? {},
       ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
     }));
-    const guards = this.cache.guards().map(guardView);
+    const cached = this.cache.guards();
+    const guards = cached.map(guardView);
     const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
 
     const existing = new Map(guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]));
@@ -73,9 +94,16 @@ export class PolicyReconciler {
       const mine = existing.get(key);
       if (mine) {
         const want = withDefaults(d.spec);
-        if (JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
+        const guard = cached.find((x) => x.metadata.namespace === d.namespace && x.metadata.name === d.name);
+        if (guard && JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
           log.info({ guard: key }, 'updating generated guard');
-          await this.ports.patchGuardSpec(d.namespace, d.name, want);
+          try {
+            await this.ports.patchGuardSpec(guard, want);
+          } catch (e) {
+            // The guard changed since it was cached: its update event brings this policy back with it.
+            if (!isConflict(e)) throw e;
+            log.debug({ guard: key }, 'generated guard changed under the spec patch; planning it again on its update');
+          }
         }
         continue;
       }
@@ -88,7 +116,7 @@ export class PolicyReconciler {
       await this.create(p, d);
     }
     for (const g of plan.deletions) {
-      const uid = this.cache.guards().find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
+      const uid = cached.find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
       log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
       await this.ports.deleteGuard(g.namespace, g.name, uid);
     }

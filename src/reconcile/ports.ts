@@ -8,7 +8,7 @@
  * only that.
  */
 import type { ObjectRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision, PolicyStatus } from '../domain/objects.js';
-import type { Announcement, GuardStatus } from '../domain/types.js';
+import type { Announcement, GuardSpecInput, GuardStatus } from '../domain/types.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
 
 export type { ObjectRef } from '../domain/objects.js';
@@ -85,10 +85,18 @@ export interface PolicyCache {
   guards(): ReadonlyArray<Readonly<SlimGuard>>;
 }
 
+/**
+ * The policy reconciler's API operations. Its writes follow the guard's discipline: spec and status
+ * patches carry the resourceVersion they were computed from and fail with a Conflict if the object
+ * changed since.
+ */
 export interface PolicyPorts {
   createGuard(body: unknown): Promise<void>;
-  patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void>;
+  /** Patches the spec of `guard` (as cached) to `spec`, on condition that it did not change since. */
+  patchGuardSpec(guard: Readonly<SlimGuard>, spec: GuardSpecInput): Promise<void>;
   deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void>;
   writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
+  /** The policy read fresh (after a Conflict on its status); undefined once it is deleted. */
+  readPolicy(name: string): Promise<SlimPolicy | undefined>;
 }
 

@@ -18,7 +18,7 @@ import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import { classifyReason, isVague } from '../domain/causes.js';
 import type { BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
-import { isConflict, isNotFound } from '../domain/portErrors.js';
+import { CONFLICT_ATTEMPTS, isConflict, isNotFound } from '../domain/portErrors.js';
 import { mergePatchDiff } from '../domain/mergePatch.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
 import type { Clock } from '../domain/time.js';
@@ -34,9 +34,6 @@ export interface ReconcileResult {
   /** The decision made, for tests and the check command. */
   decision?: Decision;
 }
-
-/** Quick retries of a 409 before handing the key back to the queue (client-go DefaultRetry: 5 steps). */
-const CONFLICT_ATTEMPTS = 5;
 
 /**
  * A guard as our own status write returned it, kept until the informer has caught up with it.
