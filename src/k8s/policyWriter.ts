@@ -1,14 +1,14 @@
 /**
  * API writes of the policy reconciler: generated guards (create; spec patch on condition of the
  * resourceVersion it was planned from; delete with a UID precondition so a same-named guard created
- * since is never removed) and the policy's status, written the same way as a guard's (statusPatch.ts).
+ * since is never removed) and the policy's status, written the same way as a guard's (preconditionedPatch.ts).
  */
 import type { GuardSpecInput } from '../domain/types.js';
 import type { PolicyStatus, SlimGuard, SlimPolicy } from '../domain/objects.js';
 import { isNotFound, type ApiClient } from './apiClient.js';
 import { guardsPath, policiesPath } from './apiPaths.js';
 import { slimPolicy } from './slim.js';
-import { patchFrom } from './statusPatch.js';
+import { patchFrom } from './preconditionedPatch.js';
 
 export class PolicyWriter {
   constructor(private readonly client: ApiClient) {}

@@ -1,6 +1,6 @@
 /**
  * Writes a guard's status through the /status subresource, the one way the operator writes its own
- * objects (statusPatch.ts): a merge patch from the stored status to the desired one, on condition of
+ * objects (preconditionedPatch.ts): a merge patch from the stored status to the desired one, on condition of
  * the resourceVersion the status was decided from, so a guard written since (another replica, a user
  * editing spec) draws a 409 and the reconciler decides again from fresh state.
  */
@@ -8,7 +8,7 @@ import type { GuardStatus } from '../domain/types.js';
 import type { ApiClient } from './apiClient.js';
 import { guardsPath } from './apiPaths.js';
 import { slimGuard, type SlimGuard } from './slim.js';
-import { patchFrom } from './statusPatch.js';
+import { patchFrom } from './preconditionedPatch.js';
 
 export class StatusWriter {
   constructor(private readonly client: ApiClient) {}
