@@ -9,7 +9,7 @@
  *   leader-election expiry use it, so a clock step can neither burst the token bucket nor steal a Lease.
  */
 import { performance } from 'node:perf_hooks';
-import type { Clock, Timers } from '../domain/time.js';
+import type { Clock } from '../domain/time.js';
 
 export type { Clock, Timers } from '../domain/time.js';
 
@@ -22,8 +22,5 @@ export const systemClock: Clock = { now: () => Date.now() };
  */
 export const monotonicClock: Clock = { now: () => performance.now() };
 
-/** The real Node.js timers. */
-export const systemTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout> | undefined),
-};
+/** The real Node.js timers (defined beside the abortable sleep that uses them by default). */
+export { systemTimers } from '../k8s/sleep.js';

@@ -30,6 +30,7 @@
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
 import { leasesPath } from '../k8s/apiPaths.js';
+import { abortableSleep } from '../k8s/sleep.js';
 import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { microTime } from '../domain/time.js';
 
@@ -417,18 +418,7 @@ export class LeaderElector {
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const onAbort = (): void => {
-        this.timers.clearTimeout(handle);
-        resolve();
-      };
-      const handle = this.timers.setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return abortableSleep(ms, signal, this.timers);
   }
 }
 
