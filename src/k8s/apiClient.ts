@@ -536,7 +536,7 @@ function headerValue(h: string | string[] | undefined): string | undefined {
   return Array.isArray(h) ? h[0] : h;
 }
 
-/** `Retry-After` is either delta-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+/** `Retry-After` is either a number of seconds or an HTTP date (e.g. `Wed, 21 Oct 2026 07:28:00 GMT`). */
 function parseRetryAfter(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   if (/^\d+$/.test(value.trim())) {
