@@ -45,7 +45,7 @@ export class Metrics implements ReconcileObserver {
   });
   readonly stalls = new Counter({
     name: 'rollout_guard_stalls_detected_total',
-    help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Unknown).',
+    help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Configuration, Unknown).',
     labelNames: ['namespace', 'guard', 'daemonset', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
