@@ -19,6 +19,10 @@ export const POLICY_RESOURCE = 'rolloutguardpolicies';
 export const APPS_API_VERSION = 'apps/v1';
 export const DAEMONSET_KIND = 'DaemonSet';
 export const EVENTS_API_VERSION = 'events.k8s.io/v1';
+/** Leader election's Lease, and the reviews behind `--metrics-secure`. */
+export const COORDINATION_API_VERSION = 'coordination.k8s.io/v1';
+export const AUTHENTICATION_API_VERSION = 'authentication.k8s.io/v1';
+export const AUTHORIZATION_API_VERSION = 'authorization.k8s.io/v1';
 
 /** The reportingController of our Events. */
 export const CONTROLLER_NAME = 'rolloutguard.dev/rollout-guard';

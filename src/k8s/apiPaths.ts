@@ -2,7 +2,17 @@
  * Every API path the operator requests, built in one place: a resource's group and version are named
  * once (src/domain/apiNames.ts), and every name in a path is URL-encoded the same way.
  */
-import { APPS_API_VERSION, EVENTS_API_VERSION, GROUP, GUARD_RESOURCE, POLICY_RESOURCE, VERSION } from '../domain/apiNames.js';
+import {
+  APPS_API_VERSION,
+  AUTHENTICATION_API_VERSION,
+  AUTHORIZATION_API_VERSION,
+  COORDINATION_API_VERSION,
+  EVENTS_API_VERSION,
+  GROUP,
+  GUARD_RESOURCE,
+  POLICY_RESOURCE,
+  VERSION,
+} from '../domain/apiNames.js';
 
 /** The prefix of an API group's version: `/api/v1` for the core group (`''`), `/apis/<group>/<version>` otherwise. */
 function prefix(groupVersion: string): string {
@@ -59,8 +69,8 @@ export function eventsPath(namespace: string): string {
 }
 
 export function leasesPath(namespace: string): string {
-  return resourcePath('coordination.k8s.io/v1', 'leases', namespace);
+  return resourcePath(COORDINATION_API_VERSION, 'leases', namespace);
 }
 
-export const TOKEN_REVIEWS_PATH = resourcePath('authentication.k8s.io/v1', 'tokenreviews');
-export const SUBJECT_ACCESS_REVIEWS_PATH = resourcePath('authorization.k8s.io/v1', 'subjectaccessreviews');
+export const TOKEN_REVIEWS_PATH = resourcePath(AUTHENTICATION_API_VERSION, 'tokenreviews');
+export const SUBJECT_ACCESS_REVIEWS_PATH = resourcePath(AUTHORIZATION_API_VERSION, 'subjectaccessreviews');

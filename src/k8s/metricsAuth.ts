@@ -4,6 +4,7 @@
  * `get` the non-resource URL /metrics. Both are `create` calls the operator's ServiceAccount is granted
  * by config/rbac-metrics-auth; neither is stored by the API server.
  */
+import { AUTHENTICATION_API_VERSION, AUTHORIZATION_API_VERSION } from '../domain/apiNames.js';
 import type { ApiClient } from './apiClient.js';
 import { SUBJECT_ACCESS_REVIEWS_PATH, TOKEN_REVIEWS_PATH } from './apiPaths.js';
 
@@ -45,7 +46,7 @@ export class ApiAccessReviewer implements AccessReviewer {
   async authenticate(token: string, signal: AbortSignal): Promise<Authentication> {
     const r = await this.client.request<TokenReview>('POST', TOKEN_REVIEWS_PATH, {
       // No audiences: the API server checks the token against its own, as controller-runtime's filter does.
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      body: { apiVersion: AUTHENTICATION_API_VERSION, kind: 'TokenReview', spec: { token } },
       signal,
     });
     const u = r.status?.user;
@@ -63,7 +64,7 @@ export class ApiAccessReviewer implements AccessReviewer {
   async authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }> {
     const r = await this.client.request<SubjectAccessReview>('POST', SUBJECT_ACCESS_REVIEWS_PATH, {
       body: {
-        apiVersion: 'authorization.k8s.io/v1',
+        apiVersion: AUTHORIZATION_API_VERSION,
         kind: 'SubjectAccessReview',
         spec: {
           user: user.username,

@@ -29,6 +29,7 @@
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
+import { COORDINATION_API_VERSION } from '../domain/apiNames.js';
 import { leasesPath } from '../k8s/apiPaths.js';
 import { abortableSleep } from '../k8s/sleep.js';
 import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
@@ -329,7 +330,7 @@ export class LeaderElector {
       try {
         const created = await client.request<Lease>('POST', this.path, {
           body: {
-            apiVersion: 'coordination.k8s.io/v1',
+            apiVersion: COORDINATION_API_VERSION,
             kind: 'Lease',
             metadata: { name: this.opts.name, namespace: this.opts.namespace },
             spec: {
