@@ -18,7 +18,7 @@ import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import { classifyReason, isVague } from '../domain/causes.js';
 import type { BlockedNode, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
-import { CONFLICT_ATTEMPTS, isConflict, isNotFound } from '../domain/portErrors.js';
+import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from '../domain/portErrors.js';
 import { mergePatchDiff } from '../domain/mergePatch.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
 import type { Clock } from '../domain/time.js';
@@ -140,7 +140,7 @@ export class Reconciler {
           return await this.pass(guard, key, namespace, log, seen);
         } catch (e) {
           if (isNotFound(e)) return {}; // the guard was deleted under us
-          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${e instanceof Error ? e.message : String(e)}`, seen.requeueAfterMs, { cause: e });
+          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
           if (attempt >= CONFLICT_ATTEMPTS) {
             throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, { cause: new TransientError('guard status conflicts', { cause: e }) });
           }

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 
+import { errorMessage } from '../domain/portErrors.js';
 import type { AccessReviewer } from '../k8s/metricsAuth.js';
 
 export type { AccessReviewer, Authentication, UserInfo } from '../k8s/metricsAuth.js';
@@ -106,7 +107,7 @@ export class MetricsAuthFilter {
       }
       return { status: 200, user };
     } catch (err) {
-      return { status: 503, reason: `could not review the token with the API server: ${err instanceof Error ? err.message : String(err)}` };
+      return { status: 503, reason: `could not review the token with the API server: ${errorMessage(err)}` };
     }
   }
 
