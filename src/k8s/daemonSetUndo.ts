@@ -19,8 +19,11 @@
  *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
  *     updated and available) → nothing to undo: skip;
  *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
- *     we re-check instead of overwriting it, at most {@link CONFLICT_ATTEMPTS} times. The same patch writes the undo record annotation, so the
- *     template and the record of why it changed can never be seen apart.
+ *     we re-check instead of overwriting it, at most CONFLICT_ATTEMPTS times. A DaemonSet that changes
+ *     under each attempt has another active writer; the undo then gives up for good ("NotUndone",
+ *     recorded, never retried for this revision) rather than race it. The bound is applied here alone:
+ *     the reconciler never re-runs a pass for a conflict on the DaemonSet. The same patch writes the
+ *     undo record annotation, so the template and the record of why it changed can never be seen apart.
  */
 import { DAEMONSET_KIND, HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
@@ -28,13 +31,6 @@ import type { DaemonSetUndoRecord } from '../domain/types.js';
 import { CONFLICT_ATTEMPTS, errorMessage } from '../domain/portErrors.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
 import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
-
-/*
- * Attempts at the patch: CONFLICT_ATTEMPTS, each after a fresh read and every check above. A DaemonSet
- * that changes under each of them has another active writer; the undo then gives up for good
- * ("NotUndone", recorded, never retried for this revision) rather than race it. The bound is applied
- * here alone: the reconciler never re-runs a pass for a conflict on the DaemonSet.
- */
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
