@@ -10,10 +10,11 @@
 import { performance } from 'node:perf_hooks';
 import { decide } from '../src/domain/stateMachine.js';
 import type { GuardStatus } from '../src/domain/types.js';
-import { mergePatchDiff } from '../src/k8s/mergePatch.js';
+import { mergePatchDiff } from '../src/domain/mergePatch.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/k8s/slim.js';
-import { TargetMemory, gather, observationOf, type CacheView } from '../src/reconcile/gather.js';
-import { withDefaults } from '../src/reconcile/reconciler.js';
+import { TargetMemory, gather, observationOf } from '../src/reconcile/gather.js';
+import type { CacheView } from '../src/reconcile/ports.js';
+import { withDefaults } from '../src/domain/defaults.js';
 import { round, summarize } from './stats.js';
 
 /** One micro-benchmark case. */

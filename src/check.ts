@@ -17,13 +17,15 @@ import { GUARD_DEFAULTS } from './domain/defaults.js';
 import { fmtDuration, fmtRev } from './domain/messages.js';
 import type { Decision, GuardSpec, GuardStatus, Observation } from './domain/types.js';
 import type { GuardPolicy } from './domain/stateMachine.js';
-import { ApiClient, ApiError, isNotFound } from './k8s/apiClient.js';
+import { ApiClient, isNotFound, summarizeError } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
-import { HASH_LABEL, controllerOf, slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
-import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from './k8s/slim.js';
-import type { CacheView } from './reconcile/gather.js';
+import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from './k8s/apiPaths.js';
+import { slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
+import { HASH_LABEL } from './domain/apiNames.js';
+import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from './domain/objects.js';
 import { GuardPass } from './reconcile/guardPass.js';
+import type { CacheView } from './reconcile/ports.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
 import { duration, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
@@ -127,9 +129,8 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
  * cannot be read. Shared with `rollout-guard get`.
  */
 export async function preflight(client: ApiClient, target: { namespace: string; name: string }, paths: readonly string[]): Promise<Verdict | undefined> {
-  const ns = encodeURIComponent(target.namespace);
   try {
-    await client.request('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/${encodeURIComponent(target.name)}`);
+    await client.request('GET', daemonSetsPath(target.namespace, target.name));
   } catch (e) {
     if (isNotFound(e)) {
       return { code: ExitCode.NotFound, verdict: 'not found', message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
@@ -181,15 +182,14 @@ export class DaemonSetObserver {
     private readonly name: string,
     log: Logger,
   ) {
-    const ns = encodeURIComponent(namespace);
     this.key = `${namespace}/${name}`;
     this.guardPass = new GuardPass(this.key, namespace);
     const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
     this.paths = {
-      ds: `/apis/apps/v1/namespaces/${ns}/daemonsets`,
-      pods: `/api/v1/namespaces/${ns}/pods`,
-      revs: `/apis/apps/v1/namespaces/${ns}/controllerrevisions`,
-      nodes: '/api/v1/nodes',
+      ds: daemonSetsPath(namespace),
+      pods: podsPath(namespace),
+      revs: controllerRevisionsPath(namespace),
+      nodes: nodesPath(),
     };
     const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common }, log);
     const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
@@ -318,12 +318,6 @@ export async function check(opts: CheckOptions, client: ApiClient, clock: Clock,
   }
 }
 
-/** One line for an error from the API server or the network, without a stack. */
-function describeError(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** Entry point of `rollout-guard check`. */
 export async function runCheck(args: readonly string[]): Promise<number> {
   if (wantsHelp(args)) {
@@ -341,13 +335,13 @@ export async function runCheck(args: readonly string[]): Promise<number> {
     // --kubeconfig, else $KUBECONFIG (as kubectl, and as the message of a missing kubeconfig advises).
     client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig ?? (process.env.KUBECONFIG || undefined)));
   } catch (e) {
-    console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${describeError(e)}`);
+    console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${summarizeError(e)}`);
     return ExitCode.Failure;
   }
   try {
     return await check(opts, client, systemClock, log, (l) => console.log(l));
   } catch (e) {
-    console.error(`rollout-guard check: ${describeError(e)}`);
+    console.error(`rollout-guard check: ${summarizeError(e)}`);
     return ExitCode.Failure;
   } finally {
     client.close();

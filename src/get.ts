@@ -36,11 +36,11 @@ import type {
   UndoRecord,
   UndoSkip,
 } from './domain/types.js';
-import { ApiClient, ApiError, isNotFound } from './k8s/apiClient.js';
+import { ApiClient, ApiError, isNotFound, summarizeError } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
-import { GROUP, VERSION, slimGuard, type SlimGuard } from './k8s/slim.js';
-import { guardPath } from './k8s/statusWriter.js';
+import { guardsPath } from './k8s/apiPaths.js';
+import { slimGuard, type SlimGuard } from './k8s/slim.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
 import { outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
@@ -478,7 +478,7 @@ export interface GetIo {
 /** Reads a guard; undefined when it does not exist. */
 async function readGuard(client: ApiClient, namespace: string, name: string): Promise<SlimGuard | undefined> {
   try {
-    return slimGuard(await client.request('GET', guardPath(namespace, name)));
+    return slimGuard(await client.request('GET', guardsPath(namespace, name)));
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;
@@ -523,13 +523,13 @@ export async function get(opts: GetOptions & { namespace: string }, client: ApiC
 
   // Guards change too (the operator writes their status). rg/NAME watches its guard; ds/NAME the guards
   // of the namespace, to name those that target it, if the API has RolloutGuards and we may list them.
-  const guardsPath = `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/rolloutguards`;
-  const guardInf = opts.kind === 'RolloutGuard' || (await canList(client, guardsPath))
+  const guardList = guardsPath(namespace);
+  const guardInf = opts.kind === 'RolloutGuard' || (await canList(client, guardList))
     ? new Informer<SlimGuard>(
         client,
         {
           name: 'rolloutguards',
-          listPath: guardsPath,
+          listPath: guardList,
           ...(opts.kind === 'RolloutGuard' ? { fieldSelector: `metadata.name=${opts.name}` } : {}),
           slim: slimGuard,
           watchTimeoutSeconds: 300,
@@ -614,12 +614,6 @@ export async function get(opts: GetOptions & { namespace: string }, client: ApiC
   }
 }
 
-/** One line for an error from the API server or the network, without a stack. */
-function describeError(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;
-  return e instanceof Error ? e.message : String(e);
-}
-
 /** Entry point of `rollout-guard get` (and `kubectl rollout-guard get`). */
 export async function runGet(args: readonly string[]): Promise<number> {
   if (wantsHelp(args)) {
@@ -641,7 +635,7 @@ export async function runGet(args: readonly string[]): Promise<number> {
     namespace ??= kc.getContextObject(kc.getCurrentContext())?.namespace || 'default';
     client = ApiClient.fromKubeConfig(kc);
   } catch (e) {
-    console.error(`rollout-guard get: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${describeError(e)}`);
+    console.error(`rollout-guard get: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${summarizeError(e)}`);
     return ExitCode.Failure;
   }
   let onSignal: (() => void) | undefined;
@@ -660,7 +654,7 @@ export async function runGet(args: readonly string[]): Promise<number> {
       stopped,
     });
   } catch (e) {
-    console.error(`rollout-guard get: ${describeError(e)}`);
+    console.error(`rollout-guard get: ${summarizeError(e)}`);
     return ExitCode.Failure;
   } finally {
     for (const s of signals) process.off(s, onSignal!);

@@ -73,6 +73,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
       patchGuardSpec: leading(policyWriter.patchGuardSpec.bind(policyWriter)),
       deleteGuard: leading(policyWriter.deleteGuard.bind(policyWriter)),
       writeStatus: leading(policyWriter.writeStatus.bind(policyWriter)),
+      readPolicy: (name) => policyWriter.readPolicy(name),
     },
     ports: {
       readGuard: (ns, name) => statusWriter.read(ns, name),

@@ -1,7 +1,31 @@
 /**
- * Names the operator reads or writes on objects it does not own: annotations users set on DaemonSets,
- * and the one the operator writes with an undo.
+ * Every name the operator shares with the API server: its own group, versions, kinds and resources,
+ * the built-in kinds it reads or writes, and the annotations and labels it reads or writes on objects.
+ * Kept in one module so that a rename is one edit and no two places can spell a name differently.
  */
+
+/** API group and version of our own kinds. */
+export const GROUP = 'rolloutguard.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Our kinds and their plurals (the resource names in API paths). */
+export const GUARD_KIND = 'RolloutGuard';
+export const GUARD_RESOURCE = 'rolloutguards';
+export const POLICY_KIND = 'RolloutGuardPolicy';
+export const POLICY_RESOURCE = 'rolloutguardpolicies';
+
+/** The built-in kinds a guard targets and reads. */
+export const APPS_API_VERSION = 'apps/v1';
+export const DAEMONSET_KIND = 'DaemonSet';
+export const EVENTS_API_VERSION = 'events.k8s.io/v1';
+/** Leader election's Lease, and the reviews behind `--metrics-secure`. */
+export const COORDINATION_API_VERSION = 'coordination.k8s.io/v1';
+export const AUTHENTICATION_API_VERSION = 'authentication.k8s.io/v1';
+export const AUTHORIZATION_API_VERSION = 'authorization.k8s.io/v1';
+
+/** The reportingController of our Events. */
+export const CONTROLLER_NAME = 'rolloutguard.dev/rollout-guard';
 
 /** A DaemonSet annotated `rolloutguard.dev/undo: disabled` is never undone (status still reports). */
 export const UNDO_OPT_OUT_ANNOTATION = 'rolloutguard.dev/undo';
@@ -15,3 +39,13 @@ export const IGNORE_ANNOTATION = 'rolloutguard.dev/ignore';
  * guard, including one recreated after the undo, knows the broken revision and never restores it.
  */
 export const UNDO_RECORD_ANNOTATION = 'rolloutguard.dev/last-undo';
+
+/** On a generated guard: the policy that generated it, as a label (selectable) ... */
+export const POLICY_LABEL = 'rolloutguard.dev/policy';
+/** ... and as `rolloutguardpolicy/<name>`, for people reading the guard. */
+export const GENERATED_BY_ANNOTATION = 'rolloutguard.dev/generated-by';
+
+/** The DaemonSet-template generation annotation: moves exactly when the pod template changes. */
+export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
+/** The pod/revision label carrying the template hash. */
+export const HASH_LABEL = 'controller-revision-hash';

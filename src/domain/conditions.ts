@@ -1,7 +1,8 @@
 /**
  * metav1.Condition helpers. Conditions are a list-map keyed by `type`; `lastTransitionTime` moves only
- * when `status` flips (API conventions), and the caller learns whether anything changed, because
- * Events are emitted only on change.
+ * when `status` flips (a changed reason or message is not a transition, so readers can tell how long a
+ * condition has held), and the caller learns whether anything changed, because Events are emitted only
+ * on change.
  */
 import type { Condition } from './types.js';
 

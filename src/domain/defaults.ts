@@ -3,7 +3,7 @@
  * here once, next to {@link withDefaults}, so the API server, the reconciler and the policy controller
  * agree. A test compares them with the CRD.
  */
-import type { GuardSpec } from './types.js';
+import type { GuardSpec, GuardSpecInput } from './types.js';
 
 export const GUARD_DEFAULTS = {
   /** Two minutes without progress is already unusual for one node's pod to come up. */
@@ -37,7 +37,7 @@ export const GUARD_DEFAULTS = {
 export const MAX_CLOCK_SKEW_MS = 5_000;
 
 /** Fills in defaults the API server would have applied, for guards created before a default existed. */
-export function withDefaults(spec: Partial<GuardSpec> & { targetRef: GuardSpec['targetRef'] }): GuardSpec {
+export function withDefaults(spec: GuardSpecInput): GuardSpec {
   return {
     targetRef: spec.targetRef,
     suspectAfterSeconds: spec.suspectAfterSeconds ?? GUARD_DEFAULTS.suspectAfterSeconds,

@@ -10,11 +10,7 @@
  *     reports the conflict (deterministic, independent of event order);
  *  4. otherwise the policy keeps exactly one generated guard for it.
  */
-
-/** The label every generated guard carries, naming its policy. */
-export const POLICY_LABEL = 'rolloutguard.dev/policy';
-/** DaemonSets with this annotation set to "true" are never guarded by a policy. */
-export { IGNORE_ANNOTATION } from './apiNames.js';
+import type { GuardSpecInput, StallAction } from './types.js';
 
 export interface LabelSelectorRequirement {
   key: string;
@@ -56,7 +52,7 @@ export function matchesSelector(sel: LabelSelector | undefined, labels: Readonly
 export interface GuardTemplate {
   suspectAfterSeconds?: number;
   progressDeadlineSeconds?: number;
-  onStall?: { action?: string; delaySeconds?: number };
+  onStall?: { action?: StallAction; delaySeconds?: number };
   failedNodesThreshold?: number;
   bakeSeconds?: number;
 }
@@ -89,14 +85,14 @@ export interface GuardRefView {
   policy?: string;
   /** UID of the controller owner, for generated guards. */
   ownerUid?: string;
-  spec: unknown;
+  spec: GuardSpecInput;
 }
 
 export interface DesiredGuard {
   namespace: string;
   name: string;
   target: string;
-  spec: Record<string, unknown>;
+  spec: GuardSpecInput;
 }
 
 export interface Conflict {
@@ -136,8 +132,8 @@ export function generatedGuardName(policy: string, daemonSet: string): string {
 }
 
 /** The spec a policy gives its guards; fields the policy leaves out take the CRD defaults. */
-export function guardSpecFor(policy: PolicyView, target: string): Record<string, unknown> {
-  const spec: Record<string, unknown> = { targetRef: { kind: 'DaemonSet', name: target } };
+export function guardSpecFor(policy: PolicyView, target: string): GuardSpecInput {
+  const spec: GuardSpecInput = { targetRef: { kind: 'DaemonSet', name: target } };
   const g = policy.guard ?? {};
   if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
   if (g.progressDeadlineSeconds !== undefined) spec.progressDeadlineSeconds = g.progressDeadlineSeconds;

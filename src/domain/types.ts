@@ -67,6 +67,12 @@ export interface GuardSpec {
   suspend: boolean;
 }
 
+/**
+ * A guard spec as stored or generated: every field but targetRef may be left out (the CRD defaults and
+ * `withDefaults` in src/domain/defaults.ts fill them in).
+ */
+export type GuardSpecInput = Omit<Partial<GuardSpec>, 'targetRef' | 'onStall'> & { targetRef: GuardSpec['targetRef']; onStall?: Partial<GuardSpec['onStall']> };
+
 /** A revision as users see it in `kubectl rollout history` (number) and on pods (hash). */
 export interface RevisionRef {
   revision?: number;
@@ -345,10 +351,7 @@ export interface DaemonSetView {
   uid: string;
   generation: number;
   observedGeneration: number;
-  resourceVersion: string;
   strategy: 'RollingUpdate' | 'OnDelete';
-  maxUnavailable?: string | number;
-  maxSurge?: string | number;
   minReadySeconds: number;
   desired: number;
   current: number;

@@ -26,6 +26,21 @@ export function undoneOn(rec: Readonly<Partial<DaemonSetUndoRecord>> | undefined
 }
 
 /** The result of the act step's undo attempt. */
+/** An undo as reconcile asks for it: restore `toRevisionName`'s template on DaemonSet `namespace/name`. */
+export interface UndoRequest {
+  namespace: string;
+  name: string;
+  toRevisionName: string;
+  expectedUid: string;
+  expectedTemplateGeneration?: string;
+  /** The broken hash being undone. */
+  fromHash?: string;
+  /** The hash of the revision restored: the ControllerRevision must carry it. */
+  toHash?: string;
+  /** Written to the DaemonSet's undo record annotation in the same patch. */
+  record?: DaemonSetUndoRecord;
+}
+
 export type UndoOutcome =
   | { kind: 'Applied' }
   | { kind: 'AlreadyAtTarget' }

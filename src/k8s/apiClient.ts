@@ -12,6 +12,7 @@ import type { ClockSkew } from './clockSkew.js';
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { errorMessage, type PortErrorKind } from '../domain/portErrors.js';
 
 /** Default `User-Agent`, so API server audit logs and APF flow schemas can tell our requests apart. */
 export const USER_AGENT = 'rollout-guard/0.1.0';
@@ -84,6 +85,8 @@ export interface WatchEvent {
   object: any;
 }
 
+const KIND_OF_STATUS: Readonly<Record<number, PortErrorKind>> = { 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict' };
+
 /**
  * A non-2xx answer of the API server, decoded from its `metav1.Status` body where there is one.
  * Classify with {@link isNotFound}, {@link isConflict}, {@link isGone}, {@link isForbidden}, {@link isTransient}.
@@ -97,6 +100,8 @@ export class ApiError extends Error {
   readonly retryAfterSeconds?: number;
   /** The decoded response body (a Status object, or the raw text when it was not JSON). */
   readonly body?: unknown;
+  /** The port error kind reconcile reads (domain/portErrors.ts), for the statuses it acts on. */
+  readonly kind?: PortErrorKind;
 
   /** Builds an error; prefer {@link ApiError.fromStatus} / {@link ApiError.fromResponse}. */
   constructor(
@@ -106,6 +111,8 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
     this.statusCode = init.statusCode;
+    const kind = KIND_OF_STATUS[init.statusCode];
+    if (kind !== undefined) this.kind = kind;
     if (init.reason !== undefined) this.reason = init.reason;
     if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
     if (init.body !== undefined) this.body = init.body;
@@ -152,6 +159,12 @@ export class ApiError extends Error {
       ...(rawBody !== '' ? { body: parsed ?? rawBody } : {}),
     });
   }
+}
+
+/** One line for an error from the API server or the network, without a stack. */
+export function summarizeError(e: unknown): string {
+  if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;
+  return errorMessage(e);
 }
 
 /** A non-watch request exceeded its timeout. Counted as transient. */
@@ -523,7 +536,7 @@ function headerValue(h: string | string[] | undefined): string | undefined {
   return Array.isArray(h) ? h[0] : h;
 }
 
-/** `Retry-After` is either delta-seconds or an HTTP-date (RFC 9110 §10.2.3). */
+/** `Retry-After` is either a number of seconds or an HTTP date (e.g. `Wed, 21 Oct 2026 07:28:00 GMT`). */
 function parseRetryAfter(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   if (/^\d+$/.test(value.trim())) {

@@ -19,47 +19,21 @@
  *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
  *     updated and available) → nothing to undo: skip;
  *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
- *     we re-check instead of overwriting it, at most {@link CONFLICT_ATTEMPTS} times. The same patch writes the undo record annotation, so the
- *     template and the record of why it changed can never be seen apart.
+ *     we re-check instead of overwriting it, at most CONFLICT_ATTEMPTS times. A DaemonSet that changes
+ *     under each attempt has another active writer; the undo then gives up for good ("NotUndone",
+ *     recorded, never retried for this revision) rather than race it. The bound is applied here alone:
+ *     the reconciler never re-runs a pass for a conflict on the DaemonSet. The same patch writes the
+ *     undo record annotation, so the template and the record of why it changed can never be seen apart.
  */
-import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import { DAEMONSET_KIND, HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord } from '../domain/types.js';
-import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
+import { CONFLICT_ATTEMPTS, errorMessage } from '../domain/portErrors.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
-import { HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION } from './slim.js';
-
-/**
- * Attempts at the patch, each after a fresh read and every check above. A DaemonSet that changes under
- * each of them has another active writer; the undo then gives up for good ("NotUndone", recorded, never
- * retried for this revision) rather than race it. The bound is ours alone: the reconciler never re-runs
- * a pass for a conflict on the DaemonSet.
- */
-export const CONFLICT_ATTEMPTS = 5;
-
-export interface UndoRequest {
-  namespace: string;
-  name: string;
-  toRevisionName: string;
-  expectedUid: string;
-  expectedTemplateGeneration?: string;
-  /** The broken hash being undone. */
-  fromHash?: string;
-  /** The hash of the revision restored: the ControllerRevision must carry it. */
-  toHash?: string;
-  /** Written to the DaemonSet's undo record annotation in the same patch. */
-  record?: DaemonSetUndoRecord;
-}
+import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
-
-function dsPath(ns: string, name: string): string {
-  return `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/daemonsets/${encodeURIComponent(name)}`;
-}
-
-function crPath(ns: string, name: string): string {
-  return `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/controllerrevisions/${encodeURIComponent(name)}`;
-}
 
 export class DaemonSetUndo {
   constructor(private readonly client: ApiClient) {}
@@ -68,7 +42,7 @@ export class DaemonSetUndo {
   async undo(req: UndoRequest): Promise<UndoOutcome> {
     let revision: any;
     try {
-      revision = await this.client.request('GET', crPath(req.namespace, req.toRevisionName));
+      revision = await this.client.request('GET', controllerRevisionsPath(req.namespace, req.toRevisionName));
     } catch (e) {
       if (isNotFound(e)) return { kind: 'Failed', detail: `ControllerRevision ${req.toRevisionName} no longer exists` };
       if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'get controllerrevisions') };
@@ -80,7 +54,7 @@ export class DaemonSetUndo {
     for (let attempt = 1; ; attempt++) {
       let ds: any;
       try {
-        ds = await this.client.request('GET', dsPath(req.namespace, req.name));
+        ds = await this.client.request('GET', daemonSetsPath(req.namespace, req.name));
       } catch (e) {
         if (isNotFound(e)) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted' };
         throw e;
@@ -122,8 +96,8 @@ export class DaemonSetUndo {
   /** Server-side dry run of the same patch (`dryRun=All`): validated and admitted, not persisted. */
   async dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome> {
     try {
-      const revision: any = await this.client.request('GET', crPath(namespace, toRevisionName));
-      const ds: any = await this.client.request('GET', dsPath(namespace, name));
+      const revision: any = await this.client.request('GET', controllerRevisionsPath(namespace, toRevisionName));
+      const ds: any = await this.client.request('GET', daemonSetsPath(namespace, name));
       const refused = checkRevision(revision, toRevisionName, String(ds?.metadata?.uid));
       if (refused) return { kind: 'Rejected', detail: refused };
       await this.patch(namespace, name, templatePatch(revision), undefined, true);
@@ -141,7 +115,7 @@ export class DaemonSetUndo {
     // Only spec.template changes, plus our own record annotation.
     const metadata = { ...(resourceVersion ? { resourceVersion } : {}), ...(annotations ? { annotations } : {}) };
     const body = Object.keys(metadata).length > 0 ? { ...(data as object), metadata } : data;
-    await this.client.request('PATCH', dsPath(namespace, name), {
+    await this.client.request('PATCH', daemonSetsPath(namespace, name), {
       body,
       contentType: PatchContentType.StrategicMerge,
       ...(dry ? { query: { dryRun: 'All' } } : {}),
@@ -153,7 +127,7 @@ export class DaemonSetUndo {
 function checkRevision(revision: any, name: string, dsUid: string, hash?: string): string | undefined {
   const owners: any[] = Array.isArray(revision?.metadata?.ownerReferences) ? revision.metadata.ownerReferences : [];
   const owner = owners.find((o) => o?.controller === true);
-  if (owner?.kind !== 'DaemonSet' || owner?.uid !== dsUid) {
+  if (owner?.kind !== DAEMONSET_KIND || owner?.uid !== dsUid) {
     return `ControllerRevision ${name} is not controlled by this DaemonSet (uid ${dsUid}; its controller is ${owner ? `${String(owner.kind)} ${String(owner.uid)}` : 'none'}): refusing to copy a template from it`;
   }
   const label = revision?.metadata?.labels?.[HASH_LABEL];
@@ -197,5 +171,5 @@ function readRecord(raw: unknown): Partial<DaemonSetUndoRecord> | undefined {
 }
 
 function forbidden(e: unknown, what: string): string {
-  return `forbidden to ${what}: the operator's RBAC does not allow it (a report-only install?) — ${e instanceof Error ? e.message : String(e)}`;
+  return `forbidden to ${what}: the operator's RBAC does not allow it (a report-only install?) — ${errorMessage(e)}`;
 }

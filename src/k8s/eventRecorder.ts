@@ -9,23 +9,10 @@
 import type { Logger } from 'pino';
 import type { Announcement } from '../domain/types.js';
 import { isAlreadyExists, type ApiClient } from './apiClient.js';
-import { API_VERSION } from './slim.js';
-
-/** The reportingController of our Events. */
-export const CONTROLLER_NAME = 'rolloutguard.dev/rollout-guard';
-
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace: string;
-  uid?: string;
-}
-
-/** MicroTime: RFC 3339 with exactly six fractional digits, as the API server's parser requires. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
+import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION } from '../domain/apiNames.js';
+import type { ObjectRef } from '../domain/objects.js';
+import { microTime } from '../domain/time.js';
+import { eventsPath } from './apiPaths.js';
 
 /**
  * The Event's name: the regarding object's name and the announcement id. The copy on the DaemonSet also
@@ -33,7 +20,7 @@ export function microTime(ms: number): string {
  * guards of one DaemonSet (a Conflict) may announce in the same millisecond with the same id.
  */
 export function eventName(regarding: ObjectRef, id: string, related?: ObjectRef): string {
-  if (regarding.kind === 'DaemonSet' && related) return `${regarding.name.slice(0, 100)}.${related.name.slice(0, 100)}.${id}.ds`;
+  if (regarding.kind === DAEMONSET_KIND && related) return `${regarding.name.slice(0, 100)}.${related.name.slice(0, 100)}.${id}.ds`;
   return `${regarding.name.slice(0, 200)}.${id}`;
 }
 
@@ -60,7 +47,7 @@ export class EventRecorder {
 
   private async create(regarding: ObjectRef, related: ObjectRef | undefined, e: Announcement): Promise<boolean> {
     const body = {
-      apiVersion: 'events.k8s.io/v1',
+      apiVersion: EVENTS_API_VERSION,
       kind: 'Event',
       metadata: { name: eventName(regarding, e.id, related), namespace: regarding.namespace },
       eventTime: microTime(Date.parse(e.at)),
@@ -74,7 +61,7 @@ export class EventRecorder {
       ...(related ? { related } : {}),
     };
     try {
-      await this.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(regarding.namespace)}/events`, { body });
+      await this.client.request('POST', eventsPath(regarding.namespace), { body });
       return true;
     } catch (err) {
       if (isAlreadyExists(err)) return true;
@@ -82,14 +69,4 @@ export class EventRecorder {
       return false;
     }
   }
-}
-
-/** The reference to a guard used in Events. */
-export function guardRef(namespace: string, name: string, uid?: string): ObjectRef {
-  return { apiVersion: API_VERSION, kind: 'RolloutGuard', name, namespace, ...(uid ? { uid } : {}) };
-}
-
-/** The reference to a DaemonSet used in Events. */
-export function daemonSetRef(namespace: string, name: string, uid?: string): ObjectRef {
-  return { apiVersion: 'apps/v1', kind: 'DaemonSet', name, namespace, ...(uid ? { uid } : {}) };
 }

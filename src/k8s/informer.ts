@@ -24,6 +24,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ApiError, isGone, type ApiClient, type WatchEvent } from './apiClient.js';
+import { abortableSleep } from './sleep.js';
 
 /** Default list page size; kubectl's `--chunk-size` default, small enough to keep each response cheap. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -331,7 +332,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
         delay = this.backoffDelay(failures);
         this.log.warn({ err: describe(err), failures, delayMs: delay }, 'list/watch failed, restarting after backoff');
       }
-      if (delay > 0) await this.sleep(delay);
+      if (delay > 0) await abortableSleep(delay, this.stopController.signal);
     }
   }
 
@@ -343,22 +344,6 @@ export class Informer<T extends { metadata: ObjectMeta }> {
   private backoffDelay(n: number): number {
     const d = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** Math.max(0, n - 1));
     return Math.round(d / 2 + Math.random() * (d / 2));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    const signal = this.stopController.signal;
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        resolve();
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   /** Paginated list into a fresh map, then {@link Informer.replace}. */

@@ -4,8 +4,29 @@
  * `get` the non-resource URL /metrics. Both are `create` calls the operator's ServiceAccount is granted
  * by config/rbac-metrics-auth; neither is stored by the API server.
  */
-import type { AccessReviewer, Authentication, UserInfo } from '../runtime/metricsAuth.js';
+import { AUTHENTICATION_API_VERSION, AUTHORIZATION_API_VERSION } from '../domain/apiNames.js';
 import type { ApiClient } from './apiClient.js';
+import { SUBJECT_ACCESS_REVIEWS_PATH, TOKEN_REVIEWS_PATH } from './apiPaths.js';
+
+/** The user a TokenReview names; passed back unchanged in the SubjectAccessReview. */
+export interface UserInfo {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** A TokenReview's answer: the user, or why there is none. */
+export type Authentication = { user: UserInfo } | { user?: undefined; reason: string };
+
+/** The API server's two reviews, as the filter needs them. Rejects when the review could not be made. */
+export interface AccessReviewer {
+  /** TokenReview: whose token is this, if anyone's. */
+  authenticate(token: string, signal: AbortSignal): Promise<Authentication>;
+  /** SubjectAccessReview of a non-resource URL: may `user` do `verb` on `path`. */
+  authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }>;
+}
+
 
 interface TokenReview {
   status?: {
@@ -23,9 +44,9 @@ export class ApiAccessReviewer implements AccessReviewer {
   constructor(private readonly client: ApiClient) {}
 
   async authenticate(token: string, signal: AbortSignal): Promise<Authentication> {
-    const r = await this.client.request<TokenReview>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+    const r = await this.client.request<TokenReview>('POST', TOKEN_REVIEWS_PATH, {
       // No audiences: the API server checks the token against its own, as controller-runtime's filter does.
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      body: { apiVersion: AUTHENTICATION_API_VERSION, kind: 'TokenReview', spec: { token } },
       signal,
     });
     const u = r.status?.user;
@@ -41,9 +62,9 @@ export class ApiAccessReviewer implements AccessReviewer {
   }
 
   async authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }> {
-    const r = await this.client.request<SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    const r = await this.client.request<SubjectAccessReview>('POST', SUBJECT_ACCESS_REVIEWS_PATH, {
       body: {
-        apiVersion: 'authorization.k8s.io/v1',
+        apiVersion: AUTHORIZATION_API_VERSION,
         kind: 'SubjectAccessReview',
         spec: {
           user: user.username,

@@ -1,17 +1,16 @@
 /**
- * API writes of the policy reconciler: generated guards (create, spec patch, delete with a UID
- * precondition so a same-named guard created since is never removed) and the policy's status.
+ * API writes of the policy reconciler: generated guards (create; spec patch on condition of the
+ * resourceVersion it was planned from; delete with a UID precondition so a same-named guard created
+ * since is never removed) and the policy's status, written the same way as a guard's (preconditionedPatch.ts).
  */
-import { PatchContentType, isNotFound, type ApiClient } from './apiClient.js';
-import { mergePatchDiff } from './mergePatch.js';
-import { GROUP, VERSION } from './slim.js';
-import type { PolicyPorts, PolicyStatus, SlimPolicy } from '../reconcile/policyReconciler.js';
+import type { GuardSpecInput } from '../domain/types.js';
+import type { PolicyStatus, SlimGuard, SlimPolicy } from '../domain/objects.js';
+import { isNotFound, type ApiClient } from './apiClient.js';
+import { guardsPath, policiesPath } from './apiPaths.js';
+import { slimPolicy } from './slim.js';
+import { patchFrom } from './preconditionedPatch.js';
 
-function guardsPath(ns: string): string {
-  return `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(ns)}/rolloutguards`;
-}
-
-export class PolicyWriter implements PolicyPorts {
+export class PolicyWriter {
   constructor(private readonly client: ApiClient) {}
 
   async createGuard(body: unknown): Promise<void> {
@@ -19,13 +18,13 @@ export class PolicyWriter implements PolicyPorts {
     await this.client.request('POST', guardsPath(ns), { body });
   }
 
-  async patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void> {
-    await this.client.request('PATCH', `${guardsPath(namespace)}/${encodeURIComponent(name)}`, { body: { spec }, contentType: PatchContentType.Merge });
+  async patchGuardSpec(guard: Readonly<SlimGuard>, spec: GuardSpecInput): Promise<void> {
+    await patchFrom(this.client, guardsPath(guard.metadata.namespace ?? '', guard.metadata.name), guard.metadata.resourceVersion, 'spec', guard.spec, spec);
   }
 
   async deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void> {
     try {
-      await this.client.request('DELETE', `${guardsPath(namespace)}/${encodeURIComponent(name)}`, {
+      await this.client.request('DELETE', guardsPath(namespace, name), {
         body: { apiVersion: 'v1', kind: 'DeleteOptions', ...(uid ? { preconditions: { uid } } : {}) },
       });
     } catch (e) {
@@ -34,11 +33,16 @@ export class PolicyWriter implements PolicyPorts {
   }
 
   async writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void> {
-    const diff = mergePatchDiff(policy.status ?? {}, status);
-    if (diff === undefined) return;
-    await this.client.request('PATCH', `/apis/${GROUP}/${VERSION}/rolloutguardpolicies/${encodeURIComponent(policy.metadata.name)}/status`, {
-      body: { status: diff },
-      contentType: PatchContentType.Merge,
-    });
+    await patchFrom(this.client, `${policiesPath(policy.metadata.name)}/status`, policy.metadata.resourceVersion, 'status', policy.status, status);
+  }
+
+  /** Reads the policy fresh from the API server (after a 409); undefined once it is deleted. */
+  async readPolicy(name: string): Promise<SlimPolicy | undefined> {
+    try {
+      return slimPolicy(await this.client.request('GET', policiesPath(name)));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
   }
 }

@@ -5,113 +5,13 @@
  *
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
-import type { LabelSelector } from './labelSelector.js';
-import type { NodeSelectorTerm, Taint, Toleration } from '../domain/nodeEligibility.js';
 import { createHash } from 'node:crypto';
-import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
-import type { GuardSpec, GuardStatus, NodeHealth } from '../domain/types.js';
+import { HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import type { Taint } from '../domain/nodeEligibility.js';
+import type { Meta, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
+import type { NodeHealth } from '../domain/types.js';
 
-/** API group, version and plurals of our own kinds. */
-export const GROUP = 'rolloutguard.dev';
-export const VERSION = 'v1alpha1';
-export const API_VERSION = `${GROUP}/${VERSION}`;
-
-interface Meta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  ownerReferences?: OwnerRef[];
-}
-
-export interface OwnerRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
-
-export interface SlimGuard {
-  metadata: Meta;
-  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string } };
-  status?: GuardStatus;
-}
-
-export interface SlimDaemonSet {
-  metadata: Meta;
-  spec: {
-    selector?: LabelSelector;
-    updateStrategy: { type: string; rollingUpdate?: { maxUnavailable?: string | number; maxSurge?: string | number } };
-    minReadySeconds: number;
-    placement: { nodeSelector?: Record<string, string>; nodeSelectorTerms?: NodeSelectorTerm[]; tolerations?: Toleration[] };
-    images: string[];
-  };
-  status: {
-    observedGeneration: number;
-    desiredNumberScheduled: number;
-    currentNumberScheduled: number;
-    updatedNumberScheduled: number;
-    numberReady: number;
-    numberAvailable: number;
-    numberMisscheduled: number;
-  };
-}
-
-export interface SlimPod {
-  metadata: Meta;
-  /** spec.nodeName, or the node a pending daemon pod is pinned to by its node affinity. */
-  node?: string;
-  scheduled: boolean;
-  hash: string;
-  images: string[];
-  phase: string;
-  ready: boolean;
-  readySince?: string;
-  /** False when the pod is unscheduled and has no PodScheduled condition: no scheduler looked at it. */
-  schedulingAttempted?: false;
-  waitingReason?: string;
-  waitingMessage?: string;
-  restartCount: number;
-  /** The most recent container termination (lastState.terminated), if any container restarted. */
-  lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
-}
-
-export interface SlimRevision {
-  metadata: Meta;
-  hash: string;
-  revision: number;
-  /** Pod volume name → digest of its source, from the revision's template (not the template itself). */
-  volumes?: Record<string, string>;
-}
-
-/** A Warning Event, slimmed to what explains a blocked node. */
-export interface SlimEvent {
-  metadata: Meta;
-  involved: { kind: string; name: string; namespace?: string };
-  reason: string;
-  /** Cut to 1 kB: enough to quote a refusal, bounded however long the original. */
-  message: string;
-  /** When it last happened: lastTimestamp, else eventTime, else creation. */
-  at: string;
-}
-
-export interface SlimNode {
-  metadata: Meta;
-  taints: Taint[];
-  /** Absent when the node has no Ready condition yet (just registered). */
-  health?: NodeHealth;
-}
-
-/** The DaemonSet-template generation annotation: moves exactly when the pod template changes. */
-export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
-/** The pod/revision label carrying the template hash. */
-export const HASH_LABEL = 'controller-revision-hash';
+export type { Meta, OwnerRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
 
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
@@ -300,7 +200,16 @@ export function slimNode(raw: any): SlimNode {
   return out;
 }
 
-/** The controller owner of an object, if it is of `kind`. */
-export function controllerOf(m: Meta, kind: string): OwnerRef | undefined {
-  return m.ownerReferences?.find((o) => o.controller && o.kind === kind);
+/** Policies are few and small: keep spec and status whole. */
+export function slimPolicy(raw: any): SlimPolicy {
+  return {
+    metadata: { name: raw?.metadata?.name ?? '', uid: raw?.metadata?.uid, generation: raw?.metadata?.generation, resourceVersion: raw?.metadata?.resourceVersion },
+    spec: structuredClone(raw?.spec ?? {}),
+    ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
+  };
+}
+
+/** A namespace: its name and labels, which is what a policy's namespaceSelector reads. */
+export function slimNamespace(raw: any): SlimNamespace {
+  return { metadata: { name: raw?.metadata?.name ?? '', labels: { ...(raw?.metadata?.labels ?? {}) }, resourceVersion: raw?.metadata?.resourceVersion, uid: raw?.metadata?.uid } };
 }

@@ -1,21 +1,14 @@
 /**
- * Writes a guard's status through the /status subresource as a JSON merge patch computed from the
- * stored status to the desired one. An empty diff sends nothing, so a pass whose observation did not
- * change costs no API write.
- *
- * The patch carries the resourceVersion the status was decided from: if anyone wrote the guard since
- * (another replica, a user editing spec), the server answers 409 and the caller re-decides from fresh
- * state instead of overwriting it with something computed from stale data.
+ * Writes a guard's status through the /status subresource, the one way the operator writes its own
+ * objects (preconditionedPatch.ts): a merge patch from the stored status to the desired one, on condition of
+ * the resourceVersion the status was decided from, so a guard written since (another replica, a user
+ * editing spec) draws a 409 and the reconciler decides again from fresh state.
  */
 import type { GuardStatus } from '../domain/types.js';
-import { PatchContentType, type ApiClient } from './apiClient.js';
-import { mergePatchDiff } from './mergePatch.js';
-import { GROUP, VERSION, slimGuard, type SlimGuard } from './slim.js';
-
-/** Path of a RolloutGuard. */
-export function guardPath(namespace: string, name: string): string {
-  return `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(namespace)}/rolloutguards/${encodeURIComponent(name)}`;
-}
+import type { ApiClient } from './apiClient.js';
+import { guardsPath } from './apiPaths.js';
+import { slimGuard, type SlimGuard } from './slim.js';
+import { patchFrom } from './preconditionedPatch.js';
 
 export class StatusWriter {
   constructor(private readonly client: ApiClient) {}
@@ -25,19 +18,13 @@ export class StatusWriter {
    * differed and nothing was sent.
    */
   async write(guard: Readonly<SlimGuard>, desired: GuardStatus): Promise<SlimGuard | undefined> {
-    const diff = mergePatchDiff(guard.status ?? {}, desired);
-    if (diff === undefined) return undefined;
-    const ns = guard.metadata.namespace ?? '';
-    const body = { metadata: { resourceVersion: guard.metadata.resourceVersion }, status: diff };
-    const raw = await this.client.request('PATCH', `${guardPath(ns, guard.metadata.name)}/status`, {
-      body,
-      contentType: PatchContentType.Merge,
-    });
-    return slimGuard(raw);
+    const path = `${guardsPath(guard.metadata.namespace ?? '', guard.metadata.name)}/status`;
+    const raw = await patchFrom(this.client, path, guard.metadata.resourceVersion, 'status', guard.status, desired);
+    return raw === undefined ? undefined : slimGuard(raw);
   }
 
   /** Reads the guard fresh from the API server (after a 409). */
   async read(namespace: string, name: string): Promise<SlimGuard> {
-    return slimGuard(await this.client.request('GET', guardPath(namespace, name)));
+    return slimGuard(await this.client.request('GET', guardsPath(namespace, name)));
   }
 }

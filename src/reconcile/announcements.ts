@@ -14,7 +14,7 @@
  * guard's last transition once, and the API server refuses them.
  */
 import type { Announcement, GuardStatus, PlannedEvent } from '../domain/types.js';
-import { mergePatchDiff } from '../k8s/mergePatch.js';
+import { mergePatchDiff } from '../domain/mergePatch.js';
 
 /** Bound on the entries kept in status (the CRD's maxItems): a guard whose Events keep failing keeps the newest. */
 export const MAX_ANNOUNCEMENTS = 16;

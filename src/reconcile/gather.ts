@@ -7,36 +7,10 @@
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
 import { needsPods, type SettledCounters } from '../domain/podInterest.js';
-import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import type { SlimDaemonSet, SlimEvent, SlimNode, SlimPod } from '../domain/objects.js';
 import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, GuardStatus, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
-import { TEMPLATE_GENERATION_ANNOTATION, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../k8s/slim.js';
-
-/** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
-export interface CacheView {
-  daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
-  /** Pods whose controller owner has this UID. */
-  podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
-  /** ControllerRevisions whose controller owner has this UID. */
-  revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
-  nodes(): ReadonlyArray<Readonly<SlimNode>>;
-  /**
-   * Warning Events about `kind` `namespace/name` (FailedCreate on a DaemonSet; FailedMount, sandbox
-   * failures on a pod). Optional: without it no cause is read from Events.
-   */
-  warningsFor?(kind: 'DaemonSet' | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
-  /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
-  guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
-  /** API server time − local time, ms, estimated from responses already received (no request of its own). */
-  clockSkewMs?(): number | undefined;
-  /**
-   * Whether the pods of DaemonSet `namespace/name` (this UID) are cached: `synced` (listed and watched),
-   * `syncing` (the watch is starting) or `off`. Optional: without it pods are always cached (tests, the
-   * check command, which lists them).
-   */
-  podCache?(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
-  /** Asks for the pods of DaemonSet `namespace/name` to be watched: gather needs them and they are not cached. */
-  wantPods?(namespace: string, name: string): void;
-}
+import type { CacheView } from './ports.js';
 
 /**
  * The DaemonSet needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
@@ -222,15 +196,11 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
     namespace,
     uid,
     ...settledCountersOf(ds),
-    resourceVersion: ds.metadata.resourceVersion ?? '',
     strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
     minReadySeconds: ds.spec.minReadySeconds,
     undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
     images: [...ds.spec.images],
   };
-  const ru = ds.spec.updateStrategy.rollingUpdate;
-  if (ru?.maxUnavailable !== undefined) view.maxUnavailable = ru.maxUnavailable;
-  if (ru?.maxSurge !== undefined) view.maxSurge = ru.maxSurge;
   const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   if (tg !== undefined) view.templateGeneration = tg;
   const owner = ds.metadata.ownerReferences?.find((o) => o.controller);

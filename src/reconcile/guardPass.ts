@@ -15,9 +15,10 @@
 import { classifyReason, isVague } from '../domain/causes.js';
 import { decide, type GuardPolicy } from '../domain/stateMachine.js';
 import type { BlockedNode, Decision, GuardStatus, Observation } from '../domain/types.js';
-import { mergePatchDiff } from '../k8s/mergePatch.js';
+import { mergePatchDiff } from '../domain/mergePatch.js';
 import { CacheWait } from './cacheWait.js';
-import { TargetMemory, gather, type CacheView } from './gather.js';
+import { TargetMemory, gather } from './gather.js';
+import type { CacheView } from './ports.js';
 
 /**
  * A status change that is only progress (counters, node lists, message, lastProgressAt) is written at

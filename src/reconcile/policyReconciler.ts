@@ -9,57 +9,20 @@
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
 import {
-  IGNORE_ANNOTATION,
-  POLICY_LABEL,
   planPolicy,
   type DaemonSetRef,
   type DesiredGuard,
   type GuardRefView,
-  type LabelSelector,
   type NamespaceView,
   type PolicyView,
 } from '../domain/policyPlan.js';
-import type { Condition } from '../domain/types.js';
-import { isConflict } from '../k8s/apiClient.js';
-import { API_VERSION, controllerOf, type SlimDaemonSet, type SlimGuard } from '../k8s/slim.js';
-import type { Clock } from '../runtime/clock.js';
+import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../domain/apiNames.js';
 import { withDefaults } from '../domain/defaults.js';
-
-/** A RolloutGuardPolicy as cached. */
-export interface SlimPolicy {
-  metadata: { name: string; uid?: string; generation?: number; resourceVersion?: string };
-  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; guard?: PolicyView['guard'] };
-  status?: PolicyStatus;
-}
-
-export interface PolicyStatus {
-  observedGeneration?: number;
-  matchedDaemonSets?: number;
-  guards?: number;
-  conflictCount?: number;
-  conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
-  conditions?: Condition[];
-}
-
-/** A namespace as cached: name and labels only. */
-export interface SlimNamespace {
-  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
-}
-
-export interface PolicyCache {
-  policy(name: string): Readonly<SlimPolicy> | undefined;
-  policies(): ReadonlyArray<Readonly<SlimPolicy>>;
-  namespaces(): ReadonlyArray<Readonly<SlimNamespace>>;
-  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
-  guards(): ReadonlyArray<Readonly<SlimGuard>>;
-}
-
-export interface PolicyPorts {
-  createGuard(body: unknown): Promise<void>;
-  patchGuardSpec(namespace: string, name: string, spec: unknown): Promise<void>;
-  deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void>;
-  writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
-}
+import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../domain/objects.js';
+import { CONFLICT_ATTEMPTS, isConflict } from '../domain/portErrors.js';
+import type { Clock } from '../domain/time.js';
+import { TransientError } from './errors.js';
+import type { PolicyCache, PolicyPorts } from './ports.js';
 
 /** Conflicts listed in status; the count stays exact. */
 const CONFLICT_CAP = 50;
@@ -76,7 +39,7 @@ function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = { namespace: g.metadata.namespace ?? '', name: g.metadata.name, target: g.spec?.targetRef?.name ?? '', spec: g.spec };
   const policy = g.metadata.labels?.[POLICY_LABEL];
   if (policy) v.policy = policy;
-  const owner = controllerOf(g.metadata, 'RolloutGuardPolicy');
+  const owner = controllerOf(g.metadata, POLICY_KIND);
   if (owner) v.ownerUid = owner.uid;
   return v;
 }
@@ -89,10 +52,29 @@ export class PolicyReconciler {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * A Conflict on the policy's status re-reads the policy and plans again, at most CONFLICT_ATTEMPTS
+   * times, as a guard's status does: a status computed from a stale policy is never sent.
+   */
   async reconcile(name: string): Promise<void> {
-    const p = this.cache.policy(name);
+    let p = this.cache.policy(name);
     if (!p) return; // deleted: the garbage collector removes its guards through their ownerReferences
     const log = this.log.child({ policy: name });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pass(p, log);
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        if (attempt >= CONFLICT_ATTEMPTS) throw new TransientError(`status of policy ${name} kept conflicting after ${attempt} attempts`, { cause: e });
+        log.debug({ attempt }, 'policy status conflict: re-reading the policy and planning again');
+        const fresh = await this.ports.readPolicy(name);
+        if (!fresh) return;
+        p = fresh;
+      }
+    }
+  }
+
+  private async pass(p: Readonly<SlimPolicy>, log: Logger): Promise<void> {
     const policy = policyView(p);
     const namespaces: NamespaceView[] = this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
     const daemonSets: DaemonSetRef[] = this.cache.daemonSets().map((d) => ({
@@ -101,7 +83,8 @@ export class PolicyReconciler {
       labels: d.metadata.labels ?? {},
       ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
     }));
-    const guards = this.cache.guards().map(guardView);
+    const cached = this.cache.guards();
+    const guards = cached.map(guardView);
     const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
 
     const existing = new Map(guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]));
@@ -110,10 +93,17 @@ export class PolicyReconciler {
       const key = `${d.namespace}/${d.name}`;
       const mine = existing.get(key);
       if (mine) {
-        const want = withDefaults(d.spec as never);
-        if (JSON.stringify(withDefaults(mine.spec as never)) !== JSON.stringify(want)) {
+        const want = withDefaults(d.spec);
+        const guard = cached.find((x) => x.metadata.namespace === d.namespace && x.metadata.name === d.name);
+        if (guard && JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
           log.info({ guard: key }, 'updating generated guard');
-          await this.ports.patchGuardSpec(d.namespace, d.name, want);
+          try {
+            await this.ports.patchGuardSpec(guard, want);
+          } catch (e) {
+            // The guard changed since it was cached: its update event brings this policy back with it.
+            if (!isConflict(e)) throw e;
+            log.debug({ guard: key }, 'generated guard changed under the spec patch; planning it again on its update');
+          }
         }
         continue;
       }
@@ -126,7 +116,7 @@ export class PolicyReconciler {
       await this.create(p, d);
     }
     for (const g of plan.deletions) {
-      const uid = this.cache.guards().find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
+      const uid = cached.find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
       log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
       await this.ports.deleteGuard(g.namespace, g.name, uid);
     }
@@ -158,16 +148,16 @@ export class PolicyReconciler {
   private async create(p: Readonly<SlimPolicy>, d: DesiredGuard): Promise<void> {
     const body = {
       apiVersion: API_VERSION,
-      kind: 'RolloutGuard',
+      kind: GUARD_KIND,
       metadata: {
         name: d.name,
         namespace: d.namespace,
         labels: { [POLICY_LABEL]: p.metadata.name },
-        annotations: { 'rolloutguard.dev/generated-by': `rolloutguardpolicy/${p.metadata.name}` },
+        annotations: { [GENERATED_BY_ANNOTATION]: `rolloutguardpolicy/${p.metadata.name}` },
         // Deleting the policy deletes its guards (garbage collection), and only its guards.
-        ownerReferences: [{ apiVersion: API_VERSION, kind: 'RolloutGuardPolicy', name: p.metadata.name, uid: p.metadata.uid, controller: true }],
+        ownerReferences: [{ apiVersion: API_VERSION, kind: POLICY_KIND, name: p.metadata.name, uid: p.metadata.uid, controller: true }],
       },
-      spec: withDefaults(d.spec as never),
+      spec: withDefaults(d.spec),
     };
     try {
       await this.ports.createGuard(body);

@@ -15,46 +15,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GuardPolicy } from '../domain/stateMachine.js';
-import type { Announcement, Decision, GuardSpec, GuardStatus } from '../domain/types.js';
-import { recordDryRun, recordUndoOutcome, type DryRunOutcome, type UndoOutcome } from '../domain/undo.js';
-import { isConflict, isNotFound } from '../k8s/apiClient.js';
-import type { UndoRequest } from '../k8s/daemonSetUndo.js';
-import { daemonSetRef, guardRef, type ObjectRef } from '../k8s/eventRecorder.js';
-import type { SlimGuard } from '../k8s/slim.js';
-import type { Clock } from '../runtime/clock.js';
+import type { Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
+import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from '../domain/portErrors.js';
+import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
+import type { Clock } from '../domain/time.js';
 import { withDefaults } from '../domain/defaults.js';
-import type { Metrics } from '../runtime/metrics.js';
+import type { CacheView, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
 import { Announcements } from './announcements.js';
-import type { CacheView } from './gather.js';
 import { GuardPasses } from './guardPass.js';
-
-/** The API operations a reconcile pass may perform; the controller wires the real ones. */
-export interface ReconcilerPorts {
-  guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
-  readGuard(namespace: string, name: string): Promise<SlimGuard>;
-  writeStatus(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined>;
-  /** Announces Events; returns the ids now known to exist (see announcements.ts). Never throws for an Event. */
-  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
-  undo(req: UndoRequest): Promise<UndoOutcome>;
-  dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
-  /**
-   * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
-   * again. Optional (tests without informers have nothing to relist).
-   */
-  relistTargetCaches?(namespace: string, reason: string): void;
-}
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
   /** The decision made, for tests and the check command. */
   decision?: Decision;
 }
-
-/** Quick retries of a 409 before handing the key back to the queue (client-go DefaultRetry: 5 steps). */
-const CONFLICT_ATTEMPTS = 5;
-
-export { withDefaults } from '../domain/defaults.js';
 
 /**
  * A guard as our own status write returned it, kept until the informer has caught up with it.
@@ -109,7 +85,7 @@ export class Reconciler {
     private readonly ports: ReconcilerPorts,
     private readonly cache: CacheView,
     private readonly clock: Clock,
-    private readonly metrics: Metrics,
+    private readonly metrics: ReconcileObserver,
     private readonly log: Logger,
   ) {}
 
@@ -136,7 +112,7 @@ export class Reconciler {
           return await this.pass(guard, key, namespace, log, seen);
         } catch (e) {
           if (isNotFound(e)) return {}; // the guard was deleted under us
-          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${e instanceof Error ? e.message : String(e)}`, seen.requeueAfterMs, { cause: e });
+          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
           if (attempt >= CONFLICT_ATTEMPTS) {
             throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, { cause: new TransientError('guard status conflicts', { cause: e }) });
           }

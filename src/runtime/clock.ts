@@ -1,6 +1,6 @@
 /**
- * Time sources, injected wherever behaviour depends on time so tests can drive it with a fake clock
- * (never a module-global clock that tests would have to patch).
+ * The real time sources behind the domain's Clock and Timers (src/domain/time.ts), which are injected
+ * wherever behaviour depends on time so tests can drive it with a fake clock.
  *
  * Two kinds of time matter here and must not be mixed up:
  * - wall time (`systemClock`): epoch milliseconds, comparable with timestamps written by other processes
@@ -9,20 +9,9 @@
  *   leader-election expiry use it, so a clock step can neither burst the token bucket nor steal a Lease.
  */
 import { performance } from 'node:perf_hooks';
+import type { Clock } from '../domain/time.js';
 
-/** A source of "now" in milliseconds. Whether it is wall or monotonic time depends on the instance. */
-export interface Clock {
-  /** Current time in milliseconds. */
-  now(): number;
-}
-
-/** Timer functions, injectable so tests can fire timers with fake time instead of sleeping. */
-export interface Timers {
-  /** Schedules `fn` after `ms` milliseconds; returns an opaque handle for {@link Timers.clearTimeout}. */
-  setTimeout(fn: () => void, ms: number): unknown;
-  /** Cancels a timer; a handle that already fired or was cleared is ignored. */
-  clearTimeout(handle: unknown): void;
-}
+export type { Clock, Timers } from '../domain/time.js';
 
 /** Wall-clock time (`Date.now()`): epoch milliseconds. Use for timestamps shared with the API server. */
 export const systemClock: Clock = { now: () => Date.now() };
@@ -33,8 +22,5 @@ export const systemClock: Clock = { now: () => Date.now() };
  */
 export const monotonicClock: Clock = { now: () => performance.now() };
 
-/** The real Node.js timers. */
-export const systemTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout> | undefined),
-};
+/** The real Node.js timers (defined beside the abortable sleep that uses them by default). */
+export { systemTimers } from '../k8s/sleep.js';

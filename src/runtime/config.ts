@@ -4,10 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { formatBindAddress, parseBindAddress, type BindAddress } from './bindAddress.js';
-
-/** Defaults of a RolloutGuard's timings (mirrored in the CRD's OpenAPI defaults). */
-/** The spec defaults live in the domain, with withDefaults; re-exported for the process settings' readers. */
-export { GUARD_DEFAULTS } from '../domain/defaults.js';
+import { errorMessage } from '../domain/portErrors.js';
 
 export interface OperatorConfig {
   /** Namespaces to watch; empty means all namespaces (needs cluster-wide RBAC). */
@@ -167,7 +164,7 @@ function convert(flag: string, kind: string, v: string): unknown {
       try {
         return parseBindAddress(v);
       } catch (e) {
-        throw new UsageError(`${flag} ${e instanceof Error ? e.message : String(e)}`);
+        throw new UsageError(`${flag} ${errorMessage(e)}`);
       }
     case 'list':
       return v.split(',').map((s) => s.trim()).filter(Boolean);

@@ -19,12 +19,13 @@ import type { Logger } from 'pino';
 import type { CacheHealth } from './healthServer.js';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
-import { GROUP, VERSION, controllerOf, slimDaemonSet, slimEvent, slimGuard, slimNode, slimRevision } from '../k8s/slim.js';
-import type { SlimDaemonSet, SlimEvent, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../k8s/slim.js';
-import type { CacheView } from '../reconcile/gather.js';
-import { Reconciler, type ReconcilerPorts } from '../reconcile/reconciler.js';
-import { PolicyReconciler, type PolicyPorts, type SlimNamespace, type SlimPolicy } from '../reconcile/policyReconciler.js';
-import { POLICY_LABEL } from '../domain/policyPlan.js';
+import { controllerRevisionsPath, coreEventsPath, daemonSetsPath, guardsPath, namespacesPath, nodesPath, policiesPath } from '../k8s/apiPaths.js';
+import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
+import { POLICY_LABEL } from '../domain/apiNames.js';
+import { controllerOf, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNamespace, type SlimNode, type SlimPod, type SlimPolicy, type SlimRevision } from '../domain/objects.js';
+import type { CacheView, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
+import { Reconciler } from '../reconcile/reconciler.js';
+import { PolicyReconciler } from '../reconcile/policyReconciler.js';
 import type { OperatorConfig } from './config.js';
 import type { Metrics } from './metrics.js';
 import { PodWatches } from './podWatches.js';
@@ -32,11 +33,6 @@ import { systemTimers, type Clock, type Timers } from './clock.js';
 import { WorkQueue } from './workQueue.js';
 import { Workers } from './workers.js';
 import { InformerSet, type Meta } from './informerSet.js';
-
-function nsPath(group: string, resource: string, ns: string | undefined): string {
-  const prefix = group === '' ? '/api/v1' : `/apis/${group}`;
-  return ns ? `${prefix}/namespaces/${encodeURIComponent(ns)}/${resource}` : `${prefix}/${resource}`;
-}
 
 const BY_TARGET = 'target';
 const BY_OWNER = 'owner';
@@ -55,19 +51,6 @@ export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOf
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
 const POD_WATCH_SYNC_GRACE_MS = 60_000;
 
-/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- raw JSON */
-function slimPolicy(raw: any): SlimPolicy {
-  return {
-    metadata: { name: raw?.metadata?.name ?? '', uid: raw?.metadata?.uid, generation: raw?.metadata?.generation, resourceVersion: raw?.metadata?.resourceVersion },
-    spec: structuredClone(raw?.spec ?? {}),
-    ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
-  };
-}
-
-function slimNamespace(raw: any): SlimNamespace {
-  return { metadata: { name: raw?.metadata?.name ?? '', labels: { ...(raw?.metadata?.labels ?? {}) }, resourceVersion: raw?.metadata?.resourceVersion, uid: raw?.metadata?.uid } };
-}
-/* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
 
 export interface ControllerDeps {
   client: ApiClient;
@@ -107,19 +90,19 @@ export class Controller {
     const { client, config, log } = deps;
     const common = { watchTimeoutSeconds: config.watchTimeoutSeconds, idleTimeoutMs: config.watchIdleTimeoutMs, backoff: config.informerBackoffMs };
     const ns = config.namespaces;
-    this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: nsPath(`${GROUP}/${VERSION}`, 'rolloutguards', n), slim: slimGuard }), common);
-    this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: nsPath('apps/v1', 'daemonsets', n), slim: slimDaemonSet }), common);
+    this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: guardsPath(n), slim: slimGuard }), common);
+    this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: daemonSetsPath(n), slim: slimDaemonSet }), common);
     this.pods = new PodWatches(
       { daemonSet: (n, name) => this.daemonSets.get(n, name), guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`) },
       { client, log, clock: deps.clock, timers: deps.timers ?? systemTimers, lingerMs: config.podCacheLingerMs, informer: common, onChange: (n, name) => this.enqueueForTarget(n, name) },
     );
-    this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: nsPath('apps/v1', 'controllerrevisions', n), slim: slimRevision }), common);
-    this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log);
-    this.dsWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-daemonsets', listPath: nsPath('', 'events', n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }), common);
-    this.podWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-pods', listPath: nsPath('', 'events', n), fieldSelector: POD_WARNINGS, slim: slimEvent }), common);
+    this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: controllerRevisionsPath(n), slim: slimRevision }), common);
+    this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: nodesPath(), slim: slimNode, ...common }, log);
+    this.dsWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-daemonsets', listPath: coreEventsPath(n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }), common);
+    this.podWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-pods', listPath: coreEventsPath(n), fieldSelector: POD_WARNINGS, slim: slimEvent }), common);
     if (config.policies && deps.policyPorts) {
-      this.policies = new Informer<SlimPolicy>(client, { name: 'rolloutguardpolicies', listPath: `/apis/${GROUP}/${VERSION}/rolloutguardpolicies`, slim: slimPolicy, ...common }, log);
-      this.namespaces = new Informer<SlimNamespace>(client, { name: 'namespaces', listPath: '/api/v1/namespaces', slim: slimNamespace, ...common }, log);
+      this.policies = new Informer<SlimPolicy>(client, { name: 'rolloutguardpolicies', listPath: policiesPath(), slim: slimPolicy, ...common }, log);
+      this.namespaces = new Informer<SlimNamespace>(client, { name: 'namespaces', listPath: namespacesPath(), slim: slimNamespace, ...common }, log);
       const watched = new Set(ns);
       const policies = this.policies;
       const namespaces = this.namespaces;

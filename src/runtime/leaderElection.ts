@@ -29,7 +29,11 @@
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
+import { COORDINATION_API_VERSION } from '../domain/apiNames.js';
+import { leasesPath } from '../k8s/apiPaths.js';
+import { abortableSleep } from '../k8s/sleep.js';
 import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
+import { microTime } from '../domain/time.js';
 
 /** client-go's jitter factor for acquire retries (`wait.JitterUntil(..., RetryPeriod, 1.2, ...)`). */
 export const ACQUIRE_JITTER_FACTOR = 1.2;
@@ -97,16 +101,6 @@ export interface Lease {
   spec?: LeaseSpec;
 }
 
-/**
- * Formats epoch ms as a Kubernetes MicroTime (`2026-11-29T16:32:51.123456Z`, always 6 fractional digits; the
- * API server's MicroTime parser expects RFC3339 with microseconds).
- */
-export function microTime(epochMs: number): string {
-  const whole = Math.floor(epochMs);
-  const micros = Math.floor((epochMs - whole) * 1000);
-  return new Date(whole).toISOString().replace(/\.(\d{3})Z$/, (_m, ms: string) => `.${ms}${String(micros).padStart(3, '0')}Z`);
-}
-
 /** Lease-based leader elector. One instance per process; {@link LeaderElector.run} once. */
 export class LeaderElector {
   private readonly log: Logger;
@@ -146,7 +140,7 @@ export class LeaderElector {
     this.wallClock = opts.wallClock ?? systemClock;
     this.timers = opts.timers ?? systemTimers;
     this.leaseDurationSeconds = Math.max(1, Math.ceil(opts.leaseDurationMs / 1000));
-    this.path = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(opts.namespace)}/leases`;
+    this.path = leasesPath(opts.namespace);
     this.log = opts.logger.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
   }
 
@@ -336,7 +330,7 @@ export class LeaderElector {
       try {
         const created = await client.request<Lease>('POST', this.path, {
           body: {
-            apiVersion: 'coordination.k8s.io/v1',
+            apiVersion: COORDINATION_API_VERSION,
             kind: 'Lease',
             metadata: { name: this.opts.name, namespace: this.opts.namespace },
             spec: {
@@ -425,18 +419,7 @@ export class LeaderElector {
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const onAbort = (): void => {
-        this.timers.clearTimeout(handle);
-        resolve();
-      };
-      const handle = this.timers.setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
+    return abortableSleep(ms, signal, this.timers);
   }
 }
 

@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { GUARD_STATES, UNDO_RESULTS } from '../domain/types.js';
 import type { InformerStats } from '../k8s/informer.js';
+import type { ReconcileObserver } from '../reconcile/ports.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
 export interface InformerSample {
@@ -15,9 +16,6 @@ export interface InformerSample {
   daemonset?: string;
   stats: InformerStats;
 }
-
-/** Every guard state, so a state gauge can be zeroed for the states a guard is not in. */
-export const STATES = GUARD_STATES;
 
 /** The label values a guard's series were given, so that they can be removed with the guard. */
 interface GuardSeries {
@@ -31,7 +29,7 @@ interface GuardSeries {
   failures: Set<string>;
 }
 
-export class Metrics {
+export class Metrics implements ReconcileObserver {
   readonly registry = new Registry();
   readonly guardState = new Gauge({
     name: 'rollout_guard_state',
@@ -47,7 +45,7 @@ export class Metrics {
   });
   readonly stalls = new Counter({
     name: 'rollout_guard_stalls_detected_total',
-    help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Unknown).',
+    help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Configuration, Unknown).',
     labelNames: ['namespace', 'guard', 'daemonset', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
@@ -139,10 +137,10 @@ export class Metrics {
     const series = this.seriesOf(namespace, guard);
     // A guard pointed at another DaemonSet: its state series under the old name would otherwise stay at 1.
     if (series.daemonset !== undefined && series.daemonset !== daemonset) {
-      for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+      for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
     }
     series.daemonset = daemonset;
-    for (const s of STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
+    for (const s of GUARD_STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
   }
 
   /** Sets the undo result gauge of one guard (after setState, which records its DaemonSet). */
@@ -256,7 +254,7 @@ export class Metrics {
   forgetGuard(namespace: string, guard: string): void {
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
-    if (series.daemonset !== undefined) for (const s of STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+    if (series.daemonset !== undefined) for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
     if (series.undoDaemonset !== undefined) for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
     for (const k of series.stalls) {
       const [daemonset, cause, owner] = JSON.parse(k) as [string, string, string];

@@ -4,29 +4,15 @@
  * authenticated by the API server (a TokenReview), and the user it names must be allowed to `get` the
  * non-resource URL /metrics (a SubjectAccessReview), so access is granted with ordinary RBAC.
  *
- * The reviews go through the port below (implemented in src/k8s/metricsAuth.ts): this file holds the
- * decision and its cache, and knows nothing of HTTP clients.
+ * The reviews go through the AccessReviewer that src/k8s/metricsAuth.ts declares and implements: this
+ * file holds the decision and its cache, and knows nothing of HTTP clients.
  */
 import { createHash } from 'node:crypto';
 
-/** The user a TokenReview names; passed back unchanged in the SubjectAccessReview. */
-export interface UserInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
+import { errorMessage } from '../domain/portErrors.js';
+import type { AccessReviewer } from '../k8s/metricsAuth.js';
 
-/** A TokenReview's answer: the user, or why there is none. */
-export type Authentication = { user: UserInfo } | { user?: undefined; reason: string };
-
-/** The API server's two reviews, as the filter needs them. Rejects when the review could not be made. */
-export interface AccessReviewer {
-  /** TokenReview: whose token is this, if anyone's. */
-  authenticate(token: string, signal: AbortSignal): Promise<Authentication>;
-  /** SubjectAccessReview of a non-resource URL: may `user` do `verb` on `path`. */
-  authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }>;
-}
+export type { AccessReviewer, Authentication, UserInfo } from '../k8s/metricsAuth.js';
 
 /**
  * What the filter answers for one request. 401: no token, or one the API server does not accept; 403: a
@@ -121,7 +107,7 @@ export class MetricsAuthFilter {
       }
       return { status: 200, user };
     } catch (err) {
-      return { status: 503, reason: `could not review the token with the API server: ${err instanceof Error ? err.message : String(err)}` };
+      return { status: 503, reason: `could not review the token with the API server: ${errorMessage(err)}` };
     }
   }
 

@@ -22,7 +22,10 @@ import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
-import { HASH_LABEL, controllerOf, slimPod, type SlimDaemonSet, type SlimGuard, type SlimPod } from '../k8s/slim.js';
+import { DAEMONSET_KIND, HASH_LABEL } from '../domain/apiNames.js';
+import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimPod } from '../domain/objects.js';
+import { podsPath } from '../k8s/apiPaths.js';
+import { slimPod } from '../k8s/slim.js';
 import { needsPods } from '../domain/podInterest.js';
 import { settledCountersOf } from '../reconcile/gather.js';
 import type { Clock, Timers } from './clock.js';
@@ -211,15 +214,15 @@ export class PodWatches {
   }
 
   private begin(namespace: string, name: string, uid: string, selector: string): Watch {
-    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+    const path = podsPath(namespace);
     const informer = new Informer<SlimPod>(this.opts.client, { name: 'pods', listPath: path, labelSelector: selector, slim: slimPod, ...this.opts.informer }, this.opts.log.child({ daemonSet: `${namespace}/${name}` }));
     informer.addIndex(BY_OWNER, (p) => {
-      const c = controllerOf(p.metadata, 'DaemonSet');
+      const c = controllerOf(p.metadata, DAEMONSET_KIND);
       return c ? [c.uid] : [];
     });
     const w: Watch = { namespace, name, uid, selector, informer, startedAt: this.opts.clock.now() };
     informer.onEvent((e) => {
-      const c = controllerOf(e.obj.metadata, 'DaemonSet');
+      const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
       if (c?.uid === uid) this.opts.onChange(namespace, name);
     });
     informer.onRelist(() => this.opts.onChange(namespace, name));

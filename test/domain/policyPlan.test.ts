@@ -46,7 +46,7 @@ describe('planPolicy', () => {
   });
 
   it('a hand-written guard wins and is reported', () => {
-    const hw: GuardRefView = { namespace: 'gpu-a', name: 'mine', target: 'agent', spec: {} };
+    const hw: GuardRefView = { namespace: 'gpu-a', name: 'mine', target: 'agent', spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } } };
     const p = planPolicy(gpu, [gpu], ns, dss, [hw]);
     assert.deepEqual(p.desired, []);
     assert.deepEqual(p.conflicts, [{ namespace: 'gpu-a', daemonSet: 'agent', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' }]);
@@ -65,9 +65,9 @@ describe('planPolicy', () => {
   });
 
   it('deletes only its own generated guards that no longer match', () => {
-    const stale: GuardRefView = { namespace: 'gpu-a', name: 'gpu-app', target: 'app', policy: 'gpu', ownerUid: 'u-gpu', spec: {} };
-    const foreign: GuardRefView = { namespace: 'gpu-a', name: 'other-app', target: 'app', policy: 'other', ownerUid: 'u-other', spec: {} };
-    const sameLabelOtherOwner: GuardRefView = { namespace: 'gpu-a', name: 'gpu-x', target: 'x', policy: 'gpu', ownerUid: 'u-old', spec: {} };
+    const stale: GuardRefView = { namespace: 'gpu-a', name: 'gpu-app', target: 'app', policy: 'gpu', ownerUid: 'u-gpu', spec: { targetRef: { kind: 'DaemonSet', name: 'app' } } };
+    const foreign: GuardRefView = { namespace: 'gpu-a', name: 'other-app', target: 'app', policy: 'other', ownerUid: 'u-other', spec: { targetRef: { kind: 'DaemonSet', name: 'app' } } };
+    const sameLabelOtherOwner: GuardRefView = { namespace: 'gpu-a', name: 'gpu-x', target: 'x', policy: 'gpu', ownerUid: 'u-old', spec: { targetRef: { kind: 'DaemonSet', name: 'x' } } };
     const p = planPolicy(gpu, [gpu], ns, dss, [stale, foreign, sameLabelOtherOwner]);
     assert.deepEqual(p.deletions.map((d) => d.name), ['gpu-app']);
   });

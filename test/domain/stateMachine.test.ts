@@ -680,7 +680,7 @@ describe('decide: the cause at the deadline', () => {
     const surge = targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)])],
       revisions: [A1, B2],
-      ds: dsAt2({ maxSurge: 1, maxUnavailable: 0, desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
+      ds: dsAt2({ desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
     });
     const ds = run(fromHealthy(surge, [sec(600)]));
     const s = ds[2]!.status;

@@ -8,7 +8,8 @@ import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Announcement } from '../../src/domain/types.js';
-import { EventRecorder, daemonSetRef, eventName, guardRef } from '../../src/k8s/eventRecorder.js';
+import { daemonSetRef, guardRef } from '../../src/domain/objects.js';
+import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
 interface Posted {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
 import type { GuardStatus } from '../../src/domain/types.js';
-import { TargetMemory, gather, type CacheView } from '../../src/reconcile/gather.js';
+import { TargetMemory, gather } from '../../src/reconcile/gather.js';
+import type { CacheView } from '../../src/reconcile/ports.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 

@@ -9,7 +9,7 @@ import type { GuardStatus } from '../../src/domain/types.js';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/stateMachine.js';
 import type { SlimDaemonSet, SlimNode, SlimRevision } from '../../src/k8s/slim.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
-import type { CacheView } from '../../src/reconcile/gather.js';
+import type { CacheView } from '../../src/reconcile/ports.js';
 import { GuardPass, GuardPasses, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
 import { policy } from '../support/fixtures.js';
 

@@ -9,13 +9,13 @@ import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/stateMachine.js';
 import type { Announcement, GuardStatus } from '../../src/domain/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import { ApiError } from '../../src/k8s/apiClient.js';
-import { mergePatchDiff } from '../../src/k8s/mergePatch.js';
+import { mergePatchDiff } from '../../src/domain/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
-import type { UndoRequest } from '../../src/k8s/daemonSetUndo.js';
+import type { UndoRequest } from '../../src/domain/undo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
-import type { CacheView } from '../../src/reconcile/gather.js';
+import type { CacheView, ReconcilerPorts } from '../../src/reconcile/ports.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
-import { PROGRESS_WRITE_INTERVAL_MS, Reconciler, type ReconcilerPorts } from '../../src/reconcile/reconciler.js';
+import { PROGRESS_WRITE_INTERVAL_MS, Reconciler } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 const NS = 'team';

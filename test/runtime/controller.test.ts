@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { GROUP, VERSION } from '../../src/k8s/slim.js';
-import type { PolicyPorts } from '../../src/reconcile/policyReconciler.js';
+import { GROUP, VERSION } from '../../src/domain/apiNames.js';
+import type { PolicyPorts } from '../../src/reconcile/ports.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
 import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';
 import { Metrics } from '../../src/runtime/metrics.js';
@@ -77,6 +77,7 @@ describe('Controller: one queue per controller', () => {
         createGuard: unused,
         patchGuardSpec: unused,
         deleteGuard: unused,
+        readPolicy: () => Promise.reject(new Error('not expected in this test')),
         writeStatus: (p) => {
           writes.push(p.metadata.name);
           return Promise.reject(new Error('status write refused'));
@@ -102,6 +103,7 @@ describe('Controller: one queue per controller', () => {
         createGuard: unused,
         patchGuardSpec: unused,
         deleteGuard: unused,
+        readPolicy: () => Promise.reject(new Error('not expected in this test')),
         writeStatus: () => {
           policyStarted = true;
           return new Promise<void>(() => undefined); // never answers

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ApiClient } from '../../src/k8s/apiClient.js';
-import { LeaderElector, microTime, type Lease, type LeaseSpec } from '../../src/runtime/leaderElection.js';
+import { microTime } from '../../src/domain/time.js';
+import { LeaderElector, type Lease, type LeaseSpec } from '../../src/runtime/leaderElection.js';
 import { FakeClock } from '../support/fakeClock.js';
 
 const NS = 'rg-system';

@@ -1,0 +1,149 @@
+/**
+ * The objects reconcile reads, in the slim shapes the informers cache (src/k8s/slim.ts produces them
+ * from API JSON). Only the fields gather, the event mappers and the policy reconciler read are kept,
+ * so the operator's memory grows with the number of DaemonSet pods and nodes, not with the size of
+ * their specs.
+ *
+ * Cached objects are shared by every reader: never mutate them (readers take them Readonly).
+ */
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './apiNames.js';
+import type { NodeSelectorTerm, Taint, Toleration } from './nodeEligibility.js';
+import type { LabelSelector, PolicyView } from './policyPlan.js';
+import type { Condition, GuardSpec, GuardStatus, NodeHealth } from './types.js';
+
+export interface Meta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  ownerReferences?: OwnerRef[];
+}
+
+export interface OwnerRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+export interface SlimGuard {
+  metadata: Meta;
+  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string } };
+  status?: GuardStatus;
+}
+
+export interface SlimDaemonSet {
+  metadata: Meta;
+  spec: {
+    selector?: LabelSelector;
+    updateStrategy: { type: string; rollingUpdate?: { maxUnavailable?: string | number; maxSurge?: string | number } };
+    minReadySeconds: number;
+    placement: { nodeSelector?: Record<string, string>; nodeSelectorTerms?: NodeSelectorTerm[]; tolerations?: Toleration[] };
+    images: string[];
+  };
+  status: {
+    observedGeneration: number;
+    desiredNumberScheduled: number;
+    currentNumberScheduled: number;
+    updatedNumberScheduled: number;
+    numberReady: number;
+    numberAvailable: number;
+    numberMisscheduled: number;
+  };
+}
+
+export interface SlimPod {
+  metadata: Meta;
+  /** spec.nodeName, or the node a pending daemon pod is pinned to by its node affinity. */
+  node?: string;
+  scheduled: boolean;
+  hash: string;
+  images: string[];
+  phase: string;
+  ready: boolean;
+  readySince?: string;
+  /** False when the pod is unscheduled and has no PodScheduled condition: no scheduler looked at it. */
+  schedulingAttempted?: false;
+  waitingReason?: string;
+  waitingMessage?: string;
+  restartCount: number;
+  /** The most recent container termination (lastState.terminated), if any container restarted. */
+  lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
+}
+
+export interface SlimRevision {
+  metadata: Meta;
+  hash: string;
+  revision: number;
+  /** Pod volume name → digest of its source, from the revision's template (not the template itself). */
+  volumes?: Record<string, string>;
+}
+
+/** A Warning Event, slimmed to what explains a blocked node. */
+export interface SlimEvent {
+  metadata: Meta;
+  involved: { kind: string; name: string; namespace?: string };
+  reason: string;
+  /** Cut to 1 kB: enough to quote a refusal, bounded however long the original. */
+  message: string;
+  /** When it last happened: lastTimestamp, else eventTime, else creation. */
+  at: string;
+}
+
+export interface SlimNode {
+  metadata: Meta;
+  taints: Taint[];
+  /** Absent when the node has no Ready condition yet (just registered). */
+  health?: NodeHealth;
+}
+
+/** A RolloutGuardPolicy as cached. */
+export interface SlimPolicy {
+  metadata: { name: string; uid?: string; generation?: number; resourceVersion?: string };
+  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; guard?: PolicyView['guard'] };
+  status?: PolicyStatus;
+}
+
+export interface PolicyStatus {
+  observedGeneration?: number;
+  matchedDaemonSets?: number;
+  guards?: number;
+  conflictCount?: number;
+  conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
+  conditions?: Condition[];
+}
+
+/** A namespace as cached: name and labels only. */
+export interface SlimNamespace {
+  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+}
+
+/** The controller owner of an object, if it is of `kind`. */
+export function controllerOf(m: Meta, kind: string): OwnerRef | undefined {
+  return m.ownerReferences?.find((o) => o.controller && o.kind === kind);
+}
+
+/** A reference to an object, as Events name what they are about. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+  uid?: string;
+}
+
+/** The reference to a guard used in Events. */
+export function guardRef(namespace: string, name: string, uid?: string): ObjectRef {
+  return { apiVersion: API_VERSION, kind: GUARD_KIND, name, namespace, ...(uid ? { uid } : {}) };
+}
+
+/** The reference to a DaemonSet used in Events. */
+export function daemonSetRef(namespace: string, name: string, uid?: string): ObjectRef {
+  return { apiVersion: APPS_API_VERSION, kind: DAEMONSET_KIND, name, namespace, ...(uid ? { uid } : {}) };
+}

@@ -1,0 +1,41 @@
+/**
+ * The error kinds reconcile acts on, whoever raised them. An adapter that implements a port marks its
+ * errors with a `kind` (src/k8s/apiClient.ts sets it on every API error from the HTTP status), so the
+ * reconcilers can tell "deleted under us", "changed under us" and "not allowed" apart without knowing
+ * which client made the call.
+ */
+
+/** NotFound: the object is gone. Conflict: it changed since it was read (or the name is taken). Forbidden: RBAC refused. */
+export type PortErrorKind = 'NotFound' | 'Conflict' | 'Forbidden';
+
+/** The kind an error carries, if any. */
+export function errorKind(e: unknown): PortErrorKind | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const k = (e as { kind?: unknown }).kind;
+  return k === 'NotFound' || k === 'Conflict' || k === 'Forbidden' ? k : undefined;
+}
+
+export function isNotFound(e: unknown): boolean {
+  return errorKind(e) === 'NotFound';
+}
+
+export function isConflict(e: unknown): boolean {
+  return errorKind(e) === 'Conflict';
+}
+
+export function isForbidden(e: unknown): boolean {
+  return errorKind(e) === 'Forbidden';
+}
+
+/**
+ * How many times a write that drew a Conflict is re-read and tried again before the failure is handed
+ * back (to the work queue's backoff, or recorded as given up): the same bound for guard status, policy
+ * status and the undo's DaemonSet patch, and the same as client-go's DefaultRetry (5 steps). A write that
+ * conflicts five times in a row has another active writer; more quick attempts would only race it.
+ */
+export const CONFLICT_ATTEMPTS = 5;
+
+/** One line for a failure, without a stack: what log lines and status messages quote. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

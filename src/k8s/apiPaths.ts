@@ -1,0 +1,76 @@
+/**
+ * Every API path the operator requests, built in one place: a resource's group and version are named
+ * once (src/domain/apiNames.ts), and every name in a path is URL-encoded the same way.
+ */
+import {
+  APPS_API_VERSION,
+  AUTHENTICATION_API_VERSION,
+  AUTHORIZATION_API_VERSION,
+  COORDINATION_API_VERSION,
+  EVENTS_API_VERSION,
+  GROUP,
+  GUARD_RESOURCE,
+  POLICY_RESOURCE,
+  VERSION,
+} from '../domain/apiNames.js';
+
+/** The prefix of an API group's version: `/api/v1` for the core group (`''`), `/apis/<group>/<version>` otherwise. */
+function prefix(groupVersion: string): string {
+  return groupVersion === 'v1' ? '/api/v1' : `/apis/${groupVersion}`;
+}
+
+/**
+ * A collection (`namespace` given: of that namespace; undefined: across all namespaces, or a
+ * cluster-scoped one), or with `name` one object of it.
+ */
+export function resourcePath(groupVersion: string, resource: string, namespace?: string, name?: string): string {
+  const ns = namespace !== undefined && namespace !== '' ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${prefix(groupVersion)}${ns}/${resource}${name !== undefined ? `/${encodeURIComponent(name)}` : ''}`;
+}
+
+/** RolloutGuards of a namespace (undefined: of all), or one of them. */
+export function guardsPath(namespace?: string, name?: string): string {
+  return resourcePath(`${GROUP}/${VERSION}`, GUARD_RESOURCE, namespace, name);
+}
+
+/** RolloutGuardPolicies (cluster-scoped), or one of them. */
+export function policiesPath(name?: string): string {
+  return resourcePath(`${GROUP}/${VERSION}`, POLICY_RESOURCE, undefined, name);
+}
+
+export function daemonSetsPath(namespace?: string, name?: string): string {
+  return resourcePath(APPS_API_VERSION, 'daemonsets', namespace, name);
+}
+
+export function controllerRevisionsPath(namespace?: string, name?: string): string {
+  return resourcePath(APPS_API_VERSION, 'controllerrevisions', namespace, name);
+}
+
+export function podsPath(namespace?: string): string {
+  return resourcePath('v1', 'pods', namespace);
+}
+
+export function nodesPath(): string {
+  return resourcePath('v1', 'nodes');
+}
+
+export function namespacesPath(): string {
+  return resourcePath('v1', 'namespaces');
+}
+
+/** core v1 Events of a namespace, or of all (the Warning Events the operator reads). */
+export function coreEventsPath(namespace?: string): string {
+  return resourcePath('v1', 'events', namespace);
+}
+
+/** events.k8s.io/v1 Events of a namespace (the ones the operator writes). */
+export function eventsPath(namespace: string): string {
+  return resourcePath(EVENTS_API_VERSION, 'events', namespace);
+}
+
+export function leasesPath(namespace: string): string {
+  return resourcePath(COORDINATION_API_VERSION, 'leases', namespace);
+}
+
+export const TOKEN_REVIEWS_PATH = resourcePath(AUTHENTICATION_API_VERSION, 'tokenreviews');
+export const SUBJECT_ACCESS_REVIEWS_PATH = resourcePath(AUTHORIZATION_API_VERSION, 'subjectaccessreviews');

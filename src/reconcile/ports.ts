@@ -1,0 +1,102 @@
+/**
+ * What reconcile needs from the outside, declared here in reconcile's own terms: the caches it reads,
+ * the writes it asks for and what it reports. src/k8s implements the writes and src/runtime the caches
+ * and the observer; neither is imported here, so the reconcilers run the same against the API server
+ * and against the in-memory fakes of the unit tests.
+ *
+ * Errors: a port that fails marks the error with a kind (src/domain/portErrors.ts) and reconcile reads
+ * only that.
+ */
+import type { ObjectRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision, PolicyStatus } from '../domain/objects.js';
+import type { Announcement, GuardSpecInput, GuardStatus } from '../domain/types.js';
+import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
+
+export type { ObjectRef } from '../domain/objects.js';
+export type { UndoRequest } from '../domain/undo.js';
+export type { Clock } from '../domain/time.js';
+
+/** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
+export interface CacheView {
+  daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
+  /** Pods whose controller owner has this UID. */
+  podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
+  /** ControllerRevisions whose controller owner has this UID. */
+  revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
+  nodes(): ReadonlyArray<Readonly<SlimNode>>;
+  /**
+   * Warning Events about `kind` `namespace/name` (FailedCreate on a DaemonSet; FailedMount, sandbox
+   * failures on a pod). Optional: without it no cause is read from Events.
+   */
+  warningsFor?(kind: 'DaemonSet' | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
+  /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
+  guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
+  /** API server time − local time, ms, estimated from responses already received (no request of its own). */
+  clockSkewMs?(): number | undefined;
+  /**
+   * Whether the pods of DaemonSet `namespace/name` (this UID) are cached: `synced` (listed and watched),
+   * `syncing` (the watch is starting) or `off`. Optional: without it pods are always cached (tests, the
+   * check command, which lists them).
+   */
+  podCache?(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
+  /** Asks for the pods of DaemonSet `namespace/name` to be watched: gather needs them and they are not cached. */
+  wantPods?(namespace: string, name: string): void;
+}
+
+/** The API operations a reconcile pass may perform; the controller wires the real ones. */
+export interface ReconcilerPorts {
+  guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
+  readGuard(namespace: string, name: string): Promise<SlimGuard>;
+  writeStatus(guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined>;
+  /** Announces Events; returns the ids now known to exist (see announcements.ts). Never throws for an Event. */
+  emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
+  undo(req: UndoRequest): Promise<UndoOutcome>;
+  dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+  /**
+   * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
+   * again. Optional (tests without informers have nothing to relist).
+   */
+  relistTargetCaches?(namespace: string, reason: string): void;
+}
+
+/**
+ * What the guard reconciler reports, and nothing more: the counters and gauges it moves. The metrics
+ * registry implements it; tests may pass anything of this shape.
+ */
+export interface ReconcileObserver {
+  reconcileDuration: { observe(seconds: number): void };
+  statusWrites: { inc(): void };
+  undos: { inc(labels: { outcome: string }): void };
+  undosSkipped: { inc(labels: { reason: string }): void };
+  detectionLatency: { observe(seconds: number): void };
+  setState(namespace: string, guard: string, daemonset: string, state: string): void;
+  setUndoResult(namespace: string, guard: string, daemonset: string, result: string | undefined): void;
+  countStall(namespace: string, guard: string, daemonset: string, cause: string, owner: string): void;
+  countFailure(namespace: string, guard: string, daemonset: string, cause: string): void;
+  /** The guard is gone: drop its series. */
+  forgetGuard(namespace: string, guard: string): void;
+}
+
+/** Read access to what the policy reconciler plans from; the controller passes its informers. */
+export interface PolicyCache {
+  policy(name: string): Readonly<SlimPolicy> | undefined;
+  policies(): ReadonlyArray<Readonly<SlimPolicy>>;
+  namespaces(): ReadonlyArray<Readonly<SlimNamespace>>;
+  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
+  guards(): ReadonlyArray<Readonly<SlimGuard>>;
+}
+
+/**
+ * The policy reconciler's API operations. Its writes follow the guard's discipline: spec and status
+ * patches carry the resourceVersion they were computed from and fail with a Conflict if the object
+ * changed since.
+ */
+export interface PolicyPorts {
+  createGuard(body: unknown): Promise<void>;
+  /** Patches the spec of `guard` (as cached) to `spec`, on condition that it did not change since. */
+  patchGuardSpec(guard: Readonly<SlimGuard>, spec: GuardSpecInput): Promise<void>;
+  deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void>;
+  writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
+  /** The policy read fresh (after a Conflict on its status); undefined once it is deleted. */
+  readPolicy(name: string): Promise<SlimPolicy | undefined>;
+}
+
