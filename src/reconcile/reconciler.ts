@@ -1,8 +1,8 @@
 /**
  * One reconcile pass for one guard key: gather → decide → act → persist.
  *
- * - gather reads the caches only;
- * - decide is pure;
+ * - gather reads the caches only, and decide is pure: both run in the guard's GuardPass (guardPass.ts),
+ *   the same one the check command runs, which also says whether to hold a progress-only write;
  * - act performs at most the one planned write (undo or its dry run);
  * - persist patches status only when it differs. For an undo, the intent is persisted *before* acting
  *   and the outcome after, so a crash, retry or new leader never repeats it (see domain/undo.ts).
