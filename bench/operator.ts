@@ -8,7 +8,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../test/cluster/controlPlane.js';
+import { waitFor } from '../cluster/controlPlane.js';
 import { Scrape, parseMetrics } from './stats.js';
 
 /** Repository root (this file is compiled to dist/bench/). */

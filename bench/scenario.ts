@@ -15,7 +15,7 @@
  */
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
-import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
+import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint } from './footprint.js';

@@ -25,7 +25,7 @@ import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../test/cluster/controlPlane.js';
+import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../cluster/controlPlane.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
@@ -178,12 +178,12 @@ function isExecutable(p: string): boolean {
 }
 
 /**
- * The pinned kubectl if test/cluster/build.sh has built it, found without running the build (a cold
+ * The pinned kubectl if cluster/build.sh has built it, found without running the build (a cold
  * build takes tens of minutes and an existing cluster does not need one), else kubectl on PATH. The
  * cache key is computed exactly as build.sh computes it.
  */
 function findKubectl(): string | undefined {
-  const c = path.join(ROOT, 'test', 'cluster');
+  const c = path.join(ROOT, 'cluster');
   const files = ['versions.env', 'k8s/go.mod', 'k8s/go.sum', 'etcd/go.mod', 'etcd/go.sum', 'etcd/main.go'].map((f) => path.join(c, f));
   if (files.every((f) => existsSync(f))) {
     const key = createHash('sha256').update(Buffer.concat(files.map((f) => readFileSync(f)))).digest('hex').slice(0, 16);

@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor, type Kubectl } from '../test/cluster/controlPlane.js';
+import { waitFor, type Kubectl } from '../cluster/controlPlane.js';
 import { ciLine, fit, fmtElapsed, frame, type Snapshot, type Style } from './view.js';
 
 export const ROOT = findRoot();

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconfigPath, kubectl, waitFor } from './cluster.js';
-import { waitForCrdsEstablished } from '../cluster/controlPlane.js';
+import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
 
 /** Repository root (this file is compiled to dist/test/support/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
