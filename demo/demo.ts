@@ -186,7 +186,11 @@ function findKubectl(): string | undefined {
   const c = path.join(ROOT, 'cluster');
   const files = ['versions.env', 'k8s/go.mod', 'k8s/go.sum', 'etcd/go.mod', 'etcd/go.sum', 'etcd/main.go'].map((f) => path.join(c, f));
   if (files.every((f) => existsSync(f))) {
-    const key = createHash('sha256').update(Buffer.concat(files.map((f) => readFileSync(f)))).digest('hex').slice(0, 16);
+    // build.sh's key covers versions.env up to its "# Tools" line (`sed '/^# Tools$/,$d'`), then the modules.
+    const lines = readFileSync(files[0]!, 'utf8').split('\n');
+    const tools = lines.indexOf('# Tools');
+    const pins = Buffer.from(tools < 0 ? lines.join('\n') : lines.slice(0, tools).map((l) => `${l}\n`).join(''));
+    const key = createHash('sha256').update(Buffer.concat([pins, ...files.slice(1).map((f) => readFileSync(f))])).digest('hex').slice(0, 16);
     const cacheRoot = process.env.ROLLOUT_GUARD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'rollout-guard');
     const pinned = path.join(cacheRoot, key, 'bin', 'kubectl');
     if (isExecutable(pinned)) return pinned;
