@@ -34,7 +34,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'cluster/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --alert-race`: how soon a stalled DaemonSet rollout is alerted on, measured with real
- * parts rather than computed. One Prometheus (Debian's package, from test/cluster/build.sh) scrapes
+ * parts rather than computed. One Prometheus (Debian's package, from cluster/build.sh) scrapes
  * kube-state-metrics (built from Go modules by bench/ksm/build.sh) and rollout-guard, every 30 s with
  * rules evaluated every 30 s (kube-prometheus's defaults), and evaluates both:
  *
@@ -22,7 +22,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../test/cluster/controlPlane.js';
+import { createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../cluster/controlPlane.js';
 import { BenchOperator, ROOT } from './operator.js';
 
 const run = promisify(execFile);

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: rollout-guard at scale, measured against the real local control plane (etcd,
- * kube-apiserver, kube-controller-manager, kube-scheduler, kwok; see test/cluster/).
+ * kube-apiserver, kube-controller-manager, kube-scheduler, kwok; see cluster/).
  *
  * For each size it creates a tainted kwok node pool and a namespace, starts one operator process
  * watching that namespace, rolls out healthy DaemonSets (v1) with a guard each, measures a steady
@@ -86,7 +86,7 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { CONTROLLER_QPS_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../test/cluster/controlPlane.js';
+import { CONTROLLER_QPS_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../cluster/controlPlane.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -179,7 +179,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
 }
 
 async function versions(): Promise<Record<string, string>> {
-  const text = await readFile(resolve(ROOT, 'test/cluster/versions.env'), 'utf8');
+  const text = await readFile(resolve(ROOT, 'cluster/versions.env'), 'utf8');
   const out: Record<string, string> = {};
   for (const line of text.split('\n')) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());

@@ -37,7 +37,7 @@
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { GUARD_DEFAULTS } from '../src/domain/defaults.js';
-import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
+import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
 import type { Observer, PodRecord } from './observer.js';
 import { round } from './stats.js';
 

@@ -15,16 +15,15 @@
  */
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
-import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../test/cluster/controlPlane.js';
+// POOL_LABEL ties the bench's DaemonSets to the bench's own node pool, as it does the e2e suites'.
+import { POOL_LABEL, createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
-import { cacheFootprint, eventFootprint } from './footprint.js';
+import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
 import { Scrape, histogramDelta, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
 
-/** Node label tying the bench's DaemonSets to the bench's own node pool (as the e2e suites do). */
-export const POOL_LABEL = 'rollout-guard.dev/pool';
 /** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
 export const BENCH_TAINT = 'rollout-guard.dev/bench';
 
@@ -337,332 +336,481 @@ async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ node
   return { nodes: nodes.items.length, otherNamespaces: nss.items.map((n) => n.metadata.name).filter((n) => !system.has(n)) };
 }
 
+/** What the phases of one size share: its parameters, names, the processes it runs and the phase clock. */
+interface SizeRun {
+  ctx: Ctx;
+  p: SizeParams;
+  ns: string;
+  pool: string;
+  cats: Category[];
+  names: string[];
+  catOf: Map<string, Category>;
+  nodeNames: string[];
+  containmentPool: string;
+  containmentNodes: string[];
+  /** Seconds each phase took; {@link SizeRun.phase} ends one. */
+  phases: Record<string, number>;
+  phase: (name: string) => void;
+  loads: number[];
+  /** Set as each starts, so that the clean-up stops whatever is running. */
+  op?: BenchOperator;
+  sampler?: Sampler;
+  observer?: Observer;
+}
+
+/** The operator and what watches it, once started. */
+interface Running {
+  op: BenchOperator;
+  sampler: Sampler;
+  obs: Observer;
+}
+
 /** Runs one size end to end and always cleans up what it created. */
 export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<SizeResult> {
+  const run = newSizeRun(ctx, p, tag);
   const { kubectl, client, log } = ctx;
-  const suffix = `${tag}-${Date.now().toString(36).slice(-4)}`;
-  const ns = `bench-${suffix}`;
-  const pool = `bench-${suffix}`;
-  const cats = categories(p);
-  const names = cats.map((_, i) => `agent-${String(i + 1).padStart(3, '0')}`);
-  const catOf = new Map(names.map((n, i) => [n, cats[i]!]));
-  const phases: Record<string, number> = {};
-  let mark = Date.now();
-  const phase = (name: string): void => {
-    const now = Date.now();
-    phases[name] = secs(now - mark);
-    log(`  ${name}: ${phases[name]} s`);
-    mark = now;
-  };
-  const loads: number[] = [loadavg()[0] ?? 0];
-  let op: BenchOperator | undefined;
-  let sampler: Sampler | undefined;
-  let observer: Observer | undefined;
-  const nodeNames = Array.from({ length: p.nodes }, (_, i) => `${pool}-${i + 1}`);
-  const containmentPool = `${pool}-c`;
-  const containmentNodes = Array.from({ length: p.containmentNodes }, (_, i) => `${containmentPool}-${i + 1}`);
-
   try {
-    // --- Nodes, in their own pool, tainted so only the bench's DaemonSets run there. ---------------
-    const specs: NodeSpec[] = nodeNames.map((name) => ({
-      name,
-      labels: { [POOL_LABEL]: pool },
-      taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
-      allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
-    }));
-    for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
-    await waitForNodesReady(kubectl, nodeNames, { timeoutMs: 120_000 + p.nodes * 500 });
-    await kubectl(['create', 'namespace', ns]);
-    const before = await clusterSnapshot(client, ns);
-    phase('nodes');
+    const before = await createPool(run);
+    const { running, s0, mem0, fp0 } = await startOperator(run);
+    const { op, sampler, obs } = running;
+    await rollOutV1(run, obs);
+    const idle = await guardsHealthy(run, running);
+    const steady = await steadyWindow(run, running, idle.s1);
+    const single = await singleRollout(run, running, steady.s2);
+    const fleet = await fleetRollout(run, running, single.name);
 
-    // --- Operator: caches synced with nodes only. ------------------------------------------------
-    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined, [`--pod-cache-linger-ms=${p.podCacheLingerMs}`]);
-    sampler = new Sampler(op);
-    sampler.start();
-    observer = new Observer(client, ns);
-    await observer.start();
-    const s0 = await op.scrape();
-    const mem0 = await op.memory();
-    const fp0 = await cacheFootprint(client, ns);
-    phase('operatorStart');
-
-    // --- DaemonSets v1, fully rolled out. ----------------------------------------------------------
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
-    const obs = observer;
-    const rolledOut = (n: string): boolean => {
-      const d = obs.daemonSet(n);
-      return !!d && d.observedGeneration >= (d.metadata.generation ?? 0) && d.sample.desired === p.nodes &&
-        d.sample.updated === p.nodes && d.sample.available === p.nodes && d.sample.current === p.nodes;
-    };
-    const podsTimeout = 120_000 + p.nodes * p.daemonsets * 150;
-    await waitFor(() => names.every(rolledOut), { timeoutMs: podsTimeout, intervalMs: 500, describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes` });
-    phase('daemonsetsV1');
-
-    // --- Guards: one, then all, every one Healthy. Idle guarded DaemonSets must cost no pods. --------
-    const smp = sampler;
-    const quiet = (what: string): Promise<unknown> =>
-      // Let the last writes of the Healthy transitions land before an idle window starts.
-      waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
-    await kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns, names[0]!, p)]) });
-    await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', { timeoutMs: 120_000, intervalMs: 250, describe: 'the first guard Healthy' });
-    await quiet('one guard');
-    // As long an idle window as the steady one that measures every guard idle: the runtime returns memory
-    // after a burst only once it has been idle a while, so both points are taken after the same wait.
-    const oneFrom = Date.now();
-    await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
-    const idleOne = smp.at(oneFrom, Date.now());
-    await kubectl(['apply', '-f', '-'], { input: list(names.slice(1).map((n) => guardManifest(ns, n, p))) });
-    await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
-    const fp1 = await cacheFootprint(client, ns);
-    await quiet('every guard');
-    const s1 = await op.scrape();
-    const mem1 = await op.memory();
-    phase('guardsHealthy');
-
-    // --- Steady state: no rollout. A measurement window, not a wait for a condition. ---------------
-    await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
-    const s2 = await op.scrape();
-    const idleAll = smp.at(s1.at, s2.at);
-    phase('steady');
-
-    // --- One DaemonSet of all rolls (healthy): only its pods are cached, and released after. -----------
-    const single = names[names.length - 1]!;
-    const tS = Date.now();
-    await kubectl(['apply', '-f', '-'], { input: list([dsManifest(ns, single, pool, p, 2, 'healthy')]) });
-    await waitFor(() => {
-      const g = obs.guard(single);
-      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= tS;
-    }, { timeoutMs: 120_000 + p.nodes * 400, intervalMs: 250, describe: `${single} rolled out on its own` });
-    const tSDone = Date.now();
-    await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the single rollout' });
-    const sS = await op.scrape();
-    const singleHist = (obs.guardLog.get(single) ?? []).filter((g) => g.t >= tS);
-    const singleFalse = names.filter((n) => (obs.guardLog.get(n) ?? []).some((g) => g.t >= tS && (g.state === 'Suspect' || g.state === 'Stalled')));
-    const singleReq = requestDelta(s2, sS);
-    const released = await waitFor(async () => ((await op!.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined), {
-      timeoutMs: p.podCacheLingerMs + 30_000, intervalMs: 250, describe: 'the single rollout\'s pods released',
-    }).catch(() => undefined);
-    // Up to the release: a small rollout can finish between two samples, its pods stay cached for the linger.
-    const singlePeak = smp.peak(tS, released ?? Date.now());
-    phase('singleRollout');
-    const s2f = await op.scrape();
-
-    // --- Fleet-wide: every DaemonSet rolls at once (v2; the one already on v2 goes to v3). ----------------
-    const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
-    const t0 = Date.now();
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))) });
-    const settled = (n: string): boolean => {
-      const g = obs.guard(n);
-      if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
-      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
-    };
-    const healthyPods = cats.filter((c) => c === 'healthy').length * p.nodes;
-    await waitFor(() => names.every(settled), {
-      timeoutMs: 180_000 + p.deadlineSeconds * 3000 + healthyPods * 400,
-      intervalMs: 250,
-      describe: 'every broken/exhausted guard Stalled and every healthy guard Healthy on v2',
-    }).catch((e: unknown) => {
-      const states = names.map((n) => `${n}(${catOf.get(n)}):${obs.guard(n)?.state ?? '?'}`).join(' ');
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\nstates: ${states}`);
-    });
-    // The writes that follow Stalled (the undo dry-run result) belong to this rollout too.
-    await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the rollout' });
-    const tEnd = Date.now();
-    const s3 = await op.scrape();
-    const hwm = (await op.memory()).hwm;
-    phase('rollout');
-
-    const events = await client.request<{ items: Array<{ reason?: string; eventTime?: string; regarding?: { kind?: string; name?: string } }> }>(
-      'GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
-    );
-    const after = await clusterSnapshot(client, ns);
-    loads.push(...sampler.load, loadavg()[0] ?? 0);
-
-    // --- Per guard. -------------------------------------------------------------------------------------
-    const guards: GuardResult[] = names.map((n) => {
-      const cat = catOf.get(n)!;
-      const hist = (obs.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
-      const inRollout = hist.filter((g) => g.t <= tEnd);
-      const final = obs.guard(n);
-      const r: GuardResult = {
-        name: n,
-        category: cat,
-        ...(final?.state ? { finalState: final.state } : {}),
-        ...(final?.cause ? { cause: final.cause } : {}),
-        stalled: hist.some((g) => g.state === 'Stalled'),
-        suspect: hist.some((g) => g.state === 'Suspect'),
-        statusWrites: inRollout.length,
-        targetChanges: (obs.changesByDs.get(n) ?? []).filter((t) => t >= t0 && t <= tEnd).length,
-      };
-      const samples = obs.dsLog.get(n) ?? [];
-      const verdict = samples.length > 0 ? evaluateRolloutStuck(samples, t0) : undefined;
-      if (verdict?.firesAt !== undefined) r.alertFiresAfterS = secs(verdict.firesAt - t0);
-      if (cat === 'healthy') return r;
-
-      const firstStalled: GuardObs | undefined = hist.find((g) => g.state === 'Stalled');
-      if (firstStalled?.lastProgressAt) {
-        const deadlineAt = Date.parse(firstStalled.lastProgressAt) + p.deadlineSeconds * 1000;
-        if (firstStalled.stalledSince) r.detectionWrittenS = secs(Date.parse(firstStalled.stalledSince) - deadlineAt);
-        r.detectionObservedS = secs(firstStalled.t - deadlineAt);
-        r.guardStalledAfterS = secs(Date.parse(firstStalled.stalledSince ?? new Date(firstStalled.t).toISOString()) - t0);
-        const ev = events.items
-          .filter((e) => e.reason === 'RolloutStalled' && e.regarding?.kind === 'RolloutGuard' && e.regarding.name === n && e.eventTime)
-          .map((e) => Date.parse(e.eventTime!))
-          .filter((t) => t >= t0)
-          .sort((a, b) => a - b)[0];
-        if (ev !== undefined) r.detectionEventS = secs(ev - deadlineAt);
-      }
-
-      // Explanation: the first status naming a node whose new pod is blocked, with its cause.
-      const exp = EXPECTED[cat];
-      const newPods = [...obs.podLog.values()].filter((x) => x.ds === n && x.hash !== v1Hash.get(n) && x.seenAt >= t0);
-      const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
-      const firstPod = Math.min(...newPods.map((x) => x.seenAt));
-      const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
-      const namesNode = (g: GuardObs) => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
-      const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
-      const named = hist.find(namesNode);
-      if (explained && Number.isFinite(firstPod)) r.explanationFromPodS = secs(explained.t - firstPod);
-      if (explained && Number.isFinite(firstFailure)) r.explanationFromFailureS = secs(explained.t - firstFailure);
-      if (named && Number.isFinite(firstFailure)) r.nodeNamedFromFailureS = secs(named.t - firstFailure);
-      return r;
-    });
-
-    // --- Aggregates. -------------------------------------------------------------------------------------
-    const stallGuards = guards.filter((g) => g.category !== 'healthy');
-    const vals = (f: (g: GuardResult) => number | undefined, gs = stallGuards): number[] => gs.map(f).filter((v): v is number => v !== undefined);
-    const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
-    const detHist = histogramDelta(s2f, s3, 'rollout_guard_detection_latency_seconds');
-    const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
-    const recP99 = histogramQuantile(0.99, recHist.buckets);
-    const steady = requestDelta(s1, s2);
-    const rollout = requestDelta(s2f, s3);
-    const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
-    const heaps = sampler.samples.map((s) => s.heap);
-    const writes = (c: Category) => rSum(summarize(guards.filter((g) => g.category === c).map((g) => g.statusWrites)));
-    const totalWrites = guards.reduce((a, g) => a + g.statusWrites, 0);
-    const totalChanges = guards.reduce((a, g) => a + g.targetChanges, 0);
-    const startSinceZero = requestDelta(new Scrape([], s0.at), s0);
-
-    const result: SizeResult = {
-      nodes: p.nodes,
-      daemonsets: p.daemonsets,
-      pods: p.nodes * p.daemonsets,
-      categories: { healthy: cats.filter((c) => c === 'healthy').length, broken: cats.filter((c) => c === 'broken').length, exhausted: cats.filter((c) => c === 'exhausted').length },
-      clusterNodes: before.nodes,
-      phases,
-      machine: {
-        loadavg1Max: round(Math.max(...loads), 2)!,
-        loadavg1Min: round(Math.min(...loads), 2)!,
-        otherNamespaces: [...new Set([...before.otherNamespaces, ...after.otherNamespaces])].sort(),
-      },
-      detection: {
-        writtenS: rSum(summarize(vals((g) => g.detectionWrittenS))),
-        observedS: rSum(summarize(vals((g) => g.detectionObservedS))),
-        eventS: rSum(summarize(vals((g) => g.detectionEventS))),
-        operatorHistogram: { count: detHist.count, p50: round(histogramQuantile(0.5, detHist.buckets)), p99: round(histogramQuantile(0.99, detHist.buckets)) },
-      },
-      explanation: {
-        fromPodS: rSum(summarize(vals((g) => g.explanationFromPodS))),
-        fromFailureS: rSum(summarize(vals((g) => g.explanationFromFailureS))),
-        nodeNamedFromFailureS: rSum(summarize(vals((g) => g.nodeNamedFromFailureS))),
-      },
-      api: {
-        startup: startSinceZero,
-        setup: requestDelta(s0, s1),
-        steady,
-        steadySeconds: secs(s2.at - s1.at),
-        steadyNonWatch: Object.entries(steady).filter(([k]) => !k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0),
-        rollout,
-        rolloutSeconds: secs(s3.at - s2f.at),
-        rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
-        watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
-        statusWritesPerGuard: {
-          operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / names.length, 2)!,
-          byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
-        },
-        writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
-        noopStatusPatches: (rollout['PATCH rolloutguards/status'] ?? 0) - totalWrites,
-      },
-      cost: {
-        rssMiB: { nodesOnly: mib(mem0.rss), withPods: mib(mem1.rss), peak: mib(hwm) },
-        cache: {
-          nodesOnlyKiB: round(fp0.bytes / 1024, 1)!,
-          withPodsKiB: round(fp1.bytes / 1024, 1)!,
-          bytesPerNode: fp1.objects.nodes?.perObject ?? 0,
-          bytesPerPod: fp1.objects.pods?.perObject ?? 0,
-          ...(fp1.fullPodBytes !== undefined ? { fullPodBytes: fp1.fullPodBytes } : {}),
-          objects: fp1.objects,
-        },
-        heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
-        cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
-        reconcile: {
-          count: recHist.count,
-          p50Ms: round((histogramQuantile(0.5, recHist.buckets) ?? NaN) * 1000, 1),
-          p99Ms: round((recP99 ?? NaN) * 1000, 1),
-          // The bucket the p99 falls in: the histogram cannot say more precisely than this.
-          bucketBoundMs: round((recHist.buckets.find(([, c]) => c >= 0.99 * recHist.count)?.[0] ?? NaN) * 1000, 1),
-        },
-        maxQueueDepth: sampler.maxQueue(t0, tEnd),
-      },
-      alert: {
-        name: 'KubeDaemonSetRolloutStuck',
-        guardStalledAfterS: rSum(summarize(vals((g) => g.guardStalledAfterS))),
-        alertFiresAfterS: rSum(summarize(vals((g) => g.alertFiresAfterS))),
-        falseFirings: guards.filter((g) => g.category === 'healthy' && g.alertFiresAfterS !== undefined).length,
-      },
-      verdict: {
-        expectedStalls: stallGuards.length,
-        stalled: stallGuards.filter((g) => g.stalled).length,
-        missedStalls: stallGuards.filter((g) => !g.stalled).map((g) => g.name),
-        unexpectedStalls: guards.filter((g) => g.category === 'healthy' && g.stalled).map((g) => g.name),
-        suspectHealthy: guards.filter((g) => g.category === 'healthy' && g.suspect).map((g) => g.name),
-        undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
-        singleFalse,
-        operatorExitCode: null,
-      },
-      podCache: {
-        lingerMs: p.podCacheLingerMs,
-        idleOne,
-        idleAll,
-        single: {
-          peak: singlePeak,
-          rollSeconds: secs(tSDone - tS),
-          ...(released !== undefined ? { releasedAfterS: secs(released - tSDone) } : {}),
-          statusWrites: singleHist.length,
-          requests: singleReq,
-          requestsTotal: Object.values(singleReq).reduce((a, v) => a + v, 0),
-        },
-        fleet: { peak: smp.peak(t0, tEnd) },
-      },
-      guards,
-    };
+    const events = await client.request<{ items: RolloutEvent[] }>('GET', `/apis/events.k8s.io/v1/namespaces/${run.ns}/events`);
+    const after = await clusterSnapshot(client, run.ns);
+    run.loads.push(...sampler.load, loadavg()[0] ?? 0);
+    const guards = run.names.map((n) => guardResult(run, obs, fleet, events.items, n));
+    const result = sizeResult(run, { before, after, s0, mem0, fp0, idle, steady, single, fleet, guards, sampler });
 
     // --- Containment: a revision that crashes after readiness, on its own pool (bench/containment.ts). ---
-    if (containmentNodes.length > 0) {
+    if (run.containmentNodes.length > 0) {
       result.containment = await runContainment({
-        kubectl, client, log, ns, pool: containmentPool, nodeNames: containmentNodes, observer: obs, poolLabel: POOL_LABEL, taint: BENCH_TAINT, nodeCpu: p.nodeCpu,
+        kubectl, client, log, ns: run.ns, pool: run.containmentPool, nodeNames: run.containmentNodes, observer: obs, poolLabel: POOL_LABEL, taint: BENCH_TAINT, nodeCpu: p.nodeCpu,
       });
-      phase('containment');
+      run.phase('containment');
     }
-    result.cost.events = await eventCost(op, sampler, s3, client, ns);
+    result.cost.events = await eventCost(op, sampler, fleet.s3, client, run.ns);
 
     await sampler.stop();
-    sampler = undefined;
-    await observer.stop();
-    observer = undefined;
+    run.sampler = undefined;
+    await obs.stop();
+    run.observer = undefined;
     result.verdict.operatorExitCode = await op.stop();
-    op = undefined;
+    run.op = undefined;
     return result;
   } finally {
     const cleanStart = Date.now();
-    await sampler?.stop();
-    await observer?.stop();
-    if (op) await op.stop();
-    await cleanup(kubectl, client, ns, [{ pool, nodes: nodeNames }, { pool: containmentPool, nodes: containmentNodes }], log);
+    await run.sampler?.stop();
+    await run.observer?.stop();
+    if (run.op) await run.op.stop();
+    await cleanup(kubectl, client, run.ns, [{ pool: run.pool, nodes: run.nodeNames }, { pool: run.containmentPool, nodes: run.containmentNodes }], log);
     log(`  cleanup: ${secs(Date.now() - cleanStart)} s (${hostname()})`);
   }
+}
+
+function newSizeRun(ctx: Ctx, p: SizeParams, tag: string): SizeRun {
+  const suffix = `${tag}-${Date.now().toString(36).slice(-4)}`;
+  const pool = `bench-${suffix}`;
+  const cats = categories(p);
+  const names = cats.map((_, i) => `agent-${String(i + 1).padStart(3, '0')}`);
+  const containmentPool = `${pool}-c`;
+  const phases: Record<string, number> = {};
+  let mark = Date.now();
+  return {
+    ctx,
+    p,
+    ns: `bench-${suffix}`,
+    pool,
+    cats,
+    names,
+    catOf: new Map(names.map((n, i) => [n, cats[i]!])),
+    nodeNames: Array.from({ length: p.nodes }, (_, i) => `${pool}-${i + 1}`),
+    containmentPool,
+    containmentNodes: Array.from({ length: p.containmentNodes }, (_, i) => `${containmentPool}-${i + 1}`),
+    phases,
+    phase: (name: string): void => {
+      const now = Date.now();
+      phases[name] = secs(now - mark);
+      ctx.log(`  ${name}: ${phases[name]} s`);
+      mark = now;
+    },
+    loads: [loadavg()[0] ?? 0],
+  };
+}
+
+/** Nodes, in their own pool, tainted so only the bench's DaemonSets run there; and the namespace. */
+async function createPool(run: SizeRun): Promise<{ nodes: number; otherNamespaces: string[] }> {
+  const { kubectl, client } = run.ctx;
+  const specs: NodeSpec[] = run.nodeNames.map((name) => ({
+    name,
+    labels: { [POOL_LABEL]: run.pool },
+    taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
+    allocatable: { cpu: String(run.p.nodeCpu), memory: '64Gi', pods: '110' },
+  }));
+  for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
+  await waitForNodesReady(kubectl, run.nodeNames, { timeoutMs: 120_000 + run.p.nodes * 500 });
+  await kubectl(['create', 'namespace', run.ns]);
+  const before = await clusterSnapshot(client, run.ns);
+  run.phase('nodes');
+  return before;
+}
+
+/** The operator, its caches synced with nodes only; the sampler and the bench's own watch started. */
+async function startOperator(run: SizeRun): Promise<{ running: Running; s0: Scrape; mem0: { rss: number; hwm: number }; fp0: Footprint }> {
+  const { ctx, p, ns } = run;
+  const op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined, [`--pod-cache-linger-ms=${p.podCacheLingerMs}`]);
+  run.op = op;
+  const sampler = new Sampler(op);
+  run.sampler = sampler;
+  sampler.start();
+  const obs = new Observer(ctx.client, ns);
+  run.observer = obs;
+  await obs.start();
+  const s0 = await op.scrape();
+  const mem0 = await op.memory();
+  const fp0 = await cacheFootprint(ctx.client, ns);
+  run.phase('operatorStart');
+  return { running: { op, sampler, obs }, s0, mem0, fp0 };
+}
+
+/** DaemonSets v1, fully rolled out. */
+async function rollOutV1(run: SizeRun, obs: Observer): Promise<void> {
+  const { p, ns, pool, names, catOf } = run;
+  await run.ctx.kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
+  const rolledOut = (n: string): boolean => {
+    const d = obs.daemonSet(n);
+    return !!d && d.observedGeneration >= (d.metadata.generation ?? 0) && d.sample.desired === p.nodes &&
+      d.sample.updated === p.nodes && d.sample.available === p.nodes && d.sample.current === p.nodes;
+  };
+  const podsTimeout = 120_000 + p.nodes * p.daemonsets * 150;
+  await waitFor(() => names.every(rolledOut), { timeoutMs: podsTimeout, intervalMs: 500, describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes` });
+  run.phase('daemonsetsV1');
+}
+
+/** Lets the last writes of the Healthy transitions land before an idle window starts. */
+function quiet(obs: Observer, what: string): Promise<unknown> {
+  return waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
+}
+
+interface IdleGuards {
+  idleOne: MemoryPoint;
+  fp1: Footprint;
+  s1: Scrape;
+  mem1: { rss: number; hwm: number };
+}
+
+/** Guards: one, then all, every one Healthy. Idle guarded DaemonSets must cost no pods. */
+async function guardsHealthy(run: SizeRun, { op, sampler, obs }: Running): Promise<IdleGuards> {
+  const { ctx, p, ns, names } = run;
+  await ctx.kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns, names[0]!, p)]) });
+  await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', { timeoutMs: 120_000, intervalMs: 250, describe: 'the first guard Healthy' });
+  await quiet(obs, 'one guard');
+  // As long an idle window as the steady one that measures every guard idle: the runtime returns memory
+  // after a burst only once it has been idle a while, so both points are taken after the same wait.
+  const oneFrom = Date.now();
+  await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
+  const idleOne = sampler.at(oneFrom, Date.now());
+  await ctx.kubectl(['apply', '-f', '-'], { input: list(names.slice(1).map((n) => guardManifest(ns, n, p))) });
+  await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
+  const fp1 = await cacheFootprint(ctx.client, ns);
+  await quiet(obs, 'every guard');
+  const s1 = await op.scrape();
+  const mem1 = await op.memory();
+  run.phase('guardsHealthy');
+  return { idleOne, fp1, s1, mem1 };
+}
+
+/** Steady state: no rollout. A measurement window, not a wait for a condition. */
+async function steadyWindow(run: SizeRun, { op, sampler }: Running, s1: Scrape): Promise<{ s2: Scrape; idleAll: MemoryPoint }> {
+  await new Promise((r) => setTimeout(r, run.p.steadySeconds * 1000));
+  const s2 = await op.scrape();
+  const idleAll = sampler.at(s1.at, s2.at);
+  run.phase('steady');
+  return { s2, idleAll };
+}
+
+interface SingleRollout {
+  name: string;
+  tS: number;
+  tSDone: number;
+  statusWrites: number;
+  singleFalse: string[];
+  requests: Record<string, number>;
+  released: number | undefined;
+  peak: MemoryPoint;
+  /** The scrape the fleet-wide rollout is measured from. */
+  s2f: Scrape;
+}
+
+/** One DaemonSet of all rolls (healthy): only its pods are cached, and released after. */
+async function singleRollout(run: SizeRun, { op, sampler, obs }: Running, s2: Scrape): Promise<SingleRollout> {
+  const { p, ns, pool, names } = run;
+  const single = names[names.length - 1]!;
+  const tS = Date.now();
+  await run.ctx.kubectl(['apply', '-f', '-'], { input: list([dsManifest(ns, single, pool, p, 2, 'healthy')]) });
+  await waitFor(() => {
+    const g = obs.guard(single);
+    return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= tS;
+  }, { timeoutMs: 120_000 + p.nodes * 400, intervalMs: 250, describe: `${single} rolled out on its own` });
+  const tSDone = Date.now();
+  await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the single rollout' });
+  const sS = await op.scrape();
+  const singleHist = (obs.guardLog.get(single) ?? []).filter((g) => g.t >= tS);
+  const singleFalse = names.filter((n) => (obs.guardLog.get(n) ?? []).some((g) => g.t >= tS && (g.state === 'Suspect' || g.state === 'Stalled')));
+  const requests = requestDelta(s2, sS);
+  const released = await waitFor(async () => ((await op.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined), {
+    timeoutMs: p.podCacheLingerMs + 30_000, intervalMs: 250, describe: 'the single rollout\'s pods released',
+  }).catch(() => undefined);
+  // Up to the release: a small rollout can finish between two samples, its pods stay cached for the linger.
+  const peak = sampler.peak(tS, released ?? Date.now());
+  run.phase('singleRollout');
+  const s2f = await op.scrape();
+  return { name: single, tS, tSDone, statusWrites: singleHist.length, singleFalse, requests, released, peak, s2f };
+}
+
+interface FleetRollout {
+  v1Hash: Map<string, string>;
+  t0: number;
+  tEnd: number;
+  s3: Scrape;
+  hwm: number;
+}
+
+/** Fleet-wide: every DaemonSet rolls at once (v2; the one already on v2 goes to v3), until every guard settles. */
+async function fleetRollout(run: SizeRun, { op, obs }: Running, single: string): Promise<FleetRollout> {
+  const { p, ns, pool, names, cats, catOf } = run;
+  const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
+  const t0 = Date.now();
+  await run.ctx.kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))) });
+  const settled = (n: string): boolean => {
+    const g = obs.guard(n);
+    if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
+    return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
+  };
+  const healthyPods = cats.filter((c) => c === 'healthy').length * p.nodes;
+  await waitFor(() => names.every(settled), {
+    timeoutMs: 180_000 + p.deadlineSeconds * 3000 + healthyPods * 400,
+    intervalMs: 250,
+    describe: 'every broken/exhausted guard Stalled and every healthy guard Healthy on v2',
+  }).catch((e: unknown) => {
+    const states = names.map((n) => `${n}(${catOf.get(n)}):${obs.guard(n)?.state ?? '?'}`).join(' ');
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\nstates: ${states}`);
+  });
+  // The writes that follow Stalled (the undo dry-run result) belong to this rollout too.
+  await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the rollout' });
+  const tEnd = Date.now();
+  const s3 = await op.scrape();
+  const hwm = (await op.memory()).hwm;
+  run.phase('rollout');
+  return { v1Hash, t0, tEnd, s3, hwm };
+}
+
+type RolloutEvent = { reason?: string; eventTime?: string; regarding?: { kind?: string; name?: string } };
+
+/** One guard's outcome of the fleet-wide rollout. */
+function guardResult(run: SizeRun, obs: Observer, fleet: FleetRollout, events: readonly RolloutEvent[], n: string): GuardResult {
+  const { t0, tEnd } = fleet;
+  const cat = run.catOf.get(n)!;
+  const hist = (obs.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
+  const inRollout = hist.filter((g) => g.t <= tEnd);
+  const final = obs.guard(n);
+  const r: GuardResult = {
+    name: n,
+    category: cat,
+    ...(final?.state ? { finalState: final.state } : {}),
+    ...(final?.cause ? { cause: final.cause } : {}),
+    stalled: hist.some((g) => g.state === 'Stalled'),
+    suspect: hist.some((g) => g.state === 'Suspect'),
+    statusWrites: inRollout.length,
+    targetChanges: (obs.changesByDs.get(n) ?? []).filter((t) => t >= t0 && t <= tEnd).length,
+  };
+  const samples = obs.dsLog.get(n) ?? [];
+  const verdict = samples.length > 0 ? evaluateRolloutStuck(samples, t0) : undefined;
+  if (verdict?.firesAt !== undefined) r.alertFiresAfterS = secs(verdict.firesAt - t0);
+  if (cat === 'healthy') return r;
+
+  const firstStalled: GuardObs | undefined = hist.find((g) => g.state === 'Stalled');
+  if (firstStalled?.lastProgressAt) {
+    const deadlineAt = Date.parse(firstStalled.lastProgressAt) + run.p.deadlineSeconds * 1000;
+    if (firstStalled.stalledSince) r.detectionWrittenS = secs(Date.parse(firstStalled.stalledSince) - deadlineAt);
+    r.detectionObservedS = secs(firstStalled.t - deadlineAt);
+    r.guardStalledAfterS = secs(Date.parse(firstStalled.stalledSince ?? new Date(firstStalled.t).toISOString()) - t0);
+    const ev = events
+      .filter((e) => e.reason === 'RolloutStalled' && e.regarding?.kind === 'RolloutGuard' && e.regarding.name === n && e.eventTime)
+      .map((e) => Date.parse(e.eventTime!))
+      .filter((t) => t >= t0)
+      .sort((a, b) => a - b)[0];
+    if (ev !== undefined) r.detectionEventS = secs(ev - deadlineAt);
+  }
+
+  // Explanation: the first status naming a node whose new pod is blocked, with its cause.
+  const exp = EXPECTED[cat];
+  const newPods = [...obs.podLog.values()].filter((x) => x.ds === n && x.hash !== fleet.v1Hash.get(n) && x.seenAt >= t0);
+  const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
+  const firstPod = Math.min(...newPods.map((x) => x.seenAt));
+  const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
+  const namesNode = (g: GuardObs) => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
+  const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
+  const named = hist.find(namesNode);
+  if (explained && Number.isFinite(firstPod)) r.explanationFromPodS = secs(explained.t - firstPod);
+  if (explained && Number.isFinite(firstFailure)) r.explanationFromFailureS = secs(explained.t - firstFailure);
+  if (named && Number.isFinite(firstFailure)) r.nodeNamedFromFailureS = secs(named.t - firstFailure);
+  return r;
+}
+
+/** Everything a size measured, before the containment scenario and the Event informers' cost. */
+interface Measured {
+  before: { nodes: number; otherNamespaces: string[] };
+  after: { nodes: number; otherNamespaces: string[] };
+  s0: Scrape;
+  mem0: { rss: number; hwm: number };
+  fp0: Footprint;
+  idle: IdleGuards;
+  steady: { s2: Scrape; idleAll: MemoryPoint };
+  single: SingleRollout;
+  fleet: FleetRollout;
+  guards: GuardResult[];
+  sampler: Sampler;
+}
+
+const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
+
+/** The guards that should stall (broken and exhausted), and a value of each where it has one. */
+function stallValues(guards: readonly GuardResult[], f: (g: GuardResult) => number | undefined): number[] {
+  return guards.filter((g) => g.category !== 'healthy').map(f).filter((v): v is number => v !== undefined);
+}
+
+/** The size's result, aggregated from its phases. */
+function sizeResult(run: SizeRun, m: Measured): SizeResult {
+  const { p, cats } = run;
+  const { guards, fleet, single } = m;
+  const stallGuards = guards.filter((g) => g.category !== 'healthy');
+  const detHist = histogramDelta(single.s2f, fleet.s3, 'rollout_guard_detection_latency_seconds');
+  return {
+    nodes: p.nodes,
+    daemonsets: p.daemonsets,
+    pods: p.nodes * p.daemonsets,
+    categories: { healthy: cats.filter((c) => c === 'healthy').length, broken: cats.filter((c) => c === 'broken').length, exhausted: cats.filter((c) => c === 'exhausted').length },
+    clusterNodes: m.before.nodes,
+    phases: run.phases,
+    machine: {
+      loadavg1Max: round(Math.max(...run.loads), 2)!,
+      loadavg1Min: round(Math.min(...run.loads), 2)!,
+      otherNamespaces: [...new Set([...m.before.otherNamespaces, ...m.after.otherNamespaces])].sort(),
+    },
+    detection: {
+      writtenS: rSum(summarize(stallValues(guards, (g) => g.detectionWrittenS))),
+      observedS: rSum(summarize(stallValues(guards, (g) => g.detectionObservedS))),
+      eventS: rSum(summarize(stallValues(guards, (g) => g.detectionEventS))),
+      operatorHistogram: { count: detHist.count, p50: round(histogramQuantile(0.5, detHist.buckets)), p99: round(histogramQuantile(0.99, detHist.buckets)) },
+    },
+    explanation: {
+      fromPodS: rSum(summarize(stallValues(guards, (g) => g.explanationFromPodS))),
+      fromFailureS: rSum(summarize(stallValues(guards, (g) => g.explanationFromFailureS))),
+      nodeNamedFromFailureS: rSum(summarize(stallValues(guards, (g) => g.nodeNamedFromFailureS))),
+    },
+    api: apiResult(run, m),
+    cost: costResult(m),
+    alert: {
+      name: 'KubeDaemonSetRolloutStuck',
+      guardStalledAfterS: rSum(summarize(stallValues(guards, (g) => g.guardStalledAfterS))),
+      alertFiresAfterS: rSum(summarize(stallValues(guards, (g) => g.alertFiresAfterS))),
+      falseFirings: guards.filter((g) => g.category === 'healthy' && g.alertFiresAfterS !== undefined).length,
+    },
+    verdict: {
+      expectedStalls: stallGuards.length,
+      stalled: stallGuards.filter((g) => g.stalled).length,
+      missedStalls: stallGuards.filter((g) => !g.stalled).map((g) => g.name),
+      unexpectedStalls: guards.filter((g) => g.category === 'healthy' && g.stalled).map((g) => g.name),
+      suspectHealthy: guards.filter((g) => g.category === 'healthy' && g.suspect).map((g) => g.name),
+      undos: fleet.s3.sum('rollout_guard_undos_total') - m.idle.s1.sum('rollout_guard_undos_total'),
+      singleFalse: single.singleFalse,
+      operatorExitCode: null,
+    },
+    podCache: {
+      lingerMs: p.podCacheLingerMs,
+      idleOne: m.idle.idleOne,
+      idleAll: m.steady.idleAll,
+      single: {
+        peak: single.peak,
+        rollSeconds: secs(single.tSDone - single.tS),
+        ...(single.released !== undefined ? { releasedAfterS: secs(single.released - single.tSDone) } : {}),
+        statusWrites: single.statusWrites,
+        requests: single.requests,
+        requestsTotal: Object.values(single.requests).reduce((a, v) => a + v, 0),
+      },
+      fleet: { peak: m.sampler.peak(fleet.t0, fleet.tEnd) },
+    },
+    guards,
+  };
+}
+
+/** The operator's API requests in each window, and its status writes per guard. */
+function apiResult(run: SizeRun, m: Measured): SizeResult['api'] {
+  const { s0 } = m;
+  const { s1 } = m.idle;
+  const { s2 } = m.steady;
+  const { s2f } = m.single;
+  const { s3 } = m.fleet;
+  const steady = requestDelta(s1, s2);
+  const rollout = requestDelta(s2f, s3);
+  const writes = (c: Category) => rSum(summarize(m.guards.filter((g) => g.category === c).map((g) => g.statusWrites)));
+  const totalWrites = m.guards.reduce((a, g) => a + g.statusWrites, 0);
+  const totalChanges = m.guards.reduce((a, g) => a + g.targetChanges, 0);
+  return {
+    startup: requestDelta(new Scrape([], s0.at), s0),
+    setup: requestDelta(s0, s1),
+    steady,
+    steadySeconds: secs(s2.at - s1.at),
+    steadyNonWatch: Object.entries(steady).filter(([k]) => !k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0),
+    rollout,
+    rolloutSeconds: secs(s3.at - s2f.at),
+    rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
+    watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
+    statusWritesPerGuard: {
+      operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / run.names.length, 2)!,
+      byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
+    },
+    writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
+    noopStatusPatches: (rollout['PATCH rolloutguards/status'] ?? 0) - totalWrites,
+  };
+}
+
+/** What the operator cost: memory, its caches, CPU, reconcile time and queue depth. */
+function costResult(m: Measured): SizeResult['cost'] {
+  const { s0, mem0, fp0, sampler } = m;
+  const { s1, mem1, fp1 } = m.idle;
+  const { s2 } = m.steady;
+  const { s2f } = m.single;
+  const { s3, hwm, t0, tEnd } = m.fleet;
+  const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
+  const recP99 = histogramQuantile(0.99, recHist.buckets);
+  const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
+  const heaps = sampler.samples.map((s) => s.heap);
+  return {
+    rssMiB: { nodesOnly: mib(mem0.rss), withPods: mib(mem1.rss), peak: mib(hwm) },
+    cache: {
+      nodesOnlyKiB: round(fp0.bytes / 1024, 1)!,
+      withPodsKiB: round(fp1.bytes / 1024, 1)!,
+      bytesPerNode: fp1.objects.nodes?.perObject ?? 0,
+      bytesPerPod: fp1.objects.pods?.perObject ?? 0,
+      ...(fp1.fullPodBytes !== undefined ? { fullPodBytes: fp1.fullPodBytes } : {}),
+      objects: fp1.objects,
+    },
+    heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
+    cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
+    reconcile: {
+      count: recHist.count,
+      p50Ms: round((histogramQuantile(0.5, recHist.buckets) ?? NaN) * 1000, 1),
+      p99Ms: round((recP99 ?? NaN) * 1000, 1),
+      // The bucket the p99 falls in: the histogram cannot say more precisely than this.
+      bucketBoundMs: round((recHist.buckets.find(([, c]) => c >= 0.99 * recHist.count)?.[0] ?? NaN) * 1000, 1),
+    },
+    maxQueueDepth: sampler.maxQueue(t0, tEnd),
+  };
 }
 
 /**

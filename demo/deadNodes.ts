@@ -21,14 +21,13 @@ import path from 'node:path';
 import type { FaultOwner, RevisionRef, UndoSkip } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { waitFor, type Kubectl } from '../test/cluster/controlPlane.js';
-import { POOL_LABEL } from '../test/support/cluster.js';
-import { PrivateCluster, isReachable, isUnreachable, readyCondition, UNREACHABLE_TAINT, type KillableNodePool, type NodeObject, type PrivateNodePool } from '../test/support/privateCluster.js';
+import { POOL_LABEL, waitFor, type Kubectl } from '../cluster/controlPlane.js';
+import { PrivateCluster, isReachable, isUnreachable, readyCondition, UNREACHABLE_TAINT, type KillableNodePool, type NodeObject, type PrivateNodePool } from '../cluster/privateCluster.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, type DsColumns, type NodeRow, type Snapshot } from './view.js';
 
 /** The cluster CLI, which stops a control plane left by --keep. */
-const CLI = path.join(ROOT, 'dist/test/cluster/cli.js');
+const CLI = path.join(ROOT, 'dist/cluster/cli.js');
 
 /** Where the story's control plane lives, under the repository root (git ignores `.cluster-*`). */
 export const DEAD_NODES_CLUSTER_DIR = '.cluster-demo-nodes';

@@ -25,7 +25,7 @@ import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../test/cluster/controlPlane.js';
+import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../cluster/controlPlane.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
@@ -178,15 +178,19 @@ function isExecutable(p: string): boolean {
 }
 
 /**
- * The pinned kubectl if test/cluster/build.sh has built it, found without running the build (a cold
+ * The pinned kubectl if cluster/build.sh has built it, found without running the build (a cold
  * build takes tens of minutes and an existing cluster does not need one), else kubectl on PATH. The
  * cache key is computed exactly as build.sh computes it.
  */
 function findKubectl(): string | undefined {
-  const c = path.join(ROOT, 'test', 'cluster');
+  const c = path.join(ROOT, 'cluster');
   const files = ['versions.env', 'k8s/go.mod', 'k8s/go.sum', 'etcd/go.mod', 'etcd/go.sum', 'etcd/main.go'].map((f) => path.join(c, f));
   if (files.every((f) => existsSync(f))) {
-    const key = createHash('sha256').update(Buffer.concat(files.map((f) => readFileSync(f)))).digest('hex').slice(0, 16);
+    // build.sh's key covers versions.env up to its "# Tools" line (`sed '/^# Tools$/,$d'`), then the modules.
+    const lines = readFileSync(files[0]!, 'utf8').split('\n');
+    const tools = lines.indexOf('# Tools');
+    const pins = Buffer.from(tools < 0 ? lines.join('\n') : lines.slice(0, tools).map((l) => `${l}\n`).join(''));
+    const key = createHash('sha256').update(Buffer.concat([pins, ...files.slice(1).map((f) => readFileSync(f))])).digest('hex').slice(0, 16);
     const cacheRoot = process.env.ROLLOUT_GUARD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'rollout-guard');
     const pinned = path.join(cacheRoot, key, 'bin', 'kubectl');
     if (isExecutable(pinned)) return pinned;
@@ -216,6 +220,15 @@ async function main(argv: string[]): Promise<number> {
   return opts.story === 'dead-nodes' ? deadNodesStory(opts) : brokenImageStory(opts);
 }
 
+/** The cluster a story runs on, and how to reach it. */
+interface StoryCluster {
+  kubeconfig: string;
+  kubectl: Kubectl;
+  kubectlBin: string;
+  /** The demo started the local control plane (and so stops it again). */
+  startedCluster: boolean;
+}
+
 /** The default story: a broken image stalls the rollout on one node; the guard notices, explains and undoes (or reports) it. */
 async function brokenImageStory(opts: Options): Promise<number> {
   const { ci, color } = outputMode();
@@ -223,115 +236,21 @@ async function brokenImageStory(opts: Options): Promise<number> {
   const ns = opts.namespace;
   const external = opts.kubeconfig !== undefined;
 
-  // --- 1. Cluster and CRDs --------------------------------------------------------------------------
-  let kubeconfig: string;
-  let kubectl: Kubectl;
-  let kubectlBin: string;
-  let startedCluster = false;
-  section(external ? `Using the cluster in ${opts.kubeconfig}` : 'Local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
-  if (opts.kubeconfig) {
-    kubeconfig = opts.kubeconfig;
-    const bin = findKubectl();
-    if (!bin) throw new StoryFailed('no kubectl: install one on PATH, or build the pinned one with `npm run cluster:build`');
-    kubectlBin = bin;
-    kubectl = kubectlRunner(path.dirname(bin), kubeconfig);
-    out(`    kubectl: ${bin}`);
-    const v = await kubectl(['get', 'nodes', '--no-headers'], { allowFail: true });
-    if (v.code !== 0) throw new StoryFailed(`cannot reach the cluster: ${v.stderr.trim()}`);
-    out(`    ${v.stdout.trim().split('\n').length} node(s)`);
-  } else {
-    // Only a hint for the reader; whether the demo started the cluster (and so stops it) is up()'s answer.
-    const before = await clusterStatus();
-    if (!before.components.some((c) => c.alive)) {
-      out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)');
-    }
-    const info = await up({ nodes: LOCAL_NODES.length, log: (l) => out(`    ${l}`) });
-    startedCluster = info.mode !== 'reused';
-    kubeconfig = info.kubeconfig;
-    kubectlBin = path.join(info.binDir, 'kubectl');
-    kubectl = kubectlRunner(info.binDir, kubeconfig);
-  }
-  section('CRDs');
-  out((await kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout.trimEnd().replace(/^/gm, '    '));
-  await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
-
+  const cluster = await connect(opts);
+  const { kubeconfig, kubectl } = cluster;
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   const stateDir = path.join(tmpdir(), 'rollout-guard-demo', ns);
   let op: Operator | undefined;
   let cleaning: Promise<void> | undefined;
-
-  const cleanup = (): Promise<void> =>
-    (cleaning ??= (async () => {
-      if (opts.keep) {
-        op?.detach();
-        if (signal.interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
-        return;
-      }
-      say('\n==> Cleaning up');
-      if (op) {
-        await op.stop();
-        say('    operator stopped');
-      }
-      await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s'], { allowFail: true });
-      say(`    namespace ${ns} deleted`);
-      if (startedCluster) {
-        await down({ log: (l) => say(`    ${l}`) });
-        say('    the local cluster was not running before the demo, so it was stopped again (npm run cluster:up keeps one running)');
-      } else if (!external) {
-        say('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
-      }
-    })());
+  const cleanup = (): Promise<void> => (cleaning ??= cleanUp(opts, cluster, op, signal.interrupted));
   const signal = onInterrupt(cleanup);
 
   let ok = false;
   let reason = '';
   try {
-    // --- 2. Namespace and operator ---------------------------------------------------------------
-    section(`Namespace ${ns} and the operator`);
-    await stopPrevious(path.join(stateDir, 'operator.pid'));
-    await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s']);
-    await kubectl(['create', 'namespace', ns]);
-    op = await Operator.start(kubeconfig, ns, stateDir);
-    out(`    operator running: pid ${op.pid}, watching namespace ${ns}, log ${op.logFile}`);
-
-    // --- 3. DaemonSet and guard ------------------------------------------------------------------
-    section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
-    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin: { key: 'kubernetes.io/hostname', values: LOCAL_NODES } })) });
-    const pinned = external ? [] : LOCAL_NODES;
-    const now = (): number => Date.now();
-    const healthy = await waitFor(
-      async () => {
-        const s = await readSnapshot(client, ns, NAME, pinned, now);
-        return oneGeneration(s) && s.ds && (external || s.ds.desired === LOCAL_NODES.length) ? s : undefined;
-      },
-      { timeoutMs: 120_000, describe: `ds/${NAME} ${external ? 'all' : '3/3'} ready` },
-    );
-    out(`    ds/${NAME}: ${healthy.ds?.ready}/${healthy.ds?.desired} ready`);
-    await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action, TIMINGS)) });
-    out(`    rolloutguard/${NAME}: suspectAfterSeconds ${TIMINGS.suspectAfterSeconds}, progressDeadlineSeconds ${TIMINGS.progressDeadlineSeconds}, onStall.action ${opts.action}`);
-    const baseline = await waitFor(
-      async () => {
-        const s = await readSnapshot(client, ns, NAME, pinned, now);
-        return s.guard?.state === 'Healthy' && s.guard.currentRevision ? s : undefined;
-      },
-      { timeoutMs: 30_000, describe: `rolloutguard/${NAME} Healthy` },
-    );
-    const original = baseline.guard!.currentRevision!;
-    const desired = baseline.ds!.desired;
-    out(`    guard Healthy: ${baseline.guard?.message ?? ''}`);
-
-    // --- 4. The bad rollout ----------------------------------------------------------------------
-    section(`Changing the image to ${opts.brokenImage}`);
-    out(`$ kubectl set image ds/${NAME} ${NAME}=${opts.brokenImage} -n ${ns}`);
-    // Measured from just before the command: detection times are, if anything, over-stated.
-    const t0 = Date.now();
-    await kubectl(['set', 'image', `ds/${NAME}`, `${NAME}=${opts.brokenImage}`], { ns });
-    section(
-      opts.action === 'Undo'
-        ? `Watching: the guard should call it Suspect after ${TIMINGS.suspectAfterSeconds}s and Stalled after ${TIMINGS.progressDeadlineSeconds}s without progress, then undo it`
-        : `Watching: the guard should call it Suspect after ${TIMINGS.suspectAfterSeconds}s and Stalled after ${TIMINGS.progressDeadlineSeconds}s without progress, and only report`,
-    );
-
+    op = await startOperator(kubectl, kubeconfig, ns, stateDir);
+    const { original, desired } = await deployHealthy(kubectl, client, opts);
+    const t0 = await breakRollout(kubectl, opts);
     const record: StoryRecord = {
       action: opts.action,
       ns,
@@ -343,44 +262,10 @@ async function brokenImageStory(opts: Options): Promise<number> {
       empty: [],
       desired,
     };
-    const story = await watch({ client, ns, pinned, t0, opts, record, op, ci, st, original: original.hash });
-    ok = story.ok;
-    reason = story.reason;
-
-    // --- 6. The real kubectl output (5. is the live view, in watch()) -------------------------
-    // The operator records its Events asynchronously; wait briefly for the ones the story is about.
-    const wanted = opts.action === 'Undo' ? ['RolloutStalled', 'UndoComplete'] : ['RolloutStalled'];
-    if (ok) {
-      try {
-        await waitFor(
-          async () => {
-            const r = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], { ns });
-            const have = new Set(r.stdout.split(/\s+/));
-            return wanted.every((w) => have.has(w));
-          },
-          { timeoutMs: 15_000, describe: `Events ${wanted.join(', ')}` },
-        );
-      } catch (e) {
-        ok = false;
-        reason = e instanceof Error ? e.message : String(e);
-      }
-    }
-    section('What kubectl shows now');
-    await show(kubectl, ['get', 'ds', NAME, '-o', 'wide'], ns);
-    await show(kubectl, ['get', 'pods', '-o', 'wide'], ns);
-    await show(kubectl, ['get', 'rg'], ns);
-    await show(kubectl, ['describe', 'rg', NAME], ns);
-    section('Events');
-    await show(kubectl, ['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp'], ns);
-
-    if (!ok) out(`\n--- last lines of the operator log (${op.logFile}) ---\n${await op.tail()}`);
-    section('Summary');
-    out(summary(record));
-    if (record.stalledAt !== undefined) {
-      out('');
-      out(`detection time (Stalled − image change): ${(record.stalledAt / 1000).toFixed(1)} s`);
-      if (opts.action === 'Undo') out(`time to one generation again (from the image change): ${record.oneGenerationAt !== undefined ? `${(record.oneGenerationAt / 1000).toFixed(1)} s` : 'never'}`);
-    }
+    // --- 5. The live view, in watch() ------------------------------------------------------------
+    const story = await watch({ client, ns, pinned: external ? [] : LOCAL_NODES, t0, opts, record, op, ci, st, original: original.hash });
+    ({ ok, reason } = story.ok ? await waitForEvents(kubectl, opts) : story);
+    await showOutcome(kubectl, opts, record, op, ok);
   } catch (e) {
     ok = false;
     reason = e instanceof Error ? e.message : String(e);
@@ -393,25 +278,189 @@ async function brokenImageStory(opts: Options): Promise<number> {
   out(ok ? `demo: OK (${opts.action}): the story completed as expected` : `demo: FAILED (${opts.action}): ${reason}`);
   if (opts.keep) {
     op?.detach();
-    const binDir = path.dirname(kubectlBin);
-    section('Still running (--keep): explore with');
-    out(`    export KUBECONFIG=${kubeconfig}`);
-    out(`    export PATH=${binDir}:$PATH   # the kubectl the demo used`);
-    out(`    kubectl get ds,pods -n ${ns} -o wide`);
-    out(`    kubectl get rg -n ${ns} -o wide`);
-    out(`    kubectl describe rg ${NAME} -n ${ns}`);
-    out(`    kubectl get events -n ${ns} --field-selector involvedObject.name=${NAME}`);
-    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}            # a rollout that completes`);
-    out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}  # another that stalls`);
-    if (op) out(`    tail -f ${op.logFile}  # the operator's log`);
-    out('  stop with');
-    if (op) out(`    kill ${op.pid}  # the operator`);
-    out(`    kubectl delete namespace ${ns}`);
-    if (!external) out('    npm run cluster:down  # the local cluster');
+    printKeepHints(opts, cluster, op);
   } else if (!signal.interrupted) {
     await cleanup();
   }
   return ok ? 0 : 1;
+}
+
+/** 1. The cluster (the one --kubeconfig names, or the local control plane, started if need be) and the CRDs. */
+async function connect(opts: Options): Promise<StoryCluster> {
+  const external = opts.kubeconfig !== undefined;
+  let cluster: StoryCluster;
+  section(external ? `Using the cluster in ${opts.kubeconfig}` : 'Local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
+  if (opts.kubeconfig) {
+    const kubeconfig = opts.kubeconfig;
+    const bin = findKubectl();
+    if (!bin) throw new StoryFailed('no kubectl: install one on PATH, or build the pinned one with `npm run cluster:build`');
+    const kubectl = kubectlRunner(path.dirname(bin), kubeconfig);
+    cluster = { kubeconfig, kubectl, kubectlBin: bin, startedCluster: false };
+    out(`    kubectl: ${bin}`);
+    const v = await kubectl(['get', 'nodes', '--no-headers'], { allowFail: true });
+    if (v.code !== 0) throw new StoryFailed(`cannot reach the cluster: ${v.stderr.trim()}`);
+    out(`    ${v.stdout.trim().split('\n').length} node(s)`);
+  } else {
+    // Only a hint for the reader; whether the demo started the cluster (and so stops it) is up()'s answer.
+    const before = await clusterStatus();
+    if (!before.components.some((c) => c.alive)) {
+      out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)');
+    }
+    const info = await up({ nodes: LOCAL_NODES.length, log: (l) => out(`    ${l}`) });
+    cluster = {
+      kubeconfig: info.kubeconfig,
+      kubectl: kubectlRunner(info.binDir, info.kubeconfig),
+      kubectlBin: path.join(info.binDir, 'kubectl'),
+      startedCluster: info.mode !== 'reused',
+    };
+  }
+  section('CRDs');
+  out((await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout.trimEnd().replace(/^/gm, '    '));
+  await waitForCrdsEstablished(cluster.kubectl, ['rolloutguards.rolloutguard.dev']);
+  return cluster;
+}
+
+/**
+ * The clean-up, once, at the end or on Ctrl-C: with --keep the operator is left running; otherwise it is
+ * stopped, the namespace deleted, and the local cluster stopped if the demo started it.
+ */
+async function cleanUp(opts: Options, cluster: StoryCluster, op: Operator | undefined, interrupted: boolean): Promise<void> {
+  const { kubectl } = cluster;
+  const ns = opts.namespace;
+  if (opts.keep) {
+    op?.detach();
+    if (interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
+    return;
+  }
+  say('\n==> Cleaning up');
+  if (op) {
+    await op.stop();
+    say('    operator stopped');
+  }
+  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s'], { allowFail: true });
+  say(`    namespace ${ns} deleted`);
+  if (cluster.startedCluster) {
+    await down({ log: (l) => say(`    ${l}`) });
+    say('    the local cluster was not running before the demo, so it was stopped again (npm run cluster:up keeps one running)');
+  } else if (opts.kubeconfig === undefined) {
+    say('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
+  }
+}
+
+/** 2. A fresh namespace, and the operator watching it (one a previous --keep run left is stopped first). */
+async function startOperator(kubectl: Kubectl, kubeconfig: string, ns: string, stateDir: string): Promise<Operator> {
+  section(`Namespace ${ns} and the operator`);
+  await stopPrevious(path.join(stateDir, 'operator.pid'));
+  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+  await kubectl(['create', 'namespace', ns]);
+  const op = await Operator.start(kubeconfig, ns, stateDir);
+  out(`    operator running: pid ${op.pid}, watching namespace ${ns}, log ${op.logFile}`);
+  return op;
+}
+
+/** 3. The DaemonSet, all ready, and its RolloutGuard, Healthy: returns the revision it is on and DESIRED. */
+async function deployHealthy(kubectl: Kubectl, client: ApiClient, opts: Options): Promise<{ original: StoryRecord['original']; desired: number }> {
+  const ns = opts.namespace;
+  const external = opts.kubeconfig !== undefined;
+  section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin: { key: 'kubernetes.io/hostname', values: LOCAL_NODES } })) });
+  const pinned = external ? [] : LOCAL_NODES;
+  const now = (): number => Date.now();
+  const healthy = await waitFor(
+    async () => {
+      const s = await readSnapshot(client, ns, NAME, pinned, now);
+      return oneGeneration(s) && s.ds && (external || s.ds.desired === LOCAL_NODES.length) ? s : undefined;
+    },
+    { timeoutMs: 120_000, describe: `ds/${NAME} ${external ? 'all' : '3/3'} ready` },
+  );
+  out(`    ds/${NAME}: ${healthy.ds?.ready}/${healthy.ds?.desired} ready`);
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action, TIMINGS)) });
+  out(`    rolloutguard/${NAME}: suspectAfterSeconds ${TIMINGS.suspectAfterSeconds}, progressDeadlineSeconds ${TIMINGS.progressDeadlineSeconds}, onStall.action ${opts.action}`);
+  const baseline = await waitFor(
+    async () => {
+      const s = await readSnapshot(client, ns, NAME, pinned, now);
+      return s.guard?.state === 'Healthy' && s.guard.currentRevision ? s : undefined;
+    },
+    { timeoutMs: 30_000, describe: `rolloutguard/${NAME} Healthy` },
+  );
+  out(`    guard Healthy: ${baseline.guard?.message ?? ''}`);
+  return { original: baseline.guard!.currentRevision!, desired: baseline.ds!.desired };
+}
+
+/** 4. The bad rollout: the image changed to one that cannot be pulled. Returns the time just before the change. */
+async function breakRollout(kubectl: Kubectl, opts: Options): Promise<number> {
+  const ns = opts.namespace;
+  section(`Changing the image to ${opts.brokenImage}`);
+  out(`$ kubectl set image ds/${NAME} ${NAME}=${opts.brokenImage} -n ${ns}`);
+  // Measured from just before the command: detection times are, if anything, over-stated.
+  const t0 = Date.now();
+  await kubectl(['set', 'image', `ds/${NAME}`, `${NAME}=${opts.brokenImage}`], { ns });
+  section(
+    opts.action === 'Undo'
+      ? `Watching: the guard should call it Suspect after ${TIMINGS.suspectAfterSeconds}s and Stalled after ${TIMINGS.progressDeadlineSeconds}s without progress, then undo it`
+      : `Watching: the guard should call it Suspect after ${TIMINGS.suspectAfterSeconds}s and Stalled after ${TIMINGS.progressDeadlineSeconds}s without progress, and only report`,
+  );
+  return t0;
+}
+
+/** The operator records its Events asynchronously: waits briefly for the ones the story is about. */
+async function waitForEvents(kubectl: Kubectl, opts: Options): Promise<{ ok: boolean; reason: string }> {
+  const wanted = opts.action === 'Undo' ? ['RolloutStalled', 'UndoComplete'] : ['RolloutStalled'];
+  try {
+    await waitFor(
+      async () => {
+        const r = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], { ns: opts.namespace });
+        const have = new Set(r.stdout.split(/\s+/));
+        return wanted.every((w) => have.has(w));
+      },
+      { timeoutMs: 15_000, describe: `Events ${wanted.join(', ')}` },
+    );
+    return { ok: true, reason: '' };
+  } catch (e) {
+    return { ok: false, reason: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** 6. The real kubectl output, the Events and the summary (with the operator's log when the story failed). */
+async function showOutcome(kubectl: Kubectl, opts: Options, record: StoryRecord, op: Operator, ok: boolean): Promise<void> {
+  const ns = opts.namespace;
+  section('What kubectl shows now');
+  await show(kubectl, ['get', 'ds', NAME, '-o', 'wide'], ns);
+  await show(kubectl, ['get', 'pods', '-o', 'wide'], ns);
+  await show(kubectl, ['get', 'rg'], ns);
+  await show(kubectl, ['describe', 'rg', NAME], ns);
+  section('Events');
+  await show(kubectl, ['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp'], ns);
+
+  if (!ok) out(`\n--- last lines of the operator log (${op.logFile}) ---\n${await op.tail()}`);
+  section('Summary');
+  out(summary(record));
+  if (record.stalledAt !== undefined) {
+    out('');
+    out(`detection time (Stalled − image change): ${(record.stalledAt / 1000).toFixed(1)} s`);
+    if (opts.action === 'Undo') out(`time to one generation again (from the image change): ${record.oneGenerationAt !== undefined ? `${(record.oneGenerationAt / 1000).toFixed(1)} s` : 'never'}`);
+  }
+}
+
+/** With --keep: what is left running, and how to explore and stop it. */
+function printKeepHints(opts: Options, cluster: StoryCluster, op: Operator | undefined): void {
+  const ns = opts.namespace;
+  const external = opts.kubeconfig !== undefined;
+  const binDir = path.dirname(cluster.kubectlBin);
+  section('Still running (--keep): explore with');
+  out(`    export KUBECONFIG=${cluster.kubeconfig}`);
+  out(`    export PATH=${binDir}:$PATH   # the kubectl the demo used`);
+  out(`    kubectl get ds,pods -n ${ns} -o wide`);
+  out(`    kubectl get rg -n ${ns} -o wide`);
+  out(`    kubectl describe rg ${NAME} -n ${ns}`);
+  out(`    kubectl get events -n ${ns} --field-selector involvedObject.name=${NAME}`);
+  out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}            # a rollout that completes`);
+  out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}  # another that stalls`);
+  if (op) out(`    tail -f ${op.logFile}  # the operator's log`);
+  out('  stop with');
+  if (op) out(`    kill ${op.pid}  # the operator`);
+  out(`    kubectl delete namespace ${ns}`);
+  if (!external) out('    npm run cluster:down  # the local cluster');
 }
 
 interface WatchArgs {

@@ -3,12 +3,12 @@
  * DaemonSet and RolloutGuard manifests, the operator as a child process, `$ kubectl …` as the user would
  * type it, and the live view that follows a story (a frame redrawn in place, or timestamped CI lines).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor, type Kubectl } from '../test/cluster/controlPlane.js';
+import { waitFor, type Kubectl } from '../cluster/controlPlane.js';
+import { OperatorChild } from '../cluster/operatorProcess.js';
 import { ciLine, fit, fmtElapsed, frame, type Snapshot, type Style } from './view.js';
 
 export const ROOT = findRoot();
@@ -126,86 +126,55 @@ export function rolloutGuard(ns: string, action: 'Undo' | 'Report', timings: Tim
 
 /** The operator as a child process with its log in a file, so that with --keep it outlives the demo. */
 export class Operator {
-  private exitCode: number | null | undefined;
   private constructor(
-    readonly child: ChildProcess,
+    private readonly op: OperatorChild,
     readonly logFile: string,
     readonly pidFile: string,
-  ) {
-    child.on('exit', (code, signal) => (this.exitCode = code ?? (signal ? 128 : 1)));
-  }
+  ) {}
 
   static async start(kubeconfig: string, ns: string, stateDir: string): Promise<Operator> {
     await mkdir(stateDir, { recursive: true });
     const logFile = path.join(stateDir, 'operator.log');
     const pidFile = path.join(stateDir, 'operator.pid');
-    const fd = openSync(logFile, 'w');
-    let child: ChildProcess;
+    let op: OperatorChild;
     try {
-      child = spawn(
-        process.execPath,
-        [
-          path.join(ROOT, 'dist/src/main.js'), 'run', `--namespaces=${ns}`, '--leader-elect=false',
-          // Loopback, on ports the kernel picks: the demo may run beside anything, and the log line says which.
-          '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0',
-          `--kubeconfig=${kubeconfig}`,
-        ],
+      // Loopback, on ports the harness picks: the demo may run beside anything.
+      op = await OperatorChild.start({
+        args: [`--namespaces=${ns}`, '--leader-elect=false', `--kubeconfig=${kubeconfig}`],
+        env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+        output: { file: logFile },
+        timeoutMs: 60_000,
         // Its own process group: a Ctrl-C on the demo reaches the demo, which then decides (--keep or not).
-        { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' } },
-      );
-    } finally {
-      closeSync(fd);
+        detached: true,
+      });
+    } catch (e) {
+      throw new StoryFailed(e instanceof Error ? e.message : String(e));
     }
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    await writeFile(pidFile, `${child.pid}\n`);
-    const op = new Operator(child, logFile, pidFile);
-    const probePort = await waitFor(
-      async () => {
-        if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
-        const line = (await readFile(logFile, 'utf8')).split('\n').find((l) => l.includes('"msg":"starting"'));
-        return line ? (JSON.parse(line) as { probePort?: number }).probePort : undefined;
-      },
-      { timeoutMs: 30_000, describe: 'the operator to log "starting"' },
-    );
-    await waitFor(
-      async () => {
-        if (op.exitCode !== undefined) throw new StoryFailed(`the operator exited with ${op.exitCode}\n${await op.tail()}`);
-        return (await fetch(`http://127.0.0.1:${probePort}/readyz`)).status === 200;
-      },
-      { timeoutMs: 30_000, describe: 'the operator /readyz' },
-    );
-    return op;
+    await writeFile(pidFile, `${op.pid}\n`);
+    return new Operator(op, logFile, pidFile);
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.op.pid;
   }
 
+  /** The exit code once exited (128 when a signal ended it), else undefined. */
   get exited(): number | null | undefined {
-    return this.exitCode;
+    const code = this.op.exitCode;
+    return code === undefined ? undefined : (code ?? (this.op.exitSignal ? 128 : 1));
   }
 
-  async tail(lines = 20): Promise<string> {
-    const text = await readFile(this.logFile, 'utf8').catch(() => '');
-    return text.trimEnd().split('\n').slice(-lines).join('\n');
+  tail(lines = 20): Promise<string> {
+    return this.op.tail(lines);
   }
 
   /** Leaves it running after the demo exits (--keep). */
   detach(): void {
-    this.child.unref();
+    this.op.child.unref();
   }
 
   async stop(): Promise<void> {
-    if (this.exitCode === undefined) {
-      const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await this.op.stop(15_000);
     await rm(this.pidFile, { force: true });
   }
 }

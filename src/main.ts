@@ -24,11 +24,10 @@ import { Metrics } from './runtime/metrics.js';
 import { ExitCode, runCheck } from './check.js';
 import { runGet } from './get.js';
 import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
+import { addedAnnouncements, publish } from './diagnostics.js';
 
 
 async function run(cfg: OperatorConfig): Promise<void> {
-  /** Test-only fault injection points, named in ROLLOUT_GUARD_FAILPOINTS (comma-separated). */
-  const failpoints = new Set((process.env.ROLLOUT_GUARD_FAILPOINTS ?? '').split(',').filter(Boolean));
   // Before anything connects: a missing or broken certificate is a usage error, said once, at start.
   let servingCert: ServingCert | undefined;
   if (cfg.metricsBindAddress && cfg.metricsSecure && cfg.metricsCertDir) servingCert = await loadServingCert(cfg.metricsCertDir);
@@ -79,24 +78,13 @@ async function run(cfg: OperatorConfig): Promise<void> {
       readGuard: (ns, name) => statusWriter.read(ns, name),
       writeStatus: leading(async (g, s) => {
         const written = await statusWriter.write(g, s);
-        // Fault injection for the Events test: die after a transition is written, before its Event is sent.
-        const reason = [...failpoints].find((f) => f.startsWith('exit-before-announcing='))?.split('=')[1];
-        if (written && reason && s.announcements?.some((a) => a.reason === reason && !g.status?.announcements?.some((p) => p.id === a.id))) {
-          log.warn({ reason }, 'failpoint exit-before-announcing: exiting before the Event is sent');
-          log.flush();
-          process.exit(137);
-        }
+        if (written) publish('beforeAnnounce', () => ({ namespace: g.metadata.namespace ?? '', name: g.metadata.name, announcements: addedAnnouncements(g.status?.announcements, s.announcements) }));
         return written;
       }),
       emit: leading((g, t, e) => events.emit(g, t, e)),
       undo: leading(async (req) => {
         const outcome = await undo.undo(req);
-        // Fault injection for the crash-consistency test: die between "patch sent" and "status written".
-        if (outcome.kind === 'Applied' && failpoints.has('exit-after-undo-patch')) {
-          log.warn('failpoint exit-after-undo-patch: exiting before the outcome is recorded');
-          log.flush();
-          process.exit(137);
-        }
+        publish('undoPatched', () => ({ namespace: req.namespace, name: req.name, outcome }));
         return outcome;
       }),
       dryRun: leading((ns, name, rev) => undo.dryRun(ns, name, rev)),

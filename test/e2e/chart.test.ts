@@ -1,6 +1,6 @@
 /**
  * End to end: the Helm chart in charts/rollout-guard, with the pinned helm (built from Go modules by
- * test/cluster/build.sh) and the real API server.
+ * cluster/build.sh) and the real API server.
  *
  * 1. `helm lint --strict` passes with the defaults and with every non-default combination the chart
  *    supports (namespaced, report-only, no-policies, secure metrics, monitoring on, and mixes).
@@ -31,7 +31,7 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { waitForCrdsEstablished } from '../cluster/controlPlane.js';
+import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
 import { binDir, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
 import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
@@ -477,7 +477,7 @@ describe('Helm chart', () => {
       return res;
     }
 
-    /** The tools cache beside the pinned binaries (test/cluster/build.sh: <cache>/<key>/bin and <cache>/tools). */
+    /** The tools cache beside the pinned binaries (cluster/build.sh: <cache>/<key>/bin and <cache>/tools). */
     const toolsDir = (): string => resolve(binDir(), '../../tools');
 
     /** The PodMonitor and PrometheusRule CRDs of the pinned prometheus-operator, fetched once with the go command. */

@@ -23,7 +23,7 @@ import {
 const GOOD = 'registry.example/decoder:1.0';
 const BROKEN = 'registry.example/decoder:1.1-broken';
 const CRASHLOOP = 'registry.example/decoder:1.1-crashloop';
-// Images that start fine and crash later (see the image conventions in test/cluster/stages.yaml).
+// Images that start fine and crash later (see the image conventions in cluster/stages.yaml).
 const CRASHAFTER = 'registry.example/decoder:2-crashafter';
 const OOMAFTER = 'registry.example/decoder:2-oomafter';
 const RESTARTONCE = 'registry.example/decoder:2-restartonce';

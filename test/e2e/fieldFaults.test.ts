@@ -15,7 +15,7 @@ import { writeFile } from 'node:fs/promises';
 import { POOL_LABEL, decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
 import { OperatorProcess, guard } from '../support/operator.js';
 import { GuardReader, type EventItem, type GuardObj } from '../support/guards.js';
-import { PrivateCluster, type KillableNodePool } from '../support/privateCluster.js';
+import { PrivateCluster, type KillableNodePool } from '../../cluster/privateCluster.js';
 
 const GOOD = 'registry.local/decoder:2';
 let pc: PrivateCluster;

@@ -89,7 +89,7 @@ describe('rollout-guard get against the real control plane', () => {
     await apply(decoderDaemonSet({ name: 'decoder', ns, pool: pool.name, image: 'registry.local/decoder:1' }));
     await read.availableOn(ns, 3);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns });
-    // kwok's stages fail the pull of any image named "broken" (test/cluster/stages.yaml).
+    // kwok's stages fail the pull of any image named "broken" (cluster/stages.yaml).
     type Pods = { items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }> }; status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> };
     blocked = await waitFor(async () => {
       const pods = await kubectlJson<Pods>(['get', 'pods', '-l', 'app=decoder'], { ns });

@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { NODE_LIFECYCLE_TIMINGS } from '../cluster/controlPlane.js';
+import { NODE_LIFECYCLE_TIMINGS } from '../../cluster/controlPlane.js';
 import { FatalWaitError, POOL_LABEL, holdsFor, waitFor } from '../support/cluster.js';
 import {
   PrivateCluster,
@@ -25,7 +25,7 @@ import {
   readyCondition,
   type KillableNodePool,
   type PrivateNodePool,
-} from '../support/privateCluster.js';
+} from '../../cluster/privateCluster.js';
 
 interface PodObj {
   metadata: { name: string; deletionTimestamp?: string };

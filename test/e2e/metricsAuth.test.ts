@@ -166,6 +166,9 @@ describe('metrics and probe listeners (end to end)', () => {
       assert.equal(typeof op.metricsPort, 'number', "the 'starting' line names the metrics port");
       metricsPort = op.metricsPort as number;
       assert.notEqual(metricsPort, op.probePort);
+      const started = op.jsonLogs().find((l) => l.msg === 'starting');
+      assert.equal(started?.metricsPort, metricsPort, "the 'starting' line names the metrics port the operator was given");
+      assert.equal(started?.metricsSecure, true);
     });
 
     it('config/rbac-metrics-auth: the operator may create TokenReviews and SubjectAccessReviews, and nothing more from it', async () => {
@@ -218,7 +221,7 @@ describe('metrics and probe listeners (end to end)', () => {
     });
 
     it('/healthz and /readyz answer on the probe port over plain HTTP without credentials; /metrics is not there', async () => {
-      const port = op.probePort!;
+      const port = op.probePort;
       assert.deepEqual(await plainGet(port, '/healthz'), { status: 200, body: 'ok\n' });
       assert.equal((await plainGet(port, '/readyz')).status, 200);
       const m = await plainGet(port, '/metrics');
@@ -241,20 +244,22 @@ describe('metrics and probe listeners (end to end)', () => {
       assert.notEqual(op.metricsPort, op.probePort);
       const started = op.jsonLogs().find((l) => l.msg === 'starting');
       assert.equal(started?.metricsSecure, false);
+      assert.equal(started?.metricsPort, op.metricsPort, 'the metrics port it was given');
+      assert.equal(started?.probePort, op.probePort, 'the probe port it was given');
     });
 
     it('/metrics is served on the metrics port without credentials, and not on the probe port', async () => {
       const m = await plainGet(op.metricsPort as number, '/metrics');
       assert.equal(m.status, 200);
       assert.match(m.body, /^rollout_guard_informer_objects\{/m);
-      const p = await plainGet(op.probePort!, '/metrics');
+      const p = await plainGet(op.probePort, '/metrics');
       assert.equal(p.status, 404);
       assert.doesNotMatch(p.body, /rollout_guard_/);
     });
 
     it('the probes are served on the probe port, and not on the metrics port', async () => {
-      assert.equal((await plainGet(op.probePort!, '/healthz')).status, 200);
-      assert.equal((await plainGet(op.probePort!, '/readyz')).status, 200);
+      assert.equal((await plainGet(op.probePort, '/healthz')).status, 200);
+      assert.equal((await plainGet(op.probePort, '/readyz')).status, 200);
       assert.equal((await plainGet(op.metricsPort as number, '/healthz')).status, 404);
       assert.equal((await plainGet(op.metricsPort as number, '/readyz')).status, 404);
     });

@@ -1,6 +1,6 @@
 /**
  * End to end: the monitoring bundle with real parts. promtool (Debian's prometheus package, from
- * test/cluster/build.sh) checks and unit-tests the alert rules; a real Prometheus scrapes a running
+ * cluster/build.sh) checks and unit-tests the alert rules; a real Prometheus scrapes a running
  * operator, evaluates the same rules, and fires RolloutGuardStalled for the classic stall on the local
  * control plane, labelled with the guard's namespace (not exported_namespace) and the DaemonSet.
  */
@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { parse as parseYaml, stringify } from 'yaml';
-import { freePort } from '../cluster/controlPlane.js';
+import { freePort } from '../../cluster/controlPlane.js';
 import { binDir, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { OperatorProcess, ROOT, apply, guard, installCrds } from '../support/operator.js';
 

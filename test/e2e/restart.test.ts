@@ -83,7 +83,7 @@ describe('operator restarts', { concurrency: true }, () => {
   it('killed between the undo patch and the status write: no second undo after restart', async () => {
     await apply(decoderDaemonSet({ name: 'decoder', ns: nsB, pool: poolB.name, image: 'registry.local/decoder:1' }));
     await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns: nsB });
-    const crashing = await OperatorProcess.start({ namespaces: [nsB], env: { ROLLOUT_GUARD_FAILPOINTS: 'exit-after-undo-patch' } });
+    const crashing = await OperatorProcess.start({ namespaces: [nsB], failpoints: ['exit-after-undo-patch'] });
     procs.push(crashing);
     await apply(guard('decoder', nsB, 'decoder', { suspectAfterSeconds: 2, progressDeadlineSeconds: 5, onStall: { action: 'Undo' } }));
     await waitState(nsB, 'Healthy');
@@ -109,7 +109,7 @@ describe('operator restarts', { concurrency: true }, () => {
   it('killed between the status write and its Event: the next process announces it, once on the guard and once on the DaemonSet', async () => {
     await apply(decoderDaemonSet({ name: 'decoder', ns: nsC, pool: poolC.name, image: 'registry.local/decoder:1' }));
     await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns: nsC });
-    const crashing = await OperatorProcess.start({ namespaces: [nsC], env: { ROLLOUT_GUARD_FAILPOINTS: 'exit-before-announcing=RolloutStalled' } });
+    const crashing = await OperatorProcess.start({ namespaces: [nsC], failpoints: ['exit-before-announcing=RolloutStalled'] });
     procs.push(crashing);
     await apply(guard('decoder', nsC, 'decoder', { suspectAfterSeconds: 2, progressDeadlineSeconds: 5 }));
     await waitState(nsC, 'Healthy');

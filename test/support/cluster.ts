@@ -1,5 +1,5 @@
 /**
- * Test helpers for suites that run against the real local control plane (see test/cluster/).
+ * Test helpers for suites that run against the real local control plane (see cluster/).
  *
  * Test files run in parallel processes against one shared cluster, so every suite works in its own
  * namespace and on its own node pool: DaemonSets select their pool through {@link POOL_LABEL}, and
@@ -10,23 +10,21 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import {
+  POOL_LABEL,
   buildBinaries,
   createNodes,
   kubectlRunner,
+  uniqueName,
   up,
   waitForNodesReady,
   type Kubectl,
   type KubectlOptions,
   type KubectlResult,
   type NodeSpec,
-} from '../cluster/controlPlane.js';
+} from '../../cluster/controlPlane.js';
 
-export { waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../cluster/controlPlane.js';
-
-/** Node label that ties a DaemonSet (via nodeSelector) to one test's node pool. */
-export const POOL_LABEL = 'rollout-guard.dev/pool';
+export { POOL_LABEL, uniqueName, waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../../cluster/controlPlane.js';
 
 /** Env var naming the kubeconfig of an existing cluster to use instead of starting one. */
 export const EXTERNAL_KUBECONFIG_ENV = 'RG_TEST_KUBECONFIG';
@@ -86,11 +84,6 @@ export function kubectl(args: readonly string[], opts: KubectlOptions = {}): Pro
 export async function kubectlJson<T>(args: readonly string[], opts: KubectlOptions = {}): Promise<T> {
   const res = await kubectl([...args, '-o', 'json'], opts);
   return JSON.parse(res.stdout) as T;
-}
-
-/** A name that is unique across parallel test processes, valid as a namespace or node name prefix. */
-export function uniqueName(prefix: string): string {
-  return `${prefix}-${randomBytes(3).toString('hex')}`.toLowerCase().slice(0, 50);
 }
 
 /** Creates a uniquely named namespace; `cleanup` deletes it and waits until it is gone. */
@@ -210,7 +203,7 @@ export interface DecoderDaemonSetOptions {
   /**
    * Mounts configMap volume {@link SETTINGS_VOLUME} (ConfigMap {@link SETTINGS_CONFIGMAP}) into `decoder` at
    * `/etc/decoder`. No test creates that ConfigMap: kwok ignores volumes, and the "mountfail" image marker is what
-   * makes kwok report the kubelet's FailedMount for this volume (see test/cluster/stages.yaml).
+   * makes kwok report the kubelet's FailedMount for this volume (see cluster/stages.yaml).
    */
   settingsVolume?: boolean;
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubectlOptions } from '../cluster/controlPlane.js';
+import type { KubectlOptions } from '../../cluster/controlPlane.js';
 import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectlJson as sharedKubectlJson, uniqueName, waitFor, type DecoderDaemonSetOptions, type NodePool } from './cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from './operator.js';
 

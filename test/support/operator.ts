@@ -1,18 +1,20 @@
 /**
  * Runs the real operator (`node dist/src/main.js run`) as a child process against the test cluster,
  * scoped to one test namespace, and installs the CRDs. End-to-end tests talk to it only the way a user
- * would: through the API server (kubectl), its /metrics endpoint and its probes. Both listeners are
- * bound to loopback on ports the kernel picks; the 'starting' log line says which.
+ * would: through the API server (kubectl), its /metrics endpoint and its probes. The process itself is
+ * {@link OperatorChild}'s: both listeners on loopback ports it picks, ready when /readyz answers 200.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubeconfigPath, kubectl, waitFor } from './cluster.js';
-import { waitForCrdsEstablished } from '../cluster/controlPlane.js';
+import { kubeconfigPath, kubectl } from './cluster.js';
+import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
+import { OperatorChild } from '../../cluster/operatorProcess.js';
+import { FAILPOINTS_ENV, type Failpoint } from './failpoints.js';
 
 /** Repository root (this file is compiled to dist/test/support/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const MAIN = resolve(ROOT, 'dist/src/main.js');
+/** The failpoint subscriber, preloaded with `node --import` when a test asks for a failpoint. */
+const FAILPOINTS_MODULE = resolve(ROOT, 'dist/test/support/failpoints.js');
 
 let crds: Promise<void> | undefined;
 
@@ -39,53 +41,31 @@ export interface OperatorOptions {
   env?: Record<string, string>;
   /** Kubeconfig to run against; default: the shared test cluster's. */
   kubeconfig?: string;
+  /** Points at which the process exits with 137, as a crash there would (see ./failpoints.ts). */
+  failpoints?: Failpoint[];
 }
 
 /** A running operator process. */
 export class OperatorProcess {
-  readonly logs: string[] = [];
-  /** Port of /metrics (null: metrics disabled); undefined until the operator logs 'starting'. */
-  metricsPort: number | null | undefined;
-  /** Port of /healthz and /readyz; undefined until the operator logs 'starting'. */
-  probePort: number | undefined;
-  private exited: Promise<number | null>;
-  private exitCode: number | null | undefined;
+  /** Port of /metrics (null: metrics disabled). */
+  readonly metricsPort: number | null;
+  /** Port of /healthz and /readyz. */
+  readonly probePort: number;
 
-  private constructor(private readonly child: ChildProcess) {
-    let buf = '';
-    const onData = (d: Buffer): void => {
-      buf += d.toString();
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        this.logs.push(line);
-        if (this.probePort === undefined && line.includes('"msg":"starting"')) {
-          try {
-            const started = JSON.parse(line) as { metricsPort?: number | null; probePort?: number };
-            this.metricsPort = started.metricsPort;
-            this.probePort = started.probePort;
-          } catch {
-            // not JSON: ignore
-          }
-        }
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    this.exited = new Promise((res) => child.on('exit', (code) => {
-      this.exitCode = code;
-      res(code);
-    }));
+  private constructor(private readonly op: OperatorChild) {
+    this.metricsPort = op.metricsPort;
+    this.probePort = op.probePort;
+  }
+
+  /** Every line the operator wrote (stdout and stderr). */
+  get logs(): string[] {
+    return this.op.logs;
   }
 
   /** Starts the operator and waits until it serves /readyz (caches synced). */
   static async start(o: OperatorOptions): Promise<OperatorProcess> {
     const args = [
-      MAIN, 'run',
       `--namespaces=${o.namespaces.join(',')}`,
-      '--metrics-bind-address=127.0.0.1:0',
-      '--health-probe-bind-address=127.0.0.1:0',
       `--leader-elect=${o.leaderElect ? 'true' : 'false'}`,
       `--lease-namespace=${o.leaseNamespace ?? o.namespaces[0] ?? 'default'}`,
       `--kubeconfig=${o.kubeconfig ?? kubeconfigPath()}`,
@@ -93,27 +73,18 @@ export class OperatorProcess {
       `--policies=${o.policies ? 'true' : 'false'}`,
       ...(o.extraArgs ?? []),
     ];
-    const child = spawn(process.execPath, args, { env: { ...process.env, LOG_LEVEL: 'debug', ...o.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const op = new OperatorProcess(child);
-    await waitFor(async () => op.exitCode === undefined && op.probePort !== undefined && (await op.get('/readyz')).status === 200, {
-      timeoutMs: 30_000,
-      describe: 'operator ready',
-    }).catch((e: unknown) => {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- operator log ---\n${op.logs.slice(-40).join('\n')}`);
+    const failpoints = o.failpoints ?? [];
+    const op = await OperatorChild.start({
+      args,
+      ...(failpoints.length > 0 ? { nodeArgs: ['--import', FAILPOINTS_MODULE] } : {}),
+      env: { ...process.env, LOG_LEVEL: 'debug', ...o.env, ...(failpoints.length > 0 ? { [FAILPOINTS_ENV]: failpoints.join(',') } : {}) },
     });
-    return op;
+    return new OperatorProcess(op);
   }
 
   /** GET over plain HTTP: /metrics from the metrics port, every other path from the probe port. */
-  async get(path: string): Promise<{ status: number; body: string }> {
-    const port = path.split('?')[0] === '/metrics' ? this.metricsPort : this.probePort;
-    if (port === undefined || port === null) return { status: 0, body: '' };
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`);
-      return { status: res.status, body: await res.text() };
-    } catch {
-      return { status: 0, body: '' };
-    }
+  get(path: string): Promise<{ status: number; body: string }> {
+    return this.op.get(path);
   }
 
   /** Value of a metric sample from /metrics (first line whose name and labels start with `prefix`). */
@@ -135,29 +106,25 @@ export class OperatorProcess {
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.op.pid;
   }
 
   /** SIGTERM and wait for the exit code. */
-  async stop(): Promise<number | null> {
-    if (this.exitCode !== undefined) return this.exitCode;
-    this.child.kill('SIGTERM');
-    return this.exited;
+  stop(): Promise<number | null> {
+    return this.op.stop();
   }
 
   /** SIGKILL: a crash, no chance to clean up. */
-  async kill(): Promise<void> {
-    if (this.exitCode !== undefined) return;
-    this.child.kill('SIGKILL');
-    await this.exited;
+  kill(): Promise<void> {
+    return this.op.kill();
   }
 
   signal(sig: NodeJS.Signals): void {
-    this.child.kill(sig);
+    this.op.signal(sig);
   }
 
   waitExit(): Promise<number | null> {
-    return this.exited;
+    return this.op.exited;
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * `node dist/test/cluster/cli.js up|down|status` — the command-line face of {@link ./controlPlane.ts}
+ * `node dist/cluster/cli.js up|down|status` — the command-line face of {@link ./controlPlane.ts}
  * behind `npm run cluster:up` / `cluster:down`. For fault tests, `stop|start|restart COMPONENT`
  * (`stop --kill` for a SIGKILL) act on one component, or on `kwok-<pool>`, an extra kwok managing only the
  * nodes annotated `kwok.x-k8s.io/node=<pool>` (`start` creates it); `RG_CLUSTER_DIR` and the `RG_*_PORT`
@@ -9,8 +9,8 @@
  */
 import { COMPONENTS, down, parseProcessName, restartComponent, startComponent, status, stopComponent, up, type ProcessName } from './controlPlane.js';
 
-const USAGE = `usage: node dist/test/cluster/cli.js up|down|status
-       node dist/test/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT
+const USAGE = `usage: node dist/cluster/cli.js up|down|status
+       node dist/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT
        (COMPONENT: ${COMPONENTS.join(', ')}, or kwok-<pool> for a kwok managing the nodes annotated kwok.x-k8s.io/node=<pool>)`;
 
 function component(args: string[]): ProcessName | undefined {

@@ -1,7 +1,7 @@
 /**
  * A real, local Kubernetes control plane for integration and end-to-end tests: etcd, kube-apiserver,
  * kube-controller-manager, kube-scheduler and kwok (fake nodes and pod lifecycles), all built from Go
- * modules by `test/cluster/build.sh` and listening on 127.0.0.1.
+ * modules by `cluster/build.sh` and listening on 127.0.0.1.
  *
  * State lives in `<repo>/.cluster/`; the processes are detached so they outlive the command that
  * started them, which lets `npm run cluster:up` hand a running cluster to later test runs.
@@ -159,6 +159,14 @@ export interface NodeSpec {
 /** Annotation selecting the nodes our kwok instance manages (`--manage-nodes-with-annotation-selector`). */
 export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
+/** Node label that ties a DaemonSet (via nodeSelector or affinity) to one node pool of the cluster. */
+export const POOL_LABEL = 'rollout-guard.dev/pool';
+
+/** A name that is unique across parallel test processes, valid as a namespace or node name prefix. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString('hex')}`.toLowerCase().slice(0, 50);
+}
+
 /** The shared cluster's ports; a private cluster offsets each of them. */
 export const DEFAULT_PORTS: Readonly<Ports> = {
   apiserver: 6443,
@@ -246,13 +254,16 @@ export function paths() {
     lock: path.join(dir, 'up.lock'),
     auditPolicy: path.join(dir, 'audit-policy.yaml'),
     auditLog: path.join(dir, 'logs', 'audit.log'),
-    buildScript: path.join(root, 'test', 'cluster', 'build.sh'),
-    stages: path.join(root, 'test', 'cluster', 'stages.yaml'),
+    buildScript: path.join(root, 'cluster', 'build.sh'),
+    stages: path.join(root, 'cluster', 'stages.yaml'),
   };
 }
 
+/** The repository root: the nearest directory above this module with a package.json. */
+export const ROOT = repoRoot();
+
 function repoRoot(): string {
-  // Compiled to dist/test/cluster/ and run from there, so find the root instead of assuming a depth.
+  // Compiled to dist/cluster/ and run from there, so find the root instead of assuming a depth.
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(path.join(dir, 'package.json'))) return dir;

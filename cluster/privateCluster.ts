@@ -1,11 +1,11 @@
 /**
  * A private local control plane for fault tests: the same components as the shared cluster (see
- * test/cluster/), started in their own directory (default `.cluster-faults-<pid>/`) on their own ports
+ * cluster/), started in their own directory (default `.cluster-faults-<pid>/`) on their own ports
  * (the shared cluster's + 100, or + 200, … when those are taken), so a test may stop, restart, pause or
  * compact them without disturbing the suites that run concurrently against the shared cluster, nor
  * another run of the same suite. Directories left by runs that died are stopped and removed on start.
  *
- * Every cluster operation runs `dist/test/cluster/cli.js` in a child process with `RG_CLUSTER_DIR` and
+ * Every cluster operation runs `dist/cluster/cli.js` in a child process with `RG_CLUSTER_DIR` and
  * the `RG_*_PORT` variables set, so nothing in this process ever points the shared helpers elsewhere.
  *
  * Two field faults need more than the shared cluster has: a cluster started with `nodeLifecycle` runs the
@@ -28,12 +28,15 @@ import {
   DEFAULT_PORTS,
   KWOK_NODE_ANNOTATION,
   NODE_LIFECYCLE_ENV,
+  POOL_LABEL,
   PORT_ENV,
+  ROOT,
   binaryOf,
   buildBinaries,
   createNodes,
   kubectlRunner,
   kwokInstanceName,
+  uniqueName,
   waitFor,
   waitForCrdsEstablished,
   waitForNodesReady,
@@ -44,11 +47,9 @@ import {
   type KubectlResult,
   type NodeSpec,
   type Ports,
-} from '../cluster/controlPlane.js';
-import { POOL_LABEL, uniqueName } from './cluster.js';
-import { ROOT } from './operator.js';
+} from './controlPlane.js';
 
-const CLI = path.join(ROOT, 'dist', 'test', 'cluster', 'cli.js');
+const CLI = path.join(ROOT, 'dist', 'cluster', 'cli.js');
 
 /** Options of {@link PrivateCluster.start}. */
 export interface PrivateClusterOptions {
@@ -63,7 +64,7 @@ export interface PrivateClusterOptions {
   audit?: boolean;
   /**
    * Run the controller manager's node-lifecycle, pod-GC and taint-eviction controllers with short timings
-   * (`NODE_LIFECYCLE_TIMINGS` in test/cluster/controlPlane.ts), so a node whose kwok is frozen turns
+   * (`NODE_LIFECYCLE_TIMINGS` in cluster/controlPlane.ts), so a node whose kwok is frozen turns
    * `Ready=Unknown` and is tainted `unreachable` within seconds; see {@link PrivateCluster.createKillableNodePool}.
    */
   nodeLifecycle?: boolean;
