@@ -22,7 +22,7 @@ import { Informer } from './k8s/informer.js';
 import { loadKubeConfig } from './k8s/kubeConfig.js';
 import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from './k8s/apiPaths.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
-import { HASH_LABEL } from './domain/apiNames.js';
+import { DAEMONSET_KIND, HASH_LABEL } from './domain/apiNames.js';
 import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from './domain/objects.js';
 import { GuardPass } from './reconcile/guardPass.js';
 import type { CacheView } from './reconcile/ports.js';
@@ -152,7 +152,7 @@ export const SYNC_TIMEOUT_MS = 30_000;
  */
 export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
   return {
-    targetRef: { kind: 'DaemonSet', name },
+    targetRef: { kind: DAEMONSET_KIND, name },
     suspectAfterSeconds: suspectSeconds,
     progressDeadlineSeconds: deadlineSeconds,
     onStall: { action: 'Report', delaySeconds: 0 },
@@ -196,7 +196,7 @@ export class DaemonSetObserver {
     const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common }, log);
     const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
     const owner = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, 'DaemonSet');
+      const c = controllerOf(o.metadata, DAEMONSET_KIND);
       return c ? [c.uid] : [];
     };
     podInf.addIndex('owner', owner);

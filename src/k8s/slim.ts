@@ -6,7 +6,7 @@
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
 import { createHash } from 'node:crypto';
-import { HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import { DAEMONSET_KIND, HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { Taint } from '../domain/nodeEligibility.js';
 import type { Meta, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
 import type { NodeHealth } from '../domain/types.js';
@@ -41,7 +41,7 @@ function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?:
 export function slimGuard(raw: any): SlimGuard {
   return {
     metadata: meta(raw?.metadata, { labels: true, owners: true }),
-    spec: structuredClone(raw?.spec ?? { targetRef: { kind: 'DaemonSet', name: '' } }),
+    spec: structuredClone(raw?.spec ?? { targetRef: { kind: DAEMONSET_KIND, name: '' } }),
     ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
   };
 }

@@ -21,7 +21,7 @@ import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
 import { controllerRevisionsPath, coreEventsPath, daemonSetsPath, guardsPath, namespacesPath, nodesPath, policiesPath } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
-import { POLICY_LABEL } from '../domain/apiNames.js';
+import { DAEMONSET_KIND, POLICY_LABEL } from '../domain/apiNames.js';
 import { controllerOf, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNamespace, type SlimNode, type SlimPod, type SlimPolicy, type SlimRevision } from '../domain/objects.js';
 import type { CacheView, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
@@ -123,7 +123,7 @@ export class Controller {
 
     this.guards.addIndex(BY_TARGET, (g) => [`${g.metadata.namespace ?? ''}/${g.spec?.targetRef?.name ?? ''}`]);
     const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, 'DaemonSet');
+      const c = controllerOf(o.metadata, DAEMONSET_KIND);
       return c ? [c.uid] : [];
     };
     const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
@@ -230,7 +230,7 @@ export class Controller {
     this.daemonSets.onRelist(() => this.syncPodWatches());
     this.guards.onRelist(() => this.syncPodWatches());
     this.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
-      const c = controllerOf(e.obj.metadata, 'DaemonSet');
+      const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
       if (c) this.enqueueForTarget(e.obj.metadata.namespace, c.name);
     });
     // A refusal or a mount failure explains a node: the guards of its DaemonSet look again.
@@ -241,7 +241,7 @@ export class Controller {
       if (e.type === 'delete') return;
       const ns = e.obj.metadata.namespace ?? '';
       const pod = this.pods.pod(ns, e.obj.involved.name);
-      const c = pod ? controllerOf(pod.metadata, 'DaemonSet') : undefined;
+      const c = pod ? controllerOf(pod.metadata, DAEMONSET_KIND) : undefined;
       if (c) this.enqueueForTarget(ns, c.name);
     });
     this.nodes.onEvent((e) => {
