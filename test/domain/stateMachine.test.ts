@@ -516,6 +516,22 @@ describe('decide: completion', () => {
         assert.equal(cond(d.status, 'Stalled').status, 'False');
       },
     },
+    {
+      name: 'counters complete while the pod cache still shows the last new pod starting: Healthy, and no node listed as blocked',
+      // The DaemonSet status (numberAvailable 3) arrived before the pod's own Ready update did: the pod
+      // cache is one event behind. The verdict "all 3 nodes updated and available" must not list node-3.
+      steps: fromHealthy(stallWorld(), [sec(10), targetObs({ nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])], revisions: [A1, B2], ds: dsAt2() })]),
+      check: (ds) => {
+        assert.equal(ds[1]!.status.blockedNodeCount, 1, 'while it rolls, the starting node is listed');
+        const d = ds[2]!;
+        assert.equal(d.status.state, 'Healthy');
+        assert.deepEqual(reasons(d), ['RolloutComplete']);
+        assert.deepEqual(d.status.blockedNodes, []);
+        assert.equal(d.status.blockedNodeCount, 0);
+        assert.deepEqual(d.status.emptyNodes, []);
+        assert.equal(d.status.emptyNodeCount, 0);
+      },
+    },
   ]);
 });
 
