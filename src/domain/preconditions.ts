@@ -112,14 +112,18 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
   // status pairs the current revision with the template generation it belongs to; until both caches
-  // show a new pair, deciding would mix two templates. Two ways to be half-way:
+  // show a new pair, deciding would mix two templates. Three ways to be half-way:
+  //  - the controller has observed the DaemonSet but no ControllerRevision of it is cached yet (a new
+  //    or recreated DaemonSet): the controller writes the revision before it reports the generation
+  //    observed, so the revision cache is behind, and deciding now would call the DaemonSet healthy
+  //    on no revision at all;
   //  - the template generation moved (the controller has observed it, and it creates the revision in
   //    that same sync) but the revision cache still shows the old one as current: deciding now would,
   //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
   //  - a new revision became current (a template change, or our undo renumbering an old revision) but
   //    the DaemonSet cache still shows the old template generation: its counters describe the old
   //    template and would mark the new revision complete at once.
-  // Both gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
+  // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
   const { ds, currentRevision: cur } = obs;
   const observed = ds.observedGeneration >= ds.generation;
@@ -127,7 +131,8 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
   const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
-  if ((dsBehind || revisionsBehind) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
+  const revisionMissing = observed && cur === undefined;
+  if ((revisionMissing || dsBehind || revisionsBehind) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }
   return undefined;

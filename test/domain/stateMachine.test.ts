@@ -10,7 +10,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide } from '../../src/domain/stateMachine.js';
+import { CACHE_WAIT_LIMIT_MS, decide } from '../../src/domain/stateMachine.js';
 import { recordDryRun, recordUndoOutcome } from '../../src/domain/undo.js';
 import type { DaemonSetView, Decision, GuardStatus, NodeView, Observation, PodView, RevisionView } from '../../src/domain/types.js';
 import {
@@ -533,6 +533,28 @@ describe('decide: completion', () => {
       },
     },
   ]);
+});
+
+describe('decide: a DaemonSet observed before its ControllerRevision is cached (a new or recreated DaemonSet)', () => {
+  // The controller writes the revision before it reports the generation observed: an observed DaemonSet
+  // with no cached revision is the revision cache one event behind, not a DaemonSet without a template.
+  const noRevisionYet = targetObs({ nodes: nodesOn(HASH.A), revisions: [], ds: { generation: 1, observedGeneration: 1 } });
+
+  it('is set aside, writing nothing, until the revision is cached', () => {
+    const d = decide(noRevisionYet, {}, policy(), T0);
+    assert.equal(d.deferred, true);
+    assert.deepEqual(d.status, {});
+    assert.deepEqual(d.events, []);
+    const next = decide(healthyA(), d.status, policy(), T0 + 100);
+    assert.equal(next.status.state, 'Healthy');
+    assert.deepEqual(next.status.currentRevision, { revision: 1, hash: HASH.A });
+  });
+
+  it('is judged as it is once the wait reaches its limit', () => {
+    const d = decide(noRevisionYet, {}, policy(), T0, CACHE_WAIT_LIMIT_MS);
+    assert.equal(d.deferred, undefined);
+    assert.equal(d.status.state, 'Healthy');
+  });
 });
 
 // --- Stale DaemonSet status ------------------------------------------------------------------------
