@@ -91,22 +91,11 @@ export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardS
   }
 
   const status: GuardStatus = { ...base, state, cause, owner: v.owner, message: truncate(message, 2000) };
-  if (t.complete) {
-    // The counters of the observed generation say every node runs an updated, available pod, and the
-    // verdict says so. A pod the pod cache still shows starting is that cache one event behind the
-    // DaemonSet controller's count (the pod's Ready update and the DaemonSet status update arrive on
-    // two watches): listing it would contradict the verdict ("all 3 nodes back", one node blocked).
-    status.blockedNodes = [];
-    status.blockedNodeCount = 0;
-    status.emptyNodes = [];
-    status.emptyNodeCount = 0;
-  } else {
-    // Attribution may name more nodes than the split did (nodes that are down): the counts follow it.
-    status.blockedNodes = failuresFirst(a.blocked).slice(0, STATUS_LIST_CAP);
-    status.blockedNodeCount = Math.max(a.blocked.length, base.blockedNodeCount ?? 0);
-    status.emptyNodes = failuresFirst(a.empty).slice(0, STATUS_LIST_CAP);
-    status.emptyNodeCount = Math.max(a.empty.length, base.emptyNodeCount ?? 0);
-  }
+  // Attribution may name more nodes than the split did (nodes that are down): the counts follow it.
+  status.blockedNodes = failuresFirst(a.blocked).slice(0, STATUS_LIST_CAP);
+  status.blockedNodeCount = Math.max(a.blocked.length, base.blockedNodeCount ?? 0);
+  status.emptyNodes = failuresFirst(a.empty).slice(0, STATUS_LIST_CAP);
+  status.emptyNodeCount = Math.max(a.empty.length, base.emptyNodeCount ?? 0);
   if (t.rollout) status.rollout = t.rollout;
   else delete status.rollout;
   if (t.unobserved) status.unobserved = t.unobserved;

@@ -12,6 +12,7 @@
  */
 import { describeLeft, fmtRev } from './messages.js';
 import { collectFailures } from './evidence.js';
+import { countersSettled, followsRollout } from './podInterest.js';
 import { event, iso, parseTime, sameRevision } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from './split.js';
@@ -147,7 +148,17 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   const cur = obs.currentRevision;
   const observed = ds.observedGeneration >= ds.generation;
   const curRef: RevisionRef | undefined = cur ? { revision: cur.revision, hash: cur.hash } : undefined;
-  const split = obs.podsFromCounters ? splitFromCounters(ds, obs.nodes.filter((n) => n.eligible).length, cur) : computeSplit(obs.nodes, obs.revisions, cur?.hash);
+  // With no rollout followed, settled counters are the DaemonSet controller's word that every node it
+  // targets runs an updated, ready, available pod. Pod and DaemonSet updates arrive on two watches, so
+  // cached pods that say otherwise are one event behind the count (a new pod's Ready update not seen
+  // yet): the split is then the counters', as when the pods are not cached at all (podInterest.ts), and
+  // a DaemonSet is never shown healthy with its nodes not ready. While a rollout is followed, or on the
+  // pass that sees a new revision (one may start here), the pods stay the word: counters can still
+  // describe the previous template for a moment.
+  const sameTemplate = cur !== undefined && (prev.currentRevision === undefined || sameRevision(cur, prev.currentRevision));
+  const fromCounters = obs.podsFromCounters === true || (sameTemplate && countersSettled(ds) && !followsRollout(prev));
+  const countersSplit = (): Split => splitFromCounters(ds, obs.nodes.filter((n) => n.eligible).length, cur);
+  const split = fromCounters ? countersSplit() : computeSplit(obs.nodes, obs.revisions, cur?.hash);
   const t: Tracked = {
     ds,
     split,
@@ -239,5 +250,8 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
     return t;
   }
   t.complete = true;
+  // The verdict "all nodes updated and available" is the counters'; so is the split it reports, or a
+  // pod one event behind them would be listed as blocked under it.
+  if (!fromCounters) t.split = countersSplit();
   return t;
 }

@@ -557,6 +557,46 @@ describe('decide: a DaemonSet observed before its ControllerRevision is cached (
   });
 });
 
+describe('decide: settled counters and a pod cache one event behind them', () => {
+  // The DaemonSet's status (every node updated, ready, available) arrived before node-3's pod's own
+  // Ready update: the pods say node-3 is still starting. With no rollout followed the counters are the
+  // word, as they are when the pods are not cached at all.
+  const podsBehind = targetObs({ nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [notReadyPod(HASH.A)])], revisions: [A1] });
+
+  it('a first sight (a new or recreated DaemonSet) is Healthy with every node ready and none blocked', () => {
+    const d = decide(podsBehind, {}, policy(), T0);
+    assert.equal(d.status.state, 'Healthy');
+    assert.deepEqual(d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]), [[HASH.A, 3, 3]]);
+    assert.deepEqual(d.status.blockedNodes, []);
+    assert.equal(d.status.blockedNodeCount, 0);
+  });
+
+  it('a Healthy guard stays as it was: the lagging pod changes nothing it writes', () => {
+    const healthy = decide(healthyA(), {}, policy(), T0).status;
+    const d = decide(podsBehind, healthy, policy(), T0 + sec(1));
+    assert.deepEqual(d.status, healthy);
+    assert.deepEqual(d.events, []);
+  });
+
+  /** Template B on every node by the counters; node-3's new pod still starting in the pod cache. */
+  const podsBehindB = targetObs({ nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])], revisions: [A1, B2], ds: dsAt2() });
+
+  it('the pass that completes a rollout reports the counters\' split, the basis of its verdict', () => {
+    const d = last(run(fromHealthy(stallWorld(), [sec(10), podsBehindB])));
+    assert.equal(d.status.state, 'Healthy');
+    assert.deepEqual(d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]), [[HASH.B, 3, 3]]);
+    assert.equal(d.status.blockedNodeCount, 0);
+  });
+
+  it('while a rollout is followed and not complete (baking) the pods stay the word: counters may still describe the old template', () => {
+    const d = last(run(fromHealthy(stallWorld(), [sec(10), podsBehindB]), { policy: policy({ bakeSeconds: 600 }) }));
+    assert.equal(d.status.state, 'Progressing');
+    assert.equal(d.status.blockedNodeCount, 1);
+    assert.deepEqual(d.status.blockedNodes?.map((b) => b.node), ['node-3']);
+    assert.equal(d.status.generations?.find((g) => g.hash === HASH.B)?.ready, 2);
+  });
+});
+
 // --- Stale DaemonSet status ------------------------------------------------------------------------
 
 describe('decide: DaemonSet status not yet observed (observedGeneration < generation)', () => {
