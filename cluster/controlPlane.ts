@@ -672,6 +672,8 @@ function componentSpecs(state: State): ComponentSpec[] {
   const saKey = path.join(p.pki, 'sa.key');
   const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
   const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
+  // The controller manager and the scheduler share one client rate (RG_CONTROLLER_QPS).
+  const apiQps = state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : [];
   return [
     {
       name: 'etcd',
@@ -730,7 +732,7 @@ function componentSpecs(state: State): ComponentSpec[] {
         `--service-account-private-key-file=${saKey}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
-        ...(state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : []),
+        ...apiQps,
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
     },
@@ -741,7 +743,7 @@ function componentSpecs(state: State): ComponentSpec[] {
         '--leader-elect=false',
         '--bind-address=127.0.0.1',
         `--secure-port=${ports.scheduler}`,
-        ...(state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : []),
+        ...apiQps,
       ],
       ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,
     },

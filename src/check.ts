@@ -171,19 +171,18 @@ export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds:
 export class DaemonSetObserver {
   /** The collections read; {@link preflight} lists each once before the informers start. */
   readonly paths: { ds: string; pods: string; revs: string; nodes: string };
-  private readonly key: string;
   private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
   private readonly cache: CacheView;
   private readonly guardPass: GuardPass;
 
   constructor(
     client: ApiClient,
-    private readonly namespace: string,
+    namespace: string,
     private readonly name: string,
     log: Logger,
   ) {
-    this.key = `${namespace}/${name}`;
-    this.guardPass = new GuardPass(this.key, namespace);
+    // check judges the DaemonSet as a guard of the same name in its namespace would.
+    this.guardPass = new GuardPass(`${namespace}/${name}`);
     const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
     this.paths = {
       ds: daemonSetsPath(namespace),

@@ -10,6 +10,7 @@
  *     reports the conflict (deterministic, independent of event order);
  *  4. otherwise the policy keeps exactly one generated guard for it.
  */
+import { DAEMONSET_KIND } from './apiNames.js';
 import type { GuardSpecInput, StallAction } from './types.js';
 
 export interface LabelSelectorRequirement {
@@ -133,7 +134,7 @@ export function generatedGuardName(policy: string, daemonSet: string): string {
 
 /** The spec a policy gives its guards; fields the policy leaves out take the CRD defaults. */
 export function guardSpecFor(policy: PolicyView, target: string): GuardSpecInput {
-  const spec: GuardSpecInput = { targetRef: { kind: 'DaemonSet', name: target } };
+  const spec: GuardSpecInput = { targetRef: { kind: DAEMONSET_KIND, name: target } };
   const g = policy.guard ?? {};
   if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
   if (g.progressDeadlineSeconds !== undefined) spec.progressDeadlineSeconds = g.progressDeadlineSeconds;

@@ -25,7 +25,6 @@ export function undoneOn(rec: Readonly<Partial<DaemonSetUndoRecord>> | undefined
   return typeof rec.from === 'string' && !list.includes(rec.from) ? [...list, rec.from] : list;
 }
 
-/** The result of the act step's undo attempt. */
 /** An undo as reconcile asks for it: restore `toRevisionName`'s template on DaemonSet `namespace/name`. */
 export interface UndoRequest {
   namespace: string;
@@ -41,6 +40,7 @@ export interface UndoRequest {
   record?: DaemonSetUndoRecord;
 }
 
+/** The result of the act step's undo attempt. */
 export type UndoOutcome =
   | { kind: 'Applied' }
   | { kind: 'AlreadyAtTarget' }

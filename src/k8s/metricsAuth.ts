@@ -27,7 +27,6 @@ export interface AccessReviewer {
   authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }>;
 }
 
-
 interface TokenReview {
   status?: {
     authenticated?: boolean;

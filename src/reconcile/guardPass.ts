@@ -69,10 +69,13 @@ export class GuardPass {
   private readonly cacheWait = new CacheWait();
   private lastWriteAt: number | undefined;
 
-  constructor(
-    readonly key: string,
-    readonly namespace: string,
-  ) {}
+  /** The guard's namespace, which its DaemonSet shares. */
+  readonly namespace: string;
+
+  /** `key` is the guard's `namespace/name`. */
+  constructor(readonly key: string) {
+    this.namespace = key.slice(0, key.indexOf('/'));
+  }
 
   observe(cache: CacheView, input: PassInput): PassResult {
     const { targetName, prev, policy, now } = input;
@@ -101,11 +104,10 @@ export class GuardPass {
 
   /** How long to hold this decision's status back: > 0 only for a progress-only change inside the interval. */
   private progressHold(prev: Readonly<GuardStatus>, d: Decision, now: number): number {
-    if (d.events.length > 0 || d.action) return 0;
+    if (this.lastWriteAt === undefined || d.events.length > 0 || d.action) return 0;
     const next = d.status;
     if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
     if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
-    if (this.lastWriteAt === undefined) return 0;
     const wait = this.lastWriteAt + PROGRESS_WRITE_INTERVAL_MS - now;
     if (wait <= 0) return 0;
     return mergePatchDiff(prev, next) === undefined ? 0 : wait;
@@ -130,7 +132,7 @@ export class GuardPasses {
   for(key: string): GuardPass {
     let p = this.passes.get(key);
     if (!p) {
-      p = new GuardPass(key, key.slice(0, key.indexOf('/')));
+      p = new GuardPass(key);
       this.passes.set(key, p);
     }
     return p;

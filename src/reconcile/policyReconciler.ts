@@ -85,16 +85,17 @@ export class PolicyReconciler {
     }));
     const cached = this.cache.guards();
     const guards = cached.map(guardView);
+    /** Every cached guard by `namespace/name`: a policy over hundreds of DaemonSets looks each up once. */
+    const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
     const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
 
     const existing = new Map(guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]));
-    const taken = new Map(guards.map((g) => [`${g.namespace}/${g.name}`, g]));
     for (const d of plan.desired) {
       const key = `${d.namespace}/${d.name}`;
       const mine = existing.get(key);
       if (mine) {
         const want = withDefaults(d.spec);
-        const guard = cached.find((x) => x.metadata.namespace === d.namespace && x.metadata.name === d.name);
+        const guard = byKey.get(key);
         if (guard && JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
           log.info({ guard: key }, 'updating generated guard');
           try {
@@ -107,7 +108,7 @@ export class PolicyReconciler {
         }
         continue;
       }
-      if (taken.has(key)) {
+      if (byKey.has(key)) {
         // A guard of that name exists but is not ours: never take it over.
         log.warn({ guard: key }, 'a guard with the generated name exists and is not owned by this policy; skipping');
         continue;
@@ -116,7 +117,7 @@ export class PolicyReconciler {
       await this.create(p, d);
     }
     for (const g of plan.deletions) {
-      const uid = cached.find((x) => x.metadata.namespace === g.namespace && x.metadata.name === g.name)?.metadata.uid;
+      const uid = byKey.get(`${g.namespace}/${g.name}`)?.metadata.uid;
       log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
       await this.ports.deleteGuard(g.namespace, g.name, uid);
     }

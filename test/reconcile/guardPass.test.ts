@@ -48,7 +48,7 @@ function decided(r: PassResult): DecidedPass {
 describe('GuardPass', () => {
   it('ends without deciding while the pods a rollout needs are not listed, and asks for them', () => {
     const wanted: string[] = [];
-    const pass = new GuardPass('ns/g', 'ns');
+    const pass = new GuardPass('ns/g');
     // A status that follows a rollout needs the pods, whatever the counters say.
     const startedAt = new Date(NOW - 5000).toISOString();
     const prev: GuardStatus = { state: 'Progressing', rollout: { toRevision: { hash: 'h2', revision: 2 }, startedAt, lastProgressAt: startedAt, desiredAtStart: 3, progress: { observedGeneration: 1, updated: 1, available: 1, ready: 1, onTarget: 1 } } };
@@ -58,7 +58,7 @@ describe('GuardPass', () => {
   });
 
   it('gives decide the cache wait as an input: set aside, a relist every interval, taken as it is past the limit', () => {
-    const pass = new GuardPass('ns/g', 'ns');
+    const pass = new GuardPass('ns/g');
     // The revision cache shows h2 as current while the DaemonSet cache still shows the template
     // generation h1 belonged to: the DaemonSet cache is behind.
     const prev: GuardStatus = { state: 'Healthy', currentRevision: { hash: 'h1', revision: 1 }, templateGeneration: '1', observedGeneration: 1 };
@@ -77,7 +77,7 @@ describe('GuardPass', () => {
   });
 
   it('holds a progress-only change inside the write interval after a write, never a first write', () => {
-    const pass = new GuardPass('ns/g', 'ns');
+    const pass = new GuardPass('ns/g');
     const cache = world({ desired: 3, nodes: three() });
     const base = decided(pass.observe(cache, { targetName: 'd', prev: {}, policy: POLICY, now: NOW }));
     assert.equal(base.holdMs, 0, 'nothing written yet: nothing to hold');
@@ -98,7 +98,7 @@ describe('GuardPass', () => {
   });
 
   it('keeps naming a node that left until the caller commits the pass that recorded it', () => {
-    const pass = new GuardPass('ns/g', 'ns');
+    const pass = new GuardPass('ns/g');
     const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];
     const left = (r: PassResult) => (r.kind === 'Decided' && r.obs.kind === 'Target' ? r.obs.leftNodes.map((l) => l.node) : []);
     const observe = (desired: number, nodes: SlimNode[], prev: GuardStatus = {}) => pass.observe(world({ desired, nodes }), { targetName: 'd', prev, policy: POLICY, now: NOW });

@@ -11,6 +11,7 @@ import type { PolicyPorts } from '../../src/reconcile/ports.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
 import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';
 import { Metrics } from '../../src/runtime/metrics.js';
+import { waitFor } from '../../cluster/controlPlane.js';
 import { FakeClock } from '../support/fakeClock.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
@@ -68,6 +69,8 @@ describe('Controller: one queue per controller', () => {
   }
 
   const unused = (): Promise<void> => Promise.reject(new Error('not expected in this test'));
+  /** Polling a local fake API: a pass takes milliseconds; the bound only ends a broken run. */
+  const QUICK = { timeoutMs: 5_000, intervalMs: 5 };
 
   it("a policy's failure is logged with the policy's name, never as a guard", async () => {
     const lines: Line[] = [];
@@ -86,8 +89,7 @@ describe('Controller: one queue per controller', () => {
       lines,
       new Metrics(false),
     );
-    for (let i = 0; i < 2500 && !lines.some((l) => l.msg === 'reconcile failed: retrying with backoff'); i++) await new Promise((r) => setTimeout(r, 2));
-    const failed = lines.find((l) => l.msg === 'reconcile failed: retrying with backoff');
+    const failed = await waitFor(() => lines.find((l) => l.msg === 'reconcile failed: retrying with backoff'), { ...QUICK, describe: 'the failure logged' });
     assert.ok(failed, 'the failure is logged');
     assert.equal(failed.policy, 'gpu-agents', 'the key is the bare policy name');
     assert.equal('guard' in failed, false);
@@ -112,12 +114,12 @@ describe('Controller: one queue per controller', () => {
       lines,
       metrics,
     );
-    for (let i = 0; i < 2500 && !policyStarted; i++) await new Promise((r) => setTimeout(r, 2));
+    await waitFor(() => policyStarted, { ...QUICK, describe: 'the policy pass started' });
     assert.ok(policyStarted, 'the policy pass is running');
     const passes = async (): Promise<number> => (await metrics.reconcileDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     const before = await passes();
     c.guardWork.add('team-a/gone');
-    for (let i = 0; i < 2500 && (await passes()) === before; i++) await new Promise((r) => setTimeout(r, 2));
+    await waitFor(async () => (await passes()) > before, { ...QUICK, describe: 'a guard pass while the policy pass hangs' });
     assert.equal(await passes(), before + 1, 'the guard key ran while the policy pass hangs');
     const depth = (await metrics.queueDepth.get()).values.map((v) => v.labels.queue).sort();
     assert.deepEqual(depth, ['guards', 'policies']);
