@@ -555,6 +555,31 @@ describe('decide: a DaemonSet observed before its ControllerRevision is cached (
     assert.equal(d.deferred, undefined);
     assert.equal(d.status.state, 'Healthy');
   });
+
+  // Created a moment ago: the controller has not synced it yet (empty status, no revision, no pod).
+  const notSyncedYet = targetObs({
+    nodes: [node('node-1', []), node('node-2', [])],
+    revisions: [],
+    ds: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
+  });
+
+  it('not yet synced by its controller, it is set aside too: a DaemonSet with no revision and no pod is not called healthy', () => {
+    const d = decide(notSyncedYet, {}, policy(), T0);
+    assert.equal(d.deferred, true);
+    assert.deepEqual(d.status, {});
+    const afterMissing = decide(missingObs(), {}, policy(), T0).status;
+    const recreated = decide(notSyncedYet, afterMissing, policy(), T0 + 100);
+    assert.equal(recreated.deferred, true);
+    assert.deepEqual(recreated.status, afterMissing, 'the guard still says TargetNotFound, not TargetHealthy');
+    assert.deepEqual(recreated.events, []);
+  });
+
+  it('with the controller down past the wait limit, the unobserved DaemonSet is taken as it is and its wait is timed', () => {
+    const d = decide(notSyncedYet, {}, policy(), T0, CACHE_WAIT_LIMIT_MS);
+    assert.equal(d.deferred, undefined);
+    assert.deepEqual(d.status.unobserved, { generation: 1, since: iso(T0) });
+    assert.deepEqual(d.status.generations, []);
+  });
 });
 
 describe('decide: settled counters and a pod cache one event behind them', () => {
