@@ -19,5 +19,7 @@ COPY --from=build /app/dist ./dist
 USER 65532:65532
 ENV NODE_ENV=production
 EXPOSE 8080 8081
-# The distroless entrypoint is already `node`.
-CMD ["dist/src/main.js", "run"]
+# Node and the entry point: the subcommand is the command's only argument, so a Deployment's `args`
+# (`run --metrics-secure …`), which replace CMD and keep ENTRYPOINT, replace only it.
+ENTRYPOINT ["/nodejs/bin/node", "dist/src/main.js"]
+CMD ["run"]

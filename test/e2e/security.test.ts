@@ -29,6 +29,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { DEFAULTS } from '../../src/runtime/config.js';
 import { POOL_LABEL, createNodePool, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
+import { OPERATOR_MAIN } from '../../cluster/operatorProcess.js';
 import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
@@ -607,10 +608,28 @@ describe('security', () => {
       const users = final.lines.filter((l) => /^USER\s/i.test(l));
       assert.deepEqual(users, ['USER 65532:65532'], 'numeric, so the kubelet can verify runAsNonRoot');
       assert.ok(final.lines.includes('ENV NODE_ENV=production'));
-      const cmd = final.lines.find((l) => /^CMD\s/i.test(l));
-      const argv = JSON.parse(cmd!.replace(/^CMD\s+/i, '')) as string[];
-      assert.notEqual(argv[0], 'node', 'the distroless entrypoint already is node');
-      assert.equal(argv[0], 'dist/src/main.js', 'the path tsc emits for src/main.ts (rootDir ., outDir dist)');
+    });
+
+    it("Dockerfile and Deployments: the entrypoint is node and the entry point; a Deployment's args are the subcommand", () => {
+      const final = stages.at(-1)!;
+      const exec = (kw: string): string[] => {
+        const l = final.lines.find((x) => new RegExp(`^${kw}\\s`, 'i').test(x));
+        assert.ok(l, kw);
+        return JSON.parse(l.replace(new RegExp(`^${kw}\\s+`, 'i'), '')) as string[];
+      };
+      const entrypoint = exec('ENTRYPOINT');
+      // Kubernetes `args` replace the image's CMD and keep its ENTRYPOINT: the entry point must be in
+      // the ENTRYPOINT, or `args: [run]` would run `node run`.
+      assert.deepEqual(entrypoint, ['/nodejs/bin/node', 'dist/src/main.js'], 'the path tsc emits for src/main.ts (rootDir ., outDir dist)');
+      assert.equal(OPERATOR_MAIN, resolve(ROOT, entrypoint.at(-1)!));
+      assert.deepEqual(exec('CMD'), ['run']);
+      // The chart's args are checked by the chart suite.
+      type Container = { args?: string[]; command?: unknown };
+      for (const d of [dep, ...rendered.filter((o) => o.kind === 'Deployment')]) {
+        const c = ((d.spec as Obj).template as { spec: { containers: Container[] } }).spec.containers[0]!;
+        assert.equal(c.command, undefined, 'the image entrypoint is kept');
+        assert.equal(c.args?.[0], 'run', 'args start with the subcommand');
+      }
     });
 
     it('.dockerignore keeps local node_modules, dist, tests and cluster state out of the build context', async () => {
