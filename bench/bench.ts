@@ -92,7 +92,7 @@ import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
 import { ROOT } from './operator.js';
 import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
-import { runSize, type Ctx, type SizeParams, type SizeResult } from './scenario.js';
+import { runSize, type Ctx, type MemoryPoint, type SizeParams, type SizeResult } from './scenario.js';
 import { round } from './stats.js';
 
 interface Params {
@@ -215,7 +215,7 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
       met: sizes.every((s) => s.verdict.unexpectedStalls.length === 0 && s.verdict.suspectHealthy.length === 0 && s.verdict.singleFalse.length === 0 && s.verdict.undos === 0),
       measured: falseVerdicts,
     });
-    const idle = sizes.map((s) => `${s.nodes}×${s.daemonsets}: 1 idle guard ${s.podCache.idleOne.podsCached} pods, RSS ${s.podCache.idleOne.rssMiB} MiB, heap ${s.podCache.idleOne.heapMiB} MiB → ${s.daemonsets} idle guards ${s.podCache.idleAll.podsCached} pods, RSS ${s.podCache.idleAll.rssMiB} MiB, heap ${s.podCache.idleAll.heapMiB} MiB`).join('; ');
+    const idle = sizes.map((s) => `${s.nodes}×${s.daemonsets}: 1 idle guard ${s.podCache.idleOne.podsCached} pods, RSS ${s.podCache.idleOne.rssMiB} MiB, heap ${s.podCache.idleOne.heapMiB} MiB → ${s.daemonsets} idle guards ${s.podCache.idleAll.podsCached} pods, RSS ${s.podCache.idleAll.rssMiB} MiB, heap ${s.podCache.idleAll.heapMiB} MiB${breakdownDelta(s.podCache.idleOne, s.podCache.idleAll)}`).join('; ');
     targets.push({
       target: 'steady-state memory flat in the number of idle guarded DaemonSets (no pod cached; RSS within 5 MiB of one idle guard)',
       met: sizes.every((s) => s.podCache.idleAll.podsCached === 0 && s.podCache.idleOne.podsCached === 0 && s.podCache.idleAll.rssMiB - s.podCache.idleOne.rssMiB <= 5),
@@ -430,3 +430,12 @@ main().then(
     process.exitCode = 1;
   },
 );
+
+/** The change in each part of an idle point's RSS (see MemoryPoint.breakdownMiB), for the idle-memory target. */
+function breakdownDelta(a: MemoryPoint, b: MemoryPoint): string {
+  const x = a.breakdownMiB;
+  const y = b.breakdownMiB;
+  if (!x || !y) return '';
+  const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${(y[k] - x[k] >= 0 ? '+' : '')}${(y[k] - x[k]).toFixed(1)}`);
+  return ` (change: ${parts.join(', ')})`;
+}

@@ -194,6 +194,28 @@ export interface MemoryPoint {
   rssMiB: number;
   /** nodejs_heap_size_used_bytes: lowest sample of an idle window, highest of a rollout. */
   heapMiB: number;
+  /**
+   * Where the RSS of an idle point lives (its last sample): the V8 heap reserved in all and per space
+   * (new space is the young generation, which V8 grows under allocation bursts), memory outside the
+   * heap held by JavaScript objects (buffers), and the rest (code, libuv, OpenSSL, malloc arenas).
+   */
+  breakdownMiB?: { heapTotal: number; newSpace: number; oldSpace: number; codeSpace: number; largeObjects: number; external: number; outsideHeap: number };
+}
+
+/** A {@link MemoryPoint.breakdownMiB} from one scrape and the RSS read beside it. */
+function breakdownOf(scrape: Scrape, rss: number): NonNullable<MemoryPoint['breakdownMiB']> {
+  const space = (name: string) => scrape.sum('nodejs_heap_space_size_total_bytes', { space: name });
+  const heapTotal = scrape.sum('nodejs_heap_size_total_bytes');
+  const external = scrape.sum('nodejs_external_memory_bytes');
+  return {
+    heapTotal: mib(heapTotal),
+    newSpace: mib(space('new')),
+    oldSpace: mib(space('old')),
+    codeSpace: mib(space('code')),
+    largeObjects: mib(space('large_object')),
+    external: mib(external),
+    outsideHeap: mib(Math.max(0, rss - heapTotal - external)),
+  };
 }
 
 /** The operator's informers on Warning Events (src/runtime/controller.ts). */
@@ -261,7 +283,7 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; events: Record<string, number> }> = [];
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -274,7 +296,7 @@ class Sampler {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
           const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), events });
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), events, breakdown: breakdownOf(scrape, mem.rss) });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -307,7 +329,9 @@ class Sampler {
   at(from: number, to: number): MemoryPoint {
     const w = this.samples.filter((s) => s.t >= from && s.t <= to);
     const last = w[w.length - 1];
-    return { podsCached: last?.pods ?? 0, rssMiB: mib(last?.rss ?? 0), heapMiB: mib(Math.min(...w.map((s) => s.heap))) };
+    const point: MemoryPoint = { podsCached: last?.pods ?? 0, rssMiB: mib(last?.rss ?? 0), heapMiB: mib(Math.min(...w.map((s) => s.heap))) };
+    if (last) point.breakdownMiB = last.breakdown;
+    return point;
   }
 
   maxEvents(resource: string): number {

@@ -92,6 +92,13 @@ describe('npm run bench -- --smoke', () => {
     const pc = s.podCache;
     assert.equal(pc.idleOne.podsCached, 0, 'one idle guard caches no pod');
     assert.equal(pc.idleAll.podsCached, 0, 'every guard idle: no pod cached');
+    // Each idle point says where its RSS lives: the V8 heap (its spaces within it), external memory, the rest.
+    for (const p of [pc.idleOne, pc.idleAll]) {
+      const b = p.breakdownMiB;
+      assert.ok(b, 'an idle point has its RSS breakdown');
+      assert.ok(b.heapTotal > 0 && b.newSpace > 0 && b.oldSpace > 0 && b.newSpace + b.oldSpace <= b.heapTotal + 0.1, JSON.stringify(b));
+      assert.ok(Math.abs(b.heapTotal + b.external + b.outsideHeap - p.rssMiB) <= 0.3, `heap + external + the rest is the RSS: ${JSON.stringify(b)} vs ${p.rssMiB}`);
+    }
     assert.ok(pc.single.peak.podsCached >= s.nodes && pc.single.peak.podsCached <= 2 * s.nodes, `one DaemonSet rolling cached ${pc.single.peak.podsCached} pods on ${s.nodes} nodes`);
     assert.ok(finite(pc.single.releasedAfterS), 'its pods were released after the rollout');
     assert.ok(pc.fleet.peak.podsCached > pc.single.peak.podsCached, 'all rolling caches more than one rolling');
