@@ -113,10 +113,10 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
   // status pairs the current revision with the template generation it belongs to; until both caches
   // show a new pair, deciding would mix two templates. Three ways to be half-way:
-  //  - no ControllerRevision of the DaemonSet is cached (a new or recreated DaemonSet): either the
-  //    controller has not synced it yet, or it has (it writes the revision before it reports the
-  //    generation observed) and the revision cache is behind. Deciding now would call a DaemonSet with
-  //    no revision and no pod healthy;
+  //  - the controller has observed the DaemonSet but no ControllerRevision of it is cached yet (a new
+  //    or recreated DaemonSet): the controller writes the revision before it reports the generation
+  //    observed, so the revision cache is behind. (A DaemonSet the controller has not synced yet has
+  //    no revision either; that is the control plane's wait, not the caches', and the verdict times it.)
   //  - the template generation moved (the controller has observed it, and it creates the revision in
   //    that same sync) but the revision cache still shows the old one as current: deciding now would,
   //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
@@ -131,7 +131,7 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
   const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
-  const revisionMissing = cur === undefined;
+  const revisionMissing = observed && cur === undefined;
   if ((revisionMissing || dsBehind || revisionsBehind) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }

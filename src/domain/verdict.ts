@@ -36,6 +36,12 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
   const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'Failed' || prev.state === 'RollingBack';
   const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
+  // A DaemonSet its controller has never synced (just created, or created while the controller is
+  // down) has no revision and no pod: nothing runs yet, so it is being placed, not healthy.
+  if (!t.observed && !curRef) {
+    v.state = 'Progressing';
+    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): no revision and no pod yet`;
+  }
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
   if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
 

@@ -535,9 +535,10 @@ describe('decide: completion', () => {
   ]);
 });
 
-describe('decide: a DaemonSet observed before its ControllerRevision is cached (a new or recreated DaemonSet)', () => {
+describe('decide: a new or recreated DaemonSet with no ControllerRevision cached', () => {
   // The controller writes the revision before it reports the generation observed: an observed DaemonSet
   // with no cached revision is the revision cache one event behind, not a DaemonSet without a template.
+  // Not observed, it is a DaemonSet the controller has not synced yet.
   const noRevisionYet = targetObs({ nodes: nodesOn(HASH.A), revisions: [], ds: { generation: 1, observedGeneration: 1 } });
 
   it('is set aside, writing nothing, until the revision is cached', () => {
@@ -563,22 +564,31 @@ describe('decide: a DaemonSet observed before its ControllerRevision is cached (
     ds: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
   });
 
-  it('not yet synced by its controller, it is set aside too: a DaemonSet with no revision and no pod is not called healthy', () => {
+  it('not yet synced by its controller, it is judged at once and is not called healthy: nothing runs yet', () => {
     const d = decide(notSyncedYet, {}, policy(), T0);
-    assert.equal(d.deferred, true);
-    assert.deepEqual(d.status, {});
+    assert.equal(d.deferred, undefined, "the control plane's wait, not the caches': it is not set aside");
+    assert.equal(d.status.state, 'Progressing');
+    assert.match(d.status.message!, /^Waiting for the DaemonSet controller to sync DaemonSet \S+ \(generation 1\): no revision and no pod yet/);
+    assert.deepEqual(d.status.generations, []);
     const afterMissing = decide(missingObs(), {}, policy(), T0).status;
     const recreated = decide(notSyncedYet, afterMissing, policy(), T0 + 100);
-    assert.equal(recreated.deferred, true);
-    assert.deepEqual(recreated.status, afterMissing, 'the guard still says TargetNotFound, not TargetHealthy');
-    assert.deepEqual(recreated.events, []);
+    const ready = recreated.status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.notEqual(ready?.reason, 'TargetHealthy', 'the recreated target is not called healthy before its controller syncs it');
+    assert.deepEqual(recreated.events.map((e) => e.reason), ['TargetFound']);
   });
 
-  it('with the controller down past the wait limit, the unobserved DaemonSet is taken as it is and its wait is timed', () => {
-    const d = decide(notSyncedYet, {}, policy(), T0, CACHE_WAIT_LIMIT_MS);
-    assert.equal(d.deferred, undefined);
-    assert.deepEqual(d.status.unobserved, { generation: 1, since: iso(T0) });
-    assert.deepEqual(d.status.generations, []);
+  it("with the controller down, the unsynced DaemonSet's wait is timed from first sight: Suspect, then Stalled ControllerNotObserving, never undone", () => {
+    const first = decide(notSyncedYet, {}, policy(), T0);
+    assert.deepEqual(first.status.unobserved, { generation: 1, since: iso(T0) });
+    const p = policy({ onStall: { action: 'Undo', delaySeconds: 0 } });
+    const suspect = decide(notSyncedYet, first.status, p, T0 + p.spec.suspectAfterSeconds * 1000);
+    assert.equal(suspect.status.state, 'Suspect');
+    assert.equal(suspect.status.cause, 'ControllerNotObserving');
+    const stalled = decide(notSyncedYet, suspect.status, p, T0 + p.spec.progressDeadlineSeconds * 1000);
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.owner, 'ControlPlane');
+    assert.equal(stalled.action, undefined);
   });
 });
 
