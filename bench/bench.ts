@@ -265,6 +265,15 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
   return { targets, notes };
 }
 
+/** The change in each part of an idle point's RSS (see MemoryPoint.breakdownMiB), for the idle-memory target. */
+function breakdownDelta(a: MemoryPoint, b: MemoryPoint): string {
+  const x = a.breakdownMiB;
+  const y = b.breakdownMiB;
+  if (!x || !y) return '';
+  const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${(y[k] - x[k] >= 0 ? '+' : '')}${(y[k] - x[k]).toFixed(1)}`);
+  return ` (change: ${parts.join(', ')})`;
+}
+
 /**
  * Containment: at every size the crashing revision must end RolledBack with every node on the original
  * revision (else the target is missed); that the undo came before the revision ran on every node is the
@@ -430,12 +439,3 @@ main().then(
     process.exitCode = 1;
   },
 );
-
-/** The change in each part of an idle point's RSS (see MemoryPoint.breakdownMiB), for the idle-memory target. */
-function breakdownDelta(a: MemoryPoint, b: MemoryPoint): string {
-  const x = a.breakdownMiB;
-  const y = b.breakdownMiB;
-  if (!x || !y) return '';
-  const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${(y[k] - x[k] >= 0 ? '+' : '')}${(y[k] - x[k]).toFixed(1)}`);
-  return ` (change: ${parts.join(', ')})`;
-}
