@@ -98,11 +98,14 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   if (t.curRef) base.currentRevision = { ...t.curRef };
   // The pair (revision, template generation) moves together. Before the controller observes a new
   // template there is no revision for it yet: keep the old pair, or the revision's arrival would look
-  // like a DaemonSet cache behind.
+  // like a DaemonSet cache behind. A guard with no pair yet does not know which template generation an
+  // unobserved DaemonSet's current revision belongs to (a guard created right after a template change
+  // or an undo), so it records none until the controller observes one.
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
   const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision);
-  if (templateMoved && !revisionMoved && !t.observed) base.templateGeneration = prev.templateGeneration;
-  else if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+  const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
+  if (keepPair && prev.templateGeneration !== undefined) base.templateGeneration = prev.templateGeneration;
+  else if (!keepPair && ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
   else delete base.templateGeneration;
   const events: PlannedEvent[] = [];
   if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {

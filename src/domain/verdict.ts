@@ -36,11 +36,19 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
   const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'Failed' || prev.state === 'RollingBack';
   const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
-  // A DaemonSet its controller has never synced (just created, or created while the controller is
-  // down) has no revision and no pod: nothing runs yet, so it is being placed, not healthy.
   if (!t.observed && !curRef) {
+    // A DaemonSet its controller has never synced (just created, or created while the controller is
+    // down) has no revision and no pod: nothing runs yet, so it is being placed, not healthy.
     v.state = 'Progressing';
     v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): no revision and no pod yet`;
+  } else if (!t.observed && (ds.updated < ds.desired || ds.available < ds.desired)) {
+    // A spec change the controller has not observed yet, while the generation it last observed is not
+    // on every node (a guard created, or recreated, right after a template change or an undo of a stuck
+    // rollout). The counters describe that generation and say some node lacks an updated, available
+    // pod. No rollout is tracked yet (one starts only from observed counters), so the guard shows the
+    // wait for the controller rather than health, and names the revision it last saw rolling.
+    v.state = 'Progressing';
+    v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration}); at generation ${ds.observedGeneration}, ${ds.updated}/${ds.desired} nodes were updated to ${fmtRev(curRef)} and ${ds.available}/${ds.desired} available`;
   }
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
   if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';

@@ -592,6 +592,56 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
   });
 });
 
+describe('decide: a guard created between an undo of a stuck rollout and its controller observing the undo', () => {
+  // The guard was deleted mid-rollback and created again at once: the undo's template (generation 3)
+  // is not observed yet, so the highest revision cached is still the broken one (B, revision 2) and the
+  // counters are generation 2's, with node-3 waiting on B's image. Nothing is tracked for a new guard.
+  const record = { from: HASH.B, to: HASH.A, at: iso(T0), guard: 'default/decoder' };
+  const undoAt3 = { generation: 3, templateGeneration: '3', images: [`registry.example/decoder:${HASH.A}`], undoRecord: record };
+  const undoneNotObserved = stallWorld(undefined, { ...undoAt3, observedGeneration: 2 });
+  const A3 = rev(HASH.A, 3);
+  const rollingBack = targetObs({
+    nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [notReadyPod(HASH.A)])],
+    revisions: [A3, B2],
+    ds: { ...undoAt3, observedGeneration: 3, desired: 3, current: 3, updated: 3, ready: 2, available: 2 },
+  });
+  const restored = targetObs({ nodes: nodesOn(HASH.A), revisions: [A3, B2], ds: { ...undoAt3, observedGeneration: 3 } });
+  const ds = run(
+    [
+      { obs: undoneNotObserved, at: T1 },
+      { obs: rollingBack, at: T1 + sec(1) },
+      { obs: restored, at: T1 + sec(5) },
+    ],
+    { policy: UNDO, initial: {} },
+  );
+  const [first, back, done] = ds as [Decision, Decision, Decision];
+
+  it('is not called healthy on the broken revision: it waits on the controller and says what the last observed generation showed', () => {
+    assert.equal(first.status.state, 'Progressing');
+    assert.match(first.status.message!, /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/);
+    const ready = first.status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.notEqual(ready?.reason, 'TargetHealthy');
+    assert.deepEqual(first.status.unobserved, { generation: 3, since: iso(T1) });
+    assert.equal(first.action, undefined);
+  });
+
+  it('once observed it follows the rollback and settles on the restored revision; nothing is undone', () => {
+    assert.equal(back.status.rollout?.rollback, true);
+    assert.deepEqual(back.status.currentRevision, { revision: 3, hash: HASH.A });
+    assert.notEqual(back.status.state, 'Healthy');
+    assert.ok(done.status.state === 'Healthy' || done.status.state === 'RolledBack', done.status.state);
+    assert.deepEqual(done.status.currentRevision, { revision: 3, hash: HASH.A });
+    assert.deepEqual(ds.map((d) => d.action), [undefined, undefined, undefined]);
+  });
+
+  it('a new guard on an unobserved spec change whose last observed generation is on every node is Healthy, as before', () => {
+    const d = decide(healthyA({ generation: 2, observedGeneration: 1 }), {}, UNDO, T1);
+    assert.equal(d.status.state, 'Healthy');
+    assert.equal(d.status.message, 'Waiting for the DaemonSet controller to observe generation 2');
+  });
+});
+
 describe('decide: settled counters and a pod cache one event behind them', () => {
   // The DaemonSet's status (every node updated, ready, available) arrived before node-3's pod's own
   // Ready update: the pods say node-3 is still starting. With no rollout followed the counters are the

@@ -8,6 +8,9 @@
  *   named as the fault. Thawed, the rollout completes.
  * - The controller-manager paused across a template change: Stalled with ControllerNotObserving after
  *   the deadline, no undo. Resumed, the rollout proceeds and the guard follows.
+ * - A guard created while the controller-manager has not yet observed an undo of a stuck rollout (as
+ *   when a guard is deleted and recreated mid-rollback): the broken revision is still the newest one,
+ *   the counters are the stuck generation's. The guard waits on the controller, never Healthy.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -115,5 +118,43 @@ describe('field faults on a private control plane: no undo when the revision is 
     const reasons = (await events(ns, 'RolloutGuard')).map((e) => e.reason);
     for (const r of ['RolloutStarted', 'RolloutComplete']) assert.ok(reasons.includes(r), `${r}: ${reasons.join(', ')}`);
     assert.ok(!reasons.includes('UndoStarted'));
+  });
+
+  it('a guard created before the controller-manager observes an undo of a stuck rollout: Progressing, never Healthy on the broken revision; resumed, it settles on the restored one', async () => {
+    const pool = await pc.createNodePool('ff-fresh', 3);
+    const ds = decoderDaemonSet({ name: 'decoder', ns: '', pool: pool.name, image: 'registry.local/decoder:1' });
+    const ns = await pc.createNamespace('ff-fresh');
+    await pc.apply({ ...ds, metadata: { ...(ds.metadata as object), namespace: ns } });
+    await read.availableOn(ns, 3);
+    const op = await OperatorProcess.start({ namespaces: [ns], kubeconfig: pc.kubeconfig });
+    procs.push(op);
+    await pc.kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns });
+    // Stuck: one node's old pod is gone and its new pod cannot pull its image (UP-TO-DATE 1, AVAILABLE 2).
+    await waitFor(
+      async () => {
+        const st = (await pc.kubectlJson<{ status: { observedGeneration?: number; updatedNumberScheduled?: number; numberAvailable?: number } }>(['get', 'ds', 'decoder'], { ns })).status;
+        return st.observedGeneration === 2 && st.updatedNumberScheduled === 1 && st.numberAvailable === 2;
+      },
+      { timeoutMs: 60_000, describe: 'the rollout of the broken image stuck on one node' },
+    );
+    pc.signalComponent('kube-controller-manager', 'SIGSTOP');
+    let resumed = false;
+    try {
+      await pc.kubectl(['rollout', 'undo', 'ds/decoder'], { ns });
+      await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 60, progressDeadlineSeconds: 120, onStall: { action: 'Undo' } }));
+      const g = await waitGuard(ns, (x) => x.status?.state !== undefined, 'a first verdict', op, 30_000);
+      assert.equal(g.status?.state, 'Progressing');
+      assert.match(g.status?.message ?? '', /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/);
+      assert.equal(g.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+      await holdsFor(async () => (await getGuard(ns)).status?.state === 'Progressing', { durationMs: 3_000, describe: 'the guard keeps waiting on the paused controller' });
+      pc.signalComponent('kube-controller-manager', 'SIGCONT');
+      resumed = true;
+    } finally {
+      if (!resumed) pc.signalComponent('kube-controller-manager', 'SIGCONT');
+    }
+    const done = await waitGuard(ns, (x) => (x.status?.state === 'Healthy' || x.status?.state === 'RolledBack') && x.status.currentRevision?.revision === 3, 'settled on the restored revision 3', op, 120_000);
+    assert.equal(done.status?.lastUndo, undefined, 'the person undid it, not the guard');
+    assert.equal(await image(ns), 'registry.local/decoder:1');
+    assert.ok(!(await events(ns, 'DaemonSet')).some((e) => e.reason === 'UndoStarted'));
   });
 });
