@@ -46,6 +46,8 @@ export interface SlimDaemonSet {
     minReadySeconds: number;
     placement: { nodeSelector?: Record<string, string>; nodeSelectorTerms?: NodeSelectorTerm[]; tolerations?: Toleration[] };
     images: string[];
+    /** A digest of spec.template, to tell which ControllerRevision stores the live template. */
+    templateDigest?: string;
   };
   status: {
     observedGeneration: number;
@@ -83,6 +85,8 @@ export interface SlimRevision {
   revision: number;
   /** Pod volume name → digest of its source, from the revision's template (not the template itself). */
   volumes?: Record<string, string>;
+  /** A digest of the template the revision stores, comparable with SlimDaemonSet.spec.templateDigest. */
+  templateDigest?: string;
 }
 
 /** A Warning Event, slimmed to what explains a blocked node. */

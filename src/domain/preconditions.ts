@@ -112,7 +112,7 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
   // status pairs the current revision with the template generation it belongs to; until both caches
-  // show a new pair, deciding would mix two templates. Three ways to be half-way:
+  // show a new pair, deciding would mix two templates. Four ways to be half-way:
   //  - the controller has observed the DaemonSet but no ControllerRevision of it is cached yet (a new
   //    or recreated DaemonSet): the controller writes the revision before it reports the generation
   //    observed, so the revision cache is behind. (A DaemonSet the controller has not synced yet has
@@ -122,7 +122,12 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
   //  - a new revision became current (a template change, or our undo renumbering an old revision) but
   //    the DaemonSet cache still shows the old template generation: its counters describe the old
-  //    template and would mark the new revision complete at once.
+  //    template and would mark the new revision complete at once;
+  //  - the DaemonSet is observed but the newest cached revision stores another template than the live
+  //    one (their digests differ): the controller matches or writes the live template's revision before
+  //    it reports the generation observed, so one of the caches is behind. Unlike the two above this
+  //    needs no earlier status: a guard created at that moment (say, right after an undo) would
+  //    otherwise take the revision the change replaced for the current one.
   // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
   const { ds, currentRevision: cur } = obs;
@@ -132,7 +137,8 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
   const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
   const revisionMissing = observed && cur === undefined;
-  if ((revisionMissing || dsBehind || revisionsBehind) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
+  const templatesDiffer = observed && cur?.templateDigest !== undefined && ds.templateDigest !== undefined && cur.templateDigest !== ds.templateDigest;
+  if ((revisionMissing || dsBehind || revisionsBehind || templatesDiffer) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }
   return undefined;

@@ -334,6 +334,8 @@ export interface RevisionView {
   revision: number;
   /** Each pod volume's name with a digest of its source, to tell a volume the revision added or changed. */
   volumes?: Record<string, string>;
+  /** A digest of the template the revision stores (see DaemonSetView.templateDigest). */
+  templateDigest?: string;
 }
 
 /** The latest Warning Event about an object, as the controller or the kubelet stated it. */
@@ -361,6 +363,12 @@ export interface DaemonSetView {
   misscheduled: number;
   /** Template generation annotation; changes exactly when the pod template changes. */
   templateGeneration?: string;
+  /**
+   * A digest of the live pod template. Once the controller has observed the DaemonSet, the newest
+   * ControllerRevision stores this template (it matches or writes that revision before it reports the
+   * generation observed); a newest cached revision with another digest is the revision cache behind.
+   */
+  templateDigest?: string;
   undoOptOut: boolean;
   images: string[];
   /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */

@@ -139,5 +139,14 @@ function normalise(v: unknown): Json {
 export function templateMatchesRevision(liveTemplate: unknown, revisionData: unknown): boolean {
   const stored = (revisionData as { spec?: { template?: unknown } } | undefined)?.spec?.template;
   if (stored === undefined) return false;
-  return JSON.stringify(normalise(liveTemplate)) === JSON.stringify(normalise(stored));
+  return canonicalTemplate(liveTemplate) === canonicalTemplate(stored);
+}
+
+/**
+ * A pod template as canonical JSON (keys sorted, the revision's `$patch` marker and a null
+ * `creationTimestamp` left out): a DaemonSet's live template and the template a ControllerRevision
+ * stores for it give the same text exactly when the DaemonSet controller would match them.
+ */
+export function canonicalTemplate(template: unknown): string {
+  return JSON.stringify(normalise(template));
 }

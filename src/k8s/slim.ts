@@ -10,6 +10,7 @@ import { DAEMONSET_KIND, HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNO
 import type { Taint } from '../domain/nodeEligibility.js';
 import type { Meta, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
 import type { NodeHealth } from '../domain/types.js';
+import { canonicalTemplate } from '../domain/undo.js';
 
 export type { Meta, OwnerRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
 
@@ -38,6 +39,14 @@ function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?:
 }
 
 /** Guards are few and small: keep them whole (the status is what decide starts from). */
+/**
+ * The same digest for a DaemonSet's live template and for the template its ControllerRevision stores
+ * (kept instead of either template: 16 hex characters per object).
+ */
+function templateDigest(template: unknown): string {
+  return createHash('sha256').update(canonicalTemplate(template)).digest('hex').slice(0, 16);
+}
+
 export function slimGuard(raw: any): SlimGuard {
   return {
     metadata: meta(raw?.metadata, { labels: true, owners: true }),
@@ -68,6 +77,7 @@ export function slimDaemonSet(raw: any): SlimDaemonSet {
         ...(tpl.tolerations ? { tolerations: structuredClone(tpl.tolerations) } : {}),
       },
       images: (tpl.containers ?? []).map((c: any) => String(c?.image ?? '')),
+      ...(raw?.spec?.template ? { templateDigest: templateDigest(raw.spec.template) } : {}),
     },
     status: {
       observedGeneration: s.observedGeneration ?? 0,
@@ -155,6 +165,8 @@ export function slimRevision(raw: any): SlimRevision {
     // changed that volume; the template itself is not kept.
     out.volumes = Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 12)]));
   }
+  const template = raw?.data?.spec?.template;
+  if (template) out.templateDigest = templateDigest(template);
   return out;
 }
 

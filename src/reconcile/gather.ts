@@ -203,6 +203,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   };
   const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   if (tg !== undefined) view.templateGeneration = tg;
+  if (ds.spec.templateDigest !== undefined) view.templateDigest = ds.spec.templateDigest;
   const owner = ds.metadata.ownerReferences?.find((o) => o.controller);
   if (owner) view.owner = { kind: owner.kind, name: owner.name };
   const rec = undoRecord(ds.metadata.annotations?.[UNDO_RECORD_ANNOTATION]);
@@ -212,7 +213,13 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
 
   const revisions: RevisionView[] = cache
     .revisionsOwnedBy(uid)
-    .map((r) => ({ name: r.metadata.name, hash: r.hash, revision: r.revision, ...(r.volumes ? { volumes: { ...r.volumes } } : {}) }))
+    .map((r) => ({
+      name: r.metadata.name,
+      hash: r.hash,
+      revision: r.revision,
+      ...(r.volumes ? { volumes: { ...r.volumes } } : {}),
+      ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
+    }))
     .sort((a, b) => b.revision - a.revision);
   // The revision matching the live template always holds the highest number (constructHistory).
   const currentRevision = revisions[0];

@@ -635,6 +635,25 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
     assert.deepEqual(ds.map((d) => d.action), [undefined, undefined, undefined]);
   });
 
+  // Observed this time, but the restored revision's renumbering (A: 1 → 3) is not cached yet: the newest
+  // cached revision is B, whose stored template is not the live one. Without the digests a new guard has
+  // no earlier pair to tell this by, and the counters (every node updated) would make B look complete.
+  const withDigest = (r: RevisionView, digest: string): RevisionView => ({ ...r, templateDigest: digest });
+  const staleRevisions = targetObs({ nodes: nodesOn(HASH.A), revisions: [withDigest(A1, 'tplA'), withDigest(B2, 'tplB')], ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' } });
+  const caughtUp = targetObs({ nodes: nodesOn(HASH.A), revisions: [withDigest(A3, 'tplA'), withDigest(B2, 'tplB')], ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' } });
+
+  it('observed, with the newest cached revision storing another template than the live one: set aside, never Healthy on it', () => {
+    const d = decide(staleRevisions, {}, UNDO, T1);
+    assert.equal(d.deferred, true);
+    assert.deepEqual(d.status, {});
+    const next = decide(caughtUp, d.status, UNDO, T1 + 100);
+    assert.equal(next.deferred, undefined);
+    assert.deepEqual(next.status.currentRevision, { revision: 3, hash: HASH.A });
+    assert.ok(next.status.state === 'Healthy' || next.status.state === 'RolledBack', next.status.state);
+    const atLimit = decide(staleRevisions, {}, UNDO, T1, CACHE_WAIT_LIMIT_MS);
+    assert.equal(atLimit.deferred, undefined, 'a disagreement that never resolves cannot freeze the guard');
+  });
+
   it('a new guard on an unobserved spec change whose last observed generation is on every node is Healthy, as before', () => {
     const d = decide(healthyA({ generation: 2, observedGeneration: 1 }), {}, UNDO, T1);
     assert.equal(d.status.state, 'Healthy');

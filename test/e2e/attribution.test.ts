@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { decoderDaemonSet, holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
 import { GuardSuite, type EventItem, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
+import { slimDaemonSet, slimRevision } from '../../src/k8s/slim.js';
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 5, onStall: { action: 'Undo' } };
 const SCENARIOS = ['minready', 'taint', 'twoguards', 'owned', 'recreate', 'crashloop'] as const;
@@ -127,5 +128,14 @@ describe('attribution end to end: undo only a broken revision', { concurrency: t
     const stalled = evs.find((e) => e.reason === 'RolloutStalled');
     assert.match(stalled?.message ?? stalled?.note ?? '', /the revision is at fault/);
     assert.equal(evs.filter((e) => e.reason === 'UndoStarted').length, 1);
+    // The guard tells the current revision from a stale cache by the template digest: on the live
+    // objects, the restored (renumbered, newest) revision stores exactly the DaemonSet's template, and
+    // the broken one does not.
+    const ds = slimDaemonSet(await kubectlJson(['get', 'ds', 'decoder'], { ns: n }));
+    const revs = (await kubectlJson<{ items: unknown[] }>(['get', 'controllerrevisions'], { ns: n })).items.map(slimRevision).sort((a, b) => b.revision - a.revision);
+    assert.deepEqual(revs.map((r) => r.revision), [3, 2]);
+    assert.match(ds.spec.templateDigest ?? '', /^[0-9a-f]{16}$/);
+    assert.equal(revs[0]!.templateDigest, ds.spec.templateDigest, 'the newest revision stores the live template');
+    assert.notEqual(revs[1]!.templateDigest, ds.spec.templateDigest);
   });
 });

@@ -64,6 +64,33 @@ describe('slimDaemonSet, slimRevision, slimNode', () => {
   });
 });
 
+describe('the template digest of a DaemonSet and of its ControllerRevisions', () => {
+  const template = (image: string): Record<string, unknown> => ({
+    metadata: { creationTimestamp: null, labels: { app: 'decoder' } },
+    spec: { containers: [{ name: 'decoder', image, resources: { requests: { cpu: '100m' } } }], nodeSelector: { pool: 'gpu' } },
+  });
+  const ds = (image: string): ReturnType<typeof slimDaemonSet> => slimDaemonSet({ metadata: { name: 'decoder', uid: 'u', generation: 2 }, spec: { template: template(image) } });
+  // As the DaemonSet controller stores it: the template under spec, marked "$patch": "replace", its
+  // keys in another order and the null creationTimestamp left out by a client that dropped it.
+  const revision = (image: string): ReturnType<typeof slimRevision> =>
+    slimRevision({
+      metadata: { name: 'decoder-abc', labels: { 'controller-revision-hash': 'abc' } },
+      revision: 2,
+      data: { spec: { template: { $patch: 'replace', spec: { nodeSelector: { pool: 'gpu' }, containers: [{ image, name: 'decoder', resources: { requests: { cpu: '100m' } } }] }, metadata: { labels: { app: 'decoder' } } } } },
+    });
+
+  it('is the same for the live template and the revision that stores it, and differs for another template', () => {
+    assert.match(ds('img:1').spec.templateDigest ?? '', /^[0-9a-f]{16}$/);
+    assert.equal(revision('img:1').templateDigest, ds('img:1').spec.templateDigest);
+    assert.notEqual(revision('img:2').templateDigest, ds('img:1').spec.templateDigest);
+  });
+
+  it('is absent when there is no template to digest', () => {
+    assert.equal(slimRevision({ metadata: { name: 'd-xyz' }, revision: 2 }).templateDigest, undefined);
+    assert.equal(slimDaemonSet({ metadata: { name: 'd' }, spec: {} }).spec.templateDigest, undefined);
+  });
+});
+
 describe('slim: what attribution reads', () => {
   it('a node keeps what its Ready and pressure conditions say, never their heartbeat times', () => {
     const raw = (heartbeat: string): unknown => ({
