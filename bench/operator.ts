@@ -77,7 +77,11 @@ export class BenchOperator {
   async scrape(): Promise<Scrape> {
     const at = Date.now();
     const r = await this.get('/metrics');
-    if (r.status !== 200) throw new Error(`operator /metrics answered ${r.status}\n${this.logs.slice(-30).join('\n')}`);
+    if (r.status !== 200) {
+      // Whether it died (and how) or lives and did not answer decides where to look: say which.
+      const state = this.alive ? `the process is alive (pid ${this.pid})` : `the process exited (code ${String(this.op.exitCode)}, signal ${String(this.op.exitSignal)})`;
+      throw new Error(`operator /metrics answered ${r.status}: ${state}\n${this.logs.slice(-30).join('\n')}`);
+    }
     return new Scrape(parseMetrics(r.body), at);
   }
 
