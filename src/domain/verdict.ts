@@ -36,11 +36,13 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
   const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'Failed' || prev.state === 'RollingBack';
   const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
-  if (!t.observed && !curRef) {
+  if (!t.observed && (!curRef || ds.observedGeneration === 0)) {
     // A DaemonSet its controller has never synced (just created, or created while the controller is
-    // down) has no revision and no pod: nothing runs yet, so it is being placed, not healthy.
+    // down) has no pod and counters that mean nothing: it is being placed, not healthy. Its revision
+    // may already be cached: the controller writes it before it creates pods and reports the
+    // generation observed.
     v.state = 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): no revision and no pod yet`;
+    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
   } else if (!t.observed && (ds.updated < ds.desired || ds.available < ds.desired)) {
     // A spec change the controller has not observed yet, while the generation it last observed is not
     // on every node (a guard created, or recreated, right after a template change or an undo of a stuck

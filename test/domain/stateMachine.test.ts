@@ -578,6 +578,20 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
     assert.deepEqual(recreated.events.map((e) => e.reason), ['TargetFound']);
   });
 
+  it('its revision cached before the controller reports it observed (the controller writes the revision first): still not healthy', () => {
+    const revisionFirst = targetObs({
+      nodes: [node('node-1', []), node('node-2', [])],
+      revisions: [A1],
+      ds: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
+    });
+    const afterMissing = decide(missingObs(), {}, policy(), T0).status;
+    const d = decide(revisionFirst, afterMissing, policy(), T0 + 100);
+    assert.equal(d.status.state, 'Progressing');
+    assert.match(d.status.message!, /^Waiting for the DaemonSet controller to sync DaemonSet \S+ \(generation 1\): no pod yet/);
+    assert.notEqual(d.status.conditions?.find((c) => c.type === 'Ready')?.reason, 'TargetHealthy');
+    assert.equal(d.action, undefined);
+  });
+
   it("with the controller down, the unsynced DaemonSet's wait is timed from first sight: Suspect, then Stalled ControllerNotObserving, never undone", () => {
     const first = decide(notSyncedYet, {}, policy(), T0);
     assert.deepEqual(first.status.unobserved, { generation: 1, since: iso(T0) });
