@@ -125,8 +125,8 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   //    template and would mark the new revision complete at once;
   //  - the DaemonSet is observed but the newest cached revision stores another template than the live
   //    one (their digests differ): the controller matches or writes the live template's revision before
-  //    it reports the generation observed, so one of the caches is behind. Unlike the two above this
-  //    needs no earlier status: a guard created at that moment (say, right after an undo) would
+  //    it reports the generation observed, so one of the caches is behind. Unlike the second and third
+  //    case this needs no earlier status: a guard created at that moment (say, right after an undo) would
   //    otherwise take the revision the change replaced for the current one.
   // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.

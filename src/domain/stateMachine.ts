@@ -103,10 +103,12 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // or an undo), so it records none until the controller observes one.
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
   const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision);
+  // Kept, `base` has the previous pair already (or none).
   const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
-  if (keepPair && prev.templateGeneration !== undefined) base.templateGeneration = prev.templateGeneration;
-  else if (!keepPair && ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
-  else delete base.templateGeneration;
+  if (!keepPair) {
+    if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+    else delete base.templateGeneration;
+  }
   const events: PlannedEvent[] = [];
   if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
     events.push(event('Normal', Reason.TargetFound, `DaemonSet ${ds.name} found; guarding its rollouts`, false));

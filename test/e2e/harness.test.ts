@@ -179,15 +179,15 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
           `DaemonSet DESIRED ${String(status.desiredNumberScheduled)} READY ${String(status.numberReady)} misscheduled ${String(status.numberMisscheduled)}`,
       );
     };
-    const describe = 'the frozen nodes’ pods Ready=False and misscheduled, DaemonSet DESIRED 1 READY 1';
+    const awaited = 'the frozen nodes’ pods Ready=False and misscheduled, DaemonSet DESIRED 1 READY 1';
     try {
-      await waitFor(frozenWorld, { timeoutMs: 20_000, describe });
+      await waitFor(frozenWorld, { timeoutMs: 20_000, describe: awaited });
     } catch (e) {
       const { status } = await getDs();
       if (status.desiredNumberScheduled === 1) throw e; // DESIRED dropped: not the missed sync, a wrong outcome
       t.diagnostic(`the DaemonSet controller had not recomputed DESIRED after the taints (${(e as Error).message}); an annotation gives it a sync`);
       await pc.kubectl(['annotate', 'ds', DS, '--overwrite', `harness-sync=${Date.now()}`], { ns });
-      await waitFor(frozenWorld, { timeoutMs: 25_000, describe });
+      await waitFor(frozenWorld, { timeoutMs: 25_000, describe: awaited });
     }
   });
 
