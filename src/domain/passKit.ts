@@ -1,10 +1,10 @@
 /**
- * Small pieces every phase of decide shares: timestamps as status stores them, Event construction and
- * the requeue bounds.
+ * Small pieces every phase of decide shares: timestamps as status stores them, Event construction,
+ * the requeue bounds and which ControllerRevision is which.
  */
 import { truncate } from './messages.js';
 import { EventAction } from './reasons.js';
-import type { PlannedEvent, RevisionRef } from './types.js';
+import type { PlannedEvent, RevisionRef, RevisionView } from './types.js';
 
 /**
  * Timer skew allowance added to every requeue, so we never wake up a hair before a deadline. Node's
@@ -26,13 +26,30 @@ export function event(type: PlannedEvent['type'], reason: string, note: string, 
 }
 
 /**
- * Whether two references name the same ControllerRevision: the same hash and, when both numbers are
- * known, the same number. The DaemonSet controller renumbers a template that comes back (our undo, or a
- * re-apply) to the highest number, so the same hash under a new number is a template that changed and
- * came back between two passes (a GitOps tool reverting an undo within a second), not the same revision.
+ * Whether the current revision `cur` is the one the status recorded, `prev`: the same hash and, when
+ * both numbers are known, the same number. The DaemonSet controller renumbers a template that comes
+ * back (our undo, or a re-apply) to the highest number, so the same hash under a new number is a
+ * template that changed and came back between two passes (a GitOps tool reverting an undo within a
+ * second), not the same revision. One exception, seen in the cached `revisions`: a number another
+ * revision also holds was given from a stale revision cache (see currentRevisionOf), and the controller
+ * moving the revision off it is a correction, not a change.
  */
-export function sameRevision(a: RevisionRef, b: RevisionRef): boolean {
-  return a.hash === b.hash && (a.revision === undefined || b.revision === undefined || a.revision === b.revision);
+export function sameRevision(cur: RevisionRef, prev: RevisionRef, revisions: readonly RevisionRef[]): boolean {
+  if (cur.hash !== prev.hash) return false;
+  if (cur.revision === undefined || prev.revision === undefined || cur.revision === prev.revision) return true;
+  return revisions.some((r) => r.hash !== cur.hash && r.revision === prev.revision);
+}
+
+/**
+ * The DaemonSet's current revision among `revisions` (newest number first): the one storing the live
+ * template, as the DaemonSet controller matches it (constructHistory), else the newest. The controller
+ * numbers a new revision one above the highest it has cached, so a controller-manager syncing from a
+ * stale revision cache can give the new template the number an old one already holds; by number alone
+ * the old revision would pass for the current one. When no revision stores the live template (the new
+ * one is not cached yet), the newest stands in and the cache wait (preconditions.ts) sees the mismatch.
+ */
+export function currentRevisionOf(revisions: readonly RevisionView[], templateDigest: string | undefined): RevisionView | undefined {
+  return (templateDigest !== undefined ? revisions.find((r) => r.templateDigest === templateDigest) : undefined) ?? revisions[0];
 }
 
 /** The earlier of two optional delays. */

@@ -123,9 +123,9 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   //  - a new revision became current (a template change, or our undo renumbering an old revision) but
   //    the DaemonSet cache still shows the old template generation: its counters describe the old
   //    template and would mark the new revision complete at once;
-  //  - the DaemonSet is observed but the newest cached revision stores another template than the live
-  //    one (their digests differ): the controller matches or writes the live template's revision before
-  //    it reports the generation observed, so one of the caches is behind. Unlike the second and third
+  //  - the DaemonSet is observed but no cached revision stores the live template (the current one's
+  //    digest differs): the controller matches or writes the live template's revision before it
+  //    reports the generation observed, so one of the caches is behind. Unlike the second and third
   //    case this needs no earlier status: a guard created at that moment (say, right after an undo) would
   //    otherwise take the revision the change replaced for the current one.
   // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
@@ -133,9 +133,9 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   const { ds, currentRevision: cur } = obs;
   const observed = ds.observedGeneration >= ds.generation;
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision);
+  const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision, obs.revisions);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
-  const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision) && observed;
+  const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision, obs.revisions) && observed;
   const revisionMissing = observed && cur === undefined;
   const templatesDiffer = observed && cur?.templateDigest !== undefined && ds.templateDigest !== undefined && cur.templateDigest !== ds.templateDigest;
   if ((revisionMissing || dsBehind || revisionsBehind || templatesDiffer) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {

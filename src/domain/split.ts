@@ -15,6 +15,11 @@ export interface Split {
   empty: EmptyNode[];
   /** Eligible nodes whose oldest live pod is an available pod of the target revision. */
   onTarget: number;
+  /**
+   * Eligible nodes with no pod of another revision left, not even a terminating one: each old pod the
+   * kubelet removes raises it. Zero without a target revision.
+   */
+  oldGone: number;
   /** Nodes that are eligible. */
   eligible: number;
   /** The revision the split was computed for. */
@@ -35,6 +40,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
   const blocked: BlockedNode[] = [];
   const empty: EmptyNode[] = [];
   let onTarget = 0;
+  let oldGone = 0;
   let eligible = 0;
 
   for (const n of nodes) {
@@ -56,6 +62,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
     }
     if (!n.eligible) continue;
     eligible++;
+    if (targetHash !== undefined && !n.pods.some((p) => p.hash !== targetHash)) oldGone++;
 
     if (pods.length === 0) {
       const terminating = n.pods.length > 0;
@@ -86,7 +93,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
   const generations = [...gens.values()].sort((a, b) => (b.revision ?? 0) - (a.revision ?? 0) || a.hash.localeCompare(b.hash));
   blocked.sort((a, b) => a.node.localeCompare(b.node));
   empty.sort((a, b) => a.node.localeCompare(b.node));
-  const out: Split = { generations, blocked, empty, onTarget, eligible };
+  const out: Split = { generations, blocked, empty, onTarget, oldGone, eligible };
   if (targetHash !== undefined) out.targetHash = targetHash;
   return out;
 }
@@ -99,7 +106,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
 export function splitFromCounters(ds: Pick<DaemonSetView, 'desired' | 'ready' | 'images'>, eligible: number, current: RevisionView | undefined): Split {
   const generations: GenerationStatus[] = [];
   if (current && ds.desired > 0) generations.push({ hash: current.hash, images: [...ds.images], nodes: ds.desired, ready: ds.ready, revision: current.revision });
-  const out: Split = { generations, blocked: [], empty: [], onTarget: ds.desired, eligible };
+  const out: Split = { generations, blocked: [], empty: [], onTarget: ds.desired, oldGone: current ? ds.desired : 0, eligible };
   if (current) out.targetHash = current.hash;
   return out;
 }

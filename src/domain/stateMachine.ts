@@ -102,7 +102,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // unobserved DaemonSet's current revision belongs to (a guard created right after a template change
   // or an undo), so it records none until the controller observes one.
   const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision);
+  const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
   // Kept, `base` has the previous pair already (or none).
   const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
   if (!keepPair) {

@@ -4,7 +4,8 @@
  * whether it progressed (a high-water mark rose), whether it is complete, and whether DESIRED shrank.
  *
  * "Progress" is any high-water mark going up: the controller's observedGeneration, updated, available or
- * ready pods, or nodes on the target revision. A flapping pod is not progress. The clock of "time
+ * ready pods, nodes on the target revision, or nodes whose old pod the kubelet has removed. A flapping
+ * pod is not progress. The clock of "time
  * without progress" is `status.rollout.lastProgressAt`, so a restart or a new leader continues it.
  *
  * It also times a spec change the DaemonSet controller has not observed (`status.unobserved`): with the
@@ -48,8 +49,8 @@ export interface Tracked {
   events: PlannedEvent[];
 }
 
-function marksOf(og: number, updated: number, available: number, ready: number, onTarget: number): ProgressMarks {
-  return { observedGeneration: og, updated, available, ready, onTarget };
+function marksOf(og: number, updated: number, available: number, ready: number, onTarget: number, oldGone: number): ProgressMarks {
+  return { observedGeneration: og, updated, available, ready, onTarget, oldGone };
 }
 
 /** Returns the raised marks and whether any went up. */
@@ -57,8 +58,12 @@ function raise(prev: ProgressMarks, cur: ProgressMarks): { marks: ProgressMarks;
   const marks = { ...prev };
   let progressed = false;
   for (const k of Object.keys(cur) as (keyof ProgressMarks)[]) {
-    if (cur[k] > prev[k]) {
-      marks[k] = cur[k];
+    const was = prev[k];
+    const now = cur[k] ?? 0;
+    // A mark the stored status lacks starts here: a baseline, not progress.
+    if (was === undefined) marks[k] = now;
+    else if (now > was) {
+      marks[k] = now;
       progressed = true;
     }
   }
@@ -87,7 +92,7 @@ function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec
     startedAt: nowIso,
     lastProgressAt: nowIso,
     desiredAtStart: Math.max(prev.desired ?? ds.desired, 0),
-    progress: marksOf(ds.observedGeneration, 0, 0, 0, 0),
+    progress: marksOf(ds.observedGeneration, 0, 0, 0, 0, 0),
   };
   if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
   if (isRollback) {
@@ -123,7 +128,7 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
     startedAt: nowIso,
     lastProgressAt: nowIso,
     desiredAtStart: Math.max(prev.desired ?? 0, ds.desired),
-    progress: marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, t.split.onTarget),
+    progress: marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, t.split.onTarget, t.split.oldGone),
   };
   // A generation whose ControllerRevision is gone (history pruned) has no number: leave the key out, as
   // JSON would, so the status decided is the status read back.
@@ -155,7 +160,7 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // a DaemonSet is never shown healthy with its nodes not ready. While a rollout is followed, or on the
   // pass that sees a new revision (one may start here), the pods stay the word: counters can still
   // describe the previous template for a moment.
-  const sameTemplate = cur !== undefined && (prev.currentRevision === undefined || sameRevision(cur, prev.currentRevision));
+  const sameTemplate = cur !== undefined && (prev.currentRevision === undefined || sameRevision(cur, prev.currentRevision, obs.revisions));
   const fromCounters = obs.podsFromCounters === true || (sameTemplate && countersSettled(ds) && !followsRollout(prev));
   const countersSplit = (): Split => splitFromCounters(ds, obs.nodes.filter((n) => n.eligible).length, cur);
   const split = fromCounters ? countersSplit() : computeSplit(obs.nodes, obs.revisions, cur?.hash);
@@ -185,7 +190,7 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   }
 
   // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
-  if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision)) {
+  if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
     startOnChange(obs, prev, spec, curRef, nowIso, t);
   } else if (curRef && observed && (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) && !countersComplete) {
     // Only from observed counters: until the controller observes the generation they describe the
@@ -218,10 +223,12 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // real progress look like none. observedGeneration and the pod split are current.
   const r = raise(
     rollout.progress,
-    observed ? marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget) : marksOf(ds.observedGeneration, 0, 0, 0, split.onTarget),
+    observed
+      ? marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget, split.oldGone)
+      : marksOf(ds.observedGeneration, 0, 0, 0, split.onTarget, split.oldGone),
   );
+  rollout.progress = r.marks; // a baseline set for a missing mark is kept, progress or not
   if (r.progressed) {
-    rollout.progress = r.marks;
     rollout.lastProgressAt = nowIso;
     t.progressed = true;
   }

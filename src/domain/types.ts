@@ -140,6 +140,13 @@ export interface ProgressMarks {
   available: number;
   ready: number;
   onTarget: number;
+  /**
+   * Nodes with no old pod left, terminating or not (see Split.oldGone). The kubelet removing an old pod
+   * is progress: otherwise the time an old pod spent Terminating would count until the new pod came up,
+   * and the verdict would turn Suspect in the moment between the removal and the new pod. Absent in a
+   * status written by an operator without it: the first pass then sets it without counting progress.
+   */
+  oldGone?: number;
 }
 
 /** The rollout being tracked (or the last one, with `completedAt`). */

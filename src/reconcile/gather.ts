@@ -6,6 +6,7 @@
  * controller's pods.
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
+import { currentRevisionOf } from '../domain/passKit.js';
 import { needsPods, type SettledCounters } from '../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { SlimDaemonSet, SlimEvent, SlimNode, SlimPod } from '../domain/objects.js';
@@ -221,8 +222,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
       ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
     }))
     .sort((a, b) => b.revision - a.revision);
-  // The revision matching the live template always holds the highest number (constructHistory).
-  const currentRevision = revisions[0];
+  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
 
   // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
   // counters, so its pods need not be cached at all (podInterest.ts).

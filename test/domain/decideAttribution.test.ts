@@ -268,6 +268,86 @@ describe('decide: the revision fails on a Ready node while another node is dead'
 
 // --- minReadySeconds longer than the deadline ---------------------------------------------------------------
 
+describe('decide: a kubelet slow to remove an old pod past its grace period (a fleet-wide rollout on busy nodes)', () => {
+  /** node-1 on B, node-2 on A waiting its turn, node-3's old pod Terminating: its grace period ended at T1 + 10 s. */
+  const terminating = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [deletingPod(HASH.A, T1 + sec(10))])], {
+    ready: 1,
+    updated: 1,
+    available: 1,
+  });
+  /** The kubelet has removed it at last; the DaemonSet controller has not created the new pod yet. */
+  const removed = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])], { ready: 1, updated: 1, available: 1 });
+  /** The new pod runs on node-3. */
+  const created = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.B })])], {
+    ready: 2,
+    updated: 2,
+    available: 2,
+  });
+
+  it('the removal is progress: no Suspect in the moment between the old pod going and the new one coming, 125 s after the last other progress', () => {
+    const ds = run(fromHealthy(terminating, [sec(100)], [sec(125), removed], [sec(126), created]), { policy: UNDO });
+    assert.deepEqual(
+      ds.slice(1).map((d) => d.status.state),
+      ['Progressing', 'Progressing', 'Progressing', 'Progressing'],
+    );
+    assert.equal(ds[2]!.status.emptyNodes?.[0]?.owner, 'Node', 'past its grace period, the old pod is the kubelet\'s to remove');
+    assert.equal(ds[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(125)));
+    assert.equal(ds[3]!.status.rollout?.progress.oldGone, 2);
+    assert.equal(count(ds, 'RolloutSuspect'), 0);
+  });
+
+  it('counted once: with nothing moving after the removal, Suspect at suspectAfter and Stalled at the deadline, both from the removal', () => {
+    const ds = run(fromHealthy(terminating, [sec(125), removed], [sec(244)], [sec(246)], [sec(724)], [sec(726)]), { policy: REPORT });
+    assert.deepEqual(
+      ds.slice(2).map((d) => d.status.state),
+      ['Progressing', 'Progressing', 'Suspect', 'Suspect', 'Stalled'],
+    );
+  });
+
+  it('a status written without the mark: the first pass sets it as a baseline, not as progress', () => {
+    const withoutMark = (d: Decision): GuardStatus => {
+      const st = structuredClone(d.status);
+      if (st.rollout) delete st.rollout.progress.oldGone;
+      return st;
+    };
+    const ds = run([{ obs: healthyA(), at: T0 }, { obs: removed, at: T1, persist: withoutMark }, { obs: removed, at: T1 + sec(30) }], { policy: REPORT });
+    assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1));
+    assert.equal(ds[2]!.status.rollout?.progress.oldGone, 2);
+  });
+});
+
+describe('decide: a controller-manager syncing from a stale revision cache numbers the new revision like the old one', () => {
+  /** The classic stall on B, whose revision the controller numbered `n`: 1, the number A holds, then 2 once its cache caught up. */
+  const stallAs = (n: number): Observation => {
+    const b = rev(HASH.B, n);
+    return targetObs({
+      nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+      revisions: [A1, b],
+      // gather takes the revision storing the live template (reconcile/gather.ts), not the first of a tie
+      currentRevision: b,
+      ds: dsAt2({ ready: 2, updated: 1, available: 2 }),
+    });
+  };
+  const ds = run(fromHealthy(stallAs(1), [sec(60), stallAs(2)], [sec(601), stallAs(2)]), { policy: UNDO });
+  const [, started, renumbered, stalled] = ds as [Decision, Decision, Decision, Decision];
+
+  it('the rollout to B starts once, and the renumbering is neither a new rollout nor a cache to wait for', () => {
+    assert.deepEqual(started.status.rollout?.toRevision, { hash: HASH.B, revision: 1 });
+    assert.equal(renumbered.deferred, undefined);
+    assert.deepEqual(renumbered.status.currentRevision, { hash: HASH.B, revision: 2 });
+    assert.equal(renumbered.status.rollout?.startedAt, iso(T1));
+    assert.equal(renumbered.status.rollout?.lastProgressAt, iso(T1));
+    assert.equal(count(ds, 'RolloutStarted'), 1);
+  });
+
+  it('at the deadline: Stalled on the revision, and the one undo goes back to A', () => {
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.owner, 'Revision');
+    assert.deepEqual(stalled.action?.kind === 'Undo' ? [stalled.action.fromHash, stalled.action.toHash] : [], [HASH.B, HASH.A]);
+    assert.equal(undos(ds).length, 1);
+  });
+});
+
 describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node waits 12 s by design)', () => {
   const P10 = policy({ progressDeadlineSeconds: 10, suspectAfterSeconds: 5, onStall: { action: 'Undo' } });
   const minReady = { minReadySeconds: 12 };

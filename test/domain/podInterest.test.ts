@@ -47,7 +47,7 @@ describe('needsPods', () => {
 describe('splitFromCounters', () => {
   it('every targeted node on the current revision, nothing blocked or empty', () => {
     const s = splitFromCounters({ desired: 5, ready: 5, images: ['a:1'] }, 5, rev(HASH.B, 2));
-    assert.deepEqual(s, { generations: [{ hash: HASH.B, revision: 2, images: ['a:1'], nodes: 5, ready: 5 }], blocked: [], empty: [], onTarget: 5, eligible: 5, targetHash: HASH.B });
+    assert.deepEqual(s, { generations: [{ hash: HASH.B, revision: 2, images: ['a:1'], nodes: 5, ready: 5 }], blocked: [], empty: [], onTarget: 5, oldGone: 5, eligible: 5, targetHash: HASH.B });
   });
   it('no node targeted, or no revision recorded: no generation', () => {
     assert.deepEqual(splitFromCounters({ desired: 0, ready: 0, images: ['a:1'] }, 0, rev(HASH.B, 2)).generations, []);

@@ -11,12 +11,13 @@ import { HASH, crashLoopPod, imagePullPod, node, nodesOn, notReadyPod, pod, rev 
 const REVS = [rev(HASH.A, 1), rev(HASH.B, 2)];
 
 /** Compact view of a split for table assertions. */
-function summary(s: Split): { gens: string[]; blocked: string[]; empty: string[]; onTarget: number; eligible: number } {
+function summary(s: Split): { gens: string[]; blocked: string[]; empty: string[]; onTarget: number; oldGone: number; eligible: number } {
   return {
     gens: s.generations.map((g) => `${g.revision ?? '-'}:${g.hash}:${g.nodes}/${g.ready}`),
     blocked: s.blocked.map((b) => `${b.node}:${b.reason}`),
     empty: s.empty.map((e) => `${e.node}:${e.reason}`),
     onTarget: s.onTarget,
+    oldGone: s.oldGone,
     eligible: s.eligible,
   };
 }
@@ -27,67 +28,73 @@ describe('computeSplit', () => {
       name: 'all nodes on the target revision',
       nodes: nodesOn(HASH.B),
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:3/3`], blocked: [], empty: [], onTarget: 3, eligible: 3 },
+      want: { gens: [`2:${HASH.B}:3/3`], blocked: [], empty: [], onTarget: 3, oldGone: 3, eligible: 3 },
     },
     {
       name: 'classic stall: two old nodes waiting their turn are not blocked; the broken new pod is',
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:2/2`], blocked: ['node-3:ImagePullBackOff'], empty: [], onTarget: 0, eligible: 3 },
+      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:2/2`], blocked: ['node-3:ImagePullBackOff'], empty: [], onTarget: 0, oldGone: 1, eligible: 3 },
     },
     {
       name: 'maxSurge: old ready + new broken on one node → blocked (not empty), counted in both generations',
       nodes: [node('node-1', [pod({ hash: HASH.A }), crashLoopPod(HASH.B)])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:1/1`], blocked: ['node-1:CrashLoopBackOff'], empty: [], onTarget: 0, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:1/1`], blocked: ['node-1:CrashLoopBackOff'], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
     },
     {
       name: 'maxSurge: new available but old not yet deleted → neither blocked nor on target (the oldest pod wins)',
       nodes: [node('node-1', [pod({ hash: HASH.A }), pod({ hash: HASH.B })])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/1`, `1:${HASH.A}:1/1`], blocked: [], empty: [], onTarget: 0, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:1/1`, `1:${HASH.A}:1/1`], blocked: [], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
     },
     {
       name: 'an eligible node with no pod is empty (NoPod)',
       nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: ['node-2:NoPod'], onTarget: 1, eligible: 2 },
+      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: ['node-2:NoPod'], onTarget: 1, oldGone: 2, eligible: 2 },
     },
     {
       name: 'a node whose only pod is terminating is empty (Terminating); the terminating pod is not a generation',
       nodes: [node('node-1', [pod({ hash: HASH.A, deleting: true })])],
       target: HASH.B,
-      want: { gens: [], blocked: [], empty: ['node-1:Terminating'], onTarget: 0, eligible: 1 },
+      want: { gens: [], blocked: [], empty: ['node-1:Terminating'], onTarget: 0, oldGone: 0, eligible: 1 },
     },
     {
       name: 'terminating old pod + new not-ready pod → blocked on the new pod',
       nodes: [node('node-1', [pod({ hash: HASH.A, deleting: true }), notReadyPod(HASH.B)])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/0`], blocked: ['node-1:NotReady'], empty: [], onTarget: 0, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:1/0`], blocked: ['node-1:NotReady'], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
     },
     {
       name: 'an ineligible node still shows in generations (its pod runs) but is never blocked, empty or on target',
       nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [imagePullPod(HASH.B)], false, 'untolerated taint x:NoExecute'), node('node-3', [], false)],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:2/1`], blocked: [], empty: [], onTarget: 1, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:2/1`], blocked: [], empty: [], onTarget: 1, oldGone: 1, eligible: 1 },
     },
     {
       name: 'without a target hash nothing is blocked, but empty nodes are still reported',
       nodes: [node('node-1', [imagePullPod(HASH.B)]), node('node-2', [])],
       target: undefined,
-      want: { gens: [`2:${HASH.B}:1/0`], blocked: [], empty: ['node-2:NoPod'], onTarget: 0, eligible: 2 },
+      want: { gens: [`2:${HASH.B}:1/0`], blocked: [], empty: ['node-2:NoPod'], onTarget: 0, oldGone: 0, eligible: 2 },
     },
     {
       name: 'a hash not in history has no revision number; ready-but-not-available is blocked (minReadySeconds)',
       nodes: [node('node-1', [pod({ hash: 'zzz999', ready: true, available: false })])],
       target: 'zzz999',
-      want: { gens: ['-:zzz999:1/1'], blocked: ['node-1:NotReady'], empty: [], onTarget: 0, eligible: 1 },
+      want: { gens: ['-:zzz999:1/1'], blocked: ['node-1:NotReady'], empty: [], onTarget: 0, oldGone: 1, eligible: 1 },
     },
     {
       name: 'one target pod available among two on a node counts as on target',
       nodes: [node('node-1', [imagePullPod(HASH.B), pod({ hash: HASH.B, name: 'second' })])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: [], onTarget: 1, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: [], onTarget: 1, oldGone: 1, eligible: 1 },
+    },
+    {
+      name: 'an old pod counts against oldGone until the kubelet removes it, terminating or not; a terminating pod of the target does not',
+      nodes: [node('node-1', [pod({ hash: HASH.A, deleting: true })]), node('node-2', []), node('node-3', [pod({ hash: HASH.B, deleting: true }), pod({ hash: HASH.B, name: 'new' })])],
+      target: HASH.B,
+      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: ['node-1:Terminating', 'node-2:NoPod'], onTarget: 1, oldGone: 2, eligible: 3 },
     },
   ];
   for (const tc of cases) {

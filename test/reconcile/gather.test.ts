@@ -33,6 +33,34 @@ describe('gather', () => {
     assert.deepEqual(obs.nodes.map((n) => n.pods[0]?.available), [true, false], 'ready 5 s < minReadySeconds 10 is not available');
   });
 
+  it('takes the revision storing the live template as current, even when a stale controller gave it an old number', () => {
+    // A controller-manager syncing from a stale revision cache numbered the new template 1, like the old one.
+    const cache = (digest: string | undefined, revs: SlimRevision[]): CacheView => {
+      const base = world(1, [node('n1')]);
+      const ds = base.daemonSet('ns', 'd')!;
+      const withDigest: SlimDaemonSet = digest === undefined ? ds : { ...ds, spec: { ...ds.spec, templateDigest: digest } };
+      return { ...base, daemonSet: () => withDigest, revisionsOwnedBy: () => revs };
+    };
+    const tied: SlimRevision[] = [
+      { metadata: { name: 'd-old' }, hash: 'old', revision: 1, templateDigest: 'dold' },
+      { metadata: { name: 'd-new' }, hash: 'new', revision: 1, templateDigest: 'dnew' },
+    ];
+    const current = (c: CacheView): string | undefined => {
+      const obs = gather(c, new TargetMemory(), 'ns/g', 'ns', 'd', NOW);
+      return obs.kind === 'Target' ? obs.currentRevision?.hash : undefined;
+    };
+    assert.equal(current(cache('dnew', tied)), 'new');
+    assert.equal(current(cache('dold', tied)), 'old');
+    assert.equal(current(cache('dnew', [...tied].reverse())), 'new', 'whatever order the cache lists them in');
+    // No cached revision stores the live template yet, or no digest is known: the newest number stands in.
+    const numbered: SlimRevision[] = [
+      { metadata: { name: 'd-h1' }, hash: 'h1', revision: 1, templateDigest: 'd1' },
+      { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2, templateDigest: 'd2' },
+    ];
+    assert.equal(current(cache('dnone', numbered)), 'h2');
+    assert.equal(current(cache(undefined, numbered)), 'h2');
+  });
+
   it('a missing DaemonSet is TargetMissing', () => {
     const cache: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
     assert.deepEqual(gather(cache, new TargetMemory(), 'ns/g', 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
