@@ -41,15 +41,18 @@ export function sameRevision(cur: RevisionRef, prev: RevisionRef, revisions: rea
 }
 
 /**
- * The DaemonSet's current revision among `revisions` (newest number first): the one storing the live
- * template, as the DaemonSet controller matches it (constructHistory), else the newest. The controller
- * numbers a new revision one above the highest it has cached, so a controller-manager syncing from a
- * stale revision cache can give the new template the number an old one already holds; by number alone
- * the old revision would pass for the current one. When no revision stores the live template (the new
- * one is not cached yet), the newest stands in and the cache wait (preconditions.ts) sees the mismatch.
+ * The DaemonSet's current revision among `revisions` (newest number first): the newest, and of several
+ * holding that number, the one storing the live template. The controller numbers a new revision one above
+ * the highest it has cached, so a controller-manager syncing from a stale revision cache can give the new
+ * template the number an old one already holds; the first of the tie could be the old one. A lower-numbered
+ * revision that stores the live template is not taken: it is an old template coming back (an undo, a
+ * re-apply), which the controller renumbers to the highest on its next sync, and until then the cache
+ * wait (preconditions.ts) sees the mismatch.
  */
 export function currentRevisionOf(revisions: readonly RevisionView[], templateDigest: string | undefined): RevisionView | undefined {
-  return (templateDigest !== undefined ? revisions.find((r) => r.templateDigest === templateDigest) : undefined) ?? revisions[0];
+  const newest = revisions[0];
+  if (newest === undefined || templateDigest === undefined) return newest;
+  return revisions.find((r) => r.revision === newest.revision && r.templateDigest === templateDigest) ?? newest;
 }
 
 /** The earlier of two optional delays. */

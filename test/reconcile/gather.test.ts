@@ -33,7 +33,7 @@ describe('gather', () => {
     assert.deepEqual(obs.nodes.map((n) => n.pods[0]?.available), [true, false], 'ready 5 s < minReadySeconds 10 is not available');
   });
 
-  it('takes the revision storing the live template as current, even when a stale controller gave it an old number', () => {
+  it('of revisions tied at the newest number, takes the one storing the live template (a stale controller numbered the new one like the old)', () => {
     // A controller-manager syncing from a stale revision cache numbered the new template 1, like the old one.
     const cache = (digest: string | undefined, revs: SlimRevision[]): CacheView => {
       const base = world(1, [node('n1')]);
@@ -59,6 +59,8 @@ describe('gather', () => {
     ];
     assert.equal(current(cache('dnone', numbered)), 'h2');
     assert.equal(current(cache(undefined, numbered)), 'h2');
+    // An old template back (an undo, a re-apply) before the controller renumbers it: not current yet.
+    assert.equal(current(cache('d1', numbered)), 'h2');
   });
 
   it('a missing DaemonSet is TargetMissing', () => {
