@@ -1,6 +1,6 @@
 /**
- * Small pieces every phase of decide shares: timestamps as status stores them, Event construction,
- * the requeue bounds and which ControllerRevision is which.
+ * Small pieces the phases of decide share (timestamps as status stores them, Event construction, the
+ * requeue bounds), and which ControllerRevision is which, for decide and for gather.
  */
 import { truncate } from './messages.js';
 import { EventAction } from './reasons.js';

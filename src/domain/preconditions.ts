@@ -123,11 +123,11 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   //  - a new revision became current (a template change, or our undo renumbering an old revision) but
   //    the DaemonSet cache still shows the old template generation: its counters describe the old
   //    template and would mark the new revision complete at once;
-  //  - the DaemonSet is observed but no cached revision stores the live template (the current one's
-  //    digest differs): the controller matches or writes the live template's revision before it
-  //    reports the generation observed, so one of the caches is behind. Unlike the second and third
-  //    case this needs no earlier status: a guard created at that moment (say, right after an undo) would
-  //    otherwise take the revision the change replaced for the current one.
+  //  - the DaemonSet is observed but its current revision stores another template than the live one
+  //    (their digests differ): the controller matches or writes the live template's revision, and
+  //    numbers it the newest, before it reports the generation observed, so one of the caches is behind.
+  //    Unlike the second and third case this needs no earlier status: a guard created at that moment
+  //    (say, right after an undo) would otherwise take the revision the change replaced for the current one.
   // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
   const { ds, currentRevision: cur } = obs;

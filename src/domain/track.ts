@@ -5,8 +5,8 @@
  *
  * "Progress" is any high-water mark going up: the controller's observedGeneration, updated, available or
  * ready pods, nodes on the target revision, or nodes whose old pod the kubelet has removed. A flapping
- * pod is not progress. The clock of "time
- * without progress" is `status.rollout.lastProgressAt`, so a restart or a new leader continues it.
+ * pod is not progress. The clock of "time without progress" is `status.rollout.lastProgressAt`, so a
+ * restart or a new leader continues it.
  *
  * It also times a spec change the DaemonSet controller has not observed (`status.unobserved`): with the
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
@@ -59,11 +59,11 @@ function raise(prev: ProgressMarks, cur: ProgressMarks): { marks: ProgressMarks;
   let progressed = false;
   for (const k of Object.keys(cur) as (keyof ProgressMarks)[]) {
     const was = prev[k];
-    const now = cur[k] ?? 0;
+    const seen = cur[k] ?? 0;
     // A mark the stored status lacks starts here: a baseline, not progress.
-    if (was === undefined) marks[k] = now;
-    else if (now > was) {
-      marks[k] = now;
+    if (was === undefined) marks[k] = seen;
+    else if (seen > was) {
+      marks[k] = seen;
       progressed = true;
     }
   }
