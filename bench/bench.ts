@@ -74,7 +74,8 @@
  *
  * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
  * A cluster the bench starts itself gets the controller manager and scheduler at 200 requests/s
- * (RG_CONTROLLER_QPS; `npm run cluster:down` first to get it), recorded in the results' params.
+ * (RG_CONTROLLER_QPS) and kwok with 32 pod workers (RG_KWOK_PARALLELISM; `npm run cluster:down`
+ * first to get both), recorded in the results' params.
  * The bench asks it for no default nodes; it works in its own namespace and node pool per size and
  * deletes both afterwards. Other suites may share the cluster: each size records the load average and
  * the other namespaces it saw, so a result from a shared machine says so.
@@ -86,7 +87,7 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { CONTROLLER_QPS_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../cluster/controlPlane.js';
+import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../cluster/controlPlane.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -109,6 +110,13 @@ interface Params {
 
 /** The control plane's API QPS when the bench starts the cluster itself (see CONTROLLER_QPS_ENV). */
 const BENCH_CONTROLLER_QPS = 200;
+/**
+ * kwok's pod workers in a cluster the bench starts (RG_KWOK_PARALLELISM; kwok's default is 4). Every
+ * simulated kubelet plays its pods through this one pool: at 1,000 × 20, four workers left old pods
+ * Terminating for over a minute while 20,000 pods were replaced, and healthy rollouts went Stalled
+ * with owner Node. A real node runs a kubelet of its own.
+ */
+const BENCH_KWOK_PARALLELISM = 32;
 
 const log = (line: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -200,7 +208,13 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
       met: p99 !== undefined ? p99 <= 2 : false,
       measured: `${largest.nodes} nodes × ${largest.daemonsets} DaemonSets: p99 ${p99 ?? '–'} s to the Stalled status (max ${largest.detection.writtenS.max ?? '–'} s; the bench's watch saw it at p99 ${largest.detection.observedS.p99 ?? '–'} s; Event p99 ${largest.detection.eventS.p99 ?? '–'} s); ${largest.verdict.stalled}/${largest.verdict.expectedStalls} stalls detected`,
     });
-    const expl = sizes.map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count})`).join('; ');
+    // Where the time goes: a guard key's wait for a worker and the pass itself (both from the operator's
+    // histograms over the fleet-wide rollout); the rest is the watches that carry the change both ways.
+    const costOf = (s: SizeResult) =>
+      `; in the operator, queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms`;
+    const expl = sizes
+      .map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`)
+      .join('; ');
     targets.push({
       target: 'first explanation (node and cause named in status) p99 ≤ 0.5 s from the pod\'s failure, at every size',
       met: sizes.every((s) => s.explanation.fromFailureS.count > 0 && (s.explanation.fromFailureS.p99 ?? Infinity) <= 0.5),
@@ -344,6 +358,8 @@ async function main(): Promise<number> {
   let serverVersion = '';
   /** The control plane's raised API QPS (RG_CONTROLLER_QPS), recorded with the results. */
   let controllerQps: number | undefined;
+  /** kwok's raised pod workers (RG_KWOK_PARALLELISM), recorded with the results. */
+  let kwokParallelism: number | undefined;
   if (p.cluster) {
     const external = process.env.RG_TEST_KUBECONFIG;
     let kubeconfig: string;
@@ -356,9 +372,15 @@ async function main(): Promise<number> {
       let qps: number | undefined;
       // A cluster the bench starts itself gets the raised QPS (RG_CONTROLLER_QPS, default 200 here): at
       // fleet scale the controller manager's 20 requests/s, not the operator, would set the pace.
-      const env = { ...process.env, [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS) };
-      ({ kubeconfig, binDir, controllerQps: qps } = await up({ log, nodes: 0, env }));
+      const env = {
+        ...process.env,
+        [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS),
+        [KWOK_PARALLELISM_ENV]: process.env[KWOK_PARALLELISM_ENV] ?? String(BENCH_KWOK_PARALLELISM),
+      };
+      let workers: number | undefined;
+      ({ kubeconfig, binDir, controllerQps: qps, kwokParallelism: workers } = await up({ log, nodes: 0, env }));
       controllerQps = qps;
+      kwokParallelism = workers;
     }
     const kubectl = kubectlRunner(binDir, kubeconfig);
     const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
@@ -406,7 +428,7 @@ async function main(): Promise<number> {
       node: process.version,
     },
     versions: { ...(await versions()), ...(serverVersion ? { serverVersion } : {}) },
-    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke, ...(controllerQps !== undefined ? { controllerQps } : {}) },
+    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke, ...(controllerQps !== undefined ? { controllerQps } : {}), ...(kwokParallelism !== undefined ? { kwokParallelism } : {}) },
     micro,
     sizes,
     targets,

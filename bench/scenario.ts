@@ -147,6 +147,8 @@ export interface SizeResult {
     heapUsedMiB: { nodesOnly: number; withPods: number; max: number };
     cpuSeconds: { startup: number; setup: number; steady: number; rollout: number; total: number };
     reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+    /** How long guard keys waited for a worker during the fleet-wide rollout (rollout_guard_queue_wait_seconds). */
+    queueWait?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
     maxQueueDepth: number;
     /** What watching Warning Events costs (set once the size's scenarios are over). */
     events?: EventCost;
@@ -811,7 +813,7 @@ function costResult(m: Measured): SizeResult['cost'] {
   const { s2f } = m.single;
   const { s3, hwm, t0, tEnd } = m.fleet;
   const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
-  const recP99 = histogramQuantile(0.99, recHist.buckets);
+  const waitHist = histogramDelta(s2f, s3, 'rollout_guard_queue_wait_seconds');
   const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
   const heaps = sampler.samples.map((s) => s.heap);
   return {
@@ -826,14 +828,20 @@ function costResult(m: Measured): SizeResult['cost'] {
     },
     heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
     cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
-    reconcile: {
-      count: recHist.count,
-      p50Ms: round((histogramQuantile(0.5, recHist.buckets) ?? NaN) * 1000, 1),
-      p99Ms: round((recP99 ?? NaN) * 1000, 1),
-      // The bucket the p99 falls in: the histogram cannot say more precisely than this.
-      bucketBoundMs: round((recHist.buckets.find(([, c]) => c >= 0.99 * recHist.count)?.[0] ?? NaN) * 1000, 1),
-    },
+    reconcile: histogramSummary(recHist),
+    ...(waitHist.count > 0 ? { queueWait: histogramSummary(waitHist) } : {}),
     maxQueueDepth: sampler.maxQueue(t0, tEnd),
+  };
+}
+
+/** p50 and p99 of a histogram's delta in ms, and the bucket the p99 falls in. */
+function histogramSummary(h: ReturnType<typeof histogramDelta>): { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number } {
+  return {
+    count: h.count,
+    p50Ms: round((histogramQuantile(0.5, h.buckets) ?? NaN) * 1000, 1),
+    p99Ms: round((histogramQuantile(0.99, h.buckets) ?? NaN) * 1000, 1),
+    // The bucket the p99 falls in: the histogram cannot say more precisely than this.
+    bucketBoundMs: round((h.buckets.find(([, c]) => c >= 0.99 * h.count)?.[0] ?? NaN) * 1000, 1),
   };
 }
 

@@ -119,6 +119,8 @@ export interface ClusterInfo {
   ports: Ports;
   /** The controller manager's and scheduler's API QPS when raised (see {@link CONTROLLER_QPS_ENV}). */
   controllerQps?: number;
+  /** kwok's pod workers when raised (see {@link KWOK_PARALLELISM_ENV}). */
+  kwokParallelism?: number;
 }
 
 /** Liveness and memory of one component or kwok instance, as seen by {@link status}. */
@@ -221,6 +223,14 @@ export const NODE_LIFECYCLE_ENV = 'RG_NODE_LIFECYCLE';
  * and the scheduler as long to bind them, so the run would measure the control plane, not the operator.
  */
 export const CONTROLLER_QPS_ENV = 'RG_CONTROLLER_QPS';
+/**
+ * Env var that, set to a number when a cluster is created, gives kwok that many workers playing pod
+ * stages (kwok's `podPlayStageParallelism`, default 4). A real node runs its own kubelet; kwok plays
+ * every simulated kubelet through this one pool, each play an API request. With 20,000 pods replaced at
+ * once, four workers leave old pods Terminating for over a minute after their grace period: a node's
+ * fault the benchmark would report against the operator.
+ */
+export const KWOK_PARALLELISM_ENV = 'RG_KWOK_PARALLELISM';
 
 /**
  * Node-health timings of a cluster created with {@link NODE_LIFECYCLE_ENV}. Upstream defaults (kubelet
@@ -256,6 +266,7 @@ export function paths() {
     auditLog: path.join(dir, 'logs', 'audit.log'),
     buildScript: path.join(root, 'cluster', 'build.sh'),
     stages: path.join(root, 'cluster', 'stages.yaml'),
+    kwokConfig: path.join(dir, 'kwok-config.yaml'),
   };
 }
 
@@ -296,6 +307,8 @@ interface State {
   nodeLifecycle?: boolean;
   /** The controller manager's and scheduler's API QPS (see {@link CONTROLLER_QPS_ENV}); absent means their defaults. */
   controllerQps?: number;
+  /** kwok's pod workers (see {@link KWOK_PARALLELISM_ENV}); absent means kwok's default. */
+  kwokParallelism?: number;
 }
 
 /**
@@ -333,7 +346,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...controllerQpsFrom(env) });
+      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...controllerQpsFrom(env), ...kwokParallelismFrom(env) });
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
@@ -349,7 +362,20 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
     if (mode === 'reused' && wanted !== undefined && wanted !== state.controllerQps) {
       log(`note: ${CONTROLLER_QPS_ENV}=${wanted} applies to a new cluster; the running one keeps ${state.controllerQps ?? 'the default'} (npm run cluster:down first)`);
     }
-    return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports, ...(state.controllerQps ? { controllerQps: state.controllerQps } : {}) };
+    const wantedWorkers = kwokParallelismFrom(env).kwokParallelism;
+    if (mode === 'reused' && wantedWorkers !== undefined && wantedWorkers !== state.kwokParallelism) {
+      log(`note: ${KWOK_PARALLELISM_ENV}=${wantedWorkers} applies to a new cluster; the running one keeps ${state.kwokParallelism ?? 'the default'} (npm run cluster:down first)`);
+    }
+    return {
+      kubeconfig: p.kubeconfig,
+      binDir: state.binDir,
+      mode,
+      buildMs,
+      totalMs,
+      ports: state.ports,
+      ...(state.controllerQps ? { controllerQps: state.controllerQps } : {}),
+      ...(state.kwokParallelism ? { kwokParallelism: state.kwokParallelism } : {}),
+    };
   } finally {
     await release();
   }
@@ -614,7 +640,12 @@ async function startFresh(
   binDir: string,
   ports: Ports,
   step: (msg: string) => void,
-  { audit = false, nodeLifecycle = false, controllerQps }: { audit?: boolean; nodeLifecycle?: boolean; controllerQps?: number } = {},
+  {
+    audit = false,
+    nodeLifecycle = false,
+    controllerQps,
+    kwokParallelism,
+  }: { audit?: boolean; nodeLifecycle?: boolean; controllerQps?: number; kwokParallelism?: number } = {},
 ): Promise<State> {
   const p = paths();
   await stopAll(step);
@@ -626,8 +657,17 @@ async function startFresh(
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
   await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
-  const state: State = { ports, token, binDir, ...(audit ? { audit } : {}), ...(nodeLifecycle ? { nodeLifecycle } : {}), ...(controllerQps ? { controllerQps } : {}) };
+  const state: State = {
+    ports,
+    token,
+    binDir,
+    ...(audit ? { audit } : {}),
+    ...(nodeLifecycle ? { nodeLifecycle } : {}),
+    ...(controllerQps ? { controllerQps } : {}),
+    ...(kwokParallelism ? { kwokParallelism } : {}),
+  };
   if (audit) await writeFile(p.auditPolicy, AUDIT_POLICY);
+  if (kwokParallelism) await writeFile(p.kwokConfig, kwokConfigYaml(kwokParallelism));
   await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
   step('PKI and kubeconfig written');
 
@@ -751,6 +791,39 @@ function componentSpecs(state: State): ComponentSpec[] {
   ];
 }
 
+/** {@link KWOK_PARALLELISM_ENV}, when set to a positive integer. */
+function kwokParallelismFrom(env: NodeJS.ProcessEnv): { kwokParallelism?: number } {
+  const raw = env[KWOK_PARALLELISM_ENV];
+  if (!raw) return {};
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${KWOK_PARALLELISM_ENV} must be a positive integer, got ${raw}`);
+  return { kwokParallelism: v };
+}
+
+/**
+ * kwok's configuration file for {@link KWOK_PARALLELISM_ENV}: a second `--config` beside the stages.
+ * kwok v0.8.0 applies no defaults to a KwokConfiguration it reads from a file (a worker count left out
+ * is 0, and kwok refuses to start), so every option kwok defaults is written out with its default.
+ */
+function kwokConfigYaml(podWorkers: number): string {
+  return toYaml({
+    apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
+    kind: 'KwokConfiguration',
+    options: {
+      podPlayStageParallelism: podWorkers,
+      nodePlayStageParallelism: 4,
+      nodeLeaseParallelism: 4,
+      podsOnNodeSyncParallelism: 1,
+      manageAllNodes: false,
+      enableDebuggingHandlers: true,
+      enableContentionProfiling: false,
+      enableProfilingHandler: true,
+      enablePodsOnNodeSyncListPager: true,
+      enablePodsOnNodeSyncStreamWatch: false,
+    },
+  });
+}
+
 /** {@link CONTROLLER_QPS_ENV}, when set to a positive number. */
 function controllerQpsFrom(env: NodeJS.ProcessEnv): { controllerQps?: number } {
   const v = Number(env[CONTROLLER_QPS_ENV] ?? '');
@@ -789,6 +862,7 @@ function kwokSpec(state: State, name: ProcessName, selectorValue: string, port: 
       '--manage-all-nodes=false',
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${selectorValue}`,
       `--config=${p.stages}`,
+      ...(state.kwokParallelism ? [`--config=${p.kwokConfig}`] : []),
       `--cidr=${POD_CIDR}`,
       `--node-ip=${NODE_IP}`,
       `--server-address=127.0.0.1:${port}`,

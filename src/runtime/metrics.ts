@@ -96,6 +96,13 @@ export class Metrics implements ReconcileObserver {
     labelNames: ['queue'] as const,
     registers: [this.registry],
   });
+  readonly queueWait = new Histogram({
+    name: 'rollout_guard_queue_wait_seconds',
+    help: 'How long a key waited from being queued until a worker took it, by queue (guards, policies); a key queued while its own pass ran waits for that pass too.',
+    labelNames: ['queue'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly apiRequests = new Counter({
     name: 'rollout_guard_api_requests_total',
     help: 'Requests the operator sent to the API server, by verb and resource (watches counted when opened).',

@@ -6,7 +6,10 @@
  * - a key is queued at most once (`dirty` dedups while it waits);
  * - a key is never handed to two workers at once (`processing`); a key added while processing is marked dirty
  *   and re-queued exactly once by {@link WorkQueue.done};
- * - per key, only the earliest pending {@link WorkQueue.addAfter} deadline is kept.
+ * - per key, only the earliest pending {@link WorkQueue.addAfter} deadline is kept;
+ * - how long a key waited is measured from the add that made it dirty to the worker taking it (client-go's
+ *   `workqueue_queue_duration_seconds`): a key added while its own pass runs waits for that pass too,
+ *   which is what the change that added it waited before a pass could see it.
  *
  * The worker loop (workers.ts runs it, one queue per controller), in short:
  * ```ts
@@ -47,6 +50,10 @@ export class WorkQueue {
   private readonly processing = new Set<string>();
   private readonly waiting = new Map<string, Delayed>();
   private readonly failures = new Map<string, number>();
+  /** When each dirty key was first added since it was last taken (the queue's clock). */
+  private readonly addedAt = new Map<string, number>();
+  /** How long each key in process waited to be taken. */
+  private readonly waited = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
   private shutdown = false;
   private readonly clock: Clock;
@@ -69,6 +76,7 @@ export class WorkQueue {
   add(key: string): void {
     if (this.shutdown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.addedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.queue.push(key);
     this.dispatch();
@@ -133,6 +141,7 @@ export class WorkQueue {
   /** Marks `key` finished; if it was added meanwhile, it is queued again (exactly once). */
   done(key: string): void {
     this.processing.delete(key);
+    this.waited.delete(key);
     if (this.dirty.has(key)) {
       this.queue.push(key);
       this.dispatch();
@@ -155,6 +164,14 @@ export class WorkQueue {
     return this.shutdown;
   }
 
+  /**
+   * How long `key`, now in process, waited from the add that queued it until it was taken, in ms; 0 for a
+   * key not in process.
+   */
+  waitedMs(key: string): number {
+    return this.waited.get(key) ?? 0;
+  }
+
   /** Number of keys ready to be handed out (not counting keys being processed or delayed). */
   len(): number {
     return this.queue.length;
@@ -164,6 +181,10 @@ export class WorkQueue {
     const key = this.queue.shift()!;
     this.processing.add(key);
     this.dirty.delete(key);
+    const added = this.addedAt.get(key);
+    this.addedAt.delete(key);
+    // max(0, …): an injected clock stepping backwards must not report a negative wait.
+    this.waited.set(key, added === undefined ? 0 : Math.max(0, this.clock.now() - added));
     return key;
   }
 

@@ -30,7 +30,7 @@ export interface WorkersOptions {
   reconcile: (key: string) => Promise<PassResult>;
   /** How many keys may be reconciled at once (never the same key twice: the queue sees to it). */
   count: number;
-  metrics: Pick<Metrics, 'queueDepth' | 'reconcileErrors'>;
+  metrics: Pick<Metrics, 'queueDepth' | 'queueWait' | 'reconcileErrors'>;
   log: Logger;
 }
 
@@ -73,6 +73,7 @@ export class Workers {
       const key = await queue.get();
       if (key === undefined) return;
       this.reportDepth();
+      this.opts.metrics.queueWait.observe({ queue: this.opts.queueName }, queue.waitedMs(key) / 1000);
       try {
         const r = await this.opts.reconcile(key);
         queue.forget(key);

@@ -80,6 +80,54 @@ describe('WorkQueue: dedup and exclusivity', () => {
   });
 });
 
+describe('WorkQueue: how long a key waited', () => {
+  it('counts from the first add to the take; a second add while queued does not restart it', async () => {
+    const { q, clock } = newQueue();
+    q.add('a');
+    clock.advance(300);
+    q.add('a');
+    clock.advance(200);
+    assert.equal(await q.get(), 'a');
+    assert.equal(q.waitedMs('a'), 500);
+    q.done('a');
+    assert.equal(q.waitedMs('a'), 0, 'no wait is reported for a key not in process');
+  });
+
+  it('a key added while its pass runs waits for that pass too, from that add', async () => {
+    const { q, clock } = newQueue();
+    q.add('a');
+    assert.equal(await q.get(), 'a');
+    clock.advance(1000);
+    q.add('a');
+    clock.advance(400);
+    assert.equal(q.waitedMs('a'), 0, 'the pass in progress waited nothing');
+    q.done('a');
+    clock.advance(100);
+    assert.equal(await q.get(), 'a');
+    assert.equal(q.waitedMs('a'), 500);
+  });
+
+  it('each key has its own wait', async () => {
+    const { q, clock } = newQueue();
+    q.add('a');
+    clock.advance(100);
+    q.add('b');
+    clock.advance(50);
+    assert.equal(await q.get(), 'a');
+    assert.equal(await q.get(), 'b');
+    assert.deepEqual([q.waitedMs('a'), q.waitedMs('b')], [150, 50]);
+  });
+
+  it('a delayed add counts from when its delay ends', async () => {
+    const { q, clock } = newQueue();
+    q.addAfter('a', 1000);
+    clock.advance(1000);
+    clock.advance(40);
+    assert.equal(await q.get(), 'a');
+    assert.equal(q.waitedMs('a'), 40);
+  });
+});
+
 describe('WorkQueue: addAfter', () => {
   const cases: Array<{ name: string; delays: number[]; fireAt: number }> = [
     { name: 'single deadline', delays: [500], fireAt: 500 },

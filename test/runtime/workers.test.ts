@@ -177,6 +177,25 @@ describe('Workers', () => {
     release();
   });
 
+  it('records how long each key waited for a worker, by queue: a key queued behind a running pass waits for it', async () => {
+    let release: () => void = () => undefined;
+    const stuck = new Promise<void>((res) => (release = res));
+    const r = rig(async (key) => {
+      if (key === 'ns/a') await stuck;
+    }, { count: 1 });
+    r.workers.add('ns/a');
+    await until(() => r.calls.length === 1, 'a taken');
+    r.workers.add('ns/b');
+    r.clock.advance(250);
+    release();
+    await until(() => r.calls.length === 2, 'b taken');
+    const [h] = (await r.metrics.queueWait.get()).values.filter((v) => v.metricName === 'rollout_guard_queue_wait_seconds_sum');
+    assert.equal(h?.labels.queue, 'guards');
+    assert.equal(h?.value, 0.25, 'a waited 0 s, b the 0.25 s a took');
+    const count = (await r.metrics.queueWait.get()).values.find((v) => v.metricName === 'rollout_guard_queue_wait_seconds_count');
+    assert.equal(count?.value, 2);
+  });
+
   it('shutDown ends the loops once the pass in flight has finished', async () => {
     let release: () => void = () => undefined;
     const r = rig(() => new Promise<PassResult>((res) => (release = () => res({}))), { count: 1 });
