@@ -211,7 +211,8 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
     // Where the time goes: a guard key's wait for a worker and the pass itself (both from the operator's
     // histograms over the fleet-wide rollout); the rest is the watches that carry the change both ways.
     const costOf = (s: SizeResult) =>
-      `; in the operator, queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms`;
+      `; in the operator, queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms, ` +
+      `of which the status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms`;
     const expl = sizes
       .map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`)
       .join('; ');

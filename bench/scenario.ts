@@ -149,6 +149,8 @@ export interface SizeResult {
     reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
     /** How long guard keys waited for a worker during the fleet-wide rollout (rollout_guard_queue_wait_seconds). */
     queueWait?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+    /** Latency of the status PATCHes during the fleet-wide rollout (rollout_guard_api_request_duration_seconds). */
+    statusPatch?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
     maxQueueDepth: number;
     /** What watching Warning Events costs (set once the size's scenarios are over). */
     events?: EventCost;
@@ -814,6 +816,7 @@ function costResult(m: Measured): SizeResult['cost'] {
   const { s3, hwm, t0, tEnd } = m.fleet;
   const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
   const waitHist = histogramDelta(s2f, s3, 'rollout_guard_queue_wait_seconds');
+  const patchHist = histogramDelta(s2f, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' });
   const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
   const heaps = sampler.samples.map((s) => s.heap);
   return {
@@ -830,6 +833,7 @@ function costResult(m: Measured): SizeResult['cost'] {
     cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
     reconcile: histogramSummary(recHist),
     ...(waitHist.count > 0 ? { queueWait: histogramSummary(waitHist) } : {}),
+    ...(patchHist.count > 0 ? { statusPatch: histogramSummary(patchHist) } : {}),
     maxQueueDepth: sampler.maxQueue(t0, tEnd),
   };
 }

@@ -87,10 +87,12 @@ export function requestDelta(before: Scrape, after: Scrape): Record<string, numb
 }
 
 /** Cumulative bucket counts of a histogram between two scrapes: [upper bound, count ≤ bound]. */
-export function histogramDelta(before: Scrape | undefined, after: Scrape, name: string): { buckets: Array<[number, number]>; count: number; sum: number } {
+export function histogramDelta(before: Scrape | undefined, after: Scrape, name: string, match: Record<string, string> = {}): { buckets: Array<[number, number]>; count: number; sum: number } {
+  const matches = (labels: Record<string, string>) => Object.entries(match).every(([k, v]) => labels[k] === v);
   const read = (s: Scrape | undefined) => {
     const m = new Map<number, number>();
     for (const x of s?.all(`${name}_bucket`) ?? []) {
+      if (!matches(x.labels)) continue;
       const le = x.labels.le === '+Inf' ? Infinity : Number(x.labels.le);
       m.set(le, (m.get(le) ?? 0) + x.value);
     }
@@ -101,8 +103,8 @@ export function histogramDelta(before: Scrape | undefined, after: Scrape, name: 
   const buckets: Array<[number, number]> = [...b].map(([le, v]) => [le, v - (a.get(le) ?? 0)] as [number, number]).sort((x, y) => x[0] - y[0]);
   return {
     buckets,
-    count: after.sum(`${name}_count`) - (before?.sum(`${name}_count`) ?? 0),
-    sum: after.sum(`${name}_sum`) - (before?.sum(`${name}_sum`) ?? 0),
+    count: after.sum(`${name}_count`, match) - (before?.sum(`${name}_count`, match) ?? 0),
+    sum: after.sum(`${name}_sum`, match) - (before?.sum(`${name}_sum`, match) ?? 0),
   };
 }
 

@@ -34,7 +34,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
   const log = createLogger(cfg.logLevel);
   const metrics = new Metrics();
   const skew = new ClockSkew();
-  const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.apiRequests.inc(r), clockSkew: skew });
+  const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.recordRequest(r), clockSkew: skew });
   metrics.observeClockSkew(() => skew.estimateMs());
   const statusWriter = new StatusWriter(client);
   const undo = new DaemonSetUndo(client);

@@ -62,6 +62,8 @@ export interface RequestRecord {
   resource: string;
   /** HTTP status code, or `error` when no response arrived (network error, timeout, abort). */
   code: string;
+  /** Seconds from sending the request to the end of its response (or its failure); absent for a watch. */
+  seconds?: number;
 }
 
 /** Options of one {@link ApiClient.request} call. */
@@ -302,6 +304,8 @@ export class ApiClient {
       throw new TypeError('PATCH needs an explicit contentType (see PatchContentType)');
     }
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body), 'utf8');
+    // Monotonic, from before the socket is taken: the latency a caller waits, pool wait included.
+    const begun = performance.now();
     const req = await this.open(method, path, opts.query, {
       ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
     });
@@ -347,10 +351,10 @@ export class ApiClient {
     try {
       text = await pending;
     } catch (err) {
-      this.record(method, path, 'error');
+      this.record(method, path, 'error', (performance.now() - begun) / 1000);
       throw err;
     }
-    this.record(method, path, String(text.status));
+    this.record(method, path, String(text.status), (performance.now() - begun) / 1000);
     if (text.status < 200 || text.status > 299) throw ApiError.fromResponse(text.status, text.body, text.retryAfter);
     if (text.body === '') return undefined as T;
     return JSON.parse(text.body) as T;
@@ -446,10 +450,10 @@ export class ApiClient {
     });
   }
 
-  private record(verb: string, path: string, code: string): void {
+  private record(verb: string, path: string, code: string, seconds?: number): void {
     if (!this.onRequest) return;
     try {
-      this.onRequest({ verb, resource: resourceOf(path), code });
+      this.onRequest({ verb, resource: resourceOf(path), code, ...(seconds !== undefined ? { seconds } : {}) });
     } catch {
       // Metrics must never break an API call.
     }

@@ -109,6 +109,13 @@ export class Metrics implements ReconcileObserver {
     labelNames: ['verb', 'resource', 'code'] as const,
     registers: [this.registry],
   });
+  readonly apiRequestDuration = new Histogram({
+    name: 'rollout_guard_api_request_duration_seconds',
+    help: 'Latency of the operator\'s API requests from send to the end of the response, by verb and resource (watches not included).',
+    labelNames: ['verb', 'resource'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'rollout_guard_leader',
     help: '1 while this replica holds the leader Lease.',
@@ -126,6 +133,12 @@ export class Metrics implements ReconcileObserver {
    * Exports the estimated clock skew to the API server, read at scrape time. An undo is refused while it
    * is past its bound; this gauge is how a person sees that before a stall needs one.
    */
+  /** Counts one API request, and its latency when it has one (a watch has none). */
+  recordRequest(r: { verb: string; resource: string; code: string; seconds?: number }): void {
+    this.apiRequests.inc({ verb: r.verb, resource: r.resource, code: r.code });
+    if (r.seconds !== undefined) this.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.seconds);
+  }
+
   observeClockSkew(source: () => number | undefined): void {
     new Gauge({
       name: 'rollout_guard_clock_skew_seconds',

@@ -307,6 +307,9 @@ describe('ApiClient', { timeout: 10_000 }, () => {
     assert.ok(records.some((r) => r.verb === 'PATCH' && r.resource === 'configmaps' && r.code === '200'));
     assert.ok(records.some((r) => r.verb === 'WATCH' && r.resource === 'pods' && r.code === '200'));
     assert.ok(records.some((r) => r.verb === 'GET' && r.code === 'error'), 'an aborted request is recorded as error');
+    // Latency for every request that ends, failed or not; none for a watch, whose length says nothing.
+    for (const r of records.filter((x) => x.verb !== 'WATCH')) assert.ok(r.seconds !== undefined && r.seconds >= 0 && r.seconds < 10, `${r.verb} ${r.resource} ${r.code}: ${r.seconds}`);
+    assert.ok(records.filter((x) => x.verb === 'WATCH').every((r) => r.seconds === undefined));
   });
 });
 

@@ -121,4 +121,18 @@ describe('Metrics', () => {
     s = await scrape(m);
     assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
   });
+
+  it('an API request is counted by verb, resource and code, and timed by verb and resource; a watch is counted, not timed', async () => {
+    const m = new Metrics(false);
+    m.recordRequest({ verb: 'PATCH', resource: 'rolloutguards/status', code: '200', seconds: 0.03125 });
+    m.recordRequest({ verb: 'PATCH', resource: 'rolloutguards/status', code: '409', seconds: 0.25 });
+    m.recordRequest({ verb: 'WATCH', resource: 'pods', code: '200' });
+    const s = await scrape(m);
+    assert.equal(s.get('rollout_guard_api_requests_total{verb="PATCH",resource="rolloutguards/status",code="200"}'), 1);
+    assert.equal(s.get('rollout_guard_api_requests_total{verb="WATCH",resource="pods",code="200"}'), 1);
+    assert.equal(s.get('rollout_guard_api_request_duration_seconds_count{verb="PATCH",resource="rolloutguards/status"}'), 2);
+    assert.equal(s.get('rollout_guard_api_request_duration_seconds_sum{verb="PATCH",resource="rolloutguards/status"}'), 0.28125);
+    assert.equal(s.get('rollout_guard_api_request_duration_seconds_bucket{le="0.05",verb="PATCH",resource="rolloutguards/status"}'), 1);
+    assert.equal([...s.keys()].some((k) => k.startsWith('rollout_guard_api_request_duration_seconds') && k.includes('WATCH')), false);
+  });
 });
