@@ -62,7 +62,10 @@ export interface RequestRecord {
   resource: string;
   /** HTTP status code, or `error` when no response arrived (network error, timeout, abort). */
   code: string;
-  /** Seconds from sending the request to the end of its response (or its failure); absent for a watch. */
+  /**
+   * Seconds from the start of the request (taking a pooled socket included) to the end of its response or
+   * its failure; absent for a watch.
+   */
   seconds?: number;
 }
 
