@@ -69,8 +69,10 @@
  *                                                  over kube-state-metrics and rollout-guard's
  *                                                  RolloutGuardStalled on one stalled rollout (~20 min)
  *
- * Diagnosis: BENCH_OPERATOR_LOG_DIR=dir keeps each size's full operator log there, and
- * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs).
+ * Diagnosis: BENCH_OPERATOR_LOG_DIR=dir keeps each size's full operator log there,
+ * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs), and
+ * BENCH_OPERATOR_NODE_ARGS="--flag …" starts the operator's node with those flags (recorded in the
+ * results' params).
  *
  * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
  * A cluster the bench starts itself gets the controller manager and scheduler at 200 requests/s
@@ -91,7 +93,7 @@ import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, buildBinaries, kubectlRunner,
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
-import { ROOT } from './operator.js';
+import { ROOT, operatorNodeArgs } from './operator.js';
 import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
 import { runSize, type Ctx, type MemoryPoint, type SizeParams, type SizeResult } from './scenario.js';
 import { round } from './stats.js';
@@ -429,7 +431,7 @@ async function main(): Promise<number> {
       node: process.version,
     },
     versions: { ...(await versions()), ...(serverVersion ? { serverVersion } : {}) },
-    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke, ...(controllerQps !== undefined ? { controllerQps } : {}), ...(kwokParallelism !== undefined ? { kwokParallelism } : {}) },
+    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke, ...(controllerQps !== undefined ? { controllerQps } : {}), ...(kwokParallelism !== undefined ? { kwokParallelism } : {}), ...(operatorNodeArgs().length > 0 ? { operatorNodeArgs: operatorNodeArgs() } : {}) },
     micro,
     sizes,
     targets,

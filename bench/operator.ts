@@ -39,7 +39,9 @@ export class BenchOperator {
   static async start(kubeconfig: string, namespaces: readonly string[], logFile?: string, extraArgs: readonly string[] = []): Promise<BenchOperator> {
     const level = process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'info';
     const file = logFile ? createWriteStream(logFile) : undefined;
+    const nodeArgs = operatorNodeArgs();
     const op = await OperatorChild.start({
+      ...(nodeArgs.length > 0 ? { nodeArgs } : {}),
       args: [...extraArgs, `--namespaces=${namespaces.join(',')}`, '--leader-elect=false', `--kubeconfig=${kubeconfig}`],
       env: { ...process.env, LOG_LEVEL: level },
       keepLines: 500,
@@ -96,4 +98,12 @@ export class BenchOperator {
   stop(): Promise<number | null> {
     return this.op.stop(30_000);
   }
+}
+
+/**
+ * Node and V8 flags for the operator's process, from BENCH_OPERATOR_NODE_ARGS (split on spaces): for
+ * measuring a runtime setting, such as the young generation's size, before the image adopts it.
+ */
+export function operatorNodeArgs(): string[] {
+  return (process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 }
