@@ -112,12 +112,7 @@ interface Params {
 
 /** The control plane's API QPS when the bench starts the cluster itself (see CONTROLLER_QPS_ENV). */
 const BENCH_CONTROLLER_QPS = 200;
-/**
- * kwok's pod workers in a cluster the bench starts (RG_KWOK_PARALLELISM; kwok's default is 4). Every
- * simulated kubelet plays its pods through this one pool: at 1,000 × 20, four workers left old pods
- * Terminating for over a minute while 20,000 pods were replaced, and healthy rollouts went Stalled
- * with owner Node. A real node runs a kubelet of its own.
- */
+/** kwok's pod workers when the bench starts the cluster itself (see KWOK_PARALLELISM_ENV for why). */
 const BENCH_KWOK_PARALLELISM = 32;
 
 const log = (line: string): void => {
@@ -210,11 +205,12 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
       met: p99 !== undefined ? p99 <= 2 : false,
       measured: `${largest.nodes} nodes × ${largest.daemonsets} DaemonSets: p99 ${p99 ?? '–'} s to the Stalled status (max ${largest.detection.writtenS.max ?? '–'} s; the bench's watch saw it at p99 ${largest.detection.observedS.p99 ?? '–'} s; Event p99 ${largest.detection.eventS.p99 ?? '–'} s); ${largest.verdict.stalled}/${largest.verdict.expectedStalls} stalls detected`,
     });
-    // Where the time goes: a guard key's wait for a worker and the pass itself (both from the operator's
-    // histograms over the fleet-wide rollout); the rest is the watches that carry the change both ways.
+    // Where the time may go, from the operator's histograms over the fleet-wide rollout (quantiles of
+    // their own, not parts of the explanation's): a guard key's wait for a worker, the pass, and the
+    // API server's answer to the status PATCH the explanation travels in.
     const costOf = (s: SizeResult) =>
-      `; in the operator, queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms, ` +
-      `of which the status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms`;
+      `; over the rollout: queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms, ` +
+      `status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms`;
     const expl = sizes
       .map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`)
       .join('; ');
@@ -417,6 +413,7 @@ async function main(): Promise<number> {
   const { targets, notes } = judge(micro, sizes);
   for (const f of failures) notes.push(`size failed: ${f}`);
   const host = hostname();
+  const nodeArgs = operatorNodeArgs();
   const results: BenchResults = {
     schema: 'rollout-guard-bench/v1',
     startedAt: started.toISOString(),
@@ -431,7 +428,15 @@ async function main(): Promise<number> {
       node: process.version,
     },
     versions: { ...(await versions()), ...(serverVersion ? { serverVersion } : {}) },
-    params: { ...p.base, sizes: p.sizes, microIterations: p.microIterations, smoke: p.smoke, ...(controllerQps !== undefined ? { controllerQps } : {}), ...(kwokParallelism !== undefined ? { kwokParallelism } : {}), ...(operatorNodeArgs().length > 0 ? { operatorNodeArgs: operatorNodeArgs() } : {}) },
+    params: {
+      ...p.base,
+      sizes: p.sizes,
+      microIterations: p.microIterations,
+      smoke: p.smoke,
+      ...(controllerQps !== undefined ? { controllerQps } : {}),
+      ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
+      ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
+    },
     micro,
     sizes,
     targets,

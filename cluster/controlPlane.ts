@@ -311,6 +311,13 @@ interface State {
   kwokParallelism?: number;
 }
 
+/** The fleet-scale settings a cluster takes when it is created, each from its env var; absent means the component's default. */
+type Raises = Pick<State, 'controllerQps' | 'kwokParallelism'>;
+const RAISES: ReadonlyArray<{ key: keyof Raises; env: string; integer: boolean }> = [
+  { key: 'controllerQps', env: CONTROLLER_QPS_ENV, integer: false },
+  { key: 'kwokParallelism', env: KWOK_PARALLELISM_ENV, integer: true },
+];
+
 /**
  * Builds (or finds cached) binaries, then reuses a healthy running cluster or starts a fresh one,
  * and makes sure the default kwok nodes exist and are Ready. Safe to call concurrently from several
@@ -346,7 +353,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...controllerQpsFrom(env), ...kwokParallelismFrom(env) });
+      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...raisesFrom(env) });
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
@@ -358,24 +365,15 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
     const totalMs = Date.now() - started;
     log(`export KUBECONFIG=${p.kubeconfig}`);
     log(`cluster up (${mode}) in ${(totalMs / 1000).toFixed(1)}s (build step ${(buildMs / 1000).toFixed(1)}s)`);
-    const wanted = controllerQpsFrom(env).controllerQps;
-    if (mode === 'reused' && wanted !== undefined && wanted !== state.controllerQps) {
-      log(`note: ${CONTROLLER_QPS_ENV}=${wanted} applies to a new cluster; the running one keeps ${state.controllerQps ?? 'the default'} (npm run cluster:down first)`);
+    const wanted = raisesFrom(env);
+    const raised: Raises = {};
+    for (const { key, env: name } of RAISES) {
+      if (state[key] !== undefined) raised[key] = state[key];
+      if (mode === 'reused' && wanted[key] !== undefined && wanted[key] !== state[key]) {
+        log(`note: ${name}=${wanted[key]} applies to a new cluster; the running one keeps ${state[key] ?? 'the default'} (npm run cluster:down first)`);
+      }
     }
-    const wantedWorkers = kwokParallelismFrom(env).kwokParallelism;
-    if (mode === 'reused' && wantedWorkers !== undefined && wantedWorkers !== state.kwokParallelism) {
-      log(`note: ${KWOK_PARALLELISM_ENV}=${wantedWorkers} applies to a new cluster; the running one keeps ${state.kwokParallelism ?? 'the default'} (npm run cluster:down first)`);
-    }
-    return {
-      kubeconfig: p.kubeconfig,
-      binDir: state.binDir,
-      mode,
-      buildMs,
-      totalMs,
-      ports: state.ports,
-      ...(state.controllerQps ? { controllerQps: state.controllerQps } : {}),
-      ...(state.kwokParallelism ? { kwokParallelism: state.kwokParallelism } : {}),
-    };
+    return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports, ...raised };
   } finally {
     await release();
   }
@@ -640,12 +638,7 @@ async function startFresh(
   binDir: string,
   ports: Ports,
   step: (msg: string) => void,
-  {
-    audit = false,
-    nodeLifecycle = false,
-    controllerQps,
-    kwokParallelism,
-  }: { audit?: boolean; nodeLifecycle?: boolean; controllerQps?: number; kwokParallelism?: number } = {},
+  { audit = false, nodeLifecycle = false, ...raises }: { audit?: boolean; nodeLifecycle?: boolean } & Raises = {},
 ): Promise<State> {
   const p = paths();
   await stopAll(step);
@@ -663,11 +656,10 @@ async function startFresh(
     binDir,
     ...(audit ? { audit } : {}),
     ...(nodeLifecycle ? { nodeLifecycle } : {}),
-    ...(controllerQps ? { controllerQps } : {}),
-    ...(kwokParallelism ? { kwokParallelism } : {}),
+    ...raises,
   };
   if (audit) await writeFile(p.auditPolicy, AUDIT_POLICY);
-  if (kwokParallelism) await writeFile(p.kwokConfig, kwokConfigYaml(kwokParallelism));
+  if (raises.kwokParallelism) await writeFile(p.kwokConfig, kwokConfigYaml(raises.kwokParallelism));
   await writeFile(p.state, JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
   step('PKI and kubeconfig written');
 
@@ -791,15 +783,6 @@ function componentSpecs(state: State): ComponentSpec[] {
   ];
 }
 
-/** {@link KWOK_PARALLELISM_ENV}, when set to a positive integer. */
-function kwokParallelismFrom(env: NodeJS.ProcessEnv): { kwokParallelism?: number } {
-  const raw = env[KWOK_PARALLELISM_ENV];
-  if (!raw) return {};
-  const v = Number(raw);
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${KWOK_PARALLELISM_ENV} must be a positive integer, got ${raw}`);
-  return { kwokParallelism: v };
-}
-
 /**
  * kwok's configuration file for {@link KWOK_PARALLELISM_ENV}: a second `--config` beside the stages.
  * kwok v0.8.0 applies no defaults to a KwokConfiguration it reads from a file (a worker count left out
@@ -824,12 +807,17 @@ function kwokConfigYaml(podWorkers: number): string {
   });
 }
 
-/** {@link CONTROLLER_QPS_ENV}, when set to a positive number. */
-function controllerQpsFrom(env: NodeJS.ProcessEnv): { controllerQps?: number } {
-  const v = Number(env[CONTROLLER_QPS_ENV] ?? '');
-  if (!env[CONTROLLER_QPS_ENV]) return {};
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${CONTROLLER_QPS_ENV} must be a positive number, got ${env[CONTROLLER_QPS_ENV]}`);
-  return { controllerQps: v };
+/** What {@link RAISES} sets, from the env: only the variables that are set, each checked. */
+function raisesFrom(env: NodeJS.ProcessEnv): Raises {
+  const out: Raises = {};
+  for (const { key, env: name, integer } of RAISES) {
+    const raw = env[name];
+    if (!raw) continue;
+    const v = Number(raw);
+    if (!(integer ? Number.isInteger(v) : Number.isFinite(v)) || v <= 0) throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
+    out[key] = v;
+  }
+  return out;
 }
 
 /**

@@ -46,12 +46,11 @@ interface Delayed {
 /** Keyed work queue: dedup, per-key exclusivity, delayed and rate-limited adds. */
 export class WorkQueue {
   private readonly queue: string[] = [];
-  private readonly dirty = new Set<string>();
+  /** Keys to run (again), each with when it was first added since it was last taken (the queue's clock). */
+  private readonly dirty = new Map<string, number>();
   private readonly processing = new Set<string>();
   private readonly waiting = new Map<string, Delayed>();
   private readonly failures = new Map<string, number>();
-  /** When each dirty key was first added since it was last taken (the queue's clock). */
-  private readonly addedAt = new Map<string, number>();
   /** How long each key in process waited to be taken. */
   private readonly waited = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
@@ -75,8 +74,7 @@ export class WorkQueue {
   /** Queues `key` unless it is already queued; if it is being processed it runs once more after `done`. */
   add(key: string): void {
     if (this.shutdown || this.dirty.has(key)) return;
-    this.dirty.add(key);
-    this.addedAt.set(key, this.clock.now());
+    this.dirty.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.queue.push(key);
     this.dispatch();
@@ -180,11 +178,10 @@ export class WorkQueue {
   private take(): string {
     const key = this.queue.shift()!;
     this.processing.add(key);
+    const added = this.dirty.get(key)!;
     this.dirty.delete(key);
-    const added = this.addedAt.get(key);
-    this.addedAt.delete(key);
     // max(0, …): an injected clock stepping backwards must not report a negative wait.
-    this.waited.set(key, added === undefined ? 0 : Math.max(0, this.clock.now() - added));
+    this.waited.set(key, Math.max(0, this.clock.now() - added));
     return key;
   }
 

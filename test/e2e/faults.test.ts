@@ -368,6 +368,13 @@ describe('fault tests (private control plane)', () => {
     assert.equal(sum(ma, 'rollout_guard_leader'), 1);
     assert.equal(sum(mb, 'rollout_guard_leader'), 0, 'replica-b follows');
     assert.ok(sum(ma, 'rollout_guard_api_requests_total', (l) => l.verb === 'PATCH') > 0, 'the leader wrote status');
+    // The same writes, timed: every status PATCH the leader counted has its latency, and the leader's
+    // workers took guard keys; the follower runs no worker, so it took none.
+    const statusPatch = (l: Record<string, string>) => l.verb === 'PATCH' && l.resource === 'rolloutguards/status';
+    assert.ok(sum(ma, 'rollout_guard_api_requests_total', statusPatch) > 0, 'the leader patched status');
+    assert.equal(sum(ma, 'rollout_guard_api_request_duration_seconds_count', statusPatch), sum(ma, 'rollout_guard_api_requests_total', statusPatch), 'every status PATCH is timed');
+    assert.ok(sum(ma, 'rollout_guard_queue_wait_seconds_count', (l) => l.queue === 'guards') > 0, "the leader's workers took guard keys");
+    assert.equal(sum(mb, 'rollout_guard_queue_wait_seconds_count', (l) => l.queue === 'guards'), 0, 'the follower took no key');
     assert.equal(writeRequests(mb), 0, 'the follower sent no write at all (no PATCH, POST, PUT or DELETE)');
     assert.equal((await b.get('/readyz')).status, 200, 'the follower is ready (warm caches)');
     assert.deepEqual(await auditWrites(userB), [], 'the API server recorded no write by replica-b');
