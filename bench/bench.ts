@@ -210,7 +210,8 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
     // API server's answer to the status PATCH the explanation travels in.
     const costOf = (s: SizeResult) =>
       `; over the rollout: queue wait p50/p99 ${s.cost.queueWait?.p50Ms ?? '–'}/${s.cost.queueWait?.p99Ms ?? '–'} ms, reconcile p50/p99 ${s.cost.reconcile.p50Ms ?? '–'}/${s.cost.reconcile.p99Ms ?? '–'} ms, ` +
-      `status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms`;
+      `status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms ` +
+      `(in the API server ${s.cost.statusPatchServer?.p50Ms ?? '–'}/${s.cost.statusPatchServer?.p99Ms ?? '–'} ms), operator event-loop delay max ${s.cost.eventLoopLag?.maxMs ?? '–'} ms`;
     const expl = sizes
       .map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`)
       .join('; ');

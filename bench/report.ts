@@ -67,7 +67,7 @@ export function renderTables(r: BenchResults): string {
     for (const s of r.sizes) out.push(`  ${s.nodes}×${s.daemonsets}: ${Object.entries(s.api.rollout).map(([k, v]) => `${k}=${v}`).join(', ') || 'none'}`);
     out.push('', 'Operator cost');
     out.push(table(
-      ['size', 'cluster nodes', 'cache KiB nodes-only/with pods', 'B per node/pod', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'queue wait p50/p99 ms (bucket ≤)', 'status PATCH p50/p99 ms', 'max queue'],
+      ['size', 'cluster nodes', 'cache KiB nodes-only/with pods', 'B per node/pod', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'queue wait p50/p99 ms (bucket ≤)', 'status PATCH p50/p99 ms: operator / API server', 'event-loop delay ms: max / p99 of 0.5 s windows', 'max queue'],
       r.sizes.map((s) => [
         `${s.nodes}×${s.daemonsets}`, String(s.clusterNodes),
         `${f(s.cost.cache.nodesOnlyKiB, 0)}/${f(s.cost.cache.withPodsKiB, 0)}`, `${s.cost.cache.bytesPerNode}/${s.cost.cache.bytesPerPod}`,
@@ -75,7 +75,9 @@ export function renderTables(r: BenchResults): string {
         `${f(s.cost.cpuSeconds.setup)}/${f(s.cost.cpuSeconds.steady)}/${f(s.cost.cpuSeconds.rollout)}`,
         String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`,
         s.cost.queueWait ? `${f(s.cost.queueWait.p50Ms, 1)}/${f(s.cost.queueWait.p99Ms, 1)} (${f(s.cost.queueWait.bucketBoundMs, 0)})` : '–',
-        s.cost.statusPatch ? `${f(s.cost.statusPatch.p50Ms, 1)}/${f(s.cost.statusPatch.p99Ms, 1)}` : '–', String(s.cost.maxQueueDepth),
+        `${s.cost.statusPatch ? `${f(s.cost.statusPatch.p50Ms, 1)}/${f(s.cost.statusPatch.p99Ms, 1)}` : '–'} / ${s.cost.statusPatchServer ? `${f(s.cost.statusPatchServer.p50Ms, 1)}/${f(s.cost.statusPatchServer.p99Ms, 1)}` : '–'}`,
+        s.cost.eventLoopLag ? `${f(s.cost.eventLoopLag.maxMs, 0)} / ${f(s.cost.eventLoopLag.windowMaxP99Ms, 0)}` : '–',
+        String(s.cost.maxQueueDepth),
       ]),
     ));
     out.push('', 'Pods cached against what rolls (pods / RSS MiB / heap used MiB, lowest sample; linger of a finished rollout\'s watch in s)');

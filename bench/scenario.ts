@@ -22,7 +22,7 @@ import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
-import { Scrape, histogramDelta, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
+import { Scrape, histogramDelta, parseMetrics, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
 
 /** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
 export const BENCH_TAINT = 'rollout-guard.dev/bench';
@@ -151,6 +151,14 @@ export interface SizeResult {
     queueWait?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
     /** Latency of the status PATCHes during the fleet-wide rollout (rollout_guard_api_request_duration_seconds). */
     statusPatch?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+    /**
+     * The same PATCHes as the API server timed them, from receiving the request to writing the response
+     * (its apiserver_request_duration_seconds): what the client's figure holds beyond this is the
+     * network and the operator's own event loop.
+     */
+    statusPatchServer?: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+    /** The operator's event-loop delay during the fleet-wide rollout (Node's monitorEventLoopDelay, via prom-client). */
+    eventLoopLag?: { maxMs: number; windowMaxP99Ms: number };
     maxQueueDepth: number;
     /** What watching Warning Events costs (set once the size's scenarios are over). */
     events?: EventCost;
@@ -287,7 +295,8 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
+  /** `lagMax`: the longest event-loop delay since the previous scrape (prom-client resets it on each). */
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; lagMax: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -300,7 +309,7 @@ class Sampler {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
           const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), events, breakdown: breakdownOf(scrape, mem.rss) });
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), lagMax: scrape.sum('nodejs_eventloop_lag_max_seconds'), events, breakdown: breakdownOf(scrape, mem.rss) });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -313,6 +322,15 @@ class Sampler {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.loop;
+  }
+
+  /**
+   * The operator's event-loop delay over [from, to]: the longest, and the p99 of each sample window's
+   * longest. A response the API server has sent waits this long for the operator to read it.
+   */
+  eventLoopLag(from: number, to: number): { maxMs: number; windowMaxP99Ms: number } {
+    const w = this.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.lagMax * 1000);
+    return { maxMs: round(Math.max(0, ...w), 1)!, windowMaxP99Ms: round(summarize(w).p99 ?? 0, 1)! };
   }
 
   maxQueue(from: number, to: number): number {
@@ -571,6 +589,8 @@ interface SingleRollout {
   peak: MemoryPoint;
   /** The scrape the fleet-wide rollout is measured from. */
   s2f: Scrape;
+  /** The API server's own metrics at the same moment. */
+  a2f: Scrape;
 }
 
 /** One DaemonSet of all rolls (healthy): only its pods are cached, and released after. */
@@ -595,8 +615,8 @@ async function singleRollout(run: SizeRun, { op, sampler, obs }: Running, s2: Sc
   // Up to the release: a small rollout can finish between two samples, its pods stay cached for the linger.
   const peak = sampler.peak(tS, released ?? Date.now());
   run.phase('singleRollout');
-  const s2f = await op.scrape();
-  return { name: single, tS, tSDone, statusWrites: singleHist.length, singleFalse, requests, released, peak, s2f };
+  const [s2f, a2f] = await Promise.all([op.scrape(), apiServerScrape(run.ctx)]);
+  return { name: single, tS, tSDone, statusWrites: singleHist.length, singleFalse, requests, released, peak, s2f, a2f };
 }
 
 interface FleetRollout {
@@ -604,6 +624,7 @@ interface FleetRollout {
   t0: number;
   tEnd: number;
   s3: Scrape;
+  a3: Scrape;
   hwm: number;
 }
 
@@ -630,10 +651,10 @@ async function fleetRollout(run: SizeRun, { op, obs }: Running, single: string):
   // The writes that follow Stalled (the undo dry-run result) belong to this rollout too.
   await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the rollout' });
   const tEnd = Date.now();
-  const s3 = await op.scrape();
+  const [s3, a3] = await Promise.all([op.scrape(), apiServerScrape(run.ctx)]);
   const hwm = (await op.memory()).hwm;
   run.phase('rollout');
-  return { v1Hash, t0, tEnd, s3, hwm };
+  return { v1Hash, t0, tEnd, s3, a3, hwm };
 }
 
 type RolloutEvent = { reason?: string; eventTime?: string; regarding?: { kind?: string; name?: string } };
@@ -709,6 +730,12 @@ const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99:
 /** The guards that should stall (broken and exhausted), and a value of each where it has one. */
 function stallValues(guards: readonly GuardResult[], f: (g: GuardResult) => number | undefined): number[] {
   return guards.filter((g) => g.category !== 'healthy').map(f).filter((v): v is number => v !== undefined);
+}
+
+/** One scrape of the API server's /metrics, as the bench's admin user. */
+async function apiServerScrape(ctx: Ctx): Promise<Scrape> {
+  const r = await ctx.kubectl(['get', '--raw', '/metrics']);
+  return new Scrape(parseMetrics(r.stdout), Date.now());
 }
 
 /** The size's result, aggregated from its phases. */
@@ -813,7 +840,8 @@ function costResult(m: Measured): SizeResult['cost'] {
   const { s1, mem1, fp1 } = m.idle;
   const { s2 } = m.steady;
   const { s2f } = m.single;
-  const { s3, hwm, t0, tEnd } = m.fleet;
+  const { s3, a3, hwm, t0, tEnd } = m.fleet;
+  const serverHist = histogramDelta(m.single.a2f, a3, 'apiserver_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards', subresource: 'status' });
   const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
   const waitHist = histogramDelta(s2f, s3, 'rollout_guard_queue_wait_seconds');
   const patchHist = histogramDelta(s2f, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' });
@@ -834,6 +862,8 @@ function costResult(m: Measured): SizeResult['cost'] {
     reconcile: histogramSummary(recHist),
     ...(waitHist.count > 0 ? { queueWait: histogramSummary(waitHist) } : {}),
     ...(patchHist.count > 0 ? { statusPatch: histogramSummary(patchHist) } : {}),
+    ...(serverHist.count > 0 ? { statusPatchServer: histogramSummary(serverHist) } : {}),
+    eventLoopLag: sampler.eventLoopLag(t0, tEnd),
     maxQueueDepth: sampler.maxQueue(t0, tEnd),
   };
 }
