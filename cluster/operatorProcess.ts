@@ -123,6 +123,8 @@ export class OperatorChild {
     // Two calls may return the same port once the first one's listener is closed.
     while (metricsPort === probePort) metricsPort = await freePort();
     const args = [
+      // As the image starts it: the idle collector needs a collection it can call (runtime/idleCollector.ts).
+      '--expose-gc',
       ...(o.nodeArgs ?? []),
       OPERATOR_MAIN, 'run',
       ...o.args,

@@ -65,6 +65,8 @@ export interface ControllerDeps {
   clockSkewMs?: () => number | undefined;
   /** Timers of the pod watches' linger; the real ones unless a test drives them. */
   timers?: Timers;
+  /** Told of every key queued and every pass ended, by both controllers (the idle collector). */
+  onWork?: () => void;
 }
 
 export class Controller {
@@ -132,7 +134,7 @@ export class Controller {
     this.revisions.addIndex(BY_OWNER, ownerIndex);
 
     const queue = (): WorkQueue => new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
-    const work = { count: config.workers, metrics: deps.metrics, log };
+    const work = { count: config.workers, metrics: deps.metrics, log, ...(deps.onWork ? { onWork: deps.onWork } : {}) };
 
     const cache: CacheView = {
       daemonSet: (n, name) => this.daemonSets.get(n, name),

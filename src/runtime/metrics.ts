@@ -90,6 +90,16 @@ export class Metrics implements ReconcileObserver {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly idleCollections = new Counter({
+    name: 'rollout_guard_idle_collections_total',
+    help: 'Full garbage collections run after a quiet spell, to give back the memory a burst of work left reserved (--idle-collect-after-ms).',
+    registers: [this.registry],
+  });
+  readonly idleCollectionSeconds = new Counter({
+    name: 'rollout_guard_idle_collection_seconds_total',
+    help: 'Time those collections paused the operator.',
+    registers: [this.registry],
+  });
   readonly queueDepth = new Gauge({
     name: 'rollout_guard_queue_depth',
     help: 'Keys waiting in each controller\'s work queue (guards, policies).',

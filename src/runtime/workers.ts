@@ -32,6 +32,8 @@ export interface WorkersOptions {
   count: number;
   metrics: Pick<Metrics, 'queueDepth' | 'queueWait' | 'reconcileErrors'>;
   log: Logger;
+  /** Told of every key queued and every pass ended: what tells the idle collector the operator is busy. */
+  onWork?: () => void;
 }
 
 export class Workers {
@@ -44,6 +46,7 @@ export class Workers {
   add(key: string): void {
     this.opts.queue.add(key);
     this.reportDepth();
+    this.opts.onWork?.();
   }
 
   /** Starts the loops, once; they end when `signal` aborts or the queue is shut down and drained. */
@@ -92,6 +95,7 @@ export class Workers {
         if (deadline !== undefined) queue.addAfter(key, Math.max(deadline, serverAsked));
       } finally {
         queue.done(key);
+        this.opts.onWork?.();
       }
     }
   }

@@ -42,6 +42,11 @@ describe('pods are watched only where they are needed', () => {
     for (const m of body.matchAll(re)) out.set(m[1]!, Number(m[2]));
     return out;
   };
+  /** Collections the idle collector has run. */
+  const idleCollections = async (): Promise<number> => {
+    const m = /^rollout_guard_idle_collections_total (\d+)$/m.exec((await op!.get('/metrics')).body);
+    return Number(m?.[1] ?? 0);
+  };
   const podLists = async (): Promise<number> => {
     const body = (await op!.get('/metrics')).body;
     return [...body.matchAll(/^rollout_guard_api_requests_total\{verb="GET",resource="pods",code="200"\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
@@ -50,7 +55,7 @@ describe('pods are watched only where they are needed', () => {
   it('settled: no pod watch; rolling: one for that DaemonSet only; done: released; stalled: explained per node, and after a restart too', async () => {
     for (const name of ['agent-a', 'agent-b']) await apply(decoderDaemonSet({ name, ns, pool: pool.name, image: 'registry.local/agent:1' }));
     for (const name of ['agent-a', 'agent-b']) await kubectl(['rollout', 'status', `ds/${name}`, '--timeout=90s'], { ns });
-    op = await OperatorProcess.start({ namespaces: [ns], extraArgs: ['--pod-cache-linger-ms=1000'] });
+    op = await OperatorProcess.start({ namespaces: [ns], extraArgs: ['--pod-cache-linger-ms=1000', '--idle-collect-after-ms=1000'] });
     for (const name of ['agent-a', 'agent-b']) await apply(guard(name, ns, name, { suspectAfterSeconds: 4, progressDeadlineSeconds: 15, bakeSeconds: 3 }));
     const healthy = await waitState('agent-a', 'Healthy');
     await waitState('agent-b', 'Healthy');
@@ -59,6 +64,7 @@ describe('pods are watched only where they are needed', () => {
     assert.equal(await podLists(), 0, 'and none was ever listed');
 
     // A healthy rollout of agent-a: its pods, and only its, are watched while it rolls and bakes.
+    const collectionsBefore = await idleCollections();
     await kubectl(['set', 'image', 'ds/agent-a', 'decoder=registry.local/agent:2'], { ns });
     const during = await waitFor(async () => {
       const w = await podWatches();
@@ -71,6 +77,9 @@ describe('pods are watched only where they are needed', () => {
     await waitFor(async () => ((await podWatches()).size === 0 ? true : undefined), { timeoutMs: 20_000, describe: 'the pod watch of agent-a released after the bake and the linger' });
     const after = await getGuard('agent-a');
     assert.deepEqual(after.status?.generations, done.status?.generations, 'dropping the pods changed nothing in status');
+    // Idle again: after a quiet spell the idle collector (the process runs with --expose-gc, as the
+    // image does) runs one collection.
+    await waitFor(async () => ((await idleCollections()) > collectionsBefore ? true : undefined), { timeoutMs: 20_000, describe: 'one idle collection after the rollout' });
 
     // A broken rollout of agent-b: the blocked node is named from its pod.
     await kubectl(['set', 'image', 'ds/agent-b', 'decoder=registry.local/agent:2-broken'], { ns });

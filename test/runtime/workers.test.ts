@@ -26,7 +26,7 @@ interface Rig {
 const running: Array<{ workers: Workers; stop: AbortController }> = [];
 
 /** Workers named `name` over a fresh fake-time queue (1 s backoff doubling to 5 min), running `reconcile`. */
-function rig(reconcile: (key: string, call: number) => PassResult | Promise<PassResult>, opts: { name?: string; queueName?: string; count?: number; metrics?: Metrics; lines?: Line[]; clock?: FakeClock } = {}): Rig {
+function rig(reconcile: (key: string, call: number) => PassResult | Promise<PassResult>, opts: { name?: string; queueName?: string; count?: number; metrics?: Metrics; lines?: Line[]; clock?: FakeClock; onWork?: () => void } = {}): Rig {
   const clock = opts.clock ?? new FakeClock(1_000_000);
   const queue = new WorkQueue({ baseDelayMs: 1000, maxDelayMs: 300_000, qps: 1e6, burst: 1e6, clock, timers: clock });
   const metrics = opts.metrics ?? new Metrics(false);
@@ -45,6 +45,7 @@ function rig(reconcile: (key: string, call: number) => PassResult | Promise<Pass
     count: opts.count ?? 2,
     metrics,
     log,
+    ...(opts.onWork ? { onWork: opts.onWork } : {}),
   });
   const stop = new AbortController();
   workers.start(stop.signal);
@@ -79,6 +80,20 @@ describe('Workers', () => {
     await until(() => r.calls.length >= 3 && r.queue.len() === 0, 'the keys run');
     await new Promise((res) => setImmediate(res));
     assert.deepEqual(r.calls, ['ns/a', 'ns/b', 'ns/a']);
+  });
+
+  it('tells onWork of every key queued and every pass ended, failed passes included', async () => {
+    const seen: string[] = [];
+    const r = rig((key) => {
+      seen.push(`pass ${key}`);
+      if (key === 'ns/bad') throw new Error('boom');
+    }, { onWork: () => seen.push('work') });
+    r.workers.add('ns/a');
+    r.workers.add('ns/bad');
+    assert.deepEqual(seen.slice(0, 2), ['work', 'work'], 'each add is work');
+    await until(() => seen.length === 6, 'both passes ended');
+    assert.equal(seen.filter((w) => w === 'work').length, 4, 'two adds and two pass ends, the failed one too');
+    assert.equal(seen.at(-1), 'work', 'the last thing told is a pass ending');
   });
 
   it('honours requeueAfterMs: the key runs again once that time has passed, not before', async () => {
