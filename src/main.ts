@@ -195,8 +195,7 @@ function idleCollector(cfg: OperatorConfig, log: ReturnType<typeof createLogger>
     collect,
     youngGenerationBytes,
     onCollected: (c) => {
-      metrics.idleCollections.inc();
-      metrics.idleCollectionSeconds.inc(c.ms / 1000);
+      metrics.idleCollection.observe(c.ms / 1000);
       log.debug({ ms: Math.round(c.ms), youngMiB: [mib(c.youngBefore), mib(c.youngAfter)] }, 'idle: one full collection after a quiet spell');
     },
   });

@@ -90,14 +90,11 @@ export class Metrics implements ReconcileObserver {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  readonly idleCollections = new Counter({
-    name: 'rollout_guard_idle_collections_total',
-    help: 'Full garbage collections run after a quiet spell, to give back the memory a burst of work left reserved (--idle-collect-after-ms).',
-    registers: [this.registry],
-  });
-  readonly idleCollectionSeconds = new Counter({
-    name: 'rollout_guard_idle_collection_seconds_total',
-    help: 'Time those collections paused the operator.',
+  /** One histogram, not a counter and a seconds counter: its _count is the collections, its _sum their pause. */
+  readonly idleCollection = new Histogram({
+    name: 'rollout_guard_idle_collection_seconds',
+    help: 'Full garbage collections run after a quiet spell to give back the memory a burst of work left reserved (--idle-collect-after-ms), by how long each paused the operator.',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
     registers: [this.registry],
   });
   readonly queueDepth = new Gauge({

@@ -44,7 +44,7 @@ describe('pods are watched only where they are needed', () => {
   };
   /** Collections the idle collector has run. */
   const idleCollections = async (): Promise<number> => {
-    const m = /^rollout_guard_idle_collections_total (\d+)$/m.exec((await op!.get('/metrics')).body);
+    const m = /^rollout_guard_idle_collection_seconds_count (\d+)$/m.exec((await op!.get('/metrics')).body);
     return Number(m?.[1] ?? 0);
   };
   const podLists = async (): Promise<number> => {
