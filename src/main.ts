@@ -66,6 +66,9 @@ async function run(cfg: OperatorConfig): Promise<void> {
     client,
     config: cfg,
     ...(idle ? { onWork: () => idle.worked() } : {}),
+    // Checked when a worker takes a key too: a leader woken from a pause runs its overdue requeues before
+    // its renew loop wakes, and a pass decides (and logs its decision) before its first write.
+    ...(elector ? { mayRun: () => elector.stillLeading() } : {}),
     clock: systemClock,
     metrics,
     log,

@@ -67,6 +67,8 @@ export interface ControllerDeps {
   timers?: Timers;
   /** Told of every key queued and every pass ended, by both controllers (the idle collector). */
   onWork?: () => void;
+  /** Asked before every pass of either controller: false stops the workers (see WorkersOptions.mayRun). */
+  mayRun?: () => boolean;
 }
 
 export class Controller {
@@ -134,7 +136,7 @@ export class Controller {
     this.revisions.addIndex(BY_OWNER, ownerIndex);
 
     const queue = (): WorkQueue => new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
-    const work = { count: config.workers, metrics: deps.metrics, log, ...(deps.onWork ? { onWork: deps.onWork } : {}) };
+    const work = { count: config.workers, metrics: deps.metrics, log, ...(deps.onWork ? { onWork: deps.onWork } : {}), ...(deps.mayRun ? { mayRun: deps.mayRun } : {}) };
 
     const cache: CacheView = {
       daemonSet: (n, name) => this.daemonSets.get(n, name),

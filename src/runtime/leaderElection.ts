@@ -23,9 +23,10 @@
  *
  * This is not fencing (see the client-go package doc): two replicas may both believe they lead for a moment.
  * Every action must therefore be idempotent and resourceVersion-checked on its own. To keep that moment short,
- * {@link LeaderElector.stillLeading} is checked before every write made under leadership: a leader that was
- * paused (SIGSTOP, a stopped VM, a long GC) or starved for a lease duration may have been replaced, so it
- * declares the loss instead of writing, rather than acting for up to another renew deadline after it wakes.
+ * {@link LeaderElector.stillLeading} is checked when a worker takes a key and before every write made under
+ * leadership: a leader that was paused (SIGSTOP, a stopped VM, a long GC) or starved for a lease duration may
+ * have been replaced, so it declares the loss instead of deciding or writing, rather than acting for up to
+ * another renew deadline after it wakes.
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';

@@ -34,6 +34,13 @@ export interface WorkersOptions {
   log: Logger;
   /** Told of every key queued and every pass ended: what tells the idle collector the operator is busy. */
   onWork?: () => void;
+  /**
+   * Asked each time a worker takes a key, before its pass runs; false means this process may no longer
+   * act (its leadership ran out). The key goes back to the queue, untouched, and the worker stops.
+   * Checking only at the write is not enough: a pass decides and logs before its first write, and a
+   * process that wakes from a pause runs its overdue requeues before it hears that its lease is gone.
+   */
+  mayRun?: () => boolean;
 }
 
 export class Workers {
@@ -75,6 +82,13 @@ export class Workers {
     while (!signal.aborted) {
       const key = await queue.get();
       if (key === undefined) return;
+      if (this.opts.mayRun && !this.opts.mayRun()) {
+        queue.add(key); // while it is taken: queued again by done(), for whoever may run it
+        queue.done(key);
+        this.reportDepth();
+        log.info({ [name]: key }, 'worker stopped: this process may no longer act; the key stays queued');
+        return;
+      }
       this.reportDepth();
       this.opts.metrics.queueWait.observe({ queue: this.opts.queueName }, queue.waitedMs(key) / 1000);
       try {

@@ -26,7 +26,7 @@ interface Rig {
 const running: Array<{ workers: Workers; stop: AbortController }> = [];
 
 /** Workers named `name` over a fresh fake-time queue (1 s backoff doubling to 5 min), running `reconcile`. */
-function rig(reconcile: (key: string, call: number) => PassResult | Promise<PassResult>, opts: { name?: string; queueName?: string; count?: number; metrics?: Metrics; lines?: Line[]; clock?: FakeClock; onWork?: () => void } = {}): Rig {
+function rig(reconcile: (key: string, call: number) => PassResult | Promise<PassResult>, opts: { name?: string; queueName?: string; count?: number; metrics?: Metrics; lines?: Line[]; clock?: FakeClock; onWork?: () => void; mayRun?: () => boolean } = {}): Rig {
   const clock = opts.clock ?? new FakeClock(1_000_000);
   const queue = new WorkQueue({ baseDelayMs: 1000, maxDelayMs: 300_000, qps: 1e6, burst: 1e6, clock, timers: clock });
   const metrics = opts.metrics ?? new Metrics(false);
@@ -46,6 +46,7 @@ function rig(reconcile: (key: string, call: number) => PassResult | Promise<Pass
     metrics,
     log,
     ...(opts.onWork ? { onWork: opts.onWork } : {}),
+    ...(opts.mayRun ? { mayRun: opts.mayRun } : {}),
   });
   const stop = new AbortController();
   workers.start(stop.signal);
@@ -209,6 +210,41 @@ describe('Workers', () => {
     assert.equal(h?.value, 0.25, 'a waited 0 s, b the 0.25 s a took');
     const count = (await r.metrics.queueWait.get()).values.find((v) => v.metricName === 'rollout_guard_queue_wait_seconds_count');
     assert.equal(count?.value, 2);
+  });
+
+  it('mayRun is asked when a key is taken: refused, the pass does not run, the key stays queued and the workers stop', async () => {
+    let may = true;
+    const asked: string[] = [];
+    const lines: Line[] = [];
+    const r = rig(() => ({}), { count: 2, lines, mayRun: () => (asked.push('asked'), may) });
+    r.workers.add('ns/a');
+    await until(() => r.calls.length === 1, 'a runs while allowed');
+    may = false;
+    r.workers.add('ns/b');
+    await until(() => lines.some((l) => /may no longer act/.test(String(l.msg))), 'the refusal is logged');
+    let ended = false;
+    const loops = r.workers.shutDown().then(() => (ended = true));
+    await until(() => ended, 'both loops ended');
+    await loops;
+    assert.deepEqual(r.calls, ['ns/a'], 'b never ran');
+    assert.equal(r.queue.len(), 1, 'b is still queued, for whoever may run it');
+    assert.ok(asked.length >= 2, 'asked for a and for b');
+    assert.equal(lines.find((l) => /may no longer act/.test(String(l.msg)))?.guard, 'ns/b');
+  });
+
+  it('a requeue that falls due after a pause past the lease runs no pass: the gate is read on the clock of the take', async () => {
+    // The gate mirrors LeaderElector.stillLeading(): true while the last renewal is under a lease old.
+    const LEASE_MS = 15_000;
+    const clock = new FakeClock(1_000_000);
+    const renewedAt = clock.now();
+    const r = rig((_k, call) => (call === 1 ? { requeueAfterMs: 10_000 } : {}), { clock, count: 1, mayRun: () => clock.now() - renewedAt < LEASE_MS });
+    r.workers.add('ns/a');
+    await until(() => clock.pending() === 1, 'the deadline requeue is scheduled');
+    // The process is frozen for 20 s: no renewal ran, and the requeue is overdue the moment it wakes.
+    clock.advance(20_000);
+    for (let i = 0; i < 5; i++) await new Promise((res) => setImmediate(res));
+    assert.deepEqual(r.calls, ['ns/a'], 'the overdue requeue did not run a pass');
+    assert.equal(r.queue.len(), 1, 'the key waits in the queue');
   });
 
   it('shutDown ends the loops once the pass in flight has finished', async () => {
