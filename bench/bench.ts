@@ -71,8 +71,9 @@
  *
  * Diagnosis: BENCH_OPERATOR_LOG_DIR=dir keeps each size's full operator log there,
  * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs), and
- * BENCH_OPERATOR_NODE_ARGS="--flag …" starts the operator's node with those flags (recorded in the
- * results' params).
+ * BENCH_OPERATOR_NODE_ARGS="--flag …" starts the operator's node with those flags, and
+ * BENCH_OPERATOR_PRIORITY=-10 runs it at that nice value, as a CPU request would let it have its share of
+ * a saturated machine (both recorded in the results' params).
  *
  * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
  * A cluster the bench starts itself gets the controller manager and scheduler at 200 requests/s
@@ -93,7 +94,7 @@ import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, buildBinaries, kubectlRunner,
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
-import { ROOT, operatorNodeArgs } from './operator.js';
+import { ROOT, operatorNodeArgs, operatorPriority } from './operator.js';
 import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
 import { runSize, type Ctx, type MemoryPoint, type SizeParams, type SizeResult } from './scenario.js';
 import { round } from './stats.js';
@@ -343,7 +344,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const started = new Date();
-  log(`params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke })}`);
+  const operatorNice = operatorPriority(); // a bad value is refused before the run, not after it
+  log(`params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`);
   const micro: MicroResult[] = [];
   if (p.micro) {
     for (const c of defaultMicroCases(p.smoke)) {
@@ -437,6 +439,7 @@ async function main(): Promise<number> {
       ...(controllerQps !== undefined ? { controllerQps } : {}),
       ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
       ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
+      ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}),
     },
     micro,
     sizes,
