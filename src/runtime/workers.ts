@@ -10,6 +10,7 @@
  * - failure: per-key exponential backoff (never sooner than a server's Retry-After), counted by class; a
  *   deadline decided before the failure keeps its own requeue, as the backoff grows to minutes.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { classify, deadlineOf, retryAfterMs } from '../reconcile/errors.js';
 import type { Metrics } from './metrics.js';
@@ -111,6 +112,10 @@ export class Workers {
         queue.done(key);
         this.opts.onWork?.();
       }
+      // A queued key is handed over as a resolved promise, and a pass that writes nothing never waits for
+      // I/O: without this turn, a backlog of such passes runs as one task, and the watch events and write
+      // answers behind it (the status that names a failed node) wait for the whole backlog.
+      await nextTurn();
     }
   }
 }

@@ -247,6 +247,20 @@ describe('Workers', () => {
     assert.equal(r.queue.len(), 1, 'the key waits in the queue');
   });
 
+  it('yields to the event loop after each pass: I/O that arrives during a backlog runs between its passes, not after it', async () => {
+    const order: string[] = [];
+    const r = rig((key) => {
+      order.push(key);
+      // What a watch event or a write's answer looks like to the loop: a callback of a later turn.
+      if (key === 'ns/a') setImmediate(() => order.push('io'));
+    }, { count: 1 });
+    // A backlog: both keys are ready, so the second is handed over without waiting for anything.
+    r.queue.add('ns/a');
+    r.queue.add('ns/b');
+    await until(() => order.length === 3, 'both passes and the I/O ran');
+    assert.deepEqual(order, ['ns/a', 'io', 'ns/b']);
+  });
+
   it('shutDown ends the loops once the pass in flight has finished', async () => {
     let release: () => void = () => undefined;
     const r = rig(() => new Promise<PassResult>((res) => (release = () => res({}))), { count: 1 });
