@@ -286,7 +286,8 @@ function breakdownDelta(a: MemoryPoint, b: MemoryPoint): string {
   const y = b.breakdownMiB;
   if (!x || !y) return '';
   const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${(y[k] - x[k] >= 0 ? '+' : '')}${(y[k] - x[k]).toFixed(1)}`);
-  return ` (change: ${parts.join(', ')})`;
+  const collections = a.idleCollections !== undefined && b.idleCollections !== undefined ? `; idle collections in the windows ${a.idleCollections} → ${b.idleCollections}` : '';
+  return ` (change: ${parts.join(', ')}${collections})`;
 }
 
 /**

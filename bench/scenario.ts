@@ -212,6 +212,11 @@ export interface MemoryPoint {
    * heap held by JavaScript objects (buffers), and the rest (code, libuv, OpenSSL, malloc arenas).
    */
   breakdownMiB?: { heapTotal: number; newSpace: number; oldSpace: number; codeSpace: number; largeObjects: number; external: number; outsideHeap: number };
+  /**
+   * Idle collections (rollout_guard_idle_collection_seconds_count) that ran within an idle window: 0
+   * means work kept coming for the whole window, so the young generation a burst grew is still there.
+   */
+  idleCollections?: number;
 }
 
 /** A {@link MemoryPoint.breakdownMiB} from one scrape and the RSS read beside it. */
@@ -296,7 +301,7 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
   /** `lagMax`: the longest event-loop delay since the previous scrape (prom-client resets it on each). */
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; lagMax: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
+  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; lagMax: number; idleCollections: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -309,7 +314,7 @@ class Sampler {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
           const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), lagMax: scrape.sum('nodejs_eventloop_lag_max_seconds'), events, breakdown: breakdownOf(scrape, mem.rss) });
+          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), lagMax: scrape.sum('nodejs_eventloop_lag_max_seconds'), idleCollections: scrape.sum('rollout_guard_idle_collection_seconds_count'), events, breakdown: breakdownOf(scrape, mem.rss) });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -353,6 +358,7 @@ class Sampler {
     const last = w[w.length - 1];
     const point: MemoryPoint = { podsCached: last?.pods ?? 0, rssMiB: mib(last?.rss ?? 0), heapMiB: mib(Math.min(...w.map((s) => s.heap))) };
     if (last) point.breakdownMiB = last.breakdown;
+    if (last && w[0]) point.idleCollections = last.idleCollections - w[0].idleCollections;
     return point;
   }
 
