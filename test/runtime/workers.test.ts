@@ -237,12 +237,13 @@ describe('Workers', () => {
     const LEASE_MS = 15_000;
     const clock = new FakeClock(1_000_000);
     const renewedAt = clock.now();
-    const r = rig((_k, call) => (call === 1 ? { requeueAfterMs: 10_000 } : {}), { clock, count: 1, mayRun: () => clock.now() - renewedAt < LEASE_MS });
+    const lines: Line[] = [];
+    const r = rig((_k, call) => (call === 1 ? { requeueAfterMs: 10_000 } : {}), { clock, count: 1, lines, mayRun: () => clock.now() - renewedAt < LEASE_MS });
     r.workers.add('ns/a');
     await until(() => clock.pending() === 1, 'the deadline requeue is scheduled');
     // The process is frozen for 20 s: no renewal ran, and the requeue is overdue the moment it wakes.
     clock.advance(20_000);
-    for (let i = 0; i < 5; i++) await new Promise((res) => setImmediate(res));
+    await until(() => lines.some((l) => /may no longer act/.test(String(l.msg))), 'the worker took the overdue key and refused it');
     assert.deepEqual(r.calls, ['ns/a'], 'the overdue requeue did not run a pass');
     assert.equal(r.queue.len(), 1, 'the key waits in the queue');
   });
