@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import {
+  FatalWaitError,
   createNamespace,
   createNodePool,
   daemonSetRow,
@@ -27,6 +28,10 @@ const CRASHLOOP = 'registry.example/decoder:1.1-crashloop';
 const CRASHAFTER = 'registry.example/decoder:2-crashafter';
 const OOMAFTER = 'registry.example/decoder:2-oomafter';
 const RESTARTONCE = 'registry.example/decoder:2-restartonce';
+// Crash-loops on the node whose name ends in -1 only: a node whose runtime breaks every container.
+const SICKON1 = 'registry.example/decoder:2-sickon1';
+// The pod annotation that breaks a Running, Ready pod into a crash loop: a dependency failing under it.
+const BREAK_ANNOTATION = 'rollout-guard.test/break';
 // Images that fail the pod before its containers start: a volume that does not mount, a sandbox the node's CNI
 // cannot set up. And init container images: the app-container markers, on an init container instead.
 const MOUNTFAIL = 'registry.example/decoder:3-mountfail';
@@ -457,6 +462,86 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
           describe: `the same 3 pods Ready, restartCount 1 on ${first[0]} and 0 elsewhere`,
         },
       );
+    });
+  });
+
+  it('a "sickon1" image crash-loops on the node whose name ends in -1 only, and is Ready on the others', async () => {
+    await scenario('rg-sickon1', 3, {}, async (ns, pool) => {
+      const first = pool.nodes.filter((n) => n.endsWith('-1'));
+      assert.equal(first.length, 1, `one pool node ends in -1: ${pool.nodes.join(', ')}`);
+      const isFirst = (p: Pod) => p.spec.nodeName === first[0];
+      await applyDaemonSet(ns, pool.name, SICKON1);
+
+      // Every poll, from the start until it has restarted twice (10 s or more), finds the pod on -1 not Ready.
+      const { sick, others } = await waitFor(
+        async () => {
+          const ps = await daemonPods(ns);
+          const sick = ps.find(isFirst);
+          if (sick && isReady(sick)) throw new FatalWaitError(new Error(`pod ${sick.metadata.name} on ${first[0]} was Ready`));
+          const others = ps.filter((p) => !isFirst(p));
+          const crashLooping = sick && waitingReason(sick) === 'CrashLoopBackOff' && restarts(sick) >= 2;
+          return ps.length === 3 && crashLooping && others.every((p) => isReady(p) && restarts(p) === 0) ? { sick, others } : undefined;
+        },
+        { ...WAIT, intervalMs: 500, describe: `the pod on ${first[0]} in CrashLoopBackOff with restartCount >= 2, the other two Ready` },
+      );
+      assert.equal(sick.status.phase, 'Running', 'restartPolicy Always: the crash-looping pod stays Running');
+      assert.equal(condition(sick, 'Ready')?.status, 'False');
+      assert.equal(condition(sick, 'ContainersReady')?.status, 'False');
+      assert.equal(sick.status.containerStatuses?.[0]?.ready, false);
+      assert.equal(sick.status.containerStatuses?.[0]?.image, SICKON1);
+      assert.equal(lastTermination(sick)?.exitCode, 1);
+      assert.equal(lastTermination(sick)?.reason, 'Error');
+      assert.equal(await statusColumn(ns, sick.metadata.name), 'CrashLoopBackOff');
+      for (const p of others) {
+        assert.ok(p.status.containerStatuses?.[0]?.state?.running, `the container of ${p.metadata.name} runs`);
+        assert.equal(lastTermination(p), undefined, `${p.metadata.name} never crashed`);
+        assert.equal(await statusColumn(ns, p.metadata.name), 'Running');
+      }
+    });
+  });
+
+  it(`a Ready pod annotated ${BREAK_ANNOTATION}=crash turns into a crash loop, and its unannotated sibling stays Ready`, async () => {
+    await scenario('rg-break', 2, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD, {}, 2);
+      const [target, sibling] = (await daemonPods(ns)).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      assert.ok(target && sibling && isReady(target) && isReady(sibling), 'two Ready pods');
+      const name = target.metadata.name;
+
+      await kubectl(['annotate', 'pod', name, `${BREAK_ANNOTATION}=crash`], { ns });
+      const broken = await waitFor(
+        async () => {
+          const p = await kubectlJson<Pod>(['get', 'pod', name], { ns });
+          return !isReady(p) && waitingReason(p) === 'CrashLoopBackOff' && restarts(p) >= 1 ? p : undefined;
+        },
+        { ...WAIT, describe: `annotated pod ${name} to turn Ready=False, waiting CrashLoopBackOff` },
+      );
+      assert.equal(broken.status.phase, 'Running', 'restartPolicy Always: the crashed pod stays Running');
+      assert.equal(condition(broken, 'Ready')?.reason, 'ContainersNotReady');
+      assert.equal(condition(broken, 'ContainersReady')?.status, 'False');
+      assert.equal(broken.status.containerStatuses?.[0]?.ready, false);
+      assert.equal(lastTermination(broken)?.exitCode, 1);
+      assert.equal(lastTermination(broken)?.reason, 'Error');
+      assert.equal(await statusColumn(ns, name), 'CrashLoopBackOff');
+      // The DaemonSet controller counts it as not Ready: nothing but the pod's status changed.
+      await waitForRow(ns, { desired: 2, current: 2, ready: 1, upToDate: 2, available: 1 });
+
+      // kwok keeps "restarting" it, as a kubelet would, and it is never Ready again on the way.
+      const again = await waitFor(
+        async () => {
+          const p = await kubectlJson<Pod>(['get', 'pod', name], { ns });
+          if (isReady(p)) throw new FatalWaitError(new Error(`annotated pod ${name} was Ready again`));
+          return restarts(p) >= 2 && waitingReason(p) === 'CrashLoopBackOff' ? p : undefined;
+        },
+        { ...WAIT, intervalMs: 500, describe: `annotated pod ${name} to restart again (restartCount >= 2)` },
+      );
+      assert.equal(lastTermination(again)?.exitCode, 1);
+
+      // The pod without the annotation matched no stage all along: Ready, never restarted, never written.
+      const now = await kubectlJson<Pod>(['get', 'pod', sibling.metadata.name], { ns });
+      assert.equal(isReady(now), true);
+      assert.equal(restarts(now), 0);
+      assert.equal(lastTermination(now), undefined);
+      assert.equal(now.metadata.resourceVersion, sibling.metadata.resourceVersion, 'the unannotated pod was not written');
     });
   });
 
