@@ -7,6 +7,7 @@
 import { ApiClient } from './k8s/apiClient.js';
 import { ClockSkew } from './k8s/clockSkew.js';
 import { MAX_CLOCK_SKEW_MS } from './domain/defaults.js';
+import { AdmissionCheck } from './k8s/admissionCheck.js';
 import { DaemonSetUndo } from './k8s/daemonSetUndo.js';
 import { EventRecorder } from './k8s/eventRecorder.js';
 import { StatusWriter } from './k8s/statusWriter.js';
@@ -39,6 +40,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
   metrics.observeClockSkew(() => skew.estimateMs());
   const statusWriter = new StatusWriter(client);
   const undo = new DaemonSetUndo(client);
+  const admission = new AdmissionCheck(client);
   const events = new EventRecorder(client, cfg.identity, log);
   const policyWriter = new PolicyWriter(client);
   const elector = cfg.leaderElect
@@ -94,6 +96,7 @@ async function run(cfg: OperatorConfig): Promise<void> {
         return outcome;
       }),
       dryRun: leading((ns, name, rev) => undo.dryRun(ns, name, rev)),
+      compareAdmission: leading((ns, name, rev, node) => admission.compare(ns, name, rev, node)),
     },
   });
   metrics.observeInformers(() => controller.informerStats());

@@ -20,7 +20,8 @@
 import { classifyReason, dominantOf, isVague } from './causes.js';
 import type { Split } from './split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
-import { explainNoPod, explainPod } from './warnings.js';
+import { compareScheduling, unavailableBefore, type Comparison } from './compare.js';
+import { explainNoPod, explainPod, type Explained } from './warnings.js';
 
 /** The verdict of attribution for the whole rollout. */
 export interface Attribution {
@@ -42,6 +43,11 @@ export interface Attribution {
    * is not time without progress.
    */
   waitEndsAt?: number;
+  /**
+   * Admission refuses the new pods and whether it would refuse the previous revision's is not known yet:
+   * the node to try a pod of the previous revision on ('' when no node is named). No undo until known.
+   */
+  compareAdmission?: string;
 }
 
 /** What attribution needs besides the split: the nodes, the DaemonSet's wait and the controller's state. */
@@ -62,6 +68,45 @@ export interface AttributionInput {
   warning?: WarningView;
   /** Whether the new revision added or changed the named volume; undefined when not known. */
   volumeChanged?: (name: string) => boolean | undefined;
+  /** What is compared with the previous revision (compare.ts); absent when nothing is known of it. */
+  comparison?: Comparison;
+}
+
+/** The context one node is attributed in. */
+export interface NodeContext {
+  since?: number;
+  volumeChanged?: (name: string) => boolean | undefined;
+  warning?: WarningView;
+  comparison?: Comparison;
+}
+
+/** Failures of a pod that runs: the new pod failing "the same way" as the old one did there. */
+const RUNTIME_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['CrashLoop', 'OOMKilled', 'NotReady']);
+const sameWay = (a: CauseClass, b: CauseClass): boolean => a === b || (RUNTIME_CLASSES.has(a) && RUNTIME_CLASSES.has(b));
+
+/** A node the new revision took down, or may have: owner and comparison, or undefined. */
+function knockedOut(node: string, c: Comparison | undefined, msg: string): { owner: FaultOwner; comparison: string; message: string } | undefined {
+  if (!c?.knockedOut?.includes(node)) return undefined;
+  const said = 'it turned NotReady right after a pod of the new revision started on it, was Ready under the previous revision, and no node still on the previous revision fell';
+  return c.enough
+    ? { owner: 'Revision', comparison: `${said}: the new revision takes its own node down`, message: msg }
+    : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold ?? 2})`, message: msg };
+}
+
+/** A refusal by admission, judged by whether a pod of the previous revision is admitted (a server-side dry run). */
+function byAdmission(ex: Explained, c: Comparison | undefined): Explained & { comparison?: string } {
+  if (ex.owner !== 'Revision' || (ex.cause !== 'AdmissionRefused' && ex.cause !== 'QuotaExceeded')) return ex;
+  const a = c?.admission;
+  if (!a) return { ...ex, comparison: 'not compared yet: a server-side dry run of a pod of the previous revision is pending' };
+  if (a.result === 'Accepted') return { ...ex, comparison: `a pod of the previous revision (${a.revisionName}) is admitted (server-side dry run): only the new template is refused` };
+  if (a.result === 'Refused') {
+    return {
+      ...ex,
+      owner: 'Configuration',
+      comparison: `a pod of the previous revision (${a.revisionName}) is refused too (server-side dry run: ${a.message}): the policy, not the revision, blocks the rollout, and an undo cannot help`,
+    };
+  }
+  return { ...ex, owner: 'Unknown', comparison: `not verified whether admission would refuse the previous revision too: ${a.message}` };
 }
 
 const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'OOMKilled', 'InsufficientResources', 'Unschedulable', 'NotReady']);
@@ -84,16 +129,14 @@ export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; messa
 }
 
 /** Owner and cause of one node blocked on a pod of the target revision. */
-export function attributeBlocked(
-  b: BlockedNode,
-  node: NodeView | undefined,
-  pod: PodView | undefined,
-  now: number,
-  minReadySeconds: number,
-  events: { since?: number; volumeChanged?: (name: string) => boolean | undefined } = {},
-): BlockedNode {
+export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod: PodView | undefined, now: number, minReadySeconds: number, events: NodeContext = {}): BlockedNode {
   const nf = nodeFault(node?.health);
-  if (nf) return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
+  const c = events.comparison;
+  if (nf) {
+    const k = knockedOut(b.node, c, `${nf.message}; ${b.message}`);
+    if (k) return { ...b, owner: k.owner, cause: nf.cause, message: k.message, comparison: k.comparison };
+    return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
+  }
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
   if (pod?.ready && !pod.available && pod.restartCount > 0) {
     return { ...b, owner: 'Revision', cause: 'CrashLoop', reason: 'CrashLoopBackOff', message: `restarted ${pod.restartCount} time(s); ready again, but not for minReadySeconds ${minReadySeconds}` };
@@ -110,7 +153,21 @@ export function attributeBlocked(
   let cls = classifyReason(b.reason, b.message);
   // Killed for memory: the remedy is the limit, not the code.
   if (cls === 'CrashLoop' && pod?.lastTermination?.reason === 'OOMKilled') cls = 'OOMKilled';
-  if (REVISION_CLASSES.has(cls)) return { ...b, owner: 'Revision', cause: cls };
+  const pre = unavailableBefore(c?.before, b.node);
+  if (pre && sameWay(pre.cause, cls)) {
+    return { ...b, owner: 'Node', cause: cls, comparison: `the previous revision was already failing on this node before the rollout started (${pre.cause}), and the new one fails the same way: the node, not the revision; an undo would not help` };
+  }
+  if ((cls === 'InsufficientResources' || cls === 'Unschedulable') && pod && !pod.scheduled) {
+    // The new pod must fit beside a live pod of another revision when the DaemonSet surges.
+    const surge = (node?.pods ?? []).some((p) => p.hash !== pod.hash && !p.deleting);
+    const cmp = compareScheduling(b.message, surge, c?.templates);
+    if (cmp) return { ...b, owner: cmp.owner, cause: cls, comparison: cmp.comparison };
+  }
+  if (REVISION_CLASSES.has(cls)) {
+    const out: BlockedNode = { ...b, owner: 'Revision', cause: cls };
+    if (pre) out.comparison = `the previous revision failed here before the rollout too, but otherwise (${pre.cause}): the new revision fails its own way`;
+    return out;
+  }
   // A pod stuck before its containers start: the kubelet said why in an Event.
   const ex = explainPod(pod?.warning, events.since, events.volumeChanged ?? (() => undefined));
   if (ex) return { ...b, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message };
@@ -118,9 +175,13 @@ export function attributeBlocked(
 }
 
 /** Owner and cause of one node that should run the pod and has none. */
-export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number, events: { since?: number; warning?: WarningView } = {}): EmptyNode {
+export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number, events: NodeContext = {}): EmptyNode {
   const nf = nodeFault(node?.health);
-  if (nf) return { ...e, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}` };
+  if (nf) {
+    const k = knockedOut(e.node, events.comparison, `${nf.message}; ${e.message}`);
+    if (k) return { ...e, owner: k.owner, cause: nf.cause, message: k.message, comparison: k.comparison };
+    return { ...e, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}` };
+  }
   if (e.reason === 'Terminating') {
     // deletionTimestamp is when the grace period ends: before it the pod is still shutting down as
     // configured; after it the kubelet should have removed it and has not.
@@ -133,8 +194,11 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
     return { ...e, owner: 'Node', cause: 'PodTerminating', message: 'the old pod is still Terminating past its grace period: the kubelet has not removed it' };
   }
   // No pod at all: the API server refused to create it, and the DaemonSet controller said why.
-  const ex = explainNoPod(events.warning, events.since);
-  if (ex) return { ...e, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message };
+  const found = explainNoPod(events.warning, events.since);
+  if (found) {
+    const ex = byAdmission(found, events.comparison);
+    return { ...e, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message, ...(ex.comparison ? { comparison: ex.comparison } : {}) };
+  }
   return { ...e, owner: 'Unknown', cause: 'Unknown' };
 }
 
@@ -144,12 +208,18 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
  */
 export function attribute(input: AttributionInput, now: number): Attribution {
   const byName = new Map(input.nodes.map((n) => [n.node, n]));
+  const ctx: NodeContext = {
+    ...(input.since !== undefined ? { since: input.since } : {}),
+    ...(input.volumeChanged ? { volumeChanged: input.volumeChanged } : {}),
+    ...(input.warning ? { warning: input.warning } : {}),
+    ...(input.comparison ? { comparison: input.comparison } : {}),
+  };
   const blocked = input.split.blocked.map((b) => {
     const n = byName.get(b.node);
     const p = n?.pods.find((x) => x.name === b.pod);
-    return attributeBlocked(b, n, p, now, input.minReadySeconds, { ...(input.since !== undefined ? { since: input.since } : {}), ...(input.volumeChanged ? { volumeChanged: input.volumeChanged } : {}) });
+    return attributeBlocked(b, n, p, now, input.minReadySeconds, ctx);
   });
-  const empty = input.split.empty.map((e) => attributeEmpty(e, byName.get(e.node), now, { ...(input.since !== undefined ? { since: input.since } : {}), ...(input.warning ? { warning: input.warning } : {}) }));
+  const empty = input.split.empty.map((e) => attributeEmpty(e, byName.get(e.node), now, ctx));
 
   let waitEndsAt: number | undefined;
   if (input.minReadySeconds > 0) {
@@ -195,6 +265,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   const revisionEvidence = [...blocked, ...empty].filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
+  const uncompared = empty.find((e) => e.owner === 'Revision' && (e.cause === 'AdmissionRefused' || e.cause === 'QuotaExceeded') && !input.comparison?.admission);
+  if (uncompared) result.compareAdmission = uncompared.node;
 
   if (input.shrank) {
     // A dead node leaves the targets too: the node lifecycle controller taints it unreachable:NoSchedule,
@@ -202,16 +274,23 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     const deadLeft: EmptyNode[] = [];
     for (const l of input.left) {
       const nf = nodeFault(byName.get(l.node)?.health);
-      if (nf?.cause === 'NodeNotReady') deadLeft.push({ node: l.node, reason: 'NodeNotReady', message: `${nf.message}; it left the targets (${l.reason})`, owner: 'Node', cause: 'NodeNotReady' });
+      if (nf?.cause !== 'NodeNotReady') continue;
+      const message = `${nf.message}; it left the targets (${l.reason})`;
+      const k = knockedOut(l.node, input.comparison, message);
+      deadLeft.push({ node: l.node, reason: 'NodeNotReady', message, owner: k?.owner ?? 'Node', cause: 'NodeNotReady', ...(k ? { comparison: k.comparison } : {}) });
     }
     if (deadLeft.length > 0) {
       result.empty = [...empty, ...deadLeft.filter((d) => !empty.some((e) => e.node === d.node))].sort((x, y) => x.node.localeCompare(y.node));
     }
-    // The new revision failing on a Ready node is evidence enough, whatever made DESIRED drop.
-    const shrink = deadLeft.length > 0 ? 'Node' : attributeShrink(input.left);
-    result.owner = revisionEvidence.length > 0 ? 'Revision' : shrink;
+    // The new revision failing on a Ready node is evidence enough, whatever made DESIRED drop; so are
+    // nodes it took down itself.
+    const downByRevision = deadLeft.filter((d) => d.owner === 'Revision').map((d) => d.node);
+    if (downByRevision.length > 0) result.revisionEvidence = [...new Set([...revisionEvidence, ...downByRevision])];
+    const shrink = deadLeft.length > downByRevision.length ? 'Node' : deadLeft.length > 0 ? 'Revision' : attributeShrink(input.left);
+    result.owner = result.revisionEvidence.length > 0 ? 'Revision' : shrink;
     if (result.owner === 'Node' && deadLeft.length > 0) result.cause = 'NodeNotReady';
-    if (shrink === 'Revision') result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
+    if (shrink === 'Revision' && deadLeft.length === 0) result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
+    if (result.owner === 'Revision' && downByRevision.length > 0) result.cause = 'NodeNotReady';
     return result;
   }
   if (!input.observed) {
@@ -230,11 +309,13 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   // Incomplete, observed, and no node blocked or empty: either the API server refuses the new pods
   // (a surge pod, while the old ones run on), or the remaining nodes still run the old revision and wait
   // for the DaemonSet controller to replace their pods.
-  const refused = explainNoPod(input.warning, input.since);
-  if (refused) {
+  const found = explainNoPod(input.warning, input.since);
+  if (found) {
+    const refused = byAdmission(found, input.comparison);
     result.owner = refused.owner;
     result.cause = refused.cause;
-    result.refusal = refused.message;
+    result.refusal = refused.comparison ? `${refused.message}; ${refused.comparison}` : refused.message;
+    if (refused.owner === 'Revision' && !input.comparison?.admission) result.compareAdmission = '';
     return result;
   }
   result.owner = 'ControlPlane';

@@ -11,15 +11,35 @@
  * in status and only grows: a pod the controller replaces, or a node that dies later, does not erase it.
  */
 import { nodeFault } from './attribute.js';
+import { KNOCKED_OUT, knockedOutNodes, unavailableBefore } from './compare.js';
 import { STATUS_LIST_CAP } from './split.js';
-import type { FailedNode, NodeView, RolloutFailures } from './types.js';
+import type { FailedNode, NodeView, RolloutFailures, UnavailableAtStart } from './types.js';
 
-/** Merges what the pods show now into the evidence kept so far. */
-export function collectFailures(nodes: readonly NodeView[], targetHash: string, prev: RolloutFailures | undefined, nowIso: string): RolloutFailures | undefined {
+
+/** What collectFailures compares against besides the pods. */
+export interface FailureContext {
+  /** Nodes whose old pod was not available when the rollout started: a crash there is not evidence. */
+  before?: readonly UnavailableAtStart[];
+  /** When the rollout started, ms: only a node that fell after it can have been knocked out by it. */
+  since?: number;
+}
+
+/**
+ * Merges what the pods show now into the evidence kept so far: crashes of the new revision on Ready
+ * nodes, and nodes the new revision took down (compare.ts, knockedOutNodes), each counted once.
+ */
+export function collectFailures(nodes: readonly NodeView[], targetHash: string, prev: RolloutFailures | undefined, nowIso: string, ctx: FailureContext = {}): RolloutFailures | undefined {
   const byNode = new Map<string, FailedNode>((prev?.nodes ?? []).map((f) => [f.node, { ...f }]));
   let fresh = 0;
+  if (ctx.since !== undefined) {
+    for (const k of knockedOutNodes(nodes, targetHash, ctx.since, ctx.before)) {
+      if (byNode.has(k.node)) continue;
+      fresh++;
+      byNode.set(k.node, { node: k.node, pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
+    }
+  }
   for (const n of nodes) {
-    if (nodeFault(n.health)) continue;
+    if (nodeFault(n.health) || unavailableBefore(ctx.before, n.node)) continue;
     for (const p of n.pods) {
       if (p.hash !== targetHash || p.restartCount <= 0) continue;
       const known = byNode.get(n.node);
@@ -43,8 +63,13 @@ export function collectFailures(nodes: readonly NodeView[], targetHash: string, 
   return { nodes: all.slice(0, STATUS_LIST_CAP), count };
 }
 
-/** The failure class the evidence points to: OOMKilled when most crashes were, else CrashLoop. */
-export function failureCause(f: RolloutFailures): 'OOMKilled' | 'CrashLoop' {
+/**
+ * The failure class the evidence points to: NodeNotReady when most failures were nodes the revision
+ * took down, OOMKilled when most were OOM kills, else CrashLoop.
+ */
+export function failureCause(f: RolloutFailures): 'OOMKilled' | 'CrashLoop' | 'NodeNotReady' {
+  const down = f.nodes.filter((n) => n.reason === KNOCKED_OUT).length;
+  if (down * 2 > f.nodes.length) return 'NodeNotReady';
   const oom = f.nodes.filter((n) => n.reason === 'OOMKilled').length;
   return oom * 2 > f.nodes.length ? 'OOMKilled' : 'CrashLoop';
 }

@@ -9,7 +9,7 @@
 import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './apiNames.js';
 import type { NodeSelectorTerm, Taint, Toleration } from './nodeEligibility.js';
 import type { LabelSelector, PolicyView } from './policyPlan.js';
-import type { Condition, GuardSpec, GuardStatus, NodeHealth } from './types.js';
+import type { Condition, GuardSpec, GuardStatus, NodeHealth, TemplateFacets } from './types.js';
 
 export interface Meta {
   name: string;
@@ -87,6 +87,8 @@ export interface SlimRevision {
   volumes?: Record<string, string>;
   /** A digest of the template the revision stores, comparable with SlimDaemonSet.spec.templateDigest. */
   templateDigest?: string;
+  /** What scheduling and admission failures are about in that template (host ports, requests, identity). */
+  facets?: TemplateFacets;
 }
 
 /** A Warning Event, slimmed to what explains a blocked node. */

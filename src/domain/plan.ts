@@ -9,6 +9,7 @@ import type { Attribution } from './attribute.js';
 import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
 import { MAX_CLOCK_SKEW_MS } from './defaults.js';
 import { fmtDuration, fmtRev, list } from './messages.js';
+import { previousFailsNow } from './compare.js';
 import { undoneOn } from './undo.js';
 import { event, iso, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
@@ -77,19 +78,27 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
           : a.owner === 'ConfiguredWait'
             ? 'a configured wait'
             : a.owner === 'Configuration'
-              ? "the namespace's configuration"
+              ? 'the configuration the revision runs under (maxSurge room, a quota, an admission policy)'
               : 'nothing known';
     const names = [...a.blocked, ...a.empty].filter((x) => x.owner === a.owner).map((x) => x.node);
     const where = names.length > 0 ? `: ${list(names)}` : '';
     const cause = v.cause ? ` (${v.cause}${where})` : '';
     return { reason: 'NotTheRevision', message: `the stall is blamed on ${whose}${cause}, not on the new revision failing on a Ready node: an undo would not help` };
   }
+  if (rollout.restored) return { reason: 'NoEarlierRevision', message: `${fmtRev(rollout.toRevision)} is the revision that ran on every node before, restored by a person or tool: the guard follows it and does not undo it` };
   if (!from) return { reason: 'NoEarlierRevision', message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)' };
   if (from.hash === rollout.toRevision.hash) return { reason: 'NoEarlierRevision', message: 'the template did not change: there is no earlier revision to restore' };
   if (!plan) return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
   if ((rec && undoneOn(rec).includes(plan.toHash)) || undone.includes(plan.toHash)) {
     const when = rec?.from === plan.toHash ? ` at ${rec.at}` : '';
     return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is a revision undone as broken${when}: restoring it would invert that undo` };
+  }
+  const failing = previousFailsNow(obs.nodes, from.hash, rollout.toRevision.hash, rollout.unavailableAtStart);
+  if (failing.length > 0) {
+    return {
+      reason: 'PreviousRevisionFails',
+      message: `${fmtRev(from)} fails too, now, on ${list(failing)}, where it ran when the rollout started: restoring it would not help (something both revisions depend on may be broken)`,
+    };
   }
   const skew = obs.clockSkewMs;
   if (skew !== undefined && Math.abs(skew) > MAX_CLOCK_SKEW_MS) {
@@ -116,6 +125,13 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
       out.events.push(event('Warning', Reason.UndoSkipped, `Not undoing: ${skip.message}`, true, EventAction.Undo));
     }
     return out;
+  }
+  // Admission refuses the new pods: ask whether it would refuse the previous revision's too, as early
+  // as the refusal is seen, so the answer is there by the deadline. Until it is, nothing is undone.
+  const cmpFrom = rollout && t.active && !rollout.rollback && a.compareAdmission !== undefined ? rollout.fromRevision : undefined;
+  const cmpRevision = cmpFrom && cmpFrom.hash !== rollout?.toRevision.hash ? obs.revisions.find((r) => r.hash === cmpFrom.hash) : undefined;
+  if (rollout && cmpRevision) {
+    out.action = { kind: 'CompareAdmission', revisionName: cmpRevision.name, forHash: rollout.toRevision.hash, ...(a.compareAdmission ? { node: a.compareAdmission } : {}) };
   }
   const verdict = v.state === 'Stalled' || v.state === 'Failed';
   if (!rollout || !t.active || !verdict) {
@@ -157,7 +173,12 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
     return out;
   }
   if (!plan) return out;
-  const target = fmtRev({ revision: plan.toRevision, hash: plan.toHash });
+  const target = fmtRev({ revision: plan.toRevision, hash: plan.toHash }) + (rollout.superseded ? ` (the last revision that ran on every node: ${rollout.superseded.map((r) => fmtRev(r)).join(', ')} never did)` : '');
+  if (out.action?.kind === 'CompareAdmission') {
+    out.messageSuffix = ` Comparing with ${fmtRev(rollout.fromRevision)} (a server-side dry run of its pod) before any undo.`;
+    out.requeueAfterMs = 1000;
+    return out;
+  }
   if (spec.onStall.action !== 'Undo') {
     out.messageSuffix = ` Would restore ${target} on ${plan.nodes} node(s) (onStall.action is Report).`;
     if (out.undoPlan && out.undoPlan.dryRun === undefined) {

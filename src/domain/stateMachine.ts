@@ -44,6 +44,7 @@
  * verdict (verdict.ts) → plan at most one action (plan.ts) → build status and conditions (report.ts).
  */
 import { attribute } from './attribute.js';
+import { comparisonOf } from './compare.js';
 import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sameRevision, sooner } from './passKit.js';
 import { planAction } from './plan.js';
 import { ConditionSet, settle } from './preconditions.js';
@@ -138,6 +139,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
       ...(t.active && t.rollout ? { since: Date.parse(t.rollout.startedAt) } : {}),
       ...(ds.warning ? { warning: ds.warning } : {}),
       volumeChanged: volumeChange(obs, t.rollout),
+      ...(t.active ? { comparison: comparisonOf(obs.revisions, t.rollout, spec.failedNodesThreshold) } : {}),
     },
     now,
   );

@@ -17,7 +17,8 @@ import { countersSettled, followsRollout } from './podInterest.js';
 import { event, iso, parseTime, sameRevision } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from './split.js';
-import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UndoRecord } from './types.js';
+import { classifyReason, podBlockReason } from './causes.js';
+import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UnavailableAtStart, UndoRecord } from './types.js';
 
 type TargetObservation = Extract<Observation, { kind: 'Target' }>;
 
@@ -95,6 +96,22 @@ function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec
     progress: marksOf(ds.observedGeneration, 0, 0, 0, 0, 0),
   };
   if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
+  const before = prev.rollout;
+  const lastWhole = before ? lastOnEveryNode(before) : undefined;
+  if (!isRollback && before && !before.completedAt && lastWhole) {
+    if (lastWhole.hash === curRef.hash) {
+      // Back to the revision that ran on every node before the rollout, and not by us: a person or a
+      // tool undid it (kubectl rollout undo). Followed, never undone in turn.
+      rollout.restored = true;
+    } else if (lastWhole.hash !== before.toRevision.hash) {
+      // A second template pushed while the first was still rolling out: an undo goes straight back to
+      // the last revision that ran on every node, not to the one in between (which never got there).
+      rollout.fromRevision = { ...lastWhole };
+      rollout.superseded = [...(before.superseded ?? []), { ...before.toRevision }].slice(-STATUS_LIST_CAP);
+    }
+  }
+  const unavailable = unavailableAtStart(obs, prev, rollout.fromRevision?.hash, curRef.hash);
+  if (unavailable.length > 0) rollout.unavailableAtStart = unavailable;
   if (isRollback) {
     rollout.rollback = true;
     if (lastUndo?.result === 'Pending' && lastUndo.toHash === curRef.hash) {
@@ -111,11 +128,46 @@ function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec
       // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
       t.events.push(event('Warning', Reason.UndoSkipped, `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`, true, EventAction.Undo));
     }
-    t.events.push(event('Normal', Reason.RolloutStarted, `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes`));
+    const note = rollout.restored
+      ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
+      : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes` +
+        (rollout.superseded ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})` : '');
+    t.events.push(event('Normal', Reason.RolloutStarted, note));
   }
   t.lastUndo = lastUndo;
   t.rollout = rollout;
   t.startedNow = true;
+}
+
+/**
+ * The last revision that ran on every node, as far as a rollout knows: its own target once it reached
+ * every node (or it was a return to a known revision, ours or a person's); else the revision it started from.
+ */
+function lastOnEveryNode(r: Readonly<RolloutStatus>): RevisionRef | undefined {
+  if (r.completedAt || r.updatedAt || r.rollback || r.restored) return r.toRevision;
+  return r.fromRevision;
+}
+
+/**
+ * Nodes whose pod of the revision the rollout starts from was not available as it starts: what the
+ * previous status listed as blocked on it, what the pods show now, and what an earlier rollout this one
+ * supersedes had found. The DaemonSet controller replaces unavailable old pods first, so these nodes
+ * are updated first, and a new pod failing there the same way says nothing against the new revision.
+ */
+function unavailableAtStart(obs: TargetObservation, prev: Readonly<GuardStatus>, fromHash: string | undefined, toHash: string): UnavailableAtStart[] {
+  if (fromHash === undefined) return [];
+  const out = new Map<string, UnavailableAtStart>();
+  for (const u of prev.rollout?.completedAt ? [] : (prev.rollout?.unavailableAtStart ?? [])) out.set(u.node, u);
+  for (const b of prev.blockedNodes ?? []) if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
+  for (const n of obs.nodes) {
+    if (out.has(n.node) || !n.eligible) continue;
+    const old = n.pods.find((p) => !p.deleting && p.hash === fromHash && p.hash !== toHash && !p.available && p.scheduled);
+    if (old && (old.restartCount > 0 || old.waitingReason)) {
+      const r = podBlockReason(old);
+      out.set(n.node, { node: n.node, cause: classifyReason(r.reason, r.message) });
+    }
+  }
+  return [...out.values()].sort((a, b) => a.node.localeCompare(b.node)).slice(0, STATUS_LIST_CAP);
 }
 
 /** Not complete and nothing tracked: first sight mid-rollout, a new node being populated, or pods lost. */
@@ -239,7 +291,7 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // Evidence against the new revision counts while it rolls out and while it bakes (not for our own
   // undo converging: a rollback is never undone in turn).
   if (!rollout.rollback) {
-    const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso);
+    const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso, { ...(rollout.unavailableAtStart ? { before: rollout.unavailableAtStart } : {}), ...(parseTime(rollout.startedAt) !== undefined ? { since: parseTime(rollout.startedAt)! } : {}) });
     if (failures) rollout.failures = failures;
   }
   const allUpdated = countersComplete && !t.shrank;

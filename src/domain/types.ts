@@ -111,6 +111,8 @@ export interface BlockedNode {
   cause?: CauseClass;
   /** Container restarts of the pod of the target revision on this node. */
   restarts?: number;
+  /** The comparison with the previous revision that decided the owner (compare.ts), when one did. */
+  comparison?: string;
 }
 
 /** A node that should run the daemon pod but has no pod running. */
@@ -120,6 +122,45 @@ export interface EmptyNode {
   message: string;
   owner?: FaultOwner;
   cause?: CauseClass;
+  /** The comparison with the previous revision that decided the owner, when one did. */
+  comparison?: string;
+}
+
+/** A node whose pod of the previous revision was not available when the rollout started, and why. */
+export interface UnavailableAtStart {
+  node: string;
+  cause: CauseClass;
+}
+
+/**
+ * Whether the API server admits a pod of the previous revision where it refuses the new one: a
+ * server-side dry run (dryRun=All) of a pod built from the previous ControllerRevision, made once per
+ * broken revision.
+ */
+export interface AdmissionComparison {
+  /** The broken hash the comparison was made for. */
+  forHash: string;
+  /** The revision whose pod was tried. */
+  revisionName: string;
+  /** Accepted: only the new template is refused. Refused: the old one is too. NotVerified: the dry run could not be made. */
+  result: 'Accepted' | 'Refused' | 'NotVerified';
+  message: string;
+  at: string;
+}
+
+/**
+ * The facets of a revision's pod template that scheduling and admission failures are about, kept
+ * instead of the template (k8s/slim.ts computes them).
+ */
+export interface TemplateFacets {
+  /** `port/protocol` of every hostPort, sorted. */
+  hostPorts: string[];
+  /** What the scheduler counts for the pod, per resource (cpu in cores, memory in bytes). */
+  requests: Record<string, number>;
+  serviceAccountName?: string;
+  priorityClassName?: string;
+  /** A digest of the pod's and containers' securityContext, host namespaces and volume types. */
+  security?: string;
 }
 
 /** A node that left the DaemonSet's targets during a rollout, and why. */
@@ -172,6 +213,20 @@ export interface RolloutStatus {
   failures?: RolloutFailures;
   /** When the failures first reached spec.failedNodesThreshold: the verdict Failed, and the undo clock. */
   failedAt?: string;
+  /**
+   * Nodes whose pod of the previous revision was not available when the rollout started: the new
+   * revision failing there the same way says nothing against it. At most the status list cap.
+   */
+  unavailableAtStart?: UnavailableAtStart[];
+  /**
+   * Revisions this rollout superseded before they reached every node (a second template pushed while
+   * the first was still rolling out): fromRevision stays the last revision that ran on every node.
+   */
+  superseded?: RevisionRef[];
+  /** The template is a revision a person or tool restored (as `kubectl rollout undo` does), not ours. */
+  restored?: boolean;
+  /** The admission comparison made for this rollout's new revision, if the API server refused its pods. */
+  admission?: AdmissionComparison;
 }
 
 /** A Ready node where a pod of the new revision restarted. */
@@ -206,7 +261,7 @@ export interface UndoRecord {
 
 /** Why the guard does not undo a stall: a CamelCase reason for alerts and a sentence for people. */
 export interface UndoSkip {
-  reason: 'NotTheRevision' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision' | 'ClockSkew';
+  reason: 'NotTheRevision' | 'PreviousRevisionFails' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision' | 'ClockSkew';
   message: string;
 }
 
@@ -320,6 +375,8 @@ export interface NodeHealth {
   pressure?: string[];
   /** The node carries the `unreachable` or `not-ready` taint the node lifecycle controller sets. */
   unreachable?: boolean;
+  /** When the Ready condition last changed, while it is not True. */
+  since?: string;
 }
 
 /** One node that runs, or should run, the daemon pod. */
@@ -343,6 +400,8 @@ export interface RevisionView {
   volumes?: Record<string, string>;
   /** A digest of the template the revision stores (see DaemonSetView.templateDigest). */
   templateDigest?: string;
+  /** What scheduling and admission failures are about in that template. */
+  facets?: TemplateFacets;
 }
 
 /** The latest Warning Event about an object, as the controller or the kubelet stated it. */
@@ -474,7 +533,9 @@ export type PlannedAction =
       /** Written on the DaemonSet in the same patch, so no guard repeats or inverts this undo. */
       record: DaemonSetUndoRecord;
     }
-  | { kind: 'DryRunUndo'; toRevisionName: string; toHash: string; forHash: string };
+  | { kind: 'DryRunUndo'; toRevisionName: string; toHash: string; forHash: string }
+  /** A server-side dry run of a pod of the previous revision on `node`: would admission refuse it too? */
+  | { kind: 'CompareAdmission'; revisionName: string; forHash: string; node?: string };
 
 /** The output of `decide`. */
 export interface Decision {

@@ -8,6 +8,7 @@
  */
 import { firstDefinite, type Attribution } from './attribute.js';
 import { CAUSE_HINT } from './causes.js';
+import { KNOCKED_OUT } from './compare.js';
 import { failureCause } from './evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from './messages.js';
 import { event, parseTime } from './passKit.js';
@@ -192,10 +193,16 @@ function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v
   v.state = 'Failed';
   v.cause = failureCause(f);
   v.owner = 'Revision';
-  const crashed = f.nodes.map((n) => `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`);
+  const crashed = f.nodes.map((n) =>
+    n.reason === KNOCKED_OUT ? `${n.node} (NotReady since ${n.at}, right after the new pod started)` : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
+  );
   const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
+  const what =
+    v.cause === 'NodeNotReady'
+      ? `takes its own node down: ${f.count} node${f.count === 1 ? '' : 's'} turned NotReady right after its pod started there, Ready under the previous revision, while no node still on it fell`
+      : `crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'}`;
   v.message =
-    `${fmtRev(rollout.toRevision)} crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'} ` +
+    `${fmtRev(rollout.toRevision)} ${what} ` +
     `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${ds.desired} nodes. ` +
     `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
 }

@@ -123,8 +123,8 @@ export class DaemonSetUndo {
   }
 }
 
-/** Why the revision must not be copied from, or undefined when it may. */
-function checkRevision(revision: any, name: string, dsUid: string, hash?: string): string | undefined {
+/** Why the revision must not be copied from, or undefined when it may (its controller, its hash, a template). */
+export function checkRevision(revision: any, name: string, dsUid: string, hash?: string): string | undefined {
   const owners: any[] = Array.isArray(revision?.metadata?.ownerReferences) ? revision.metadata.ownerReferences : [];
   const owner = owners.find((o) => o?.controller === true);
   if (owner?.kind !== DAEMONSET_KIND || owner?.uid !== dsUid) {

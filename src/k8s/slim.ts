@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { DAEMONSET_KIND, HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { Taint } from '../domain/nodeEligibility.js';
 import type { Meta, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
-import type { NodeHealth } from '../domain/types.js';
+import type { NodeHealth, TemplateFacets } from '../domain/types.js';
+import { parseQuantity } from '../domain/compare.js';
 import { canonicalTemplate } from '../domain/undo.js';
 
 export type { Meta, OwnerRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
@@ -159,6 +160,52 @@ export function slimPod(raw: any): SlimPod {
   return out;
 }
 
+/**
+ * The facets of a pod template that scheduling and admission failures are about. Requests are what the
+ * scheduler counts for a pod: the larger of the app containers' sum and any one init container, per
+ * resource, plus the pod overhead.
+ */
+export function templateFacets(template: unknown): TemplateFacets {
+  const spec: any = (template as any)?.spec ?? {};
+  const containers: any[] = Array.isArray(spec.containers) ? spec.containers : [];
+  const inits: any[] = Array.isArray(spec.initContainers) ? spec.initContainers : [];
+  const requestsOf = (c: any): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries({ ...(c?.resources?.limits ?? {}), ...(c?.resources?.requests ?? {}) } as Record<string, unknown>)) {
+      const n = parseQuantity(v);
+      if (n !== undefined) out[k] = n;
+    }
+    return out;
+  };
+  const requests: Record<string, number> = {};
+  for (const c of containers) for (const [k, v] of Object.entries(requestsOf(c))) requests[k] = (requests[k] ?? 0) + v;
+  for (const c of inits) for (const [k, v] of Object.entries(requestsOf(c))) requests[k] = Math.max(requests[k] ?? 0, v);
+  for (const [k, v] of Object.entries((spec.overhead ?? {}) as Record<string, unknown>)) {
+    const n = parseQuantity(v);
+    if (n !== undefined) requests[k] = (requests[k] ?? 0) + n;
+  }
+  const hostPorts = new Set<string>();
+  for (const c of [...containers, ...inits]) {
+    for (const p of Array.isArray(c?.ports) ? c.ports : []) {
+      if (typeof p?.hostPort === 'number' && p.hostPort > 0) hostPorts.add(`${p.hostPort}/${String(p.protocol ?? 'TCP')}`);
+    }
+  }
+  const security = {
+    pod: spec.securityContext ?? null,
+    host: [spec.hostNetwork === true, spec.hostPID === true, spec.hostIPC === true],
+    containers: [...inits, ...containers].map((c) => c?.securityContext ?? null),
+    volumes: (Array.isArray(spec.volumes) ? spec.volumes : []).map((v: any) => Object.keys((v ?? {}) as object).filter((k) => k !== 'name').sort()),
+  };
+  const facets: TemplateFacets = {
+    hostPorts: [...hostPorts].sort(),
+    requests,
+    security: digest(JSON.stringify(security), 12),
+  };
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') facets.serviceAccountName = spec.serviceAccountName;
+  if (typeof spec.priorityClassName === 'string' && spec.priorityClassName !== '') facets.priorityClassName = spec.priorityClassName;
+  return facets;
+}
+
 export function slimRevision(raw: any): SlimRevision {
   const name: string = raw?.metadata?.name ?? '';
   const hash: string = raw?.metadata?.labels?.[HASH_LABEL] ?? name.slice(name.lastIndexOf('-') + 1);
@@ -171,7 +218,10 @@ export function slimRevision(raw: any): SlimRevision {
     out.volumes = Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), digest(JSON.stringify(v), 12)]));
   }
   const template = raw?.data?.spec?.template;
-  if (template) out.templateDigest = templateDigest(template);
+  if (template) {
+    out.templateDigest = templateDigest(template);
+    out.facets = templateFacets(template);
+  }
   return out;
 }
 
@@ -208,6 +258,9 @@ export function slimNode(raw: any): SlimNode {
     if (status !== 'True') {
       if (ready.reason) health.reason = String(ready.reason);
       if (ready.message) health.message = String(ready.message);
+      // When it stopped being Ready: compared with when a new pod started on it (compare.ts). Kept only
+      // while not Ready, so a healthy node's slim copy does not change with it.
+      if (ready.lastTransitionTime) health.since = String(ready.lastTransitionTime);
     }
     const pressure = conds.filter((c) => PRESSURE.includes(String(c?.type)) && c?.status === 'True').map((c) => String(c.type));
     if (pressure.length > 0) health.pressure = pressure;

@@ -219,6 +219,7 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
       hash: r.hash,
       revision: r.revision,
       ...(r.volumes ? { volumes: { ...r.volumes } } : {}),
+      ...(r.facets ? { facets: r.facets } : {}),
       ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
     }))
     .sort((a, b) => b.revision - a.revision);

@@ -9,6 +9,7 @@
  */
 import type { ObjectRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision, PolicyStatus } from '../domain/objects.js';
 import type { Announcement, GuardSpecInput, GuardStatus } from '../domain/types.js';
+import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
 
 export type { ObjectRef } from '../domain/objects.js';
@@ -51,6 +52,11 @@ export interface ReconcilerPorts {
   emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
   undo(req: UndoRequest): Promise<UndoOutcome>;
   dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+  /**
+   * A server-side dry run of a pod of ControllerRevision `revisionName` of DaemonSet `namespace/name`
+   * on `node`: would admission refuse the previous revision too? Optional: without it, NotVerified.
+   */
+  compareAdmission?(namespace: string, name: string, revisionName: string, node: string | undefined): Promise<AdmissionOutcome>;
   /**
    * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
    * again. Optional (tests without informers have nothing to relist).

@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GuardPolicy } from '../domain/stateMachine.js';
 import type { Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import { recordAdmission } from '../domain/compare.js';
+import { iso } from '../domain/passKit.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
 import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from '../domain/portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
@@ -185,6 +187,15 @@ export class Reconciler {
       unannounced = await this.announce(key, gRef, tRef, (done ?? afterIntent).status);
       // The DaemonSet watch brings the convergence; look again soon in case it is already there.
       return { requeueAfterMs: 1000, decision };
+    }
+    if (action?.kind === 'CompareAdmission' && tRef) {
+      const outcome = this.ports.compareAdmission
+        ? await targetWrite(() => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node), `admission dry run on DaemonSet ${namespace}/${tRef.name}`)
+        : { result: 'NotVerified' as const, message: 'this operator has no admission check' };
+      log.info({ result: outcome.result, revision: action.revisionName, node: action.node }, 'admission compared with the previous revision');
+      await this.write(key, afterIntent, recordAdmission(afterIntent.status ?? decision.status, action.revisionName, action.forHash, outcome, iso(this.clock.now())));
+      // The next pass judges with the answer (the plan asked for one soon).
+      return decision.requeueAfterMs !== undefined ? { decision, requeueAfterMs: decision.requeueAfterMs } : { decision };
     }
     if (action?.kind === 'DryRunUndo' && tRef) {
       const outcome = await targetWrite(() => this.ports.dryRun(namespace, tRef.name, action.toRevisionName), `undo dry run on DaemonSet ${namespace}/${tRef.name}`);

@@ -633,6 +633,7 @@ describe('Helm chart', () => {
 
     it('undo.enabled=false: cannot patch DaemonSets anywhere; everything else as the defaults', async () => {
       await expectCan(sa(nsReport), [['patch', 'daemonsets.apps', '-n', 'default'], ['patch', 'daemonsets.apps', '-A'], ['patch', 'daemonsets.apps', '-n', 'kube-system']], false);
+      await expectCan(sa(nsReport), UNDO_ALLOWED, false);
       await expectCan(sa(nsReport), [...ALLOWED, ...POLICY_ALLOWED], true);
       await expectCan(sa(nsReport), DENIED, false);
     });

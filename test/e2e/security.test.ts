@@ -119,12 +119,13 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     const ours = g.group === 'rolloutguard.dev';
     const events = g.group === 'events.k8s.io' && g.resource === 'events' && g.verb === 'create';
     const lease = g.group === 'coordination.k8s.io' && g.resource === 'leases';
-    const undo = g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch' && undoRole(g);
+    const undo = undoRole(g) && ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') || (g.group === '' && g.resource === 'pods' && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
-  // 3. An undo role grants exactly one thing, so a report-only install drops it whole.
+  // 3. An undo role grants exactly the undo patch and the pod dry runs that judge admission refusals
+  //    before it, so a report-only install drops both whole.
   for (const role of new Set(grants.filter(undoRole).map((g) => `${g.role} ${g.ns ?? ''}`))) {
-    assert.deepEqual(grants.filter((g) => `${g.role} ${g.ns ?? ''}` === role).map((g) => `${g.verb} ${g.group}/${g.resource}`), ['patch apps/daemonsets'], role);
+    assert.deepEqual(grants.filter((g) => `${g.role} ${g.ns ?? ''}` === role).map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), ['create /pods', 'patch apps/daemonsets'], role);
   }
   // 4. Of our own objects, only status is patched; guards are created, patched and deleted by the policy
   //    role alone, and are the only thing ever deleted.
@@ -144,8 +145,11 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     assert.equal(g.ns, INSTALL_NS, where(g));
     assert.ok(g.verb !== 'delete', where(g));
   }
-  // 6. Pods and nodes are read, never written: no eviction, no deletion, no binding.
-  for (const g of grants.filter((x) => ['pods', 'nodes', 'pods/eviction', 'pods/exec', 'bindings'].includes(x.resource))) assert.ok(!WRITE.has(g.verb), where(g));
+  // 6. Pods and nodes are read, never written: no eviction, no deletion, no binding. The one exception
+  //    is create on pods in the undo role, for server-side dry runs (see 3).
+  for (const g of grants.filter((x) => ['pods', 'nodes', 'pods/eviction', 'pods/exec', 'bindings'].includes(x.resource))) {
+    assert.ok(!WRITE.has(g.verb) || (undoRole(g) && g.resource === 'pods' && g.verb === 'create'), where(g));
+  }
   // 7. Core Events are only read (the Warnings that explain a node); ours go through events.k8s.io, and
   //    are only created: the operator never patches an Event.
   for (const g of grants.filter((x) => x.resource === 'events')) {
@@ -309,6 +313,8 @@ describe('security', () => {
     it('report-only install: cannot patch DaemonSets, and can still do everything else it needs', async () => {
       assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-n', 'default']), false);
       assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-A']), false);
+      // Nor the pod dry runs that only an undo needs.
+      await expectCan(saReport, UNDO_ALLOWED, false);
       await expectCan(saReport, [...ALLOWED, ...POLICY_ALLOWED], true);
       await expectCan(saReport, DENIED, false);
     });

@@ -112,8 +112,14 @@ export const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
   ['delete', 'rolloutguards.rolloutguard.dev', '-n', 'default'],
 ];
 
-/** The undo (rollout-guard-undo binding). */
-export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [['patch', 'daemonsets.apps', '-n', 'default']];
+/**
+ * The undo (rollout-guard-undo binding): the patch, and pod creation for the server-side dry runs
+ * (dryRun=All) that compare admission of the previous revision before it.
+ */
+export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [
+  ['patch', 'daemonsets.apps', '-n', 'default'],
+  ['create', 'pods', '-n', 'default'],
+];
 
 /** What it must never be able to do, in any install. */
 export const DENIED: ReadonlyArray<readonly string[]> = [
@@ -125,7 +131,6 @@ export const DENIED: ReadonlyArray<readonly string[]> = [
   ['watch', 'secrets', '-A'],
   ['get', 'configmaps', '-n', 'default'],
   ['list', 'configmaps', '-A'],
-  ['create', 'pods', '-n', 'default'],
   ['update', 'pods', '-n', 'default'],
   ['delete', 'pods', '-n', 'default'],
   ['deletecollection', 'pods', '-n', 'default'],
