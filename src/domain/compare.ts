@@ -22,6 +22,9 @@ import type { AdmissionComparison, NodeView, PodView, RevisionView, RolloutStatu
 /** The failure reason kept in rollout.failures for a node the new revision took down. */
 export const KNOCKED_OUT = 'NodeNotReady';
 
+/** API times (creationTimestamp, a condition's lastTransitionTime) are kept to the second. */
+const TIME_PRECISION_MS = 1_000;
+
 /** How long after the new pod was created a node turning NotReady is read as the pod's doing. */
 export const KNOCKOUT_WINDOW_MS = 120_000;
 
@@ -134,7 +137,8 @@ export function knockedOutNodes(nodes: readonly NodeView[], targetHash: string, 
     const h = n.health;
     if (!h || h.ready === 'True' || !h.since) return undefined;
     const t = Date.parse(h.since);
-    return Number.isFinite(t) && t >= rolloutStart ? t : undefined;
+    // Condition times have one-second precision, the rollout's start is our own clock's.
+    return Number.isFinite(t) && t >= rolloutStart - TIME_PRECISION_MS ? t : undefined;
   };
   const oldFell = nodes.some((n) => fellDuring(n) !== undefined && !n.pods.some((p) => p.hash === targetHash));
   if (oldFell) return [];
@@ -144,7 +148,7 @@ export function knockedOutNodes(nodes: readonly NodeView[], targetHash: string, 
     if (t === undefined || n.health?.ready !== 'False' || unavailableBefore(before, n.node)) continue;
     const pod = n.pods.find((p) => p.hash === targetHash);
     const created = pod ? Date.parse(pod.createdAt) : NaN;
-    if (!pod || !Number.isFinite(created) || t < created || t - created > KNOCKOUT_WINDOW_MS) continue;
+    if (!pod || !Number.isFinite(created) || t < created - TIME_PRECISION_MS || t - created > KNOCKOUT_WINDOW_MS) continue;
     out.push({ node: n.node, pod, since: n.health.since!, afterMs: t - created });
   }
   return out;

@@ -465,6 +465,28 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
     });
   });
 
+  it('a node annotated rollout-guard.test/not-ready=true keeps the NotReady condition a test writes, and is Ready again once the annotation is removed', async () => {
+    await scenario('rg-notready', 2, {}, async (_ns, pool) => {
+      const [down, up] = pool.nodes as [string, string];
+      const readyOf = async (n: string): Promise<{ status?: string; reason?: string; lastTransitionTime?: string }> => {
+        const node = await kubectlJson<{ status: { conditions?: Array<{ type: string; status: string; reason?: string; lastTransitionTime?: string }> } }>(['get', 'node', n]);
+        return node.status.conditions?.find((c) => c.type === 'Ready') ?? {};
+      };
+      await kubectl(['annotate', 'node', down, 'rollout-guard.test/not-ready=true']);
+      const now = new Date().toISOString();
+      const cond = { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'container runtime network not ready: NetworkReady=false', lastTransitionTime: now, lastHeartbeatTime: now };
+      await kubectl(['patch', 'node', down, '--subresource=status', '--type=strategic', '-p', JSON.stringify({ status: { conditions: [cond] } })]);
+      // kwok heals a NotReady node at once (node-initialize) unless it carries the annotation.
+      await holdsFor(async () => {
+        const r = await readyOf(down);
+        return r.status === 'False' && r.reason === 'KubeletNotReady' && r.lastTransitionTime === now.replace(/\.\d+Z$/, 'Z');
+      }, { durationMs: 5_000, describe: `${down} stays NotReady as written` });
+      assert.equal((await readyOf(up)).status, 'True', 'the node without the annotation is untouched');
+      await kubectl(['annotate', 'node', down, 'rollout-guard.test/not-ready-']);
+      await waitFor(async () => (await readyOf(down)).status === 'True', { ...WAIT, describe: `${down} Ready again` });
+    });
+  });
+
   it('a "sickon1" image crash-loops on the node whose name ends in -1 only, and is Ready on the others', async () => {
     await scenario('rg-sickon1', 3, {}, async (ns, pool) => {
       const first = pool.nodes.filter((n) => n.endsWith('-1'));

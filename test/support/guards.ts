@@ -6,7 +6,7 @@
  * @module
  */
 import type { KubectlOptions } from '../../cluster/controlPlane.js';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectlJson as sharedKubectlJson, uniqueName, waitFor, type DecoderDaemonSetOptions, type NodePool } from './cluster.js';
+import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectlJson as sharedKubectlJson, uniqueName, waitFor, type DecoderDaemonSetOptions, type NodePool, type NodePoolOptions } from './cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from './operator.js';
 
 /** Runs kubectl with `-o json` against one cluster and parses the output. */
@@ -20,6 +20,8 @@ export interface NodeEntry {
   reason: string;
   message: string;
   restarts?: number;
+  comparison?: string;
+  hash?: string;
 }
 
 /** The parts of a RolloutGuard the suites read. */
@@ -46,6 +48,11 @@ export interface GuardObj {
       lastProgressAt?: string;
       failedAt?: string;
       failures?: { count: number; nodes: Array<{ node: string; restarts: number; at: string; reason: string }> };
+      fromRevision?: { revision?: number; hash: string };
+      superseded?: Array<{ revision?: number; hash: string }>;
+      restored?: boolean;
+      unavailableAtStart?: Array<{ node: string; cause: string }>;
+      admission?: { result: string; revisionName: string; message: string };
     };
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   };
@@ -128,6 +135,8 @@ export class GuardSuite<S extends string> {
     private readonly prefix: string,
     private readonly scenarios: readonly S[],
     private readonly nodesFor: (s: S) => number = () => 3,
+    /** Node pool options per scenario (allocatable, labels, taints). */
+    private readonly poolFor: (s: S) => NodePoolOptions = () => ({}),
   ) {}
 
   get op(): OperatorProcess {
@@ -142,7 +151,7 @@ export class GuardSuite<S extends string> {
       const n = await createNamespace(`${this.prefix}-${s}`);
       this.ns[s] = n.name;
       this.cleanups.push(n.cleanup);
-      const pool = await createNodePool(uniqueName(`${this.prefix.slice(0, 2)}-${s}`), this.nodesFor(s));
+      const pool = await createNodePool(uniqueName(`${this.prefix.slice(0, 2)}-${s}`), this.nodesFor(s), this.poolFor(s));
       this.pools[s] = pool;
       this.cleanups.push(pool.cleanup);
     }
