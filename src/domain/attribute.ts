@@ -85,12 +85,12 @@ const RUNTIME_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['CrashLoop
 const sameWay = (a: CauseClass, b: CauseClass): boolean => a === b || (RUNTIME_CLASSES.has(a) && RUNTIME_CLASSES.has(b));
 
 /** A node the new revision took down, or may have: owner and comparison, or undefined. */
-function knockedOut(node: string, c: Comparison | undefined, msg: string): { owner: FaultOwner; comparison: string; message: string } | undefined {
+function knockedOut(node: string, c: Comparison | undefined): { owner: FaultOwner; comparison: string } | undefined {
   if (!c?.knockedOut?.includes(node)) return undefined;
   const said = 'it turned NotReady right after a pod of the new revision started on it, was Ready under the previous revision, and no node still on the previous revision fell';
   return c.enough
-    ? { owner: 'Revision', comparison: `${said}: the new revision takes its own node down`, message: msg }
-    : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold ?? 2})`, message: msg };
+    ? { owner: 'Revision', comparison: `${said}: the new revision takes its own node down` }
+    : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold ?? 2})` };
 }
 
 /** A refusal by admission, judged by whether a pod of the previous revision is admitted (a server-side dry run). */
@@ -133,9 +133,8 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
   const nf = nodeFault(node?.health);
   const c = events.comparison;
   if (nf) {
-    const k = knockedOut(b.node, c, `${nf.message}; ${b.message}`);
-    if (k) return { ...b, owner: k.owner, cause: nf.cause, message: k.message, comparison: k.comparison };
-    return { ...b, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}` };
+    const k = knockedOut(b.node, c);
+    return { ...b, owner: k?.owner ?? 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}`, ...(k ? { comparison: k.comparison } : {}) };
   }
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
   if (pod?.ready && !pod.available && pod.restartCount > 0) {
@@ -178,9 +177,8 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
 export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: number, events: NodeContext = {}): EmptyNode {
   const nf = nodeFault(node?.health);
   if (nf) {
-    const k = knockedOut(e.node, events.comparison, `${nf.message}; ${e.message}`);
-    if (k) return { ...e, owner: k.owner, cause: nf.cause, message: k.message, comparison: k.comparison };
-    return { ...e, owner: 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}` };
+    const k = knockedOut(e.node, events.comparison);
+    return { ...e, owner: k?.owner ?? 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}`, ...(k ? { comparison: k.comparison } : {}) };
   }
   if (e.reason === 'Terminating') {
     // deletionTimestamp is when the grace period ends: before it the pod is still shutting down as
@@ -276,7 +274,7 @@ export function attribute(input: AttributionInput, now: number): Attribution {
       const nf = nodeFault(byName.get(l.node)?.health);
       if (nf?.cause !== 'NodeNotReady') continue;
       const message = `${nf.message}; it left the targets (${l.reason})`;
-      const k = knockedOut(l.node, input.comparison, message);
+      const k = knockedOut(l.node, input.comparison);
       deadLeft.push({ node: l.node, reason: 'NodeNotReady', message, owner: k?.owner ?? 'Node', cause: 'NodeNotReady', ...(k ? { comparison: k.comparison } : {}) });
     }
     if (deadLeft.length > 0) {

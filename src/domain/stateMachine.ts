@@ -31,13 +31,19 @@
  *           |    +------------+                          +-------------+  ... for progressDeadlineSeconds
  *           |          |                                                  -----------------------> Stalled
  *           +----------+ a new template rolls out:                       (RollbackStalled, never retried)
- *                        Progressing (from RolledBack as from Healthy)
+ *                        Progressing (from RolledBack as from Healthy)   the restored revision crashes on
+ *                                                                        failedNodesThreshold nodes --> Failed
+ *                                                                        ("the undo did not help", never retried)
  *
  *   Any state --spec.suspend--> Suspended;  target missing or OnDelete --> Unknown;
  *   another guard in charge of the same DaemonSet --> Conflict (reports nothing, acts on nothing).
  *
  * A stall is Stalled whoever's fault it is; only a stall the attribution blames on the new revision is
- * undone. The others say whose it is (status.owner, status.undoSkipped, an UndoSkipped Event).
+ * undone, and attribution judges by comparison with the previous revision (compare.ts): a failure the
+ * previous revision would meet the same way, on the same node, is not the new revision's. The others
+ * say whose it is (status.owner, status.undoSkipped, an UndoSkipped Event). A rollout pushed before the
+ * one it replaces reached every node starts from the last revision that did; a return to that revision
+ * that the guard did not make is followed (status.rollout.restored), never undone.
  *
  * decide() does no I/O and never reads the clock. It is a short chain of pure phases, each in its own
  * file: settle (preconditions.ts) → track the rollout (track.ts) → attribute (attribute.ts) → reach a

@@ -288,9 +288,9 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   const templateChange = rollout.fromRevision !== undefined && rollout.fromRevision.hash !== rollout.toRevision.hash;
   t.expectedDesired = rollout.desiredAtStart - (rollout.removedNodes?.length ?? 0);
   t.shrank = observed && templateChange && ds.desired < t.expectedDesired;
-  // Evidence against the new revision counts while it rolls out and while it bakes (not for our own
-  // undo converging: a rollback is never undone in turn).
-  if (!rollout.rollback) {
+  // Evidence against the new revision counts while it rolls out and while it bakes. For our own undo
+  // converging it is evidence that the undo did not help (a rollback is never undone in turn).
+  {
     const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso, { ...(rollout.unavailableAtStart ? { before: rollout.unavailableAtStart } : {}), ...(parseTime(rollout.startedAt) !== undefined ? { since: parseTime(rollout.startedAt)! } : {}) });
     if (failures) rollout.failures = failures;
   }

@@ -91,6 +91,24 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
   const v: Verdict = { state: 'Progressing', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   const nowIso = new Date(now).toISOString();
 
+  // Our undo restored a revision that crashes too: the undo did not help. It is said, never retried,
+  // and never called RolledBack, even if the counters later look complete.
+  const f = rollout.failures;
+  if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) {
+    // Failed, as any verdict on evidence rather than time; announced as the rollback's own failure.
+    v.state = 'Failed';
+    v.cause = failureCause(f);
+    v.owner = 'Revision';
+    v.message =
+      `The undo did not help: the restored ${fmtRev(rollout.toRevision)} fails too on ${f.count} node${f.count === 1 ? '' : 's'} (${list(f.nodes.map((n) => n.node))}). ` +
+      `The fault is not the undone revision's alone (something both depend on, or the nodes); the guard never undoes its own undo: fix forward.`;
+    if (prev.state !== 'Failed') {
+      const note = `${v.message} Not retrying.`;
+      v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
+      if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
+    }
+    return v;
+  }
   if (t.complete) return completedVerdict(t, rollout, v, nowIso);
 
   // A shrink made of dead nodes is named for them; any other shrink for the drop in DESIRED.
@@ -241,7 +259,7 @@ function announceVerdict(t: Tracked, rollout: RolloutStatus, prev: Readonly<Guar
   if (v.state === 'Suspect' && prevState !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
   if (v.state === 'Stalled' && prevState !== 'Stalled') {
     if (rollout.rollback || v.undoInFlight) {
-      const note = `The undo to ${fmtRev(rollout.toRevision)} itself stalled; not retrying. ${v.message}`;
+      const note = `The undo to ${fmtRev(rollout.toRevision)} itself stalled: it did not help; not retrying. ${v.message}`;
       v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
       if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
     } else {

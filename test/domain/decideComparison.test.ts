@@ -58,7 +58,8 @@ describe('decide by comparison: a surge pod that can never fit', () => {
     });
   }
   it('without the templates facets (an older cache), the symptom alone decides, as before', () => {
-    const noFacets = (): ReturnType<typeof targetObs> => targetObs({ nodes: surgeWorld(facets(), facets(), FREE_PORTS)().kind === 'Target' ? (surgeWorld(facets(), facets(), FREE_PORTS)() as { nodes: NodeView[] }).nodes : [], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 0 }) });
+    const world = surgeWorld(facets(), facets(), FREE_PORTS)();
+    const noFacets = (): ReturnType<typeof targetObs> => ({ ...world, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
     const ds = run(timeline([rev(HASH.A, 1)], noFacets, [sec(700)]), { policy: UNDO });
     assert.equal(ds[2]!.status.owner, 'Revision');
     assert.equal(ds[2]!.status.blockedNodes?.[0]?.comparison, undefined);
@@ -324,5 +325,43 @@ describe('property: never an undo when the previous revision fails the same way 
       ),
       { numRuns: 300, seed: 26 },
     );
+  });
+});
+
+describe('decide: an undo that did not help', () => {
+  const A3 = rev(HASH.A, 3);
+  const crashed = (hash: string): PodView => pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', restartCount: 2, lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: iso(T1 + sec(705)) } });
+  const healthy = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] });
+  const stuck = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2 }) });
+  // The undo restored A (renumbered 3), and A's new pods crash on two nodes.
+  const restoredCrashing = targetObs({ nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3, { updated: 3, available: 1, ready: 1 }) });
+  const countersDone = targetObs({ nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3) });
+  const ds = run(
+    [
+      { obs: healthy, at: T0 },
+      { obs: stuck, at: T1 },
+      { obs: stuck, at: T1 + sec(700), persist: persistUndo },
+      { obs: restoredCrashing, at: T1 + sec(710) },
+      { obs: restoredCrashing, at: T1 + sec(720) },
+      { obs: countersDone, at: T1 + sec(730) },
+    ],
+    { policy: UNDO },
+  );
+
+  it('is detected after the fact: Failed (on evidence), RollbackStalled said once, lastUndo RollbackStalled, never retried', () => {
+    assert.equal(undos(ds).length, 1);
+    const d = ds[3]!;
+    assert.equal(d.status.state, 'Failed');
+    assert.match(d.status.message ?? '', /The undo did not help: the restored revision 3 \(aaa111\) fails too on 2 nodes/);
+    assert.deepEqual(reasons(d), ['RollbackStalled']);
+    assert.equal(d.status.lastUndo?.result, 'RollbackStalled');
+    assert.equal(ds[4]!.events.length, 0, 'said once');
+    for (const x of ds.slice(3)) assert.notEqual(x.action?.kind, 'Undo');
+  });
+
+  it('is never called RolledBack, even when the counters look complete', () => {
+    for (const x of ds.slice(3)) assert.notEqual(x.status.state, 'RolledBack');
+    assert.ok(!ds.slice(3).some((x) => reasons(x).includes('UndoComplete')));
+    assert.equal(ds[5]!.status.conditions?.find((c) => c.type === 'RolledBack')?.reason, 'RollbackStalled');
   });
 });

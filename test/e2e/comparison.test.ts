@@ -22,6 +22,8 @@
 // Manifests are edited as the plain JSON they are.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { decoderDaemonSet, holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
@@ -39,6 +41,11 @@ const setImage = (n: string, img: string): Promise<unknown> => kubectl(['set', '
 const noUndo = async (n: string, img: string): Promise<void> =>
   holdsFor(async () => (await image(n)) === img && (await read.guard(n)).status?.lastUndo === undefined, { durationMs: 4_000, describe: `no undo: ${img} stays` });
 const stalled = (g: GuardObj): boolean => g.status?.state === 'Stalled';
+/** `kubectl describe rg` of scenario namespace `n`, kept for the README when RG_CAPTURE_DIR names a folder. */
+async function capture(n: string, file: string): Promise<void> {
+  const dir = process.env.RG_CAPTURE_DIR;
+  if (dir) await writeFile(join(dir, file), (await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n })).stdout);
+}
 
 /** Applies the decoder DaemonSet of scenario `s` (image `img`), with `edit` applied to its manifest. */
 async function guarded(s: Scenario, edit: (ds: Record<string, any>) => void = () => undefined, img = 'registry.local/decoder:1'): Promise<string> {
@@ -76,6 +83,7 @@ describe('judgement by comparison end to end: would the previous revision fail t
     assert.match(b?.comparison ?? '', /the previous revision has the same hostPort 8080\/TCP and would not fit either: maxSurge with a hostPort cannot surge/);
     assert.match(b?.message ?? '', /free ports/, 'the scheduler is quoted');
     await noUndo(n, 'registry.local/decoder:2');
+    await capture(n, 'hostport.txt');
   });
 
   it('maxSurge on nodes with room for one pod, requests unchanged: Insufficient cpu for the surge pod; owner Configuration, no undo', async () => {
@@ -109,6 +117,7 @@ describe('judgement by comparison end to end: would the previous revision fail t
     assert.match(e?.comparison ?? '', /is refused too \(server-side dry run: .*\): the policy, not the revision, blocks the rollout, and an undo cannot help/);
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
     await noUndo(n, 'registry.local/decoder:2');
+    await capture(n, 'admission.txt');
     // The dry run created nothing.
     const pods = await kubectlJson<{ items: Array<{ spec: { containers: Array<{ image: string }> } }> }>(['get', 'pods'], { ns: n });
     assert.ok(pods.items.every((p) => p.spec.containers[0]!.image === 'registry.local/decoder:1'), 'only the old pods exist');

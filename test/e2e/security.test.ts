@@ -119,13 +119,13 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     const ours = g.group === 'rolloutguard.dev';
     const events = g.group === 'events.k8s.io' && g.resource === 'events' && g.verb === 'create';
     const lease = g.group === 'coordination.k8s.io' && g.resource === 'leases';
-    const undo = undoRole(g) && ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') || (g.group === '' && g.resource === 'pods' && g.verb === 'create'));
+    const undo = undoRole(g) && ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') || (g.group === 'core' && g.resource === 'pods' && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
   // 3. An undo role grants exactly the undo patch and the pod dry runs that judge admission refusals
   //    before it, so a report-only install drops both whole.
   for (const role of new Set(grants.filter(undoRole).map((g) => `${g.role} ${g.ns ?? ''}`))) {
-    assert.deepEqual(grants.filter((g) => `${g.role} ${g.ns ?? ''}` === role).map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), ['create /pods', 'patch apps/daemonsets'], role);
+    assert.deepEqual(grants.filter((g) => `${g.role} ${g.ns ?? ''}` === role).map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), ['create core/pods', 'patch apps/daemonsets'], role);
   }
   // 4. Of our own objects, only status is patched; guards are created, patched and deleted by the policy
   //    role alone, and are the only thing ever deleted.
