@@ -20,7 +20,7 @@
 import { classifyReason, dominantOf, isVague } from './causes.js';
 import type { Split } from './split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
-import { compareScheduling, unavailableBefore, type Comparison } from './compare.js';
+import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from './compare.js';
 import { explainNoPod, explainPod, type Explained } from './warnings.js';
 
 /** The verdict of attribution for the whole rollout. */
@@ -98,7 +98,11 @@ function byAdmission(ex: Explained, c: Comparison | undefined): Explained & { co
   if (ex.owner !== 'Revision' || (ex.cause !== 'AdmissionRefused' && ex.cause !== 'QuotaExceeded')) return ex;
   const a = c?.admission;
   if (!a) return { ...ex, comparison: 'not compared yet: a server-side dry run of a pod of the previous revision is pending' };
-  if (a.result === 'Accepted') return { ...ex, comparison: `a pod of the previous revision (${a.revisionName}) is admitted (server-side dry run): only the new template is refused` };
+  if (a.result === 'Accepted') {
+    const changed = c?.templates ? templateDiff(c.templates) : [];
+    const what = changed.length > 0 ? ` (it changed: ${changed.join('; ')})` : '';
+    return { ...ex, comparison: `a pod of the previous revision (${a.revisionName}) is admitted (server-side dry run): only the new template is refused${what}` };
+  }
   if (a.result === 'Refused') {
     return {
       ...ex,

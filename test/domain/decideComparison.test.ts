@@ -221,7 +221,7 @@ describe('decide by comparison: admission refuses the new pods', () => {
   const refused = (at: number) =>
     targetObs({
       nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])],
-      revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+      revisions: [withFacets(rev(HASH.A, 1), facets()), withFacets(rev(HASH.B, 2), facets({ security: 's2', serviceAccountName: 'agent' }))],
       ds: dsAt(2, { updated: 0, available: 2, ready: 2, current: 2, warning: { reason: 'FailedCreate', message: PSA, at: iso(at) } }),
     });
   const answer = (result: 'Accepted' | 'Refused' | 'NotVerified') => (d: Decision): GuardStatus =>
@@ -239,7 +239,7 @@ describe('decide by comparison: admission refuses the new pods', () => {
     const ds = run(steps('Accepted'), { policy: UNDO });
     const stalled = ds[3]!;
     assert.equal(stalled.status.owner, 'Revision');
-    assert.match(stalled.status.emptyNodes?.[0]?.comparison ?? '', /is admitted \(server-side dry run\): only the new template is refused/);
+    assert.match(stalled.status.emptyNodes?.[0]?.comparison ?? '', /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName default → agent; securityContext, host namespaces or volume types changed\)/);
     assert.equal(undos(ds).length, 1);
   });
 

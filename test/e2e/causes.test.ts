@@ -51,6 +51,8 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
     assert.match(stdout, /violates PodSecurity/);
     assert.match(stdout, /The new revision itself fails on Ready node|revision is at fault/);
+    // Judged by comparison: a pod of revision 1 is admitted, so only the new template is refused.
+    assert.match(stdout, /is admitted \(server-side dry run\): only the new template is refused \(it changed: securityContext/);
   });
 
   it('with maxSurge 1 the refused pod is a surge pod and no node is empty: the refusal itself is the evidence, and the undo is made', async () => {
