@@ -45,9 +45,12 @@ export interface Attribution {
   waitEndsAt?: number;
   /**
    * Admission refuses the new pods and whether it would refuse the previous revision's is not known yet:
-   * the node to try a pod of the previous revision on ('' when no node is named). No undo until known.
+   * the node to try a pod of the previous revision (Comparison.previous) on ('' when no node is named).
+   * No undo until known.
    */
   compareAdmission?: string;
+  /** The ControllerRevision to try, with compareAdmission. */
+  compareWith?: string;
 }
 
 /** What attribution needs besides the split: the nodes, the DaemonSet's wait and the controller's state. */
@@ -90,13 +93,15 @@ function knockedOut(node: string, c: Comparison | undefined): { owner: FaultOwne
   const said = 'it turned NotReady right after a pod of the new revision started on it, was Ready under the previous revision, and no node still on the previous revision fell';
   return c.enough
     ? { owner: 'Revision', comparison: `${said}: the new revision takes its own node down` }
-    : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold ?? 2})` };
+    : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold})` };
 }
 
 /** A refusal by admission, judged by whether a pod of the previous revision is admitted (a server-side dry run). */
 function byAdmission(ex: Explained, c: Comparison | undefined): Explained & { comparison?: string } {
   if (ex.owner !== 'Revision' || (ex.cause !== 'AdmissionRefused' && ex.cause !== 'QuotaExceeded')) return ex;
   const a = c?.admission;
+  // No previous revision to try (first seen midway, history pruned): the symptom alone, as before.
+  if (!a && !c?.previous) return ex;
   if (!a) return { ...ex, comparison: 'not compared yet: a server-side dry run of a pod of the previous revision is pending' };
   if (a.result === 'Accepted') {
     const changed = c?.templates ? templateDiff(c.templates) : [];
@@ -267,8 +272,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   const revisionEvidence = [...blocked, ...empty].filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
-  const uncompared = empty.find((e) => e.owner === 'Revision' && (e.cause === 'AdmissionRefused' || e.cause === 'QuotaExceeded') && !input.comparison?.admission);
-  if (uncompared) result.compareAdmission = uncompared.node;
+  const uncompared = input.comparison?.previous && !input.comparison.admission ? empty.find((e) => e.owner === 'Revision' && (e.cause === 'AdmissionRefused' || e.cause === 'QuotaExceeded')) : undefined;
+  if (uncompared) Object.assign(result, { compareAdmission: uncompared.node, compareWith: input.comparison!.previous! });
 
   if (input.shrank) {
     // A dead node leaves the targets too: the node lifecycle controller taints it unreachable:NoSchedule,
@@ -317,7 +322,7 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     result.owner = refused.owner;
     result.cause = refused.cause;
     result.refusal = refused.comparison ? `${refused.message}; ${refused.comparison}` : refused.message;
-    if (refused.owner === 'Revision' && !input.comparison?.admission) result.compareAdmission = '';
+    if (refused.owner === 'Revision' && input.comparison?.previous && !input.comparison.admission) Object.assign(result, { compareAdmission: '', compareWith: input.comparison.previous });
     return result;
   }
   result.owner = 'ControlPlane';

@@ -166,8 +166,10 @@ export interface Comparison {
   knockedOut?: readonly string[];
   /** The evidence reached failedNodesThreshold: the nodes taken down blame the revision. */
   enough?: boolean;
-  threshold?: number;
+  threshold: number;
   admission?: AdmissionComparison;
+  /** The ControllerRevision of the revision the rollout started from, when it can be tried (cached, not the target). */
+  previous?: string;
 }
 
 /** What a rollout compares with its previous revision, from what it recorded and the revisions cached. */
@@ -182,18 +184,20 @@ export function comparisonOf(revisions: readonly RevisionView[], rollout: Readon
   const down = (rollout.failures?.nodes ?? []).filter((f) => f.reason === KNOCKED_OUT).map((f) => f.node);
   if (down.length > 0) c.knockedOut = down;
   if (rollout.admission?.forHash === rollout.toRevision.hash) c.admission = rollout.admission;
+  const prevRev = rollout.fromRevision?.hash !== rollout.toRevision.hash ? revisions.find((r) => r.hash === rollout.fromRevision?.hash) : undefined;
+  if (prevRev) c.previous = prevRev.name;
   return c;
 }
 
 /**
- * Nodes where the previous revision fails now though it ran when the rollout started: a live pod of it,
- * on a node that looks healthy, restarting or waiting on a failure. Restoring it would restore that.
+ * Nodes where the previous revision fails now though it ran when the rollout started: a live pod of it
+ * restarting or waiting on a failure. The caller passes only nodes that look healthy (attribute.ts,
+ * nodeFault): on a sick node the pod's failure is the node's. Restoring the revision would restore that.
  */
 export function previousFailsNow(nodes: readonly NodeView[], fromHash: string, toHash: string, before: readonly UnavailableAtStart[] | undefined): string[] {
   const out: string[] = [];
   for (const n of nodes) {
-    const h = n.health;
-    if (!n.eligible || (h && (h.ready !== 'True' || h.unreachable || (h.pressure?.length ?? 0) > 0)) || unavailableBefore(before, n.node)) continue;
+    if (!n.eligible || unavailableBefore(before, n.node)) continue;
     const old = n.pods.find((p) => p.hash === fromHash && p.hash !== toHash && !p.deleting);
     if (old && !old.available && old.restartCount > 0) out.push(n.node);
   }

@@ -5,7 +5,7 @@
  * another controller owns. Every refusal is stated: in the message, in `status.undoSkipped` and, once,
  * as an UndoSkipped Event.
  */
-import type { Attribution } from './attribute.js';
+import { nodeFault, type Attribution } from './attribute.js';
 import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
 import { MAX_CLOCK_SKEW_MS } from './defaults.js';
 import { fmtDuration, fmtRev, list } from './messages.js';
@@ -93,7 +93,7 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
     const when = rec?.from === plan.toHash ? ` at ${rec.at}` : '';
     return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is a revision undone as broken${when}: restoring it would invert that undo` };
   }
-  const failing = previousFailsNow(obs.nodes, from.hash, rollout.toRevision.hash, rollout.unavailableAtStart);
+  const failing = previousFailsNow(obs.nodes.filter((n) => !nodeFault(n.health)), from.hash, rollout.toRevision.hash, rollout.unavailableAtStart);
   if (failing.length > 0) {
     return {
       reason: 'PreviousRevisionFails',
@@ -128,10 +128,8 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   }
   // Admission refuses the new pods: ask whether it would refuse the previous revision's too, as early
   // as the refusal is seen, so the answer is there by the deadline. Until it is, nothing is undone.
-  const cmpFrom = rollout && t.active && !rollout.rollback && a.compareAdmission !== undefined ? rollout.fromRevision : undefined;
-  const cmpRevision = cmpFrom && cmpFrom.hash !== rollout?.toRevision.hash ? obs.revisions.find((r) => r.hash === cmpFrom.hash) : undefined;
-  if (rollout && cmpRevision) {
-    out.action = { kind: 'CompareAdmission', revisionName: cmpRevision.name, forHash: rollout.toRevision.hash, ...(a.compareAdmission ? { node: a.compareAdmission } : {}) };
+  if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined) {
+    out.action = { kind: 'CompareAdmission', revisionName: a.compareWith, forHash: rollout.toRevision.hash, ...(a.compareAdmission ? { node: a.compareAdmission } : {}) };
   }
   const verdict = v.state === 'Stalled' || v.state === 'Failed';
   if (!rollout || !t.active || !verdict) {

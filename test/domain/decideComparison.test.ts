@@ -260,6 +260,14 @@ describe('decide by comparison: admission refuses the new pods', () => {
     assert.equal(undos(ds).length, 0);
   });
 
+  it('no previous revision to try (its ControllerRevision pruned): no dry run asked for, nothing shown as pending', () => {
+    const pruned = (at: number) => ({ ...refused(at), revisions: [rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
+    const ds = run(timeline([rev(HASH.A, 1)], pruned, [sec(700)]), { policy: UNDO });
+    for (const d of ds) assert.notEqual(d.action?.kind, 'CompareAdmission');
+    assert.equal(ds[2]!.status.emptyNodes?.[0]?.comparison, undefined);
+    assert.equal(ds[2]!.status.undoSkipped?.reason, 'RevisionGone');
+  });
+
   it('no undo before the comparison is known, even past the deadline', () => {
     const ds = run(timeline([rev(HASH.A, 1)], refused, [sec(700), sec(701)]), { policy: UNDO });
     assert.equal(ds[2]!.status.state, 'Stalled');
