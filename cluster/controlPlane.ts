@@ -916,7 +916,10 @@ async function waitReady(spec: ComponentSpec, timeoutMs: number): Promise<void> 
 /** Fails the current wait as soon as a started component has exited, quoting its log. */
 async function assertAllAlive(): Promise<void> {
   for (const c of await readPids()) {
-    if (!isOurProcess(c.pid, c.name)) {
+    // Just spawned by this process: alive is enough. Between fork and exec a child's cmdline is still its
+    // parent's, so the binary-name check of isOurProcess (meant for pids left by an earlier run) would
+    // read a child that has not exec'd yet as one that exited.
+    if (!isAlive(c.pid)) {
       throw new FatalWaitError(
         new Error(`${c.name} (pid ${c.pid}) exited\n--- last lines of ${logFile(c.name)} ---\n${await logTail(c.name)}`),
       );
@@ -1019,12 +1022,21 @@ async function readPids(): Promise<Tracked[]> {
  * True when `pid` is alive (running or frozen) and runs the process's binary (a recycled pid must never
  * be signalled).
  */
-function isOurProcess(pid: number, name: ProcessName): boolean {
+/** The process exists and is neither a zombie nor dead. */
+function isAlive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Field 3 follows the parenthesised command name; Z = zombie, X = dead.
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X') return false;
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+function isOurProcess(pid: number, name: ProcessName): boolean {
+  try {
+    if (!isAlive(pid)) return false;
     const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
     return path.basename(argv0) === binaryOf(name);
   } catch {
