@@ -22,7 +22,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../cluster/controlPlane.js';
+import { createNamespace, createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../cluster/controlPlane.js';
 import { BenchOperator, ROOT } from './operator.js';
 
 const run = promisify(execFile);
@@ -132,7 +132,7 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
     const nodes = [0, 1, 2].map((i) => `${pool}-${i}`);
     await createNodes(kubectl, nodes.map((name) => ({ name, labels: { 'rollout-guard.dev/pool': pool } })));
     await waitForNodesReady(kubectl, nodes, { timeoutMs: 120_000 });
-    await kubectl(['create', 'namespace', ns]);
+    await createNamespace(kubectl, ns);
     const applyObj = async (o: unknown): Promise<void> => {
       const f = join(tmp, `obj-${Math.random().toString(36).slice(2)}.yaml`);
       await writeFile(f, stringify(o));

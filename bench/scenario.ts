@@ -16,7 +16,7 @@
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 // POOL_LABEL ties the bench's DaemonSets to the bench's own node pool, as it does the e2e suites'.
-import { POOL_LABEL, createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
+import { POOL_LABEL, createNamespace, createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
@@ -504,7 +504,7 @@ async function createPool(run: SizeRun): Promise<{ nodes: number; otherNamespace
   }));
   for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
   await waitForNodesReady(kubectl, run.nodeNames, { timeoutMs: 120_000 + run.p.nodes * 500 });
-  await kubectl(['create', 'namespace', run.ns]);
+  await createNamespace(kubectl, run.ns);
   const before = await clusterSnapshot(client, run.ns);
   run.phase('nodes');
   return before;

@@ -43,6 +43,21 @@ with_heartbeat() {
 
 have() { [ -x "$bin/$1" ]; }
 
+# unpack_debs ROOT NAME...: downloads each Debian package NAME_DEB of versions.env, checks it against
+# NAME_DEB_SHA256, and unpacks them all into ROOT.
+unpack_debs() {
+  local root=$1 work deb file_var sum_var
+  shift
+  work=$(mktemp -d)
+  for deb in "$@"; do
+    file_var=${deb}_DEB sum_var=${deb}_DEB_SHA256
+    curl -sSfL --retry 3 -o "$work/$deb.deb" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}/${!file_var}"
+    echo "${!sum_var}  $work/$deb.deb" | sha256sum -c --quiet -
+    dpkg-deb -x "$work/$deb.deb" "$root"
+  done
+  rm -rf "$work"
+}
+
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
 V=k8s.io/component-base/version; C=k8s.io/client-go/pkg/version
 ldflags="-s -w -X $V.gitVersion=$K8S_VERSION -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean \
@@ -96,9 +111,7 @@ if [ -x "$prom_dir/prometheus" ] && [ -x "$prom_dir/promtool" ]; then
 else
   step "prometheus ($prom_version): fetching Debian's package"
   tmp=$(mktemp -d)
-  curl -sSfL --retry 3 -o "$tmp/p.deb" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}/$PROMETHEUS_DEB"
-  echo "$PROMETHEUS_DEB_SHA256  $tmp/p.deb" | sha256sum -c --quiet -
-  dpkg-deb -x "$tmp/p.deb" "$tmp/root"
+  unpack_debs "$tmp/root" PROMETHEUS
   mkdir -p "$prom_dir"
   cp "$tmp/root/usr/bin/prometheus" "$tmp/root/usr/bin/promtool" "$prom_dir/"
   rm -rf "$tmp"
@@ -106,6 +119,57 @@ else
 fi
 ln -sf "$prom_dir/prometheus" "$bin/prometheus"
 ln -sf "$prom_dir/promtool" "$bin/promtool"
+
+lua_dir="$tools/$(basename "$LUA_DEB" .deb)"
+if [ -x "$lua_dir/lua5.1" ]; then
+  step "lua5.1 ($(basename "$LUA_DEB" .deb)): cached"
+else
+  step "lua5.1: fetching Debian's packages"
+  tmp=$(mktemp -d)
+  unpack_debs "$tmp/root" LUA LIBLUA
+  mkdir -p "$lua_dir/lib"
+  cp "$tmp/root/usr/bin/lua5.1" "$lua_dir/lua5.1.bin"
+  cp -P "$tmp/root/usr/lib/x86_64-linux-gnu/"liblua5.1.so.0* "$lua_dir/lib/"
+  # The interpreter finds its shared library beside it, not in the system's library path.
+  printf '#!/bin/sh\nd=$(dirname "$(readlink -f "$0")")\nLD_LIBRARY_PATH="$d/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$d/lua5.1.bin" "$@"\n' > "$lua_dir/lua5.1"
+  chmod +x "$lua_dir/lua5.1"
+  rm -rf "$tmp"
+  step "lua5.1: done"
+fi
+ln -sf "$lua_dir/lua5.1" "$bin/lua5.1"
+
+# The real node (npm run cluster:up -- --real-node, and the e2e suite test/e2e/realNode.test.ts): kubelet,
+# containerd, runc, the CNI plugins and two local images, in one directory keyed by their pins.
+node_key=$(cat <(sed -n '/^# The real node/,$p' "$here/versions.env") <(grep '^K8S_VERSION=' "$here/versions.env") \
+  "$here/node/go.mod" "$here/node/go.sum" "$here/ociImage.sh" | sha256sum | cut -c1-16)
+node_dir="$tools/real-node-$node_key"
+if [ -x "$node_dir/bin/kubelet" ] && [ -f "$node_dir/images/busybox.tar" ]; then
+  step "real node (kubelet $K8S_VERSION, containerd, runc, CNI plugins, images): cached"
+else
+  step "real node: building kubelet $K8S_VERSION and unpacking Debian's containerd, runc, CNI plugins, busybox-static"
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/bin" "$tmp/cni" "$tmp/images"
+  (cd "$here/node" && with_heartbeat kubelet go build -trimpath -ldflags "$ldflags" -o "$tmp/bin/kubelet" k8s.io/kubernetes/cmd/kubelet)
+  unpack_debs "$tmp/root" CONTAINERD RUNC CNI_PLUGINS BUSYBOX
+  cp "$tmp/root/usr/bin/containerd" "$tmp/root/usr/bin/containerd-shim-runc-v2" "$tmp/root/usr/bin/ctr" "$tmp/root/usr/sbin/runc" "$tmp/bin/"
+  cp "$tmp/root/usr/lib/cni/bridge" "$tmp/root/usr/lib/cni/host-local" "$tmp/root/usr/lib/cni/loopback" "$tmp/cni/"
+  # One busybox root file system for both images: busybox for the workloads, and the pod sandbox's
+  # "pause" (a shell that waits for TERM), so no image comes from a registry.
+  rootfs="$tmp/rootfs"
+  mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev"
+  cp "$tmp/root/bin/busybox" "$rootfs/bin/busybox"
+  for applet in $("$rootfs/bin/busybox" --list); do [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"; done
+  echo 'root:x:0:0:root:/:/bin/sh' > "$rootfs/etc/passwd"
+  bash "$here/ociImage.sh" "$tmp/images/busybox.tar" rollout-guard.local/busybox:1 "$rootfs" '["/bin/sh"]'
+  bash "$here/ociImage.sh" "$tmp/images/pause.tar" rollout-guard.local/pause:1 "$rootfs" \
+    '["/bin/sh","-c","trap \"exit 0\" TERM INT; while :; do sleep 3600 & wait $!; done"]'
+  rm -rf "$node_dir"
+  mkdir -p "$node_dir"
+  mv "$tmp/bin" "$tmp/cni" "$tmp/images" "$node_dir/"
+  rm -rf "$tmp"
+  step "real node: done"
+fi
+ln -sfn "$node_dir" "$bin/real-node"
 
 step "binaries ready in $bin"
 echo "$bin"

@@ -1,6 +1,7 @@
 /**
  * `node dist/cluster/cli.js up|down|status` — the command-line face of {@link ./controlPlane.ts}
- * behind `npm run cluster:up` / `cluster:down`. For fault tests, `stop|start|restart COMPONENT`
+ * behind `npm run cluster:up` / `cluster:down` (`up --real-node` adds a node run by a real kubelet,
+ * see {@link ./realNode.ts}). For fault tests, `stop|start|restart COMPONENT`
  * (`stop --kill` for a SIGKILL) act on one component, or on `kwok-<pool>`, an extra kwok managing only the
  * nodes annotated `kwok.x-k8s.io/node=<pool>` (`start` creates it); `RG_CLUSTER_DIR` and the `RG_*_PORT`
  * variables select a private cluster.
@@ -9,7 +10,7 @@
  */
 import { COMPONENTS, down, parseProcessName, restartComponent, startComponent, status, stopComponent, up, type ProcessName } from './controlPlane.js';
 
-const USAGE = `usage: node dist/cluster/cli.js up|down|status
+const USAGE = `usage: node dist/cluster/cli.js up [--real-node]|down|status
        node dist/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT
        (COMPONENT: ${COMPONENTS.join(', ')}, or kwok-<pool> for a kwok managing the nodes annotated kwok.x-k8s.io/node=<pool>)`;
 
@@ -34,7 +35,7 @@ async function main(command: string | undefined, args: string[]): Promise<number
       return 0;
     }
     case 'up':
-      await up();
+      await up(args.includes('--real-node') ? { realNode: true } : {});
       return 0;
     case 'down':
       await down();

@@ -29,6 +29,8 @@ import * as net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
+import { isAlive, runsBinary } from './processes.js';
+import { REAL_NODE_NAME, startRealNode, stopRealNode } from './realNode.js';
 
 /** Names of the processes the control plane consists of, in start order. */
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'] as const;
@@ -72,6 +74,10 @@ export interface Ports {
   controllerManager: number;
   scheduler: number;
   kwok: number;
+  /** The real node's kubelet API (`--real-node`), on loopback. */
+  kubelet: number;
+  /** The real node's kubelet /healthz. */
+  kubeletHealthz: number;
 }
 
 /** Result of one `kubectl` invocation. */
@@ -102,6 +108,11 @@ export interface UpOptions {
   log?: (line: string) => void;
   /** Environment to read port overrides from (default: `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Add the real node (cluster/realNode.ts): a real kubelet over containerd and runc, tainted so that only
+   * DaemonSets tolerating it run there. Default: env {@link REAL_NODE_ENV} is `1`.
+   */
+  realNode?: boolean;
 }
 
 /** What {@link up} produced. */
@@ -177,6 +188,8 @@ export const DEFAULT_PORTS: Readonly<Ports> = {
   controllerManager: 10257,
   scheduler: 10259,
   kwok: 10247,
+  kubelet: 10350,
+  kubeletHealthz: 10348,
 };
 
 /** The environment variable that overrides each port. */
@@ -187,6 +200,8 @@ export const PORT_ENV: Readonly<Record<keyof Ports, string>> = {
   controllerManager: 'RG_KCM_PORT',
   scheduler: 'RG_SCHEDULER_PORT',
   kwok: 'RG_KWOK_PORT',
+  kubelet: 'RG_KUBELET_PORT',
+  kubeletHealthz: 'RG_KUBELET_HEALTHZ_PORT',
 };
 
 /**
@@ -216,6 +231,8 @@ export const AUDIT_LOG_ENV = 'RG_AUDIT_LOG';
  * controllers to the controller manager, with the short timings of {@link NODE_LIFECYCLE_TIMINGS}.
  */
 export const NODE_LIFECYCLE_ENV = 'RG_NODE_LIFECYCLE';
+/** Env var that, set to `1`, makes {@link up} add the real node (as `up --real-node` does). */
+export const REAL_NODE_ENV = 'RG_REAL_NODE';
 /**
  * Env var that, set to a number when a cluster is created, gives the controller manager and the
  * scheduler that API QPS (burst twice it) instead of their defaults (20 and 50). For the benchmark at
@@ -246,6 +263,9 @@ export const NODE_LIFECYCLE_TIMINGS = {
   /** KCM `--node-monitor-period`: how often the controller checks every node. */
   monitorPeriodSeconds: 1,
 } as const;
+
+/** A kubelet's default node Lease duration (it renews every quarter of it). */
+const KUBELET_LEASE_SECONDS = 40;
 
 /** Locations of the repository and of the cluster state under it (`$RG_CLUSTER_DIR`, default `.cluster`). */
 export function paths() {
@@ -300,6 +320,8 @@ export function portsFromEnv(env: NodeJS.ProcessEnv = process.env): Ports {
 interface State {
   ports: Ports;
   token: string;
+  /** The bearer token of the real node's kubelet, `system:node:real-1` in group `system:nodes`. */
+  nodeToken: string;
   binDir: string;
   /** The API server writes an audit log of writes (see {@link AUDIT_LOG_ENV}); absent means no. */
   audit?: boolean;
@@ -361,6 +383,12 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
     await createNodes(kubectl, specs);
     await waitForNodesReady(kubectl, specs.map((s) => s.name), { timeoutMs: 60_000, whileWaiting: () => assertAllAlive() });
     step(`${nodeCount} node(s) Ready`);
+    if (opts.realNode ?? env[REAL_NODE_ENV] === '1') {
+      const s = state;
+      await startRealNode({ clusterDir: p.dir, binDir: s.binDir, apiserverPort: s.ports.apiserver, nodeToken: s.nodeToken, kubeletPort: s.ports.kubelet, kubeletHealthzPort: s.ports.kubeletHealthz, log: step });
+      await waitForNodesReady(kubectl, [REAL_NODE_NAME], { timeoutMs: 90_000, whileWaiting: () => assertAllAlive() });
+      step(`real node ${REAL_NODE_NAME} Ready (kubelet, containerd)`);
+    }
 
     const totalMs = Date.now() - started;
     log(`export KUBECONFIG=${p.kubeconfig}`);
@@ -505,6 +533,21 @@ export function kubectlRunner(binDir: string, kubeconfig: string): Kubectl {
     });
 }
 
+/**
+ * Creates namespace `name` and waits for its `default` ServiceAccount. ServiceAccount admission refuses
+ * every pod until the serviceaccount controller has made it, a moment after the namespace; a DaemonSet
+ * applied in that moment would start with FailedCreate Warnings no test means.
+ */
+export async function createNamespace(kubectl: Kubectl, name: string, labels: Record<string, string> = {}): Promise<void> {
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
+  // Long: a controller manager whose watches are in back-off after an API server restart takes tens of seconds.
+  await waitFor(async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', name, '-o', 'name'], { allowFail: true })).code === 0, {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    describe: `the default ServiceAccount of namespace ${name}`,
+  });
+}
+
 /** The Node object for a {@link NodeSpec}: no kwok taint, so DaemonSet pods land on it. */
 export function nodeManifest(spec: NodeSpec): Record<string, unknown> {
   const resources = { cpu: '32', memory: '256Gi', pods: '110', ...spec.allocatable };
@@ -647,12 +690,17 @@ async function startFresh(
   for (const d of [p.pki, p.etcdData, p.logs, p.pids, p.kwokHome]) await mkdir(d, { recursive: true });
 
   const token = randomBytes(16).toString('hex');
+  const nodeToken = randomBytes(16).toString('hex');
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
-  await writeFile(path.join(p.pki, 'tokens.csv'), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+  // The kubelet's identity is a node's, so the Node authorizer, not system:masters, decides what it may read.
+  const tokens = [`${token},admin,admin,"system:masters"`, `${nodeToken},system:node:${REAL_NODE_NAME},node-${REAL_NODE_NAME},"system:nodes"`];
+  await writeFile(path.join(p.pki, 'tokens.csv'), tokens.join('\n') + '\n', { mode: 0o600 });
+  await writeKubeletClientCert(p.pki);
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
   const state: State = {
     ports,
     token,
+    nodeToken,
     binDir,
     ...(audit ? { audit } : {}),
     ...(nodeLifecycle ? { nodeLifecycle } : {}),
@@ -737,15 +785,21 @@ function componentSpecs(state: State): ComponentSpec[] {
         `--cert-dir=${p.pki}`,
         `--token-auth-file=${path.join(p.pki, 'tokens.csv')}`,
         // RBAC rather than the AlwaysAllow default, so the operator's RBAC mistakes show up in tests.
-        '--authorization-mode=RBAC',
+        // Node for the real node's kubelet: it reads only what the pods bound to it reference.
+        '--authorization-mode=Node,RBAC',
+        // `kubectl logs` on the real node: the API server proves itself to its kubelet with a client
+        // certificate of a CA only the kubelet trusts (kwok nodes serve no logs).
+        '--kubelet-preferred-address-types=InternalIP',
+        `--kubelet-client-certificate=${path.join(p.pki, 'kubelet-client.crt')}`,
+        `--kubelet-client-key=${path.join(p.pki, 'kubelet-client.key')}`,
         '--service-account-issuer=https://kubernetes.default.svc',
         `--service-account-key-file=${saKey}`,
         `--service-account-signing-key-file=${saKey}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         '--allow-privileged=true',
-        // TaintNodesByCondition would taint every new node not-ready with no node-lifecycle controller
-        // to lift it; ServiceAccount admission would race the serviceaccount controller in new namespaces.
-        '--disable-admission-plugins=TaintNodesByCondition,ServiceAccount',
+        // Every default admission plugin, as real clusters run them: ServiceAccount (a pod names an account
+        // that exists, and gets its token volume) and TaintNodesByCondition (a new node is tainted
+        // not-ready until the node-lifecycle controller sees it Ready) among them.
         '--enable-priority-and-fairness=false',
         ...(state.audit ? [`--audit-policy-file=${p.auditPolicy}`, `--audit-log-path=${p.auditLog}`, '--audit-log-format=json'] : []),
       ],
@@ -760,8 +814,13 @@ function componentSpecs(state: State): ComponentSpec[] {
         `--secure-port=${ports.controllerManager}`,
         // resourcequota: without it a ResourceQuota's status stays empty and admission lets every pod
         // past it, unlike any real cluster.
-        `--controllers=daemonset,serviceaccount,namespace,garbagecollector,deployment,replicaset,resourcequota${state.nodeLifecycle ? ',nodelifecycle,podgc,taint-eviction-controller' : ''}`,
+        // serviceaccount, serviceaccount-token and root-ca-certificate-publisher: what ServiceAccount admission
+        // and the token volume it adds need (the account, its token, the kube-root-ca.crt ConfigMap);
+        // node-lifecycle always, to lift TaintNodesByCondition's not-ready taint from a new node (upstream
+        // timings unless nodeLifecycle shortens them; pod eviction only then).
+        `--controllers=daemonset,serviceaccount,serviceaccount-token-controller,root-ca-certificate-publisher-controller,namespace,garbagecollector,deployment,replicaset,resourcequota,node-lifecycle-controller${state.nodeLifecycle ? ',podgc,taint-eviction-controller' : ''}`,
         `--service-account-private-key-file=${saKey}`,
+        `--root-ca-file=${path.join(p.pki, 'apiserver.crt')}`,
         `--service-cluster-ip-range=${SERVICE_CIDR}`,
         ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
         ...apiQps,
@@ -854,9 +913,11 @@ function kwokSpec(state: State, name: ProcessName, selectorValue: string, port: 
       `--cidr=${POD_CIDR}`,
       `--node-ip=${NODE_IP}`,
       `--server-address=127.0.0.1:${port}`,
-      // The node-lifecycle controller counts a node alive while its Lease is renewed; kwok's default
-      // 40 s lease is renewed every 10 s, too rarely for the short grace period such a cluster uses.
-      ...(state.nodeLifecycle ? [`--node-lease-duration-seconds=${NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds}`] : []),
+      // The node-lifecycle controller (always running: it lifts TaintNodesByCondition's taint) counts a
+      // node alive while its Lease is renewed. Without the flag kwok keeps no Lease, and its status
+      // heartbeat (every 10 minutes) is far past the 50 s grace period: every node would turn Unknown.
+      // A kubelet's 40 s lease (renewed every 10 s), or the short one of a nodeLifecycle cluster.
+      `--node-lease-duration-seconds=${state.nodeLifecycle ? NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds : KUBELET_LEASE_SECONDS}`,
     ],
     // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
     // stages from silently changing pod behaviour in tests.
@@ -963,6 +1024,8 @@ async function inspect(state: State): Promise<Existing> {
  * any sensible grace period; in order, the whole cluster is gone in about 1.5 s.
  */
 async function stopAll(log: (line: string) => void): Promise<void> {
+  // The real node first: its kubelet is an API client, and its containers must not outlive it.
+  await stopRealNode(paths().dir, log);
   const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
   const groups: ComponentName[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
   for (const group of groups) await stopProcesses(running.filter((c) => group.includes(binaryOf(c.name))), log);
@@ -1018,30 +1081,9 @@ async function readPids(): Promise<Tracked[]> {
   return out;
 }
 
-/**
- * True when `pid` is alive (running or frozen) and runs the process's binary (a recycled pid must never
- * be signalled).
- */
-/** The process exists and is neither a zombie nor dead. */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 3 follows the parenthesised command name; Z = zombie, X = dead.
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
+/** True when `pid` is alive and runs the process's binary (a recycled pid must never be signalled). */
 function isOurProcess(pid: number, name: ProcessName): boolean {
-  try {
-    if (!isAlive(pid)) return false;
-    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
-    return path.basename(argv0) === binaryOf(name);
-  } catch {
-    return false;
-  }
+  return runsBinary(pid, binaryOf(name));
 }
 
 function rssMiB(pid: number): number | undefined {
@@ -1142,6 +1184,17 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A CA (`kubelet-ca.crt`) and the API server's client certificate from it (`kubelet-client.crt`): the real
+ * node's kubelet accepts only this certificate, so its API is no one else's to call.
+ */
+async function writeKubeletClientCert(pki: string): Promise<void> {
+  const f = (n: string) => path.join(pki, n);
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('kubelet-ca.key'), '-out', f('kubelet-ca.crt'), '-days', '30', '-subj', '/CN=rollout-guard-kubelet-ca']);
+  await run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('kubelet-client.key'), '-out', f('kubelet-client.csr'), '-subj', '/CN=kube-apiserver-kubelet-client']);
+  await run('openssl', ['x509', '-req', '-in', f('kubelet-client.csr'), '-CA', f('kubelet-ca.crt'), '-CAkey', f('kubelet-ca.key'), '-CAcreateserial', '-out', f('kubelet-client.crt'), '-days', '30']);
 }
 
 function run(cmd: string, args: string[]): Promise<void> {

@@ -30,9 +30,11 @@ import {
   NODE_LIFECYCLE_ENV,
   POOL_LABEL,
   PORT_ENV,
+  REAL_NODE_ENV,
   ROOT,
   binaryOf,
   buildBinaries,
+  createNamespace,
   createNodes,
   kubectlRunner,
   kwokInstanceName,
@@ -68,6 +70,11 @@ export interface PrivateClusterOptions {
    * `Ready=Unknown` and is tainted `unreachable` within seconds; see {@link PrivateCluster.createKillableNodePool}.
    */
   nodeLifecycle?: boolean;
+  /**
+   * Add the real node (`real-1`, cluster/realNode.ts): a real kubelet over containerd and runc, tainted
+   * `rollout-guard.test/real-node:NoSchedule`. One machine runs one at a time per cluster directory.
+   */
+  realNode?: boolean;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
 }
@@ -209,6 +216,8 @@ export class PrivateCluster {
       // Read only when the cluster is created; the state file keeps it for later starts of a component.
       if (opts.nodeLifecycle) env[NODE_LIFECYCLE_ENV] = '1';
       else delete env[NODE_LIFECYCLE_ENV];
+      if (opts.realNode) env[REAL_NODE_ENV] = '1';
+      else delete env[REAL_NODE_ENV];
       const pc = new PrivateCluster(path.resolve(ROOT, rel), ports, binDir, env, log, opts.nodeLifecycle ?? false);
       await pc.cli(['down']);
       try {
@@ -234,6 +243,14 @@ export class PrivateCluster {
       const orphan = new PrivateCluster(path.join(ROOT, entry), DEFAULT_PORTS, binDir, env, log);
       await orphan.down();
     }
+  }
+
+  /**
+   * The environment that points the cluster CLI (and anything built on `up()`, such as the demo) at this
+   * cluster: its directory and ports.
+   */
+  get environment(): NodeJS.ProcessEnv {
+    return { ...this.env };
   }
 
   /** Admin kubeconfig of this cluster. */
@@ -321,7 +338,7 @@ export class PrivateCluster {
   /** Creates a uniquely named namespace. */
   async createNamespace(prefix: string): Promise<string> {
     const name = uniqueName(prefix);
-    await this.kubectl(['create', 'namespace', name]);
+    await createNamespace(this.kubectl, name);
     return name;
   }
 

@@ -21,7 +21,7 @@ import path from 'node:path';
 import type { FaultOwner, RevisionRef, UndoSkip } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { POOL_LABEL, waitFor, type Kubectl } from '../cluster/controlPlane.js';
+import { POOL_LABEL, createNamespace, waitFor, type Kubectl } from '../cluster/controlPlane.js';
 import { PrivateCluster, isReachable, isUnreachable, readyCondition, UNREACHABLE_TAINT, type KillableNodePool, type NodeObject, type PrivateNodePool } from '../cluster/privateCluster.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, type DsColumns, type NodeRow, type Snapshot } from './view.js';
@@ -164,7 +164,7 @@ export async function deadNodesStory(opts: DeadNodesOptions): Promise<number> {
     client = ApiClient.fromKubeConfig(loadKubeConfig(pc.kubeconfig));
 
     section(`Namespace ${ns} and the operator`);
-    await pc.kubectl(['create', 'namespace', ns]);
+    await createNamespace(pc.kubectl, ns);
     op = await Operator.start(pc.kubeconfig, ns, stateDir);
     out(`    operator running: pid ${op.pid}, watching namespace ${ns}, log ${op.logFile}`);
 

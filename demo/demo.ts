@@ -13,6 +13,9 @@
  * dead-nodes (`--story dead-nodes`, deadNodes.ts): kubelets die mid-rollout of a good image; the guard
  * calls it Stalled, blames the nodes and does not undo; thawed, the rollout completes.
  *
+ * real-node (`--story real-node`): the broken-image story on the real node (cluster/realNode.ts), a real
+ * kubelet over containerd: a busybox DaemonSet rolled to an image whose registry does not resolve.
+ *
  * On a terminal the live view is redrawn in place; otherwise (CI, a pipe, CI=true) it prints one
  * timestamped line per change. See `--help` for the flags.
  */
@@ -25,12 +28,16 @@ import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../cluster/controlPlane.js';
+import { createNamespace, down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../cluster/controlPlane.js';
+import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
 
 const LOCAL_NODES = ['node-1', 'node-2', 'node-3'];
+
+/** The nodes a local story's DaemonSet is pinned to: the three kwok nodes, or the real node alone. */
+const storyNodes = (opts: Options): string[] => (opts.story === 'real-node' ? [REAL_NODE_NAME] : LOCAL_NODES);
 const TIMINGS = { suspectAfterSeconds: 10, progressDeadlineSeconds: 20 };
 
 const USAGE = `usage: npm run demo [-- OPTIONS]   (or: node dist/demo/demo.js [OPTIONS])
@@ -40,13 +47,16 @@ Two stories of a DaemonSet rollout and rollout-guard:
                  and undoes it
   dead-nodes     kubelets die mid-rollout of a good image; the guard calls it Stalled, says the nodes are
                  at fault and does not undo; once the kubelets are back, the rollout completes
+  real-node      broken-image on the real node: a real kubelet and containerd (started with the local
+                 control plane, as npm run cluster:up -- --real-node does), an image whose registry does
+                 not resolve; the guard quotes what the runtime said and undoes it
 
-  --story broken-image|dead-nodes   which story to tell (default broken-image)
+  --story broken-image|dead-nodes|real-node   which story to tell (default broken-image)
   --keep                 leave the cluster, the namespace and the operator running, and print how to explore them
   --namespace NS         namespace to (re)create for the demo (default ${DEFAULT_NAMESPACE})
   --timeout DURATION     give up if the story has not completed this long after the image change (default 3m)
 
-broken-image only:
+broken-image (and real-node, which takes --action only):
   --action Undo|Report   what the guard does once the rollout is stalled (default Undo)
   --kubeconfig PATH      run on an existing cluster instead of the local control plane
                          (images default to registry.k8s.io/pause:3.10 and a tag of it that does not exist)
@@ -64,8 +74,8 @@ Stalled with cause NodeNotReady and owner Node, the undo skipped as NotTheRevisi
 Healthy on revision 2); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
 lines when stdout is not a terminal or CI=true.`;
 
-const STORIES = ['broken-image', 'dead-nodes'] as const;
-/** broken-image is told by {@link brokenImageStory} below, dead-nodes by {@link deadNodesStory}. */
+const STORIES = ['broken-image', 'dead-nodes', 'real-node'] as const;
+/** broken-image and real-node are told by {@link brokenImageStory} below, dead-nodes by {@link deadNodesStory}. */
 type Story = (typeof STORIES)[number];
 
 interface Options {
@@ -109,7 +119,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         break;
       case '--story': {
         const v = value();
-        if (!(STORIES as readonly string[]).includes(v)) throw new UsageError(`--story wants ${STORIES.join(' or ')}, got ${JSON.stringify(v)}`);
+        if (!(STORIES as readonly string[]).includes(v)) throw new UsageError(`--story wants ${STORIES.join(', ')}, got ${JSON.stringify(v)}`);
         story = v as Story;
         break;
       }
@@ -152,6 +162,10 @@ function parseArgs(args: readonly string[]): Options | 'help' {
     // Silently ignoring them would tell a story the user did not ask for.
     if (brokenImageOnly.length > 0) throw new UsageError(`${[...new Set(brokenImageOnly)].join(', ')}: only for --story broken-image`);
   }
+  if (story === 'real-node') {
+    const others = brokenImageOnly.filter((f) => f !== '--action');
+    if (others.length > 0) throw new UsageError(`${[...new Set(others)].join(', ')}: not for --story real-node, which runs its own images on the local real node`);
+  }
   // On the local control plane kwok decides pod fates by image name; a real cluster really pulls, so the
   // good image must exist there and the broken one must not.
   const external = kubeconfig !== undefined;
@@ -160,8 +174,10 @@ function parseArgs(args: readonly string[]): Options | 'help' {
     action,
     keep,
     namespace,
-    image: image ?? (external ? 'registry.k8s.io/pause:3.10' : 'registry.local/decoder:1'),
-    brokenImage: brokenImage ?? (external ? 'registry.k8s.io/pause:0.0-broken-by-rollout-guard-demo' : 'registry.local/decoder:2-broken'),
+    image: image ?? (external ? 'registry.k8s.io/pause:3.10' : story === 'real-node' ? LOCAL_IMAGES.busybox : 'registry.local/decoder:1'),
+    brokenImage:
+      brokenImage ??
+      (external ? 'registry.k8s.io/pause:0.0-broken-by-rollout-guard-demo' : story === 'real-node' ? 'registry.invalid/decoder:2' : 'registry.local/decoder:2-broken'),
     timeoutMs,
   };
   if (kubeconfig) opts.kubeconfig = kubeconfig;
@@ -263,7 +279,7 @@ async function brokenImageStory(opts: Options): Promise<number> {
       desired,
     };
     // --- 5. The live view, in watch() ------------------------------------------------------------
-    const story = await watch({ client, ns, pinned: external ? [] : LOCAL_NODES, t0, opts, record, op, ci, st, original: original.hash });
+    const story = await watch({ client, ns, pinned: external ? [] : storyNodes(opts), t0, opts, record, op, ci, st, original: original.hash });
     ({ ok, reason } = story.ok ? await waitForEvents(kubectl, opts) : story);
     await showOutcome(kubectl, opts, record, op, ok);
   } catch (e) {
@@ -306,7 +322,7 @@ async function connect(opts: Options): Promise<StoryCluster> {
     if (!before.components.some((c) => c.alive)) {
       out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)');
     }
-    const info = await up({ nodes: LOCAL_NODES.length, log: (l) => out(`    ${l}`) });
+    const info = await up({ nodes: LOCAL_NODES.length, realNode: opts.story === 'real-node', log: (l) => out(`    ${l}`) });
     cluster = {
       kubeconfig: info.kubeconfig,
       kubectl: kubectlRunner(info.binDir, info.kubeconfig),
@@ -352,7 +368,7 @@ async function startOperator(kubectl: Kubectl, kubeconfig: string, ns: string, s
   section(`Namespace ${ns} and the operator`);
   await stopPrevious(path.join(stateDir, 'operator.pid'));
   await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s']);
-  await kubectl(['create', 'namespace', ns]);
+  await createNamespace(kubectl, ns);
   const op = await Operator.start(kubeconfig, ns, stateDir);
   out(`    operator running: pid ${op.pid}, watching namespace ${ns}, log ${op.logFile}`);
   return op;
@@ -363,15 +379,16 @@ async function deployHealthy(kubectl: Kubectl, client: ApiClient, opts: Options)
   const ns = opts.namespace;
   const external = opts.kubeconfig !== undefined;
   section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
-  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin: { key: 'kubernetes.io/hostname', values: LOCAL_NODES } })) });
-  const pinned = external ? [] : LOCAL_NODES;
+  const pin = { key: 'kubernetes.io/hostname', values: storyNodes(opts) };
+  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin, realNode: opts.story === 'real-node' })) });
+  const pinned = external ? [] : storyNodes(opts);
   const now = (): number => Date.now();
   const healthy = await waitFor(
     async () => {
       const s = await readSnapshot(client, ns, NAME, pinned, now);
-      return oneGeneration(s) && s.ds && (external || s.ds.desired === LOCAL_NODES.length) ? s : undefined;
+      return oneGeneration(s) && s.ds && (external || s.ds.desired === pinned.length) ? s : undefined;
     },
-    { timeoutMs: 120_000, describe: `ds/${NAME} ${external ? 'all' : '3/3'} ready` },
+    { timeoutMs: 120_000, describe: `ds/${NAME} ${external ? 'all' : `${pinned.length}/${pinned.length}`} ready` },
   );
   out(`    ds/${NAME}: ${healthy.ds?.ready}/${healthy.ds?.desired} ready`);
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action, TIMINGS)) });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor, type Kubectl } from '../cluster/controlPlane.js';
 import { OperatorChild } from '../cluster/operatorProcess.js';
+import { REAL_NODE_TAINT } from '../cluster/realNode.js';
 import { ciLine, fit, fmtElapsed, frame, type Snapshot, type Style } from './view.js';
 
 export const ROOT = findRoot();
@@ -77,7 +78,7 @@ export interface Pin {
 }
 
 /** The DaemonSet: maxUnavailable 1, optionally pinned to some nodes (see {@link Pin}). */
-export function daemonSet(ns: string, image: string, o: { pin?: Pin; minReadySeconds?: number } = {}): Record<string, unknown> {
+export function daemonSet(ns: string, image: string, o: { pin?: Pin; minReadySeconds?: number; realNode?: boolean } = {}): Record<string, unknown> {
   const labels = { app: NAME };
   const affinity = o.pin
     ? {
@@ -100,8 +101,11 @@ export function daemonSet(ns: string, image: string, o: { pin?: Pin; minReadySec
         metadata: { labels },
         spec: {
           ...(affinity ? { affinity } : {}),
+          // The real node is tainted so that only DaemonSets meant for it run there; its busybox image
+          // needs a command (kwok ignores it).
+          ...(o.realNode ? { tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }] } : {}),
           terminationGracePeriodSeconds: 1,
-          containers: [{ name: NAME, image, resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
+          containers: [{ name: NAME, image, ...(o.realNode ? { command: ['sleep', '100000'] } : {}), resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
         },
       },
     },

@@ -21,7 +21,7 @@ import { classifyReason, dominantOf, isVague } from './causes.js';
 import type { Split } from './split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
 import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from './compare.js';
-import { explainNoPod, explainPod, type Explained } from './warnings.js';
+import { explainNoPod, explainPod, probeFailure, type Explained } from './warnings.js';
 
 /** The verdict of attribution for the whole rollout. */
 export interface Attribution {
@@ -173,6 +173,8 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
   }
   if (REVISION_CLASSES.has(cls)) {
     const out: BlockedNode = { ...b, owner: 'Revision', cause: cls };
+    const probe = cls === 'NotReady' ? probeFailure(pod?.warning, events.since) : undefined;
+    if (probe) out.message = `${b.message}; the kubelet: ${probe}`;
     if (pre) out.comparison = `the previous revision failed here before the rollout too, but otherwise (${pre.cause}): the new revision fails its own way`;
     return out;
   }

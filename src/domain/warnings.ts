@@ -9,7 +9,9 @@
  *   `maxSurge` pod the quota has no room for: the old revision would need the same room);
  * - the kubelet's `FailedMount`/`FailedAttachVolume` on the pod: the revision's when it added or changed
  *   that volume, the node's when the same volume mounted before;
- * - the kubelet's `FailedCreatePodSandBox`: the node's runtime or network, never the revision.
+ * - the kubelet's `FailedCreatePodSandBox`: the node's runtime or network, never the revision;
+ * - the kubelet's `Unhealthy` ("Readiness probe failed: <what the probe printed>"): the only place that
+ *   says why a running container is not ready (its status says only that it is not).
  *
  * Only an Event at or after the rollout started explains it: an old refusal says nothing about now.
  */
@@ -91,4 +93,12 @@ export function explainPod(w: WarningView | undefined, since: number | undefined
     return { owner: 'Unknown', cause: 'VolumeMountFailure', reason: w.reason, message: `a volume does not mount: ${quoted}` };
   }
   return undefined;
+}
+
+const PROBE_FAILED = /^(Readiness|Startup) probe (failed|errored)/;
+
+/** What a failing readiness or startup probe printed, quoted from the kubelet's latest `Unhealthy` Event. */
+export function probeFailure(w: WarningView | undefined, since: number | undefined): string | undefined {
+  if (!w || w.reason !== 'Unhealthy' || tooOld(w, since) || !PROBE_FAILED.test(w.message)) return undefined;
+  return `"${truncate(w.message.trimEnd(), 300)}"`;
 }

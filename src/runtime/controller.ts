@@ -42,11 +42,13 @@ const BY_INVOLVED = 'involved';
  * The Warning Events that explain a blocked node, chosen by field selectors so the API server filters
  * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals; our own
  * Warnings mirrored on the DaemonSet are not read back), and the
- * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off or a failing probe is
- * already in the pod's status; an unschedulable pod's reason is in its PodScheduled condition).
+ * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off is already in the pod's
+ * status; an unschedulable pod's reason is in its PodScheduled condition). A failing readiness probe is
+ * read (`Unhealthy`): the pod's status says only "containers with unready status", while the kubelet's
+ * Event carries what the probe printed.
  */
 export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
-export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=Unhealthy,reason!=FailedScheduling,reason!=ProbeWarning';
+export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=FailedScheduling,reason!=ProbeWarning';
 
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
 const POD_WATCH_SYNC_GRACE_MS = 60_000;

@@ -1,5 +1,5 @@
 /**
- * explainNoPod / explainPod / mountedVolume: causes read from the Warning Events the DaemonSet
+ * explainNoPod / explainPod / mountedVolume / probeFailure: causes read from the Warning Events the DaemonSet
  * controller and the kubelet emit, with their owner. Messages are the servers' own wording.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { attribute } from '../../src/domain/attribute.js';
 import { computeSplit } from '../../src/domain/split.js';
 import type { WarningView } from '../../src/domain/types.js';
-import { explainNoPod, explainPod, mountedVolume } from '../../src/domain/warnings.js';
+import { explainNoPod, explainPod, mountedVolume, probeFailure } from '../../src/domain/warnings.js';
 import { HASH, T0, health, iso, node, pod, rev, sec, withHealth } from '../support/fixtures.js';
 
 const SINCE = T0 + sec(60);
@@ -96,4 +96,28 @@ describe('attribute: Events explain empty and stuck nodes', () => {
     const a = attribute({ split, nodes, minReadySeconds: 0, observed: true, incomplete: true, left: [], shrank: false, since: SINCE, volumeChanged: () => false }, SINCE + sec(10));
     assert.equal(a.cause, 'ImagePullFailure');
   });
+
+  it('a running pod that is not ready names what its readiness probe printed (the kubelet\'s Unhealthy Event)', () => {
+    const probing = pod({ hash: HASH.B, ready: false, warning: w('Unhealthy', 'Readiness probe failed: not yet\n') });
+    const nodes = [readyNode('node-1', [probing])];
+    const split = computeSplit(nodes, [rev(HASH.A, 1), rev(HASH.B, 2)], HASH.B);
+    const a = attribute({ split, nodes, minReadySeconds: 0, observed: true, incomplete: true, left: [], shrank: false, since: SINCE }, SINCE + sec(10));
+    assert.equal(a.blocked[0]?.cause, 'NotReady');
+    assert.equal(a.blocked[0]?.owner, 'Revision');
+    assert.equal(a.blocked[0]?.message, 'container running but not ready; the kubelet: "Readiness probe failed: not yet"');
+  });
+});
+
+describe('probeFailure: the kubelet\'s Unhealthy Event on a pod that is not ready', () => {
+  const cases: Array<{ name: string; warning?: WarningView; want?: string }> = [
+    { name: 'a readiness probe that printed something', warning: w('Unhealthy', 'Readiness probe failed: HTTP probe failed with statuscode: 503'), want: '"Readiness probe failed: HTTP probe failed with statuscode: 503"' },
+    { name: 'an exec probe that printed nothing: the trailing space goes', warning: w('Unhealthy', 'Readiness probe failed: '), want: '"Readiness probe failed:"' },
+    { name: 'a startup probe', warning: w('Unhealthy', 'Startup probe failed: dial tcp 10.244.0.5:8080: connect: connection refused'), want: '"Startup probe failed: dial tcp 10.244.0.5:8080: connect: connection refused"' },
+    { name: 'a probe that errored (the container exited meanwhile)', warning: w('Unhealthy', 'Readiness probe errored and resulted in unknown state: rpc error: code = Unknown desc = failed to exec in container: container is in CONTAINER_EXITED state'), want: '"Readiness probe errored and resulted in unknown state: rpc error: code = Unknown desc = failed to exec in container: container is in CONTAINER_EXITED state"' },
+    { name: 'a liveness probe: the kubelet restarts the container, a crash says more', warning: w('Unhealthy', 'Liveness probe failed: HTTP probe failed with statuscode: 500') },
+    { name: 'an Unhealthy Event from before the rollout', warning: w('Unhealthy', 'Readiness probe failed: x', SINCE - sec(5)) },
+    { name: 'another reason', warning: w('FailedMount', 'MountVolume.SetUp failed for volume "x" : not found') },
+    { name: 'no event', warning: undefined },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.equal(probeFailure(tc.warning, SINCE), tc.want));
 });

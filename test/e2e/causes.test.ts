@@ -5,6 +5,8 @@
  *   quotes the refusal; it is the revision's fault, so the undo restores the previous template.
  * - A ResourceQuota on the pod count at its limit, with maxSurge 1: the quota is named and the namespace's
  *   configuration, not the revision, is blamed; nothing is undone.
+ * - A readiness probe that fails: the kubelet's Unhealthy Event is quoted beside "not ready".
+ * - A template naming a ServiceAccount that does not exist: ServiceAccount admission refuses its pods.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +15,7 @@ import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply } from '../support/operator.js';
 
 const UNDO = { suspectAfterSeconds: 2, progressDeadlineSeconds: 6, onStall: { action: 'Undo' } };
-const SCENARIOS = ['psa', 'psasurge', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash'] as const;
+const SCENARIOS = ['psa', 'psasurge', 'quota', 'mount', 'sandbox', 'initpull', 'initcrash', 'probe', 'sa'] as const;
 const suite = new GuardSuite('causes', SCENARIOS);
 const { read, pools } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
@@ -104,6 +106,27 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     assert.equal((await template(n)).image, 'registry.local/decoder:1');
     const { stdout } = await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n });
     assert.doesNotMatch(stdout, /Cause:\s+Unknown/);
+  });
+
+  it('a template naming a ServiceAccount that does not exist (ServiceAccount admission, as real clusters run it): AdmissionRefused, the revision blamed by comparison, undone', async () => {
+    const n = await rollOut('sa');
+    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/serviceAccountName', value: 'decoder-missing' }])], { ns: n });
+    const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack', 90_000);
+    assert.equal(done.status?.generations?.length, 1, 'one generation again');
+    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    assert.match(stdout, /serviceaccount "decoder-missing" not found/);
+    assert.match(stdout, /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName/);
+    const ds = await kubectlJson<{ spec: { template: { spec: { serviceAccountName?: string } } } }>(['get', 'ds', 'decoder'], { ns: n });
+    assert.equal(ds.spec.template.spec.serviceAccountName, undefined, 'the undo restored the template without it');
+  });
+
+  it('a readiness probe that fails (kwok "probefail", shaped on the real kubelet\'s Unhealthy Event): NotReady, the revision blamed, the probe quoted', async () => {
+    const n = (await suite.guarded('probe', { suspectAfterSeconds: 2, progressDeadlineSeconds: 6 })).n;
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-probefail'], { ns: n });
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
+    const b = g.status?.blockedNodes?.find((x) => x.cause === 'NotReady');
+    assert.equal(b?.owner, 'Revision', JSON.stringify(g.status));
+    assert.equal(b?.message, 'container running but not ready; the kubelet: "Readiness probe failed: HTTP probe failed with statuscode: 503"');
   });
 
   it('a sandbox failure (FailedCreatePodSandBox) is the node\'s: named, quoted, never undone', async () => {

@@ -32,7 +32,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
-import { binDir, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
+import { binDir, createNamespaceIn, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
 import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
 
@@ -513,8 +513,8 @@ describe('Helm chart', () => {
       });
       // The release namespace warns (and enforces) on the restricted profile, as README says to label it.
       const psa = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/audit': 'restricted' };
-      await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: psa } });
-      for (const w of watched) await kubectl(['create', 'namespace', w]);
+      await createNamespaceIn(kubectl, ns, psa);
+      for (const w of watched) await createNamespaceIn(kubectl, w);
     });
 
     it('defaults, with the CRDs of crds/: accepted without a Pod Security warning, and nothing stored', async () => {
@@ -593,7 +593,7 @@ describe('Helm chart', () => {
         for (const s of suffixes) await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
         await kubectl(['delete', 'namespace', ...all, '--ignore-not-found', '--wait=false']);
       });
-      for (const n of all) await kubectl(['create', 'namespace', n]);
+      for (const n of all) await createNamespaceIn(kubectl, n);
       const [full, report, noPolicies, namespaced] = await Promise.all([
         template([], { ns: nsFull }),
         template(['--set', 'undo.enabled=false'], { ns: nsReport }),

@@ -35,6 +35,7 @@ const BREAK_ANNOTATION = 'rollout-guard.test/break';
 // Images that fail the pod before its containers start: a volume that does not mount, a sandbox the node's CNI
 // cannot set up. And init container images: the app-container markers, on an init container instead.
 const MOUNTFAIL = 'registry.example/decoder:3-mountfail';
+const PROBEFAIL = 'registry.example/decoder:3-probefail';
 const SANDBOXFAIL = 'registry.example/decoder:3-sandboxfail';
 const INIT_GOOD = 'registry.example/decoder-init:1.0';
 const INIT_BROKEN = 'registry.example/decoder-init:1.1-broken';
@@ -58,6 +59,7 @@ interface ContainerStatus {
   name: string;
   image?: string;
   ready: boolean;
+  started?: boolean;
   restartCount: number;
   state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: { exitCode: number; reason?: string } };
   lastState?: { terminated?: { exitCode: number; reason?: string; finishedAt?: string } };
@@ -259,7 +261,8 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
 
       assert.equal(broken.status.phase, 'Pending');
       assert.equal(isReady(broken), false);
-      assert.equal(broken.status.containerStatuses?.[0]?.state?.waiting?.message, `Back-off pulling image "${BROKEN}"`);
+      // The 1.37 kubelet's message: the back-off, then the runtime's reason (test/e2e/realNode.test.ts shows a real one).
+      assert.equal(broken.status.containerStatuses?.[0]?.state?.waiting?.message, `Back-off pulling image "${BROKEN}": ErrImagePull: failed to pull and unpack image "${BROKEN}": failed to resolve reference "${BROKEN}": ${BROKEN}: not found`);
       assert.ok(old.every((p) => hashOf(p) === goodHash && isReady(p)), 'the two untouched pods still run the old revision, Ready');
       const nodes = [broken, ...old].map((p) => p.spec.nodeName).sort();
       assert.deepEqual(nodes, [...pool.nodes].sort(), 'one pod per pool node');
@@ -567,6 +570,28 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
     });
   });
 
+  it('a "probefail" image runs and never turns Ready; only a Warning Unhealthy Event says why, as on a real kubelet', async () => {
+    await scenario('rg-probefail', 3, {}, async (ns, pool) => {
+      await rollOut(ns, pool.name, GOOD);
+      await kubectl(['set', 'image', `ds/${DS}`, `decoder=${PROBEFAIL}`], { ns });
+      await waitForRow(ns, { desired: 3, current: 3, ready: 2, upToDate: 1, available: 2 });
+      const newHash = await latestHash(ns);
+      const fresh = (await daemonPods(ns)).find((p) => hashOf(p) === newHash)!;
+      assert.equal(fresh.status.phase, 'Running');
+      assert.equal(isReady(fresh), false);
+      const cs = fresh.status.containerStatuses?.[0];
+      assert.equal(cs?.started, true);
+      assert.ok(cs?.state?.running, 'the container runs');
+      assert.equal(cs?.state?.waiting, undefined, 'no waiting reason: the status does not say why');
+      const evs = await waitFor(async () => {
+        const e = await podEvents(ns, fresh.metadata.name, 'Unhealthy');
+        return e.length > 0 ? e : undefined;
+      }, { ...WAIT, describe: 'a Warning Unhealthy Event' });
+      assert.equal(evs[0]?.type, 'Warning');
+      assert.equal(evs[0]?.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
+    });
+  });
+
   it('a "mountfail" image whose revision adds a volume that does not mount stalls in ContainerCreating, with a repeating FailedMount Warning', async () => {
     await scenario('rg-mountfail', 3, {}, async (ns, pool) => {
       await rollOut(ns, pool.name, GOOD);
@@ -604,7 +629,7 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(init?.image, INIT_BROKEN);
       assert.equal(init?.ready, false);
       assert.equal(init?.state?.waiting?.reason, 'ImagePullBackOff');
-      assert.equal(init?.state?.waiting?.message, `Back-off pulling image "${INIT_BROKEN}"`);
+      assert.equal(init?.state?.waiting?.message, `Back-off pulling image "${INIT_BROKEN}": ErrImagePull: failed to pull and unpack image "${INIT_BROKEN}": failed to resolve reference "${INIT_BROKEN}": ${INIT_BROKEN}: not found`);
       assert.equal(condition(broken, 'Initialized')?.status, 'False');
       assert.equal(condition(broken, 'Initialized')?.reason, 'ContainersNotInitialized');
       assert.equal(await statusColumn(ns, broken.metadata.name), 'Init:ImagePullBackOff');

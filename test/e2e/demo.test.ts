@@ -123,7 +123,10 @@ describe('npm run demo (CI mode)', () => {
     assert.match(r.out, /usage: npm run demo/);
     const story = await demo(['--story', 'nope']);
     assert.equal(story.code, 2, story.out);
-    assert.match(story.out, /--story wants broken-image or dead-nodes, got "nope"/);
+    assert.match(story.out, /--story wants broken-image, dead-nodes, real-node, got "nope"/);
     assert.match(story.out, /usage: npm run demo/);
+    const real = await demo(['--story', 'real-node', '--image', 'registry.local/other:1']);
+    assert.equal(real.code, 2, real.out);
+    assert.match(real.out, /--image(, --kubeconfig)?: not for --story real-node, which runs its own images on the local real node/);
   });
 });

@@ -18,6 +18,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
 import { OperatorProcess, ROOT, guard, type OperatorOptions } from '../support/operator.js';
+import { createNamespace } from '../../cluster/controlPlane.js';
 import { PrivateCluster, type PrivateNodePool } from '../../cluster/privateCluster.js';
 
 interface Condition {
@@ -280,7 +281,7 @@ describe('fault tests (private control plane)', () => {
   before(async () => {
     pc = await PrivateCluster.start({ audit: true });
     await pc.installCrds();
-    await pc.kubectl(['create', 'namespace', RBAC_NS]);
+    await createNamespace(pc.kubectl, RBAC_NS);
     await pc.kubectl(['apply', '-k', path.join(ROOT, 'config', 'rbac')]);
   });
 

@@ -13,6 +13,7 @@
 import {
   POOL_LABEL,
   buildBinaries,
+  createNamespace as createNamespaceIn,
   createNodes,
   kubectlRunner,
   uniqueName,
@@ -24,7 +25,7 @@ import {
   type NodeSpec,
 } from '../../cluster/controlPlane.js';
 
-export { POOL_LABEL, uniqueName, waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../../cluster/controlPlane.js';
+export { POOL_LABEL, createNamespace as createNamespaceIn, uniqueName, waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../../cluster/controlPlane.js';
 
 /** Env var naming the kubeconfig of an existing cluster to use instead of starting one. */
 export const EXTERNAL_KUBECONFIG_ENV = 'RG_TEST_KUBECONFIG';
@@ -89,7 +90,7 @@ export async function kubectlJson<T>(args: readonly string[], opts: KubectlOptio
 /** Creates a uniquely named namespace; `cleanup` deletes it and waits until it is gone. */
 export async function createNamespace(prefix: string): Promise<{ name: string; cleanup: () => Promise<void> }> {
   const name = uniqueName(prefix);
-  await kubectl(['create', 'namespace', name]);
+  await createNamespaceIn(kubectl, name);
   return {
     name,
     cleanup: async () => {

@@ -1,0 +1,238 @@
+/**
+ * End to end on a real kubelet: a private control plane with the real node `real-1` (kubelet v1.37.2 over
+ * containerd and runc, cluster/realNode.ts), and one operator. Each case rolls a DaemonSet that runs only
+ * there from a good busybox revision to one that fails as it would in the field, and asserts the guard's
+ * cause, owner and message on what the kubelet itself reported: nothing here is scripted by kwok.
+ *
+ * The kwok stage for the same case (cluster/stages.yaml) is named beside each one; the README's "The real
+ * node" section lists where the two differ.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { PrivateCluster } from '../../cluster/privateCluster.js';
+import { LOCAL_IMAGES, REAL_NODE_NAME, REAL_NODE_POOL, REAL_NODE_TAINT } from '../../cluster/realNode.js';
+import { POOL_LABEL, holdsFor } from '../support/cluster.js';
+import { GuardReader, type GuardObj, type NodeEntry } from '../support/guards.js';
+import { OperatorProcess, ROOT, guard } from '../support/operator.js';
+
+const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term'] as const;
+type Case = (typeof CASES)[number];
+
+let pc: PrivateCluster;
+let op: OperatorProcess;
+let read: GuardReader;
+const ns = {} as Record<Case, string>;
+
+interface Container {
+  name: string;
+  image: string;
+  command?: string[];
+  readinessProbe?: Record<string, unknown>;
+  resources?: Record<string, unknown>;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+
+/** A DaemonSet `decoder` that runs only on the real node; `grace` is the pods' termination grace period. */
+function daemonSet(n: string, c: Partial<Container> = {}, extra: { volumes?: unknown[]; grace?: number } = {}): Record<string, unknown> {
+  const container: Container = {
+    name: 'decoder',
+    image: LOCAL_IMAGES.busybox,
+    command: ['sleep', '100000'],
+    readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+    ...c,
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: { name: 'decoder', namespace: n },
+    spec: {
+      selector: { matchLabels: { app: 'decoder' } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: { app: 'decoder' } },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: REAL_NODE_POOL },
+          tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
+          terminationGracePeriodSeconds: extra.grace ?? 1,
+          ...(extra.volumes ? { volumes: extra.volumes } : {}),
+          containers: [container],
+        },
+      },
+    },
+  };
+}
+
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
+const entries = (g: GuardObj): NodeEntry[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])];
+const onNode = (g: GuardObj): NodeEntry | undefined => entries(g).find((e) => e.node === REAL_NODE_NAME && e.cause !== 'PodTerminating');
+
+/**
+ * Guards the good revision, waits until it is Healthy on the real node, then gives the guard `spec` and
+ * applies the broken revision. (A bake in the first spec would bake the first revision too.)
+ */
+async function rollOut(c: Case, spec: Record<string, unknown>, broken: Record<string, unknown>): Promise<string> {
+  const n = ns[c];
+  const base = { suspectAfterSeconds: 3, progressDeadlineSeconds: 20 };
+  await pc.apply(daemonSet(n));
+  await pc.apply(guard('decoder', n, 'decoder', base));
+  await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy on the good revision');
+  await pc.apply(guard('decoder', n, 'decoder', { ...base, ...spec }));
+  await pc.apply(broken);
+  return n;
+}
+
+/** `kubectl describe rg` and the guard's Events, kept for the README when RG_CAPTURE_DIR names a folder. */
+async function capture(n: string, file: string): Promise<void> {
+  const dir = process.env.RG_CAPTURE_DIR;
+  if (dir) await writeFile(join(dir, file), (await pc.kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n })).stdout);
+}
+
+/** Messages of the guard's Events with `reason`. */
+async function eventMessages(n: string, reason: string): Promise<string> {
+  const evs = await read.events(n, 'RolloutGuard');
+  return evs.filter((e) => e.reason === reason).map((e) => e.message ?? e.note ?? '').join('\n');
+}
+
+/** The container ID the kubelet reports for the DaemonSet's pod: proof a real runtime runs it. */
+async function containerId(n: string): Promise<string> {
+  const pods = await pc.kubectlJson<{ items: Array<{ status?: { containerStatuses?: Array<{ containerID?: string; ready?: boolean }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns: n });
+  return pods.items.flatMap((p) => p.status?.containerStatuses ?? []).find((s) => s.ready)?.containerID ?? '';
+}
+
+describe('the classifier on a real kubelet and container runtime', { concurrency: true }, () => {
+  before(async () => {
+    pc = await PrivateCluster.start({ dir: `.cluster-real-${process.pid}`, realNode: true });
+    await pc.installCrds();
+    for (const c of CASES) ns[c] = await pc.createNamespace(`real-${c}`);
+    op = await OperatorProcess.start({ namespaces: Object.values(ns), kubeconfig: pc.kubeconfig });
+    read = new GuardReader((args, opts) => pc.kubectlJson(args, opts), () => op.logs);
+  });
+  after(async () => {
+    await op?.stop();
+    await pc?.down();
+  });
+
+  it('the real node runs containerd, and a DaemonSet pod on it has a real container ID', async () => {
+    const nodes = await pc.kubectlJson<{ items: Array<{ metadata: { name: string }; status: { nodeInfo: { containerRuntimeVersion: string; kubeletVersion: string } } }> }>(['get', 'nodes']);
+    const real = nodes.items.find((x) => x.metadata.name === REAL_NODE_NAME);
+    assert.match(real?.status.nodeInfo.containerRuntimeVersion ?? '', /^containerd:\/\/1\.6\./);
+    assert.equal(real?.status.nodeInfo.kubeletVersion, 'v1.37.2');
+    const { stdout } = await pc.kubectl(['get', 'nodes', '-o', 'wide']);
+    assert.match(stdout, new RegExp(`${REAL_NODE_NAME}\\s+Ready\\b.*containerd://`));
+  });
+
+  it('an image that cannot be pulled (the registry does not resolve): ImagePullFailure, the revision blamed with the runtime quoted, undone; the good pod runs again', async () => {
+    const n = await rollOut('pull', { onStall: { action: 'Undo' } }, daemonSet(ns.pull, { image: 'registry.invalid/decoder:2' }));
+    const stalled = await waitGuard(n, (g) => onNode(g)?.cause === 'ImagePullFailure' || g.status?.lastUndo !== undefined, 'ImagePullFailure on the real node');
+    const e = onNode(stalled);
+    if (e) {
+      assert.equal(e.owner, 'Revision');
+      assert.match(e.message, /registry\.invalid/);
+    }
+    const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack');
+    assert.equal(done.status?.lastUndo?.result, 'Complete');
+    assert.equal(await read.image(n), LOCAL_IMAGES.busybox);
+    assert.match(await containerId(n), /^containerd:\/\/[0-9a-f]{64}$/);
+  });
+
+  it('a container that exits (the real CrashLoopBackOff): CrashLoop, the revision blamed, undone', async () => {
+    const n = await rollOut('exit', { onStall: { action: 'Undo' } }, daemonSet(ns.exit, { command: ['sh', '-c', 'echo starting; exit 3'] }));
+    const stalled = await waitGuard(n, (g) => onNode(g)?.cause === 'CrashLoop' || g.status?.lastUndo !== undefined, 'CrashLoop on the real node');
+    const e = onNode(stalled);
+    if (e) assert.equal(e.owner, 'Revision');
+    const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack');
+    assert.equal(done.status?.lastUndo?.result, 'Complete');
+    assert.match(await eventMessages(n, 'RolloutStalled'), /CrashLoop/);
+    assert.match(await containerId(n), /^containerd:\/\//);
+  });
+
+  it('a memory limit exceeded: OOMKilled from the kernel\'s OOM kill, the revision blamed', async () => {
+    const n = await rollOut('oom', {}, daemonSet(ns.oom, { command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }));
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'OOMKilled', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision');
+    assert.equal(onNode(g)?.cause, 'OOMKilled');
+    await capture(n, 'real-oom.txt');
+  });
+
+  it('an exec readiness probe that fails: the pod runs but never turns Ready; the revision blamed, the probe named', async () => {
+    const n = await rollOut('probe', {}, daemonSet(ns.probe, { readinessProbe: { exec: { command: ['sh', '-c', 'echo not yet; exit 1'] }, periodSeconds: 1 } }));
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
+    const e = onNode(g);
+    assert.equal(e?.cause, 'NotReady');
+    // The pod's status says only "not ready"; the kubelet's Unhealthy Event says what the probe printed.
+    assert.match(e?.message ?? '', /container running but not ready; the kubelet: "Readiness probe failed: not yet"/);
+    await capture(n, 'real-probe.txt');
+  });
+
+  it('a ConfigMap volume that does not exist (FailedMount): VolumeMountFailure, the revision that added it blamed, the kubelet quoted', async () => {
+    const broken = daemonSet(ns.mount, { volumeMounts: [{ name: 'settings', mountPath: '/etc/settings' }] }, { volumes: [{ name: 'settings', configMap: { name: 'decoder-settings' } }] });
+    const n = await rollOut('mount', {}, broken);
+    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'VolumeMountFailure', JSON.stringify(g.status));
+    const e = onNode(g);
+    assert.equal(e?.owner, 'Revision');
+    assert.match(e?.message ?? '', /MountVolume\.SetUp failed for volume "settings" : configmap "decoder-settings" not found/);
+  });
+
+  it('a crash some seconds after Ready, under the real back-off: the crashes are the evidence, Failed before the deadline', async (t: TestContext) => {
+    const n = await rollOut(
+      'late',
+      { failedNodesThreshold: 1, bakeSeconds: 120, progressDeadlineSeconds: 600, suspectAfterSeconds: 300 },
+      daemonSet(ns.late, { command: ['sh', '-c', 'sleep 4; exit 1'] }),
+    );
+    const changedAt = Date.now();
+    const g = await waitGuard(n, (x) => x.status?.state === 'Failed', 'Failed from the crashes');
+    t.diagnostic(`Failed ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change; first crash at ${g.status?.rollout?.failures?.nodes[0]?.at}`);
+    assert.equal(g.status?.cause, 'CrashLoop', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision');
+    assert.ok((g.status?.rollout?.failures?.count ?? 0) >= 1);
+    assert.equal(g.status?.rollout?.failures?.nodes[0]?.node, REAL_NODE_NAME);
+  });
+
+  it('a slow SIGTERM within its grace period: the old pod\'s wait is named as the configured grace, no verdict, Healthy after', async () => {
+    const slow = { command: ['sh', '-c', "trap 'echo draining' TERM; while :; do sleep 1; done"] };
+    const n = ns.term;
+    await pc.apply(daemonSet(n, slow, { grace: 12 }));
+    await pc.apply(guard('decoder', n, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 60, onStall: { action: 'Undo' } }));
+    await waitGuard(n, (g) => g.status?.state === 'Healthy', 'Healthy on the first revision');
+    const changedAt = Date.now();
+    await pc.apply(daemonSet(n, { ...slow, command: ['sh', '-c', "trap 'exit 0' TERM; while :; do sleep 1; done"] }, { grace: 12 }));
+    const waiting = await waitGuard(n, (g) => entries(g).some((e) => e.cause === 'PodTerminating'), 'the old pod Terminating named');
+    const e = entries(waiting).find((x) => x.cause === 'PodTerminating')!;
+    assert.equal(e.owner, 'ConfiguredWait');
+    assert.match(e.message, /termination grace period \(\d+s left\)/);
+    const healthy = await waitGuard(n, (g) => g.status?.state === 'Healthy' && (g.status.generations?.length ?? 0) === 1, 'Healthy on the new revision');
+    assert.equal(healthy.status?.lastUndo, undefined);
+    // The kubelet kept the old pod for its whole grace period: the shell ignores TERM until SIGKILL.
+    assert.ok(Date.now() - changedAt >= 11_000, `rollout took ${Date.now() - changedAt} ms`);
+    await holdsFor(async () => (await read.guard(n)).status?.lastUndo === undefined, { durationMs: 3_000, describe: 'no undo' });
+  });
+
+  it('npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime\'s words and undone', async () => {
+    // The demo's up() finds this cluster (its directory and ports) healthy, with its real node running.
+    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(ROOT, 'dist/demo/demo.js'), '--story', 'real-node', '--namespace', 'real-demo'], {
+        env: { ...pc.environment, CI: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (text += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (text += d));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 240_000);
+      child.on('error', reject);
+      child.on('close', (c) => {
+        clearTimeout(timer);
+        resolve({ code: c, out: text });
+      });
+    });
+    assert.equal(code, 0, out.slice(-3000));
+    assert.match(out, /demo: OK \(Undo\): the story completed as expected/);
+    assert.match(out, /RolloutStalled .*real-1 ImagePullBackOff \(Back-off pulling image "registry\.invalid\/decoder:2": ErrImagePull: failed to pull and unpack/);
+    assert.match(out, /UndoComplete .*all 1 nodes back on revision/);
+  });
+});
