@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Build stage: compile TypeScript, then keep production dependencies only.
-FROM node:20-bookworm-slim AS build
+# Node 24, the active LTS (supported to April 2028): Node 20 reached its end of life in April 2026.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -8,9 +9,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts
 
-# Runtime: distroless Node.js 20, no shell, no package manager. Pin the digest of this tag in your
+# Runtime: distroless Node.js 24, no shell, no package manager. Pin the digest of this tag in your
 # registry mirror (`@sha256:…`) for reproducible builds.
-FROM gcr.io/distroless/nodejs20-debian12:nonroot
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

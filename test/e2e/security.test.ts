@@ -27,7 +27,7 @@ import { relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { DEFAULTS } from '../../src/runtime/config.js';
-import { POOL_LABEL, createNodePool, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import { POOL_LABEL, createNamespaceIn, createNodePool, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
 import { OPERATOR_MAIN } from '../../cluster/operatorProcess.js';
 import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
@@ -202,7 +202,7 @@ describe('security', () => {
         for (const s of [suffix, `${suffix}-ro`, `${suffix}-np`]) await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
         await kubectl(['delete', 'namespace', nsFull, nsReport, nsNoPolicies, '--ignore-not-found', '--wait=false']);
       });
-      for (const ns of [nsFull, nsReport, nsNoPolicies]) await kubectl(['create', 'namespace', ns]);
+      for (const ns of [nsFull, nsReport, nsNoPolicies]) await createNamespaceIn(kubectl, ns);
       await apply({ apiVersion: 'v1', kind: 'List', items: relocate(full, { [INSTALL_NS]: nsFull }, suffix) });
       await apply({ apiVersion: 'v1', kind: 'List', items: relocate(reportOnly, { [INSTALL_NS]: nsReport }, `${suffix}-ro`) });
       await apply({ apiVersion: 'v1', kind: 'List', items: relocate(noPolicies, { [INSTALL_NS]: nsNoPolicies }, `${suffix}-np`) });
@@ -376,7 +376,7 @@ describe('security', () => {
         await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${suffix}`, '--ignore-not-found']);
         await kubectl(['delete', 'namespace', nsOp, ...watched, unwatched, '--ignore-not-found', '--wait=false']);
       });
-      for (const ns of [nsOp, ...watched, unwatched]) await kubectl(['create', 'namespace', ns]);
+      for (const ns of [nsOp, ...watched, unwatched]) await createNamespaceIn(kubectl, ns);
       const map: Record<string, string> = { [INSTALL_NS]: nsOp };
       watchedExample.forEach((ns, i) => (map[ns] = watched[i]!));
       await apply({ apiVersion: 'v1', kind: 'List', items: relocate(rbac, map, suffix) });
@@ -509,7 +509,7 @@ describe('security', () => {
       cleanups.push(async () => {
         await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=60s']);
       });
-      await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: nsLabels } });
+      await createNamespaceIn(kubectl, ns, nsLabels);
       const sa = rendered.find((d) => d.kind === 'ServiceAccount')!;
       await apply({ ...sa, metadata: { ...sa.metadata, namespace: ns } });
     });
@@ -587,10 +587,10 @@ describe('security', () => {
       rendered = await kustomize('deploy');
     });
 
-    it('Dockerfile: multi-stage, Node 20 build, final stage distroless nodejs20 nonroot', () => {
+    it('Dockerfile: multi-stage, Node 24 (LTS) build, final stage distroless nodejs24 nonroot', () => {
       assert.ok(stages.length >= 2, 'multi-stage');
-      assert.match(stages[0]!.from, /^node:20[.\w-]*$/);
-      assert.match(stages.at(-1)!.from, /^gcr\.io\/distroless\/nodejs20-debian12:nonroot(@sha256:[0-9a-f]{64})?$/);
+      assert.match(stages[0]!.from, /^node:24[.\w-]*$/);
+      assert.match(stages.at(-1)!.from, /^gcr\.io\/distroless\/nodejs24-debian12:nonroot(@sha256:[0-9a-f]{64})?$/);
     });
 
     it('Dockerfile: production dependencies only (npm ci from the lockfile, then pruned)', () => {
@@ -816,7 +816,7 @@ describe('security', () => {
       cleanups.push(async () => {
         await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
       });
-      await kubectl(['create', 'namespace', ns]);
+      await createNamespaceIn(kubectl, ns);
     });
 
     it('the rendered NetworkPolicy and PodDisruptionBudget are accepted, and nothing is stored', async () => {
