@@ -233,10 +233,10 @@ export class PrivateCluster {
     throw new Error(`no free set of ports for a private cluster: ${lastError instanceof Error ? lastError.message : 'all taken'}`);
   }
 
-  /** Stops and removes `.cluster-faults-<pid>` directories whose test process is gone (a run that crashed). */
+  /** Stops and removes `.cluster-faults-<pid>` and `.cluster-real-<pid>` directories whose test process is gone (a run that crashed). */
   private static async reapAbandoned(binDir: string, log: (line: string) => void): Promise<void> {
     for (const entry of await readdir(ROOT)) {
-      const m = /^\.cluster-faults-(\d+)$/.exec(entry);
+      const m = /^\.cluster-(?:faults|real)-(\d+)$/.exec(entry);
       if (!m || isAlive(Number(m[1]))) continue;
       log(`[private cluster] removing ${entry}, left by a run that is gone`);
       const env: NodeJS.ProcessEnv = { ...process.env, [CLUSTER_DIR_ENV]: entry };

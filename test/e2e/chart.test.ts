@@ -169,6 +169,22 @@ const EXPECTED: ReadonlyArray<{ mode: string; dir: string; values: string[]; dif
   },
 ];
 
+/** One value of each kind a platform team sets on day one (README, "Install with Helm"). */
+const DIGEST = `sha256:${'ab'.repeat(32)}`;
+const DAY_ONE: readonly string[] = [
+  '--set', `image.digest=${DIGEST},priorityClassName=system-cluster-critical`,
+  '--set-json', 'imagePullSecrets=[{"name":"regcred"}]',
+  '--set-json', 'podLabels={"team":"platform"}',
+  '--set-json', 'podAnnotations={"prometheus.io/scrape":"false"}',
+  '--set-json', 'nodeSelector={"node-role.kubernetes.io/infra":""}',
+  '--set-json', 'tolerations=[{"key":"dedicated","operator":"Equal","value":"infra","effect":"NoSchedule"}]',
+  '--set-json', 'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"rollout-guard"}}}]',
+  '--set-json', 'extraArgs=["--workers=4","--idle-collect-after-ms=60000"]',
+  '--set-json', 'extraEnv=[{"name":"NODE_OPTIONS","value":"--max-old-space-size=400"}]',
+  '--set-json', 'serviceAccount={"annotations":{"iam.gke.io/gcp-service-account":"rg@p.iam.gserviceaccount.com"}}',
+  '--set-json', 'monitoring={"podMonitor":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}},"prometheusRule":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}}}',
+];
+
 /** Every non-default combination the chart supports, for `helm lint --strict`. */
 const COMBINATIONS: ReadonlyArray<readonly string[]> = [
   ['--set', 'watchNamespaces={team-a,team-b}'],
@@ -178,9 +194,11 @@ const COMBINATIONS: ReadonlyArray<readonly string[]> = [
   ['--set', 'monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true'],
   ['--set', 'watchNamespaces={team-a},undo.enabled=false'],
   ['--set', 'undo.enabled=false,policies.enabled=false,metrics.secure=true,monitoring.prometheusRule.enabled=true'],
-  ['--set', 'watchNamespaces={team-a,team-b},metrics.secure=true,networkPolicy.enabled=false,replicaCount=1'],
+  ['--set', 'watchNamespaces={team-a,team-b},metrics.secure=true,networkPolicy.enabled=true,replicaCount=1'],
   ['--set', 'replicaCount=3,logLevel=debug,image.repository=registry.example.com:5000/team/rollout-guard,image.tag=0.1.0-rc.1,image.pullPolicy=Always'],
-  ['--set', 'networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32,fd00::10/128}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchExpressions":[{"key":"team","operator":"In","values":["observability"]}]}'],
+  DAY_ONE,
+  ['--set-json', 'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}'],
+  ['--set', 'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32,fd00::10/128}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchExpressions":[{"key":"team","operator":"In","values":["observability"]}]}'],
 ];
 
 /** A chart copy in a temporary directory, with `files/prometheus-rules.yaml` as given (absent for undefined). */
@@ -276,6 +294,14 @@ describe('Helm chart', () => {
       { name: 'resources.requests.cpu: lots', yaml: 'resources:\n  requests:\n    cpu: lots\n', message: /at '\/resources\/requests\/cpu': 'lots' does not match pattern/ },
       { name: 'metrics.certSecretName that is not a Secret name', yaml: 'metrics:\n  certSecretName: "My Secret"\n', message: /at '\/metrics\/certSecretName': 'My Secret' does not match pattern/ },
       { name: 'monitoring.podMonitor.enabled with metrics.secure', yaml: 'metrics:\n  secure: true\nmonitoring:\n  podMonitor:\n    enabled: true\n', message: /at '\/monitoring\/podMonitor\/enabled': value must be false/ },
+      { name: 'image.digest that is not a sha256 digest', yaml: 'image:\n  digest: latest\n', message: /at '\/image\/digest': 'latest' does not match pattern/ },
+      { name: 'extraArgs with something that is not a flag', yaml: 'extraArgs: [run]\n', message: /at '\/extraArgs\/0': 'run' does not match pattern/ },
+      { name: 'imagePullSecrets without a name', yaml: 'imagePullSecrets: [{secret: regcred}]\n', message: /at '\/imagePullSecrets\/0': (missing property 'name'|additional properties 'secret' not allowed)/ },
+      { name: 'podLabels with a value that is not a string', yaml: 'podLabels:\n  tier: 1\n', message: /at '\/podLabels\/tier': got number, want string/ },
+      { name: 'a toleration with operator Equals', yaml: 'tolerations: [{key: dedicated, operator: Equals}]\n', message: /at '\/tolerations\/0\/operator': value must be one of 'Exists', 'Equal'/ },
+      { name: 'a misspelt affinity kind', yaml: 'affinity:\n  nodeAffinty: {}\n', message: /at '\/affinity': additional properties 'nodeAffinty' not allowed/ },
+      { name: 'a spread constraint without whenUnsatisfiable', yaml: 'topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone}]\n', message: /at '\/topologySpreadConstraints\/0': missing property 'whenUnsatisfiable'/ },
+      { name: 'a misspelt key in serviceAccount', yaml: 'serviceAccount:\n  annotation: {}\n', message: /at '\/serviceAccount': additional properties 'annotation' not allowed/ },
       { name: 'a bad operator in metricsFromNamespaceSelector', yaml: 'networkPolicy:\n  metricsFromNamespaceSelector:\n    matchExpressions: [{key: team, operator: Is}]\n', message: /at '\/networkPolicy\/metricsFromNamespaceSelector\/matchExpressions\/0\/operator': value must be one of 'In', 'NotIn', 'Exists', 'DoesNotExist'/ },
     ];
 
@@ -403,13 +429,45 @@ describe('Helm chart', () => {
       assert.ok(pick(one, 'Deployment').spec.template.spec.affinity.podAntiAffinity, 'anti-affinity stays');
     });
 
-    it('networkPolicy: every CIDR an ipBlock, the metrics namespace selector as given, and none when disabled', async () => {
-      const docs = await template(['--set', 'networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchLabels":{"kubernetes.io/metadata.name":"observability"}}']);
+    it('networkPolicy: none by default; enabled, every CIDR an ipBlock and the metrics namespace selector as given', async () => {
+      assert.equal((await template([])).filter((d) => d.kind === 'NetworkPolicy').length, 0, 'a default install has no policy to get wrong');
+      const docs = await template(['--set', 'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchLabels":{"kubernetes.io/metadata.name":"observability"}}']);
       const np = pick(docs, 'NetworkPolicy');
       assert.deepEqual(np.spec.egress, [{ to: [{ ipBlock: { cidr: '10.0.0.10/32' } }, { ipBlock: { cidr: '10.0.0.11/32' } }], ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
       assert.deepEqual(np.spec.ingress, [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }], ports: [{ port: 8080, protocol: 'TCP' }] }]);
       const off = await template(['--set', 'networkPolicy.enabled=false']);
       assert.equal(off.filter((d) => d.kind === 'NetworkPolicy').length, 0);
+    });
+
+    it('day-one values: each one renders where it belongs, and the chart\'s own settings stay', async () => {
+      const docs = await template([...DAY_ONE]);
+      const dep = pick(docs, 'Deployment');
+      const pod = dep.spec.template;
+      const c = pod.spec.containers[0];
+      assert.equal(c.image, `rollout-guard@${DIGEST}`, 'the digest replaces the tag');
+      assert.deepEqual(pod.spec.imagePullSecrets, [{ name: 'regcred' }]);
+      assert.equal(pod.spec.priorityClassName, 'system-cluster-critical');
+      assert.deepEqual(pod.spec.nodeSelector, { 'node-role.kubernetes.io/infra': '' });
+      assert.deepEqual(pod.spec.tolerations, [{ key: 'dedicated', operator: 'Equal', value: 'infra', effect: 'NoSchedule' }]);
+      assert.equal(pod.spec.topologySpreadConstraints[0].topologyKey, 'topology.kubernetes.io/zone');
+      assert.ok(pod.spec.affinity.podAntiAffinity, 'the default anti-affinity stays beside a spread constraint');
+      assert.equal(pod.metadata.labels.team, 'platform');
+      assert.equal(pod.metadata.labels['app.kubernetes.io/name'], 'rollout-guard');
+      assert.deepEqual(dep.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'rollout-guard' }, 'pod labels stay out of the selector');
+      assert.deepEqual(pod.metadata.annotations, { 'prometheus.io/scrape': 'false' });
+      assert.deepEqual(c.args, ['run', '--workers=4', '--idle-collect-after-ms=60000'], 'extra flags after the chart\'s own');
+      assert.deepEqual(c.env.at(-1), { name: 'NODE_OPTIONS', value: '--max-old-space-size=400' });
+      assert.ok(c.env.some((e: Obj) => e.name === 'ENABLE_POLICIES'), 'the chart\'s own variables stay');
+      assert.deepEqual(pick(docs, 'ServiceAccount').metadata.annotations, { 'iam.gke.io/gcp-service-account': 'rg@p.iam.gserviceaccount.com' });
+      assert.equal(pick(docs, 'PodMonitor').metadata.labels.release, 'kube-prometheus-stack');
+      assert.equal(pick(docs, 'PrometheusRule').metadata.labels.release, 'kube-prometheus-stack');
+      const affinity = await template(['--set-json', 'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}']);
+      const a = pick(affinity, 'Deployment').spec.template.spec.affinity;
+      assert.ok(a.nodeAffinity && !a.podAntiAffinity, 'affinity replaces the default anti-affinity');
+      const plain = pick(await template([]), 'Deployment').spec.template;
+      assert.equal(plain.spec.imagePullSecrets, undefined);
+      assert.equal(plain.metadata.annotations, undefined);
+      assert.equal(plain.spec.containers[0].image, 'rollout-guard:0.1.0');
     });
 
     it('metrics.secure: the two flags, the Secret mounted read-only at the cert dir, and the RBAC of config/rbac-metrics-auth', async () => {
@@ -535,6 +593,12 @@ describe('Helm chart', () => {
       await dryRun(await template(['--set', `watchNamespaces={${watched.join(',')}},undo.enabled=false,metrics.secure=true`], { ns }));
       const left = await kubectl(['get', 'role,rolebinding', '-n', watched[0]!, '-o', 'name']);
       assert.equal(left.stdout.trim(), '');
+    });
+
+    it('the day-one values (less the monitoring objects, which need prometheus-operator\'s CRDs): accepted without a Pod Security warning', async () => {
+      const docs = (await template([...DAY_ONE], { ns })).filter((d) => d.kind !== 'PodMonitor' && d.kind !== 'PrometheusRule');
+      const res = await dryRun(docs);
+      assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
     });
 
     it('secure metrics, no policies, report-only, one replica: accepted without a Pod Security warning', async () => {

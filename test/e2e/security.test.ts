@@ -51,6 +51,25 @@ async function kustomize(dir: string): Promise<Obj[]> {
   return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter(Boolean);
 }
 
+/**
+ * deploy/ hardened as the README says: a throw-away kustomization of deploy/ with the component
+ * deploy/networkpolicy and these `patches` entries (one YAML line each).
+ */
+async function hardened(patches: readonly string[] = []): Promise<Obj[]> {
+  const dir = await mkdtemp(resolve(tmpdir(), 'rg-sec-overlay-'));
+  try {
+    // kustomize refuses absolute resource paths; a relative one may leave the overlay's directory.
+    const rel = (p: string): string => relative(dir, resolve(ROOT, p));
+    const lines = ['resources:', `  - ${rel('deploy')}`, 'components:', `  - ${rel('deploy/networkpolicy')}`];
+    if (patches.length > 0) lines.push('patches:', ...patches.map((p) => `  - ${p}`));
+    await writeFile(resolve(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+    const { stdout } = await kubectl(['kustomize', dir]);
+    return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter(Boolean);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function yamlDocs(file: string): Promise<Obj[]> {
   return parseAllDocuments(await readFile(resolve(ROOT, file), 'utf8')).map((d) => d.toJS() as Obj).filter(Boolean);
 }
@@ -571,6 +590,7 @@ describe('security', () => {
     let stages: Array<{ from: string; name?: string; lines: string[] }>;
     let dep: Obj;
     let rendered: Obj[];
+    let withPolicy: Obj[];
 
     before(async () => {
       // Instructions with their continuation lines joined, comments dropped, grouped by stage.
@@ -585,6 +605,7 @@ describe('security', () => {
       }
       dep = parseYaml(await readFile(resolve(ROOT, 'deploy/deployment.yaml'), 'utf8')) as Obj;
       rendered = await kustomize('deploy');
+      withPolicy = await hardened();
     });
 
     it('Dockerfile: multi-stage, Node 24 (LTS) build, final stage distroless nodejs24 nonroot', () => {
@@ -734,11 +755,20 @@ describe('security', () => {
       }
     });
 
-    it('NetworkPolicy: ingress only from the monitoring namespace and only to the metrics port 8080; egress only to ipBlocks on 443/6443; no DNS rule', () => {
-      const nps = rendered.filter((d) => d.kind === 'NetworkPolicy');
+    it('NetworkPolicy: none in any default install (nothing to get wrong before the API server address is known); the hardening component adds exactly one', async () => {
+      for (const dir of ['config/no-policies', 'config/namespaced', 'config/report-only']) {
+        assert.equal((await kustomize(dir)).filter((d) => d.kind === 'NetworkPolicy').length, 0, dir);
+      }
+      assert.equal(rendered.filter((d) => d.kind === 'NetworkPolicy').length, 0);
+      assert.equal(withPolicy.filter((d) => d.kind === 'NetworkPolicy').length, 1);
+      assert.deepEqual(withPolicy.filter((d) => d.kind !== 'NetworkPolicy'), rendered, 'the component adds the policy and changes nothing else');
+    });
+
+    it('NetworkPolicy (hardened): ingress only from the monitoring namespace and only to the metrics port 8080; egress only to ipBlocks on 443/6443; no DNS rule', () => {
+      const nps = withPolicy.filter((d) => d.kind === 'NetworkPolicy');
       assert.equal(nps.length, 1);
       const np = nps[0]!;
-      const d = rendered.find((x) => x.kind === 'Deployment')!;
+      const d = withPolicy.find((x) => x.kind === 'Deployment')!;
       assert.deepEqual(np.spec.podSelector, { matchLabels: d.spec.template.metadata.labels });
       assert.deepEqual([...(np.spec.policyTypes as string[])].sort(), ['Egress', 'Ingress']);
       const portsOf = (rules: Obj[]): string[] => rules.flatMap((r) => ((r.ports ?? []) as Obj[]).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`)).sort();
@@ -778,23 +808,11 @@ describe('security', () => {
     });
   });
 
-  describe('deploy/ NetworkPolicy and PodDisruptionBudget accepted by the API server (kubectl apply --dry-run=server)', () => {
+  describe('deploy/ hardened with its NetworkPolicy, and the PodDisruptionBudget, accepted by the API server (kubectl apply --dry-run=server)', () => {
     let ns: string;
     let rendered: Obj[];
 
-    /** Renders a throw-away overlay of deploy/ with these `patches` entries (one YAML line each). */
-    async function overlay(patches: readonly string[]): Promise<Obj[]> {
-      const dir = await mkdtemp(resolve(tmpdir(), 'rg-sec-overlay-'));
-      try {
-        // kustomize refuses absolute resource paths; a relative one may leave the overlay's directory.
-        const lines = ['resources:', `  - ${relative(dir, resolve(ROOT, 'deploy'))}`, 'patches:', ...patches.map((p) => `  - ${p}`)];
-        await writeFile(resolve(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
-        const { stdout } = await kubectl(['kustomize', dir]);
-        return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter(Boolean);
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    }
+    const overlay = hardened;
 
     /** `kubectl apply --dry-run=server` of `objs` moved into our namespace: the API server validates them and stores nothing. */
     async function dryRun(objs: readonly Obj[]): Promise<string> {
@@ -811,7 +829,7 @@ describe('security', () => {
     };
 
     before(async () => {
-      rendered = await kustomize('deploy');
+      rendered = await hardened();
       ns = uniqueName('sec-np');
       cleanups.push(async () => {
         await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
