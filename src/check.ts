@@ -19,7 +19,7 @@ import type { Decision, GuardSpec, GuardStatus, Observation } from './domain/typ
 import type { GuardPolicy } from './domain/stateMachine.js';
 import { ApiClient, isNotFound, summarizeError } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
-import { loadKubeConfig } from './k8s/kubeConfig.js';
+import { loadConnection, type Connection } from './k8s/kubeConfig.js';
 import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from './k8s/apiPaths.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
 import { DAEMONSET_KIND, HASH_LABEL } from './domain/apiNames.js';
@@ -28,30 +28,33 @@ import { GuardPass } from './reconcile/guardPass.js';
 import type { CacheView } from './reconcile/ports.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
-import { duration, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
+import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, duration, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
 
 /** Exit codes shared by every subcommand. */
 export const ExitCode = { Ok: 0, Failure: 1, Usage: 2, Stalled: 3, NotFound: 4, NotGuardable: 5 } as const;
 
-export interface CheckOptions {
+export interface CheckOptions extends Connection {
   name: string;
-  namespace: string;
+  /** Absent: the kubeconfig context's namespace, else `default`, as kubectl. */
+  namespace?: string;
   deadlineSeconds: number;
   suspectSeconds: number;
   output: 'text' | 'json';
-  kubeconfig?: string;
 }
 
 /** Re-exported: the demo and the tests read durations through the check module. */
 export { parseDuration } from './cliArgs.js';
 
 /** Usage of the check subcommand, printed by `check --help`. */
-export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]
+export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json]
+         ${CONNECTION_USAGE}
 
 Watches one DaemonSet rollout and exits when it completes or stalls (no progress for --deadline).
   --deadline   time without progress before the rollout counts as stalled (default 10m)
   --suspect    time without progress before it is reported as suspect (default deadline/5)
   --output     text (default: the per-node split as it changes) or json (one document at the end)
+  -n           the namespace (default: the kubeconfig context's, else default)
+  --kubeconfig, --context, --cluster, --user   as kubectl's (a --kubeconfig list is merged as kubectl merges $KUBECONFIG)
 exit codes: 0 complete, 1 error, 2 usage, 3 stalled, 4 DaemonSet not found, 5 updateStrategy OnDelete`;
 
 /** The flags of `check`; see {@link CHECK_USAGE}. */
@@ -60,12 +63,12 @@ const CHECK_FLAGS = {
   deadline: { names: ['--deadline'], value: duration },
   suspect: { names: ['--suspect'], value: duration },
   output: { names: ['-o', '--output'], value: outputFormat },
-  kubeconfig: { names: ['--kubeconfig'], value: text },
+  ...CONNECTION_FLAGS,
 } as const;
 
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
   const { target, flags } = parseArgs(args, CHECK_FLAGS);
-  const { namespace = 'default', deadline = 600, suspect, output = 'text', kubeconfig } = flags;
+  const { namespace, deadline = 600, suspect, output = 'text' } = flags;
   if (!target) throw new UsageError('check needs a target: ds/NAME');
   // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
   const m = /^(?:ds|daemonsets?|daemonsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(target);
@@ -74,8 +77,8 @@ export function parseCheckArgs(args: readonly string[]): CheckOptions {
   if (deadline < 2) throw new UsageError('--deadline must be at least 2s');
   const suspectSeconds = suspect ?? Math.max(1, Math.floor(deadline / 5));
   if (suspectSeconds >= deadline) throw new UsageError('--suspect must be shorter than --deadline');
-  const opts: CheckOptions = { name: m[1], namespace, deadlineSeconds: deadline, suspectSeconds, output };
-  if (kubeconfig) opts.kubeconfig = kubeconfig;
+  const opts: CheckOptions = { name: m[1], deadlineSeconds: deadline, suspectSeconds, output, ...connectionOf(flags) };
+  if (namespace !== undefined) opts.namespace = namespace;
   return opts;
 }
 
@@ -249,7 +252,7 @@ export class DaemonSetObserver {
 }
 
 /** Runs the check until the rollout completes or stalls. Exposed with injectable parts for tests. */
-export async function check(opts: CheckOptions, client: ApiClient, clock: Clock, log: Logger, out: (line: string) => void): Promise<number> {
+export async function check(opts: CheckOptions & { namespace: string }, client: ApiClient, clock: Clock, log: Logger, out: (line: string) => void): Promise<number> {
   const key = `${opts.namespace}/${opts.name}`;
   const started = clock.now();
   const finish = (v: Verdict, status: GuardStatus, now: number): number => {
@@ -330,15 +333,17 @@ export async function runCheck(args: readonly string[]): Promise<number> {
     pino.destination(2),
   );
   let client: ApiClient;
+  let namespace: string;
   try {
-    // --kubeconfig, else $KUBECONFIG (as kubectl, and as the message of a missing kubeconfig advises).
-    client = ApiClient.fromKubeConfig(loadKubeConfig(opts.kubeconfig ?? (process.env.KUBECONFIG || undefined)));
+    const c = loadConnection(opts);
+    client = ApiClient.fromKubeConfig(c.kc);
+    namespace = opts.namespace ?? c.namespace;
   } catch (e) {
     console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${summarizeError(e)}`);
     return ExitCode.Failure;
   }
   try {
-    return await check(opts, client, systemClock, log, (l) => console.log(l));
+    return await check({ ...opts, namespace }, client, systemClock, log, (l) => console.log(l));
   } catch (e) {
     console.error(`rollout-guard check: ${summarizeError(e)}`);
     return ExitCode.Failure;

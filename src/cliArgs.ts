@@ -26,6 +26,27 @@ export interface ParsedArgs<S extends Record<string, FlagSpec<unknown>>> {
 /** A flag taking any string. */
 export const text = (v: string): string => v;
 
+/** kubectl's connection flags, shared by every command that talks to the API server. */
+export const CONNECTION_FLAGS = {
+  kubeconfig: { names: ['--kubeconfig'], value: text },
+  context: { names: ['--context'], value: text },
+  cluster: { names: ['--cluster'], value: text },
+  user: { names: ['--user'], value: text },
+} as const;
+
+/** The connection flags given, absent ones left out. */
+export function connectionOf(flags: Partial<Record<keyof typeof CONNECTION_FLAGS, string>>): { kubeconfig?: string; context?: string; cluster?: string; user?: string } {
+  const c: { kubeconfig?: string; context?: string; cluster?: string; user?: string } = {};
+  for (const k of Object.keys(CONNECTION_FLAGS) as Array<keyof typeof CONNECTION_FLAGS>) {
+    const v = flags[k];
+    if (v) c[k] = v;
+  }
+  return c;
+}
+
+/** The usage line of the connection flags. */
+export const CONNECTION_USAGE = '[--kubeconfig PATH[:PATH…]] [--context NAME] [--cluster NAME] [--user NAME]';
+
 /** `--output`: `text` or `json`. */
 export function outputFormat(v: string): 'text' | 'json' {
   if (v !== 'text' && v !== 'json') throw new UsageError(`--output wants text or json, got ${JSON.stringify(v)}`);

@@ -38,27 +38,26 @@ import type {
 } from './domain/types.js';
 import { ApiClient, ApiError, isNotFound, summarizeError } from './k8s/apiClient.js';
 import { Informer } from './k8s/informer.js';
-import { loadKubeConfig } from './k8s/kubeConfig.js';
+import { loadConnection, type Connection } from './k8s/kubeConfig.js';
 import { guardsPath } from './k8s/apiPaths.js';
 import { slimGuard, type SlimGuard } from './k8s/slim.js';
 import { systemClock, type Clock } from './runtime/clock.js';
 import { UsageError } from './runtime/config.js';
-import { outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
+import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
 import { DaemonSetObserver, ExitCode, checkSpec, preflight } from './check.js';
 
-export interface GetOptions {
+export interface GetOptions extends Connection {
   kind: 'DaemonSet' | 'RolloutGuard';
   name: string;
   /** Absent: the kubeconfig context's namespace, else `default` (as kubectl). */
   namespace?: string;
   watch: boolean;
   output: 'text' | 'json';
-  kubeconfig?: string;
 }
 
 /** Usage of the get subcommand, printed by `get --help`. */
-export const GET_USAGE = `usage: rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] [--kubeconfig PATH]
-       kubectl rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json]
+export const GET_USAGE = `usage: rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] ${CONNECTION_USAGE}
+       kubectl rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] ${CONNECTION_USAGE}
 
 Shows one rollout node by node, read-only: the DaemonSet's counters, the state, the cause and whose
 fault it is, the revisions with their node counts, then a row per node: its revision, pod, readiness
@@ -68,6 +67,8 @@ and, for a blocked or empty node, the reason and the owner, e.g. ImagePullBackOf
   rg/NAME      the RolloutGuard's own status, plus the rows computed live from its DaemonSet
   -w, --watch  re-render on every change (API watches) until Ctrl-C
   -o, --output text (default) or json (with --watch: one JSON document per line)
+  -n           the namespace (default: the kubeconfig context's, else default)
+  --kubeconfig, --context, --cluster, --user   as kubectl's (a --kubeconfig list is merged as kubectl merges $KUBECONFIG)
 exit codes: 0 shown, 1 error, 2 usage, 4 not found`;
 
 const DS_TARGET = /^(?:ds|daemonsets?|daemonsets?\.apps)\/(.+)$/i;
@@ -80,12 +81,12 @@ const GET_FLAGS = {
   namespace: { names: ['-n', '--namespace'], value: text },
   watch: { names: ['-w', '--watch'], switch: true },
   output: { names: ['-o', '--output'], value: outputFormat },
-  kubeconfig: { names: ['--kubeconfig'], value: text },
+  ...CONNECTION_FLAGS,
 } as const;
 
 export function parseGetArgs(args: readonly string[]): GetOptions {
   const { target, flags } = parseArgs(args, GET_FLAGS);
-  const { namespace, kubeconfig } = flags;
+  const { namespace } = flags;
   if (!target) throw new UsageError('get needs a target: ds/NAME or rg/NAME');
   const ds = DS_TARGET.exec(target);
   const rg = RG_TARGET.exec(target);
@@ -93,9 +94,8 @@ export function parseGetArgs(args: readonly string[]): GetOptions {
   if (name === undefined) throw new UsageError(`target must look like ds/NAME or rg/NAME, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
-  const opts: GetOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, watch: flags.watch ?? false, output: flags.output ?? 'text' };
+  const opts: GetOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, watch: flags.watch ?? false, output: flags.output ?? 'text', ...connectionOf(flags) };
   if (namespace !== undefined) opts.namespace = namespace;
-  if (kubeconfig) opts.kubeconfig = kubeconfig;
   return opts;
 }
 
@@ -629,11 +629,10 @@ export async function runGet(args: readonly string[]): Promise<number> {
   let client: ApiClient;
   let namespace = opts.namespace;
   try {
-    // --kubeconfig, else $KUBECONFIG: kubectl passes its environment to a plugin unchanged.
-    const kc = loadKubeConfig(opts.kubeconfig ?? (process.env.KUBECONFIG || undefined));
     // As kubectl: without -n, the namespace of the current context.
-    namespace ??= kc.getContextObject(kc.getCurrentContext())?.namespace || 'default';
-    client = ApiClient.fromKubeConfig(kc);
+    const c = loadConnection(opts);
+    namespace ??= c.namespace;
+    client = ApiClient.fromKubeConfig(c.kc);
   } catch (e) {
     console.error(`rollout-guard get: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${summarizeError(e)}`);
     return ExitCode.Failure;

@@ -24,6 +24,7 @@ import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 import { ExitCode, runCheck } from './check.js';
+import { packageVersion } from './version.js';
 import { runGet } from './get.js';
 import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
 import { addedAnnouncements, publish } from './diagnostics.js';
@@ -212,8 +213,10 @@ const USAGE = `usage:
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME -n NAMESPACE [--deadline 10m] [--suspect 2m] [--output text|json] [--kubeconfig PATH]
-  rollout-guard get ds/NAME|rg/NAME -n NAMESPACE [--watch] [--output text|json] [--kubeconfig PATH]
+  rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json] [connection flags]
+  rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] [connection flags]
+  rollout-guard version (or --version)
+connection flags, as kubectl's: --kubeconfig PATH[:PATH…] --context NAME --cluster NAME --user NAME
 as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get …
 check --help and get --help describe those commands in full`;
 
@@ -230,6 +233,10 @@ async function main(argv: string[]): Promise<number> {
     }
     if (cmd === 'check') return await runCheck(rest);
     if (cmd === 'get') return await runGet(rest);
+    if (cmd === 'version' || cmd === '--version') {
+      console.log(`rollout-guard ${packageVersion()}`);
+      return ExitCode.Ok;
+    }
     if (cmd === '--help' || cmd === '-h' || cmd === 'help') {
       console.log(USAGE);
       return ExitCode.Ok;

@@ -32,10 +32,9 @@ describe('parseDuration', () => {
 });
 
 describe('parseCheckArgs', () => {
-  it('defaults: namespace default, deadline 10m, suspect a fifth of it, text output', () => {
+  it('defaults: no namespace (the kubeconfig context\'s, else default, once loaded), deadline 10m, suspect a fifth of it, text output', () => {
     assert.deepEqual(parseCheckArgs(['ds/decoder']), {
       name: 'decoder',
-      namespace: 'default',
       deadlineSeconds: 600,
       suspectSeconds: 120,
       output: 'text',
@@ -47,6 +46,8 @@ describe('parseCheckArgs', () => {
     assert.deepEqual(a, { name: 'decoder', namespace: 'prod', deadlineSeconds: 8, suspectSeconds: 3, output: 'json', kubeconfig: '/tmp/kc' });
     const b = parseCheckArgs(['--namespace=prod', '--output=text', '--deadline=2m', 'daemonset/decoder']);
     assert.deepEqual(b, { name: 'decoder', namespace: 'prod', deadlineSeconds: 120, suspectSeconds: 24, output: 'text' });
+    const c = parseCheckArgs(['ds/decoder', '--context', 'staging', '--cluster=east', '--user', 'ci', '--kubeconfig', '/a:/b']);
+    assert.deepEqual(c, { name: 'decoder', deadlineSeconds: 600, suspectSeconds: 120, output: 'text', context: 'staging', cluster: 'east', user: 'ci', kubeconfig: '/a:/b' });
   });
 
   it('accepts the resource spellings kubectl accepts', () => {

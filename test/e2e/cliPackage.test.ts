@@ -11,15 +11,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse as fromYaml, stringify as toYaml } from 'yaml';
 import { binDir, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubeconfigPath, uniqueName, type NodePool } from '../support/cluster.js';
 import { GuardReader } from '../support/guards.js';
 import { ROOT, apply } from '../support/operator.js';
 
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string>; devDependencies: Record<string, string>; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string>; devDependencies: Record<string, string>; bin: Record<string, string> };
 
 interface Result {
   code: number | null;
@@ -176,5 +177,35 @@ describe('the npm package: installed with production dependencies only, as a CLI
     assert.match(r.stdout, new RegExp(`^DaemonSet: +${ns}/decoder  desired 2  current 2  updated 2  ready 2  available 2$`, 'm'), show(r));
     assert.match(r.stdout, /^NODE +REVISION +POD +READY +RESTARTS +STATUS$/m, show(r));
     for (const node of pool.nodes) assert.match(r.stdout, new RegExp(`^${node} +1 \\(\\w+\\) +decoder-\\w+ +yes +0 +Running$`, 'm'), show(r));
+  });
+
+  it('`kubectl rollout-guard version` prints the package\'s version, as `--version` does', async () => {
+    const env = { ...process.env, PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter) };
+    for (const args of [['rollout-guard', 'version'], ['rollout-guard', '--version']]) {
+      const r = await run(path.join(binDir(), 'kubectl'), args, { cwd: elsewhere, env });
+      assert.equal(r.code, 0, show(r));
+      assert.equal(r.stdout, `rollout-guard ${pkg.version}\n`);
+    }
+  });
+
+  it('`kubectl rollout-guard get` takes kubectl\'s connection flags: a --kubeconfig list merged as kubectl merges it, --context, and the context\'s namespace without -n', async () => {
+    await new GuardReader().availableOn(ns, 2);
+    // First file: the current context points at an address that routes nowhere. Second: the real cluster,
+    // with a context whose namespace is the suite's.
+    const real = fromYaml(await readFile(kubeconfigPath(), 'utf8')) as { clusters: Array<{ name: string }>; users: Array<{ name: string }>; contexts: unknown[] };
+    const first = path.join(tmp, 'kc-first');
+    const second = path.join(tmp, 'kc-second');
+    await writeFile(first, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'nowhere', cluster: { server: 'https://192.0.2.1:6443' } }], users: [{ name: 'nobody', user: { token: 'x' } }], contexts: [{ name: 'nowhere', context: { cluster: 'nowhere', user: 'nobody' } }], 'current-context': 'nowhere' }));
+    await writeFile(second, toYaml({ ...real, contexts: [...real.contexts, { name: 'team', context: { cluster: real.clusters[0]!.name, user: real.users[0]!.name, namespace: ns } }] }));
+    const env = { ...process.env, PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter), KUBECONFIG: path.join(tmp, 'not-this-one') };
+    const r = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'team'], { cwd: elsewhere, env });
+    assert.equal(r.code, 0, show(r));
+    assert.match(r.stdout, new RegExp(`^DaemonSet: +${ns}/decoder  desired 2 `, 'm'), show(r));
+    const unknown = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'prod'], { cwd: elsewhere, env });
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /context "prod" is not in the kubeconfig \(its contexts: nowhere, rollout-guard, team\)/, show(unknown));
+    const check = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'check', 'ds/decoder', '--kubeconfig', second, '--context', 'team', '--deadline', '30s'], { cwd: elsewhere, env });
+    assert.equal(check.code, 0, show(check));
+    assert.match(check.stdout, /^rollout complete: 2\/2 nodes available on revision 1 /m, show(check));
   });
 });
