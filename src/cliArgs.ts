@@ -7,6 +7,7 @@
  * Every mistake is a {@link UsageError} (exit code 2), raised in argument order so the first mistake is the
  * one reported. The operator's own flags (`run`) are read by runtime/config.ts, with environment variables.
  */
+import type { Connection } from './k8s/kubeConfig.js';
 import { UsageError } from './runtime/config.js';
 
 /** One flag: its spellings, and whether it is a switch or converts its value. */
@@ -35,8 +36,8 @@ export const CONNECTION_FLAGS = {
 } as const;
 
 /** The connection flags given, absent ones left out. */
-export function connectionOf(flags: Partial<Record<keyof typeof CONNECTION_FLAGS, string>>): { kubeconfig?: string; context?: string; cluster?: string; user?: string } {
-  const c: { kubeconfig?: string; context?: string; cluster?: string; user?: string } = {};
+export function connectionOf(flags: Partial<Record<keyof typeof CONNECTION_FLAGS, string>>): Connection {
+  const c: Connection = {};
   for (const k of Object.keys(CONNECTION_FLAGS) as Array<keyof typeof CONNECTION_FLAGS>) {
     const v = flags[k];
     if (v) c[k] = v;

@@ -125,11 +125,7 @@ export interface Connection extends KubeConfigOverrides {
  * overrides applied. Also the namespace kubectl would use without `-n`: the context's, else `default`.
  */
 export function loadConnection(c: Connection, env: NodeJS.ProcessEnv = process.env): { kc: KubeConfig; namespace: string } {
-  const overrides: KubeConfigOverrides = {};
-  if (c.context) overrides.context = c.context;
-  if (c.cluster) overrides.cluster = c.cluster;
-  if (c.user) overrides.user = c.user;
-  const kc = loadKubeConfig(c.kubeconfig ?? (env.KUBECONFIG || undefined), env, existsSync, overrides);
+  const kc = loadKubeConfig(c.kubeconfig ?? (env.KUBECONFIG || undefined), env, existsSync, c);
   return { kc, namespace: kc.getContextObject(kc.getCurrentContext())?.namespace || 'default' };
 }
 

@@ -134,6 +134,8 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     }
     const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack');
     assert.equal(done.status?.lastUndo?.result, 'Complete');
+    // Whether or not a read caught the stall above, the Event records what the runtime said.
+    assert.match(await eventMessages(n, 'RolloutStalled'), /real-1 (ErrImagePull|ImagePullBackOff) \(.*registry\.invalid/);
     assert.equal(await read.image(n), LOCAL_IMAGES.busybox);
     assert.match(await containerId(n), /^containerd:\/\/[0-9a-f]{64}$/);
   });
