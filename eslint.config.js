@@ -25,10 +25,17 @@ export default tseslint.config(
   {
     files: ['src/domain/**/*.ts'],
     rules: {
-      'no-restricted-syntax': ['error',
-        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'domain/ is pure: take `now` as a parameter.' },
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'domain/ is pure: take `now` as a parameter.',
+        },
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'domain/ is pure: take `now` as a parameter.' },
-        { selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']", message: 'domain/ is pure: take `now` as a parameter.' },
+        {
+          selector: "CallExpression[callee.object.name='performance'][callee.property.name='now']",
+          message: 'domain/ is pure: take `now` as a parameter.',
+        },
       ],
       'no-restricted-imports': ['error', { patterns: ['**/k8s/**', '**/runtime/**', '**/reconcile/**', '@kubernetes/*', 'node:*'] }],
     },
@@ -42,9 +49,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-non-null-assertion': 'off',
       // node:test's describe/it return promises the runner itself awaits.
-      '@typescript-eslint/no-floating-promises': ['error', {
-        allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
-      }],
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite'] }],
+        },
+      ],
     },
   },
 );

@@ -22,7 +22,16 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { createNamespace, createNodes, freePort, kubectlRunner, up, waitFor, waitForCrdsEstablished, waitForNodesReady } from '../cluster/controlPlane.js';
+import {
+  createNamespace,
+  createNodes,
+  freePort,
+  kubectlRunner,
+  up,
+  waitFor,
+  waitForCrdsEstablished,
+  waitForNodesReady,
+} from '../cluster/controlPlane.js';
 import { BenchOperator, ROOT } from './operator.js';
 
 const run = promisify(execFile);
@@ -99,7 +108,12 @@ function daemonSet(name: string, ns: string, pool: string, image: string): Recor
 }
 
 function guard(name: string, ns: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return { apiVersion: 'rolloutguard.dev/v1alpha1', kind: 'RolloutGuard', metadata: { name, namespace: ns }, spec: { targetRef: { kind: 'DaemonSet', name }, ...spec } };
+  return {
+    apiVersion: 'rolloutguard.dev/v1alpha1',
+    kind: 'RolloutGuard',
+    metadata: { name, namespace: ns },
+    spec: { targetRef: { kind: 'DaemonSet', name }, ...spec },
+  };
 }
 
 /** The two DaemonSets, each guarded by a guard of the same name. */
@@ -130,7 +144,10 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
     await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
     await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
     const nodes = [0, 1, 2].map((i) => `${pool}-${i}`);
-    await createNodes(kubectl, nodes.map((name) => ({ name, labels: { 'rollout-guard.dev/pool': pool } })));
+    await createNodes(
+      kubectl,
+      nodes.map((name) => ({ name, labels: { 'rollout-guard.dev/pool': pool } })),
+    );
     await waitForNodesReady(kubectl, nodes, { timeoutMs: 120_000 });
     await createNamespace(kubectl, ns);
     const applyObj = async (o: unknown): Promise<void> => {
@@ -146,7 +163,19 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
 
     const ksmPort = await freePort();
     const ksmTelemetry = await freePort();
-    const k = spawn(ksm, [`--kubeconfig=${kubeconfig}`, '--host=127.0.0.1', `--port=${ksmPort}`, '--telemetry-host=127.0.0.1', `--telemetry-port=${ksmTelemetry}`, '--resources=daemonsets', `--namespaces=${ns}`], { stdio: 'ignore' });
+    const k = spawn(
+      ksm,
+      [
+        `--kubeconfig=${kubeconfig}`,
+        '--host=127.0.0.1',
+        `--port=${ksmPort}`,
+        '--telemetry-host=127.0.0.1',
+        `--telemetry-port=${ksmTelemetry}`,
+        '--resources=daemonsets',
+        `--namespaces=${ns}`,
+      ],
+      { stdio: 'ignore' },
+    );
     procs.push(k);
     // The binary's directory is named for the version bench/ksm/go.mod pins (see bench/ksm/build.sh).
     const ksmVersion = /kube-state-metrics-(v[^/]+)\//.exec(ksm)?.[1] ?? '?';
@@ -167,15 +196,28 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
       }),
     );
     const prometheus = join(binDir, 'prometheus');
-    const p = spawn(prometheus, [`--config.file=${join(tmp, 'prometheus.yml')}`, `--storage.tsdb.path=${join(tmp, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: 'ignore' });
+    const p = spawn(
+      prometheus,
+      [
+        `--config.file=${join(tmp, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(tmp, 'data')}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+      ],
+      { stdio: 'ignore' },
+    );
     procs.push(p);
     const promVersion = (await run(prometheus, ['--version'])).stdout.split('\n')[0] ?? '?';
     const api = `http://127.0.0.1:${promPort}/api/v1`;
     // Both exporters scraped at least twice before the change: the mixin's 5 m window starts from real data.
-    await waitFor(async () => {
-      const r = (await (await fetch(`${api}/query?query=${encodeURIComponent('count_over_time(up[2m])')}`)).json()) as { data: { result: Array<{ value: [number, string] }> } };
-      return r.data.result.length === 2 && r.data.result.every((x) => Number(x.value[1]) >= 2);
-    }, { timeoutMs: 180_000, intervalMs: 2000, describe: 'both targets scraped twice' });
+    await waitFor(
+      async () => {
+        const r = (await (await fetch(`${api}/query?query=${encodeURIComponent('count_over_time(up[2m])')}`)).json()) as {
+          data: { result: Array<{ value: [number, string] }> };
+        };
+        return r.data.result.length === 2 && r.data.result.every((x) => Number(x.value[1]) >= 2);
+      },
+      { timeoutMs: 180_000, intervalMs: 2000, describe: 'both targets scraped twice' },
+    );
 
     log('alert race: rolling out a revision whose image cannot be pulled; waiting for both alerts (~20 min)');
     await Promise.all(GUARDED.map((g) => kubectl(['set', 'image', `ds/${g.name}`, 'agent=registry.local/agent:2-broken', '-n', ns])));
@@ -183,26 +225,43 @@ export async function alertRace(opts: { out: string; log: (line: string) => void
     const fired: AlertRaceResult['firedAfterSeconds'] = {};
     const stalled: AlertRaceResult['stalledAfterSeconds'] = {};
     const since = (): number => Math.round((Date.now() - changed) / 100) / 10;
-    await waitFor(async () => {
-      const alerts = ((await (await fetch(`${api}/alerts`)).json()) as { data: { alerts: Alert[] } }).data.alerts.filter((a) => a.state === 'firing');
-      // The mixin's alert for the first of the two DaemonSets (they stalled together).
-      if (fired.kubeDaemonSetRolloutStuck === undefined && alerts.some((a) => a.labels.alertname === ROLLOUT_STUCK.alert && GUARDED.some((g) => g.name === a.labels.daemonset))) {
-        fired.kubeDaemonSetRolloutStuck = since();
-        log(`alert race: ${ROLLOUT_STUCK.alert} firing after ${fired.kubeDaemonSetRolloutStuck} s`);
-      }
-      for (const [g, key] of [['agent-defaults', 'rolloutGuardStalledDefault'], ['agent-120s', 'rolloutGuardStalled120s']] as const) {
-        if (fired[key] === undefined && alerts.some((a) => a.labels.alertname === 'RolloutGuardStalled' && a.labels.guard === g)) {
-          fired[key] = since();
-          log(`alert race: RolloutGuardStalled (${g}) firing after ${fired[key]} s`);
+    await waitFor(
+      async () => {
+        const alerts = ((await (await fetch(`${api}/alerts`)).json()) as { data: { alerts: Alert[] } }).data.alerts.filter(
+          (a) => a.state === 'firing',
+        );
+        // The mixin's alert for the first of the two DaemonSets (they stalled together).
+        if (
+          fired.kubeDaemonSetRolloutStuck === undefined &&
+          alerts.some((a) => a.labels.alertname === ROLLOUT_STUCK.alert && GUARDED.some((g) => g.name === a.labels.daemonset))
+        ) {
+          fired.kubeDaemonSetRolloutStuck = since();
+          log(`alert race: ${ROLLOUT_STUCK.alert} firing after ${fired.kubeDaemonSetRolloutStuck} s`);
         }
-      }
-      for (const g of GUARDED) {
-        if (stalled[g.key] !== undefined) continue;
-        const st = JSON.parse((await kubectl(['get', 'rolloutguard', g.name, '-n', ns, '-o', 'json'])).stdout) as { status?: { state?: string } };
-        if (st.status?.state === 'Stalled') stalled[g.key] = since();
-      }
-      return fired.kubeDaemonSetRolloutStuck !== undefined && fired.rolloutGuardStalledDefault !== undefined && fired.rolloutGuardStalled120s !== undefined;
-    }, { timeoutMs: 40 * 60_000, intervalMs: 5000, describe: 'both alerts firing' });
+        for (const [g, key] of [
+          ['agent-defaults', 'rolloutGuardStalledDefault'],
+          ['agent-120s', 'rolloutGuardStalled120s'],
+        ] as const) {
+          if (fired[key] === undefined && alerts.some((a) => a.labels.alertname === 'RolloutGuardStalled' && a.labels.guard === g)) {
+            fired[key] = since();
+            log(`alert race: RolloutGuardStalled (${g}) firing after ${fired[key]} s`);
+          }
+        }
+        for (const g of GUARDED) {
+          if (stalled[g.key] !== undefined) continue;
+          const st = JSON.parse((await kubectl(['get', 'rolloutguard', g.name, '-n', ns, '-o', 'json'])).stdout) as {
+            status?: { state?: string };
+          };
+          if (st.status?.state === 'Stalled') stalled[g.key] = since();
+        }
+        return (
+          fired.kubeDaemonSetRolloutStuck !== undefined &&
+          fired.rolloutGuardStalledDefault !== undefined &&
+          fired.rolloutGuardStalled120s !== undefined
+        );
+      },
+      { timeoutMs: 40 * 60_000, intervalMs: 5000, describe: 'both alerts firing' },
+    );
 
     const result: AlertRaceResult = {
       startedAt: new Date(changed).toISOString(),

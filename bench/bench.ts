@@ -90,7 +90,14 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, buildBinaries, kubectlRunner, up, waitForCrdsEstablished } from '../cluster/controlPlane.js';
+import {
+  CONTROLLER_QPS_ENV,
+  KWOK_PARALLELISM_ENV,
+  buildBinaries,
+  kubectlRunner,
+  up,
+  waitForCrdsEstablished,
+} from '../cluster/controlPlane.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -137,9 +144,27 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     flags.set(name, value);
   }
   const smoke = bools.has('smoke');
-  const known = ['nodes', 'daemonsets', 'sizes', 'broken', 'exhausted', 'suspect', 'deadline', 'steady', 'max-unavailable', 'node-cpu', 'containment-nodes', 'pod-cache-linger-ms', 'micro-iterations', 'out'];
-  for (const k of flags.keys()) if (!known.includes(k)) throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro --alert-race`);
-  const str = (flag: string, envName: string, def: string, smokeDef?: string): string => flags.get(flag) ?? env[envName] ?? (smoke && smokeDef !== undefined ? smokeDef : def);
+  const known = [
+    'nodes',
+    'daemonsets',
+    'sizes',
+    'broken',
+    'exhausted',
+    'suspect',
+    'deadline',
+    'steady',
+    'max-unavailable',
+    'node-cpu',
+    'containment-nodes',
+    'pod-cache-linger-ms',
+    'micro-iterations',
+    'out',
+  ];
+  for (const k of flags.keys())
+    if (!known.includes(k))
+      throw new Error(`unknown flag --${k}; known: ${known.map((x) => `--${x}`).join(' ')} --smoke --micro-only --no-micro --alert-race`);
+  const str = (flag: string, envName: string, def: string, smokeDef?: string): string =>
+    flags.get(flag) ?? env[envName] ?? (smoke && smokeDef !== undefined ? smokeDef : def);
   const num = (flag: string, envName: string, def: number, smokeDef?: number): number => {
     const raw = str(flag, envName, String(def), smokeDef === undefined ? undefined : String(smokeDef));
     const n = Number(raw);
@@ -160,7 +185,8 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     podCacheLingerMs: num('pod-cache-linger-ms', 'POD_CACHE_LINGER_MS', 5000, 2000),
   };
   if (base.brokenFraction + base.exhaustedFraction > 1) throw new Error('broken + exhausted fractions exceed 1');
-  if (base.suspectSeconds >= base.deadlineSeconds) throw new Error('suspect must be shorter than the deadline (the CRD rejects it otherwise)');
+  if (base.suspectSeconds >= base.deadlineSeconds)
+    throw new Error('suspect must be shorter than the deadline (the CRD rejects it otherwise)');
   const sizes = str('sizes', 'SIZES', '100x20,500x20', '1')
     .split(',')
     .map((s) => s.trim())
@@ -214,33 +240,65 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
       `status PATCH p50/p99 ${s.cost.statusPatch?.p50Ms ?? '–'}/${s.cost.statusPatch?.p99Ms ?? '–'} ms ` +
       `(in the API server ${s.cost.statusPatchServer?.p50Ms ?? '–'}/${s.cost.statusPatchServer?.p99Ms ?? '–'} ms), operator event-loop delay max ${s.cost.eventLoopLag?.maxMs ?? '–'} ms`;
     const expl = sizes
-      .map((s) => `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`)
+      .map(
+        (s) =>
+          `${s.nodes}×${s.daemonsets}: p99 ${s.explanation.fromFailureS.p99 ?? '–'} s (p50 ${s.explanation.fromFailureS.p50 ?? '–'}, node named p99 ${s.explanation.nodeNamedFromFailureS.p99 ?? '–'} s, n=${s.explanation.fromFailureS.count}${costOf(s)})`,
+      )
       .join('; ');
     targets.push({
-      target: 'first explanation (node and cause named in status) p99 ≤ 0.5 s from the pod\'s failure, at every size',
+      target: "first explanation (node and cause named in status) p99 ≤ 0.5 s from the pod's failure, at every size",
       met: sizes.every((s) => s.explanation.fromFailureS.count > 0 && (s.explanation.fromFailureS.p99 ?? Infinity) <= 0.5),
       measured: expl,
     });
-    const falseVerdicts = sizes.map((s) => {
-      const v = s.verdict;
-      return `${s.nodes}×${s.daemonsets}: unexpected Stalled ${v.unexpectedStalls.length}, Suspect (healthy) ${v.suspectHealthy.length}, single rollout Suspect/Stalled ${v.singleFalse.length}, undos ${v.undos}`;
-    }).join('; ');
+    const falseVerdicts = sizes
+      .map((s) => {
+        const v = s.verdict;
+        return `${s.nodes}×${s.daemonsets}: unexpected Stalled ${v.unexpectedStalls.length}, Suspect (healthy) ${v.suspectHealthy.length}, single rollout Suspect/Stalled ${v.singleFalse.length}, undos ${v.undos}`;
+      })
+      .join('; ');
     targets.push({
       target: 'no false verdicts: no healthy rollout Suspect or Stalled, no undo, at any size',
-      met: sizes.every((s) => s.verdict.unexpectedStalls.length === 0 && s.verdict.suspectHealthy.length === 0 && s.verdict.singleFalse.length === 0 && s.verdict.undos === 0),
+      met: sizes.every(
+        (s) =>
+          s.verdict.unexpectedStalls.length === 0 &&
+          s.verdict.suspectHealthy.length === 0 &&
+          s.verdict.singleFalse.length === 0 &&
+          s.verdict.undos === 0,
+      ),
       measured: falseVerdicts,
     });
-    const idle = sizes.map((s) => `${s.nodes}×${s.daemonsets}: 1 idle guard ${s.podCache.idleOne.podsCached} pods, RSS ${s.podCache.idleOne.rssMiB} MiB, heap ${s.podCache.idleOne.heapMiB} MiB → ${s.daemonsets} idle guards ${s.podCache.idleAll.podsCached} pods, RSS ${s.podCache.idleAll.rssMiB} MiB, heap ${s.podCache.idleAll.heapMiB} MiB${breakdownDelta(s.podCache.idleOne, s.podCache.idleAll)}`).join('; ');
+    const idle = sizes
+      .map(
+        (s) =>
+          `${s.nodes}×${s.daemonsets}: 1 idle guard ${s.podCache.idleOne.podsCached} pods, RSS ${s.podCache.idleOne.rssMiB} MiB, heap ${s.podCache.idleOne.heapMiB} MiB → ${s.daemonsets} idle guards ${s.podCache.idleAll.podsCached} pods, RSS ${s.podCache.idleAll.rssMiB} MiB, heap ${s.podCache.idleAll.heapMiB} MiB${breakdownDelta(s.podCache.idleOne, s.podCache.idleAll)}`,
+      )
+      .join('; ');
     targets.push({
       target: 'steady-state memory flat in the number of idle guarded DaemonSets (no pod cached; RSS within 5 MiB of one idle guard)',
-      met: sizes.every((s) => s.podCache.idleAll.podsCached === 0 && s.podCache.idleOne.podsCached === 0 && s.podCache.idleAll.rssMiB - s.podCache.idleOne.rssMiB <= 5),
+      met: sizes.every(
+        (s) =>
+          s.podCache.idleAll.podsCached === 0 &&
+          s.podCache.idleOne.podsCached === 0 &&
+          s.podCache.idleAll.rssMiB - s.podCache.idleOne.rssMiB <= 5,
+      ),
       measured: idle,
     });
-    const rolling = sizes.map((s) => `${s.nodes}×${s.daemonsets}: 1 of ${s.daemonsets} rolling → peak ${s.podCache.single.peak.podsCached} pods cached (its ${s.nodes}), released ${s.podCache.single.releasedAfterS ?? 'never'} s after it completed (linger ${s.podCache.lingerMs / 1000} s), ${s.podCache.single.requestsTotal} API requests and ${s.podCache.single.statusWrites} status writes for that rollout; all rolling → peak ${s.podCache.fleet.peak.podsCached} of ${s.pods}`).join('; ');
+    const rolling = sizes
+      .map(
+        (s) =>
+          `${s.nodes}×${s.daemonsets}: 1 of ${s.daemonsets} rolling → peak ${s.podCache.single.peak.podsCached} pods cached (its ${s.nodes}), released ${s.podCache.single.releasedAfterS ?? 'never'} s after it completed (linger ${s.podCache.lingerMs / 1000} s), ${s.podCache.single.requestsTotal} API requests and ${s.podCache.single.statusWrites} status writes for that rollout; all rolling → peak ${s.podCache.fleet.peak.podsCached} of ${s.pods}`,
+      )
+      .join('; ');
     targets.push({
-      target: 'memory during a rollout follows the rolling DaemonSets\' pods, and is released after',
+      target: "memory during a rollout follows the rolling DaemonSets' pods, and is released after",
       // One DaemonSet rolling caches its own pods (plus the few old ones still terminating), never the fleet's.
-      met: sizes.every((s) => s.podCache.single.peak.podsCached > 0 && s.podCache.single.peak.podsCached <= s.nodes * 1.2 && s.podCache.single.releasedAfterS !== undefined && s.podCache.fleet.peak.podsCached <= s.pods * 1.2),
+      met: sizes.every(
+        (s) =>
+          s.podCache.single.peak.podsCached > 0 &&
+          s.podCache.single.peak.podsCached <= s.nodes * 1.2 &&
+          s.podCache.single.releasedAfterS !== undefined &&
+          s.podCache.fleet.peak.podsCached <= s.pods * 1.2,
+      ),
       measured: rolling,
     });
     const steadyReqs = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.api.steadyNonWatch} in ${s.api.steadySeconds} s`).join('; ');
@@ -265,12 +323,16 @@ function judge(micro: MicroResult[], sizes: SizeResult[]): { targets: TargetVerd
     if (contained) targets.push(contained);
     const shared = sizes.filter((s) => s.machine.otherNamespaces.length > 0 || s.machine.loadavg1Max > 2.5);
     if (shared.length > 0) {
-      notes.push(`machine shared during ${shared.map((s) => `${s.nodes}×${s.daemonsets}`).join(', ')}: other namespaces ${[...new Set(shared.flatMap((s) => s.machine.otherNamespaces))].join(', ') || 'none'}; load avg (1 min) up to ${Math.max(...shared.map((s) => s.machine.loadavg1Max))} on ${cpus().length} CPUs`);
+      notes.push(
+        `machine shared during ${shared.map((s) => `${s.nodes}×${s.daemonsets}`).join(', ')}: other namespaces ${[...new Set(shared.flatMap((s) => s.machine.otherNamespaces))].join(', ') || 'none'}; load avg (1 min) up to ${Math.max(...shared.map((s) => s.machine.loadavg1Max))} on ${cpus().length} CPUs`,
+      );
     }
   }
   const m = micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
   if (m) {
-    const inCluster = largest ? `; in-cluster reconcile p99 ${largest.cost.reconcile.p99Ms ?? '–'} ms at ${largest.nodes} nodes (histogram bucket ≤ ${largest.cost.reconcile.bucketBoundMs ?? '–'} ms, includes the status PATCH round trip)` : '';
+    const inCluster = largest
+      ? `; in-cluster reconcile p99 ${largest.cost.reconcile.p99Ms ?? '–'} ms at ${largest.nodes} nodes (histogram bucket ≤ ${largest.cost.reconcile.bucketBoundMs ?? '–'} ms, includes the status PATCH round trip)`
+      : '';
     targets.push({
       target: 'reconcile p99 under 50 ms for a 1,000-node DaemonSet',
       met: (m.passMs.p99 ?? Infinity) < 50,
@@ -285,8 +347,11 @@ function breakdownDelta(a: MemoryPoint, b: MemoryPoint): string {
   const x = a.breakdownMiB;
   const y = b.breakdownMiB;
   if (!x || !y) return '';
-  const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${(y[k] - x[k] >= 0 ? '+' : '')}${(y[k] - x[k]).toFixed(1)}`);
-  const collections = a.idleCollections !== undefined && b.idleCollections !== undefined ? `; idle collections in the windows ${a.idleCollections} → ${b.idleCollections}` : '';
+  const parts = (Object.keys(x) as (keyof typeof x)[]).map((k) => `${k} ${y[k] - x[k] >= 0 ? '+' : ''}${(y[k] - x[k]).toFixed(1)}`);
+  const collections =
+    a.idleCollections !== undefined && b.idleCollections !== undefined
+      ? `; idle collections in the windows ${a.idleCollections} → ${b.idleCollections}`
+      : '';
   return ` (change: ${parts.join(', ')}${collections})`;
 }
 
@@ -301,7 +366,9 @@ function containmentVerdict(sizes: SizeResult[]): TargetVerdict | undefined {
   const s1 = (v: number | undefined) => (v === undefined ? '–' : `${v} s`);
   const measured = runs.map((s) => {
     const c = s.containment!;
-    const how = c.rolledBack ? `RolledBack, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision` : `NOT rolled back (state ${c.final.state ?? '?'}, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision${c.error ? `: ${c.error.split('\n')[0]}` : ''})`;
+    const how = c.rolledBack
+      ? `RolledBack, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision`
+      : `NOT rolled back (state ${c.final.state ?? '?'}, ${c.final.nodesOnOriginal}/${c.nodes} nodes on the original revision${c.error ? `: ${c.error.split('\n')[0]}` : ''})`;
     return `${s.nodes}×${s.daemonsets}: ran on ${c.reachedNodes} of ${c.nodes} nodes; first crash → Failed ${s1(c.firstCrashToFailedS)} → undo ${s1(c.failedToUndoS)} → RolledBack ${s1(c.undoToRolledBackS)} (first crash → undo ${s1(c.firstCrashToUndoS)}); ${how}`;
   });
   const allBack = runs.every((s) => s.containment!.rolledBack);
@@ -320,15 +387,20 @@ function containmentVerdict(sizes: SizeResult[]): TargetVerdict | undefined {
 function memoryGrowth(sizes: SizeResult[]): { met: TargetVerdict['met']; text: string } {
   const perPod = Math.round(sizes.reduce((a, s) => a + s.cost.cache.bytesPerPod, 0) / sizes.length);
   const perNode = Math.round(sizes.reduce((a, s) => a + s.cost.cache.bytesPerNode, 0) / sizes.length);
-  const rss = sizes.map((s) => `${s.nodes}×${s.daemonsets}: ${s.cost.rssMiB.nodesOnly} → ${s.podCache.idleAll.rssMiB} MiB, peak ${s.cost.rssMiB.peak}`).join('; ');
+  const rss = sizes
+    .map((s) => `${s.nodes}×${s.daemonsets}: ${s.cost.rssMiB.nodesOnly} → ${s.podCache.idleAll.rssMiB} MiB, peak ${s.cost.rssMiB.peak}`)
+    .join('; ');
   const fleet = (nodes: number, ds: number) => round((nodes * perNode + nodes * ds * perPod) / 1024 / 1024, 0);
   const full = sizes.find((s) => s.cost.cache.fullPodBytes !== undefined)?.cost.cache.fullPodBytes;
-  const events = sizes.map((s) => {
-    const e = s.cost.events;
-    if (!e) return `${s.nodes}×${s.daemonsets}: –`;
-    return `${s.nodes}×${s.daemonsets}: ${e.objects['events-daemonsets'].peak} + ${e.objects['events-pods'].peak} (${e.bytesPerEvent} B each, ${e.cacheKiB} KiB at the end, of ${e.namespaceEvents} Events in the namespace)`;
-  }).join('; ');
-  const text = `live cache ≈ ${perNode} B per node (cluster-wide) and ≈ ${perPod} B per cached daemon pod (slim objects; the full Pod objects would take ${full ?? '–'} B each here, more on real nodes); ` +
+  const events = sizes
+    .map((s) => {
+      const e = s.cost.events;
+      if (!e) return `${s.nodes}×${s.daemonsets}: –`;
+      return `${s.nodes}×${s.daemonsets}: ${e.objects['events-daemonsets'].peak} + ${e.objects['events-pods'].peak} (${e.bytesPerEvent} B each, ${e.cacheKiB} KiB at the end, of ${e.namespaceEvents} Events in the namespace)`;
+    })
+    .join('; ');
+  const text =
+    `live cache ≈ ${perNode} B per node (cluster-wide) and ≈ ${perPod} B per cached daemon pod (slim objects; the full Pod objects would take ${full ?? '–'} B each here, more on real nodes); ` +
     `operator RSS nodes-only → every guard idle: ${rss}. Pods are cached only for DaemonSets that roll, bake or have unsettled counters: ` +
     `1,000 nodes × 20 guarded DaemonSets with one rolling ≈ ${fleet(1000, 1)} MiB of cache, with all 20 rolling at once ≈ ${fleet(1000, 20)} MiB; ` +
     `5,000 × 100 idle ≈ ${fleet(5000, 0)} MiB (nodes only), with 5 rolling ≈ ${fleet(5000, 5)} MiB, on top of the ~100 MiB runtime. ` +
@@ -346,7 +418,9 @@ async function main(): Promise<number> {
   }
   const started = new Date();
   const operatorNice = operatorPriority(); // a bad value is refused before the run, not after it
-  log(`params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`);
+  log(
+    `params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`,
+  );
   const micro: MicroResult[] = [];
   if (p.micro) {
     for (const c of defaultMicroCases(p.smoke)) {
@@ -399,9 +473,14 @@ async function main(): Promise<number> {
         try {
           const r = await runSize(ctx, { ...p.base, ...s }, p.smoke ? 'smoke' : `s${i + 1}`);
           sizes.push(r);
-          log(`  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`);
+          log(
+            `  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`,
+          );
           const c = r.containment;
-          if (c) log(`  containment: ran on ${c.reachedNodes}/${c.nodes} nodes; first crash → undo ${c.firstCrashToUndoS ?? '–'} s; ${c.rolledBack ? 'RolledBack' : `NOT rolled back: ${c.error ?? c.final.state}`}`);
+          if (c)
+            log(
+              `  containment: ran on ${c.reachedNodes}/${c.nodes} nodes; first crash → undo ${c.firstCrashToUndoS ?? '–'} s; ${c.rolledBack ? 'RolledBack' : `NOT rolled back: ${c.error ?? c.final.state}`}`,
+            );
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e);
           failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);

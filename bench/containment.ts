@@ -148,7 +148,13 @@ function guardManifest(ns: string): Record<string, unknown> {
     metadata: { name: CONTAINMENT_NAME, namespace: ns },
     // A deadline far away: the verdict must come from the crashes, not the clock. No bake: the crashes
     // come during the rollout itself. failedNodesThreshold left to its default.
-    spec: { targetRef: { kind: 'DaemonSet', name: CONTAINMENT_NAME }, suspectAfterSeconds: 300, progressDeadlineSeconds: 600, bakeSeconds: 0, onStall: { action: 'Undo' } },
+    spec: {
+      targetRef: { kind: 'DaemonSet', name: CONTAINMENT_NAME },
+      suspectAfterSeconds: 300,
+      progressDeadlineSeconds: 600,
+      bakeSeconds: 0,
+      onStall: { action: 'Undo' },
+    },
   };
 }
 
@@ -181,35 +187,56 @@ export async function runContainment(a: ContainmentArgs): Promise<ContainmentRes
     phase('nodes');
 
     await kubectl(['apply', '-f', '-'], { input: list([dsManifest(a, V1)]) });
-    await waitFor(() => {
-      const d = obs.daemonSet(CONTAINMENT_NAME);
-      return !!d && d.observedGeneration >= (d.metadata.generation ?? 0) && d.sample.desired === n && d.sample.updated === n && d.sample.available === n;
-    }, { timeoutMs: 120_000, intervalMs: 250, describe: `${CONTAINMENT_NAME} v1 available on ${n} nodes` });
+    await waitFor(
+      () => {
+        const d = obs.daemonSet(CONTAINMENT_NAME);
+        return (
+          !!d &&
+          d.observedGeneration >= (d.metadata.generation ?? 0) &&
+          d.sample.desired === n &&
+          d.sample.updated === n &&
+          d.sample.available === n
+        );
+      },
+      { timeoutMs: 120_000, intervalMs: 250, describe: `${CONTAINMENT_NAME} v1 available on ${n} nodes` },
+    );
     await kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns)]) });
-    const healthy = await waitFor(() => {
-      const g = obs.guard(CONTAINMENT_NAME);
-      return g?.state === 'Healthy' && g.currentHash ? g : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250, describe: `guard ${CONTAINMENT_NAME} Healthy` });
+    const healthy = await waitFor(
+      () => {
+        const g = obs.guard(CONTAINMENT_NAME);
+        return g?.state === 'Healthy' && g.currentHash ? g : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, describe: `guard ${CONTAINMENT_NAME} Healthy` },
+    );
     goodHash = healthy.currentHash;
     phase('setup');
 
     t0 = Date.now();
     await kubectl(['apply', '-f', '-'], { input: list([dsManifest(a, CRASH)]) });
     const start = t0;
-    await waitFor(() => {
-      const g = obs.guard(CONTAINMENT_NAME);
-      return g?.lastUndo !== undefined && Date.parse(g.lastUndo.at) >= start - 1000;
-    }, { timeoutMs: 120_000, intervalMs: 100, describe: 'the undo (status.lastUndo)' });
+    await waitFor(
+      () => {
+        const g = obs.guard(CONTAINMENT_NAME);
+        return g?.lastUndo !== undefined && Date.parse(g.lastUndo.at) >= start - 1000;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, describe: 'the undo (status.lastUndo)' },
+    );
     phase('undo');
-    await waitFor(() => {
-      const g = obs.guard(CONTAINMENT_NAME);
-      return g?.state === 'RolledBack' && g.rollback === true && g.completedAt !== undefined;
-    }, { timeoutMs: 120_000, intervalMs: 100, describe: 'state RolledBack' });
+    await waitFor(
+      () => {
+        const g = obs.guard(CONTAINMENT_NAME);
+        return g?.state === 'RolledBack' && g.rollback === true && g.completedAt !== undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, describe: 'state RolledBack' },
+    );
     // RolledBack is the guard's reading of the DaemonSet's counters; the pods themselves should agree.
-    await waitFor(() => {
-      const ps = pods();
-      return ps.length === n && ps.every((p) => p.hash === goodHash && p.ready) && new Set(ps.map((p) => p.node)).size === n;
-    }, { timeoutMs: 60_000, intervalMs: 100, describe: 'every node on the original revision, Ready' });
+    await waitFor(
+      () => {
+        const ps = pods();
+        return ps.length === n && ps.every((p) => p.hash === goodHash && p.ready) && new Set(ps.map((p) => p.node)).size === n;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, describe: 'every node on the original revision, Ready' },
+    );
     phase('rolledBack');
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
@@ -222,7 +249,8 @@ export async function runContainment(a: ContainmentArgs): Promise<ContainmentRes
   const from = t0 ?? Date.now();
   const rel = (t: number | undefined) => (t === undefined || !Number.isFinite(t) ? undefined : secs(t - from));
   const dur = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined ? undefined : round(y - x, 3));
-  const broken: PodRecord[] = t0 === undefined ? [] : [...obs.podLog.values()].filter((p) => p.ds === CONTAINMENT_NAME && p.hash !== goodHash && p.seenAt >= from);
+  const broken: PodRecord[] =
+    t0 === undefined ? [] : [...obs.podLog.values()].filter((p) => p.ds === CONTAINMENT_NAME && p.hash !== goodHash && p.seenAt >= from);
   const nodesOf = (ps: PodRecord[]) => new Set(ps.filter((p) => p.node).map((p) => p.node!));
   const reached = nodesOf(broken.filter((p) => p.startedAt !== undefined));
   // Each node's first crash, earliest first.
@@ -251,17 +279,26 @@ export async function runContainment(a: ContainmentArgs): Promise<ContainmentRes
   const onOriginal = now.filter((p) => p.hash === goodHash && p.ready && p.node);
   const finalState = obs.guard(CONTAINMENT_NAME)?.state;
   // One generation again: the last broken pod gone and the last replacement pod of the original revision Ready.
-  const replaced = [...obs.podLog.values()].filter((p) => p.ds === CONTAINMENT_NAME && p.hash === goodHash && p.seenAt >= from && p.deletedAt === undefined);
-  const oneGenerationAt = broken.length > 0 && broken.every((p) => p.deletedAt !== undefined) && replaced.every((p) => p.readyAt !== undefined)
-    ? Math.max(...broken.map((p) => p.deletedAt!), ...replaced.map((p) => p.readyAt!))
-    : undefined;
+  const replaced = [...obs.podLog.values()].filter(
+    (p) => p.ds === CONTAINMENT_NAME && p.hash === goodHash && p.seenAt >= from && p.deletedAt === undefined,
+  );
+  const oneGenerationAt =
+    broken.length > 0 && broken.every((p) => p.deletedAt !== undefined) && replaced.every((p) => p.readyAt !== undefined)
+      ? Math.max(...broken.map((p) => p.deletedAt!), ...replaced.map((p) => p.readyAt!))
+      : undefined;
 
   let image: string | undefined;
   const events = { revisionFailed: [] as string[], undoStarted: [] as string[] };
   try {
-    const ds = await client.request<{ spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } }>('GET', `/apis/apps/v1/namespaces/${ns}/daemonsets/${CONTAINMENT_NAME}`);
+    const ds = await client.request<{ spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } } }>(
+      'GET',
+      `/apis/apps/v1/namespaces/${ns}/daemonsets/${CONTAINMENT_NAME}`,
+    );
     image = ds.spec?.template?.spec?.containers?.[0]?.image;
-    const evs = await client.request<{ items: Array<{ reason?: string; regarding?: { kind?: string; name?: string } }> }>('GET', `/apis/events.k8s.io/v1/namespaces/${ns}/events`);
+    const evs = await client.request<{ items: Array<{ reason?: string; regarding?: { kind?: string; name?: string } }> }>(
+      'GET',
+      `/apis/events.k8s.io/v1/namespaces/${ns}/events`,
+    );
     for (const e of evs.items) {
       if (e.regarding?.name !== CONTAINMENT_NAME || !e.regarding.kind) continue;
       if (e.reason === 'RevisionFailed') events.revisionFailed.push(e.regarding.kind);
@@ -271,7 +308,13 @@ export async function runContainment(a: ContainmentArgs): Promise<ContainmentRes
     error ??= `reading the final DaemonSet and Events: ${e instanceof Error ? e.message : String(e)}`;
   }
 
-  const rolledBack = error === undefined && finalState === 'RolledBack' && image === V1 && onOriginal.length === n && now.length === n && new Set(onOriginal.map((p) => p.node)).size === n;
+  const rolledBack =
+    error === undefined &&
+    finalState === 'RolledBack' &&
+    image === V1 &&
+    onOriginal.length === n &&
+    now.length === n &&
+    new Set(onOriginal.map((p) => p.node)).size === n;
   const firstPod = broken.length > 0 ? Math.min(...broken.map((p) => p.seenAt)) : undefined;
   return {
     nodes: n,
@@ -296,16 +339,23 @@ export async function runContainment(a: ContainmentArgs): Promise<ContainmentRes
     failedToUndoS: dur(rel(failedAt), rel(undoAt)),
     undoToRolledBackS: dur(rel(undoAt), rel(rolledBackAt)),
     firstCrashToUndoS: dur(rel(firstCrash), rel(undoAt)),
-    brokenPods: [...broken].sort((x, y) => x.seenAt - y.seenAt).map((p) => ({
-      ...(p.node ? { node: p.node } : {}),
-      createdS: rel(p.seenAt)!,
-      startedS: rel(p.startedAt),
-      crashS: rel(p.crashAt),
-      deletedS: rel(p.deletedAt),
-    })),
+    brokenPods: [...broken]
+      .sort((x, y) => x.seenAt - y.seenAt)
+      .map((p) => ({
+        ...(p.node ? { node: p.node } : {}),
+        createdS: rel(p.seenAt)!,
+        startedS: rel(p.startedAt),
+        crashS: rel(p.crashAt),
+        deletedS: rel(p.deletedAt),
+      })),
     states,
     events,
-    final: { ...(finalState ? { state: finalState } : {}), ...(image ? { image } : {}), nodesOnOriginal: onOriginal.length, otherPods: now.length - onOriginal.length },
+    final: {
+      ...(finalState ? { state: finalState } : {}),
+      ...(image ? { image } : {}),
+      nodesOnOriginal: onOriginal.length,
+      otherPods: now.length - onOriginal.length,
+    },
     rolledBack,
     contained: undoAt !== undefined && reached.size < n,
     ...(error !== undefined ? { error } : {}),

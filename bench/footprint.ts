@@ -62,10 +62,26 @@ export async function cacheFootprint(client: ApiClient, ns: string): Promise<Foo
   const common = { watchTimeoutSeconds: 300 };
   const path = (prefix: string, resource: string) => `${prefix}/namespaces/${ns}/${resource}`;
   const informers = {
-    rolloutguards: new Informer(client, { name: 'rolloutguards', listPath: path('/apis/rolloutguard.dev/v1alpha1', 'rolloutguards'), slim: slimGuard, ...common }, log),
-    daemonsets: new Informer(client, { name: 'daemonsets', listPath: path('/apis/apps/v1', 'daemonsets'), slim: slimDaemonSet, ...common }, log),
-    pods: new Informer(client, { name: 'pods', listPath: path('/api/v1', 'pods'), labelSelector: HASH_LABEL, slim: slimPod, ...common }, log),
-    controllerrevisions: new Informer(client, { name: 'controllerrevisions', listPath: path('/apis/apps/v1', 'controllerrevisions'), slim: slimRevision, ...common }, log),
+    rolloutguards: new Informer(
+      client,
+      { name: 'rolloutguards', listPath: path('/apis/rolloutguard.dev/v1alpha1', 'rolloutguards'), slim: slimGuard, ...common },
+      log,
+    ),
+    daemonsets: new Informer(
+      client,
+      { name: 'daemonsets', listPath: path('/apis/apps/v1', 'daemonsets'), slim: slimDaemonSet, ...common },
+      log,
+    ),
+    pods: new Informer(
+      client,
+      { name: 'pods', listPath: path('/api/v1', 'pods'), labelSelector: HASH_LABEL, slim: slimPod, ...common },
+      log,
+    ),
+    controllerrevisions: new Informer(
+      client,
+      { name: 'controllerrevisions', listPath: path('/apis/apps/v1', 'controllerrevisions'), slim: slimRevision, ...common },
+      log,
+    ),
     nodes: new Informer(client, { name: 'nodes', listPath: '/api/v1/nodes', slim: slimNode, ...common }, log),
   };
   const all = Object.values(informers);
@@ -101,12 +117,23 @@ function weighAll(informers: Record<string, { list(): readonly unknown[] }>): Fo
  * `ns` and weighed as above, beside how many Events the namespace holds in all (what the server-side
  * field selectors leave out).
  */
-export async function eventFootprint(client: ApiClient, ns: string): Promise<{ objects: Footprint['objects']; bytes: number; allEvents: number }> {
+export async function eventFootprint(
+  client: ApiClient,
+  ns: string,
+): Promise<{ objects: Footprint['objects']; bytes: number; allEvents: number }> {
   const log = pino({ level: 'silent' });
   const listPath = `/api/v1/namespaces/${ns}/events`;
   const informers = {
-    'events-daemonsets': new Informer(client, { name: 'events-daemonsets', listPath, fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 }, log),
-    'events-pods': new Informer(client, { name: 'events-pods', listPath, fieldSelector: POD_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 }, log),
+    'events-daemonsets': new Informer(
+      client,
+      { name: 'events-daemonsets', listPath, fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 },
+      log,
+    ),
+    'events-pods': new Informer(
+      client,
+      { name: 'events-pods', listPath, fieldSelector: POD_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 },
+      log,
+    ),
   };
   const all = Object.values(informers);
   try {

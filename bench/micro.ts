@@ -11,7 +11,16 @@ import { performance } from 'node:perf_hooks';
 import { decide } from '../src/domain/stateMachine.js';
 import type { GuardStatus } from '../src/domain/types.js';
 import { mergePatchDiff } from '../src/domain/mergePatch.js';
-import { slimDaemonSet, slimNode, slimPod, slimRevision, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/k8s/slim.js';
+import {
+  slimDaemonSet,
+  slimNode,
+  slimPod,
+  slimRevision,
+  type SlimDaemonSet,
+  type SlimNode,
+  type SlimPod,
+  type SlimRevision,
+} from '../src/k8s/slim.js';
 import { TargetMemory, gather, observationOf } from '../src/reconcile/gather.js';
 import type { CacheView } from '../src/reconcile/ports.js';
 import { withDefaults } from '../src/domain/defaults.js';
@@ -47,7 +56,9 @@ const OLD = 'aaaaaaaaaa';
 const NEW = 'bbbbbbbbbb';
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 
-const owner = (kind: string, name: string, uid: string) => [{ apiVersion: 'apps/v1', kind, name, uid, controller: true, blockOwnerDeletion: true }];
+const owner = (kind: string, name: string, uid: string) => [
+  { apiVersion: 'apps/v1', kind, name, uid, controller: true, blockOwnerDeletion: true },
+];
 
 function rawNode(i: number, inPool: boolean): unknown {
   const name = `node-${String(i).padStart(5, '0')}`;
@@ -85,7 +96,13 @@ function rawPod(node: string, hash: string, blocked: boolean): unknown {
     },
     spec: {
       nodeName: node,
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } } },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }],
+          },
+        },
+      },
       containers: [{ name: 'agent', image, resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
     },
     status: blocked
@@ -95,7 +112,15 @@ function rawPod(node: string, hash: string, blocked: boolean): unknown {
             { type: 'PodScheduled', status: 'True', lastTransitionTime: created },
             { type: 'Ready', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: created },
           ],
-          containerStatuses: [{ name: 'agent', image, ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } } }],
+          containerStatuses: [
+            {
+              name: 'agent',
+              image,
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` } },
+            },
+          ],
         }
       : {
           phase: 'Running',
@@ -124,11 +149,24 @@ function fixture(c: MicroCase): Fixture {
   }
   const gen = c.scenario === 'rollout' ? 2 : 1;
   const ds: SlimDaemonSet = slimDaemonSet({
-    metadata: { name: DS, namespace: NS, uid: UID, generation: gen, resourceVersion: '6000', annotations: { 'deprecated.daemonset.template.generation': String(gen) }, labels: { app: DS } },
+    metadata: {
+      name: DS,
+      namespace: NS,
+      uid: UID,
+      generation: gen,
+      resourceVersion: '6000',
+      annotations: { 'deprecated.daemonset.template.generation': String(gen) },
+      labels: { app: DS },
+    },
     spec: {
       selector: { matchLabels: { app: DS } },
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%', maxSurge: 0 } },
-      template: { spec: { nodeSelector: { [POOL]: 'bench' }, containers: [{ name: 'agent', image: c.scenario === 'rollout' ? 'registry.local/agent:broken' : 'registry.local/agent:1' }] } },
+      template: {
+        spec: {
+          nodeSelector: { [POOL]: 'bench' },
+          containers: [{ name: 'agent', image: c.scenario === 'rollout' ? 'registry.local/agent:broken' : 'registry.local/agent:1' }],
+        },
+      },
     },
     status: {
       observedGeneration: gen,
@@ -141,10 +179,28 @@ function fixture(c: MicroCase): Fixture {
     },
   });
   const revisions: SlimRevision[] = [
-    slimRevision({ metadata: { name: `${DS}-${OLD}`, namespace: NS, labels: { 'controller-revision-hash': OLD }, ownerReferences: owner('DaemonSet', DS, UID) }, revision: 1 }),
+    slimRevision({
+      metadata: {
+        name: `${DS}-${OLD}`,
+        namespace: NS,
+        labels: { 'controller-revision-hash': OLD },
+        ownerReferences: owner('DaemonSet', DS, UID),
+      },
+      revision: 1,
+    }),
   ];
   if (c.scenario === 'rollout') {
-    revisions.push(slimRevision({ metadata: { name: `${DS}-${NEW}`, namespace: NS, labels: { 'controller-revision-hash': NEW }, ownerReferences: owner('DaemonSet', DS, UID) }, revision: 2 }));
+    revisions.push(
+      slimRevision({
+        metadata: {
+          name: `${DS}-${NEW}`,
+          namespace: NS,
+          labels: { 'controller-revision-hash': NEW },
+          ownerReferences: owner('DaemonSet', DS, UID),
+        },
+        revision: 2,
+      }),
+    );
   }
   // Informer caches hand out frozen objects; freeze ours too so gather/decide run on the same kind of input.
   for (const o of [...nodes, ...pods, ...revisions, ds]) Object.freeze(o);

@@ -84,7 +84,11 @@ export interface PodRecord {
 
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return -- raw API JSON, read defensively */
 function meta(m: any): Meta {
-  return { name: String(m?.name ?? ''), ...(m?.namespace ? { namespace: String(m.namespace) } : {}), ...(m?.resourceVersion ? { resourceVersion: String(m.resourceVersion) } : {}) };
+  return {
+    name: String(m?.name ?? ''),
+    ...(m?.namespace ? { namespace: String(m.namespace) } : {}),
+    ...(m?.resourceVersion ? { resourceVersion: String(m.resourceVersion) } : {}),
+  };
 }
 
 function slimGuardSnap(raw: any): GuardSnap {
@@ -103,7 +107,16 @@ function slimGuardSnap(raw: any): GuardSnap {
     ...(s.rollout?.failedAt ? { failedAt: String(s.rollout.failedAt) } : {}),
     ...(typeof s.rollout?.failures?.count === 'number' ? { failures: s.rollout.failures.count } : {}),
     ...(s.rollout?.rollback ? { rollback: true } : {}),
-    ...(s.lastUndo?.at ? { lastUndo: { at: String(s.lastUndo.at), result: String(s.lastUndo.result ?? ''), fromHash: String(s.lastUndo.fromHash ?? ''), toHash: String(s.lastUndo.toHash ?? '') } } : {}),
+    ...(s.lastUndo?.at
+      ? {
+          lastUndo: {
+            at: String(s.lastUndo.at),
+            result: String(s.lastUndo.result ?? ''),
+            fromHash: String(s.lastUndo.fromHash ?? ''),
+            toHash: String(s.lastUndo.toHash ?? ''),
+          },
+        }
+      : {}),
     ...(s.currentRevision?.hash ? { currentHash: String(s.currentRevision.hash) } : {}),
   };
 }
@@ -129,11 +142,17 @@ function slimPodSnap(raw: any): PodSnap {
   for (const t of raw?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) {
     for (const f of t?.matchFields ?? []) if (!node && f?.key === 'metadata.name' && f?.values?.length === 1) node = String(f.values[0]);
   }
-  const waiting = (raw?.status?.containerStatuses ?? []).map((c: any) => c?.state?.waiting?.reason).find((r: unknown) => r && r !== 'ContainerCreating');
+  const waiting = (raw?.status?.containerStatuses ?? [])
+    .map((c: any) => c?.state?.waiting?.reason)
+    .find((r: unknown) => r && r !== 'ContainerCreating');
   const sched = (raw?.status?.conditions ?? []).find((c: any) => c?.type === 'PodScheduled');
   const failure = waiting ? String(waiting) : sched?.status === 'False' ? String(sched.reason ?? 'Unschedulable') : undefined;
   const statuses: any[] = raw?.status?.containerStatuses ?? [];
-  const crashes = statuses.map((c) => c?.lastState?.terminated?.finishedAt).filter(Boolean).map(String).sort();
+  const crashes = statuses
+    .map((c) => c?.lastState?.terminated?.finishedAt)
+    .filter(Boolean)
+    .map(String)
+    .sort();
   return {
     metadata: meta(raw?.metadata),
     ...(owner ? { ds: String(owner.name) } : {}),
@@ -160,11 +179,26 @@ export class Observer {
   /** Arrival times of pod and DaemonSet changes per DaemonSet: each one is a reason for the operator to look again. */
   readonly changesByDs = new Map<string, number[]>();
 
-  constructor(client: ApiClient, readonly ns: string) {
+  constructor(
+    client: ApiClient,
+    readonly ns: string,
+  ) {
     const log = pino({ level: 'warn', base: { component: 'bench-observer' } }, pino.destination(2));
-    this.guards = new Informer(client, { name: 'bench-guards', listPath: `/apis/rolloutguard.dev/v1alpha1/namespaces/${ns}/rolloutguards`, slim: slimGuardSnap }, log);
-    this.daemonSets = new Informer(client, { name: 'bench-daemonsets', listPath: `/apis/apps/v1/namespaces/${ns}/daemonsets`, slim: slimDsSnap }, log);
-    this.pods = new Informer(client, { name: 'bench-pods', listPath: `/api/v1/namespaces/${ns}/pods`, labelSelector: 'controller-revision-hash', slim: slimPodSnap }, log);
+    this.guards = new Informer(
+      client,
+      { name: 'bench-guards', listPath: `/apis/rolloutguard.dev/v1alpha1/namespaces/${ns}/rolloutguards`, slim: slimGuardSnap },
+      log,
+    );
+    this.daemonSets = new Informer(
+      client,
+      { name: 'bench-daemonsets', listPath: `/apis/apps/v1/namespaces/${ns}/daemonsets`, slim: slimDsSnap },
+      log,
+    );
+    this.pods = new Informer(
+      client,
+      { name: 'bench-pods', listPath: `/api/v1/namespaces/${ns}/pods`, labelSelector: 'controller-revision-hash', slim: slimPodSnap },
+      log,
+    );
 
     this.guards.onEvent((e) => {
       if (e.type === 'delete') return;
@@ -180,7 +214,14 @@ export class Observer {
       const list = this.dsLog.get(e.obj.metadata.name) ?? [];
       const last = list.at(-1);
       const s = e.obj.sample;
-      if (!last || last.desired !== s.desired || last.current !== s.current || last.updated !== s.updated || last.available !== s.available || last.misscheduled !== s.misscheduled) {
+      if (
+        !last ||
+        last.desired !== s.desired ||
+        last.current !== s.current ||
+        last.updated !== s.updated ||
+        last.available !== s.available ||
+        last.misscheduled !== s.misscheduled
+      ) {
         list.push({ t, ...s });
       }
       this.dsLog.set(e.obj.metadata.name, list);
@@ -239,7 +280,12 @@ export class Observer {
 
   /** Hashes of the live pods of one DaemonSet. */
   podHashes(ds: string): Set<string> {
-    return new Set(this.pods.list().filter((p) => p.ds === ds).map((p) => p.hash));
+    return new Set(
+      this.pods
+        .list()
+        .filter((p) => p.ds === ds)
+        .map((p) => p.hash),
+    );
   }
 
   /** Time of the last guard write anyone observed. */

@@ -36,7 +36,12 @@ export class BenchOperator {
    * about pino; BENCH_OPERATOR_LOG_LEVEL overrides it for diagnosis) and waits until /readyz says its
    * caches are synced. With `logFile`, its whole log is kept there.
    */
-  static async start(kubeconfig: string, namespaces: readonly string[], logFile?: string, extraArgs: readonly string[] = []): Promise<BenchOperator> {
+  static async start(
+    kubeconfig: string,
+    namespaces: readonly string[],
+    logFile?: string,
+    extraArgs: readonly string[] = [],
+  ): Promise<BenchOperator> {
     const level = process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'info';
     const file = logFile ? createWriteStream(logFile) : undefined;
     const nodeArgs = operatorNodeArgs();
@@ -83,7 +88,9 @@ export class BenchOperator {
     const r = await this.get('/metrics');
     if (r.status !== 200) {
       // Whether it died (and how) or lives and did not answer decides where to look: say which.
-      const state = this.alive ? `the process is alive (pid ${this.pid})` : `the process exited (code ${String(this.op.exitCode)}, signal ${String(this.op.exitSignal)})`;
+      const state = this.alive
+        ? `the process is alive (pid ${this.pid})`
+        : `the process exited (code ${String(this.op.exitCode)}, signal ${String(this.op.exitSignal)})`;
       throw new Error(`operator /metrics answered ${r.status}: ${state}\n${this.logs.slice(-30).join('\n')}`);
     }
     return new Scrape(parseMetrics(r.body), at);

@@ -41,107 +41,277 @@ const minutes = (s: number | undefined): string => (s === undefined ? 'never' : 
 /** The stdout report. */
 export function renderTables(r: BenchResults): string {
   const out: string[] = [];
-  out.push(`rollout-guard bench — ${r.startedAt} on ${r.machine.host} (${r.machine.nproc} CPU ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}, k8s ${r.versions.K8S_VERSION ?? '?'}, kwok ${r.versions.KWOK_VERSION ?? '?'})`);
+  out.push(
+    `rollout-guard bench — ${r.startedAt} on ${r.machine.host} (${r.machine.nproc} CPU ${r.machine.cpuModel}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}, k8s ${r.versions.K8S_VERSION ?? '?'}, kwok ${r.versions.KWOK_VERSION ?? '?'})`,
+  );
   if (r.sizes.length > 0) {
     out.push('', 'Detection and explanation (seconds; p50/p99/max over the guards that stalled)');
-    out.push(table(
-      ['size (nodes×DS)', 'pods', 'stalled', 'deadline→Stalled written', 'deadline→watch sees it', 'deadline→Event', 'op histogram p99', 'pod→explained', 'failure→explained', 'failure→node named'],
-      r.sizes.map((s) => [
-        `${s.nodes}×${s.daemonsets}`, String(s.pods), `${s.verdict.stalled}/${s.verdict.expectedStalls}`,
-        trio(s.detection.writtenS), trio(s.detection.observedS), trio(s.detection.eventS), f(s.detection.operatorHistogram.p99),
-        trio(s.explanation.fromPodS), trio(s.explanation.fromFailureS), trio(s.explanation.nodeNamedFromFailureS),
-      ]),
-    ));
-    out.push('', 'API load (operator\'s exact request count) and status writes');
-    out.push(table(
-      ['size', 'watches opened', 'steady window', 'steady non-watch req', 'rollout window', 'rollout req', 'of which 409', 'no-op PATCH', 'writes/guard broken', 'writes/guard exhausted', 'writes/guard healthy', 'writes per target change'],
-      r.sizes.map((s) => [
-        `${s.nodes}×${s.daemonsets}`, String(s.api.watchesOpened), `${f(s.api.steadySeconds, 0)} s`, String(s.api.steadyNonWatch),
-        `${f(s.api.rolloutSeconds, 0)} s`, String(s.api.rolloutTotal),
-        String(Object.entries(s.api.rollout).filter(([k]) => k.endsWith(' 409')).reduce((a, [, v]) => a + v, 0)), String(s.api.noopStatusPatches),
-        trio(s.api.statusWritesPerGuard.byCategory.broken, 0), trio(s.api.statusWritesPerGuard.byCategory.exhausted, 0), trio(s.api.statusWritesPerGuard.byCategory.healthy, 0),
-        f(s.api.writesPerTargetChange, 3),
-      ]),
-    ));
+    out.push(
+      table(
+        [
+          'size (nodes×DS)',
+          'pods',
+          'stalled',
+          'deadline→Stalled written',
+          'deadline→watch sees it',
+          'deadline→Event',
+          'op histogram p99',
+          'pod→explained',
+          'failure→explained',
+          'failure→node named',
+        ],
+        r.sizes.map((s) => [
+          `${s.nodes}×${s.daemonsets}`,
+          String(s.pods),
+          `${s.verdict.stalled}/${s.verdict.expectedStalls}`,
+          trio(s.detection.writtenS),
+          trio(s.detection.observedS),
+          trio(s.detection.eventS),
+          f(s.detection.operatorHistogram.p99),
+          trio(s.explanation.fromPodS),
+          trio(s.explanation.fromFailureS),
+          trio(s.explanation.nodeNamedFromFailureS),
+        ]),
+      ),
+    );
+    out.push('', "API load (operator's exact request count) and status writes");
+    out.push(
+      table(
+        [
+          'size',
+          'watches opened',
+          'steady window',
+          'steady non-watch req',
+          'rollout window',
+          'rollout req',
+          'of which 409',
+          'no-op PATCH',
+          'writes/guard broken',
+          'writes/guard exhausted',
+          'writes/guard healthy',
+          'writes per target change',
+        ],
+        r.sizes.map((s) => [
+          `${s.nodes}×${s.daemonsets}`,
+          String(s.api.watchesOpened),
+          `${f(s.api.steadySeconds, 0)} s`,
+          String(s.api.steadyNonWatch),
+          `${f(s.api.rolloutSeconds, 0)} s`,
+          String(s.api.rolloutTotal),
+          String(
+            Object.entries(s.api.rollout)
+              .filter(([k]) => k.endsWith(' 409'))
+              .reduce((a, [, v]) => a + v, 0),
+          ),
+          String(s.api.noopStatusPatches),
+          trio(s.api.statusWritesPerGuard.byCategory.broken, 0),
+          trio(s.api.statusWritesPerGuard.byCategory.exhausted, 0),
+          trio(s.api.statusWritesPerGuard.byCategory.healthy, 0),
+          f(s.api.writesPerTargetChange, 3),
+        ]),
+      ),
+    );
     out.push('', 'Rollout requests by verb and resource');
-    for (const s of r.sizes) out.push(`  ${s.nodes}×${s.daemonsets}: ${Object.entries(s.api.rollout).map(([k, v]) => `${k}=${v}`).join(', ') || 'none'}`);
+    for (const s of r.sizes)
+      out.push(
+        `  ${s.nodes}×${s.daemonsets}: ${
+          Object.entries(s.api.rollout)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ') || 'none'
+        }`,
+      );
     out.push('', 'Operator cost');
-    out.push(table(
-      ['size', 'cluster nodes', 'cache KiB nodes-only/with pods', 'B per node/pod', 'RSS nodes-only MiB', 'RSS with pods MiB', 'peak RSS MiB', 'CPU s setup/steady/rollout', 'reconciles', 'reconcile p99 ms (bucket ≤)', 'queue wait p50/p99 ms (bucket ≤)', 'status PATCH p50/p99 ms: operator / API server', 'event-loop delay ms: max / p99 of 0.5 s windows', 'max queue'],
-      r.sizes.map((s) => [
-        `${s.nodes}×${s.daemonsets}`, String(s.clusterNodes),
-        `${f(s.cost.cache.nodesOnlyKiB, 0)}/${f(s.cost.cache.withPodsKiB, 0)}`, `${s.cost.cache.bytesPerNode}/${s.cost.cache.bytesPerPod}`,
-        f(s.cost.rssMiB.nodesOnly, 1), f(s.cost.rssMiB.withPods, 1), f(s.cost.rssMiB.peak, 1),
-        `${f(s.cost.cpuSeconds.setup)}/${f(s.cost.cpuSeconds.steady)}/${f(s.cost.cpuSeconds.rollout)}`,
-        String(s.cost.reconcile.count), `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`,
-        s.cost.queueWait ? `${f(s.cost.queueWait.p50Ms, 1)}/${f(s.cost.queueWait.p99Ms, 1)} (${f(s.cost.queueWait.bucketBoundMs, 0)})` : '–',
-        `${s.cost.statusPatch ? `${f(s.cost.statusPatch.p50Ms, 1)}/${f(s.cost.statusPatch.p99Ms, 1)}` : '–'} / ${s.cost.statusPatchServer ? `${f(s.cost.statusPatchServer.p50Ms, 1)}/${f(s.cost.statusPatchServer.p99Ms, 1)}` : '–'}`,
-        s.cost.eventLoopLag ? `${f(s.cost.eventLoopLag.maxMs, 0)} / ${f(s.cost.eventLoopLag.windowMaxP99Ms, 0)}` : '–',
-        String(s.cost.maxQueueDepth),
-      ]),
-    ));
-    out.push('', 'Pods cached against what rolls (pods / RSS MiB / heap used MiB, lowest sample; linger of a finished rollout\'s watch in s)');
-    out.push(table(
-      ['size', 'idle, 1 guard', 'idle, all guards', '1 DaemonSet rolls (peak)', 'all roll (peak)', 'single: roll s / released after s / status writes / requests', 'linger s'],
-      r.sizes.map((s) => {
-        const m = (x: { podsCached: number; rssMiB: number; heapMiB: number }): string => `${x.podsCached} / ${f(x.rssMiB, 1)} / ${f(x.heapMiB, 1)}`;
-        const c = s.podCache;
-        return [
-          `${s.nodes}×${s.daemonsets}`, m(c.idleOne), m(c.idleAll), m(c.single.peak), m(c.fleet.peak),
-          `${f(c.single.rollSeconds, 1)} / ${f(c.single.releasedAfterS, 1)} / ${c.single.statusWrites} / ${c.single.requestsTotal}`, f(c.lingerMs / 1000, 0),
-        ];
-      }),
-    ));
-    out.push('', 'Watching Warning Events: the operator\'s informer objects (after rollout/end/peak) and their live heap');
-    out.push(table(
-      ['size', 'events-daemonsets', 'events-pods', 'B per Event', 'cache KiB', 'Events in namespace'],
-      r.sizes.map((s) => {
-        const e = s.cost.events;
-        const o = (k: 'events-daemonsets' | 'events-pods') => (e ? `${e.objects[k].afterRollout}/${e.objects[k].end}/${e.objects[k].peak}` : '–');
-        return [`${s.nodes}×${s.daemonsets}`, o('events-daemonsets'), o('events-pods'), e ? String(e.bytesPerEvent) : '–', e ? f(e.cacheKiB, 1) : '–', e ? String(e.namespaceEvents) : '–'];
-      }),
-    ));
+    out.push(
+      table(
+        [
+          'size',
+          'cluster nodes',
+          'cache KiB nodes-only/with pods',
+          'B per node/pod',
+          'RSS nodes-only MiB',
+          'RSS with pods MiB',
+          'peak RSS MiB',
+          'CPU s setup/steady/rollout',
+          'reconciles',
+          'reconcile p99 ms (bucket ≤)',
+          'queue wait p50/p99 ms (bucket ≤)',
+          'status PATCH p50/p99 ms: operator / API server',
+          'event-loop delay ms: max / p99 of 0.5 s windows',
+          'max queue',
+        ],
+        r.sizes.map((s) => [
+          `${s.nodes}×${s.daemonsets}`,
+          String(s.clusterNodes),
+          `${f(s.cost.cache.nodesOnlyKiB, 0)}/${f(s.cost.cache.withPodsKiB, 0)}`,
+          `${s.cost.cache.bytesPerNode}/${s.cost.cache.bytesPerPod}`,
+          f(s.cost.rssMiB.nodesOnly, 1),
+          f(s.cost.rssMiB.withPods, 1),
+          f(s.cost.rssMiB.peak, 1),
+          `${f(s.cost.cpuSeconds.setup)}/${f(s.cost.cpuSeconds.steady)}/${f(s.cost.cpuSeconds.rollout)}`,
+          String(s.cost.reconcile.count),
+          `${f(s.cost.reconcile.p99Ms, 1)} (${f(s.cost.reconcile.bucketBoundMs, 0)})`,
+          s.cost.queueWait
+            ? `${f(s.cost.queueWait.p50Ms, 1)}/${f(s.cost.queueWait.p99Ms, 1)} (${f(s.cost.queueWait.bucketBoundMs, 0)})`
+            : '–',
+          `${s.cost.statusPatch ? `${f(s.cost.statusPatch.p50Ms, 1)}/${f(s.cost.statusPatch.p99Ms, 1)}` : '–'} / ${s.cost.statusPatchServer ? `${f(s.cost.statusPatchServer.p50Ms, 1)}/${f(s.cost.statusPatchServer.p99Ms, 1)}` : '–'}`,
+          s.cost.eventLoopLag ? `${f(s.cost.eventLoopLag.maxMs, 0)} / ${f(s.cost.eventLoopLag.windowMaxP99Ms, 0)}` : '–',
+          String(s.cost.maxQueueDepth),
+        ]),
+      ),
+    );
+    out.push(
+      '',
+      "Pods cached against what rolls (pods / RSS MiB / heap used MiB, lowest sample; linger of a finished rollout's watch in s)",
+    );
+    out.push(
+      table(
+        [
+          'size',
+          'idle, 1 guard',
+          'idle, all guards',
+          '1 DaemonSet rolls (peak)',
+          'all roll (peak)',
+          'single: roll s / released after s / status writes / requests',
+          'linger s',
+        ],
+        r.sizes.map((s) => {
+          const m = (x: { podsCached: number; rssMiB: number; heapMiB: number }): string =>
+            `${x.podsCached} / ${f(x.rssMiB, 1)} / ${f(x.heapMiB, 1)}`;
+          const c = s.podCache;
+          return [
+            `${s.nodes}×${s.daemonsets}`,
+            m(c.idleOne),
+            m(c.idleAll),
+            m(c.single.peak),
+            m(c.fleet.peak),
+            `${f(c.single.rollSeconds, 1)} / ${f(c.single.releasedAfterS, 1)} / ${c.single.statusWrites} / ${c.single.requestsTotal}`,
+            f(c.lingerMs / 1000, 0),
+          ];
+        }),
+      ),
+    );
+    out.push('', "Watching Warning Events: the operator's informer objects (after rollout/end/peak) and their live heap");
+    out.push(
+      table(
+        ['size', 'events-daemonsets', 'events-pods', 'B per Event', 'cache KiB', 'Events in namespace'],
+        r.sizes.map((s) => {
+          const e = s.cost.events;
+          const o = (k: 'events-daemonsets' | 'events-pods') =>
+            e ? `${e.objects[k].afterRollout}/${e.objects[k].end}/${e.objects[k].peak}` : '–';
+          return [
+            `${s.nodes}×${s.daemonsets}`,
+            o('events-daemonsets'),
+            o('events-pods'),
+            e ? String(e.bytesPerEvent) : '–',
+            e ? f(e.cacheKiB, 1) : '–',
+            e ? String(e.namespaceEvents) : '–',
+          ];
+        }),
+      ),
+    );
     const contained = r.sizes.filter((s) => s.containment);
     if (contained.length > 0) {
       const c0 = contained[0]!.containment!;
-      out.push('', `Containment: a revision that passes readiness, then crashes (own pool, maxUnavailable ${c0.maxUnavailable}, Undo, failedNodesThreshold ${c0.failedNodesThreshold}; seconds)`);
-      out.push('first crash: min lastState.terminated.finishedAt (whole seconds: up to 1 s early); threshold crash: the crash that reached the threshold, as the bench\'s watch saw it');
-      out.push(table(
-        ['size', 'ran on nodes', 'created on', 'crashed on', 'first crash→Failed', 'threshold crash→Failed', 'Failed→undo', 'undo→RolledBack', 'first crash→undo', 'apply→undo', 'states', 'result'],
-        contained.map((s) => {
-          const c = s.containment!;
-          return [
-            `${s.nodes}×${s.daemonsets}`, `${c.reachedNodes} of ${c.nodes}`, String(c.createdOnNodes), String(c.crashedNodes),
-            f(c.firstCrashToFailedS), f(c.thresholdCrashToFailedS), f(c.failedToUndoS), f(c.undoToRolledBackS), f(c.firstCrashToUndoS), f(c.timeline.undoS),
-            c.states.join('→'), c.rolledBack ? (c.contained ? 'RolledBack, contained' : 'RolledBack, every node reached') : 'NOT ROLLED BACK',
-          ];
-        }),
-      ));
+      out.push(
+        '',
+        `Containment: a revision that passes readiness, then crashes (own pool, maxUnavailable ${c0.maxUnavailable}, Undo, failedNodesThreshold ${c0.failedNodesThreshold}; seconds)`,
+      );
+      out.push(
+        "first crash: min lastState.terminated.finishedAt (whole seconds: up to 1 s early); threshold crash: the crash that reached the threshold, as the bench's watch saw it",
+      );
+      out.push(
+        table(
+          [
+            'size',
+            'ran on nodes',
+            'created on',
+            'crashed on',
+            'first crash→Failed',
+            'threshold crash→Failed',
+            'Failed→undo',
+            'undo→RolledBack',
+            'first crash→undo',
+            'apply→undo',
+            'states',
+            'result',
+          ],
+          contained.map((s) => {
+            const c = s.containment!;
+            return [
+              `${s.nodes}×${s.daemonsets}`,
+              `${c.reachedNodes} of ${c.nodes}`,
+              String(c.createdOnNodes),
+              String(c.crashedNodes),
+              f(c.firstCrashToFailedS),
+              f(c.thresholdCrashToFailedS),
+              f(c.failedToUndoS),
+              f(c.undoToRolledBackS),
+              f(c.firstCrashToUndoS),
+              f(c.timeline.undoS),
+              c.states.join('→'),
+              c.rolledBack ? (c.contained ? 'RolledBack, contained' : 'RolledBack, every node reached') : 'NOT ROLLED BACK',
+            ];
+          }),
+        ),
+      );
     }
     out.push('', 'rollout-guard vs KubeDaemonSetRolloutStuck (from the v2 apply; alert on an ideal 1 s scrape/eval)');
-    out.push(table(
-      ['size', 'guard Stalled p50/max', 'alert fires p50/max', 'alert false firings (healthy DS)', 'healthy guards ever Suspect', 'unexpected Stalled'],
-      r.sizes.map((s) => [
-        `${s.nodes}×${s.daemonsets}`,
-        `${f(s.alert.guardStalledAfterS.p50, 1)} s / ${f(s.alert.guardStalledAfterS.max, 1)} s`,
-        `${minutes(s.alert.alertFiresAfterS.p50)} / ${minutes(s.alert.alertFiresAfterS.max)}`,
-        String(s.alert.falseFirings), String(s.verdict.suspectHealthy.length), String(s.verdict.unexpectedStalls.length),
-      ]),
-    ));
+    out.push(
+      table(
+        [
+          'size',
+          'guard Stalled p50/max',
+          'alert fires p50/max',
+          'alert false firings (healthy DS)',
+          'healthy guards ever Suspect',
+          'unexpected Stalled',
+        ],
+        r.sizes.map((s) => [
+          `${s.nodes}×${s.daemonsets}`,
+          `${f(s.alert.guardStalledAfterS.p50, 1)} s / ${f(s.alert.guardStalledAfterS.max, 1)} s`,
+          `${minutes(s.alert.alertFiresAfterS.p50)} / ${minutes(s.alert.alertFiresAfterS.max)}`,
+          String(s.alert.falseFirings),
+          String(s.verdict.suspectHealthy.length),
+          String(s.verdict.unexpectedStalls.length),
+        ]),
+      ),
+    );
     out.push('', 'Phase durations (s)');
-    out.push(table(['size', ...Object.keys(r.sizes[0]!.phases), 'load avg (1m) min–max', 'other namespaces'], r.sizes.map((s) => [
-      `${s.nodes}×${s.daemonsets}`, ...Object.values(s.phases).map((v) => f(v, 1)), `${f(s.machine.loadavg1Min)}–${f(s.machine.loadavg1Max)}`, String(s.machine.otherNamespaces.length),
-    ])));
+    out.push(
+      table(
+        ['size', ...Object.keys(r.sizes[0]!.phases), 'load avg (1m) min–max', 'other namespaces'],
+        r.sizes.map((s) => [
+          `${s.nodes}×${s.daemonsets}`,
+          ...Object.values(s.phases).map((v) => f(v, 1)),
+          `${f(s.machine.loadavg1Min)}–${f(s.machine.loadavg1Max)}`,
+          String(s.machine.otherNamespaces.length),
+        ]),
+      ),
+    );
   }
   if (r.micro.length > 0) {
     out.push('', 'Reconcile pass micro-benchmark (gather + decide + status diff, in memory; ms)');
-    out.push(table(
-      ['DS nodes', 'cluster nodes', 'scenario', 'state', 'iterations', 'p50', 'p99', 'max', 'gather p99', 'decide p99'],
-      r.micro.map((m) => [String(m.dsNodes), String(m.clusterNodes), m.scenario, m.state, String(m.iterations), f(m.passMs.p50, 3), f(m.passMs.p99, 3), f(m.passMs.max, 3), f(m.gatherP99Ms, 3), f(m.decideP99Ms, 3)]),
-    ));
+    out.push(
+      table(
+        ['DS nodes', 'cluster nodes', 'scenario', 'state', 'iterations', 'p50', 'p99', 'max', 'gather p99', 'decide p99'],
+        r.micro.map((m) => [
+          String(m.dsNodes),
+          String(m.clusterNodes),
+          m.scenario,
+          m.state,
+          String(m.iterations),
+          f(m.passMs.p50, 3),
+          f(m.passMs.p99, 3),
+          f(m.passMs.max, 3),
+          f(m.gatherP99Ms, 3),
+          f(m.decideP99Ms, 3),
+        ]),
+      ),
+    );
   }
   out.push('', 'Targets');
-  for (const t of r.targets) out.push(`  [${t.met === undefined ? 'n/a' : t.met === 'partial' ? 'PARTLY' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
+  for (const t of r.targets)
+    out.push(`  [${t.met === undefined ? 'n/a' : t.met === 'partial' ? 'PARTLY' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
   for (const n of r.notes) out.push(`  note: ${n}`);
   return out.join('\n');
 }
@@ -199,22 +369,34 @@ function chart(c: Chart, ox: number, oy: number, w: number, h: number): string {
   xs.forEach((x, i) => {
     // The outermost labels align inwards so they stay inside the panel.
     const anchor = xs.length > 1 && i === 0 ? 'start' : xs.length > 1 && i === xs.length - 1 ? 'end' : 'middle';
-    o.push(`<text x="${sx(x)}" y="${oy + pad.t + ph + 14}" text-anchor="${anchor}" font-size="10">${esc(c.xTickLabels?.get(x) ?? String(x))}</text>`);
+    o.push(
+      `<text x="${sx(x)}" y="${oy + pad.t + ph + 14}" text-anchor="${anchor}" font-size="10">${esc(c.xTickLabels?.get(x) ?? String(x))}</text>`,
+    );
   });
   o.push(`<text x="${ox + pad.l + pw / 2}" y="${oy + pad.t + ph + 28}" text-anchor="middle" font-size="11">${esc(c.xLabel)}</text>`);
-  o.push(`<text transform="translate(${ox + 14},${oy + pad.t + ph / 2}) rotate(-90)" text-anchor="middle" font-size="11">${esc(c.yLabel)}</text>`);
+  o.push(
+    `<text transform="translate(${ox + 14},${oy + pad.t + ph / 2}) rotate(-90)" text-anchor="middle" font-size="11">${esc(c.yLabel)}</text>`,
+  );
   if (c.target) {
-    o.push(`<line x1="${ox + pad.l}" x2="${ox + pad.l + pw}" y1="${sy(c.target.y)}" y2="${sy(c.target.y)}" stroke="#d33" stroke-dasharray="6 4"/>`);
-    o.push(`<text x="${ox + pad.l + pw - 4}" y="${sy(c.target.y) - 4}" text-anchor="end" font-size="10" fill="#d33">${esc(c.target.label)}</text>`);
+    o.push(
+      `<line x1="${ox + pad.l}" x2="${ox + pad.l + pw}" y1="${sy(c.target.y)}" y2="${sy(c.target.y)}" stroke="#d33" stroke-dasharray="6 4"/>`,
+    );
+    o.push(
+      `<text x="${ox + pad.l + pw - 4}" y="${sy(c.target.y) - 4}" text-anchor="end" font-size="10" fill="#d33">${esc(c.target.label)}</text>`,
+    );
   }
   c.series.forEach((s, i) => {
     const sorted = [...s.points].sort((a, b) => a[0] - b[0]);
-    o.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''} points="${sorted.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`);
+    o.push(
+      `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''} points="${sorted.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`,
+    );
     for (const [x, y] of sorted) o.push(`<circle cx="${sx(x).toFixed(1)}" cy="${sy(y).toFixed(1)}" r="3" fill="${s.color}"/>`);
     // Legend: two columns under the x-axis label.
     const lx = ox + pad.l + (i % 2) * (pw / 2);
     const ly = oy + pad.t + ph + 42 + Math.floor(i / 2) * 12;
-    o.push(`<line x1="${lx}" x2="${lx + 12}" y1="${ly - 3}" y2="${ly - 3}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''}/><text x="${lx + 16}" y="${ly}" font-size="10">${esc(s.name)}</text>`);
+    o.push(
+      `<line x1="${lx}" x2="${lx + 12}" y1="${ly - 3}" y2="${ly - 3}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="4 3"' : ''}/><text x="${lx + 16}" y="${ly}" font-size="10">${esc(s.name)}</text>`,
+    );
   });
   return o.join('\n');
 }
@@ -262,7 +444,12 @@ export function renderSvg(r: BenchResults): string {
       series: [
         { name: 'slim caches if every pod were cached', points: byPods((s) => s.cost.cache.withPodsKiB / 1024), color: COLORS[1]! },
         { name: 'slim caches, nodes only', points: byPods((s) => s.cost.cache.nodesOnlyKiB / 1024), color: COLORS[2]!, dashed: true },
-        { name: 'if full Pod objects were cached', points: byPods((s) => (s.cost.cache.fullPodBytes !== undefined ? (s.cost.cache.fullPodBytes * s.pods) / 1024 / 1024 : undefined)), color: COLORS[4]!, dashed: true },
+        {
+          name: 'if full Pod objects were cached',
+          points: byPods((s) => (s.cost.cache.fullPodBytes !== undefined ? (s.cost.cache.fullPodBytes * s.pods) / 1024 / 1024 : undefined)),
+          color: COLORS[4]!,
+          dashed: true,
+        },
       ],
     });
     charts.push({
@@ -284,8 +471,16 @@ export function renderSvg(r: BenchResults): string {
       xTickLabels: ticks,
       series: [
         { name: 'all requests / guard', points: byPods((s) => s.api.rolloutTotal / s.daemonsets), color: COLORS[0]! },
-        { name: 'status writes / healthy guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.healthy.mean), color: COLORS[2]! },
-        { name: 'status writes / stalled guard', points: byPods((s) => s.api.statusWritesPerGuard.byCategory.broken.mean), color: COLORS[3]! },
+        {
+          name: 'status writes / healthy guard',
+          points: byPods((s) => s.api.statusWritesPerGuard.byCategory.healthy.mean),
+          color: COLORS[2]!,
+        },
+        {
+          name: 'status writes / stalled guard',
+          points: byPods((s) => s.api.statusWritesPerGuard.byCategory.broken.mean),
+          color: COLORS[3]!,
+        },
       ],
     });
   }

@@ -16,7 +16,15 @@
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 // POOL_LABEL ties the bench's DaemonSets to the bench's own node pool, as it does the e2e suites'.
-import { POOL_LABEL, createNamespace, createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
+import {
+  POOL_LABEL,
+  createNamespace,
+  createNodes,
+  waitFor,
+  waitForNodesReady,
+  type Kubectl,
+  type NodeSpec,
+} from '../cluster/controlPlane.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
@@ -143,7 +151,14 @@ export interface SizeResult {
      * Live heap of the operator's caches (bench/footprint.ts), with nodes only and with the DaemonSets'
      * pods, and what that makes per cached node and per cached daemon pod.
      */
-    cache: { nodesOnlyKiB: number; withPodsKiB: number; bytesPerNode: number; bytesPerPod: number; fullPodBytes?: number; objects: Record<string, { count: number; bytes: number; perObject: number }> };
+    cache: {
+      nodesOnlyKiB: number;
+      withPodsKiB: number;
+      bytesPerNode: number;
+      bytesPerPod: number;
+      fullPodBytes?: number;
+      objects: Record<string, { count: number; bytes: number; perObject: number }>;
+    };
     heapUsedMiB: { nodesOnly: number; withPods: number; max: number };
     cpuSeconds: { startup: number; setup: number; steady: number; rollout: number; total: number };
     reconcile: { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
@@ -192,7 +207,14 @@ export interface SizeResult {
     lingerMs: number;
     idleOne: MemoryPoint;
     idleAll: MemoryPoint;
-    single: { peak: MemoryPoint; rollSeconds: number; releasedAfterS?: number; statusWrites: number; requests: Record<string, number>; requestsTotal: number };
+    single: {
+      peak: MemoryPoint;
+      rollSeconds: number;
+      releasedAfterS?: number;
+      statusWrites: number;
+      requests: Record<string, number>;
+      requestsTotal: number;
+    };
     fleet: { peak: MemoryPoint };
   };
   guards: GuardResult[];
@@ -211,7 +233,15 @@ export interface MemoryPoint {
    * (new space is the young generation, which V8 grows under allocation bursts), memory outside the
    * heap held by JavaScript objects (buffers), and the rest (code, libuv, OpenSSL, malloc arenas).
    */
-  breakdownMiB?: { heapTotal: number; newSpace: number; oldSpace: number; codeSpace: number; largeObjects: number; external: number; outsideHeap: number };
+  breakdownMiB?: {
+    heapTotal: number;
+    newSpace: number;
+    oldSpace: number;
+    codeSpace: number;
+    largeObjects: number;
+    external: number;
+    outsideHeap: number;
+  };
   /**
    * Idle collections (rollout_guard_idle_collection_seconds_count) that ran within an idle window: 0
    * means work kept coming for the whole window, so the young generation a burst grew is still there.
@@ -256,7 +286,9 @@ export interface EventCost {
 export function categories(p: Pick<SizeParams, 'daemonsets' | 'brokenFraction' | 'exhaustedFraction'>): Category[] {
   const broken = Math.round(p.daemonsets * p.brokenFraction);
   const exhausted = Math.min(p.daemonsets - broken, Math.round(p.daemonsets * p.exhaustedFraction));
-  return Array.from({ length: p.daemonsets }, (_, i): Category => (i < broken ? 'broken' : i < broken + exhausted ? 'exhausted' : 'healthy'));
+  return Array.from({ length: p.daemonsets }, (_, i): Category =>
+    i < broken ? 'broken' : i < broken + exhausted ? 'exhausted' : 'healthy',
+  );
 }
 
 function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: number, cat: Category): Record<string, unknown> {
@@ -290,7 +322,12 @@ function guardManifest(ns: string, name: string, p: SizeParams): Record<string, 
     kind: 'RolloutGuard',
     metadata: { name, namespace: ns },
     // No bake: the bench measures detection at the deadline and completion at the controller's counters.
-    spec: { targetRef: { kind: 'DaemonSet', name }, suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 },
+    spec: {
+      targetRef: { kind: 'DaemonSet', name },
+      suspectAfterSeconds: p.suspectSeconds,
+      progressDeadlineSeconds: p.deadlineSeconds,
+      bakeSeconds: 0,
+    },
   };
 }
 
@@ -301,7 +338,17 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
   /** `lagMax`: the longest event-loop delay since the previous scrape (prom-client resets it on each). */
-  readonly samples: Array<{ t: number; rss: number; heap: number; queue: number; pods: number; lagMax: number; idleCollections: number; events: Record<string, number>; breakdown: NonNullable<MemoryPoint['breakdownMiB']> }> = [];
+  readonly samples: Array<{
+    t: number;
+    rss: number;
+    heap: number;
+    queue: number;
+    pods: number;
+    lagMax: number;
+    idleCollections: number;
+    events: Record<string, number>;
+    breakdown: NonNullable<MemoryPoint['breakdownMiB']>;
+  }> = [];
   readonly load: number[] = [];
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -314,7 +361,17 @@ class Sampler {
         try {
           const [scrape, mem] = await Promise.all([this.op.scrape(), this.op.memory()]);
           const events = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, scrape.sum('rollout_guard_informer_objects', { resource: r })]));
-          this.samples.push({ t: Date.now(), rss: mem.rss, heap: scrape.sum('nodejs_heap_size_used_bytes'), queue: scrape.sum('rollout_guard_queue_depth'), pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }), lagMax: scrape.sum('nodejs_eventloop_lag_max_seconds'), idleCollections: scrape.sum('rollout_guard_idle_collection_seconds_count'), events, breakdown: breakdownOf(scrape, mem.rss) });
+          this.samples.push({
+            t: Date.now(),
+            rss: mem.rss,
+            heap: scrape.sum('nodejs_heap_size_used_bytes'),
+            queue: scrape.sum('rollout_guard_queue_depth'),
+            pods: scrape.sum('rollout_guard_informer_objects', { resource: 'pods' }),
+            lagMax: scrape.sum('nodejs_eventloop_lag_max_seconds'),
+            idleCollections: scrape.sum('rollout_guard_idle_collection_seconds_count'),
+            events,
+            breakdown: breakdownOf(scrape, mem.rss),
+          });
           this.load.push(loadavg()[0] ?? 0);
         } catch {
           // The operator is stopping; the loop ends with it.
@@ -356,7 +413,11 @@ class Sampler {
   at(from: number, to: number): MemoryPoint {
     const w = this.samples.filter((s) => s.t >= from && s.t <= to);
     const last = w[w.length - 1];
-    const point: MemoryPoint = { podsCached: last?.pods ?? 0, rssMiB: mib(last?.rss ?? 0), heapMiB: mib(Math.min(...w.map((s) => s.heap))) };
+    const point: MemoryPoint = {
+      podsCached: last?.pods ?? 0,
+      rssMiB: mib(last?.rss ?? 0),
+      heapMiB: mib(Math.min(...w.map((s) => s.heap))),
+    };
     if (last) point.breakdownMiB = last.breakdown;
     if (last && w[0]) point.idleCollections = last.idleCollections - w[0].idleCollections;
     return point;
@@ -372,13 +433,23 @@ async function eventCost(op: BenchOperator, sampler: Sampler, atRollout: Scrape,
   const end = await op.scrape();
   const fp = await eventFootprint(client, ns);
   const count = (s: Scrape, r: string) => s.sum('rollout_guard_informer_objects', { resource: r });
-  const objects = Object.fromEntries(EVENT_INFORMERS.map((r) => [r, {
-    afterRollout: count(atRollout, r),
-    end: count(end, r),
-    peak: Math.max(count(atRollout, r), count(end, r), sampler.maxEvents(r)),
-  }])) as EventCost['objects'];
+  const objects = Object.fromEntries(
+    EVENT_INFORMERS.map((r) => [
+      r,
+      {
+        afterRollout: count(atRollout, r),
+        end: count(end, r),
+        peak: Math.max(count(atRollout, r), count(end, r), sampler.maxEvents(r)),
+      },
+    ]),
+  ) as EventCost['objects'];
   const n = Object.values(fp.objects).reduce((a, o) => a + o.count, 0);
-  return { objects, bytesPerEvent: n > 0 ? Math.round(fp.bytes / n) : 0, cacheKiB: round(fp.bytes / 1024, 1)!, namespaceEvents: fp.allEvents };
+  return {
+    objects,
+    bytesPerEvent: n > 0 ? Math.round(fp.bytes / n) : 0,
+    cacheKiB: round(fp.bytes / 1024, 1)!,
+    namespaceEvents: fp.allEvents,
+  };
 }
 
 async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ nodes: number; otherNamespaces: string[] }> {
@@ -440,7 +511,16 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     // --- Containment: a revision that crashes after readiness, on its own pool (bench/containment.ts). ---
     if (run.containmentNodes.length > 0) {
       result.containment = await runContainment({
-        kubectl, client, log, ns: run.ns, pool: run.containmentPool, nodeNames: run.containmentNodes, observer: obs, poolLabel: POOL_LABEL, taint: BENCH_TAINT, nodeCpu: p.nodeCpu,
+        kubectl,
+        client,
+        log,
+        ns: run.ns,
+        pool: run.containmentPool,
+        nodeNames: run.containmentNodes,
+        observer: obs,
+        poolLabel: POOL_LABEL,
+        taint: BENCH_TAINT,
+        nodeCpu: p.nodeCpu,
       });
       run.phase('containment');
     }
@@ -458,7 +538,16 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     await run.sampler?.stop();
     await run.observer?.stop();
     if (run.op) await run.op.stop();
-    await cleanup(kubectl, client, run.ns, [{ pool: run.pool, nodes: run.nodeNames }, { pool: run.containmentPool, nodes: run.containmentNodes }], log);
+    await cleanup(
+      kubectl,
+      client,
+      run.ns,
+      [
+        { pool: run.pool, nodes: run.nodeNames },
+        { pool: run.containmentPool, nodes: run.containmentNodes },
+      ],
+      log,
+    );
     log(`  cleanup: ${secs(Date.now() - cleanStart)} s (${hostname()})`);
   }
 }
@@ -513,7 +602,9 @@ async function createPool(run: SizeRun): Promise<{ nodes: number; otherNamespace
 /** The operator, its caches synced with nodes only; the sampler and the bench's own watch started. */
 async function startOperator(run: SizeRun): Promise<{ running: Running; s0: Scrape; mem0: { rss: number; hwm: number }; fp0: Footprint }> {
   const { ctx, p, ns } = run;
-  const op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined, [`--pod-cache-linger-ms=${p.podCacheLingerMs}`]);
+  const op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined, [
+    `--pod-cache-linger-ms=${p.podCacheLingerMs}`,
+  ]);
   run.op = op;
   const sampler = new Sampler(op);
   run.sampler = sampler;
@@ -534,17 +625,31 @@ async function rollOutV1(run: SizeRun, obs: Observer): Promise<void> {
   await run.ctx.kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
   const rolledOut = (n: string): boolean => {
     const d = obs.daemonSet(n);
-    return !!d && d.observedGeneration >= (d.metadata.generation ?? 0) && d.sample.desired === p.nodes &&
-      d.sample.updated === p.nodes && d.sample.available === p.nodes && d.sample.current === p.nodes;
+    return (
+      !!d &&
+      d.observedGeneration >= (d.metadata.generation ?? 0) &&
+      d.sample.desired === p.nodes &&
+      d.sample.updated === p.nodes &&
+      d.sample.available === p.nodes &&
+      d.sample.current === p.nodes
+    );
   };
   const podsTimeout = 120_000 + p.nodes * p.daemonsets * 150;
-  await waitFor(() => names.every(rolledOut), { timeoutMs: podsTimeout, intervalMs: 500, describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes` });
+  await waitFor(() => names.every(rolledOut), {
+    timeoutMs: podsTimeout,
+    intervalMs: 500,
+    describe: `${names.length} DaemonSets rolled out on ${p.nodes} nodes`,
+  });
   run.phase('daemonsetsV1');
 }
 
 /** Lets the last writes of the Healthy transitions land before an idle window starts. */
 function quiet(obs: Observer, what: string): Promise<unknown> {
-  return waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: `guard writes quiet (${what})` });
+  return waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    describe: `guard writes quiet (${what})`,
+  });
 }
 
 interface IdleGuards {
@@ -558,7 +663,11 @@ interface IdleGuards {
 async function guardsHealthy(run: SizeRun, { op, sampler, obs }: Running): Promise<IdleGuards> {
   const { ctx, p, ns, names } = run;
   await ctx.kubectl(['apply', '-f', '-'], { input: list([guardManifest(ns, names[0]!, p)]) });
-  await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', { timeoutMs: 120_000, intervalMs: 250, describe: 'the first guard Healthy' });
+  await waitFor(() => obs.guard(names[0]!)?.state === 'Healthy', {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    describe: 'the first guard Healthy',
+  });
   await quiet(obs, 'one guard');
   // As long an idle window as the steady one that measures every guard idle: the runtime returns memory
   // after a burst only once it has been idle a while, so both points are taken after the same wait.
@@ -566,7 +675,11 @@ async function guardsHealthy(run: SizeRun, { op, sampler, obs }: Running): Promi
   await new Promise((r) => setTimeout(r, p.steadySeconds * 1000));
   const idleOne = sampler.at(oneFrom, Date.now());
   await ctx.kubectl(['apply', '-f', '-'], { input: list(names.slice(1).map((n) => guardManifest(ns, n, p))) });
-  await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), { timeoutMs: 120_000, intervalMs: 250, describe: 'every guard Healthy' });
+  await waitFor(() => names.every((n) => obs.guard(n)?.state === 'Healthy'), {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    describe: 'every guard Healthy',
+  });
   const fp1 = await cacheFootprint(ctx.client, ns);
   await quiet(obs, 'every guard');
   const s1 = await op.scrape();
@@ -605,19 +718,33 @@ async function singleRollout(run: SizeRun, { op, sampler, obs }: Running, s2: Sc
   const single = names[names.length - 1]!;
   const tS = Date.now();
   await run.ctx.kubectl(['apply', '-f', '-'], { input: list([dsManifest(ns, single, pool, p, 2, 'healthy')]) });
-  await waitFor(() => {
-    const g = obs.guard(single);
-    return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= tS;
-  }, { timeoutMs: 120_000 + p.nodes * 400, intervalMs: 250, describe: `${single} rolled out on its own` });
+  await waitFor(
+    () => {
+      const g = obs.guard(single);
+      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= tS;
+    },
+    { timeoutMs: 120_000 + p.nodes * 400, intervalMs: 250, describe: `${single} rolled out on its own` },
+  );
   const tSDone = Date.now();
-  await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the single rollout' });
+  await waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    describe: 'guard writes quiet after the single rollout',
+  });
   const sS = await op.scrape();
   const singleHist = (obs.guardLog.get(single) ?? []).filter((g) => g.t >= tS);
-  const singleFalse = names.filter((n) => (obs.guardLog.get(n) ?? []).some((g) => g.t >= tS && (g.state === 'Suspect' || g.state === 'Stalled')));
+  const singleFalse = names.filter((n) =>
+    (obs.guardLog.get(n) ?? []).some((g) => g.t >= tS && (g.state === 'Suspect' || g.state === 'Stalled')),
+  );
   const requests = requestDelta(s2, sS);
-  const released = await waitFor(async () => ((await op.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined), {
-    timeoutMs: p.podCacheLingerMs + 30_000, intervalMs: 250, describe: 'the single rollout\'s pods released',
-  }).catch(() => undefined);
+  const released = await waitFor(
+    async () => ((await op.scrape()).sum('rollout_guard_informer_objects', { resource: 'pods' }) === 0 ? Date.now() : undefined),
+    {
+      timeoutMs: p.podCacheLingerMs + 30_000,
+      intervalMs: 250,
+      describe: "the single rollout's pods released",
+    },
+  ).catch(() => undefined);
   // Up to the release: a small rollout can finish between two samples, its pods stay cached for the linger.
   const peak = sampler.peak(tS, released ?? Date.now());
   run.phase('singleRollout');
@@ -639,7 +766,9 @@ async function fleetRollout(run: SizeRun, { op, obs }: Running, single: string):
   const { p, ns, pool, names, cats, catOf } = run;
   const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
   const t0 = Date.now();
-  await run.ctx.kubectl(['apply', '-f', '-'], { input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))) });
+  await run.ctx.kubectl(['apply', '-f', '-'], {
+    input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))),
+  });
   const settled = (n: string): boolean => {
     const g = obs.guard(n);
     if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
@@ -655,7 +784,11 @@ async function fleetRollout(run: SizeRun, { op, obs }: Running, single: string):
     throw new Error(`${e instanceof Error ? e.message : String(e)}\nstates: ${states}`);
   });
   // The writes that follow Stalled (the undo dry-run result) belong to this rollout too.
-  await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, { timeoutMs: 60_000, intervalMs: 250, describe: 'guard writes quiet after the rollout' });
+  await waitFor(() => Date.now() - obs.lastGuardWrite() > 3_000, {
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    describe: 'guard writes quiet after the rollout',
+  });
   const tEnd = Date.now();
   const [s3, a3] = await Promise.all([op.scrape(), apiServerScrape(run.ctx)]);
   const hwm = (await op.memory()).hwm;
@@ -735,7 +868,10 @@ const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99:
 
 /** The guards that should stall (broken and exhausted), and a value of each where it has one. */
 function stallValues(guards: readonly GuardResult[], f: (g: GuardResult) => number | undefined): number[] {
-  return guards.filter((g) => g.category !== 'healthy').map(f).filter((v): v is number => v !== undefined);
+  return guards
+    .filter((g) => g.category !== 'healthy')
+    .map(f)
+    .filter((v): v is number => v !== undefined);
 }
 
 /** One scrape of the API server's /metrics, as the bench's admin user. */
@@ -754,7 +890,11 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
     nodes: p.nodes,
     daemonsets: p.daemonsets,
     pods: p.nodes * p.daemonsets,
-    categories: { healthy: cats.filter((c) => c === 'healthy').length, broken: cats.filter((c) => c === 'broken').length, exhausted: cats.filter((c) => c === 'exhausted').length },
+    categories: {
+      healthy: cats.filter((c) => c === 'healthy').length,
+      broken: cats.filter((c) => c === 'broken').length,
+      exhausted: cats.filter((c) => c === 'exhausted').length,
+    },
     clusterNodes: m.before.nodes,
     phases: run.phases,
     machine: {
@@ -766,7 +906,11 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
       writtenS: rSum(summarize(stallValues(guards, (g) => g.detectionWrittenS))),
       observedS: rSum(summarize(stallValues(guards, (g) => g.detectionObservedS))),
       eventS: rSum(summarize(stallValues(guards, (g) => g.detectionEventS))),
-      operatorHistogram: { count: detHist.count, p50: round(histogramQuantile(0.5, detHist.buckets)), p99: round(histogramQuantile(0.99, detHist.buckets)) },
+      operatorHistogram: {
+        count: detHist.count,
+        p50: round(histogramQuantile(0.5, detHist.buckets)),
+        p99: round(histogramQuantile(0.99, detHist.buckets)),
+      },
     },
     explanation: {
       fromPodS: rSum(summarize(stallValues(guards, (g) => g.explanationFromPodS))),
@@ -826,13 +970,18 @@ function apiResult(run: SizeRun, m: Measured): SizeResult['api'] {
     setup: requestDelta(s0, s1),
     steady,
     steadySeconds: secs(s2.at - s1.at),
-    steadyNonWatch: Object.entries(steady).filter(([k]) => !k.startsWith('WATCH ')).reduce((a, [, v]) => a + v, 0),
+    steadyNonWatch: Object.entries(steady)
+      .filter(([k]) => !k.startsWith('WATCH '))
+      .reduce((a, [, v]) => a + v, 0),
     rollout,
     rolloutSeconds: secs(s3.at - s2f.at),
     rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
     watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
     statusWritesPerGuard: {
-      operatorCounterMean: round((s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / run.names.length, 2)!,
+      operatorCounterMean: round(
+        (s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / run.names.length,
+        2,
+      )!,
       byCategory: { healthy: writes('healthy'), broken: writes('broken'), exhausted: writes('exhausted') },
     },
     writesPerTargetChange: round(totalChanges > 0 ? totalWrites / totalChanges : 0, 3)!,
@@ -847,10 +996,17 @@ function costResult(m: Measured): SizeResult['cost'] {
   const { s2 } = m.steady;
   const { s2f } = m.single;
   const { s3, a3, hwm, t0, tEnd } = m.fleet;
-  const serverHist = histogramDelta(m.single.a2f, a3, 'apiserver_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards', subresource: 'status' });
+  const serverHist = histogramDelta(m.single.a2f, a3, 'apiserver_request_duration_seconds', {
+    verb: 'PATCH',
+    resource: 'rolloutguards',
+    subresource: 'status',
+  });
   const recHist = histogramDelta(s2f, s3, 'rollout_guard_reconcile_duration_seconds');
   const waitHist = histogramDelta(s2f, s3, 'rollout_guard_queue_wait_seconds');
-  const patchHist = histogramDelta(s2f, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' });
+  const patchHist = histogramDelta(s2f, s3, 'rollout_guard_api_request_duration_seconds', {
+    verb: 'PATCH',
+    resource: 'rolloutguards/status',
+  });
   const cpu = (a: Scrape, b: Scrape) => round(b.sum('process_cpu_seconds_total') - a.sum('process_cpu_seconds_total'), 2)!;
   const heaps = sampler.samples.map((s) => s.heap);
   return {
@@ -863,8 +1019,18 @@ function costResult(m: Measured): SizeResult['cost'] {
       ...(fp1.fullPodBytes !== undefined ? { fullPodBytes: fp1.fullPodBytes } : {}),
       objects: fp1.objects,
     },
-    heapUsedMiB: { nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')), withPods: mib(s1.sum('nodejs_heap_size_used_bytes')), max: mib(Math.max(0, ...heaps)) },
-    cpuSeconds: { startup: round(s0.sum('process_cpu_seconds_total'), 2)!, setup: cpu(s0, s1), steady: cpu(s1, s2), rollout: cpu(s2f, s3), total: round(s3.sum('process_cpu_seconds_total'), 2)! },
+    heapUsedMiB: {
+      nodesOnly: mib(s0.sum('nodejs_heap_size_used_bytes')),
+      withPods: mib(s1.sum('nodejs_heap_size_used_bytes')),
+      max: mib(Math.max(0, ...heaps)),
+    },
+    cpuSeconds: {
+      startup: round(s0.sum('process_cpu_seconds_total'), 2)!,
+      setup: cpu(s0, s1),
+      steady: cpu(s1, s2),
+      rollout: cpu(s2f, s3),
+      total: round(s3.sum('process_cpu_seconds_total'), 2)!,
+    },
     reconcile: histogramSummary(recHist),
     ...(waitHist.count > 0 ? { queueWait: histogramSummary(waitHist) } : {}),
     ...(patchHist.count > 0 ? { statusPatch: histogramSummary(patchHist) } : {}),
@@ -890,7 +1056,13 @@ function histogramSummary(h: ReturnType<typeof histogramDelta>): { count: number
  * pod deletions while the nodes still exist), then the nodes, then force-deletes any pod still bound to
  * one of them (nothing else would: there is no kubelet and no pod GC here).
  */
-async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, pools: ReadonlyArray<{ pool: string; nodes: readonly string[] }>, log: (l: string) => void): Promise<void> {
+async function cleanup(
+  kubectl: Kubectl,
+  client: ApiClient,
+  ns: string,
+  pools: ReadonlyArray<{ pool: string; nodes: readonly string[] }>,
+  log: (l: string) => void,
+): Promise<void> {
   const t = Date.now();
   const r = await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=300s'], { allowFail: true });
   if (r.code !== 0) log(`  cleanup: namespace ${ns} not gone yet: ${r.stderr.trim()}`);
@@ -901,7 +1073,9 @@ async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, pools: R
     const selector = `${POOL_LABEL} in (${used.map((x) => x.pool).join(',')})`;
     await kubectl(['delete', 'nodes', '-l', selector, '--wait=false'], { allowFail: true });
     await waitFor(async () => (await kubectl(['get', 'nodes', '-l', selector, '-o', 'name'], { allowFail: true })).stdout.trim() === '', {
-      timeoutMs: 120_000, intervalMs: 500, describe: `nodes of pool(s) ${used.map((x) => x.pool).join(', ')} deleted`,
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      describe: `nodes of pool(s) ${used.map((x) => x.pool).join(', ')} deleted`,
     }).catch((e: unknown) => log(`  cleanup: ${e instanceof Error ? e.message : String(e)}`));
   }
   const mine = new Set(used.flatMap((x) => x.nodes));
@@ -909,6 +1083,19 @@ async function cleanup(kubectl: Kubectl, client: ApiClient, ns: string, pools: R
     .request<{ items: Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }>('GET', '/api/v1/pods')
     .catch(() => ({ items: [] as Array<{ metadata: { name: string; namespace: string }; spec?: { nodeName?: string } }> }));
   for (const pod of pods.items.filter((x) => x.spec?.nodeName && mine.has(x.spec.nodeName))) {
-    await kubectl(['delete', 'pod', pod.metadata.name, '-n', pod.metadata.namespace, '--grace-period=0', '--force', '--ignore-not-found', '--wait=false'], { allowFail: true });
+    await kubectl(
+      [
+        'delete',
+        'pod',
+        pod.metadata.name,
+        '-n',
+        pod.metadata.namespace,
+        '--grace-period=0',
+        '--force',
+        '--ignore-not-found',
+        '--wait=false',
+      ],
+      { allowFail: true },
+    );
   }
 }

@@ -55,7 +55,10 @@ export function parseMetrics(text: string): Sample[] {
 
 /** A scrape of /metrics, indexed for lookups. */
 export class Scrape {
-  constructor(readonly samples: readonly Sample[], readonly at: number) {}
+  constructor(
+    readonly samples: readonly Sample[],
+    readonly at: number,
+  ) {}
 
   /** Sum of every sample named `name` whose labels include `match`. */
   sum(name: string, match: Record<string, string> = {}): number {
@@ -87,7 +90,12 @@ export function requestDelta(before: Scrape, after: Scrape): Record<string, numb
 }
 
 /** Cumulative bucket counts of a histogram between two scrapes: [upper bound, count ≤ bound]. */
-export function histogramDelta(before: Scrape | undefined, after: Scrape, name: string, match: Record<string, string> = {}): { buckets: Array<[number, number]>; count: number; sum: number } {
+export function histogramDelta(
+  before: Scrape | undefined,
+  after: Scrape,
+  name: string,
+  match: Record<string, string> = {},
+): { buckets: Array<[number, number]>; count: number; sum: number } {
   const matches = (labels: Record<string, string>) => Object.entries(match).every(([k, v]) => labels[k] === v);
   const read = (s: Scrape | undefined) => {
     const m = new Map<number, number>();
@@ -100,7 +108,9 @@ export function histogramDelta(before: Scrape | undefined, after: Scrape, name: 
   };
   const a = read(before);
   const b = read(after);
-  const buckets: Array<[number, number]> = [...b].map(([le, v]) => [le, v - (a.get(le) ?? 0)] as [number, number]).sort((x, y) => x[0] - y[0]);
+  const buckets: Array<[number, number]> = [...b]
+    .map(([le, v]) => [le, v - (a.get(le) ?? 0)] as [number, number])
+    .sort((x, y) => x[0] - y[0]);
   return {
     buckets,
     count: after.sum(`${name}_count`, match) - (before?.sum(`${name}_count`, match) ?? 0),

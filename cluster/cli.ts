@@ -8,7 +8,17 @@
  *
  * @module
  */
-import { COMPONENTS, down, parseProcessName, restartComponent, startComponent, status, stopComponent, up, type ProcessName } from './controlPlane.js';
+import {
+  COMPONENTS,
+  down,
+  parseProcessName,
+  restartComponent,
+  startComponent,
+  status,
+  stopComponent,
+  up,
+  type ProcessName,
+} from './controlPlane.js';
 
 const USAGE = `usage: node dist/cluster/cli.js up [--real-node]|down|status
        node dist/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT

@@ -50,7 +50,8 @@ const KWOK_INSTANCE_RE = /^kwok-([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/;
 /** The {@link ProcessName} of the extra kwok instance that manages the nodes annotated `kwok.x-k8s.io/node=<pool>`. */
 export function kwokInstanceName(pool: string): ProcessName {
   const name = `kwok-${pool}` as const;
-  if (!KWOK_INSTANCE_RE.test(name) || pool === 'fake') throw new Error(`${JSON.stringify(pool)} cannot name a kwok instance (lower-case DNS label, not "fake")`);
+  if (!KWOK_INSTANCE_RE.test(name) || pool === 'fake')
+    throw new Error(`${JSON.stringify(pool)} cannot name a kwok instance (lower-case DNS label, not "fake")`);
   return name;
 }
 
@@ -375,17 +376,33 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
       }
       if (existing.kind === 'stale') step('found a stopped cluster (no process alive); starting a fresh one');
       mode = built ? 'cold' : 'warm';
-      state = await startFresh(binDir, portsFromEnv(env), step, { audit: env[AUDIT_LOG_ENV] === '1', nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1', ...raisesFrom(env) });
+      state = await startFresh(binDir, portsFromEnv(env), step, {
+        audit: env[AUDIT_LOG_ENV] === '1',
+        nodeLifecycle: env[NODE_LIFECYCLE_ENV] === '1',
+        ...raisesFrom(env),
+      });
     }
 
     const kubectl = kubectlRunner(state.binDir, p.kubeconfig);
     const specs = Array.from({ length: nodeCount }, (_, i) => ({ name: `node-${i + 1}` }));
     await createNodes(kubectl, specs);
-    await waitForNodesReady(kubectl, specs.map((s) => s.name), { timeoutMs: 60_000, whileWaiting: () => assertAllAlive() });
+    await waitForNodesReady(
+      kubectl,
+      specs.map((s) => s.name),
+      { timeoutMs: 60_000, whileWaiting: () => assertAllAlive() },
+    );
     step(`${nodeCount} node(s) Ready`);
     if (opts.realNode ?? env[REAL_NODE_ENV] === '1') {
       const s = state;
-      await startRealNode({ clusterDir: p.dir, binDir: s.binDir, apiserverPort: s.ports.apiserver, nodeToken: s.nodeToken, kubeletPort: s.ports.kubelet, kubeletHealthzPort: s.ports.kubeletHealthz, log: step });
+      await startRealNode({
+        clusterDir: p.dir,
+        binDir: s.binDir,
+        apiserverPort: s.ports.apiserver,
+        nodeToken: s.nodeToken,
+        kubeletPort: s.ports.kubelet,
+        kubeletHealthzPort: s.ports.kubeletHealthz,
+        log: step,
+      });
       await waitForNodesReady(kubectl, [REAL_NODE_NAME], { timeoutMs: 90_000, whileWaiting: () => assertAllAlive() });
       step(`real node ${REAL_NODE_NAME} Ready (kubelet, containerd)`);
     }
@@ -398,7 +415,9 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
     for (const { key, env: name } of RAISES) {
       if (state[key] !== undefined) raised[key] = state[key];
       if (mode === 'reused' && wanted[key] !== undefined && wanted[key] !== state[key]) {
-        log(`note: ${name}=${wanted[key]} applies to a new cluster; the running one keeps ${state[key] ?? 'the default'} (npm run cluster:down first)`);
+        log(
+          `note: ${name}=${wanted[key]} applies to a new cluster; the running one keeps ${state[key] ?? 'the default'} (npm run cluster:down first)`,
+        );
       }
     }
     return { kubeconfig: p.kubeconfig, binDir: state.binDir, mode, buildMs, totalMs, ports: state.ports, ...raised };
@@ -435,7 +454,13 @@ export async function status(): Promise<ClusterStatus> {
   const tracked = await readPids();
   const pids = new Map(tracked.map((c) => [c.name, c.pid]));
   // The components always (a missing one shows as stopped), then whichever kwok instances are recorded.
-  const names: ProcessName[] = [...COMPONENTS, ...tracked.map((c) => c.name).filter((n) => binaryOf(n) !== n).sort()];
+  const names: ProcessName[] = [
+    ...COMPONENTS,
+    ...tracked
+      .map((c) => c.name)
+      .filter((n) => binaryOf(n) !== n)
+      .sort(),
+  ];
   const components = names.map((name): ComponentStatus => {
     const pid = pids.get(name);
     const alive = pid !== undefined && isOurProcess(pid, name);
@@ -541,11 +566,14 @@ export function kubectlRunner(binDir: string, kubeconfig: string): Kubectl {
 export async function createNamespace(kubectl: Kubectl, name: string, labels: Record<string, string> = {}): Promise<void> {
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }) });
   // Long: a controller manager whose watches are in back-off after an API server restart takes tens of seconds.
-  await waitFor(async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', name, '-o', 'name'], { allowFail: true })).code === 0, {
-    timeoutMs: 120_000,
-    intervalMs: 250,
-    describe: `the default ServiceAccount of namespace ${name}`,
-  });
+  await waitFor(
+    async () => (await kubectl(['get', 'serviceaccount', 'default', '-n', name, '-o', 'name'], { allowFail: true })).code === 0,
+    {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      describe: `the default ServiceAccount of namespace ${name}`,
+    },
+  );
 }
 
 /** The Node object for a {@link NodeSpec}: no kwok taint, so DaemonSet pods land on it. */
@@ -598,13 +626,19 @@ export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]):
  * <nil>") when it reads a CRD whose status the API server has not written yet.
  */
 export async function waitForCrdsEstablished(kubectl: Kubectl, names: readonly string[], opts: { timeoutMs?: number } = {}): Promise<void> {
-  await waitFor(async () => {
-    const r = await kubectl(['get', 'crd', ...names, '-o', 'json'], { allowFail: true });
-    if (r.code !== 0) return false;
-    const out = JSON.parse(r.stdout) as { items?: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> };
-    const items = out.items ?? [out as { status?: { conditions?: Array<{ type: string; status: string }> } }];
-    return items.length === names.length && items.every((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') === true);
-  }, { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 200, describe: `CRDs ${names.join(', ')} established` });
+  await waitFor(
+    async () => {
+      const r = await kubectl(['get', 'crd', ...names, '-o', 'json'], { allowFail: true });
+      if (r.code !== 0) return false;
+      const out = JSON.parse(r.stdout) as { items?: Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }> };
+      const items = out.items ?? [out as { status?: { conditions?: Array<{ type: string; status: string }> } }];
+      return (
+        items.length === names.length &&
+        items.every((c) => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') === true)
+      );
+    },
+    { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 200, describe: `CRDs ${names.join(', ')} established` },
+  );
 }
 
 /** Polls until every named node reports `Ready=True`. */
@@ -624,8 +658,7 @@ export async function waitForNodesReady(
       const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
       const items = 'items' in parsed ? parsed.items : [parsed];
       return (
-        items.length === names.length &&
-        items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        items.length === names.length && items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       );
     },
     { timeoutMs: opts.timeoutMs, intervalMs: 250, describe: `nodes ${names.join(', ')} Ready` },
@@ -645,7 +678,10 @@ export interface WaitOptions {
  * the message names `describe` and the last value or error `fn` produced, which is usually the
  * most useful clue. Errors thrown by `fn` count as "not yet" (the API may be briefly unavailable).
  */
-export async function waitFor<T>(fn: () => Promise<T | false | null | undefined> | T | false | null | undefined, opts: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | false | null | undefined> | T | false | null | undefined,
+  opts: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const intervalMs = opts.intervalMs ?? 250;
   const deadline = Date.now() + timeoutMs;
@@ -693,7 +729,10 @@ async function startFresh(
   const nodeToken = randomBytes(16).toString('hex');
   await run('openssl', ['genrsa', '-out', path.join(p.pki, 'sa.key'), '2048']);
   // The kubelet's identity is a node's, so the Node authorizer, not system:masters, decides what it may read.
-  const tokens = [`${token},admin,admin,"system:masters"`, `${nodeToken},system:node:${REAL_NODE_NAME},node-${REAL_NODE_NAME},"system:nodes"`];
+  const tokens = [
+    `${token},admin,admin,"system:masters"`,
+    `${nodeToken},system:node:${REAL_NODE_NAME},node-${REAL_NODE_NAME},"system:nodes"`,
+  ];
   await writeFile(path.join(p.pki, 'tokens.csv'), tokens.join('\n') + '\n', { mode: 0o600 });
   await writeKubeletClientCert(p.pki);
   await writeFile(p.kubeconfig, kubeconfigYaml(ports.apiserver, token), { mode: 0o600 });
@@ -873,7 +912,8 @@ function raisesFrom(env: NodeJS.ProcessEnv): Raises {
     const raw = env[name];
     if (!raw) continue;
     const v = Number(raw);
-    if (!(integer ? Number.isInteger(v) : Number.isFinite(v)) || v <= 0) throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
+    if (!(integer ? Number.isInteger(v) : Number.isFinite(v)) || v <= 0)
+      throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got ${raw}`);
     out[key] = v;
   }
   return out;
@@ -1028,7 +1068,11 @@ async function stopAll(log: (line: string) => void): Promise<void> {
   await stopRealNode(paths().dir, log);
   const running = (await readPids()).filter((c) => isOurProcess(c.pid, c.name));
   const groups: ComponentName[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
-  for (const group of groups) await stopProcesses(running.filter((c) => group.includes(binaryOf(c.name))), log);
+  for (const group of groups)
+    await stopProcesses(
+      running.filter((c) => group.includes(binaryOf(c.name))),
+      log,
+    );
 }
 
 /** A tracked process: its name (pid and log file) and pid. */
@@ -1192,9 +1236,48 @@ export function freePort(): Promise<number> {
  */
 async function writeKubeletClientCert(pki: string): Promise<void> {
   const f = (n: string) => path.join(pki, n);
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('kubelet-ca.key'), '-out', f('kubelet-ca.crt'), '-days', '30', '-subj', '/CN=rollout-guard-kubelet-ca']);
-  await run('openssl', ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('kubelet-client.key'), '-out', f('kubelet-client.csr'), '-subj', '/CN=kube-apiserver-kubelet-client']);
-  await run('openssl', ['x509', '-req', '-in', f('kubelet-client.csr'), '-CA', f('kubelet-ca.crt'), '-CAkey', f('kubelet-ca.key'), '-CAcreateserial', '-out', f('kubelet-client.crt'), '-days', '30']);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('kubelet-ca.key'),
+    '-out',
+    f('kubelet-ca.crt'),
+    '-days',
+    '30',
+    '-subj',
+    '/CN=rollout-guard-kubelet-ca',
+  ]);
+  await run('openssl', [
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('kubelet-client.key'),
+    '-out',
+    f('kubelet-client.csr'),
+    '-subj',
+    '/CN=kube-apiserver-kubelet-client',
+  ]);
+  await run('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    f('kubelet-client.csr'),
+    '-CA',
+    f('kubelet-ca.crt'),
+    '-CAkey',
+    f('kubelet-ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('kubelet-client.crt'),
+    '-days',
+    '30',
+  ]);
 }
 
 function run(cmd: string, args: string[]): Promise<void> {

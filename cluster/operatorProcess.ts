@@ -133,7 +133,8 @@ export class OperatorChild {
       // As the image starts it: the idle collector needs a collection it can call (runtime/idleCollector.ts).
       '--expose-gc',
       ...(o.nodeArgs ?? []),
-      OPERATOR_MAIN, 'run',
+      OPERATOR_MAIN,
+      'run',
       ...o.args,
       `--metrics-bind-address=${metricsPort === null ? '0' : `127.0.0.1:${metricsPort}`}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,

@@ -149,7 +149,14 @@ export interface NodeObject {
   metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }> };
   status?: {
-    conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string; lastHeartbeatTime?: string }>;
+    conditions?: Array<{
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      lastHeartbeatTime?: string;
+    }>;
   };
 }
 
@@ -399,7 +406,11 @@ export class PrivateCluster {
    * Polls until every named node satisfies `pred` (e.g. {@link isUnreachable}, {@link isReachable}) and
    * returns them; the timeout message shows each node's Ready condition and taints.
    */
-  async waitForNodes(names: readonly string[], pred: (node: NodeObject) => boolean, opts: { timeoutMs: number; describe: string; intervalMs?: number }): Promise<NodeObject[]> {
+  async waitForNodes(
+    names: readonly string[],
+    pred: (node: NodeObject) => boolean,
+    opts: { timeoutMs: number; describe: string; intervalMs?: number },
+  ): Promise<NodeObject[]> {
     let last: NodeObject[] = [];
     try {
       return await waitFor(
@@ -410,7 +421,9 @@ export class PrivateCluster {
         { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs ?? 250, describe: opts.describe },
       );
     } catch (err) {
-      const seen = last.map((n) => `${n.metadata.name}: Ready=${JSON.stringify(readyCondition(n))} taints=${JSON.stringify(n.spec.taints ?? [])}`);
+      const seen = last.map(
+        (n) => `${n.metadata.name}: Ready=${JSON.stringify(readyCondition(n))} taints=${JSON.stringify(n.spec.taints ?? [])}`,
+      );
       throw new Error(`${err instanceof Error ? err.message : String(err)}\n${seen.join('\n')}`);
     }
   }
@@ -513,7 +526,8 @@ function awaitStopState(pid: number, stopped: boolean, name: string): void {
       return; // gone: nothing left to wait for
     }
     if ((state === 'T') === stopped) return;
-    if (Date.now() > deadline) throw new Error(`${name} (pid ${pid}) is still in state ${state} 5 s after ${stopped ? 'SIGSTOP' : 'SIGCONT'}`);
+    if (Date.now() > deadline)
+      throw new Error(`${name} (pid ${pid}) is still in state ${state} 5 s after ${stopped ? 'SIGSTOP' : 'SIGCONT'}`);
     Atomics.wait(nap, 0, 0, 2); // a 2 ms synchronous pause between reads of /proc
   }
 }

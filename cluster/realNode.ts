@@ -45,7 +45,14 @@ export const REAL_NODE_PROCESSES = ['kubelet', 'containerd'] as const;
 export type RealNodeProcess = (typeof REAL_NODE_PROCESSES)[number];
 
 /** Kernel tunables the kubelet sets on start; each gets a file bound over it in the node's namespace. */
-const KUBELET_SYSCTLS = ['vm/overcommit_memory', 'vm/panic_on_oom', 'kernel/panic', 'kernel/panic_on_oops', 'kernel/keys/root_maxkeys', 'kernel/keys/root_maxbytes'];
+const KUBELET_SYSCTLS = [
+  'vm/overcommit_memory',
+  'vm/panic_on_oom',
+  'kernel/panic',
+  'kernel/panic_on_oops',
+  'kernel/keys/root_maxkeys',
+  'kernel/keys/root_maxbytes',
+];
 
 /** What the real node needs from the cluster it joins. */
 export interface RealNodeOptions {
@@ -98,7 +105,8 @@ export async function startRealNode(o: RealNodeOptions): Promise<void> {
     return;
   }
   if (!existsSync(path.join(l.tools, 'bin', 'kubelet'))) throw new Error(`no real-node binaries in ${l.tools}: run bash cluster/build.sh`);
-  if (process.getuid?.() !== 0) throw new Error('the real node needs root: its kubelet and containerd make cgroups, mounts and a network bridge');
+  if (process.getuid?.() !== 0)
+    throw new Error('the real node needs root: its kubelet and containerd make cgroups, mounts and a network bridge');
   if (existsSync('/sys/fs/cgroup/cgroup.controllers')) {
     // Pure cgroup v2 needs the controllers delegated to a subtree the kubelet owns; not built (or tested) yet.
     throw new Error('the real node runs on cgroup v1 hierarchies (this machine mounts only cgroup v2 at /sys/fs/cgroup)');
@@ -110,8 +118,20 @@ export async function startRealNode(o: RealNodeOptions): Promise<void> {
   makeCgroupRoot(l.cgroupRoot);
 
   // unshare and nsenter exec their command, so each recorded pid is the program's own.
-  const containerd = await spawnTracked(l, 'containerd', 'unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', path.join(l.dir, 'enter.sh')]);
-  await waitUntil(() => ctr(l, ['version']).status === 0, 30_000, 'containerd to answer', () => tail(l, 'containerd'));
+  const containerd = await spawnTracked(l, 'containerd', 'unshare', [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    path.join(l.dir, 'enter.sh'),
+  ]);
+  await waitUntil(
+    () => ctr(l, ['version']).status === 0,
+    30_000,
+    'containerd to answer',
+    () => tail(l, 'containerd'),
+  );
   writeFileSync(path.join(l.dir, 'mntns'), readlinkSync(`/proc/${containerd}/ns/mnt`));
   for (const image of ['busybox', 'pause'] as const) {
     const r = ctr(l, ['images', 'import', path.join(l.tools, 'images', `${image}.tar`)]);
@@ -130,7 +150,12 @@ export async function startRealNode(o: RealNodeOptions): Promise<void> {
     `--cert-dir=${path.join(l.dir, 'kubelet', 'pki')}`,
     `--node-labels=rollout-guard.dev/pool=${REAL_NODE_POOL}`,
   ]);
-  await waitUntil(() => livePid(l, 'kubelet') !== undefined && healthz(o.kubeletHealthzPort), 60_000, 'the kubelet /healthz', () => tail(l, 'kubelet'));
+  await waitUntil(
+    () => livePid(l, 'kubelet') !== undefined && healthz(o.kubeletHealthzPort),
+    60_000,
+    'the kubelet /healthz',
+    () => tail(l, 'kubelet'),
+  );
   o.log(`real node ${REAL_NODE_NAME}: kubelet up`);
 }
 
@@ -153,7 +178,8 @@ export async function stopRealNode(clusterDir: string, log: (line: string) => vo
   spawnSync('ip', ['link', 'del', l.bridge], { stdio: 'ignore' });
   await rm(path.join(l.pids, 'kubelet.pid'), { force: true });
   await rm(path.join(l.pids, 'containerd.pid'), { force: true });
-  if (kubelet !== undefined || containerd !== undefined) log(`stopped real node ${REAL_NODE_NAME} (kubelet ${kubelet ?? '-'}, containerd ${containerd ?? '-'}, ${inNamespace.length} shim(s))`);
+  if (kubelet !== undefined || containerd !== undefined)
+    log(`stopped real node ${REAL_NODE_NAME} (kubelet ${kubelet ?? '-'}, containerd ${containerd ?? '-'}, ${inNamespace.length} shim(s))`);
 }
 
 /** Pids of the node's processes that are alive, by name. */
@@ -179,7 +205,19 @@ async function writeConfigs(l: RealNodeLayout, o: RealNodeOptions): Promise<void
       name: 'rollout-guard',
       plugins: [
         // No masquerade: pods need no way off the machine (images are local), and it needs iptables.
-        { type: 'bridge', bridge: l.bridge, isGateway: true, ipMasq: false, hairpinMode: true, ipam: { type: 'host-local', dataDir: path.join(l.dir, 'cni', 'ipam'), ranges: [[{ subnet: l.subnet }]], routes: [{ dst: '0.0.0.0/0' }] } },
+        {
+          type: 'bridge',
+          bridge: l.bridge,
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            dataDir: path.join(l.dir, 'cni', 'ipam'),
+            ranges: [[{ subnet: l.subnet }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+          },
+        },
         { type: 'loopback' },
       ],
     }),
@@ -207,7 +245,7 @@ async function writeConfigs(l: RealNodeLayout, o: RealNodeOptions): Promise<void
   await writeFile(
     path.join(l.dir, 'enter.sh'),
     [
-      '# Run by unshare in the node\'s private mount namespace; becomes containerd.',
+      "# Run by unshare in the node's private mount namespace; becomes containerd.",
       'set -e',
       'mount -t tmpfs tmpfs /run/containerd 2>/dev/null || { mkdir -p /run/containerd && mount -t tmpfs tmpfs /run/containerd; }',
       'mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns',
@@ -266,7 +304,11 @@ function kubeletConfig(l: RealNodeLayout, o: RealNodeOptions): Record<string, un
     healthzBindAddress: '127.0.0.1',
     readOnlyPort: 0,
     // Only the API server's client certificate (its own CA, see controlPlane.ts) may call this kubelet.
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: path.join(o.clusterDir, 'pki', 'kubelet-ca.crt') } },
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: false },
+      x509: { clientCAFile: path.join(o.clusterDir, 'pki', 'kubelet-ca.crt') },
+    },
     authorization: { mode: 'AlwaysAllow' },
     registerWithTaints: [REAL_NODE_TAINT],
     // A shared CI disk may be nearly full; the tests are not about eviction.
@@ -394,7 +436,10 @@ async function spawnTracked(l: RealNodeLayout, name: RealNodeProcess, cmd: strin
 }
 
 function ctr(l: RealNodeLayout, args: string[]): { status: number | null; stderr: string } {
-  const r = spawnSync(path.join(l.tools, 'bin', 'ctr'), ['--address', l.socket, '--namespace', 'k8s.io', ...args], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(path.join(l.tools, 'bin', 'ctr'), ['--address', l.socket, '--namespace', 'k8s.io', ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, stderr: r.stderr };
 }
 
@@ -405,7 +450,11 @@ function healthz(port: number): boolean {
 
 function tail(l: RealNodeLayout, name: RealNodeProcess): string {
   try {
-    return readFileSync(path.join(l.logs, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-20).join('\n');
+    return readFileSync(path.join(l.logs, `${name}.log`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-20)
+      .join('\n');
   } catch {
     return '(no log)';
   }

@@ -22,8 +22,33 @@ import type { FaultOwner, RevisionRef, UndoSkip } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { POOL_LABEL, createNamespace, waitFor, type Kubectl } from '../cluster/controlPlane.js';
-import { PrivateCluster, isReachable, isUnreachable, readyCondition, UNREACHABLE_TAINT, type KillableNodePool, type NodeObject, type PrivateNodePool } from '../cluster/privateCluster.js';
-import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
+import {
+  PrivateCluster,
+  isReachable,
+  isUnreachable,
+  readyCondition,
+  UNREACHABLE_TAINT,
+  type KillableNodePool,
+  type NodeObject,
+  type PrivateNodePool,
+} from '../cluster/privateCluster.js';
+import {
+  DEFAULT_NAMESPACE,
+  LiveView,
+  NAME,
+  Operator,
+  ROOT,
+  StoryFailed,
+  daemonSet,
+  onInterrupt,
+  out,
+  outputMode,
+  rolloutGuard,
+  say,
+  section,
+  show,
+  stopPrevious,
+} from './shared.js';
 import { oneGeneration, readSnapshot, style, type DsColumns, type NodeRow, type Snapshot } from './view.js';
 
 /** The cluster CLI, which stops a control plane left by --keep. */
@@ -153,7 +178,9 @@ export async function deadNodesStory(opts: DeadNodesOptions): Promise<number> {
   let reason = '';
   let scene: Scene | undefined;
   try {
-    section(`Private control plane in ${dir}/ (etcd, kube-apiserver, controller-manager with the node lifecycle controller, scheduler, kwok)`);
+    section(
+      `Private control plane in ${dir}/ (etcd, kube-apiserver, controller-manager with the node lifecycle controller, scheduler, kwok)`,
+    );
     await stopPrevious(path.join(stateDir, 'operator.pid'));
     // Removes whatever an earlier run left in the directory, then starts afresh on free ports.
     pc = await PrivateCluster.start({ dir, nodeLifecycle: true, log: (l) => out(`    ${l.replace(/^\[private cluster\] /, '')}`) });
@@ -201,7 +228,9 @@ export async function deadNodesStory(opts: DeadNodesOptions): Promise<number> {
     out('');
     out(`detection time (Stalled − image change): ${secs(scene.record.stalledAt)}`);
     if (scene.record.thawedAt !== undefined) {
-      out(`time to Healthy on revision 2 after the thaw: ${scene.record.healthyAt !== undefined ? secs(scene.record.healthyAt - scene.record.thawedAt) : 'never'}`);
+      out(
+        `time to Healthy on revision 2 after the thaw: ${scene.record.healthyAt !== undefined ? secs(scene.record.healthyAt - scene.record.thawedAt) : 'never'}`,
+      );
     }
   }
   out('');
@@ -226,8 +255,13 @@ async function createFleet(pc: PrivateCluster): Promise<{ steady: PrivateNodePoo
 /** The DaemonSet on all four nodes, ready everywhere, then its guard, Healthy. */
 async function deploy(sc: Scene): Promise<void> {
   const all = [...sc.steady.nodes, ...sc.dying.nodes];
-  section(`DaemonSet ${NAME} (maxUnavailable 1, minReadySeconds ${MIN_READY_SECONDS}, image ${FROM_IMAGE}) on ${list(all)}, and its RolloutGuard`);
-  const ds = daemonSet(sc.ns, FROM_IMAGE, { pin: { key: POOL_LABEL, values: [sc.steady.name, sc.dying.name] }, minReadySeconds: MIN_READY_SECONDS });
+  section(
+    `DaemonSet ${NAME} (maxUnavailable 1, minReadySeconds ${MIN_READY_SECONDS}, image ${FROM_IMAGE}) on ${list(all)}, and its RolloutGuard`,
+  );
+  const ds = daemonSet(sc.ns, FROM_IMAGE, {
+    pin: { key: POOL_LABEL, values: [sc.steady.name, sc.dying.name] },
+    minReadySeconds: MIN_READY_SECONDS,
+  });
   await sc.kubectl(['apply', '-f', '-'], { input: JSON.stringify(ds) });
   const now = (): number => Date.now();
   const ready = await waitFor(
@@ -320,7 +354,10 @@ async function follow(sc: Scene, what: string, done: (s: Snapshot, nodes: NodeOb
     if (down && !wasDown) {
       wasDown = true;
       sc.record.unknownAt ??= s.at - sc.t0;
-      view.note(`the nodes ${list(sc.dying.nodes)} turn Unknown: no heartbeat from their kubelets, so the node lifecycle controller set Ready=Unknown and tainted them ${UNREACHABLE_TAINT}`, s.at);
+      view.note(
+        `the nodes ${list(sc.dying.nodes)} turn Unknown: no heartbeat from their kubelets, so the node lifecycle controller set Ready=Unknown and tainted them ${UNREACHABLE_TAINT}`,
+        s.at,
+      );
     }
     if (up && wasDown && sc.record.thawedAt !== undefined) {
       wasDown = false;
@@ -332,13 +369,18 @@ async function follow(sc: Scene, what: string, done: (s: Snapshot, nodes: NodeOb
     if (sc.op.exited !== undefined) throw new StoryFailed(`the operator exited with ${sc.op.exited}\n${await sc.op.tail()}`);
     const undoEvent = s.events.find((e) => e.reason === 'UndoStarted');
     if (g?.lastUndo || g?.state === 'RollingBack' || g?.state === 'RolledBack' || undoEvent) {
-      throw new StoryFailed(`the guard undid a rollout of a good image (state ${g?.state ?? '?'}; ${g?.lastUndo?.message ?? undoEvent?.note ?? ''})`);
+      throw new StoryFailed(
+        `the guard undid a rollout of a good image (state ${g?.state ?? '?'}; ${g?.lastUndo?.message ?? undoEvent?.note ?? ''})`,
+      );
     }
-    if (s.ds && s.ds.image !== TO_IMAGE) throw new StoryFailed(`the DaemonSet's template is on ${s.ds.image}, not the good image ${TO_IMAGE}: something changed it`);
+    if (s.ds && s.ds.image !== TO_IMAGE)
+      throw new StoryFailed(`the DaemonSet's template is on ${s.ds.image}, not the good image ${TO_IMAGE}: something changed it`);
 
     if (done(s, dyingNodes)) return s;
     if (Date.now() > sc.deadline) {
-      throw new StoryFailed(`timed out waiting for ${what}, ${(sc.deadline - sc.t0) / 1000}s after the image change; guard state ${g?.state ?? 'none'}: ${g?.message ?? ''}`);
+      throw new StoryFailed(
+        `timed out waiting for ${what}, ${(sc.deadline - sc.t0) / 1000}s after the image change; guard state ${g?.state ?? 'none'}: ${g?.message ?? ''}`,
+      );
     }
     // A polling interval, not a stand-in for a condition: every condition is re-read each tick.
     await new Promise((r) => setTimeout(r, 500));
@@ -364,17 +406,24 @@ async function watchStall(sc: Scene): Promise<void> {
     r.owner = g.owner;
     if (s.ds) r.stalledColumns = s.ds;
     r.stalledDying = s.nodes.filter((n) => sc.dying.nodes.includes(n.node));
-    if (g.owner !== 'Node') throw new StoryFailed(`Stalled, but the guard blames ${g.owner || 'no one'} (cause ${g.cause || '?'}), not the nodes: ${g.message ?? ''}`);
-    if (g.cause !== 'NodeNotReady') throw new StoryFailed(`Stalled with owner Node but cause ${g.cause || '?'}, expected NodeNotReady: ${g.message ?? ''}`);
+    if (g.owner !== 'Node')
+      throw new StoryFailed(
+        `Stalled, but the guard blames ${g.owner || 'no one'} (cause ${g.cause || '?'}), not the nodes: ${g.message ?? ''}`,
+      );
+    if (g.cause !== 'NodeNotReady')
+      throw new StoryFailed(`Stalled with owner Node but cause ${g.cause || '?'}, expected NodeNotReady: ${g.message ?? ''}`);
     const blamed = [...(g.emptyNodes ?? []), ...(g.blockedNodes ?? [])].filter((x) => x.owner === 'Node').map((x) => x.node);
     const wrong = blamed.filter((n) => !sc.dying.nodes.includes(n));
     if (blamed.length === 0 || wrong.length > 0) {
-      throw new StoryFailed(`the guard should name dying nodes as the fault, named ${blamed.length ? list(blamed) : 'none'} (${JSON.stringify({ emptyNodes: g.emptyNodes, blockedNodes: g.blockedNodes })})`);
+      throw new StoryFailed(
+        `the guard should name dying nodes as the fault, named ${blamed.length ? list(blamed) : 'none'} (${JSON.stringify({ emptyNodes: g.emptyNodes, blockedNodes: g.blockedNodes })})`,
+      );
     }
     r.blamed = blamed;
     // Written with the stall, or the guard is still deciding: an undo in between fails the story in follow().
     if (!g.undoSkipped) return false;
-    if (g.undoSkipped.reason !== 'NotTheRevision') throw new StoryFailed(`the undo was skipped as ${g.undoSkipped.reason}, expected NotTheRevision: ${g.undoSkipped.message}`);
+    if (g.undoSkipped.reason !== 'NotTheRevision')
+      throw new StoryFailed(`the undo was skipped as ${g.undoSkipped.reason}, expected NotTheRevision: ${g.undoSkipped.message}`);
     r.skip = g.undoSkipped;
     // The Event is recorded asynchronously, after the status.
     r.undoSkippedAt = eventAt(sc, s, 'UndoSkipped');
@@ -399,12 +448,20 @@ async function showState(sc: Scene, title: string): Promise<void> {
 /** From the thaw until the rollout has completed and the guard is Healthy on revision 2. */
 async function watchRecovery(sc: Scene): Promise<void> {
   const r = sc.record;
-  section(`Watching: the nodes should come back, the rollout complete on all ${sc.steady.nodes.length + sc.dying.nodes.length} nodes, the guard end Healthy on revision 2`);
+  section(
+    `Watching: the nodes should come back, the rollout complete on all ${sc.steady.nodes.length + sc.dying.nodes.length} nodes, the guard end Healthy on revision 2`,
+  );
   await follow(sc, 'Healthy on revision 2', (s) => {
     const g = s.guard;
     r.completeAt ??= eventAt(sc, s, 'RolloutComplete');
     const rev2 = g?.currentRevision?.revision === 2 && g.currentRevision.hash !== r.original?.hash;
-    if (!(g?.state === 'Healthy' && rev2 && oneGeneration(s) === g.currentRevision?.hash && s.ds?.desired === sc.steady.nodes.length + sc.dying.nodes.length)) return false;
+    if (!(
+      g?.state === 'Healthy' &&
+      rev2 &&
+      oneGeneration(s) === g.currentRevision?.hash &&
+      s.ds?.desired === sc.steady.nodes.length + sc.dying.nodes.length
+    ))
+      return false;
     r.healthyAt = s.at - sc.t0;
     sc.view!.note(`Healthy on revision 2 (${g.currentRevision?.hash ?? '?'}): every node runs ${TO_IMAGE}; no undo was made`, s.at);
     return true;
@@ -418,9 +475,15 @@ async function showEnd(sc: Scene): Promise<void> {
   await show(sc.kubectl, ['get', 'rg'], sc.ns);
   await show(sc.kubectl, ['get', 'ds', NAME, '-o', 'wide'], sc.ns);
   section('Events');
-  await show(sc.kubectl, ['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp'], sc.ns);
+  await show(
+    sc.kubectl,
+    ['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp'],
+    sc.ns,
+  );
   // On the guard and, mirrored, on the DaemonSet: both kinds count.
-  const r = await sc.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], { ns: sc.ns });
+  const r = await sc.kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], {
+    ns: sc.ns,
+  });
   const reasons = new Set(r.stdout.split(/\s+/));
   if (!reasons.has('UndoSkipped')) throw new StoryFailed('no UndoSkipped Event');
   if (reasons.has('UndoStarted')) throw new StoryFailed('an UndoStarted Event: the guard undid a rollout of a good image');
@@ -429,7 +492,8 @@ async function showEnd(sc: Scene): Promise<void> {
 /** The one-paragraph account of what happened, from recorded facts only. */
 function summary(sc: Scene): string {
   const r = sc.record;
-  const rev = (x: RevisionRef | undefined): string => (!x ? 'a new revision' : x.revision !== undefined ? `revision ${x.revision} (${x.hash})` : x.hash);
+  const rev = (x: RevisionRef | undefined): string =>
+    !x ? 'a new revision' : x.revision !== undefined ? `revision ${x.revision} (${x.hash})` : x.hash;
   const c = r.stalledColumns;
   const parts = [
     `At +0.0 s, with the kubelets of ${list(sc.dying.nodes)} frozen, the image of ds/${NAME} was changed to ${TO_IMAGE}, a good image, creating ${rev(r.target)}.`,
@@ -441,7 +505,9 @@ function summary(sc: Scene): string {
     const all = sc.steady.nodes.length + sc.dying.nodes.length;
     // With the unreachable:NoSchedule taint the DaemonSet controller stops counting the nodes: its columns
     // can look finished while the dead nodes still hold the old pods.
-    const held = r.stalledDying.map((n) => `${n.node} ${n.pods.length ? n.pods.map((p) => `revision ${p.revision ?? '?'} ${p.state}`).join(' + ') : 'empty'}`);
+    const held = r.stalledDying.map(
+      (n) => `${n.node} ${n.pods.length ? n.pods.map((p) => `revision ${p.revision ?? '?'} ${p.state}`).join(' + ') : 'empty'}`,
+    );
     parts.push(
       `While stalled, kubectl get ds showed DESIRED ${c.desired}, READY ${c.ready}, UP-TO-DATE ${c.upToDate}, AVAILABLE ${c.available}${
         c.desired < all ? `: the dead nodes had dropped out of DESIRED (of ${all})` : ''
@@ -451,11 +517,16 @@ function summary(sc: Scene): string {
   parts.push(
     `The guard called it Suspect at +${secs(r.suspectAt)} and Stalled at +${secs(r.stalledAt)} with cause ${r.cause || '?'}, owner ${r.owner || '?'}, naming ${r.blamed.length ? list(r.blamed) : 'no node'}.`,
   );
-  if (r.skip) parts.push(`With onStall.action Undo it still did not undo: undoSkipped ${r.skip.reason}, and an UndoSkipped Event at +${secs(r.undoSkippedAt)}.`);
+  if (r.skip)
+    parts.push(
+      `With onStall.action Undo it still did not undo: undoSkipped ${r.skip.reason}, and an UndoSkipped Event at +${secs(r.undoSkippedAt)}.`,
+    );
   if (r.thawedAt !== undefined) {
     parts.push(
       `The kubelets were thawed at +${secs(r.thawedAt)}; ${r.backAt !== undefined ? `the nodes were Ready again at +${secs(r.backAt)}, ` : ''}${
-        r.healthyAt !== undefined ? `and the guard was Healthy on ${rev(r.target)} at +${secs(r.healthyAt)}, every node on ${TO_IMAGE}, no undo ever made.` : 'but the rollout did not complete.'
+        r.healthyAt !== undefined
+          ? `and the guard was Healthy on ${rev(r.target)} at +${secs(r.healthyAt)}, every node on ${TO_IMAGE}, no undo ever made.`
+          : 'but the rollout did not complete.'
       }`,
     );
   }

@@ -28,10 +28,35 @@ import type { GuardStatus } from '../src/domain/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { createNamespace, down, kubectlRunner, status as clusterStatus, up, waitFor, waitForCrdsEstablished, type Kubectl } from '../cluster/controlPlane.js';
+import {
+  createNamespace,
+  down,
+  kubectlRunner,
+  status as clusterStatus,
+  up,
+  waitFor,
+  waitForCrdsEstablished,
+  type Kubectl,
+} from '../cluster/controlPlane.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
-import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, ROOT, StoryFailed, daemonSet, onInterrupt, out, outputMode, rolloutGuard, say, section, show, stopPrevious } from './shared.js';
+import {
+  DEFAULT_NAMESPACE,
+  LiveView,
+  NAME,
+  Operator,
+  ROOT,
+  StoryFailed,
+  daemonSet,
+  onInterrupt,
+  out,
+  outputMode,
+  rolloutGuard,
+  say,
+  section,
+  show,
+  stopPrevious,
+} from './shared.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
 
 const LOCAL_NODES = ['node-1', 'node-2', 'node-3'];
@@ -119,7 +144,8 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         break;
       case '--story': {
         const v = value();
-        if (!(STORIES as readonly string[]).includes(v)) throw new UsageError(`--story wants ${STORIES.join(', ')}, got ${JSON.stringify(v)}`);
+        if (!(STORIES as readonly string[]).includes(v))
+          throw new UsageError(`--story wants ${STORIES.join(', ')}, got ${JSON.stringify(v)}`);
         story = v as Story;
         break;
       }
@@ -138,7 +164,8 @@ function parseArgs(args: readonly string[]): Options | 'help' {
       case '-n':
       case '--namespace':
         namespace = value();
-        if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63) throw new UsageError(`--namespace: ${JSON.stringify(namespace)} is not a namespace name`);
+        if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63)
+          throw new UsageError(`--namespace: ${JSON.stringify(namespace)} is not a namespace name`);
         break;
       case '--image':
         image = value();
@@ -157,14 +184,19 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   }
   if (story === 'dead-nodes') {
     if (kubeconfig !== undefined) {
-      throw new UsageError('--story dead-nodes cannot run on an existing cluster (--kubeconfig): it freezes kubelets, which only its own local control plane lets it do');
+      throw new UsageError(
+        '--story dead-nodes cannot run on an existing cluster (--kubeconfig): it freezes kubelets, which only its own local control plane lets it do',
+      );
     }
     // Silently ignoring them would tell a story the user did not ask for.
     if (brokenImageOnly.length > 0) throw new UsageError(`${[...new Set(brokenImageOnly)].join(', ')}: only for --story broken-image`);
   }
   if (story === 'real-node') {
     const others = brokenImageOnly.filter((f) => f !== '--action');
-    if (others.length > 0) throw new UsageError(`${[...new Set(others)].join(', ')}: not for --story real-node, which runs its own images on the local real node`);
+    if (others.length > 0)
+      throw new UsageError(
+        `${[...new Set(others)].join(', ')}: not for --story real-node, which runs its own images on the local real node`,
+      );
   }
   // On the local control plane kwok decides pod fates by image name; a real cluster really pulls, so the
   // good image must exist there and the broken one must not.
@@ -177,7 +209,11 @@ function parseArgs(args: readonly string[]): Options | 'help' {
     image: image ?? (external ? 'registry.k8s.io/pause:3.10' : story === 'real-node' ? LOCAL_IMAGES.busybox : 'registry.local/decoder:1'),
     brokenImage:
       brokenImage ??
-      (external ? 'registry.k8s.io/pause:0.0-broken-by-rollout-guard-demo' : story === 'real-node' ? 'registry.invalid/decoder:2' : 'registry.local/decoder:2-broken'),
+      (external
+        ? 'registry.k8s.io/pause:0.0-broken-by-rollout-guard-demo'
+        : story === 'real-node'
+          ? 'registry.invalid/decoder:2'
+          : 'registry.local/decoder:2-broken'),
     timeoutMs,
   };
   if (kubeconfig) opts.kubeconfig = kubeconfig;
@@ -205,9 +241,20 @@ function findKubectl(): string | undefined {
     // build.sh's key covers versions.env up to its "# Tools" line (`sed '/^# Tools$/,$d'`), then the modules.
     const lines = readFileSync(files[0]!, 'utf8').split('\n');
     const tools = lines.indexOf('# Tools');
-    const pins = Buffer.from(tools < 0 ? lines.join('\n') : lines.slice(0, tools).map((l) => `${l}\n`).join(''));
-    const key = createHash('sha256').update(Buffer.concat([pins, ...files.slice(1).map((f) => readFileSync(f))])).digest('hex').slice(0, 16);
-    const cacheRoot = process.env.ROLLOUT_GUARD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'rollout-guard');
+    const pins = Buffer.from(
+      tools < 0
+        ? lines.join('\n')
+        : lines
+            .slice(0, tools)
+            .map((l) => `${l}\n`)
+            .join(''),
+    );
+    const key = createHash('sha256')
+      .update(Buffer.concat([pins, ...files.slice(1).map((f) => readFileSync(f))]))
+      .digest('hex')
+      .slice(0, 16);
+    const cacheRoot =
+      process.env.ROLLOUT_GUARD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'rollout-guard');
     const pinned = path.join(cacheRoot, key, 'bin', 'kubectl');
     if (isExecutable(pinned)) return pinned;
   }
@@ -279,7 +326,18 @@ async function brokenImageStory(opts: Options): Promise<number> {
       desired,
     };
     // --- 5. The live view, in watch() ------------------------------------------------------------
-    const story = await watch({ client, ns, pinned: external ? [] : storyNodes(opts), t0, opts, record, op, ci, st, original: original.hash });
+    const story = await watch({
+      client,
+      ns,
+      pinned: external ? [] : storyNodes(opts),
+      t0,
+      opts,
+      record,
+      op,
+      ci,
+      st,
+      original: original.hash,
+    });
     ({ ok, reason } = story.ok ? await waitForEvents(kubectl, opts) : story);
     await showOutcome(kubectl, opts, record, op, ok);
   } catch (e) {
@@ -305,7 +363,11 @@ async function brokenImageStory(opts: Options): Promise<number> {
 async function connect(opts: Options): Promise<StoryCluster> {
   const external = opts.kubeconfig !== undefined;
   let cluster: StoryCluster;
-  section(external ? `Using the cluster in ${opts.kubeconfig}` : 'Local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)');
+  section(
+    external
+      ? `Using the cluster in ${opts.kubeconfig}`
+      : 'Local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)',
+  );
   if (opts.kubeconfig) {
     const kubeconfig = opts.kubeconfig;
     const bin = findKubectl();
@@ -320,7 +382,9 @@ async function connect(opts: Options): Promise<StoryCluster> {
     // Only a hint for the reader; whether the demo started the cluster (and so stops it) is up()'s answer.
     const before = await clusterStatus();
     if (!before.components.some((c) => c.alive)) {
-      out('    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)');
+      out(
+        '    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)',
+      );
     }
     const info = await up({ nodes: LOCAL_NODES.length, realNode: opts.story === 'real-node', log: (l) => out(`    ${l}`) });
     cluster = {
@@ -331,7 +395,11 @@ async function connect(opts: Options): Promise<StoryCluster> {
     };
   }
   section('CRDs');
-  out((await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout.trimEnd().replace(/^/gm, '    '));
+  out(
+    (await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout
+      .trimEnd()
+      .replace(/^/gm, '    '),
+  );
   await waitForCrdsEstablished(cluster.kubectl, ['rolloutguards.rolloutguard.dev']);
   return cluster;
 }
@@ -375,12 +443,18 @@ async function startOperator(kubectl: Kubectl, kubeconfig: string, ns: string, s
 }
 
 /** 3. The DaemonSet, all ready, and its RolloutGuard, Healthy: returns the revision it is on and DESIRED. */
-async function deployHealthy(kubectl: Kubectl, client: ApiClient, opts: Options): Promise<{ original: StoryRecord['original']; desired: number }> {
+async function deployHealthy(
+  kubectl: Kubectl,
+  client: ApiClient,
+  opts: Options,
+): Promise<{ original: StoryRecord['original']; desired: number }> {
   const ns = opts.namespace;
   const external = opts.kubeconfig !== undefined;
   section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
   const pin = { key: 'kubernetes.io/hostname', values: storyNodes(opts) };
-  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin, realNode: opts.story === 'real-node' })) });
+  await kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin, realNode: opts.story === 'real-node' })),
+  });
   const pinned = external ? [] : storyNodes(opts);
   const now = (): number => Date.now();
   const healthy = await waitFor(
@@ -392,7 +466,9 @@ async function deployHealthy(kubectl: Kubectl, client: ApiClient, opts: Options)
   );
   out(`    ds/${NAME}: ${healthy.ds?.ready}/${healthy.ds?.desired} ready`);
   await kubectl(['apply', '-f', '-'], { input: JSON.stringify(rolloutGuard(ns, opts.action, TIMINGS)) });
-  out(`    rolloutguard/${NAME}: suspectAfterSeconds ${TIMINGS.suspectAfterSeconds}, progressDeadlineSeconds ${TIMINGS.progressDeadlineSeconds}, onStall.action ${opts.action}`);
+  out(
+    `    rolloutguard/${NAME}: suspectAfterSeconds ${TIMINGS.suspectAfterSeconds}, progressDeadlineSeconds ${TIMINGS.progressDeadlineSeconds}, onStall.action ${opts.action}`,
+  );
   const baseline = await waitFor(
     async () => {
       const s = await readSnapshot(client, ns, NAME, pinned, now);
@@ -426,7 +502,9 @@ async function waitForEvents(kubectl: Kubectl, opts: Options): Promise<{ ok: boo
   try {
     await waitFor(
       async () => {
-        const r = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], { ns: opts.namespace });
+        const r = await kubectl(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={.items[*].reason}'], {
+          ns: opts.namespace,
+        });
         const have = new Set(r.stdout.split(/\s+/));
         return wanted.every((w) => have.has(w));
       },
@@ -455,7 +533,10 @@ async function showOutcome(kubectl: Kubectl, opts: Options, record: StoryRecord,
   if (record.stalledAt !== undefined) {
     out('');
     out(`detection time (Stalled − image change): ${(record.stalledAt / 1000).toFixed(1)} s`);
-    if (opts.action === 'Undo') out(`time to one generation again (from the image change): ${record.oneGenerationAt !== undefined ? `${(record.oneGenerationAt / 1000).toFixed(1)} s` : 'never'}`);
+    if (opts.action === 'Undo')
+      out(
+        `time to one generation again (from the image change): ${record.oneGenerationAt !== undefined ? `${(record.oneGenerationAt / 1000).toFixed(1)} s` : 'never'}`,
+      );
   }
 }
 
@@ -471,8 +552,12 @@ function printKeepHints(opts: Options, cluster: StoryCluster, op: Operator | und
   out(`    kubectl get rg -n ${ns} -o wide`);
   out(`    kubectl describe rg ${NAME} -n ${ns}`);
   out(`    kubectl get events -n ${ns} --field-selector involvedObject.name=${NAME}`);
-  out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}            # a rollout that completes`);
-  out(`    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}  # another that stalls`);
+  out(
+    `    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:3.9' : 'registry.local/decoder:3'}            # a rollout that completes`,
+  );
+  out(
+    `    kubectl set image ds/${NAME} -n ${ns} ${NAME}=${external ? 'registry.k8s.io/pause:0.0-broken-again' : 'registry.local/decoder:4-broken'}  # another that stalls`,
+  );
   if (op) out(`    tail -f ${op.logFile}  # the operator's log`);
   out('  stop with');
   if (op) out(`    kill ${op.pid}  # the operator`);
@@ -524,7 +609,11 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
       record.blocked = [...(g.blockedNodes ?? [])];
       record.empty = [...(g.emptyNodes ?? [])];
       if (s.ds) record.stalledColumns = s.ds;
-      record.stalledSplit = (g.generations ?? []).map((x) => ({ ...(x.revision !== undefined ? { revision: x.revision } : {}), hash: x.hash, nodes: x.nodes }));
+      record.stalledSplit = (g.generations ?? []).map((x) => ({
+        ...(x.revision !== undefined ? { revision: x.revision } : {}),
+        hash: x.hash,
+        nodes: x.nodes,
+      }));
       if (g.cause) record.cause = g.cause;
     }
     record.suspectAt ??= eventAt(s, 'RolloutSuspect');
@@ -547,29 +636,43 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
     if (a.op.exited !== undefined) return { ok: false, reason: `the operator exited with ${a.op.exited}\n${await a.op.tail()}` };
     if (opts.action === 'Undo') {
       const u = g?.lastUndo;
-      if (u && (u.result === 'Failed' || u.result === 'RollbackStalled')) return { ok: false, reason: `the undo ended ${u.result}: ${u.message}` };
+      if (u && (u.result === 'Failed' || u.result === 'RollbackStalled'))
+        return { ok: false, reason: `the undo ended ${u.result}: ${u.message}` };
       if (g?.state === 'RolledBack' && u?.result === 'Complete' && record.oneGenerationAt !== undefined) {
         if (record.stalledAt === undefined) return { ok: false, reason: 'rolled back without a RolloutStalled event' };
-        if (record.cause !== 'ImagePullFailure') return { ok: false, reason: `rolled back, but the stall was classified ${record.cause ?? 'without a cause'}, expected ImagePullFailure` };
-        if (record.blocked.length !== 1) return { ok: false, reason: `expected exactly one blocked node at the stall, got ${JSON.stringify(record.blocked)}` };
+        if (record.cause !== 'ImagePullFailure')
+          return {
+            ok: false,
+            reason: `rolled back, but the stall was classified ${record.cause ?? 'without a cause'}, expected ImagePullFailure`,
+          };
+        if (record.blocked.length !== 1)
+          return { ok: false, reason: `expected exactly one blocked node at the stall, got ${JSON.stringify(record.blocked)}` };
         if (s.ds?.desired !== record.desired) return { ok: false, reason: `DESIRED is ${s.ds?.desired}, expected ${record.desired}` };
         return { ok: true, reason: '' };
       }
     } else {
-      if (g?.lastUndo || g?.state === 'RollingBack' || g?.state === 'RolledBack') return { ok: false, reason: 'onStall.action is Report, yet the guard undid the rollout' };
+      if (g?.lastUndo || g?.state === 'RollingBack' || g?.state === 'RolledBack')
+        return { ok: false, reason: 'onStall.action is Report, yet the guard undid the rollout' };
       const plan = g?.undoPlan;
-      if (g?.state === 'Stalled' && plan?.dryRun === 'Rejected') return { ok: false, reason: `the undo plan's dry run was rejected: ${plan.dryRunMessage ?? ''}` };
+      if (g?.state === 'Stalled' && plan?.dryRun === 'Rejected')
+        return { ok: false, reason: `the undo plan's dry run was rejected: ${plan.dryRunMessage ?? ''}` };
       if (g?.state === 'Stalled' && plan?.dryRun === 'Accepted' && record.stalledAt !== undefined) {
         if (g.cause !== 'ImagePullFailure') return { ok: false, reason: `stalled with cause ${g.cause ?? '?'}, expected ImagePullFailure` };
-        if (plan.toHash !== a.original) return { ok: false, reason: `the undo plan restores ${plan.toHash}, expected the original ${a.original}` };
-        if (!/Would restore/.test(g.message ?? '')) return { ok: false, reason: `the guard's message does not state the undo plan: ${g.message ?? ''}` };
+        if (plan.toHash !== a.original)
+          return { ok: false, reason: `the undo plan restores ${plan.toHash}, expected the original ${a.original}` };
+        if (!/Would restore/.test(g.message ?? ''))
+          return { ok: false, reason: `the guard's message does not state the undo plan: ${g.message ?? ''}` };
         if (oneGeneration(s)) return { ok: false, reason: 'the DaemonSet is on one generation again, yet nothing should have changed it' };
-        if (record.blocked.length !== 1) return { ok: false, reason: `expected exactly one blocked node, got ${JSON.stringify(record.blocked)}` };
+        if (record.blocked.length !== 1)
+          return { ok: false, reason: `expected exactly one blocked node, got ${JSON.stringify(record.blocked)}` };
         return { ok: true, reason: '' };
       }
     }
     if (Date.now() > deadline) {
-      return { ok: false, reason: `timed out ${opts.timeoutMs / 1000}s after the image change; guard state ${g?.state ?? 'none'}: ${g?.message ?? ''}` };
+      return {
+        ok: false,
+        reason: `timed out ${opts.timeoutMs / 1000}s after the image change; guard state ${g?.state ?? 'none'}: ${g?.message ?? ''}`,
+      };
     }
     // A polling interval, not a stand-in for a condition: every condition above is re-read each tick.
     await new Promise((r) => setTimeout(r, 500));

@@ -78,7 +78,11 @@ export interface Pin {
 }
 
 /** The DaemonSet: maxUnavailable 1, optionally pinned to some nodes (see {@link Pin}). */
-export function daemonSet(ns: string, image: string, o: { pin?: Pin; minReadySeconds?: number; realNode?: boolean } = {}): Record<string, unknown> {
+export function daemonSet(
+  ns: string,
+  image: string,
+  o: { pin?: Pin; minReadySeconds?: number; realNode?: boolean } = {},
+): Record<string, unknown> {
   const labels = { app: NAME };
   const affinity = o.pin
     ? {
@@ -105,7 +109,14 @@ export function daemonSet(ns: string, image: string, o: { pin?: Pin; minReadySec
           // needs a command (kwok ignores it).
           ...(o.realNode ? { tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }] } : {}),
           terminationGracePeriodSeconds: 1,
-          containers: [{ name: NAME, image, ...(o.realNode ? { command: ['sleep', '100000'] } : {}), resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
+          containers: [
+            {
+              name: NAME,
+              image,
+              ...(o.realNode ? { command: ['sleep', '100000'] } : {}),
+              resources: { requests: { cpu: '10m', memory: '16Mi' } },
+            },
+          ],
         },
       },
     },
@@ -119,7 +130,12 @@ export interface Timings {
 }
 
 /** The RolloutGuard of the DaemonSet; `extra` adds spec fields (e.g. bakeSeconds). */
-export function rolloutGuard(ns: string, action: 'Undo' | 'Report', timings: Timings, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function rolloutGuard(
+  ns: string,
+  action: 'Undo' | 'Report',
+  timings: Timings,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'rolloutguard.dev/v1alpha1',
     kind: 'RolloutGuard',
@@ -199,7 +215,10 @@ export async function stopPrevious(pidFile: string): Promise<void> {
   if (cmdline.includes(path.join(ROOT, 'dist/src/main.js')) && cmdline.includes('\0run\0')) {
     out(`    stopping the operator a previous --keep run left (pid ${pid})`);
     process.kill(pid, 'SIGTERM');
-    await waitFor(() => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'), { timeoutMs: 20_000, describe: `pid ${pid} to exit` });
+    await waitFor(() => !existsSync(`/proc/${pid}`) || readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z'), {
+      timeoutMs: 20_000,
+      describe: `pid ${pid} to exit`,
+    });
   }
   await rm(pidFile, { force: true });
 }
@@ -208,7 +227,12 @@ export async function stopPrevious(pidFile: string): Promise<void> {
  * Runs kubectl and prints it as the user would type it (KUBECONFIG exported). `ns` is appended as `-n`;
  * `from` prints only the output from the first line it matches on, shown as the `sed` that would do it.
  */
-export async function show(kubectl: Kubectl, args: string[], ns: string | undefined, o: { from?: { re: RegExp; sed: string } } = {}): Promise<string> {
+export async function show(
+  kubectl: Kubectl,
+  args: string[],
+  ns: string | undefined,
+  o: { from?: { re: RegExp; sed: string } } = {},
+): Promise<string> {
   out(`\n$ kubectl ${args.join(' ')}${ns ? ` -n ${ns}` : ''}${o.from ? ` | sed -n '${o.from.sed}'` : ''}`);
   const r = await kubectl(args, { ...(ns ? { ns } : {}), allowFail: true });
   let text = (r.stdout + (r.code !== 0 ? r.stderr : '')).trimEnd();

@@ -132,12 +132,20 @@ export function podState(p: PodJson): { state: string; ready: boolean } {
  * Reads the DaemonSet, its pods and revisions, and the guard (all of them named `name`) in one go.
  * `pinnedNodes` are shown even while they have no pod (then as "empty").
  */
-export async function readSnapshot(client: ApiClient, ns: string, name: string, pinnedNodes: readonly string[], now: () => number): Promise<Snapshot> {
+export async function readSnapshot(
+  client: ApiClient,
+  ns: string,
+  name: string,
+  pinnedNodes: readonly string[],
+  now: () => number,
+): Promise<Snapshot> {
   const n = encodeURIComponent(ns);
   const [ds, pods, revs, guard, events] = await Promise.all([
     getOrUndefined<DsJson>(client, `/apis/apps/v1/namespaces/${n}/daemonsets/${name}`),
     client.request<{ items: PodJson[] }>('GET', `/api/v1/namespaces/${n}/pods`, { query: { labelSelector: `app=${name}` } }),
-    client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, { query: { labelSelector: `app=${name}` } }),
+    client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, {
+      query: { labelSelector: `app=${name}` },
+    }),
     getOrUndefined<GuardJson>(client, `/apis/rolloutguard.dev/v1alpha1/namespaces/${n}/rolloutguards/${name}`),
     // events.k8s.io/v1 carries eventTime in microseconds: precise enough to time a transition the 500 ms
     // polling may miss entirely (Stalled lasts milliseconds when the undo follows at once).
@@ -167,7 +175,11 @@ export async function readSnapshot(client: ApiClient, ns: string, name: string, 
       note: e.note ?? '',
     }))
     .sort((a, b) => a.at - b.at);
-  const snap: Snapshot = { at: now(), events: guardEvents, nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })) };
+  const snap: Snapshot = {
+    at: now(),
+    events: guardEvents,
+    nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })),
+  };
   if (ds) {
     const s = ds.status ?? {};
     snap.ds = {
@@ -187,7 +199,8 @@ export async function readSnapshot(client: ApiClient, ns: string, name: string, 
 /** The one pod-template hash every node runs, when the DaemonSet is complete on a single generation. */
 export function oneGeneration(s: Snapshot): string | undefined {
   const ds = s.ds;
-  if (!ds?.observed || ds.desired === 0 || ds.upToDate !== ds.desired || ds.available !== ds.desired || ds.ready !== ds.desired) return undefined;
+  if (!ds?.observed || ds.desired === 0 || ds.upToDate !== ds.desired || ds.available !== ds.desired || ds.ready !== ds.desired)
+    return undefined;
   const pods = s.nodes.flatMap((r) => r.pods);
   if (pods.length !== ds.desired || pods.some((p) => !p.ready || p.deleting)) return undefined;
   const hashes = new Set(pods.map((p) => p.hash));
@@ -207,8 +220,12 @@ export function ciLine(s: Snapshot, maxNodes = 12): string {
   const g = s.guard;
   const state = `${g?.state ?? '-'}${g?.cause ? ` (${g.cause})` : ''}`;
   const d = s.ds;
-  const cols = d ? `DESIRED ${d.desired} CURRENT ${d.current} READY ${d.ready} UP-TO-DATE ${d.upToDate} AVAILABLE ${d.available}` : 'DaemonSet missing';
-  const shown = s.nodes.slice(0, maxNodes).map((r) => `${r.node}${r.health ? ` [${r.health}]` : ''} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
+  const cols = d
+    ? `DESIRED ${d.desired} CURRENT ${d.current} READY ${d.ready} UP-TO-DATE ${d.upToDate} AVAILABLE ${d.available}`
+    : 'DaemonSet missing';
+  const shown = s.nodes
+    .slice(0, maxNodes)
+    .map((r) => `${r.node}${r.health ? ` [${r.health}]` : ''} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
   if (s.nodes.length > maxNodes) shown.push(`… ${s.nodes.length - maxNodes} more`);
   return `guard ${state.padEnd(28)} ${cols} | ${shown.join(', ')}`;
 }
@@ -223,13 +240,17 @@ export interface Style {
 }
 
 export function style(color: boolean): Style {
-  const wrap = (code: string) => (s: string): string => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+  const wrap =
+    (code: string) =>
+    (s: string): string =>
+      color ? `\x1b[${code}m${s}\x1b[0m` : s;
   return { bold: wrap('1'), dim: wrap('2'), good: wrap('32'), warn: wrap('33'), bad: wrap('31') };
 }
 
 function stateStyle(st: Style, state: string): string {
   if (state === 'Healthy' || state === 'RolledBack' || state === 'Ready') return st.good(state);
-  if (state === 'Suspect' || state === 'Progressing' || state === 'RollingBack' || state === 'ContainerCreating' || state === 'Terminating') return st.warn(state);
+  if (state === 'Suspect' || state === 'Progressing' || state === 'RollingBack' || state === 'ContainerCreating' || state === 'Terminating')
+    return st.warn(state);
   return st.bad(state);
 }
 
@@ -280,7 +301,9 @@ export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNod
       lines.push(`${r.node.padEnd(9)}${'-'.padEnd(18)}${st.bad('empty')}${health}`);
       continue;
     }
-    r.pods.forEach((p, i) => lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}${i === 0 ? health : ''}`));
+    r.pods.forEach((p, i) =>
+      lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}${i === 0 ? health : ''}`),
+    );
   }
   if (s.nodes.length > maxNodes) lines.push(st.dim(`… ${s.nodes.length - maxNodes} more nodes`));
   lines.push('', 'EVENTS (on the RolloutGuard)');
@@ -355,12 +378,17 @@ export function summary(r: StoryRecord): string {
   }
   if (r.action === 'Undo') {
     if (r.oneGenerationAt !== undefined && r.undo) {
-      const renumbered = r.restoredAs !== undefined && r.restoredAs !== r.original.revision ? `, which the undo renumbers to revision ${r.restoredAs} as \`kubectl rollout undo\` does` : '';
+      const renumbered =
+        r.restoredAs !== undefined && r.restoredAs !== r.original.revision
+          ? `, which the undo renumbers to revision ${r.restoredAs} as \`kubectl rollout undo\` does`
+          : '';
       parts.push(
         `With onStall.action Undo it restored ${revText(r.original)}${renumbered}; all ${plural(r.desired, 'node')} were on one generation again, ${r.desired}/${r.desired} ready, at +${s1(r.oneGenerationAt)}: ${s1(r.oneGenerationAt - (r.stalledAt ?? 0))} after detection, ${s1(r.oneGenerationAt)} after the image change.`,
       );
     } else {
-      parts.push(`The undo did not bring the DaemonSet back to one generation${r.undo ? ` (last undo: ${r.undo.result}, ${r.undo.message})` : ''}.`);
+      parts.push(
+        `The undo did not bring the DaemonSet back to one generation${r.undo ? ` (last undo: ${r.undo.result}, ${r.undo.message})` : ''}.`,
+      );
     }
   } else if (r.plan) {
     const dry = r.plan.dryRun ? `, checked by a server-side dry run (${r.plan.dryRun})` : '';

@@ -15,7 +15,14 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALONE = new Set(['dist/test/e2e/faults.test.js', 'dist/test/e2e/harness.test.js', 'dist/test/e2e/fieldFaults.test.js', 'dist/test/e2e/demoNodes.test.js', 'dist/test/e2e/cluster.test.js', 'dist/test/e2e/realNode.test.js']);
+const ALONE = new Set([
+  'dist/test/e2e/faults.test.js',
+  'dist/test/e2e/harness.test.js',
+  'dist/test/e2e/fieldFaults.test.js',
+  'dist/test/e2e/demoNodes.test.js',
+  'dist/test/e2e/cluster.test.js',
+  'dist/test/e2e/realNode.test.js',
+]);
 const only = process.argv.slice(2); // optional: directories or files to restrict the run to
 
 function find(dir) {
@@ -25,7 +32,9 @@ function find(dir) {
   });
 }
 
-const all = find('dist/test').sort().filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
+const all = find('dist/test')
+  .sort()
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)));
 if (all.length === 0) {
   console.error(`no test file matches ${only.length > 0 ? only.join(' ') : 'dist/test/**/*.test.js'} (did the build run?)`);
   process.exit(1);
@@ -57,7 +66,9 @@ for (const phase of phases) {
   if (status !== 0) code = status;
 }
 const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.todo ? `, ${totals.todo} todo` : ''].join('');
-console.log(`\ntests: ${totals.pass} passed, ${totals.fail + totals.cancelled} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
+console.log(
+  `\ntests: ${totals.pass} passed, ${totals.fail + totals.cancelled} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`,
+);
 if (extra) console.error(`(of ${totals.tests}${extra})`);
 // A run in which nothing ran is not a pass: a filter that matches no test, or files that define none.
 if (totals.pass + totals.fail + totals.cancelled === 0) {

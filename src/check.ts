@@ -108,11 +108,14 @@ export interface Verdict {
  * observedGeneration for the same reason.
  */
 export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs: number, deadlineMs: number): Verdict | undefined {
-  if (obs.kind === 'TargetMissing') return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `DaemonSet ${obs.targetName} not found` };
+  if (obs.kind === 'TargetMissing')
+    return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `DaemonSet ${obs.targetName} not found` };
   const ds = obs.ds;
-  if (ds.strategy === 'OnDelete') return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
+  if (ds.strategy === 'OnDelete')
+    return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
   const msg = status.message ?? '';
-  if (status.state === 'Stalled' || status.cause === 'NoNodesMatched') return { code: ExitCode.Stalled, verdict: 'rollout stalled', message: msg };
+  if (status.state === 'Stalled' || status.cause === 'NoNodesMatched')
+    return { code: ExitCode.Stalled, verdict: 'rollout stalled', message: msg };
   // The new revision crashes after starting on Ready nodes: a pipeline should stop here, not at the deadline.
   if (status.state === 'Failed') return { code: ExitCode.Stalled, verdict: 'revision failed', message: msg };
   if (ds.observedGeneration < ds.generation) {
@@ -131,12 +134,20 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
  * Fails fast, with the API server's words, when the DaemonSet `namespace/name` is missing or a collection
  * cannot be read. Shared with `rollout-guard get`.
  */
-export async function preflight(client: ApiClient, target: { namespace: string; name: string }, paths: readonly string[]): Promise<Verdict | undefined> {
+export async function preflight(
+  client: ApiClient,
+  target: { namespace: string; name: string },
+  paths: readonly string[],
+): Promise<Verdict | undefined> {
   try {
     await client.request('GET', daemonSetsPath(target.namespace, target.name));
   } catch (e) {
     if (isNotFound(e)) {
-      return { code: ExitCode.NotFound, verdict: 'not found', message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
+      return {
+        code: ExitCode.NotFound,
+        verdict: 'not found',
+        message: `DaemonSet ${target.name} not found in namespace ${target.namespace}`,
+      };
     }
     throw e;
   }
@@ -193,9 +204,21 @@ export class DaemonSetObserver {
       revs: controllerRevisionsPath(namespace),
       nodes: nodesPath(),
     };
-    const dsInf = new Informer<SlimDaemonSet>(client, { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common }, log);
-    const podInf = new Informer<SlimPod>(client, { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common }, log);
-    const revInf = new Informer<SlimRevision>(client, { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common }, log);
+    const dsInf = new Informer<SlimDaemonSet>(
+      client,
+      { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common },
+      log,
+    );
+    const podInf = new Informer<SlimPod>(
+      client,
+      { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common },
+      log,
+    );
+    const revInf = new Informer<SlimRevision>(
+      client,
+      { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common },
+      log,
+    );
     const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
     const owner = (o: SlimPod | SlimRevision): string[] => {
       const c = controllerOf(o.metadata, DAEMONSET_KIND);
@@ -225,7 +248,10 @@ export class DaemonSetObserver {
   async synced(timeoutMs = SYNC_TIMEOUT_MS): Promise<void> {
     let syncTimer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      syncTimer = setTimeout(() => reject(new Error(`the API server did not answer the first lists within ${timeoutMs / 1000}s`)), timeoutMs);
+      syncTimer = setTimeout(
+        () => reject(new Error(`the API server did not answer the first lists within ${timeoutMs / 1000}s`)),
+        timeoutMs,
+      );
     });
     try {
       await Promise.race([Promise.all(this.informers.map((i) => i.waitForSync())), timedOut]);
@@ -252,12 +278,31 @@ export class DaemonSetObserver {
 }
 
 /** Runs the check until the rollout completes or stalls. Exposed with injectable parts for tests. */
-export async function check(opts: CheckOptions & { namespace: string }, client: ApiClient, clock: Clock, log: Logger, out: (line: string) => void): Promise<number> {
+export async function check(
+  opts: CheckOptions & { namespace: string },
+  client: ApiClient,
+  clock: Clock,
+  log: Logger,
+  out: (line: string) => void,
+): Promise<number> {
   const key = `${opts.namespace}/${opts.name}`;
   const started = clock.now();
   const finish = (v: Verdict, status: GuardStatus, now: number): number => {
     if (opts.output === 'json') {
-      out(JSON.stringify({ verdict: v.verdict, exitCode: v.code, target: key, message: v.message, elapsedSeconds: Math.round((now - started) / 1000), status }, null, 2));
+      out(
+        JSON.stringify(
+          {
+            verdict: v.verdict,
+            exitCode: v.code,
+            target: key,
+            message: v.message,
+            elapsedSeconds: Math.round((now - started) / 1000),
+            status,
+          },
+          null,
+          2,
+        ),
+      );
       return v.code;
     }
     // decide() words the undo plan for a guard in Report mode; check has no onStall setting to point at.
@@ -292,13 +337,24 @@ export async function check(opts: CheckOptions & { namespace: string }, client: 
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;
       const unobservedForMs = unobservedSince === undefined ? 0 : now - unobservedSince;
-      const snapshot = JSON.stringify([status.state, status.cause, status.generations, status.blockedNodes, status.emptyNodes, status.desired, status.updated, status.available]);
+      const snapshot = JSON.stringify([
+        status.state,
+        status.cause,
+        status.generations,
+        status.blockedNodes,
+        status.emptyNodes,
+        status.desired,
+        status.updated,
+        status.available,
+      ]);
       if (opts.output === 'text' && snapshot !== lastPrinted) {
         lastPrinted = snapshot;
         const t = ((now - started) / 1000).toFixed(0).padStart(4);
         // "Healthy" before the controller has seen the new template would contradict the verdict that follows.
         const state = unobserved && status.state === 'Healthy' ? 'Waiting' : (status.state ?? 'Unknown');
-        out(`[${t}s] ${state}  desired ${status.desired ?? 0}  updated ${status.updated ?? 0}  ready ${status.ready ?? 0}  available ${status.available ?? 0}${status.cause ? `  cause ${status.cause}` : ''}`);
+        out(
+          `[${t}s] ${state}  desired ${status.desired ?? 0}  updated ${status.updated ?? 0}  ready ${status.ready ?? 0}  available ${status.available ?? 0}${status.cause ? `  cause ${status.cause}` : ''}`,
+        );
         for (const l of splitLines(status)) out(l);
       }
       const v = verdictOf(obs, status, unobservedForMs, deadlineMs);

@@ -11,7 +11,9 @@ import type { Connection } from './k8s/kubeConfig.js';
 import { UsageError } from './runtime/config.js';
 
 /** One flag: its spellings, and whether it is a switch or converts its value. */
-export type FlagSpec<T> = { readonly names: readonly string[] } & ({ readonly switch: true } | { readonly value: (v: string, flag: string) => T });
+export type FlagSpec<T> = { readonly names: readonly string[] } & (
+  { readonly switch: true } | { readonly value: (v: string, flag: string) => T }
+);
 
 /** What the flags of `spec` parse to: a switch to a boolean, a valued flag to its converter's type. */
 export type Parsed<S extends Record<string, FlagSpec<unknown>>> = {
@@ -102,7 +104,8 @@ export function parseArgs<S extends Record<string, FlagSpec<unknown>>>(args: rea
     }
     const [key, f] = known;
     if ('switch' in f) {
-      if (inline !== undefined && inline !== 'true' && inline !== 'false') throw new UsageError(`${flag} takes no value, got ${JSON.stringify(inline)}`);
+      if (inline !== undefined && inline !== 'true' && inline !== 'false')
+        throw new UsageError(`${flag} takes no value, got ${JSON.stringify(inline)}`);
       flags[key as string] = inline !== 'false';
       continue;
     }

@@ -49,6 +49,9 @@ export function publish<P extends DiagnosticsPoint>(point: P, message: () => Dia
 }
 
 /** The announcements of `next` that `previous` did not have (by id). */
-export function addedAnnouncements(previous: readonly Announcement[] | undefined, next: readonly Announcement[] | undefined): Announcement[] {
+export function addedAnnouncements(
+  previous: readonly Announcement[] | undefined,
+  next: readonly Announcement[] | undefined,
+): Announcement[] {
   return (next ?? []).filter((a) => !previous?.some((p) => p.id === a.id));
 }

@@ -94,7 +94,13 @@ export function parseGetArgs(args: readonly string[]): GetOptions {
   if (name === undefined) throw new UsageError(`target must look like ds/NAME or rg/NAME, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
-  const opts: GetOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, watch: flags.watch ?? false, output: flags.output ?? 'text', ...connectionOf(flags) };
+  const opts: GetOptions = {
+    kind: ds ? 'DaemonSet' : 'RolloutGuard',
+    name,
+    watch: flags.watch ?? false,
+    output: flags.output ?? 'text',
+    ...connectionOf(flags),
+  };
   if (namespace !== undefined) opts.namespace = namespace;
   return opts;
 }
@@ -230,7 +236,16 @@ export function nodeRows(obs: Observation, status: GuardStatus, now: number): No
     for (const b of split.blocked) {
       if (named.has(b.node)) continue;
       const n = byName.get(b.node);
-      blocked.set(blockedKey(b.node, b.pod), attributeBlocked(b, n, n?.pods.find((p) => p.name === b.pod), now, obs.ds.minReadySeconds));
+      blocked.set(
+        blockedKey(b.node, b.pod),
+        attributeBlocked(
+          b,
+          n,
+          n?.pods.find((p) => p.name === b.pod),
+          now,
+          obs.ds.minReadySeconds,
+        ),
+      );
     }
     for (const e of split.empty) if (!empty.has(e.node)) empty.set(e.node, attributeEmpty(e, byName.get(e.node), now));
   }
@@ -248,7 +263,16 @@ export function nodeRows(obs: Observation, status: GuardStatus, now: number): No
     const e = empty.get(n.node);
     for (const p of [...n.pods].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name))) {
       const rev = revByHash.get(p.hash);
-      const row: NodeRow = { node: n.node, ...(rev !== undefined ? { revision: rev } : {}), hash: p.hash, pod: p.name, ready: p.ready, restarts: p.restartCount, status: 'Running', kind: 'ok' };
+      const row: NodeRow = {
+        node: n.node,
+        ...(rev !== undefined ? { revision: rev } : {}),
+        hash: p.hash,
+        pod: p.name,
+        ready: p.ready,
+        restarts: p.restartCount,
+        status: 'Running',
+        kind: 'ok',
+      };
       if (notTarget !== undefined) row.notTarget = notTarget;
       const b = blocked.get(blockedKey(n.node, p.name));
       if (b) {
@@ -308,7 +332,15 @@ export function buildView(args: {
   let state: string = status.state ?? 'Unknown';
   if (obs.kind === 'Target') {
     const { ds } = obs;
-    Object.assign(daemonSet, { desired: ds.desired, current: ds.current, updated: ds.updated, ready: ds.ready, available: ds.available, generation: ds.generation, observedGeneration: ds.observedGeneration });
+    Object.assign(daemonSet, {
+      desired: ds.desired,
+      current: ds.current,
+      updated: ds.updated,
+      ready: ds.ready,
+      available: ds.available,
+      generation: ds.generation,
+      observedGeneration: ds.observedGeneration,
+    });
     // As check: "Healthy" before the controller has seen the new template describes the old one.
     if (ds.observedGeneration < ds.generation && state === 'Healthy') state = 'Waiting';
   }
@@ -360,19 +392,28 @@ function plural(n: number, word: string): string {
 
 function revisionLines(gens: readonly GenerationStatus[], current: RevisionRef | undefined, paint: Paint): string[] {
   if (gens.length === 0) return ['Revisions:    none on any node'];
-  const cells = gens.map((g) => [fmtRev(g), `${plural(g.nodes, 'node')}, ${g.ready} ready`, g.images.join(','), g.hash === current?.hash ? 'current' : ''] as const);
+  const cells = gens.map(
+    (g) =>
+      [fmtRev(g), `${plural(g.nodes, 'node')}, ${g.ready} ready`, g.images.join(','), g.hash === current?.hash ? 'current' : ''] as const,
+  );
   const w0 = Math.max(...cells.map((c) => c[0].length));
   const w1 = Math.max(...cells.map((c) => c[1].length));
-  return cells.map(([rev, count, images, cur], i) => `${i === 0 ? 'Revisions:' : ''}`.padEnd(14) + `${rev.padEnd(w0)}  ${count.padEnd(w1)}  ${images}${cur ? `  ${paint(`(${cur})`, 'dim')}` : ''}`.trimEnd());
+  return cells.map(
+    ([rev, count, images, cur], i) =>
+      `${i === 0 ? 'Revisions:' : ''}`.padEnd(14) +
+      `${rev.padEnd(w0)}  ${count.padEnd(w1)}  ${images}${cur ? `  ${paint(`(${cur})`, 'dim')}` : ''}`.trimEnd(),
+  );
 }
 
 function undoLine(g: GuardSummary): string | undefined {
   const u = g.lastUndo;
-  if (u) return `${u.result}: ${fmtRev({ revision: u.fromRevision, hash: u.fromHash })} → ${fmtRev({ revision: u.toRevision, hash: u.toHash })} at ${u.at}${u.message ? ` (${u.message})` : ''}`;
+  if (u)
+    return `${u.result}: ${fmtRev({ revision: u.fromRevision, hash: u.fromHash })} → ${fmtRev({ revision: u.toRevision, hash: u.toHash })} at ${u.at}${u.message ? ` (${u.message})` : ''}`;
   const p = g.undoPlan;
   // The operator keeps a plan after the template moved on (baking a fix, say): it is stale once the
   // broken revision it was made for is no longer the current one.
-  if (p && p.forHash === g.currentRevision?.hash) return `would restore ${fmtRev({ revision: p.toRevision, hash: p.toHash })} on ${plural(p.nodes, 'node')}${p.dryRun ? ` (dry run ${p.dryRun})` : ''}`;
+  if (p && p.forHash === g.currentRevision?.hash)
+    return `would restore ${fmtRev({ revision: p.toRevision, hash: p.toHash })} on ${plural(p.nodes, 'node')}${p.dryRun ? ` (dry run ${p.dryRun})` : ''}`;
   if (g.undoSkipped) return `not undone: ${g.undoSkipped.reason} (${g.undoSkipped.message})`;
   return undefined;
 }
@@ -380,7 +421,14 @@ function undoLine(g: GuardSummary): string | undefined {
 /** The table, with columns padded on the plain text before colour is added. */
 function table(rows: readonly NodeRow[], paint: Paint): string[] {
   const head = ['NODE', 'REVISION', 'POD', 'READY', 'RESTARTS', 'STATUS'];
-  const cells = rows.map((r) => [r.node, revCell(r), r.pod ?? '-', r.pod === undefined ? '-' : r.ready ? 'yes' : 'no', r.pod === undefined ? '-' : String(r.restarts), `${r.status}${r.owner ? ` (${r.owner})` : ''}${r.notTarget ? ' [not a target]' : ''}`]);
+  const cells = rows.map((r) => [
+    r.node,
+    revCell(r),
+    r.pod ?? '-',
+    r.pod === undefined ? '-' : r.ready ? 'yes' : 'no',
+    r.pod === undefined ? '-' : String(r.restarts),
+    `${r.status}${r.owner ? ` (${r.owner})` : ''}${r.notTarget ? ' [not a target]' : ''}`,
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (c: readonly string[]): string => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i] ?? 0))).join('   ');
   const colour = (r: NodeRow): keyof typeof ANSI | undefined => {
@@ -409,7 +457,8 @@ function table(rows: readonly NodeRow[], paint: Paint): string[] {
  * `color` adds ANSI colours (only for a terminal).
  */
 export function renderText(v: GetView, opts: { color: boolean }): string {
-  const paint: Paint = (text, ...styles) => (opts.color && styles.length > 0 ? `\u001b[${styles.map((s) => ANSI[s]).join(';')}m${text}\u001b[0m` : text);
+  const paint: Paint = (text, ...styles) =>
+    opts.color && styles.length > 0 ? `\u001b[${styles.map((s) => ANSI[s]).join(';')}m${text}\u001b[0m` : text;
   const label = (l: string): string => `${l}:`.padEnd(14);
   const stateText = (s: string | undefined): string => (s ? paint(s, STATE_COLOUR[s] ?? 'bold') : 'Unknown');
   const out: string[] = [];
@@ -430,9 +479,13 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
     if (g.message) out.push(`${label('Message')}${g.message}`);
   } else {
     out.push(`${label('DaemonSet')}${ds.namespace}/${ds.name}  ${counters}`);
-    out.push(`${label('State')}${stateText(v.state)}  ${paint('(judged by this command from its start; a RolloutGuard keeps the history)', 'dim')}`);
+    out.push(
+      `${label('State')}${stateText(v.state)}  ${paint('(judged by this command from its start; a RolloutGuard keeps the history)', 'dim')}`,
+    );
     for (const [i, g] of (v.guardedBy ?? []).entries()) {
-      const what = [g.state ? stateText(g.state) : 'no status yet', g.cause ? `${g.cause}${g.owner ? ` (${g.owner})` : ''}` : ''].filter(Boolean).join('  ');
+      const what = [g.state ? stateText(g.state) : 'no status yet', g.cause ? `${g.cause}${g.owner ? ` (${g.owner})` : ''}` : '']
+        .filter(Boolean)
+        .join('  ');
       out.push(`${i === 0 ? label('Guarded by') : ''.padEnd(14)}rg/${g.name}  ${what}`);
     }
     if (v.cause) out.push(`${label('Cause')}${v.cause}`);
@@ -441,7 +494,8 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
     if (v.message) out.push(`${label('Message')}${v.message.replace(' (onStall.action is Report).', '.')}`);
   }
   out.push('');
-  if (v.nodes.length === 0) out.push(ds.found ? 'No node runs or should run this DaemonSet.' : 'No nodes to show: the DaemonSet does not exist.');
+  if (v.nodes.length === 0)
+    out.push(ds.found ? 'No node runs or should run this DaemonSet.' : 'No nodes to show: the DaemonSet does not exist.');
   else out.push(...table(v.nodes, paint));
   const why = v.nodes.filter((r) => r.kind !== 'ok' && r.message);
   if (why.length > 0) {
@@ -497,7 +551,13 @@ async function canList(client: ApiClient, path: string): Promise<boolean> {
 }
 
 /** Runs get: one render, or renders until `io.stopped` with --watch. Exposed with injectable parts for tests. */
-export async function get(opts: GetOptions & { namespace: string }, client: ApiClient, clock: Clock, log: Logger, io: GetIo): Promise<number> {
+export async function get(
+  opts: GetOptions & { namespace: string },
+  client: ApiClient,
+  clock: Clock,
+  log: Logger,
+  io: GetIo,
+): Promise<number> {
   const { namespace } = opts;
   let target = opts.name;
   let spec: GuardSpec = checkSpec(target, GUARD_DEFAULTS.progressDeadlineSeconds, GUARD_DEFAULTS.suspectAfterSeconds);
@@ -524,20 +584,21 @@ export async function get(opts: GetOptions & { namespace: string }, client: ApiC
   // Guards change too (the operator writes their status). rg/NAME watches its guard; ds/NAME the guards
   // of the namespace, to name those that target it, if the API has RolloutGuards and we may list them.
   const guardList = guardsPath(namespace);
-  const guardInf = opts.kind === 'RolloutGuard' || (await canList(client, guardList))
-    ? new Informer<SlimGuard>(
-        client,
-        {
-          name: 'rolloutguards',
-          listPath: guardList,
-          ...(opts.kind === 'RolloutGuard' ? { fieldSelector: `metadata.name=${opts.name}` } : {}),
-          slim: slimGuard,
-          watchTimeoutSeconds: 300,
-          backoff: { initialMs: 500, maxMs: 10_000 },
-        },
-        log,
-      )
-    : undefined;
+  const guardInf =
+    opts.kind === 'RolloutGuard' || (await canList(client, guardList))
+      ? new Informer<SlimGuard>(
+          client,
+          {
+            name: 'rolloutguards',
+            listPath: guardList,
+            ...(opts.kind === 'RolloutGuard' ? { fieldSelector: `metadata.name=${opts.name}` } : {}),
+            slim: slimGuard,
+            watchTimeoutSeconds: 300,
+            backoff: { initialMs: 500, maxMs: 10_000 },
+          },
+          log,
+        )
+      : undefined;
 
   let status: GuardStatus = {};
   let last = '';

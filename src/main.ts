@@ -29,7 +29,6 @@ import { runGet } from './get.js';
 import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
 import { addedAnnouncements, publish } from './diagnostics.js';
 
-
 async function run(cfg: OperatorConfig): Promise<void> {
   // Before anything connects: a missing or broken certificate is a usage error, said once, at start.
   let servingCert: ServingCert | undefined;
@@ -61,7 +60,8 @@ async function run(cfg: OperatorConfig): Promise<void> {
    * past its lease may have been replaced; stillLeading() then declares the loss (onStoppedLeading exits)
    * instead of letting a stale pass write. Not fencing, but it shrinks the overlap to a request in flight.
    */
-  const leading = <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
+  const leading =
+    <A extends unknown[], R>(write: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> =>
       elector && !elector.stillLeading() ? Promise.reject(new Error('not the leader: write skipped')) : write(...args);
   const idle = idleCollector(cfg, log, metrics);
@@ -87,7 +87,12 @@ async function run(cfg: OperatorConfig): Promise<void> {
       readGuard: (ns, name) => statusWriter.read(ns, name),
       writeStatus: leading(async (g, s) => {
         const written = await statusWriter.write(g, s);
-        if (written) publish('beforeAnnounce', () => ({ namespace: g.metadata.namespace ?? '', name: g.metadata.name, announcements: addedAnnouncements(g.status?.announcements, s.announcements) }));
+        if (written)
+          publish('beforeAnnounce', () => ({
+            namespace: g.metadata.namespace ?? '',
+            name: g.metadata.name,
+            announcements: addedAnnouncements(g.status?.announcements, s.announcements),
+          }));
         return written;
       }),
       emit: leading((g, t, e) => events.emit(g, t, e)),
@@ -103,15 +108,15 @@ async function run(cfg: OperatorConfig): Promise<void> {
   metrics.observeInformers(() => controller.informerStats());
   // Twice the watchdog's idle timeout: by then a silent watch was restarted and is still silent.
   const staleAfterMs = 2 * cfg.watchIdleTimeoutMs;
-  const probes = await startProbeServer(cfg.healthProbeBindAddress, { ready: () => readiness(controller.cacheHealth(), Date.now(), staleAfterMs) });
+  const probes = await startProbeServer(cfg.healthProbeBindAddress, {
+    ready: () => readiness(controller.cacheHealth(), Date.now(), staleAfterMs),
+  });
   const metricsServer = cfg.metricsBindAddress
     ? await startMetricsServer({
         address: cfg.metricsBindAddress,
         metrics,
         log,
-        ...(servingCert
-          ? { tls: servingCert, auth: new MetricsAuthFilter(new ApiAccessReviewer(client), cfg.metricsAuth) }
-          : {}),
+        ...(servingCert ? { tls: servingCert, auth: new MetricsAuthFilter(new ApiAccessReviewer(client), cfg.metricsAuth) } : {}),
       })
     : undefined;
   log.info(
@@ -131,7 +136,11 @@ async function run(cfg: OperatorConfig): Promise<void> {
   const stopWork = new AbortController();
   // The first lists are a burst of their own (every node, DaemonSet and revision), and a follower
   // queues no key after them: a quiet spell starts when they are in.
-  if (idle) void controller.waitForSync(stopWork.signal).then(() => idle.worked(), () => undefined);
+  if (idle)
+    void controller.waitForSync(stopWork.signal).then(
+      () => idle.worked(),
+      () => undefined,
+    );
   let shuttingDown = false;
 
   const shutdown = async (signal: string): Promise<void> => {
@@ -163,7 +172,10 @@ async function run(cfg: OperatorConfig): Promise<void> {
     // the bound at which undos are refused.
     const skewMs = skew.estimateMs();
     if (skewMs !== undefined && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
-      log.warn({ clockSkewMs: skewMs, boundMs: MAX_CLOCK_SKEW_MS }, "the operator's clock differs from the API server's past the bound: undos are refused until time sync is fixed");
+      log.warn(
+        { clockSkewMs: skewMs, boundMs: MAX_CLOCK_SKEW_MS },
+        "the operator's clock differs from the API server's past the bound: undos are refused until time sync is fixed",
+      );
     }
     log.info({ clockSkewMs: skewMs }, 'caches synced; starting workers');
     controller.startWorkers(AbortSignal.any([signal, stopWork.signal]));
@@ -203,7 +215,10 @@ function idleCollector(cfg: OperatorConfig, log: ReturnType<typeof createLogger>
     youngGenerationBytes,
     onCollected: (c) => {
       metrics.idleCollection.observe(c.ms / 1000);
-      log.debug({ ms: Math.round(c.ms), youngMiB: [mib(c.youngBefore), mib(c.youngAfter)] }, 'idle: one full collection after a quiet spell');
+      log.debug(
+        { ms: Math.round(c.ms), youngMiB: [mib(c.youngBefore), mib(c.youngAfter)] },
+        'idle: one full collection after a quiet spell',
+      );
     },
   });
 }

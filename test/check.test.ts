@@ -26,13 +26,17 @@ describe('parseDuration', () => {
 
   it('rejects what it cannot read exactly, naming the flag', () => {
     for (const bad of ['', 'm', '5x', '1.5m', '-5s', '5 m', '30s1m', '1m1m', '5ms']) {
-      assert.throws(() => parseDuration('--suspect', bad), (e: unknown) => e instanceof UsageError && /--suspect/.test(e.message), bad);
+      assert.throws(
+        () => parseDuration('--suspect', bad),
+        (e: unknown) => e instanceof UsageError && /--suspect/.test(e.message),
+        bad,
+      );
     }
   });
 });
 
 describe('parseCheckArgs', () => {
-  it('defaults: no namespace (the kubeconfig context\'s, else default, once loaded), deadline 10m, suspect a fifth of it, text output', () => {
+  it("defaults: no namespace (the kubeconfig context's, else default, once loaded), deadline 10m, suspect a fifth of it, text output", () => {
     assert.deepEqual(parseCheckArgs(['ds/decoder']), {
       name: 'decoder',
       deadlineSeconds: 600,
@@ -43,11 +47,27 @@ describe('parseCheckArgs', () => {
 
   it('reads every flag, in both --flag value and --flag=value forms', () => {
     const a = parseCheckArgs(['ds/decoder', '-n', 'prod', '--deadline', '8s', '--suspect=3s', '-o', 'json', '--kubeconfig=/tmp/kc']);
-    assert.deepEqual(a, { name: 'decoder', namespace: 'prod', deadlineSeconds: 8, suspectSeconds: 3, output: 'json', kubeconfig: '/tmp/kc' });
+    assert.deepEqual(a, {
+      name: 'decoder',
+      namespace: 'prod',
+      deadlineSeconds: 8,
+      suspectSeconds: 3,
+      output: 'json',
+      kubeconfig: '/tmp/kc',
+    });
     const b = parseCheckArgs(['--namespace=prod', '--output=text', '--deadline=2m', 'daemonset/decoder']);
     assert.deepEqual(b, { name: 'decoder', namespace: 'prod', deadlineSeconds: 120, suspectSeconds: 24, output: 'text' });
     const c = parseCheckArgs(['ds/decoder', '--context', 'staging', '--cluster=east', '--user', 'ci', '--kubeconfig', '/a:/b']);
-    assert.deepEqual(c, { name: 'decoder', deadlineSeconds: 600, suspectSeconds: 120, output: 'text', context: 'staging', cluster: 'east', user: 'ci', kubeconfig: '/a:/b' });
+    assert.deepEqual(c, {
+      name: 'decoder',
+      deadlineSeconds: 600,
+      suspectSeconds: 120,
+      output: 'text',
+      context: 'staging',
+      cluster: 'east',
+      user: 'ci',
+      kubeconfig: '/a:/b',
+    });
   });
 
   it('accepts the resource spellings kubectl accepts', () => {
@@ -77,7 +97,10 @@ describe('parseCheckArgs', () => {
   ];
   for (const [what, args, re] of usage) {
     it(`usage error: ${what}`, () => {
-      assert.throws(() => parseCheckArgs(args), (e: unknown) => e instanceof UsageError && re.test(e.message));
+      assert.throws(
+        () => parseCheckArgs(args),
+        (e: unknown) => e instanceof UsageError && re.test(e.message),
+      );
     });
   }
 });
@@ -114,7 +137,11 @@ describe('verdictOf', () => {
 
   it('a rollout in flight keeps waiting; once decide says Stalled it is exit 3 with the cause in the message', () => {
     const revisions = [rev(HASH.A, 1), rev(HASH.B, 2)];
-    const nodes = [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [imagePullPod(HASH.B)]), node('node-3', [pod({ hash: HASH.A })])];
+    const nodes = [
+      node('node-1', [pod({ hash: HASH.A })]),
+      node('node-2', [imagePullPod(HASH.B)]),
+      node('node-3', [pod({ hash: HASH.A })]),
+    ];
     const o = targetObs({ ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 2, available: 2 }, revisions, nodes });
     const first = decide(o, {}, p, T0);
     assert.equal(verdictOf(o, first.status, 0, deadline), undefined);
@@ -133,7 +160,12 @@ describe('verdictOf', () => {
 
   it('a revision that crashes after starting on two Ready nodes is exit 3 at once, long before the deadline', () => {
     const revisions = [rev(HASH.A, 1), rev(HASH.B, 2)];
-    const crashed = (): ReturnType<typeof pod> => pod({ hash: HASH.B, restartCount: 1, lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: new Date(T0).toISOString() } });
+    const crashed = (): ReturnType<typeof pod> =>
+      pod({
+        hash: HASH.B,
+        restartCount: 1,
+        lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: new Date(T0).toISOString() },
+      });
     const nodes = [node('node-1', [crashed()]), node('node-2', [crashed()]), node('node-3', [pod({ hash: HASH.A })])];
     const o = targetObs({ ds: { generation: 2, observedGeneration: 2, updated: 2, ready: 3, available: 3 }, revisions, nodes });
     const s = decide(o, {}, p, T0).status;

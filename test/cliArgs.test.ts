@@ -44,13 +44,20 @@ describe('parseArgs', () => {
     ['a value missing, long form', ['--namespace'], '--namespace needs a value'],
     ['a switch given a value', ['--watch=yes'], '--watch takes no value, got "yes"'],
     ['a converter refusing', ['-o', 'yaml'], '--output wants text or json, got "yaml"'],
-    ['a duration refused, named by the spelling used', ['--deadline=soon'], '--deadline wants a duration like 90s, 5m, 1m30s or 1h, got "soon"'],
+    [
+      'a duration refused, named by the spelling used',
+      ['--deadline=soon'],
+      '--deadline wants a duration like 90s, 5m, 1m30s or 1h, got "soon"',
+    ],
     ['the first mistake in argument order is the one reported', ['ds/a', 'ds/b', '--follow'], 'only one target, got ds/a and ds/b'],
     ['... whichever kind it is', ['--follow', 'ds/a', 'ds/b'], 'unknown flag --follow'],
   ];
   for (const [what, args, message] of usage) {
     it(`usage error: ${what}`, () => {
-      assert.throws(() => parseArgs(args, SPEC), (e: unknown) => e instanceof UsageError && e.message === message);
+      assert.throws(
+        () => parseArgs(args, SPEC),
+        (e: unknown) => e instanceof UsageError && e.message === message,
+      );
     });
   }
 });
@@ -75,6 +82,9 @@ describe('parseDuration', () => {
   });
 
   it('names the flag it was given in its error', () => {
-    assert.throws(() => parseDuration('--timeout', '1m1m'), (e: unknown) => e instanceof UsageError && /^--timeout wants a duration/.test(e.message));
+    assert.throws(
+      () => parseDuration('--timeout', '1m1m'),
+      (e: unknown) => e instanceof UsageError && /^--timeout wants a duration/.test(e.message),
+    );
   });
 });

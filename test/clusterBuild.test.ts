@@ -12,14 +12,18 @@ import { fileURLToPath } from 'node:url';
 /** The repository root: this file runs as dist/test/clusterBuild.test.js. */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (p: string): string => readFileSync(join(ROOT, p), 'utf8');
-const replaces = (mod: string): string[] => mod.split('\n').filter((l) => l.startsWith('replace ')).sort();
+const replaces = (mod: string): string[] =>
+  mod
+    .split('\n')
+    .filter((l) => l.startsWith('replace '))
+    .sort();
 const kubernetes = (mod: string): string | undefined => /k8s\.io\/kubernetes (v\S+)/.exec(mod)?.[1];
 
-describe('the real node is built from the control plane\'s Kubernetes', () => {
+describe("the real node is built from the control plane's Kubernetes", () => {
   const control = read('cluster/k8s/go.mod');
   const node = read('cluster/node/go.mod');
 
-  it('the same k8s.io/kubernetes version, which is versions.env\'s K8S_VERSION', () => {
+  it("the same k8s.io/kubernetes version, which is versions.env's K8S_VERSION", () => {
     const pinned = /^K8S_VERSION=(\S+)$/m.exec(read('cluster/versions.env'))?.[1];
     assert.ok(pinned);
     assert.equal(kubernetes(control), pinned);
@@ -32,10 +36,13 @@ describe('the real node is built from the control plane\'s Kubernetes', () => {
   });
 
   it('builds only the kubelet', () => {
-    assert.deepEqual(node.split('\n').filter((l) => l.startsWith('tool ')), ['tool k8s.io/kubernetes/cmd/kubelet']);
+    assert.deepEqual(
+      node.split('\n').filter((l) => l.startsWith('tool ')),
+      ['tool k8s.io/kubernetes/cmd/kubelet'],
+    );
   });
 
-  it('build.sh keys the real node\'s directory on its module and pins, and versions.env pins each Debian package by checksum', () => {
+  it("build.sh keys the real node's directory on its module and pins, and versions.env pins each Debian package by checksum", () => {
     const build = read('cluster/build.sh');
     assert.match(build, /"\$here\/node\/go\.mod" "\$here\/node\/go\.sum"/);
     const env = read('cluster/versions.env');

@@ -5,12 +5,37 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildView, guardSummary, guardsTargeting, nodeRows, parseGetArgs, renderJson, renderText, type GetView, type NodeRow } from '../src/get.js';
+import {
+  buildView,
+  guardSummary,
+  guardsTargeting,
+  nodeRows,
+  parseGetArgs,
+  renderJson,
+  renderText,
+  type GetView,
+  type NodeRow,
+} from '../src/get.js';
 import { decide } from '../src/domain/stateMachine.js';
 import type { GuardStatus, Observation } from '../src/domain/types.js';
 import type { SlimGuard } from '../src/k8s/slim.js';
 import { UsageError } from '../src/runtime/config.js';
-import { DS_NAME, HASH, T0, deadKubelet, deletingPod, imagePullPod, node, nodesOn, pod, policy, rev, sec, targetObs, withHealth } from './support/fixtures.js';
+import {
+  DS_NAME,
+  HASH,
+  T0,
+  deadKubelet,
+  deletingPod,
+  imagePullPod,
+  node,
+  nodesOn,
+  pod,
+  policy,
+  rev,
+  sec,
+  targetObs,
+  withHealth,
+} from './support/fixtures.js';
 
 const p = policy({ suspectAfterSeconds: 30, progressDeadlineSeconds: 60 });
 const ESC = '\u001b[';
@@ -49,15 +74,28 @@ function tableRows(text: string): string[][] {
 
 describe('parseGetArgs', () => {
   it('reads a DaemonSet or a RolloutGuard in the spellings kubectl accepts', () => {
-    for (const t of ['ds/x', 'daemonset/x', 'DaemonSets.apps/x']) assert.deepEqual(parseGetArgs([t]), { kind: 'DaemonSet', name: 'x', watch: false, output: 'text' }, t);
-    for (const t of ['rg/x', 'rolloutguard/x', 'rolloutguards.rolloutguard.dev/x', 'RolloutGuard/x']) assert.equal(parseGetArgs([t]).kind, 'RolloutGuard', t);
+    for (const t of ['ds/x', 'daemonset/x', 'DaemonSets.apps/x'])
+      assert.deepEqual(parseGetArgs([t]), { kind: 'DaemonSet', name: 'x', watch: false, output: 'text' }, t);
+    for (const t of ['rg/x', 'rolloutguard/x', 'rolloutguards.rolloutguard.dev/x', 'RolloutGuard/x'])
+      assert.equal(parseGetArgs([t]).kind, 'RolloutGuard', t);
   });
 
   it('reads every flag, in both --flag value and --flag=value forms; without -n the namespace is left to the kubeconfig', () => {
     assert.deepEqual(parseGetArgs(['rg/decoder', '-n', 'gpu', '-w', '-o', 'json', '--kubeconfig', '/kc']), {
-      kind: 'RolloutGuard', name: 'decoder', namespace: 'gpu', watch: true, output: 'json', kubeconfig: '/kc',
+      kind: 'RolloutGuard',
+      name: 'decoder',
+      namespace: 'gpu',
+      watch: true,
+      output: 'json',
+      kubeconfig: '/kc',
     });
-    assert.deepEqual(parseGetArgs(['--namespace=gpu', '--watch', '--output=text', 'ds/decoder']), { kind: 'DaemonSet', name: 'decoder', namespace: 'gpu', watch: true, output: 'text' });
+    assert.deepEqual(parseGetArgs(['--namespace=gpu', '--watch', '--output=text', 'ds/decoder']), {
+      kind: 'DaemonSet',
+      name: 'decoder',
+      namespace: 'gpu',
+      watch: true,
+      output: 'text',
+    });
     assert.equal(parseGetArgs(['ds/decoder']).namespace, undefined);
   });
 
@@ -74,7 +112,10 @@ describe('parseGetArgs', () => {
   ];
   for (const [what, args, re] of usage) {
     it(`usage error: ${what}`, () => {
-      assert.throws(() => parseGetArgs(args), (e: unknown) => e instanceof UsageError && re.test(e.message));
+      assert.throws(
+        () => parseGetArgs(args),
+        (e: unknown) => e instanceof UsageError && re.test(e.message),
+      );
     });
   }
 });
@@ -117,7 +158,11 @@ describe('nodeRows', () => {
     const obs = targetObs({
       ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 1, available: 1 },
       revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
-      nodes: [node('node-1', [pod({ hash: HASH.B })]), withHealth(node('node-2', [pod({ hash: HASH.A, ready: false })]), deadKubelet()), node('node-3', [pod({ hash: HASH.A })])],
+      nodes: [
+        node('node-1', [pod({ hash: HASH.B })]),
+        withHealth(node('node-2', [pod({ hash: HASH.A, ready: false })]), deadKubelet()),
+        node('node-3', [pod({ hash: HASH.A })]),
+      ],
     });
     const rows = nodeRows(obs, decide(obs, {}, p, T0).status, T0);
     const down = rows.find((r) => r.node === 'node-2');
@@ -129,13 +174,20 @@ describe('nodeRows', () => {
   it('beyond the 20 nodes status lists, blocked nodes are still attributed, one by one', () => {
     const n = 25;
     const nodes = Array.from({ length: n }, (_, i) => node(`node-${String(i + 1).padStart(2, '0')}`, [imagePullPod(HASH.B)]));
-    const obs = targetObs({ ds: { generation: 2, observedGeneration: 2, desired: n, current: n, updated: n, ready: 0, available: 0 }, revisions: [rev(HASH.B, 2), rev(HASH.A, 1)], nodes });
+    const obs = targetObs({
+      ds: { generation: 2, observedGeneration: 2, desired: n, current: n, updated: n, ready: 0, available: 0 },
+      revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
+      nodes,
+    });
     const status = decide(obs, {}, p, T0).status;
     assert.equal(status.blockedNodes?.length, 20, 'the status list is capped');
     assert.equal(status.blockedNodeCount, n);
     const rows = nodeRows(obs, status, T0);
     assert.equal(rows.length, n);
-    assert.ok(rows.every((r) => r.kind === 'blocked' && r.status === 'ImagePullBackOff' && r.owner === 'Revision'), JSON.stringify(rows.slice(18)));
+    assert.ok(
+      rows.every((r) => r.kind === 'blocked' && r.status === 'ImagePullBackOff' && r.owner === 'Revision'),
+      JSON.stringify(rows.slice(18)),
+    );
   });
 
   it('a missing DaemonSet has no rows', () => {
@@ -191,8 +243,19 @@ describe('renderText', () => {
 
   it('rg/NAME: the header is the guard status, with its undo plan; the rows stay live', () => {
     const guardStatus = stalled(obs);
-    const g: SlimGuard = { metadata: { name: 'decoder-guard', namespace: 'gpu-system' }, spec: { targetRef: { kind: 'DaemonSet', name: DS_NAME } }, status: guardStatus };
-    const text = renderText(view(obs, decide(obs, {}, p, T0).status, { kind: 'RolloutGuard', name: 'decoder-guard', guard: guardSummary('gpu-system', 'decoder-guard', g, DS_NAME) }), { color: false });
+    const g: SlimGuard = {
+      metadata: { name: 'decoder-guard', namespace: 'gpu-system' },
+      spec: { targetRef: { kind: 'DaemonSet', name: DS_NAME } },
+      status: guardStatus,
+    };
+    const text = renderText(
+      view(obs, decide(obs, {}, p, T0).status, {
+        kind: 'RolloutGuard',
+        name: 'decoder-guard',
+        guard: guardSummary('gpu-system', 'decoder-guard', g, DS_NAME),
+      }),
+      { color: false },
+    );
     const lines = text.split('\n');
     assert.equal(lines[0], 'RolloutGuard: gpu-system/decoder-guard');
     assert.equal(lines[1], 'DaemonSet:    gpu-system/decoder  desired 3  current 3  updated 1  ready 2  available 2');
@@ -202,18 +265,32 @@ describe('renderText', () => {
   });
 
   it('rg/NAME: an undo plan made for a revision that is no longer current is not shown', () => {
-    const g: SlimGuard = { metadata: { name: 'decoder', namespace: 'gpu-system' }, spec: { targetRef: { kind: 'DaemonSet', name: DS_NAME } }, status: { ...stalled(obs), state: 'Progressing', currentRevision: { revision: 3, hash: HASH.A } } };
-    const text = renderText(view(obs, status, { kind: 'RolloutGuard', name: 'decoder', guard: guardSummary('gpu-system', 'decoder', g, DS_NAME) }), { color: false });
+    const g: SlimGuard = {
+      metadata: { name: 'decoder', namespace: 'gpu-system' },
+      spec: { targetRef: { kind: 'DaemonSet', name: DS_NAME } },
+      status: { ...stalled(obs), state: 'Progressing', currentRevision: { revision: 3, hash: HASH.A } },
+    };
+    const text = renderText(
+      view(obs, status, { kind: 'RolloutGuard', name: 'decoder', guard: guardSummary('gpu-system', 'decoder', g, DS_NAME) }),
+      { color: false },
+    );
     assert.doesNotMatch(text, /^Undo:/m, text);
   });
 
   it('rg/NAME of a guard that is gone says so', () => {
-    const text = renderText(view(obs, status, { kind: 'RolloutGuard', name: 'gone', guard: guardSummary('gpu-system', 'gone', undefined, DS_NAME) }), { color: false });
+    const text = renderText(
+      view(obs, status, { kind: 'RolloutGuard', name: 'gone', guard: guardSummary('gpu-system', 'gone', undefined, DS_NAME) }),
+      { color: false },
+    );
     assert.match(text.split('\n')[0] ?? '', /^RolloutGuard: gpu-system\/gone {2}not found$/);
   });
 
   it('ds/NAME names the guards that target it, with their state', () => {
-    const g = (name: string, target: string, s?: GuardStatus): SlimGuard => ({ metadata: { name, namespace: 'gpu-system' }, spec: { targetRef: { kind: 'DaemonSet', name: target } }, ...(s ? { status: s } : {}) });
+    const g = (name: string, target: string, s?: GuardStatus): SlimGuard => ({
+      metadata: { name, namespace: 'gpu-system' },
+      spec: { targetRef: { kind: 'DaemonSet', name: target } },
+      ...(s ? { status: s } : {}),
+    });
     const refs = guardsTargeting([g('other', 'node-exporter'), g('b', DS_NAME), g('a', DS_NAME, status)], DS_NAME);
     assert.deepEqual(refs, [{ name: 'a', state: 'Stalled', cause: 'ImagePullFailure', owner: 'Revision' }, { name: 'b' }]);
     const text = renderText(view(obs, status, { guardedBy: refs }), { color: false });
@@ -244,16 +321,54 @@ describe('renderJson', () => {
     const doc = JSON.parse(renderJson(view(obs, status), { compact: false })) as GetView;
     assert.equal(doc.kind, 'DaemonSet');
     assert.equal(doc.at, new Date(T0 + sec(61)).toISOString());
-    assert.deepEqual(doc.daemonSet, { namespace: 'gpu-system', name: DS_NAME, found: true, desired: 3, current: 3, updated: 1, ready: 2, available: 2, generation: 2, observedGeneration: 2 });
+    assert.deepEqual(doc.daemonSet, {
+      namespace: 'gpu-system',
+      name: DS_NAME,
+      found: true,
+      desired: 3,
+      current: 3,
+      updated: 1,
+      ready: 2,
+      available: 2,
+      generation: 2,
+      observedGeneration: 2,
+    });
     assert.deepEqual([doc.state, doc.cause, doc.owner], ['Stalled', 'ImagePullFailure', 'Revision']);
     assert.deepEqual(doc.currentRevision, { revision: 2, hash: HASH.B });
-    assert.deepEqual(doc.revisions.map((g) => [g.revision, g.hash, g.nodes, g.ready]), [[2, HASH.B, 1, 0], [1, HASH.A, 2, 2]]);
+    assert.deepEqual(
+      doc.revisions.map((g) => [g.revision, g.hash, g.nodes, g.ready]),
+      [
+        [2, HASH.B, 1, 0],
+        [1, HASH.A, 2, 2],
+      ],
+    );
     const blocked: NodeRow | undefined = doc.nodes[0];
     assert.deepEqual(
-      { node: blocked?.node, revision: blocked?.revision, hash: blocked?.hash, ready: blocked?.ready, status: blocked?.status, kind: blocked?.kind, owner: blocked?.owner, cause: blocked?.cause },
-      { node: 'node-2', revision: 2, hash: HASH.B, ready: false, status: 'ImagePullBackOff', kind: 'blocked', owner: 'Revision', cause: 'ImagePullFailure' },
+      {
+        node: blocked?.node,
+        revision: blocked?.revision,
+        hash: blocked?.hash,
+        ready: blocked?.ready,
+        status: blocked?.status,
+        kind: blocked?.kind,
+        owner: blocked?.owner,
+        cause: blocked?.cause,
+      },
+      {
+        node: 'node-2',
+        revision: 2,
+        hash: HASH.B,
+        ready: false,
+        status: 'ImagePullBackOff',
+        kind: 'blocked',
+        owner: 'Revision',
+        cause: 'ImagePullFailure',
+      },
     );
-    assert.deepEqual(doc.nodes.map((r) => r.node), ['node-2', 'node-1', 'node-3']);
+    assert.deepEqual(
+      doc.nodes.map((r) => r.node),
+      ['node-2', 'node-1', 'node-3'],
+    );
   });
 
   it('compact (for --watch) is one line holding the same document', () => {

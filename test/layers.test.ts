@@ -35,7 +35,11 @@ function tsFiles(dir: string): string[] {
 /** Every module specifier of a file: static imports and re-exports (one or many lines), side-effect and dynamic imports. */
 export function specifiers(source: string): string[] {
   const out: string[] = [];
-  const patterns = [/(?:^|[\n;])\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/g, /(?:^|[\n;])\s*import\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g];
+  const patterns = [
+    /(?:^|[\n;])\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /(?:^|[\n;])\s*import\s*['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
   for (const re of patterns) for (const m of source.matchAll(re)) out.push(m[1]!);
   return out;
 }
@@ -97,7 +101,11 @@ describe('layers', () => {
   const src = read(tsFiles(srcDir));
 
   it('finds the sources and their imports (the checks below cannot pass on an empty tree)', () => {
-    for (const layer of Object.keys(ALLOWED)) assert.ok(src.some((f) => layerOf(srcDir, f.path) === layer), `no file in src/${layer}`);
+    for (const layer of Object.keys(ALLOWED))
+      assert.ok(
+        src.some((f) => layerOf(srcDir, f.path) === layer),
+        `no file in src/${layer}`,
+      );
     assert.ok(src.flatMap((f) => specifiers(f.source)).length > 100);
   });
 
@@ -110,14 +118,24 @@ describe('layers', () => {
       "import '../runtime/side.js';",
       "const m = await import('../k8s/lazy.js');",
     ].join('\n');
-    assert.deepEqual(specifiers(source).sort(), ['../k8s/a.js', '../k8s/d.js', '../k8s/lazy.js', '../runtime/b.js', '../runtime/side.js', './e.js']);
+    assert.deepEqual(specifiers(source).sort(), [
+      '../k8s/a.js',
+      '../k8s/d.js',
+      '../k8s/lazy.js',
+      '../runtime/b.js',
+      '../runtime/side.js',
+      './e.js',
+    ]);
   });
 
   it('flags an upward import', () => {
     const file = (p: string, source: string): { path: string; source: string } => ({ path: join(srcDir, p), source });
     const vs = upwardImports(srcDir, [
       file('domain/x.ts', "import { y } from '../reconcile/y.js';\nimport { z } from './z.js';"),
-      file('reconcile/x.ts', "import { ApiClient } from '../k8s/apiClient.js';\nimport { Metrics } from '../runtime/metrics.js';\nimport { d } from '../domain/d.js';"),
+      file(
+        'reconcile/x.ts',
+        "import { ApiClient } from '../k8s/apiClient.js';\nimport { Metrics } from '../runtime/metrics.js';\nimport { d } from '../domain/d.js';",
+      ),
       file('k8s/x.ts', "import type { P } from '../reconcile/ports.js';\nimport type { Q } from '../runtime/q.js';"),
       file('runtime/x.ts', "import { R } from '../reconcile/r.js';\nimport { K } from '../k8s/k.js';\nimport { main } from '../main.js';"),
       file('main.ts', "import { R } from './runtime/controller.js';"),

@@ -90,7 +90,8 @@ const sameWay = (a: CauseClass, b: CauseClass): boolean => a === b || (RUNTIME_C
 /** A node the new revision took down, or may have: owner and comparison, or undefined. */
 function knockedOut(node: string, c: Comparison | undefined): { owner: FaultOwner; comparison: string } | undefined {
   if (!c?.knockedOut?.includes(node)) return undefined;
-  const said = 'it turned NotReady right after a pod of the new revision started on it, was Ready under the previous revision, and no node still on the previous revision fell';
+  const said =
+    'it turned NotReady right after a pod of the new revision started on it, was Ready under the previous revision, and no node still on the previous revision fell';
   return c.enough
     ? { owner: 'Revision', comparison: `${said}: the new revision takes its own node down` }
     : { owner: 'Node', comparison: `${said}; one node is not enough to blame the revision (failedNodesThreshold ${c.threshold})` };
@@ -106,7 +107,10 @@ function byAdmission(ex: Explained, c: Comparison | undefined): Explained & { co
   if (a.result === 'Accepted') {
     const changed = c?.templates ? templateDiff(c.templates) : [];
     const what = changed.length > 0 ? ` (it changed: ${changed.join('; ')})` : '';
-    return { ...ex, comparison: `a pod of the previous revision (${a.revisionName}) is admitted (server-side dry run): only the new template is refused${what}` };
+    return {
+      ...ex,
+      comparison: `a pod of the previous revision (${a.revisionName}) is admitted (server-side dry run): only the new template is refused${what}`,
+    };
   }
   if (a.result === 'Refused') {
     return {
@@ -118,7 +122,14 @@ function byAdmission(ex: Explained, c: Comparison | undefined): Explained & { co
   return { ...ex, owner: 'Unknown', comparison: `not verified whether admission would refuse the previous revision too: ${a.message}` };
 }
 
-const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>(['ImagePullFailure', 'CrashLoop', 'OOMKilled', 'InsufficientResources', 'Unschedulable', 'NotReady']);
+const REVISION_CLASSES: ReadonlySet<CauseClass> = new Set<CauseClass>([
+  'ImagePullFailure',
+  'CrashLoop',
+  'OOMKilled',
+  'InsufficientResources',
+  'Unschedulable',
+  'NotReady',
+]);
 
 /** Owners in the order their evidence decides the rollout's owner. */
 const OWNER_ORDER: readonly FaultOwner[] = ['Revision', 'Node', 'Configuration', 'ControlPlane', 'ConfiguredWait', 'Unknown'];
@@ -138,16 +149,35 @@ export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; messa
 }
 
 /** Owner and cause of one node blocked on a pod of the target revision. */
-export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod: PodView | undefined, now: number, minReadySeconds: number, events: NodeContext = {}): BlockedNode {
+export function attributeBlocked(
+  b: BlockedNode,
+  node: NodeView | undefined,
+  pod: PodView | undefined,
+  now: number,
+  minReadySeconds: number,
+  events: NodeContext = {},
+): BlockedNode {
   const nf = nodeFault(node?.health);
   const c = events.comparison;
   if (nf) {
     const k = knockedOut(b.node, c);
-    return { ...b, owner: k?.owner ?? 'Node', cause: nf.cause, message: `${nf.message}; ${b.message}`, ...(k ? { comparison: k.comparison } : {}) };
+    return {
+      ...b,
+      owner: k?.owner ?? 'Node',
+      cause: nf.cause,
+      message: `${nf.message}; ${b.message}`,
+      ...(k ? { comparison: k.comparison } : {}),
+    };
   }
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
   if (pod?.ready && !pod.available && pod.restartCount > 0) {
-    return { ...b, owner: 'Revision', cause: 'CrashLoop', reason: 'CrashLoopBackOff', message: `restarted ${pod.restartCount} time(s); ready again, but not for minReadySeconds ${minReadySeconds}` };
+    return {
+      ...b,
+      owner: 'Revision',
+      cause: 'CrashLoop',
+      reason: 'CrashLoopBackOff',
+      message: `restarted ${pod.restartCount} time(s); ready again, but not for minReadySeconds ${minReadySeconds}`,
+    };
   }
   if (pod?.ready && !pod.available) {
     const since = parse(pod.readySince);
@@ -156,14 +186,24 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
     return { ...b, owner: 'ConfiguredWait', cause: 'MinReadySeconds', message: msg };
   }
   if (pod && !pod.scheduled && pod.schedulingAttempted === false && !pod.waitingReason) {
-    return { ...b, owner: 'ControlPlane', cause: 'SchedulerNotActing', message: 'pod Pending with no PodScheduled condition: no scheduler has looked at it' };
+    return {
+      ...b,
+      owner: 'ControlPlane',
+      cause: 'SchedulerNotActing',
+      message: 'pod Pending with no PodScheduled condition: no scheduler has looked at it',
+    };
   }
   let cls = classifyReason(b.reason, b.message);
   // Killed for memory: the remedy is the limit, not the code.
   if (cls === 'CrashLoop' && pod?.lastTermination?.reason === 'OOMKilled') cls = 'OOMKilled';
   const pre = unavailableBefore(c?.before, b.node);
   if (pre && sameWay(pre.cause, cls)) {
-    return { ...b, owner: 'Node', cause: cls, comparison: `the previous revision was already failing on this node before the rollout started (${pre.cause}), and the new one fails the same way: the node, not the revision; an undo would not help` };
+    return {
+      ...b,
+      owner: 'Node',
+      cause: cls,
+      comparison: `the previous revision was already failing on this node before the rollout started (${pre.cause}), and the new one fails the same way: the node, not the revision; an undo would not help`,
+    };
   }
   if ((cls === 'InsufficientResources' || cls === 'Unschedulable') && pod && !pod.scheduled) {
     // The new pod must fit beside a live pod of another revision when the DaemonSet surges.
@@ -175,7 +215,8 @@ export function attributeBlocked(b: BlockedNode, node: NodeView | undefined, pod
     const out: BlockedNode = { ...b, owner: 'Revision', cause: cls };
     const probe = cls === 'NotReady' ? probeFailure(pod?.warning, events.since) : undefined;
     if (probe) out.message = `${b.message}; the kubelet: ${probe}`;
-    if (pre) out.comparison = `the previous revision failed here before the rollout too, but otherwise (${pre.cause}): the new revision fails its own way`;
+    if (pre)
+      out.comparison = `the previous revision failed here before the rollout too, but otherwise (${pre.cause}): the new revision fails its own way`;
     return out;
   }
   // A pod stuck before its containers start: the kubelet said why in an Event.
@@ -189,7 +230,13 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
   const nf = nodeFault(node?.health);
   if (nf) {
     const k = knockedOut(e.node, events.comparison);
-    return { ...e, owner: k?.owner ?? 'Node', cause: nf.cause, message: `${nf.message}; ${e.message}`, ...(k ? { comparison: k.comparison } : {}) };
+    return {
+      ...e,
+      owner: k?.owner ?? 'Node',
+      cause: nf.cause,
+      message: `${nf.message}; ${e.message}`,
+      ...(k ? { comparison: k.comparison } : {}),
+    };
   }
   if (e.reason === 'Terminating') {
     // deletionTimestamp is when the grace period ends: before it the pod is still shutting down as
@@ -198,15 +245,32 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
     const graceEnds = ends.length > 0 ? Math.max(...ends) : undefined;
     if (graceEnds === undefined) return { ...e, owner: 'Unknown', cause: 'Unknown' };
     if (now < graceEnds) {
-      return { ...e, owner: 'ConfiguredWait', cause: 'PodTerminating', message: `the old pod is in its termination grace period (${Math.ceil((graceEnds - now) / 1000)}s left)` };
+      return {
+        ...e,
+        owner: 'ConfiguredWait',
+        cause: 'PodTerminating',
+        message: `the old pod is in its termination grace period (${Math.ceil((graceEnds - now) / 1000)}s left)`,
+      };
     }
-    return { ...e, owner: 'Node', cause: 'PodTerminating', message: 'the old pod is still Terminating past its grace period: the kubelet has not removed it' };
+    return {
+      ...e,
+      owner: 'Node',
+      cause: 'PodTerminating',
+      message: 'the old pod is still Terminating past its grace period: the kubelet has not removed it',
+    };
   }
   // No pod at all: the API server refused to create it, and the DaemonSet controller said why.
   const found = explainNoPod(events.warning, events.since);
   if (found) {
     const ex = byAdmission(found, events.comparison);
-    return { ...e, owner: ex.owner, cause: ex.cause, reason: ex.reason, message: ex.message, ...(ex.comparison ? { comparison: ex.comparison } : {}) };
+    return {
+      ...e,
+      owner: ex.owner,
+      cause: ex.cause,
+      reason: ex.reason,
+      message: ex.message,
+      ...(ex.comparison ? { comparison: ex.comparison } : {}),
+    };
   }
   return { ...e, owner: 'Unknown', cause: 'Unknown' };
 }
@@ -254,7 +318,15 @@ export function attribute(input: AttributionInput, now: number): Attribution {
       const nf = nodeFault(n.health);
       const old = n.pods.find((p) => !p.deleting && p.hash !== input.split.targetHash);
       if (!nf || !old) continue;
-      blocked.push({ node: n.node, pod: old.name, hash: old.hash, reason: nf.cause, message: `${nf.message}; it still runs the previous revision`, owner: 'Node', cause: nf.cause });
+      blocked.push({
+        node: n.node,
+        pod: old.name,
+        hash: old.hash,
+        reason: nf.cause,
+        message: `${nf.message}; it still runs the previous revision`,
+        owner: 'Node',
+        cause: nf.cause,
+      });
     }
     blocked.sort((x, y) => x.node.localeCompare(y.node));
   }
@@ -274,7 +346,10 @@ export function attribute(input: AttributionInput, now: number): Attribution {
   const revisionEvidence = [...blocked, ...empty].filter((b) => b.owner === 'Revision').map((b) => b.node);
   const result: Attribution = { blocked, empty, owner: '', cause: '', revisionEvidence };
   if (waitEndsAt !== undefined) result.waitEndsAt = waitEndsAt;
-  const uncompared = input.comparison?.previous && !input.comparison.admission ? empty.find((e) => e.owner === 'Revision' && (e.cause === 'AdmissionRefused' || e.cause === 'QuotaExceeded')) : undefined;
+  const uncompared =
+    input.comparison?.previous && !input.comparison.admission
+      ? empty.find((e) => e.owner === 'Revision' && (e.cause === 'AdmissionRefused' || e.cause === 'QuotaExceeded'))
+      : undefined;
   if (uncompared) Object.assign(result, { compareAdmission: uncompared.node, compareWith: input.comparison!.previous! });
 
   if (input.shrank) {
@@ -286,10 +361,19 @@ export function attribute(input: AttributionInput, now: number): Attribution {
       if (nf?.cause !== 'NodeNotReady') continue;
       const message = `${nf.message}; it left the targets (${l.reason})`;
       const k = knockedOut(l.node, input.comparison);
-      deadLeft.push({ node: l.node, reason: 'NodeNotReady', message, owner: k?.owner ?? 'Node', cause: 'NodeNotReady', ...(k ? { comparison: k.comparison } : {}) });
+      deadLeft.push({
+        node: l.node,
+        reason: 'NodeNotReady',
+        message,
+        owner: k?.owner ?? 'Node',
+        cause: 'NodeNotReady',
+        ...(k ? { comparison: k.comparison } : {}),
+      });
     }
     if (deadLeft.length > 0) {
-      result.empty = [...empty, ...deadLeft.filter((d) => !empty.some((e) => e.node === d.node))].sort((x, y) => x.node.localeCompare(y.node));
+      result.empty = [...empty, ...deadLeft.filter((d) => !empty.some((e) => e.node === d.node))].sort((x, y) =>
+        x.node.localeCompare(y.node),
+      );
     }
     // The new revision failing on a Ready node is evidence enough, whatever made DESIRED drop; so are
     // nodes it took down itself.
@@ -298,7 +382,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     const shrink = deadLeft.length > downByRevision.length ? 'Node' : deadLeft.length > 0 ? 'Revision' : attributeShrink(input.left);
     result.owner = result.revisionEvidence.length > 0 ? 'Revision' : shrink;
     if (result.owner === 'Node' && deadLeft.length > 0) result.cause = 'NodeNotReady';
-    if (shrink === 'Revision' && deadLeft.length === 0) result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
+    if (shrink === 'Revision' && deadLeft.length === 0)
+      result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
     if (result.owner === 'Revision' && downByRevision.length > 0) result.cause = 'NodeNotReady';
     return result;
   }
@@ -324,7 +409,8 @@ export function attribute(input: AttributionInput, now: number): Attribution {
     result.owner = refused.owner;
     result.cause = refused.cause;
     result.refusal = refused.comparison ? `${refused.message}; ${refused.comparison}` : refused.message;
-    if (refused.owner === 'Revision' && input.comparison?.previous && !input.comparison.admission) Object.assign(result, { compareAdmission: '', compareWith: input.comparison.previous });
+    if (refused.owner === 'Revision' && input.comparison?.previous && !input.comparison.admission)
+      Object.assign(result, { compareAdmission: '', compareWith: input.comparison.previous });
     return result;
   }
   result.owner = 'ControlPlane';

@@ -29,8 +29,22 @@ const TIME_PRECISION_MS = 1_000;
 export const KNOCKOUT_WINDOW_MS = 120_000;
 
 const SUFFIX: Record<string, number> = {
-  n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
 };
 
 /** A resource.Quantity as a number ("100m" → 0.1, "64Mi" → 67108864); undefined when unreadable. */
@@ -52,7 +66,6 @@ export function fmtQuantity(resource: string, n: number): string {
   return `${+n.toFixed(3)}`;
 }
 
-
 /** The two templates of a rollout, when both are known. */
 export interface TemplatePair {
   from: TemplateFacets;
@@ -71,8 +84,10 @@ export function templateDiff(p: TemplatePair): string[] {
     const b = p.to.requests[r] ?? 0;
     if (a !== b) out.push(`${r} request ${fmtQuantity(r, a)} → ${fmtQuantity(r, b)}`);
   }
-  if ((p.from.serviceAccountName ?? 'default') !== (p.to.serviceAccountName ?? 'default')) out.push(`serviceAccountName ${p.from.serviceAccountName ?? 'default'} → ${p.to.serviceAccountName ?? 'default'}`);
-  if ((p.from.priorityClassName ?? '') !== (p.to.priorityClassName ?? '')) out.push(`priorityClassName ${p.from.priorityClassName ?? '(none)'} → ${p.to.priorityClassName ?? '(none)'}`);
+  if ((p.from.serviceAccountName ?? 'default') !== (p.to.serviceAccountName ?? 'default'))
+    out.push(`serviceAccountName ${p.from.serviceAccountName ?? 'default'} → ${p.to.serviceAccountName ?? 'default'}`);
+  if ((p.from.priorityClassName ?? '') !== (p.to.priorityClassName ?? ''))
+    out.push(`priorityClassName ${p.from.priorityClassName ?? '(none)'} → ${p.to.priorityClassName ?? '(none)'}`);
   if (p.from.security !== p.to.security) out.push('securityContext, host namespaces or volume types changed');
   return out;
 }
@@ -80,7 +95,8 @@ export function templateDiff(p: TemplatePair): string[] {
 /** The resources a scheduler message says are short: "Insufficient cpu, 1 Insufficient memory" → [cpu, memory]. */
 function shortResources(message: string): string[] {
   const out = new Set<string>();
-  for (const m of message.matchAll(/Insufficient ([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:\/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?)/gi)) out.add(m[1] ?? '');
+  for (const m of message.matchAll(/Insufficient ([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:\/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?)/gi))
+    out.add(m[1] ?? '');
   if (/Too many pods/i.test(message)) out.add('pods');
   return [...out].filter((r) => r !== '');
 }
@@ -100,11 +116,18 @@ export function compareScheduling(message: string, surge: boolean, t: TemplatePa
   if (!t) return undefined;
   if (/free ports/i.test(message)) {
     const added = t.to.hostPorts.filter((x) => !t.from.hostPorts.includes(x));
-    if (added.length > 0) return { owner: 'Revision', comparison: `the new revision added hostPort ${added.join(', ')}, which another pod on the node holds; the previous revision did not ask for it` };
+    if (added.length > 0)
+      return {
+        owner: 'Revision',
+        comparison: `the new revision added hostPort ${added.join(', ')}, which another pod on the node holds; the previous revision did not ask for it`,
+      };
     const same = t.to.hostPorts.join(', ');
     if (same === '') return undefined;
     return surge
-      ? { owner: 'Configuration', comparison: `the previous revision has the same hostPort ${same} and would not fit either: maxSurge with a hostPort cannot surge (the new pod needs the port the old one holds); set maxSurge 0 and maxUnavailable 1` }
+      ? {
+          owner: 'Configuration',
+          comparison: `the previous revision has the same hostPort ${same} and would not fit either: maxSurge with a hostPort cannot surge (the new pod needs the port the old one holds); set maxSurge 0 and maxUnavailable 1`,
+        }
       : { owner: 'Node', comparison: `the previous revision has the same hostPort ${same}: another pod on the node holds it` };
   }
   const short = shortResources(message);
@@ -112,12 +135,21 @@ export function compareScheduling(message: string, surge: boolean, t: TemplatePa
   const raised = short.filter((r) => (t.to.requests[r] ?? 0) > (t.from.requests[r] ?? 0));
   if (raised.length > 0) {
     const what = raised.map((r) => `${r} ${fmtQuantity(r, t.from.requests[r] ?? 0)} → ${fmtQuantity(r, t.to.requests[r] ?? 0)}`).join(', ');
-    return { owner: 'Revision', comparison: `the new revision raises its requests (${what}) beyond what the node has free; the previous revision fitted` };
+    return {
+      owner: 'Revision',
+      comparison: `the new revision raises its requests (${what}) beyond what the node has free; the previous revision fitted`,
+    };
   }
   const same = short.map((r) => (r === 'pods' ? 'a pod slot' : `${r} ${fmtQuantity(r, t.to.requests[r] ?? 0)}`)).join(', ');
   return surge
-    ? { owner: 'Configuration', comparison: `the previous revision requests the same (${same}) and would not fit beside the old pod either: the node has room for one pod, and maxSurge needs room for two; set maxSurge 0 or give the nodes room` }
-    : { owner: 'Node', comparison: `the previous revision requests the same (${same}) and fitted before: other pods took the room on this node` };
+    ? {
+        owner: 'Configuration',
+        comparison: `the previous revision requests the same (${same}) and would not fit beside the old pod either: the node has room for one pod, and maxSurge needs room for two; set maxSurge 0 or give the nodes room`,
+      }
+    : {
+        owner: 'Node',
+        comparison: `the previous revision requests the same (${same}) and fitted before: other pods took the room on this node`,
+      };
 }
 
 /** The node's entry among the nodes whose old pod was not available when the rollout started. */
@@ -132,7 +164,12 @@ export function unavailableBefore(list: readonly UnavailableAtStart[] | undefine
  * before the rollout, and no node that runs only the previous revision turned NotReady during the
  * rollout (if they fall too, the fleet has a problem the revision does not explain).
  */
-export function knockedOutNodes(nodes: readonly NodeView[], targetHash: string, rolloutStart: number, before: readonly UnavailableAtStart[] | undefined): { node: string; pod: PodView; since: string; afterMs: number }[] {
+export function knockedOutNodes(
+  nodes: readonly NodeView[],
+  targetHash: string,
+  rolloutStart: number,
+  before: readonly UnavailableAtStart[] | undefined,
+): { node: string; pod: PodView; since: string; afterMs: number }[] {
   const fellDuring = (n: NodeView): number | undefined => {
     const h = n.health;
     if (!h || h.ready === 'True' || !h.since) return undefined;
@@ -173,9 +210,14 @@ export interface Comparison {
 }
 
 /** What a rollout compares with its previous revision, from what it recorded and the revisions cached. */
-export function comparisonOf(revisions: readonly RevisionView[], rollout: Readonly<RolloutStatus> | undefined, threshold: number): Comparison | undefined {
+export function comparisonOf(
+  revisions: readonly RevisionView[],
+  rollout: Readonly<RolloutStatus> | undefined,
+  threshold: number,
+): Comparison | undefined {
   if (!rollout) return undefined;
-  const facets = (hash: string | undefined): TemplateFacets | undefined => (hash === undefined ? undefined : revisions.find((r) => r.hash === hash)?.facets);
+  const facets = (hash: string | undefined): TemplateFacets | undefined =>
+    hash === undefined ? undefined : revisions.find((r) => r.hash === hash)?.facets;
   const from = facets(rollout.fromRevision?.hash);
   const to = facets(rollout.toRevision.hash);
   const c: Comparison = { threshold, enough: (rollout.failures?.count ?? 0) >= threshold };
@@ -184,7 +226,8 @@ export function comparisonOf(revisions: readonly RevisionView[], rollout: Readon
   const down = (rollout.failures?.nodes ?? []).filter((f) => f.reason === KNOCKED_OUT).map((f) => f.node);
   if (down.length > 0) c.knockedOut = down;
   if (rollout.admission?.forHash === rollout.toRevision.hash) c.admission = rollout.admission;
-  const prevRev = rollout.fromRevision?.hash !== rollout.toRevision.hash ? revisions.find((r) => r.hash === rollout.fromRevision?.hash) : undefined;
+  const prevRev =
+    rollout.fromRevision?.hash !== rollout.toRevision.hash ? revisions.find((r) => r.hash === rollout.fromRevision?.hash) : undefined;
   if (prevRev) c.previous = prevRev.name;
   return c;
 }
@@ -194,7 +237,12 @@ export function comparisonOf(revisions: readonly RevisionView[], rollout: Readon
  * restarting or waiting on a failure. The caller passes only nodes that look healthy (attribute.ts,
  * nodeFault): on a sick node the pod's failure is the node's. Restoring the revision would restore that.
  */
-export function previousFailsNow(nodes: readonly NodeView[], fromHash: string, toHash: string, before: readonly UnavailableAtStart[] | undefined): string[] {
+export function previousFailsNow(
+  nodes: readonly NodeView[],
+  fromHash: string,
+  toHash: string,
+  before: readonly UnavailableAtStart[] | undefined,
+): string[] {
   const out: string[] = [];
   for (const n of nodes) {
     if (!n.eligible || unavailableBefore(before, n.node)) continue;
@@ -211,8 +259,20 @@ export interface AdmissionOutcome {
 }
 
 /** Folds the admission comparison into the rollout it was made for (nothing when the rollout moved on). */
-export function recordAdmission<S extends { rollout?: RolloutStatus }>(status: Readonly<S>, revisionName: string, forHash: string, outcome: AdmissionOutcome, nowIso: string): S {
+export function recordAdmission<S extends { rollout?: RolloutStatus }>(
+  status: Readonly<S>,
+  revisionName: string,
+  forHash: string,
+  outcome: AdmissionOutcome,
+  nowIso: string,
+): S {
   if (!status.rollout || status.rollout.toRevision.hash !== forHash) return { ...status };
-  const admission: AdmissionComparison = { forHash, revisionName, result: outcome.result, message: outcome.message.slice(0, 500), at: nowIso };
+  const admission: AdmissionComparison = {
+    forHash,
+    revisionName,
+    result: outcome.result,
+    message: outcome.message.slice(0, 500),
+    at: nowIso,
+  };
   return { ...status, rollout: { ...status.rollout, admission } };
 }

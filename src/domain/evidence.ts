@@ -15,7 +15,6 @@ import { KNOCKED_OUT, knockedOutNodes, unavailableBefore } from './compare.js';
 import { STATUS_LIST_CAP } from './split.js';
 import type { FailedNode, NodeView, RolloutFailures, UnavailableAtStart } from './types.js';
 
-
 /** What collectFailures compares against besides the pods. */
 export interface FailureContext {
   /** Nodes whose old pod was not available when the rollout started: a crash there is not evidence. */
@@ -28,7 +27,13 @@ export interface FailureContext {
  * Merges what the pods show now into the evidence kept so far: crashes of the new revision on Ready
  * nodes, and nodes the new revision took down (compare.ts, knockedOutNodes), each counted once.
  */
-export function collectFailures(nodes: readonly NodeView[], targetHash: string, prev: RolloutFailures | undefined, nowIso: string, ctx: FailureContext = {}): RolloutFailures | undefined {
+export function collectFailures(
+  nodes: readonly NodeView[],
+  targetHash: string,
+  prev: RolloutFailures | undefined,
+  nowIso: string,
+  ctx: FailureContext = {},
+): RolloutFailures | undefined {
   const byNode = new Map<string, FailedNode>((prev?.nodes ?? []).map((f) => [f.node, { ...f }]));
   let fresh = 0;
   if (ctx.since !== undefined) {

@@ -71,15 +71,21 @@ export function attributionSentence(args: {
   }
   switch (args.owner) {
     case 'Revision':
-      if (mine.length === 0 && args.cause === 'AdmissionRefused') return 'The API server refuses the new template: the revision is at fault, and an undo would restore the previous one.';
-      if (mine.length === 0 && args.cause === 'QuotaExceeded') return 'The new revision asks for more than the namespace quota allows: the revision is at fault, and an undo would restore the previous one.';
-      if (mine.length === 0) return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
-      if (mine[0]?.comparison) return `The new revision is at fault on ${names}: ${mine[0].comparison}. An undo would restore the previous one.`;
+      if (mine.length === 0 && args.cause === 'AdmissionRefused')
+        return 'The API server refuses the new template: the revision is at fault, and an undo would restore the previous one.';
+      if (mine.length === 0 && args.cause === 'QuotaExceeded')
+        return 'The new revision asks for more than the namespace quota allows: the revision is at fault, and an undo would restore the previous one.';
+      if (mine.length === 0)
+        return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
+      if (mine[0]?.comparison)
+        return `The new revision is at fault on ${names}: ${mine[0].comparison}. An undo would restore the previous one.`;
       return `The new revision itself fails on Ready node${mine.length === 1 ? '' : 's'} ${names}: the revision is at fault, and an undo would restore the previous one.`;
     case 'Node': {
-      if (mine.length === 0) return `${describeLeft(args.left ?? [])} changed during the rollout (a taint or label on the node): the nodes, not the revision, are at fault; an undo would not help.`;
+      if (mine.length === 0)
+        return `${describeLeft(args.left ?? [])} changed during the rollout (a taint or label on the node): the nodes, not the revision, are at fault; an undo would not help.`;
       const first = mine[0]!;
-      if (first.comparison) return `${names}: ${first.comparison}. The rollout waits for ${mine.length === 1 ? 'the node' : 'the nodes'}; an undo would not help (kubectl describe node ${first.node}).`;
+      if (first.comparison)
+        return `${names}: ${first.comparison}. The rollout waits for ${mine.length === 1 ? 'the node' : 'the nodes'}; an undo would not help (kubectl describe node ${first.node}).`;
       // "node is Unknown (Kubelet stopped posting node status.)": the node's own words, without what the
       // pod or the targets add after the semicolon.
       const what = truncate(first.message.split('; ')[0] ?? first.message, 160);
@@ -87,12 +93,15 @@ export function attributionSentence(args: {
       return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.node}).`;
     }
     case 'ControlPlane':
-      if (args.cause === 'ControllerNotObserving') return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';
-      if (args.cause === 'SchedulerNotActing') return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
+      if (args.cause === 'ControllerNotObserving')
+        return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';
+      if (args.cause === 'SchedulerNotActing')
+        return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
       return `No node is blocked: the remaining nodes still run the old revision and wait for the DaemonSet controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
     case 'Configuration':
       if (mine[0]?.comparison) return `${names}: ${mine[0].comparison}. An undo would not help.`;
-      if (mine.length === 0) return 'The configuration around the DaemonSet, not the revision, refuses the new pods (see above). An undo would not help.';
+      if (mine.length === 0)
+        return 'The configuration around the DaemonSet, not the revision, refuses the new pods (see above). An undo would not help.';
       return `${names}: the namespace's configuration refuses the new pod (${truncate(mine[0]!.message, 200)}). An undo would not help: the old revision needs the same room.`;
     case 'ConfiguredWait':
       return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.ds.minReadySeconds}, or a termination grace period): not a stall.`;

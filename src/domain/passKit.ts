@@ -21,7 +21,13 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 export const parseTime = (s: string | undefined): number | undefined => (s ? Date.parse(s) : undefined);
 
 /** An Event; `onTarget` mirrors it on the DaemonSet. Notes are cut to the API server's 1 kB. */
-export function event(type: PlannedEvent['type'], reason: string, note: string, onTarget = true, action: string = EventAction.Observe): PlannedEvent {
+export function event(
+  type: PlannedEvent['type'],
+  reason: string,
+  note: string,
+  onTarget = true,
+  action: string = EventAction.Observe,
+): PlannedEvent {
   return { type, reason, note: truncate(note, 1000), action, onTarget };
 }
 

@@ -41,11 +41,25 @@ function planUndo(obs: TargetObservation, rollout: RolloutStatus, onTarget: numb
   if (!cr) return undefined;
   // Nodes that would change: every node not already running the old revision.
   const onOld = obs.nodes.filter((n) => n.eligible && n.pods.some((p) => !p.deleting && p.hash === from.hash && p.ready)).length;
-  return { toRevision: cr.revision, toHash: cr.hash, toRevisionName: cr.name, nodes: Math.max(desired - onOld, onTarget, 0), forHash: rollout.toRevision.hash };
+  return {
+    toRevision: cr.revision,
+    toHash: cr.hash,
+    toRevisionName: cr.name,
+    nodes: Math.max(desired - onOld, onTarget, 0),
+    forHash: rollout.toRevision.hash,
+  };
 }
 
 /** The first reason not to undo, in the order a careful person would check them. */
-function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: UndoRecord | undefined, undone: readonly string[], plan: UndoPlan | undefined, a: Attribution, v: Verdict): (UndoSkip & { repeated?: boolean }) | undefined {
+function undoBlocker(
+  obs: TargetObservation,
+  rollout: RolloutStatus,
+  lastUndo: UndoRecord | undefined,
+  undone: readonly string[],
+  plan: UndoPlan | undefined,
+  a: Attribution,
+  v: Verdict,
+): (UndoSkip & { repeated?: boolean }) | undefined {
   const from = rollout.fromRevision;
   const { ds } = obs;
   if (lastUndo && lastUndo.fromHash === rollout.toRevision.hash && lastUndo.result !== 'Pending') {
@@ -54,21 +68,40 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
     const undone = lastUndo.result === 'Applied' || lastUndo.result === 'Complete' || lastUndo.result === 'RollbackStalled';
     const reapplied = (parseTime(rollout.startedAt) ?? 0) > (parseTime(lastUndo.at) ?? 0);
     if (undone && reapplied) {
-      return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone once (at ${lastUndo.at}) and has been applied again; never twice for the same revision`, repeated: true };
+      return {
+        reason: 'AlreadyUndone',
+        message: `${fmtRev(rollout.toRevision)} was already undone once (at ${lastUndo.at}) and has been applied again; never twice for the same revision`,
+        repeated: true,
+      };
     }
-    return { reason: 'AlreadyUndone', message: `an undo of ${fmtRev(rollout.toRevision)} was already attempted at ${lastUndo.at} (${lastUndo.result}: ${lastUndo.message}); not retrying for the same revision` };
+    return {
+      reason: 'AlreadyUndone',
+      message: `an undo of ${fmtRev(rollout.toRevision)} was already attempted at ${lastUndo.at} (${lastUndo.result}: ${lastUndo.message}); not retrying for the same revision`,
+    };
   }
   if (undone.includes(rollout.toRevision.hash)) {
     // Undone earlier, before a later revision's undo took lastUndo's place, and now applied again.
-    return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone by this guard (status.undoneRevisions) and has been applied again; never twice for the same revision`, repeated: true };
+    return {
+      reason: 'AlreadyUndone',
+      message: `${fmtRev(rollout.toRevision)} was already undone by this guard (status.undoneRevisions) and has been applied again; never twice for the same revision`,
+      repeated: true,
+    };
   }
   const rec = ds.undoRecord;
   if (rec && undoneOn(rec).includes(rollout.toRevision.hash)) {
     const when = rec.from === rollout.toRevision.hash ? ` at ${rec.at} by RolloutGuard ${rec.guard}` : '';
-    return { reason: 'AlreadyUndone', message: `${fmtRev(rollout.toRevision)} was already undone${when} (annotation on the DaemonSet); never twice for the same revision`, repeated: true };
+    return {
+      reason: 'AlreadyUndone',
+      message: `${fmtRev(rollout.toRevision)} was already undone${when} (annotation on the DaemonSet); never twice for the same revision`,
+      repeated: true,
+    };
   }
   if (ds.undoOptOut) return { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` };
-  if (ds.owner) return { reason: 'OwnedByController', message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there` };
+  if (ds.owner)
+    return {
+      reason: 'OwnedByController',
+      message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there`,
+    };
   if (a.owner !== 'Revision' || (a.revisionEvidence.length === 0 && a.refusal === undefined)) {
     const whose =
       a.owner === 'Node'
@@ -83,17 +116,38 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
     const names = [...a.blocked, ...a.empty].filter((x) => x.owner === a.owner).map((x) => x.node);
     const where = names.length > 0 ? `: ${list(names)}` : '';
     const cause = v.cause ? ` (${v.cause}${where})` : '';
-    return { reason: 'NotTheRevision', message: `the stall is blamed on ${whose}${cause}, not on the new revision failing on a Ready node: an undo would not help` };
+    return {
+      reason: 'NotTheRevision',
+      message: `the stall is blamed on ${whose}${cause}, not on the new revision failing on a Ready node: an undo would not help`,
+    };
   }
-  if (rollout.restored) return { reason: 'NoEarlierRevision', message: `${fmtRev(rollout.toRevision)} is the revision that ran on every node before, restored by a person or tool: the guard follows it and does not undo it` };
-  if (!from) return { reason: 'NoEarlierRevision', message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)' };
-  if (from.hash === rollout.toRevision.hash) return { reason: 'NoEarlierRevision', message: 'the template did not change: there is no earlier revision to restore' };
-  if (!plan) return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
+  if (rollout.restored)
+    return {
+      reason: 'NoEarlierRevision',
+      message: `${fmtRev(rollout.toRevision)} is the revision that ran on every node before, restored by a person or tool: the guard follows it and does not undo it`,
+    };
+  if (!from)
+    return {
+      reason: 'NoEarlierRevision',
+      message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)',
+    };
+  if (from.hash === rollout.toRevision.hash)
+    return { reason: 'NoEarlierRevision', message: 'the template did not change: there is no earlier revision to restore' };
+  if (!plan)
+    return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
   if ((rec && undoneOn(rec).includes(plan.toHash)) || undone.includes(plan.toHash)) {
     const when = rec?.from === plan.toHash ? ` at ${rec.at}` : '';
-    return { reason: 'RestoresUndoneRevision', message: `${fmtRev(from)} is a revision undone as broken${when}: restoring it would invert that undo` };
+    return {
+      reason: 'RestoresUndoneRevision',
+      message: `${fmtRev(from)} is a revision undone as broken${when}: restoring it would invert that undo`,
+    };
   }
-  const failing = previousFailsNow(obs.nodes.filter((n) => !nodeFault(n.health)), from.hash, rollout.toRevision.hash, rollout.unavailableAtStart);
+  const failing = previousFailsNow(
+    obs.nodes.filter((n) => !nodeFault(n.health)),
+    from.hash,
+    rollout.toRevision.hash,
+    rollout.unavailableAtStart,
+  );
   if (failing.length > 0) {
     return {
       reason: 'PreviousRevisionFails',
@@ -112,14 +166,26 @@ function undoBlocker(obs: TargetObservation, rollout: RolloutStatus, lastUndo: U
 }
 
 /** Phase 4: see the top of this file. */
-export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, policy: GuardPolicy, t: Tracked, a: Attribution, v: Verdict, now: number): Plan {
+export function planAction(
+  obs: TargetObservation,
+  prev: Readonly<GuardStatus>,
+  policy: GuardPolicy,
+  t: Tracked,
+  a: Attribution,
+  v: Verdict,
+  now: number,
+): Plan {
   const { spec } = policy;
   const out: Plan = { lastUndo: v.lastUndo, messageSuffix: '', events: [] };
   if (prev.repeatedRevision) out.repeatedRevision = prev.repeatedRevision;
   const rollout = t.rollout;
   if (v.state === 'Stalled' && v.cause === 'ControllerNotObserving' && (!rollout || !t.active)) {
     // No rollout started at all: the DaemonSet controller never acted on the change.
-    const skip: UndoSkip = { reason: 'NotTheRevision', message: 'the DaemonSet controller has not observed the new spec: there is no failing revision to undo, and nothing would carry an undo out' };
+    const skip: UndoSkip = {
+      reason: 'NotTheRevision',
+      message:
+        'the DaemonSet controller has not observed the new spec: there is no failing revision to undo, and nothing would carry an undo out',
+    };
     out.undoSkipped = skip;
     if (spec.onStall.action === 'Undo' && prev.state !== 'Stalled') {
       out.events.push(event('Warning', Reason.UndoSkipped, `Not undoing: ${skip.message}`, true, EventAction.Undo));
@@ -129,7 +195,12 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   // Admission refuses the new pods: ask whether it would refuse the previous revision's too, as early
   // as the refusal is seen, so the answer is there by the deadline. Until it is, nothing is undone.
   if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined) {
-    out.action = { kind: 'CompareAdmission', revisionName: a.compareWith, forHash: rollout.toRevision.hash, ...(a.compareAdmission ? { node: a.compareAdmission } : {}) };
+    out.action = {
+      kind: 'CompareAdmission',
+      revisionName: a.compareWith,
+      forHash: rollout.toRevision.hash,
+      ...(a.compareAdmission ? { node: a.compareAdmission } : {}),
+    };
   }
   const verdict = v.state === 'Stalled' || v.state === 'Failed';
   if (!rollout || !t.active || !verdict) {
@@ -144,13 +215,22 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
   const plan = planUndo(obs, rollout, t.split.onTarget, ds.desired);
   // A Failed verdict rests on the crashes it counted, all on Ready nodes: that is the evidence.
-  const evidence: Attribution = v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
+  const evidence: Attribution =
+    v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
   const blocker = undoBlocker(obs, rollout, out.lastUndo, prev.undoneRevisions ?? [], plan, evidence, v);
   const stalledAt = v.state === 'Failed' ? (parseTime(rollout.failedAt) ?? now) : (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
   if (blocker?.repeated) {
     out.repeatedRevision = rollout.toRevision.hash;
     if (prev.repeatedRevision !== rollout.toRevision.hash) {
-      out.events.push(event('Warning', Reason.RepeatedBrokenRevision, `${fmtRev(rollout.toRevision)} was already undone (${blocker.message}); not undoing twice`, true, EventAction.Undo));
+      out.events.push(
+        event(
+          'Warning',
+          Reason.RepeatedBrokenRevision,
+          `${fmtRev(rollout.toRevision)} was already undone (${blocker.message}); not undoing twice`,
+          true,
+          EventAction.Undo,
+        ),
+      );
     }
   }
   // The plan is shown whenever one exists, so Report mode and a refused undo still say what an undo
@@ -166,12 +246,18 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
     // Once per refusal: on entering Stalled, or when the reason changes (a node died after the stall).
     const changed = prev.state !== v.state || (prev.undoSkipped !== undefined && prev.undoSkipped.reason !== blocker.reason);
     if (changed && !blocker.repeated) {
-      out.events.push(event('Warning', Reason.UndoSkipped, `Not undoing ${fmtRev(rollout.toRevision)}: ${blocker.message}`, true, EventAction.Undo));
+      out.events.push(
+        event('Warning', Reason.UndoSkipped, `Not undoing ${fmtRev(rollout.toRevision)}: ${blocker.message}`, true, EventAction.Undo),
+      );
     }
     return out;
   }
   if (!plan) return out;
-  const target = fmtRev({ revision: plan.toRevision, hash: plan.toHash }) + (rollout.superseded ? ` (the last revision that ran on every node: ${rollout.superseded.map((r) => fmtRev(r)).join(', ')} never did)` : '');
+  const target =
+    fmtRev({ revision: plan.toRevision, hash: plan.toHash }) +
+    (rollout.superseded
+      ? ` (the last revision that ran on every node: ${rollout.superseded.map((r) => fmtRev(r)).join(', ')} never did)`
+      : '');
   if (out.action?.kind === 'CompareAdmission') {
     out.messageSuffix = ` Comparing with ${fmtRev(rollout.fromRevision)} (a server-side dry run of its pod) before any undo.`;
     out.requeueAfterMs = 1000;
@@ -211,7 +297,12 @@ export function planAction(obs: TargetObservation, prev: Readonly<GuardStatus>, 
     toHash: plan.toHash,
     toRevisionName: plan.toRevisionName,
     expectedUid: ds.uid,
-    record: { from: rollout.toRevision.hash, to: plan.toHash, at: out.lastUndo?.at ?? nowIso, guard: `${ds.namespace}/${policy.name ?? ''}` },
+    record: {
+      from: rollout.toRevision.hash,
+      to: plan.toHash,
+      at: out.lastUndo?.at ?? nowIso,
+      guard: `${ds.namespace}/${policy.name ?? ''}`,
+    },
     ...(ds.templateGeneration !== undefined ? { expectedTemplateGeneration: ds.templateGeneration } : {}),
   };
   return out;

@@ -17,7 +17,10 @@
 import type { DaemonSetView, GuardStatus } from './types.js';
 
 /** The DaemonSet status counters the predicate reads. */
-export type SettledCounters = Pick<DaemonSetView, 'generation' | 'observedGeneration' | 'desired' | 'current' | 'updated' | 'ready' | 'available' | 'misscheduled'>;
+export type SettledCounters = Pick<
+  DaemonSetView,
+  'generation' | 'observedGeneration' | 'desired' | 'current' | 'updated' | 'ready' | 'available' | 'misscheduled'
+>;
 
 /** Every node the controller targets runs an updated, ready, available pod of the observed spec, and no other node runs one. */
 export function countersSettled(c: SettledCounters): boolean {

@@ -180,14 +180,29 @@ export function planPolicy(
       .sort()[0];
     const others = allPolicies.filter((p) => p.name !== policy.name && policySelects(p, ns, ds));
     if (winner !== policy.name) {
-      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'OverlappingPolicy', winner: `rolloutguardpolicy/${winner ?? '?'}` });
+      conflicts.push({
+        namespace: ds.namespace,
+        daemonSet: ds.name,
+        reason: 'OverlappingPolicy',
+        winner: `rolloutguardpolicy/${winner ?? '?'}`,
+      });
       continue;
     }
     if (others.length > 0) {
       // The winner reports the overlap too, so both policies show it.
-      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'OverlappingPolicy', winner: `rolloutguardpolicy/${policy.name}` });
+      conflicts.push({
+        namespace: ds.namespace,
+        daemonSet: ds.name,
+        reason: 'OverlappingPolicy',
+        winner: `rolloutguardpolicy/${policy.name}`,
+      });
     }
-    desired.push({ namespace: ds.namespace, name: generatedGuardName(policy.name, ds.name), target: ds.name, spec: guardSpecFor(policy, ds.name) });
+    desired.push({
+      namespace: ds.namespace,
+      name: generatedGuardName(policy.name, ds.name),
+      target: ds.name,
+      spec: guardSpecFor(policy, ds.name),
+    });
   }
   const keep = new Set(desired.map((d) => `${d.namespace}/${d.name}`));
   const deletions = mine.filter((g) => !keep.has(`${g.namespace}/${g.name}`));

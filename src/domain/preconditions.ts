@@ -57,7 +57,13 @@ export function guardInCharge(guards: readonly GuardPeer[]): GuardPeer | undefin
 }
 
 /** The early decisions described at the top of this file. */
-export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, nowIso: string, cacheWaitMs = 0): Decision | undefined {
+export function settle(
+  obs: Observation,
+  prev: Readonly<GuardStatus>,
+  policy: GuardPolicy,
+  nowIso: string,
+  cacheWaitMs = 0,
+): Decision | undefined {
   const { spec, generation } = policy;
   const conds = new ConditionSet(prev.conditions, nowIso, generation);
   const events: PlannedEvent[] = [];
@@ -103,7 +109,18 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
     if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
     // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
     // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
-    const status: GuardStatus = { ...prev, observedGeneration: generation, state: 'Conflict', cause: '', message: msg, inCharge: boss.name, blockedNodes: [], blockedNodeCount: 0, emptyNodes: [], emptyNodeCount: 0 };
+    const status: GuardStatus = {
+      ...prev,
+      observedGeneration: generation,
+      state: 'Conflict',
+      cause: '',
+      message: msg,
+      inCharge: boss.name,
+      blockedNodes: [],
+      blockedNodeCount: 0,
+      emptyNodes: [],
+      emptyNodeCount: 0,
+    };
     delete status.owner;
     delete status.undoPlan;
     delete status.undoSkipped;
@@ -132,12 +149,19 @@ export function settle(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
   const { ds, currentRevision: cur } = obs;
   const observed = ds.observedGeneration >= ds.generation;
-  const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+  const templateMoved =
+    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision, obs.revisions);
   const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
-  const revisionsBehind = templateMoved && cur !== undefined && prev.currentRevision !== undefined && sameRevision(cur, prev.currentRevision, obs.revisions) && observed;
+  const revisionsBehind =
+    templateMoved &&
+    cur !== undefined &&
+    prev.currentRevision !== undefined &&
+    sameRevision(cur, prev.currentRevision, obs.revisions) &&
+    observed;
   const revisionMissing = observed && cur === undefined;
-  const templatesDiffer = observed && cur?.templateDigest !== undefined && ds.templateDigest !== undefined && cur.templateDigest !== ds.templateDigest;
+  const templatesDiffer =
+    observed && cur?.templateDigest !== undefined && ds.templateDigest !== undefined && cur.templateDigest !== ds.templateDigest;
   if ((revisionMissing || dsBehind || revisionsBehind || templatesDiffer) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }

@@ -34,7 +34,12 @@ export function rolledBackCondition(conds: Pick<ConditionSet, 'set'>, s: Readonl
   }
   const onRestored = s.currentRevision?.hash === u.toHash;
   if ((u.result === 'Applied' || u.result === 'Complete') && onRestored) {
-    conds.set({ type: 'RolledBack', status: 'True', reason: Reason.UndoApplied, message: `${u.message} (undo of ${u.fromHash} at ${u.at})` });
+    conds.set({
+      type: 'RolledBack',
+      status: 'True',
+      reason: Reason.UndoApplied,
+      message: `${u.message} (undo of ${u.fromHash} at ${u.at})`,
+    });
   } else if (u.result === 'RollbackStalled') {
     conds.set({ type: 'RolledBack', status: 'False', reason: Reason.RollbackStalled, message: u.message });
   } else if (u.result === 'Failed') {
@@ -42,12 +47,25 @@ export function rolledBackCondition(conds: Pick<ConditionSet, 'set'>, s: Readonl
   } else if (u.result === 'Pending') {
     conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoStarted, message: u.message });
   } else {
-    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.NoUndo, message: `last undo (${u.at}) no longer applies: the template changed since` });
+    conds.set({
+      type: 'RolledBack',
+      status: 'False',
+      reason: Reason.NoUndo,
+      message: `last undo (${u.at}) no longer applies: the template changed since`,
+    });
   }
 }
 
 /** Phase 5: see the top of this file. Returns the status and any condition-driven Events. */
-export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardSpec, t: Tracked, a: Attribution, v: Verdict, p: Plan): { status: GuardStatus; events: PlannedEvent[] } {
+export function buildStatus(
+  base: GuardStatus,
+  conds: ConditionSet,
+  spec: GuardSpec,
+  t: Tracked,
+  a: Attribution,
+  v: Verdict,
+  p: Plan,
+): { status: GuardStatus; events: PlannedEvent[] } {
   const events: PlannedEvent[] = [];
   const { state, cause } = v;
   const message = v.message + p.messageSuffix;
@@ -63,21 +81,51 @@ export function buildStatus(base: GuardStatus, conds: ConditionSet, spec: GuardS
     conds.set({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: 'no rollout is stalled' });
   } else if (state === 'Failed') {
     const where = t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
-    conds.set({ type: 'Ready', status: 'False', reason: cause || 'Unknown', message: `${where} failed (${cause || 'Unknown'}, Revision at fault); see the Stalled condition` });
-    conds.set({ type: 'Progressing', status: 'False', reason: Reason.RevisionFailedReason, message: `${where}: the new revision crashed after starting on ${t.rollout?.failures?.count ?? 0} Ready node(s) (failedNodesThreshold ${spec.failedNodesThreshold})` });
+    conds.set({
+      type: 'Ready',
+      status: 'False',
+      reason: cause || 'Unknown',
+      message: `${where} failed (${cause || 'Unknown'}, Revision at fault); see the Stalled condition`,
+    });
+    conds.set({
+      type: 'Progressing',
+      status: 'False',
+      reason: Reason.RevisionFailedReason,
+      message: `${where}: the new revision crashed after starting on ${t.rollout?.failures?.count ?? 0} Ready node(s) (failedNodesThreshold ${spec.failedNodesThreshold})`,
+    });
     conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
   } else if (state === 'Stalled') {
     // The full sentence lives in status.message and the Stalled condition; the others stay short so
     // `kubectl describe` reads well.
     const where = t.active && t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
     const whose = v.owner ? `, ${v.owner} at fault` : '';
-    conds.set({ type: 'Ready', status: 'False', reason: cause || 'Unknown', message: `${where} stalled (${cause || 'Unknown'}${whose}); see the Stalled condition` });
-    conds.set({ type: 'Progressing', status: 'False', reason: Reason.ProgressDeadlineExceeded, message: `${where} made no progress for ${spec.progressDeadlineSeconds}s (progressDeadlineSeconds)` });
+    conds.set({
+      type: 'Ready',
+      status: 'False',
+      reason: cause || 'Unknown',
+      message: `${where} stalled (${cause || 'Unknown'}${whose}); see the Stalled condition`,
+    });
+    conds.set({
+      type: 'Progressing',
+      status: 'False',
+      reason: Reason.ProgressDeadlineExceeded,
+      message: `${where} made no progress for ${spec.progressDeadlineSeconds}s (progressDeadlineSeconds)`,
+    });
     conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
   } else {
     conds.set({ type: 'Ready', status: 'False', reason: Reason.TargetUnhealthy, message: `target is ${state}` });
-    conds.set({ type: 'Progressing', status: 'True', reason: state === 'Suspect' ? Reason.NoProgress : v.baking ? Reason.Baking : Reason.NewRevisionRolling, message });
-    conds.set({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: state === 'Suspect' ? `suspect: ${message}` : 'rollout is moving' });
+    conds.set({
+      type: 'Progressing',
+      status: 'True',
+      reason: state === 'Suspect' ? Reason.NoProgress : v.baking ? Reason.Baking : Reason.NewRevisionRolling,
+      message,
+    });
+    conds.set({
+      type: 'Stalled',
+      status: 'False',
+      reason: Reason.NotStalled,
+      message: state === 'Suspect' ? `suspect: ${message}` : 'rollout is moving',
+    });
   }
 
   const minReady = t.ds.minReadySeconds;

@@ -103,9 +103,14 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
  * node the controller targets runs one ready, available pod of the current revision, as the pods would
  * show. Nothing is blocked or empty: the counters say so.
  */
-export function splitFromCounters(ds: Pick<DaemonSetView, 'desired' | 'ready' | 'images'>, eligible: number, current: RevisionView | undefined): Split {
+export function splitFromCounters(
+  ds: Pick<DaemonSetView, 'desired' | 'ready' | 'images'>,
+  eligible: number,
+  current: RevisionView | undefined,
+): Split {
   const generations: GenerationStatus[] = [];
-  if (current && ds.desired > 0) generations.push({ hash: current.hash, images: [...ds.images], nodes: ds.desired, ready: ds.ready, revision: current.revision });
+  if (current && ds.desired > 0)
+    generations.push({ hash: current.hash, images: [...ds.images], nodes: ds.desired, ready: ds.ready, revision: current.revision });
   const out: Split = { generations, blocked: [], empty: [], onTarget: ds.desired, oldGone: current ? ds.desired : 0, eligible };
   if (current) out.targetHash = current.hash;
   return out;

@@ -108,8 +108,10 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   // like a DaemonSet cache behind. A guard with no pair yet does not know which template generation an
   // unobserved DaemonSet's current revision belongs to (a guard created right after a template change
   // or an undo), so it records none until the controller observes one.
-  const templateMoved = ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved = t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
+  const templateMoved =
+    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+  const revisionMoved =
+    t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
   // Kept, `base` has the previous pair already (or none).
   const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
   if (!keepPair) {
@@ -122,7 +124,8 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   }
 
   if (ds.strategy === 'OnDelete') {
-    const msg = 'DaemonSet uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline';
+    const msg =
+      'DaemonSet uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline';
     const changed = conds.set({ type: 'Ready', status: 'False', reason: Reason.OnDeleteStrategy, message: msg });
     conds.set({ type: 'Progressing', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
     conds.set({ type: 'Stalled', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
@@ -164,7 +167,10 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
  * Whether the rollout's new revision added or changed a volume, compared with the revision it started
  * from (undefined when either revision's volumes are not known).
  */
-function volumeChange(obs: Extract<Observation, { kind: 'Target' }>, rollout: RolloutStatus | undefined): (name: string) => boolean | undefined {
+function volumeChange(
+  obs: Extract<Observation, { kind: 'Target' }>,
+  rollout: RolloutStatus | undefined,
+): (name: string) => boolean | undefined {
   const to = rollout ? obs.revisions.find((r) => r.hash === rollout.toRevision.hash)?.volumes : undefined;
   const from = rollout?.fromRevision ? obs.revisions.find((r) => r.hash === rollout.fromRevision?.hash)?.volumes : undefined;
   return (name) => {

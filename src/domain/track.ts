@@ -18,7 +18,19 @@ import { event, iso, parseTime, sameRevision } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from './split.js';
 import { classifyReason, podBlockReason } from './causes.js';
-import type { DaemonSetView, GuardSpec, GuardStatus, LeftNode, Observation, PlannedEvent, ProgressMarks, RevisionRef, RolloutStatus, UnavailableAtStart, UndoRecord } from './types.js';
+import type {
+  DaemonSetView,
+  GuardSpec,
+  GuardStatus,
+  LeftNode,
+  Observation,
+  PlannedEvent,
+  ProgressMarks,
+  RevisionRef,
+  RolloutStatus,
+  UnavailableAtStart,
+  UndoRecord,
+} from './types.js';
 
 type TargetObservation = Extract<Observation, { kind: 'Target' }>;
 
@@ -78,7 +90,14 @@ function mergeLeft(a: readonly LeftNode[] | undefined, b: readonly LeftNode[]): 
 }
 
 /** Starts a new rollout on a template change, recognising our own undo converging. */
-function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec: GuardSpec, curRef: RevisionRef, nowIso: string, t: Tracked): void {
+function startOnChange(
+  obs: TargetObservation,
+  prev: Readonly<GuardStatus>,
+  spec: GuardSpec,
+  curRef: RevisionRef,
+  nowIso: string,
+  t: Tracked,
+): void {
   const { ds } = obs;
   const prevHash = prev.currentRevision?.hash;
   let lastUndo = t.lastUndo;
@@ -86,7 +105,10 @@ function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec
   // Our own undo (recorded in status), or any guard's (recorded on the DaemonSet): a rollback, which is
   // never undone in turn.
   const isRollback =
-    (lastUndo !== undefined && lastUndo.toHash === curRef.hash && lastUndo.fromHash === prevHash && (lastUndo.result === 'Pending' || lastUndo.result === 'Applied')) ||
+    (lastUndo !== undefined &&
+      lastUndo.toHash === curRef.hash &&
+      lastUndo.fromHash === prevHash &&
+      (lastUndo.result === 'Pending' || lastUndo.result === 'Applied')) ||
     (recorded !== undefined && recorded.to === curRef.hash && recorded.from === prevHash);
   const rollout: RolloutStatus = {
     toRevision: curRef,
@@ -117,21 +139,48 @@ function startOnChange(obs: TargetObservation, prev: Readonly<GuardStatus>, spec
     if (lastUndo?.result === 'Pending' && lastUndo.toHash === curRef.hash) {
       // The undo was applied but the outcome never recorded (a crash between patch and status write):
       // the world shows it happened, so record it rather than applying it again.
-      lastUndo = { ...lastUndo, result: 'Applied', message: `restored ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} (confirmed by observation)` };
+      lastUndo = {
+        ...lastUndo,
+        result: 'Applied',
+        message: `restored ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} (confirmed by observation)`,
+      };
       t.events.push(event('Normal', Reason.UndoStarted, lastUndo.message, true, EventAction.Undo));
     }
   } else {
     if (lastUndo?.result === 'Pending') {
       lastUndo = { ...lastUndo, result: 'Failed', message: 'not applied: the template changed before the undo was made' };
-      t.events.push(event('Warning', Reason.UndoSkipped, `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`, true, EventAction.Undo));
-    } else if (prev.state === 'Stalled' && spec.onStall.action === 'Undo' && prev.undoPlan?.forHash === prevHash && lastUndo?.fromHash !== prevHash) {
+      t.events.push(
+        event(
+          'Warning',
+          Reason.UndoSkipped,
+          `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`,
+          true,
+          EventAction.Undo,
+        ),
+      );
+    } else if (
+      prev.state === 'Stalled' &&
+      spec.onStall.action === 'Undo' &&
+      prev.undoPlan?.forHash === prevHash &&
+      lastUndo?.fromHash !== prevHash
+    ) {
       // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
-      t.events.push(event('Warning', Reason.UndoSkipped, `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`, true, EventAction.Undo));
+      t.events.push(
+        event(
+          'Warning',
+          Reason.UndoSkipped,
+          `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`,
+          true,
+          EventAction.Undo,
+        ),
+      );
     }
     const note = rollout.restored
       ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
       : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes` +
-        (rollout.superseded ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})` : '');
+        (rollout.superseded
+          ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})`
+          : '');
     t.events.push(event('Normal', Reason.RolloutStarted, note));
   }
   t.lastUndo = lastUndo;
@@ -154,11 +203,17 @@ function lastOnEveryNode(r: Readonly<RolloutStatus>): RevisionRef | undefined {
  * supersedes had found. The DaemonSet controller replaces unavailable old pods first, so these nodes
  * are updated first, and a new pod failing there the same way says nothing against the new revision.
  */
-function unavailableAtStart(obs: TargetObservation, prev: Readonly<GuardStatus>, fromHash: string | undefined, toHash: string): UnavailableAtStart[] {
+function unavailableAtStart(
+  obs: TargetObservation,
+  prev: Readonly<GuardStatus>,
+  fromHash: string | undefined,
+  toHash: string,
+): UnavailableAtStart[] {
   if (fromHash === undefined) return [];
   const out = new Map<string, UnavailableAtStart>();
   for (const u of prev.rollout?.completedAt ? [] : (prev.rollout?.unavailableAtStart ?? [])) out.set(u.node, u);
-  for (const b of prev.blockedNodes ?? []) if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
+  for (const b of prev.blockedNodes ?? [])
+    if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
   for (const n of obs.nodes) {
     if (out.has(n.node) || !n.eligible) continue;
     const old = n.pods.find((p) => !p.deleting && p.hash === fromHash && p.hash !== toHash && !p.available && p.scheduled);
@@ -238,13 +293,19 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // A spec change the controller has not observed: timed from when it was first seen, across passes.
   if (!observed) {
     const u = prev.unobserved;
-    t.unobserved = u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
+    t.unobserved =
+      u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
   }
 
   // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
   if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
     startOnChange(obs, prev, spec, curRef, nowIso, t);
-  } else if (curRef && observed && (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) && !countersComplete) {
+  } else if (
+    curRef &&
+    observed &&
+    (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) &&
+    !countersComplete
+  ) {
     // Only from observed counters: until the controller observes the generation they describe the
     // previous spec, and the guard stays in its current phase.
     startMidway(obs, prev, curRef, nowIso, t);
@@ -261,10 +322,22 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // only of deleted nodes is a scale-down and says nothing.
   const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired && obs.leftNodes.length > 0;
   if (shrankNow && ds.desired > 0) {
-    t.events.push(event('Warning', Reason.DesiredShrank, `DESIRED dropped from ${prev.desired} to ${ds.desired}: ${describeLeft(obs.leftNodes)} left the targets`));
+    t.events.push(
+      event(
+        'Warning',
+        Reason.DesiredShrank,
+        `DESIRED dropped from ${prev.desired} to ${ds.desired}: ${describeLeft(obs.leftNodes)} left the targets`,
+      ),
+    );
   }
   if (observed && ds.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
-    t.events.push(event('Warning', Reason.NoNodesMatched, `DaemonSet ${ds.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`));
+    t.events.push(
+      event(
+        'Warning',
+        Reason.NoNodesMatched,
+        `DaemonSet ${ds.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`,
+      ),
+    );
   }
 
   t.active = rollout !== undefined && !rollout.completedAt;
@@ -291,7 +364,10 @@ export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>
   // Evidence against the new revision counts while it rolls out and while it bakes. For our own undo
   // converging it is evidence that the undo did not help (a rollback is never undone in turn).
   {
-    const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso, { ...(rollout.unavailableAtStart ? { before: rollout.unavailableAtStart } : {}), ...(parseTime(rollout.startedAt) !== undefined ? { since: parseTime(rollout.startedAt)! } : {}) });
+    const failures = collectFailures(obs.nodes, rollout.toRevision.hash, rollout.failures, nowIso, {
+      ...(rollout.unavailableAtStart ? { before: rollout.unavailableAtStart } : {}),
+      ...(parseTime(rollout.startedAt) !== undefined ? { since: parseTime(rollout.startedAt)! } : {}),
+    });
     if (failures) rollout.failures = failures;
   }
   const allUpdated = countersComplete && !t.shrank;

@@ -6,7 +6,18 @@
  */
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
-export const GUARD_STATES = ['Unknown', 'Healthy', 'Progressing', 'Suspect', 'Stalled', 'Failed', 'RollingBack', 'RolledBack', 'Suspended', 'Conflict'] as const;
+export const GUARD_STATES = [
+  'Unknown',
+  'Healthy',
+  'Progressing',
+  'Suspect',
+  'Stalled',
+  'Failed',
+  'RollingBack',
+  'RolledBack',
+  'Suspended',
+  'Conflict',
+] as const;
 /** What became of a guard's latest undo (status.lastUndo.result). */
 export const UNDO_RESULTS = ['Pending', 'Applied', 'Complete', 'Failed', 'RollbackStalled'] as const;
 export type UndoResult = (typeof UNDO_RESULTS)[number];
@@ -71,7 +82,10 @@ export interface GuardSpec {
  * A guard spec as stored or generated: every field but targetRef may be left out (the CRD defaults and
  * `withDefaults` in src/domain/defaults.ts fill them in).
  */
-export type GuardSpecInput = Omit<Partial<GuardSpec>, 'targetRef' | 'onStall'> & { targetRef: GuardSpec['targetRef']; onStall?: Partial<GuardSpec['onStall']> };
+export type GuardSpecInput = Omit<Partial<GuardSpec>, 'targetRef' | 'onStall'> & {
+  targetRef: GuardSpec['targetRef'];
+  onStall?: Partial<GuardSpec['onStall']>;
+};
 
 /** A revision as users see it in `kubectl rollout history` (number) and on pods (hash). */
 export interface RevisionRef {
@@ -261,7 +275,16 @@ export interface UndoRecord {
 
 /** Why the guard does not undo a stall: a CamelCase reason for alerts and a sentence for people. */
 export interface UndoSkip {
-  reason: 'NotTheRevision' | 'PreviousRevisionFails' | 'OwnedByController' | 'OptedOut' | 'AlreadyUndone' | 'NoEarlierRevision' | 'RevisionGone' | 'RestoresUndoneRevision' | 'ClockSkew';
+  reason:
+    | 'NotTheRevision'
+    | 'PreviousRevisionFails'
+    | 'OwnedByController'
+    | 'OptedOut'
+    | 'AlreadyUndone'
+    | 'NoEarlierRevision'
+    | 'RevisionGone'
+    | 'RestoresUndoneRevision'
+    | 'ClockSkew';
   message: string;
 }
 

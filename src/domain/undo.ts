@@ -56,7 +56,12 @@ export type DryRunOutcome = { kind: 'Accepted' } | { kind: 'Rejected'; detail: s
 /**
  * Folds an undo outcome into the status written after acting, and returns the Events that go with it.
  */
-export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOutcome, now: number, generation: number): { status: GuardStatus; events: PlannedEvent[] } {
+export function recordUndoOutcome(
+  status: Readonly<GuardStatus>,
+  outcome: UndoOutcome,
+  now: number,
+  generation: number,
+): { status: GuardStatus; events: PlannedEvent[] } {
   const u = status.lastUndo;
   if (!u) return { status: { ...status }, events: [] };
   const nowIso = new Date(now).toISOString();
@@ -71,7 +76,13 @@ export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOu
       const how = outcome.kind === 'Applied' ? 'restored' : 'found already restored';
       lastUndo = { ...u, result: 'Applied', message: `${how} ${target} in place of ${broken}` };
       state = 'RollingBack';
-      events.push({ type: 'Normal', reason: Reason.UndoStarted, action: EventAction.Undo, onTarget: true, note: `Undo: ${how} ${target} in place of stalled ${broken}; waiting for every node to run it` });
+      events.push({
+        type: 'Normal',
+        reason: Reason.UndoStarted,
+        action: EventAction.Undo,
+        onTarget: true,
+        note: `Undo: ${how} ${target} in place of stalled ${broken}; waiting for every node to run it`,
+      });
       break;
     }
     case 'TemplateChanged':
@@ -84,19 +95,36 @@ export function recordUndoOutcome(status: Readonly<GuardStatus>, outcome: UndoOu
             ? outcome.detail
             : `the template changed since the stall was detected (${outcome.detail}); a person or tool is acting`;
       lastUndo = { ...u, result: 'Failed', message: `not applied: ${why}` };
-      events.push({ type: 'Warning', reason: Reason.UndoSkipped, action: EventAction.Undo, onTarget: true, note: truncate(`Undo of ${broken} skipped: ${why}`, 1000) });
+      events.push({
+        type: 'Warning',
+        reason: Reason.UndoSkipped,
+        action: EventAction.Undo,
+        onTarget: true,
+        note: truncate(`Undo of ${broken} skipped: ${why}`, 1000),
+      });
       break;
     }
     case 'Failed':
       lastUndo = { ...u, result: 'Failed', message: truncate(`undo failed: ${outcome.detail}`, 500) };
-      events.push({ type: 'Warning', reason: Reason.UndoFailed, action: EventAction.Undo, onTarget: true, note: truncate(`Undo of ${broken} to ${target} failed: ${outcome.detail}`, 1000) });
+      events.push({
+        type: 'Warning',
+        reason: Reason.UndoFailed,
+        action: EventAction.Undo,
+        onTarget: true,
+        note: truncate(`Undo of ${broken} to ${target} failed: ${outcome.detail}`, 1000),
+      });
       break;
   }
   const c = setCondition(
     status.conditions ?? [],
     lastUndo.result === 'Applied'
       ? { type: 'RolledBack', status: 'False', reason: Reason.UndoStarted, message: lastUndo.message }
-      : { type: 'RolledBack', status: 'False', reason: outcome.kind === 'Failed' ? Reason.UndoFailed : Reason.UndoSkipped, message: lastUndo.message },
+      : {
+          type: 'RolledBack',
+          status: 'False',
+          reason: outcome.kind === 'Failed' ? Reason.UndoFailed : Reason.UndoSkipped,
+          message: lastUndo.message,
+        },
     nowIso,
     generation,
   );

@@ -14,7 +14,17 @@ import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate
 import { event, parseTime } from './passKit.js';
 import { EventAction, Reason } from './reasons.js';
 import type { Tracked } from './track.js';
-import type { CauseClass, FaultOwner, GuardSpec, GuardState, GuardStatus, PlannedEvent, RolloutFailures, RolloutStatus, UndoRecord } from './types.js';
+import type {
+  CauseClass,
+  FaultOwner,
+  GuardSpec,
+  GuardState,
+  GuardStatus,
+  PlannedEvent,
+  RolloutFailures,
+  RolloutStatus,
+  UndoRecord,
+} from './types.js';
 
 /** The verdict on one pass. */
 export interface Verdict {
@@ -34,9 +44,24 @@ export interface Verdict {
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
   const { ds, curRef } = t;
-  const wasInFlight = prev.state === 'Progressing' || prev.state === 'Suspect' || prev.state === 'Stalled' || prev.state === 'Failed' || prev.state === 'RollingBack';
-  const v: Verdict = { state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
-  v.message = t.observed ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}` : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
+  const wasInFlight =
+    prev.state === 'Progressing' ||
+    prev.state === 'Suspect' ||
+    prev.state === 'Stalled' ||
+    prev.state === 'Failed' ||
+    prev.state === 'RollingBack';
+  const v: Verdict = {
+    state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy',
+    cause: '',
+    owner: '',
+    message: '',
+    undoInFlight: false,
+    lastUndo: t.lastUndo,
+    events: [],
+  };
+  v.message = t.observed
+    ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}`
+    : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
   if (!t.observed && (!curRef || ds.observedGeneration === 0)) {
     // A DaemonSet its controller has never synced (just created, or created while the controller is
     // down) has no pod and counters that mean nothing: it is being placed, not healthy. Its revision
@@ -65,12 +90,22 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
     const what = `The DaemonSet controller has not observed generation ${ds.generation} (observed ${ds.observedGeneration}) since ${t.unobserved.since}`;
     const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], ds });
     if (idle >= deadlineMs) {
-      Object.assign(v, { state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', message: `${what}, over ${fmtDuration(deadlineMs)} (progressDeadlineSeconds). ${why}` });
+      Object.assign(v, {
+        state: 'Stalled',
+        cause: 'ControllerNotObserving',
+        owner: 'ControlPlane',
+        message: `${what}, over ${fmtDuration(deadlineMs)} (progressDeadlineSeconds). ${why}`,
+      });
       if (prev.state !== 'Stalled') v.events.push(event('Warning', Reason.RolloutStalled, v.message));
       return v;
     }
     if (idle >= suspectMs) {
-      Object.assign(v, { state: 'Suspect', cause: 'ControllerNotObserving', owner: 'ControlPlane', message: `${what}, over ${fmtDuration(suspectMs)}. ${why}` });
+      Object.assign(v, {
+        state: 'Suspect',
+        cause: 'ControllerNotObserving',
+        owner: 'ControlPlane',
+        message: `${what}, over ${fmtDuration(suspectMs)}. ${why}`,
+      });
       v.requeueAfterMs = deadlineMs - idle;
       if (prev.state !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
       return v;
@@ -78,7 +113,13 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
     v.requeueAfterMs = suspectMs - idle;
   }
   if (wasInFlight && !t.events.some((e) => e.reason === Reason.RolloutComplete)) {
-    v.events.push(event('Normal', prev.state === 'Stalled' && prev.cause === 'ControllerNotObserving' ? Reason.RolloutResumed : Reason.RolloutComplete, v.message));
+    v.events.push(
+      event(
+        'Normal',
+        prev.state === 'Stalled' && prev.cause === 'ControllerNotObserving' ? Reason.RolloutResumed : Reason.RolloutComplete,
+        v.message,
+      ),
+    );
   }
   return v;
 }
@@ -157,7 +198,8 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
   } else if (t.baking && t.bakeEndsAt !== undefined) {
     v.state = 'Progressing';
     v.message = `All ${ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(t.bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
-    if (rollout.failures) v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
+    if (rollout.failures)
+      v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
     v.requeueAfterMs = t.bakeEndsAt - now;
     v.cause = '';
     v.owner = '';
@@ -173,7 +215,8 @@ export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardSta
     v.state = 'Stalled';
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
     v.message = stallSentence({ ...sentenceArgs, idleMs: deadlineMs, verb: 'has made no progress' });
-    if (!t.observed) v.message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
+    if (!t.observed)
+      v.message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
   } else if (idle >= suspectMs) {
     v.state = 'Suspect';
     v.message = stallSentence({ ...sentenceArgs, idleMs: suspectMs, verb: 'has made no progress' });
@@ -212,7 +255,9 @@ function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v
   v.cause = failureCause(f);
   v.owner = 'Revision';
   const crashed = f.nodes.map((n) =>
-    n.reason === KNOCKED_OUT ? `${n.node} (NotReady since ${n.at}, right after the new pod started)` : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
+    n.reason === KNOCKED_OUT
+      ? `${n.node} (NotReady since ${n.at}, right after the new pod started)`
+      : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
   );
   const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
   const what =
@@ -232,7 +277,8 @@ function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, 
   v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${ds.updated}/${ds.desired} updated, ${ds.available}/${ds.desired} available`;
   const waiting = a.blocked.length + a.empty.length;
   if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
-  if (a.owner === 'ConfiguredWait') v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
+  if (a.owner === 'ConfiguredWait')
+    v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
   v.requeueAfterMs = untilSuspectMs;
   // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
   // soon as one node shows it, even while more nodes of the batch are still starting.
@@ -266,7 +312,18 @@ function announceVerdict(t: Tracked, rollout: RolloutStatus, prev: Readonly<Guar
       v.events.push(event('Warning', Reason.RolloutStalled, v.message));
     }
   }
-  if ((v.state === 'Progressing' || v.state === 'RollingBack') && (prevState === 'Suspect' || prevState === 'Stalled') && t.progressed && !t.startedNow) {
-    v.events.push(event('Normal', Reason.RolloutResumed, `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`));
+  if (
+    (v.state === 'Progressing' || v.state === 'RollingBack') &&
+    (prevState === 'Suspect' || prevState === 'Stalled') &&
+    t.progressed &&
+    !t.startedNow
+  ) {
+    v.events.push(
+      event(
+        'Normal',
+        Reason.RolloutResumed,
+        `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`,
+      ),
+    );
   }
 }

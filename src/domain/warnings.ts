@@ -33,7 +33,8 @@ const ADMISSION = /is forbidden|admission webhook|denied the request|violates Po
  * Event up to this much older than the start still belongs to it.
  */
 const EVENT_TIME_SLACK_MS = 2_000;
-const tooOld = (w: WarningView, since: number | undefined): boolean => since !== undefined && Date.parse(w.at) < since - EVENT_TIME_SLACK_MS;
+const tooOld = (w: WarningView, since: number | undefined): boolean =>
+  since !== undefined && Date.parse(w.at) < since - EVENT_TIME_SLACK_MS;
 const QUOTA = /exceeded quota:\s*([^,]+)/i;
 
 /** The resources a quota refusal names as over the limit: "requested: pods=1, ..." → ['pods']. */
@@ -61,11 +62,26 @@ export function explainNoPod(w: WarningView | undefined, since: number | undefin
     const resources = quotaResources(w.message);
     const onlyPods = resources.length > 0 && resources.every((r) => r === 'pods' || r === 'count/pods');
     return onlyPods
-      ? { owner: 'Configuration', cause: 'QuotaExceeded', reason: 'FailedCreate', message: `ResourceQuota ${quota} has no room for another pod (the surge pod of the rollout): the namespace's quota, not the revision, blocks it; raise the quota or set maxSurge 0. Refused: ${quote(w.message)}` }
-      : { owner: 'Revision', cause: 'QuotaExceeded', reason: 'FailedCreate', message: `the new pod's requests (${resources.join(', ')}) exceed ResourceQuota ${quota}: the revision asks for more than the namespace allows. Refused: ${quote(w.message)}` };
+      ? {
+          owner: 'Configuration',
+          cause: 'QuotaExceeded',
+          reason: 'FailedCreate',
+          message: `ResourceQuota ${quota} has no room for another pod (the surge pod of the rollout): the namespace's quota, not the revision, blocks it; raise the quota or set maxSurge 0. Refused: ${quote(w.message)}`,
+        }
+      : {
+          owner: 'Revision',
+          cause: 'QuotaExceeded',
+          reason: 'FailedCreate',
+          message: `the new pod's requests (${resources.join(', ')}) exceed ResourceQuota ${quota}: the revision asks for more than the namespace allows. Refused: ${quote(w.message)}`,
+        };
   }
   if (ADMISSION.test(w.message)) {
-    return { owner: 'Revision', cause: 'AdmissionRefused', reason: 'FailedCreate', message: `admission refuses the new template: ${quote(w.message)}` };
+    return {
+      owner: 'Revision',
+      cause: 'AdmissionRefused',
+      reason: 'FailedCreate',
+      message: `admission refuses the new template: ${quote(w.message)}`,
+    };
   }
   return undefined;
 }
@@ -79,17 +95,38 @@ export function mountedVolume(message: string): string | undefined {
  * Explains a pod of the new revision that does not start from its latest Warning Event. `volumeChanged`
  * says whether the new revision added or changed a volume (undefined: not known).
  */
-export function explainPod(w: WarningView | undefined, since: number | undefined, volumeChanged: (name: string) => boolean | undefined): Explained | undefined {
+export function explainPod(
+  w: WarningView | undefined,
+  since: number | undefined,
+  volumeChanged: (name: string) => boolean | undefined,
+): Explained | undefined {
   if (!w || tooOld(w, since)) return undefined;
   if (w.reason === 'FailedCreatePodSandBox') {
-    return { owner: 'Node', cause: 'SandboxFailure', reason: w.reason, message: `the node cannot create the pod sandbox: "${truncate(w.message, 300)}"` };
+    return {
+      owner: 'Node',
+      cause: 'SandboxFailure',
+      reason: w.reason,
+      message: `the node cannot create the pod sandbox: "${truncate(w.message, 300)}"`,
+    };
   }
   if (w.reason === 'FailedMount' || w.reason === 'FailedAttachVolume') {
     const vol = mountedVolume(w.message);
     const changed = vol !== undefined ? volumeChanged(vol) : undefined;
     const quoted = `"${truncate(w.message, 300)}"`;
-    if (changed === true) return { owner: 'Revision', cause: 'VolumeMountFailure', reason: w.reason, message: `volume ${vol} that the new revision added or changed does not mount: ${quoted}` };
-    if (changed === false) return { owner: 'Node', cause: 'VolumeMountFailure', reason: w.reason, message: `volume ${vol}, unchanged by the new revision, does not mount on this node: ${quoted}` };
+    if (changed === true)
+      return {
+        owner: 'Revision',
+        cause: 'VolumeMountFailure',
+        reason: w.reason,
+        message: `volume ${vol} that the new revision added or changed does not mount: ${quoted}`,
+      };
+    if (changed === false)
+      return {
+        owner: 'Node',
+        cause: 'VolumeMountFailure',
+        reason: w.reason,
+        message: `volume ${vol}, unchanged by the new revision, does not mount on this node: ${quoted}`,
+      };
     return { owner: 'Unknown', cause: 'VolumeMountFailure', reason: w.reason, message: `a volume does not mount: ${quoted}` };
   }
   return undefined;

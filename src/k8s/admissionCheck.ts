@@ -37,7 +37,8 @@ export class AdmissionCheck {
       revision = await this.client.request('GET', controllerRevisionsPath(namespace, revisionName));
       ds = await this.client.request('GET', daemonSetsPath(namespace, name));
     } catch (e) {
-      if (isNotFound(e) || isForbidden(e)) return { result: 'NotVerified', message: `could not read ${revisionName} or the DaemonSet: ${errorMessage(e)}` };
+      if (isNotFound(e) || isForbidden(e))
+        return { result: 'NotVerified', message: `could not read ${revisionName} or the DaemonSet: ${errorMessage(e)}` };
       throw e;
     }
     const refused = checkRevision(revision, revisionName, String(ds?.metadata?.uid));
@@ -47,7 +48,10 @@ export class AdmissionCheck {
       return { result: 'Accepted', message: 'admitted' };
     } catch (e) {
       if (isForbidden(e) && RBAC_DENIED.test(errorMessage(e))) {
-        return { result: 'NotVerified', message: `the operator may not create pods (even as a dry run) in namespace ${namespace}: grant it create on pods to compare (${truncate(errorMessage(e), 200)})` };
+        return {
+          result: 'NotVerified',
+          message: `the operator may not create pods (even as a dry run) in namespace ${namespace}: grant it create on pods to compare (${truncate(errorMessage(e), 200)})`,
+        };
       }
       // Admission refusals come as 403 (Pod Security, quota, policies), 400 (webhooks) or 422 (LimitRange).
       if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500 && !isConflict(e) && e.statusCode !== 429) {
@@ -71,7 +75,11 @@ export function podOf(ds: any, revision: any, node: string | undefined): Record<
   if (node) {
     spec.affinity = {
       ...(spec.affinity ?? {}),
-      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }] } },
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: [node] }] }],
+        },
+      },
     };
   }
   return {
@@ -82,7 +90,9 @@ export function podOf(ds: any, revision: any, node: string | undefined): Record<
       namespace: ds?.metadata?.namespace,
       labels: { ...(meta.labels ?? {}), [HASH_LABEL]: String(revision?.metadata?.labels?.[HASH_LABEL] ?? '') },
       ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: DAEMONSET_KIND, name: ds?.metadata?.name, uid: ds?.metadata?.uid, controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: DAEMONSET_KIND, name: ds?.metadata?.name, uid: ds?.metadata?.uid, controller: true },
+      ],
     },
     spec,
   };

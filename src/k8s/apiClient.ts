@@ -109,10 +109,7 @@ export class ApiError extends Error {
   readonly kind?: PortErrorKind;
 
   /** Builds an error; prefer {@link ApiError.fromStatus} / {@link ApiError.fromResponse}. */
-  constructor(
-    message: string,
-    init: { statusCode: number; reason?: string; retryAfterSeconds?: number; body?: unknown },
-  ) {
+  constructor(message: string, init: { statusCode: number; reason?: string; retryAfterSeconds?: number; body?: unknown }) {
     super(message);
     this.name = 'ApiError';
     this.statusCode = init.statusCode;
@@ -215,8 +212,18 @@ export function isAbortError(e: unknown): boolean {
 
 /** Socket-level failures worth retrying: the API server restarting, a dropped connection, DNS hiccups. */
 const TRANSIENT_NETWORK_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
-  'ENETDOWN', 'EAI_AGAIN', 'ENOTFOUND', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_SOCKET',
 ]);
 
 /**
@@ -253,7 +260,11 @@ export class ApiClient {
    * @param applyAuth fills headers (Authorization, Impersonate-User) and TLS options (ca, cert, key,
    *   rejectUnauthorized, servername) into request options; called per request so rotating tokens are picked up.
    */
-  constructor(server: string, private readonly applyAuth: AuthApplier, opts: ApiClientOptions = {}) {
+  constructor(
+    server: string,
+    private readonly applyAuth: AuthApplier,
+    opts: ApiClientOptions = {},
+  ) {
     this.base = new URL(server);
     if (this.base.protocol !== 'https:' && this.base.protocol !== 'http:') {
       throw new Error(`unsupported API server scheme: ${this.base.protocol}`);
@@ -404,8 +415,7 @@ export class ApiClient {
         if (res.statusCode !== 200) {
           let body = '';
           res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () =>
-            finish(ApiError.fromResponse(res.statusCode ?? 0, body, headerValue(res.headers['retry-after']))));
+          res.on('end', () => finish(ApiError.fromResponse(res.statusCode ?? 0, body, headerValue(res.headers['retry-after']))));
           return;
         }
         // Newline-delimited JSON; a chunk may end mid-line, so keep the tail until its newline arrives.
@@ -445,9 +455,13 @@ export class ApiClient {
           finish();
         });
         // 'close' without 'end': the connection dropped mid-stream.
-        res.on('close', () => finish(Object.assign(new Error(`watch ${path}: stream closed prematurely`), {
-          code: 'ERR_STREAM_PREMATURE_CLOSE',
-        })));
+        res.on('close', () =>
+          finish(
+            Object.assign(new Error(`watch ${path}: stream closed prematurely`), {
+              code: 'ERR_STREAM_PREMATURE_CLOSE',
+            }),
+          ),
+        );
       });
       req.end();
     });
@@ -469,7 +483,12 @@ export class ApiClient {
   }
 
   /** Builds and returns the (not yet ended) request with auth, TLS and common headers applied. */
-  private async open(method: HttpMethod, path: string, query: Query | undefined, extraHeaders: http.OutgoingHttpHeaders): Promise<http.ClientRequest> {
+  private async open(
+    method: HttpMethod,
+    path: string,
+    query: Query | undefined,
+    extraHeaders: http.OutgoingHttpHeaders,
+  ): Promise<http.ClientRequest> {
     const url = this.url(path, query);
     const authOpts: https.RequestOptions = { headers: {} };
     await this.applyAuth(authOpts);
@@ -520,7 +539,10 @@ export class ApiClient {
  * `/apis/apps/v1/daemonsets` → `daemonsets`, `/api/v1/namespaces/ns` → `namespaces`.
  */
 export function resourceOf(path: string): string {
-  const segs = path.split('?')[0]!.split('/').filter((s) => s !== '');
+  const segs = path
+    .split('?')[0]!
+    .split('/')
+    .filter((s) => s !== '');
   let rest: string[];
   if (segs[0] === 'api') rest = segs.slice(2);
   else if (segs[0] === 'apis') rest = segs.slice(3);

@@ -25,7 +25,13 @@
  *     the reconciler never re-runs a pass for a conflict on the DaemonSet. The same patch writes the
  *     undo record annotation, so the template and the record of why it changed can never be seen apart.
  */
-import { DAEMONSET_KIND, HASH_LABEL, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import {
+  DAEMONSET_KIND,
+  HASH_LABEL,
+  TEMPLATE_GENERATION_ANNOTATION,
+  UNDO_OPT_OUT_ANNOTATION,
+  UNDO_RECORD_ANNOTATION,
+} from '../domain/apiNames.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord } from '../domain/types.js';
 import { CONFLICT_ATTEMPTS, errorMessage } from '../domain/portErrors.js';
@@ -63,18 +69,26 @@ export class DaemonSetUndo {
       if (ds?.metadata?.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled') return { kind: 'OptedOut' };
       const owners: any[] = Array.isArray(ds?.metadata?.ownerReferences) ? ds.metadata.ownerReferences : [];
       const owner = owners.find((o) => o?.controller === true);
-      if (owner) return { kind: 'NotUndone', detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo` };
+      if (owner)
+        return {
+          kind: 'NotUndone',
+          detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
+        };
       const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
       if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
       if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {
-        const by = recorded?.from === req.fromHash ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}` : ' (the record on the DaemonSet)';
+        const by =
+          recorded?.from === req.fromHash
+            ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}`
+            : ' (the record on the DaemonSet)';
         return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone${by}` };
       }
       const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
       if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
         return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
       }
-      if (rolloutComplete(ds)) return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
+      if (rolloutComplete(ds))
+        return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
       try {
         // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
         const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
@@ -84,7 +98,10 @@ export class DaemonSetUndo {
       } catch (e) {
         if (isConflict(e)) {
           if (attempt < CONFLICT_ATTEMPTS) continue;
-          return { kind: 'NotUndone', detail: `the DaemonSet changed under each of ${CONFLICT_ATTEMPTS} attempts to patch it: another writer is active, and the undo does not race it` };
+          return {
+            kind: 'NotUndone',
+            detail: `the DaemonSet changed under each of ${CONFLICT_ATTEMPTS} attempts to patch it: another writer is active, and the undo does not race it`,
+          };
         }
         if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'patch daemonsets') };
         if (e instanceof ApiError && (e.statusCode === 422 || e.statusCode === 400)) return { kind: 'Failed', detail: e.message };
@@ -111,7 +128,14 @@ export class DaemonSetUndo {
     }
   }
 
-  private async patch(namespace: string, name: string, data: TemplatePatch, resourceVersion: string | undefined, dry: boolean, annotations?: Record<string, string>): Promise<void> {
+  private async patch(
+    namespace: string,
+    name: string,
+    data: TemplatePatch,
+    resourceVersion: string | undefined,
+    dry: boolean,
+    annotations?: Record<string, string>,
+  ): Promise<void> {
     // Only spec.template changes, plus our own record annotation.
     const metadata = { ...(resourceVersion ? { resourceVersion } : {}), ...(annotations ? { annotations } : {}) };
     const body = Object.keys(metadata).length > 0 ? { ...(data as object), metadata } : data;

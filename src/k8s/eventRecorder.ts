@@ -65,7 +65,10 @@ export class EventRecorder {
       return true;
     } catch (err) {
       if (isAlreadyExists(err)) return true;
-      this.log.warn({ err, reason: e.reason, regarding: `${regarding.kind}/${regarding.name}` }, 'event not recorded yet: it stays in status and is announced on a later pass');
+      this.log.warn(
+        { err, reason: e.reason, regarding: `${regarding.kind}/${regarding.name}` },
+        'event not recorded yet: it stays in status and is announced on a later pass',
+      );
       return false;
     }
   }

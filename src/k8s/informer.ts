@@ -439,8 +439,11 @@ export class Informer<T extends { metadata: ObjectMeta }> {
       ac.abort();
     };
     const timeoutSeconds = Math.max(1, Math.round(this.watchTimeoutSeconds * (0.9 + Math.random() * 0.2)));
-    const result = (e: WatchEnd): { end: WatchEnd; progress: boolean; durationMs: number } =>
-      ({ end: e, progress, durationMs: performance.now() - startedAt });
+    const result = (e: WatchEnd): { end: WatchEnd; progress: boolean; durationMs: number } => ({
+      end: e,
+      progress,
+      durationMs: performance.now() - startedAt,
+    });
     try {
       await this.client.watch(
         this.opts.listPath,

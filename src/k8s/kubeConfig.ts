@@ -51,8 +51,10 @@ function applyOverrides(kc: KubeConfig, o: KubeConfigOverrides): void {
   if (!name) throw new KubeConfigError(`the kubeconfig sets no current-context: pass --context (its contexts: ${names(kc.getContexts())})`);
   const ctx = kc.getContextObject(name);
   if (!ctx) throw new KubeConfigError(`context "${name}" is not in the kubeconfig (its contexts: ${names(kc.getContexts())})`);
-  if (o.cluster && !kc.getCluster(o.cluster)) throw new KubeConfigError(`cluster "${o.cluster}" is not in the kubeconfig (its clusters: ${names(kc.getClusters())})`);
-  if (o.user && !kc.getUser(o.user)) throw new KubeConfigError(`user "${o.user}" is not in the kubeconfig (its users: ${names(kc.getUsers())})`);
+  if (o.cluster && !kc.getCluster(o.cluster))
+    throw new KubeConfigError(`cluster "${o.cluster}" is not in the kubeconfig (its clusters: ${names(kc.getClusters())})`);
+  if (o.user && !kc.getUser(o.user))
+    throw new KubeConfigError(`user "${o.user}" is not in the kubeconfig (its users: ${names(kc.getUsers())})`);
   const chosen = { ...ctx, ...(o.cluster ? { cluster: o.cluster } : {}), ...(o.user ? { user: o.user } : {}) };
   kc.loadFromOptions({
     clusters: kc.getClusters(),
@@ -128,4 +130,3 @@ export function loadConnection(c: Connection, env: NodeJS.ProcessEnv = process.e
   const kc = loadKubeConfig(c.kubeconfig ?? (env.KUBECONFIG || undefined), env, existsSync, c);
   return { kc, namespace: kc.getContextObject(kc.getCurrentContext())?.namespace || 'default' };
 }
-

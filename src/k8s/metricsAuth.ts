@@ -49,7 +49,8 @@ export class ApiAccessReviewer implements AccessReviewer {
       signal,
     });
     const u = r.status?.user;
-    if (r.status?.authenticated !== true || !u?.username) return { reason: r.status?.error || 'the API server did not authenticate the token' };
+    if (r.status?.authenticated !== true || !u?.username)
+      return { reason: r.status?.error || 'the API server did not authenticate the token' };
     return {
       user: {
         username: u.username,
@@ -60,7 +61,11 @@ export class ApiAccessReviewer implements AccessReviewer {
     };
   }
 
-  async authorize(user: UserInfo, attributes: { path: string; verb: string }, signal: AbortSignal): Promise<{ allowed: boolean; reason: string }> {
+  async authorize(
+    user: UserInfo,
+    attributes: { path: string; verb: string },
+    signal: AbortSignal,
+  ): Promise<{ allowed: boolean; reason: string }> {
     const r = await this.client.request<SubjectAccessReview>('POST', SUBJECT_ACCESS_REVIEWS_PATH, {
       body: {
         apiVersion: AUTHORIZATION_API_VERSION,

@@ -19,7 +19,14 @@ export class PolicyWriter {
   }
 
   async patchGuardSpec(guard: Readonly<SlimGuard>, spec: GuardSpecInput): Promise<void> {
-    await patchFrom(this.client, guardsPath(guard.metadata.namespace ?? '', guard.metadata.name), guard.metadata.resourceVersion, 'spec', guard.spec, spec);
+    await patchFrom(
+      this.client,
+      guardsPath(guard.metadata.namespace ?? '', guard.metadata.name),
+      guard.metadata.resourceVersion,
+      'spec',
+      guard.spec,
+      spec,
+    );
   }
 
   async deleteGuard(namespace: string, name: string, uid: string | undefined): Promise<void> {
@@ -33,7 +40,14 @@ export class PolicyWriter {
   }
 
   async writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void> {
-    await patchFrom(this.client, `${policiesPath(policy.metadata.name)}/status`, policy.metadata.resourceVersion, 'status', policy.status, status);
+    await patchFrom(
+      this.client,
+      `${policiesPath(policy.metadata.name)}/status`,
+      policy.metadata.resourceVersion,
+      'status',
+      policy.status,
+      status,
+    );
   }
 
   /** Reads the policy fresh from the API server (after a 409); undefined once it is deleted. */

@@ -13,7 +13,14 @@ import { PatchContentType, type ApiClient } from './apiClient.js';
  * still at `resourceVersion` (none given: unconditionally). Returns the object as the server answered,
  * or undefined when nothing differed and nothing was sent.
  */
-export async function patchFrom<T>(client: ApiClient, path: string, resourceVersion: string | undefined, field: string, stored: unknown, desired: unknown): Promise<T | undefined> {
+export async function patchFrom<T>(
+  client: ApiClient,
+  path: string,
+  resourceVersion: string | undefined,
+  field: string,
+  stored: unknown,
+  desired: unknown,
+): Promise<T | undefined> {
   const diff = mergePatchDiff(stored ?? {}, desired);
   if (diff === undefined) return undefined;
   return client.request<T>('PATCH', path, {

@@ -6,14 +6,42 @@
  * Cached objects are shared by every reader: never mutate them (the types are Readonly for that reason).
  */
 import { createHash } from 'node:crypto';
-import { DAEMONSET_KIND, HASH_LABEL, IGNORE_ANNOTATION, TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
+import {
+  DAEMONSET_KIND,
+  HASH_LABEL,
+  IGNORE_ANNOTATION,
+  TEMPLATE_GENERATION_ANNOTATION,
+  UNDO_OPT_OUT_ANNOTATION,
+  UNDO_RECORD_ANNOTATION,
+} from '../domain/apiNames.js';
 import type { Taint } from '../domain/nodeEligibility.js';
-import type { Meta, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
+import type {
+  Meta,
+  SlimDaemonSet,
+  SlimEvent,
+  SlimGuard,
+  SlimNamespace,
+  SlimNode,
+  SlimPod,
+  SlimPolicy,
+  SlimRevision,
+} from '../domain/objects.js';
 import type { NodeHealth, TemplateFacets } from '../domain/types.js';
 import { parseQuantity } from '../domain/compare.js';
 import { canonicalTemplate } from '../domain/undo.js';
 
-export type { Meta, OwnerRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision } from '../domain/objects.js';
+export type {
+  Meta,
+  OwnerRef,
+  SlimDaemonSet,
+  SlimEvent,
+  SlimGuard,
+  SlimNamespace,
+  SlimNode,
+  SlimPod,
+  SlimPolicy,
+  SlimRevision,
+} from '../domain/objects.js';
 
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
@@ -34,7 +62,8 @@ function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?:
   }
   if (keep.owners && Array.isArray(m?.ownerReferences)) {
     const c = m.ownerReferences.filter((o: any) => o?.controller === true);
-    if (c.length > 0) out.ownerReferences = c.map((o: any) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, controller: true }));
+    if (c.length > 0)
+      out.ownerReferences = c.map((o: any) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid, controller: true }));
   }
   return out;
 }
@@ -66,11 +95,17 @@ export function slimDaemonSet(raw: any): SlimDaemonSet {
   const required = tpl.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   const s = raw?.status ?? {};
   return {
-    metadata: meta(raw?.metadata, { labels: true, owners: true, annotations: [TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION] }),
+    metadata: meta(raw?.metadata, {
+      labels: true,
+      owners: true,
+      annotations: [TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION],
+    }),
     spec: {
       selector: {
         ...(raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {}),
-        ...(Array.isArray(raw?.spec?.selector?.matchExpressions) ? { matchExpressions: structuredClone(raw.spec.selector.matchExpressions) } : {}),
+        ...(Array.isArray(raw?.spec?.selector?.matchExpressions)
+          ? { matchExpressions: structuredClone(raw.spec.selector.matchExpressions) }
+          : {}),
       },
       updateStrategy: {
         type: raw?.spec?.updateStrategy?.type ?? 'RollingUpdate',
@@ -118,7 +153,9 @@ export function slimPod(raw: any): SlimPod {
   const readyCond = conds.find((c) => c?.type === 'Ready');
   const sched = conds.find((c) => c?.type === 'PodScheduled');
   const statuses: any[] = [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])];
-  const waiting = statuses.find((c) => c?.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing' && c.state.waiting.reason !== 'ContainerCreating');
+  const waiting = statuses.find(
+    (c) => c?.state?.waiting?.reason && c.state.waiting.reason !== 'PodInitializing' && c.state.waiting.reason !== 'ContainerCreating',
+  );
   const out: SlimPod = {
     metadata: meta(raw?.metadata, { owners: true }),
     scheduled: Boolean(raw?.spec?.nodeName),
@@ -171,7 +208,10 @@ export function templateFacets(template: unknown): TemplateFacets {
   const inits: any[] = Array.isArray(spec.initContainers) ? spec.initContainers : [];
   const requestsOf = (c: any): Record<string, number> => {
     const out: Record<string, number> = {};
-    for (const [k, v] of Object.entries({ ...(c?.resources?.limits ?? {}), ...(c?.resources?.requests ?? {}) } as Record<string, unknown>)) {
+    for (const [k, v] of Object.entries({ ...(c?.resources?.limits ?? {}), ...(c?.resources?.requests ?? {}) } as Record<
+      string,
+      unknown
+    >)) {
       const n = parseQuantity(v);
       if (n !== undefined) out[k] = n;
     }
@@ -194,7 +234,11 @@ export function templateFacets(template: unknown): TemplateFacets {
     pod: spec.securityContext ?? null,
     host: [spec.hostNetwork === true, spec.hostPID === true, spec.hostIPC === true],
     containers: [...inits, ...containers].map((c) => c?.securityContext ?? null),
-    volumes: (Array.isArray(spec.volumes) ? spec.volumes : []).map((v: any) => Object.keys((v ?? {}) as object).filter((k) => k !== 'name').sort()),
+    volumes: (Array.isArray(spec.volumes) ? spec.volumes : []).map((v: any) =>
+      Object.keys((v ?? {}) as object)
+        .filter((k) => k !== 'name')
+        .sort(),
+    ),
   };
   const facets: TemplateFacets = {
     hostPorts: [...hostPorts].sort(),
@@ -234,7 +278,14 @@ export function slimEvent(raw: any): SlimEvent {
     involved: { kind: String(io.kind ?? ''), name: String(io.name ?? ''), ...(io.namespace ? { namespace: String(io.namespace) } : {}) },
     reason: String(raw?.reason ?? ''),
     message: message.length > 1024 ? `${message.slice(0, 1023)}…` : message,
-    at: String(raw?.lastTimestamp ?? raw?.series?.lastObservedTime ?? raw?.eventTime ?? raw?.firstTimestamp ?? raw?.metadata?.creationTimestamp ?? ''),
+    at: String(
+      raw?.lastTimestamp ??
+        raw?.series?.lastObservedTime ??
+        raw?.eventTime ??
+        raw?.firstTimestamp ??
+        raw?.metadata?.creationTimestamp ??
+        '',
+    ),
   };
 }
 
@@ -248,7 +299,11 @@ const LIFECYCLE_TAINTS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/
  * a kubelet posts status every few seconds, and a slim node that did not change raises no event.
  */
 export function slimNode(raw: any): SlimNode {
-  const taints: Taint[] = (raw?.spec?.taints ?? []).map((t: any) => ({ key: t.key, ...(t.value ? { value: t.value } : {}), effect: t.effect }));
+  const taints: Taint[] = (raw?.spec?.taints ?? []).map((t: any) => ({
+    key: t.key,
+    ...(t.value ? { value: t.value } : {}),
+    effect: t.effect,
+  }));
   const out: SlimNode = { metadata: meta(raw?.metadata, { labels: true }), taints };
   const conds: any[] = raw?.status?.conditions ?? [];
   const ready = conds.find((c) => c?.type === 'Ready');
@@ -273,7 +328,12 @@ export function slimNode(raw: any): SlimNode {
 /** Policies are few and small: keep spec and status whole. */
 export function slimPolicy(raw: any): SlimPolicy {
   return {
-    metadata: { name: raw?.metadata?.name ?? '', uid: raw?.metadata?.uid, generation: raw?.metadata?.generation, resourceVersion: raw?.metadata?.resourceVersion },
+    metadata: {
+      name: raw?.metadata?.name ?? '',
+      uid: raw?.metadata?.uid,
+      generation: raw?.metadata?.generation,
+      resourceVersion: raw?.metadata?.resourceVersion,
+    },
     spec: structuredClone(raw?.spec ?? {}),
     ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
   };
@@ -281,5 +341,12 @@ export function slimPolicy(raw: any): SlimPolicy {
 
 /** A namespace: its name and labels, which is what a policy's namespaceSelector reads. */
 export function slimNamespace(raw: any): SlimNamespace {
-  return { metadata: { name: raw?.metadata?.name ?? '', labels: { ...(raw?.metadata?.labels ?? {}) }, resourceVersion: raw?.metadata?.resourceVersion, uid: raw?.metadata?.uid } };
+  return {
+    metadata: {
+      name: raw?.metadata?.name ?? '',
+      labels: { ...(raw?.metadata?.labels ?? {}) },
+      resourceVersion: raw?.metadata?.resourceVersion,
+      uid: raw?.metadata?.uid,
+    },
+  };
 }

@@ -54,7 +54,8 @@ export function deadlineOf(e: unknown): number | undefined {
 export function retryAfterMs(e: unknown): number {
   for (const cur of chain(e)) {
     const r = cur as { statusCode?: unknown; retryAfterSeconds?: unknown };
-    if ((r.statusCode === 429 || r.statusCode === 503) && typeof r.retryAfterSeconds === 'number' && r.retryAfterSeconds > 0) return r.retryAfterSeconds * 1000;
+    if ((r.statusCode === 429 || r.statusCode === 503) && typeof r.retryAfterSeconds === 'number' && r.retryAfterSeconds > 0)
+      return r.retryAfterSeconds * 1000;
   }
   return 0;
 }

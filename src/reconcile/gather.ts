@@ -10,7 +10,18 @@ import { currentRevisionOf } from '../domain/passKit.js';
 import { needsPods, type SettledCounters } from '../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
 import type { SlimDaemonSet, SlimEvent, SlimNode, SlimPod } from '../domain/objects.js';
-import type { DaemonSetUndoRecord, DaemonSetView, GuardPeer, GuardStatus, LeftNode, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/types.js';
+import type {
+  DaemonSetUndoRecord,
+  DaemonSetView,
+  GuardPeer,
+  GuardStatus,
+  LeftNode,
+  NodeView,
+  Observation,
+  PodView,
+  RevisionView,
+  WarningView,
+} from '../domain/types.js';
 import type { CacheView } from './ports.js';
 
 /**
@@ -107,7 +118,12 @@ function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
   try {
     const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
     if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
-    const rec: DaemonSetUndoRecord = { from: r.from, to: r.to, at: typeof r.at === 'string' ? r.at : '', guard: typeof r.guard === 'string' ? r.guard : '' };
+    const rec: DaemonSetUndoRecord = {
+      from: r.from,
+      to: r.to,
+      at: typeof r.at === 'string' ? r.at : '',
+      guard: typeof r.guard === 'string' ? r.guard : '',
+    };
     if (Array.isArray(r.undone)) rec.undone = r.undone.filter((h): h is string => typeof h === 'string');
     return rec;
   } catch {
@@ -185,7 +201,15 @@ export function observationOf(g: Observation | PodsPending): Observation {
  * Builds the observation for the DaemonSet `namespace/name` at time `now`. `status` is the guard's
  * previous status: while it follows a rollout the pods are needed whatever the counters say.
  */
-export function gather(cache: CacheView, memory: TargetMemory, guardKey: string, namespace: string, name: string, now: number, status?: Readonly<GuardStatus>): Observation | PodsPending {
+export function gather(
+  cache: CacheView,
+  memory: TargetMemory,
+  guardKey: string,
+  namespace: string,
+  name: string,
+  now: number,
+  status?: Readonly<GuardStatus>,
+): Observation | PodsPending {
   const ds = cache.daemonSet(namespace, name);
   if (!ds || !ds.metadata.uid) {
     memory.forget(guardKey);
@@ -274,7 +298,9 @@ export function gather(cache: CacheView, memory: TargetMemory, guardKey: string,
   if (fromCounters) obs.podsFromCounters = true;
   const guards = cache.guardsTargeting?.(namespace, name) ?? [];
   // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
-  const peers: GuardPeer[] = guards.filter((g) => !g.metadata.deletionTimestamp).map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
+  const peers: GuardPeer[] = guards
+    .filter((g) => !g.metadata.deletionTimestamp)
+    .map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
   if (peers.length > 0) obs.guards = peers;
   const skew = cache.clockSkewMs?.();
   if (skew !== undefined) obs.clockSkewMs = skew;

@@ -36,7 +36,12 @@ function policyView(p: Readonly<SlimPolicy>): PolicyView {
 }
 
 function guardView(g: Readonly<SlimGuard>): GuardRefView {
-  const v: GuardRefView = { namespace: g.metadata.namespace ?? '', name: g.metadata.name, target: g.spec?.targetRef?.name ?? '', spec: g.spec };
+  const v: GuardRefView = {
+    namespace: g.metadata.namespace ?? '',
+    name: g.metadata.name,
+    target: g.spec?.targetRef?.name ?? '',
+    spec: g.spec,
+  };
   const policy = g.metadata.labels?.[POLICY_LABEL];
   if (policy) v.policy = policy;
   const owner = controllerOf(g.metadata, POLICY_KIND);
@@ -65,7 +70,8 @@ export class PolicyReconciler {
         return await this.pass(p, log);
       } catch (e) {
         if (!isConflict(e)) throw e;
-        if (attempt >= CONFLICT_ATTEMPTS) throw new TransientError(`status of policy ${name} kept conflicting after ${attempt} attempts`, { cause: e });
+        if (attempt >= CONFLICT_ATTEMPTS)
+          throw new TransientError(`status of policy ${name} kept conflicting after ${attempt} attempts`, { cause: e });
         log.debug({ attempt }, 'policy status conflict: re-reading the policy and planning again');
         const fresh = await this.ports.readPolicy(name);
         if (!fresh) return;
@@ -89,7 +95,9 @@ export class PolicyReconciler {
     const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
     const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
 
-    const existing = new Map(guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]));
+    const existing = new Map(
+      guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]),
+    );
     for (const d of plan.desired) {
       const key = `${d.namespace}/${d.name}`;
       const mine = existing.get(key);
@@ -126,11 +134,24 @@ export class PolicyReconciler {
     const guardsNow = plan.desired.length;
     const msg = `guards ${guardsNow} of ${plan.matched} matching DaemonSet(s)${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
     let conditions = [...(p.status?.conditions ?? [])];
-    conditions = setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Reconciled', message: msg }, now, p.metadata.generation).conditions;
+    conditions = setCondition(
+      conditions,
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: msg },
+      now,
+      p.metadata.generation,
+    ).conditions;
     conditions = setCondition(
       conditions,
       plan.conflicts.length > 0
-        ? { type: 'Conflicting', status: 'True', reason: plan.conflicts[0]?.reason ?? 'Conflict', message: plan.conflicts.slice(0, 3).map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`).join('; ') }
+        ? {
+            type: 'Conflicting',
+            status: 'True',
+            reason: plan.conflicts[0]?.reason ?? 'Conflict',
+            message: plan.conflicts
+              .slice(0, 3)
+              .map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`)
+              .join('; '),
+          }
         : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: 'no DaemonSet is claimed twice' },
       now,
       p.metadata.generation,

@@ -7,7 +7,18 @@
  * Errors: a port that fails marks the error with a kind (src/domain/portErrors.ts) and reconcile reads
  * only that.
  */
-import type { ObjectRef, SlimDaemonSet, SlimEvent, SlimGuard, SlimNamespace, SlimNode, SlimPod, SlimPolicy, SlimRevision, PolicyStatus } from '../domain/objects.js';
+import type {
+  ObjectRef,
+  SlimDaemonSet,
+  SlimEvent,
+  SlimGuard,
+  SlimNamespace,
+  SlimNode,
+  SlimPod,
+  SlimPolicy,
+  SlimRevision,
+  PolicyStatus,
+} from '../domain/objects.js';
 import type { Announcement, GuardSpecInput, GuardStatus } from '../domain/types.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
@@ -105,4 +116,3 @@ export interface PolicyPorts {
   /** The policy read fresh (after a Conflict on its status); undefined once it is deleted. */
   readPolicy(name: string): Promise<SlimPolicy | undefined>;
 }
-

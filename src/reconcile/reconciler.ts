@@ -116,7 +116,9 @@ export class Reconciler {
           if (isNotFound(e)) return {}; // the guard was deleted under us
           if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
           if (attempt >= CONFLICT_ATTEMPTS) {
-            throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, { cause: new TransientError('guard status conflicts', { cause: e }) });
+            throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, {
+              cause: new TransientError('guard status conflicts', { cause: e }),
+            });
           }
           log.debug({ attempt }, 'status conflict: re-reading the guard and deciding again');
           guard = await this.ports.readGuard(namespace, name);
@@ -127,7 +129,13 @@ export class Reconciler {
     }
   }
 
-  private async pass(guard: Readonly<SlimGuard>, key: string, namespace: string, log: Logger, seen: { requeueAfterMs?: number }): Promise<ReconcileResult> {
+  private async pass(
+    guard: Readonly<SlimGuard>,
+    key: string,
+    namespace: string,
+    log: Logger,
+    seen: { requeueAfterMs?: number },
+  ): Promise<ReconcileResult> {
     const now = this.clock.now();
     const spec = withDefaults(guard.spec);
     const generation = guard.metadata.generation ?? 0;
@@ -149,7 +157,14 @@ export class Reconciler {
 
     if (decision.status.state !== prev.state) {
       log.info(
-        { from: prev.state ?? 'none', to: decision.status.state, cause: decision.status.cause, action: action?.kind, generation, observedGeneration: prev.observedGeneration },
+        {
+          from: prev.state ?? 'none',
+          to: decision.status.state,
+          cause: decision.status.cause,
+          action: action?.kind,
+          generation,
+          observedGeneration: prev.observedGeneration,
+        },
         'state transition',
       );
     }
@@ -174,8 +189,19 @@ export class Reconciler {
     this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
 
     if (action?.kind === 'Undo' && tRef) {
-      log.info({ fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName }, 'undo: intent recorded, patching DaemonSet');
-      const req: UndoRequest = { namespace, name: tRef.name, toRevisionName: action.toRevisionName, expectedUid: action.expectedUid, fromHash: action.fromHash, toHash: action.toHash, record: action.record };
+      log.info(
+        { fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName },
+        'undo: intent recorded, patching DaemonSet',
+      );
+      const req: UndoRequest = {
+        namespace,
+        name: tRef.name,
+        toRevisionName: action.toRevisionName,
+        expectedUid: action.expectedUid,
+        fromHash: action.fromHash,
+        toHash: action.toHash,
+        record: action.record,
+      };
       if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
       const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
       this.metrics.undos.inc({ outcome: outcome.kind });
@@ -190,15 +216,28 @@ export class Reconciler {
     }
     if (action?.kind === 'CompareAdmission' && tRef) {
       const outcome = this.ports.compareAdmission
-        ? await targetWrite(() => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node), `admission dry run on DaemonSet ${namespace}/${tRef.name}`)
+        ? await targetWrite(
+            () => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node),
+            `admission dry run on DaemonSet ${namespace}/${tRef.name}`,
+          )
         : { result: 'NotVerified' as const, message: 'this operator has no admission check' };
-      log.info({ result: outcome.result, revision: action.revisionName, node: action.node }, 'admission compared with the previous revision');
-      await this.write(key, afterIntent, recordAdmission(afterIntent.status ?? decision.status, action.revisionName, action.forHash, outcome, iso(this.clock.now())));
+      log.info(
+        { result: outcome.result, revision: action.revisionName, node: action.node },
+        'admission compared with the previous revision',
+      );
+      await this.write(
+        key,
+        afterIntent,
+        recordAdmission(afterIntent.status ?? decision.status, action.revisionName, action.forHash, outcome, iso(this.clock.now())),
+      );
       // The next pass judges with the answer (the plan asked for one soon).
       return decision.requeueAfterMs !== undefined ? { decision, requeueAfterMs: decision.requeueAfterMs } : { decision };
     }
     if (action?.kind === 'DryRunUndo' && tRef) {
-      const outcome = await targetWrite(() => this.ports.dryRun(namespace, tRef.name, action.toRevisionName), `undo dry run on DaemonSet ${namespace}/${tRef.name}`);
+      const outcome = await targetWrite(
+        () => this.ports.dryRun(namespace, tRef.name, action.toRevisionName),
+        `undo dry run on DaemonSet ${namespace}/${tRef.name}`,
+      );
       log.info({ outcome: outcome.kind }, 'undo dry run');
       await this.write(key, afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
     }
@@ -253,7 +292,11 @@ export class Reconciler {
     const ds = spec.targetRef.name;
     this.metrics.setState(namespace, name, ds, next.state ?? 'Unknown');
     this.metrics.setUndoResult(namespace, name, ds, next.lastUndo?.result);
-    if (next.undoSkipped && spec.onStall.action === 'Undo' && (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')) {
+    if (
+      next.undoSkipped &&
+      spec.onStall.action === 'Undo' &&
+      (prev.undoSkipped?.reason !== next.undoSkipped.reason || prev.state !== 'Stalled')
+    ) {
       this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
     }
     if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, ds, next.cause || 'Unknown');

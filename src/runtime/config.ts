@@ -164,7 +164,8 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
  * than a list of every flag. (The PORT environment variable is ignored, not refused: platforms set it.)
  */
 const REMOVED: Record<string, string> = {
-  '--port': '--port was split into --metrics-bind-address (/metrics, default :8080) and --health-probe-bind-address (/healthz and /readyz, default :8081)',
+  '--port':
+    '--port was split into --metrics-bind-address (/metrics, default :8080) and --health-probe-bind-address (/healthz and /readyz, default :8081)',
 };
 
 function convert(flag: string, kind: string, v: string): unknown {
@@ -176,7 +177,10 @@ function convert(flag: string, kind: string, v: string): unknown {
         throw new UsageError(`${flag} ${errorMessage(e)}`);
       }
     case 'list':
-      return v.split(',').map((s) => s.trim()).filter(Boolean);
+      return v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     case 'int': {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} wants a whole number, got ${JSON.stringify(v)}`);

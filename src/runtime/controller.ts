@@ -19,10 +19,28 @@ import type { Logger } from 'pino';
 import type { CacheHealth } from './healthServer.js';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerEvent, type InformerStats } from '../k8s/informer.js';
-import { controllerRevisionsPath, coreEventsPath, daemonSetsPath, guardsPath, namespacesPath, nodesPath, policiesPath } from '../k8s/apiPaths.js';
+import {
+  controllerRevisionsPath,
+  coreEventsPath,
+  daemonSetsPath,
+  guardsPath,
+  namespacesPath,
+  nodesPath,
+  policiesPath,
+} from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
 import { DAEMONSET_KIND, POLICY_LABEL } from '../domain/apiNames.js';
-import { controllerOf, type SlimDaemonSet, type SlimEvent, type SlimGuard, type SlimNamespace, type SlimNode, type SlimPod, type SlimPolicy, type SlimRevision } from '../domain/objects.js';
+import {
+  controllerOf,
+  type SlimDaemonSet,
+  type SlimEvent,
+  type SlimGuard,
+  type SlimNamespace,
+  type SlimNode,
+  type SlimPod,
+  type SlimPolicy,
+  type SlimRevision,
+} from '../domain/objects.js';
 import type { CacheView, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { PolicyReconciler } from '../reconcile/policyReconciler.js';
@@ -52,7 +70,6 @@ export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOf
 
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
 const POD_WATCH_SYNC_GRACE_MS = 60_000;
-
 
 export interface ControllerDeps {
   client: ApiClient;
@@ -94,21 +111,68 @@ export class Controller {
 
   constructor(private readonly deps: ControllerDeps) {
     const { client, config, log } = deps;
-    const common = { watchTimeoutSeconds: config.watchTimeoutSeconds, idleTimeoutMs: config.watchIdleTimeoutMs, backoff: config.informerBackoffMs };
+    const common = {
+      watchTimeoutSeconds: config.watchTimeoutSeconds,
+      idleTimeoutMs: config.watchIdleTimeoutMs,
+      backoff: config.informerBackoffMs,
+    };
     const ns = config.namespaces;
     this.guards = new InformerSet(client, log, ns, (n) => ({ name: 'rolloutguards', listPath: guardsPath(n), slim: slimGuard }), common);
-    this.daemonSets = new InformerSet(client, log, ns, (n) => ({ name: 'daemonsets', listPath: daemonSetsPath(n), slim: slimDaemonSet }), common);
-    this.pods = new PodWatches(
-      { daemonSet: (n, name) => this.daemonSets.get(n, name), guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`) },
-      { client, log, clock: deps.clock, timers: deps.timers ?? systemTimers, lingerMs: config.podCacheLingerMs, informer: common, onChange: (n, name) => this.enqueueForTarget(n, name) },
+    this.daemonSets = new InformerSet(
+      client,
+      log,
+      ns,
+      (n) => ({ name: 'daemonsets', listPath: daemonSetsPath(n), slim: slimDaemonSet }),
+      common,
     );
-    this.revisions = new InformerSet(client, log, ns, (n) => ({ name: 'controllerrevisions', listPath: controllerRevisionsPath(n), slim: slimRevision }), common);
+    this.pods = new PodWatches(
+      {
+        daemonSet: (n, name) => this.daemonSets.get(n, name),
+        guardsTargeting: (n, name) => this.guards.byIndex(BY_TARGET, `${n}/${name}`),
+      },
+      {
+        client,
+        log,
+        clock: deps.clock,
+        timers: deps.timers ?? systemTimers,
+        lingerMs: config.podCacheLingerMs,
+        informer: common,
+        onChange: (n, name) => this.enqueueForTarget(n, name),
+      },
+    );
+    this.revisions = new InformerSet(
+      client,
+      log,
+      ns,
+      (n) => ({ name: 'controllerrevisions', listPath: controllerRevisionsPath(n), slim: slimRevision }),
+      common,
+    );
     this.nodes = new Informer<SlimNode>(client, { name: 'nodes', listPath: nodesPath(), slim: slimNode, ...common }, log);
-    this.dsWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-daemonsets', listPath: coreEventsPath(n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }), common);
-    this.podWarnings = new InformerSet(client, log, ns, (n) => ({ name: 'events-pods', listPath: coreEventsPath(n), fieldSelector: POD_WARNINGS, slim: slimEvent }), common);
+    this.dsWarnings = new InformerSet(
+      client,
+      log,
+      ns,
+      (n) => ({ name: 'events-daemonsets', listPath: coreEventsPath(n), fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent }),
+      common,
+    );
+    this.podWarnings = new InformerSet(
+      client,
+      log,
+      ns,
+      (n) => ({ name: 'events-pods', listPath: coreEventsPath(n), fieldSelector: POD_WARNINGS, slim: slimEvent }),
+      common,
+    );
     if (config.policies && deps.policyPorts) {
-      this.policies = new Informer<SlimPolicy>(client, { name: 'rolloutguardpolicies', listPath: policiesPath(), slim: slimPolicy, ...common }, log);
-      this.namespaces = new Informer<SlimNamespace>(client, { name: 'namespaces', listPath: namespacesPath(), slim: slimNamespace, ...common }, log);
+      this.policies = new Informer<SlimPolicy>(
+        client,
+        { name: 'rolloutguardpolicies', listPath: policiesPath(), slim: slimPolicy, ...common },
+        log,
+      );
+      this.namespaces = new Informer<SlimNamespace>(
+        client,
+        { name: 'namespaces', listPath: namespacesPath(), slim: slimNamespace, ...common },
+        log,
+      );
       const watched = new Set(ns);
       const policies = this.policies;
       const namespaces = this.namespaces;
@@ -137,8 +201,15 @@ export class Controller {
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
 
-    const queue = (): WorkQueue => new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
-    const work = { count: config.workers, metrics: deps.metrics, log, ...(deps.onWork ? { onWork: deps.onWork } : {}), ...(deps.mayRun ? { mayRun: deps.mayRun } : {}) };
+    const queue = (): WorkQueue =>
+      new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
+    const work = {
+      count: config.workers,
+      metrics: deps.metrics,
+      log,
+      ...(deps.onWork ? { onWork: deps.onWork } : {}),
+      ...(deps.mayRun ? { mayRun: deps.mayRun } : {}),
+    };
 
     const cache: CacheView = {
       daemonSet: (n, name) => this.daemonSets.get(n, name),
@@ -165,9 +236,23 @@ export class Controller {
       deps.metrics,
       log,
     );
-    this.guardWork = new Workers({ name: 'guard', queueName: 'guards', queue: queue(), reconcile: (key) => this.reconciler.reconcile(key), ...work });
+    this.guardWork = new Workers({
+      name: 'guard',
+      queueName: 'guards',
+      queue: queue(),
+      reconcile: (key) => this.reconciler.reconcile(key),
+      ...work,
+    });
     const policyReconciler = this.policyReconciler;
-    this.policyWork = policyReconciler && new Workers({ name: 'policy', queueName: 'policies', queue: queue(), reconcile: (name) => policyReconciler.reconcile(name), ...work });
+    this.policyWork =
+      policyReconciler &&
+      new Workers({
+        name: 'policy',
+        queueName: 'policies',
+        queue: queue(),
+        reconcile: (name) => policyReconciler.reconcile(name),
+        ...work,
+      });
     this.wireHandlers();
   }
 
@@ -204,13 +289,19 @@ export class Controller {
     this.guards.onEvent((e) => {
       // A guard's status says whether it follows a rollout, which decides whether its pods are watched.
       this.pods.sync(e.obj.metadata.namespace ?? '', e.obj.spec?.targetRef?.name ?? '');
-      if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.pods.sync(e.old.metadata.namespace ?? '', e.old.spec?.targetRef?.name ?? '');
+      if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name)
+        this.pods.sync(e.old.metadata.namespace ?? '', e.old.spec?.targetRef?.name ?? '');
       this.enqueue(`${e.obj.metadata.namespace ?? ''}/${e.obj.metadata.name}`);
       // A guard that appears, goes or retargets can change which guard is in charge of a DaemonSet:
       // every guard of the old and new target looks again.
-      if (e.type !== 'update' || e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name || e.old?.metadata.deletionTimestamp !== e.obj.metadata.deletionTimestamp) {
+      if (
+        e.type !== 'update' ||
+        e.old?.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name ||
+        e.old?.metadata.deletionTimestamp !== e.obj.metadata.deletionTimestamp
+      ) {
         this.enqueueForTarget(e.obj.metadata.namespace, e.obj.spec?.targetRef?.name ?? '');
-        if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name) this.enqueueForTarget(e.old.metadata.namespace, e.old.spec?.targetRef?.name ?? '');
+        if (e.old && e.old.spec?.targetRef?.name !== e.obj.spec?.targetRef?.name)
+          this.enqueueForTarget(e.old.metadata.namespace, e.old.spec?.targetRef?.name ?? '');
       }
       if (!this.policies) return;
       const policy = e.obj.metadata.labels?.[POLICY_LABEL];
@@ -222,7 +313,11 @@ export class Controller {
       // Before the guards run: a DaemonSet that starts rolling has its pods listed by then or soon after.
       this.pods.sync(e.obj.metadata.namespace ?? '', e.obj.metadata.name);
       this.enqueueForTarget(e.obj.metadata.namespace, e.obj.metadata.name);
-      if (e.type !== 'update' || JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) || JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)) {
+      if (
+        e.type !== 'update' ||
+        JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) ||
+        JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)
+      ) {
         this.enqueuePolicies();
       }
     });
@@ -258,7 +353,8 @@ export class Controller {
     });
     // After any relist the cache may have jumped (an outage, a 410): look at every guard again.
     // (A pod watch's relist enqueues the guards of its own DaemonSet: podWatches.ts.)
-    for (const s of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) s.onRelist(() => this.enqueueAll());
+    for (const s of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[])
+      s.onRelist(() => this.enqueueAll());
     this.nodes.onRelist(() => this.enqueueAll());
   }
 
@@ -304,7 +400,9 @@ export class Controller {
     const synced = new Map(this.allInformers().map((i) => [i as unknown, i.hasSynced()]));
     const out: CacheHealth[] = [];
     for (const set of [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[]) {
-      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', synced: synced.get(m) ?? false, ...lastEvent(m.stats()) }));
+      set.members.forEach((m, i) =>
+        out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', synced: synced.get(m) ?? false, ...lastEvent(m.stats()) }),
+      );
     }
     for (const m of [this.nodes, this.policies, this.namespaces]) {
       if (m) out.push({ resource: m.resource, namespace: '', synced: m.hasSynced(), ...lastEvent(m.stats()) });
@@ -313,7 +411,8 @@ export class Controller {
     // the grace, says something about this replica's health.
     const now = this.deps.clock.now();
     for (const w of this.pods.samples()) {
-      if (w.synced || now - w.startedAt > POD_WATCH_SYNC_GRACE_MS) out.push({ resource: `pods of ${w.daemonSet}`, namespace: w.namespace, synced: w.synced, ...lastEvent(w.stats) });
+      if (w.synced || now - w.startedAt > POD_WATCH_SYNC_GRACE_MS)
+        out.push({ resource: `pods of ${w.daemonSet}`, namespace: w.namespace, synced: w.synced, ...lastEvent(w.stats) });
     }
     return out;
   }

@@ -21,7 +21,13 @@ export class InformerSet<T extends Meta> {
     client: ApiClient,
     log: Logger,
     namespaces: readonly string[],
-    make: (ns: string | undefined) => { name: string; listPath: string; labelSelector?: string; fieldSelector?: string; slim: (raw: unknown) => T },
+    make: (ns: string | undefined) => {
+      name: string;
+      listPath: string;
+      labelSelector?: string;
+      fieldSelector?: string;
+      slim: (raw: unknown) => T;
+    },
     common: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } },
   ) {
     const scopes: (string | undefined)[] = namespaces.length > 0 ? [...namespaces] : [undefined];

@@ -163,7 +163,9 @@ export class LeaderElector {
     if (!this.leader) return false;
     const sinceRenewMs = this.clock.now() - this.renewedAt;
     if (sinceRenewMs < this.opts.leaseDurationMs) return true;
-    this.lose('lost leadership: last renewal is older than the lease duration (paused or starved?)', { sinceRenewMs: Math.round(sinceRenewMs) });
+    this.lose('lost leadership: last renewal is older than the lease duration (paused or starved?)', {
+      sinceRenewMs: Math.round(sinceRenewMs),
+    });
     return false;
   }
 
@@ -261,7 +263,10 @@ export class LeaderElector {
    * missed its renew deadline, another candidate holds the Lease, or the last renewal is a lease duration old.
    */
   private async renewLoop(stop: AbortSignal): Promise<{ message: string; fields: Record<string, unknown> } | undefined> {
-    const missed = { message: 'lost leadership: lease not renewed within the renew deadline', fields: { renewDeadlineMs: this.opts.renewDeadlineMs } };
+    const missed = {
+      message: 'lost leadership: lease not renewed within the renew deadline',
+      fields: { renewDeadlineMs: this.opts.renewDeadlineMs },
+    };
     for (;;) {
       await this.sleep(this.opts.retryPeriodMs, stop);
       if (stop.aborted) return undefined;

@@ -63,7 +63,7 @@ export class Metrics implements ReconcileObserver {
   });
   readonly detectionLatency = new Histogram({
     name: 'rollout_guard_detection_latency_seconds',
-    help: 'Time from a stalled rollout\'s deadline passing to the Stalled status being written.',
+    help: "Time from a stalled rollout's deadline passing to the Stalled status being written.",
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [this.registry],
   });
@@ -99,7 +99,7 @@ export class Metrics implements ReconcileObserver {
   });
   readonly queueDepth = new Gauge({
     name: 'rollout_guard_queue_depth',
-    help: 'Keys waiting in each controller\'s work queue (guards, policies).',
+    help: "Keys waiting in each controller's work queue (guards, policies).",
     labelNames: ['queue'] as const,
     registers: [this.registry],
   });
@@ -118,7 +118,7 @@ export class Metrics implements ReconcileObserver {
   });
   readonly apiRequestDuration = new Histogram({
     name: 'rollout_guard_api_request_duration_seconds',
-    help: 'Latency of the operator\'s API requests from send to the end of the response, by verb and resource (watches not included).',
+    help: "Latency of the operator's API requests from send to the end of the response, by verb and resource (watches not included).",
     labelNames: ['verb', 'resource'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
@@ -194,7 +194,11 @@ export class Metrics implements ReconcileObserver {
     /** Counter values already exported, so a scrape adds only what grew since the last one. */
     const exported = new Map<string, number>();
     const labelNames = ['resource', 'namespace', 'daemonset'] as const;
-    const labels = (i: InformerSample): { resource: string; namespace: string; daemonset: string } => ({ resource: i.resource, namespace: i.namespace, daemonset: i.daemonset ?? '' });
+    const labels = (i: InformerSample): { resource: string; namespace: string; daemonset: string } => ({
+      resource: i.resource,
+      namespace: i.namespace,
+      daemonset: i.daemonset ?? '',
+    });
     new Gauge({
       name: 'rollout_guard_informer_objects',
       help: 'Objects held in each informer cache.',
@@ -245,7 +249,11 @@ export class Metrics implements ReconcileObserver {
       });
     };
     counter('rollout_guard_informer_relists_total', 'Complete lists per informer, the initial one included.', (s) => s.relists);
-    counter('rollout_guard_informer_restarts_total', 'Informer restarts after an error, an expired watch (410) or a silent watch.', (s) => s.restarts);
+    counter(
+      'rollout_guard_informer_restarts_total',
+      'Informer restarts after an error, an expired watch (410) or a silent watch.',
+      (s) => s.restarts,
+    );
   }
 
   /** Drops the series of a deleted guard. */
@@ -281,8 +289,10 @@ export class Metrics implements ReconcileObserver {
   forgetGuard(namespace: string, guard: string): void {
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
-    if (series.daemonset !== undefined) for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
-    if (series.undoDaemonset !== undefined) for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
+    if (series.daemonset !== undefined)
+      for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
+    if (series.undoDaemonset !== undefined)
+      for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
     for (const k of series.stalls) {
       const [daemonset, cause, owner] = JSON.parse(k) as [string, string, string];
       this.stalls.remove({ namespace, guard, daemonset, cause, owner });

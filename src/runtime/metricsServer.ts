@@ -46,7 +46,9 @@ export async function loadServingCert(dir: string): Promise<ServingCert> {
       return await readFile(join(dir, name));
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : `cannot be read (${(e as Error).message})`;
-      throw new UsageError(`--metrics-secure: ${join(dir, name)} ${why}; --metrics-cert-dir must hold ${CERT_FILE} and ${KEY_FILE} (no certificate is generated)`);
+      throw new UsageError(
+        `--metrics-secure: ${join(dir, name)} ${why}; --metrics-cert-dir must hold ${CERT_FILE} and ${KEY_FILE} (no certificate is generated)`,
+      );
     }
   };
   const pair = { cert: await read(CERT_FILE), key: await read(KEY_FILE) };
@@ -86,7 +88,9 @@ async function serve(o: MetricsServerOptions, req: IncomingMessage, res: ServerR
     const d = await o.auth.check(req.headers.authorization);
     if (d.status === 401) {
       o.log.debug({ reason: d.reason }, 'metrics: unauthenticated request refused');
-      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="rollout-guard metrics"' }).end('Unauthorized\n');
+      res
+        .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="rollout-guard metrics"' })
+        .end('Unauthorized\n');
       return;
     }
     if (d.status === 403) {

@@ -147,7 +147,10 @@ export class PodWatches {
       cur = this.begin(namespace, name, ds.metadata.uid, selector);
     }
     cur.idleSince ??= now;
-    const until = Math.max(cur.idleSince + this.opts.lingerMs, askedAt === undefined ? 0 : askedAt + Math.max(this.opts.lingerMs, ASK_HOLD_MS));
+    const until = Math.max(
+      cur.idleSince + this.opts.lingerMs,
+      askedAt === undefined ? 0 : askedAt + Math.max(this.opts.lingerMs, ASK_HOLD_MS),
+    );
     const left = until - now;
     if (left <= 0) {
       this.end(cur, 'its pods are no longer needed');
@@ -196,7 +199,13 @@ export class PodWatches {
   }
 
   samples(): PodWatchSample[] {
-    return [...this.watches.values()].map((w) => ({ namespace: w.namespace, daemonSet: w.name, stats: w.informer.stats(), synced: w.informer.hasSynced(), startedAt: w.startedAt }));
+    return [...this.watches.values()].map((w) => ({
+      namespace: w.namespace,
+      daemonSet: w.name,
+      stats: w.informer.stats(),
+      synced: w.informer.hasSynced(),
+      startedAt: w.startedAt,
+    }));
   }
 
   /** Asks the watch of DaemonSet `namespace/name` to list again (see {@link Informer.requestRelist}). */
@@ -215,7 +224,11 @@ export class PodWatches {
 
   private begin(namespace: string, name: string, uid: string, selector: string): Watch {
     const path = podsPath(namespace);
-    const informer = new Informer<SlimPod>(this.opts.client, { name: 'pods', listPath: path, labelSelector: selector, slim: slimPod, ...this.opts.informer }, this.opts.log.child({ daemonSet: `${namespace}/${name}` }));
+    const informer = new Informer<SlimPod>(
+      this.opts.client,
+      { name: 'pods', listPath: path, labelSelector: selector, slim: slimPod, ...this.opts.informer },
+      this.opts.log.child({ daemonSet: `${namespace}/${name}` }),
+    );
     informer.addIndex(BY_OWNER, (p) => {
       const c = controllerOf(p.metadata, DAEMONSET_KIND);
       return c ? [c.uid] : [];

@@ -102,7 +102,11 @@ export class Workers {
         const serverAsked = retryAfterMs(e);
         const retries = queue.numRequeues(key);
         const fields = { [name]: key, err: e, retries, ...(serverAsked > 0 ? { retryAfterMs: serverAsked } : {}) };
-        if (cls === 'forbidden') log.error(fields, "reconcile forbidden: the operator's RBAC refuses a request it needs; retrying with backoff until it is granted");
+        if (cls === 'forbidden')
+          log.error(
+            fields,
+            "reconcile forbidden: the operator's RBAC refuses a request it needs; retrying with backoff until it is granted",
+          );
         else log.warn(fields, 'reconcile failed: retrying with backoff');
         queue.addRateLimited(key, serverAsked);
         // The backoff grows to minutes; a stall deadline decided before the failure must not wait for it.

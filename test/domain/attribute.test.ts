@@ -9,7 +9,14 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { attribute, attributeBlocked, attributeEmpty, attributeShrink, nodeFault, type AttributionInput } from '../../src/domain/attribute.js';
+import {
+  attribute,
+  attributeBlocked,
+  attributeEmpty,
+  attributeShrink,
+  nodeFault,
+  type AttributionInput,
+} from '../../src/domain/attribute.js';
 import { podBlockReason } from '../../src/domain/causes.js';
 import { computeSplit } from '../../src/domain/split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView } from '../../src/domain/types.js';
@@ -81,7 +88,11 @@ describe('nodeFault: what the node itself says', () => {
       h: NOT_READY,
       want: { cause: 'NodeNotReady', message: 'node is NotReady (container runtime network not ready)' },
     },
-    { name: 'Ready False, nothing said', h: health({ ready: 'False' }), want: { cause: 'NodeNotReady', message: 'node is NotReady (no reason given)' } },
+    {
+      name: 'Ready False, nothing said',
+      h: health({ ready: 'False' }),
+      want: { cause: 'NodeNotReady', message: 'node is NotReady (no reason given)' },
+    },
     {
       name: 'Ready True but tainted unreachable (the taint is newer than the condition)',
       h: health({ unreachable: true }),
@@ -138,8 +149,22 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       cause: 'NodeNotReady',
       message: 'node is Unknown (Kubelet stopped posting node status.); back-off 5m0s restarting failed container',
     },
-    { name: 'Ready Unknown, the pod last said ImagePullBackOff', h: deadKubelet(), pod: imagePullPod(HASH.B), owner: 'Node', cause: 'NodeNotReady', message: /^node is Unknown \(Kubelet stopped posting node status\.\); Back-off pulling image/ },
-    { name: 'Ready False, the pod not ready', h: NOT_READY, pod: notReadyPod(HASH.B), owner: 'Node', cause: 'NodeNotReady', message: /^node is NotReady \(container runtime network not ready\); / },
+    {
+      name: 'Ready Unknown, the pod last said ImagePullBackOff',
+      h: deadKubelet(),
+      pod: imagePullPod(HASH.B),
+      owner: 'Node',
+      cause: 'NodeNotReady',
+      message: /^node is Unknown \(Kubelet stopped posting node status\.\); Back-off pulling image/,
+    },
+    {
+      name: 'Ready False, the pod not ready',
+      h: NOT_READY,
+      pod: notReadyPod(HASH.B),
+      owner: 'Node',
+      cause: 'NodeNotReady',
+      message: /^node is NotReady \(container runtime network not ready\); /,
+    },
     {
       name: 'Ready False even while the pod waits out minReadySeconds',
       h: NOT_READY,
@@ -149,8 +174,22 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       cause: 'NodeNotReady',
       message: /^node is NotReady/,
     },
-    { name: 'tainted unreachable, the pod crash-looping', h: health({ unreachable: true }), pod: crashLoopPod(HASH.B), owner: 'Node', cause: 'NodeNotReady', message: /^node is unreachable \(tainted unreachable by the node lifecycle controller\); / },
-    { name: 'DiskPressure, the image not pulled', h: health({ pressure: ['DiskPressure'] }), pod: imagePullPod(HASH.B), owner: 'Node', cause: 'NodePressure', message: /^node reports DiskPressure; Back-off pulling image/ },
+    {
+      name: 'tainted unreachable, the pod crash-looping',
+      h: health({ unreachable: true }),
+      pod: crashLoopPod(HASH.B),
+      owner: 'Node',
+      cause: 'NodeNotReady',
+      message: /^node is unreachable \(tainted unreachable by the node lifecycle controller\); /,
+    },
+    {
+      name: 'DiskPressure, the image not pulled',
+      h: health({ pressure: ['DiskPressure'] }),
+      pod: imagePullPod(HASH.B),
+      owner: 'Node',
+      cause: 'NodePressure',
+      message: /^node reports DiskPressure; Back-off pulling image/,
+    },
     // A configured wait.
     {
       name: 'ready 4 s of minReadySeconds 12',
@@ -189,14 +228,70 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       message: 'ready, waiting out minReadySeconds 12 (0s left)',
     },
     // The revision itself fails on a Ready node.
-    { name: 'ImagePullBackOff on a Ready node', h: health(), pod: imagePullPod(HASH.B), owner: 'Revision', cause: 'ImagePullFailure', message: `Back-off pulling image "registry.example/decoder:${HASH.B}"` },
-    { name: 'ErrImagePull on a Ready node', h: health(), pod: pod({ hash: HASH.B, waitingReason: 'ErrImagePull', waitingMessage: 'manifest unknown' }), owner: 'Revision', cause: 'ImagePullFailure', message: 'manifest unknown' },
-    { name: 'CrashLoopBackOff on a Ready node', h: health(), pod: crashLoopPod(HASH.B), owner: 'Revision', cause: 'CrashLoop', message: 'back-off 5m0s restarting failed container' },
-    { name: 'CreateContainerConfigError on a Ready node', h: health(), pod: pod({ hash: HASH.B, waitingReason: 'CreateContainerConfigError', waitingMessage: 'configmap "x" not found' }), owner: 'Revision', cause: 'CrashLoop', message: 'configmap "x" not found' },
-    { name: "Unschedulable 'Insufficient cpu' on a Ready node", h: health(), pod: unschedulablePod(HASH.B, INSUFFICIENT_CPU), owner: 'Revision', cause: 'InsufficientResources', message: INSUFFICIENT_CPU },
-    { name: 'Unschedulable for another reason on a Ready node', h: health(), pod: unschedulablePod(HASH.B, ANTI_AFFINITY), owner: 'Revision', cause: 'Unschedulable', message: ANTI_AFFINITY },
-    { name: 'running, readiness failing, on a Ready node', h: health(), pod: notReadyPod(HASH.B), owner: 'Revision', cause: 'NotReady', message: 'container running but not ready' },
-    { name: 'ImagePullBackOff, node health not reported', h: undefined, pod: imagePullPod(HASH.B), owner: 'Revision', cause: 'ImagePullFailure', message: /Back-off pulling image/ },
+    {
+      name: 'ImagePullBackOff on a Ready node',
+      h: health(),
+      pod: imagePullPod(HASH.B),
+      owner: 'Revision',
+      cause: 'ImagePullFailure',
+      message: `Back-off pulling image "registry.example/decoder:${HASH.B}"`,
+    },
+    {
+      name: 'ErrImagePull on a Ready node',
+      h: health(),
+      pod: pod({ hash: HASH.B, waitingReason: 'ErrImagePull', waitingMessage: 'manifest unknown' }),
+      owner: 'Revision',
+      cause: 'ImagePullFailure',
+      message: 'manifest unknown',
+    },
+    {
+      name: 'CrashLoopBackOff on a Ready node',
+      h: health(),
+      pod: crashLoopPod(HASH.B),
+      owner: 'Revision',
+      cause: 'CrashLoop',
+      message: 'back-off 5m0s restarting failed container',
+    },
+    {
+      name: 'CreateContainerConfigError on a Ready node',
+      h: health(),
+      pod: pod({ hash: HASH.B, waitingReason: 'CreateContainerConfigError', waitingMessage: 'configmap "x" not found' }),
+      owner: 'Revision',
+      cause: 'CrashLoop',
+      message: 'configmap "x" not found',
+    },
+    {
+      name: "Unschedulable 'Insufficient cpu' on a Ready node",
+      h: health(),
+      pod: unschedulablePod(HASH.B, INSUFFICIENT_CPU),
+      owner: 'Revision',
+      cause: 'InsufficientResources',
+      message: INSUFFICIENT_CPU,
+    },
+    {
+      name: 'Unschedulable for another reason on a Ready node',
+      h: health(),
+      pod: unschedulablePod(HASH.B, ANTI_AFFINITY),
+      owner: 'Revision',
+      cause: 'Unschedulable',
+      message: ANTI_AFFINITY,
+    },
+    {
+      name: 'running, readiness failing, on a Ready node',
+      h: health(),
+      pod: notReadyPod(HASH.B),
+      owner: 'Revision',
+      cause: 'NotReady',
+      message: 'container running but not ready',
+    },
+    {
+      name: 'ImagePullBackOff, node health not reported',
+      h: undefined,
+      pod: imagePullPod(HASH.B),
+      owner: 'Revision',
+      cause: 'ImagePullFailure',
+      message: /Back-off pulling image/,
+    },
     // The control plane.
     {
       name: 'Pending with no PodScheduled condition at all (schedulingAttempted false)',
@@ -207,8 +302,22 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       message: 'pod Pending with no PodScheduled condition: no scheduler has looked at it',
     },
     // Nothing the API states.
-    { name: 'Pending, unscheduled, scheduling attempt unknown', h: health(), pod: pod({ hash: HASH.B, phase: 'Pending', scheduled: false, ready: false }), owner: 'Unknown', cause: 'Unknown', message: 'pod is not yet scheduled' },
-    { name: 'scheduled, Pending, no waiting reason (containers being created)', h: health(), pod: pod({ hash: HASH.B, phase: 'Pending', ready: false }), owner: 'Unknown', cause: 'Unknown', message: 'pod phase Pending' },
+    {
+      name: 'Pending, unscheduled, scheduling attempt unknown',
+      h: health(),
+      pod: pod({ hash: HASH.B, phase: 'Pending', scheduled: false, ready: false }),
+      owner: 'Unknown',
+      cause: 'Unknown',
+      message: 'pod is not yet scheduled',
+    },
+    {
+      name: 'scheduled, Pending, no waiting reason (containers being created)',
+      h: health(),
+      pod: pod({ hash: HASH.B, phase: 'Pending', ready: false }),
+      owner: 'Unknown',
+      cause: 'Unknown',
+      message: 'pod phase Pending',
+    },
   ];
   for (const tc of cases) {
     it(`${tc.name} → ${tc.owner}/${tc.cause}`, () => {
@@ -220,7 +329,10 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       if (typeof tc.message === 'string') assert.equal(got.message, tc.message);
       else assert.match(got.message, tc.message);
       // Everything else is the split's: node, pod, revision and the kubelet's reason are kept as they were.
-      assert.deepEqual({ ...got, owner: undefined, cause: undefined, message: undefined }, { ...b, owner: undefined, cause: undefined, message: undefined });
+      assert.deepEqual(
+        { ...got, owner: undefined, cause: undefined, message: undefined },
+        { ...b, owner: undefined, cause: undefined, message: undefined },
+      );
     });
   }
 
@@ -272,7 +384,13 @@ describe('attributeEmpty: one node that should run the pod and has none', () => 
       cause: 'NodeNotReady',
       message: /^node is Unknown/,
     },
-    { name: 'no pod on a node under MemoryPressure', n: nodeWith('node-3', [], health({ pressure: ['MemoryPressure'] })), owner: 'Node', cause: 'NodePressure', message: /^node reports MemoryPressure; / },
+    {
+      name: 'no pod on a node under MemoryPressure',
+      n: nodeWith('node-3', [], health({ pressure: ['MemoryPressure'] })),
+      owner: 'Node',
+      cause: 'NodePressure',
+      message: /^node reports MemoryPressure; /,
+    },
     {
       name: 'Terminating, 25 s of its grace period left',
       n: nodeWith('node-3', [deletingPod(HASH.A, NOW + sec(25))], health()),
@@ -308,9 +426,27 @@ describe('attributeEmpty: one node that should run the pod and has none', () => 
       cause: 'PodTerminating',
       message: 'the old pod is in its termination grace period (10s left)',
     },
-    { name: 'Terminating with no deletionTimestamp known', n: nodeWith('node-3', [pod({ hash: HASH.A, deleting: true })], health()), owner: 'Unknown', cause: 'Unknown', message: 'the old pod is terminating and no new pod exists yet' },
-    { name: 'no pod on a Ready node: nothing says why', n: nodeWith('node-3', [], health()), owner: 'Unknown', cause: 'Unknown', message: 'no daemon pod exists on this node' },
-    { name: 'no pod, node health not reported', n: nodeWith('node-3', [], undefined), owner: 'Unknown', cause: 'Unknown', message: 'no daemon pod exists on this node' },
+    {
+      name: 'Terminating with no deletionTimestamp known',
+      n: nodeWith('node-3', [pod({ hash: HASH.A, deleting: true })], health()),
+      owner: 'Unknown',
+      cause: 'Unknown',
+      message: 'the old pod is terminating and no new pod exists yet',
+    },
+    {
+      name: 'no pod on a Ready node: nothing says why',
+      n: nodeWith('node-3', [], health()),
+      owner: 'Unknown',
+      cause: 'Unknown',
+      message: 'no daemon pod exists on this node',
+    },
+    {
+      name: 'no pod, node health not reported',
+      n: nodeWith('node-3', [], undefined),
+      owner: 'Unknown',
+      cause: 'Unknown',
+      message: 'no daemon pod exists on this node',
+    },
   ];
   for (const tc of cases) {
     it(`${tc.name} → ${tc.owner}/${tc.cause}`, () => {
@@ -335,7 +471,11 @@ describe('attributeEmpty: one node that should run the pod and has none', () => 
 
 describe('attributeShrink: why nodes left the targets', () => {
   const left = (...changed: (boolean | undefined)[]): LeftNode[] =>
-    changed.map((c, i) => (c === undefined ? { node: `node-${i + 1}`, reason: 'untolerated taint' } : { node: `node-${i + 1}`, reason: 'untolerated taint', nodeChanged: c }));
+    changed.map((c, i) =>
+      c === undefined
+        ? { node: `node-${i + 1}`, reason: 'untolerated taint' }
+        : { node: `node-${i + 1}`, reason: 'untolerated taint', nodeChanged: c },
+    );
   const cases: { name: string; left: LeftNode[]; want: FaultOwner }[] = [
     { name: 'nobody left', left: [], want: 'Unknown' },
     { name: 'one node whose taints changed', left: left(true), want: 'Node' },
@@ -357,7 +497,16 @@ const onB = (name: string): NodeView => readyNode(name, [pod({ hash: HASH.B })])
 const onA = (name: string): NodeView => readyNode(name, [pod({ hash: HASH.A })]);
 
 function input(nodes: NodeView[], o: Partial<Omit<AttributionInput, 'split' | 'nodes'>> = {}): AttributionInput {
-  return { split: computeSplit(nodes, REVISIONS, HASH.B), nodes, minReadySeconds: 0, observed: true, incomplete: true, left: [], shrank: false, ...o };
+  return {
+    split: computeSplit(nodes, REVISIONS, HASH.B),
+    nodes,
+    minReadySeconds: 0,
+    observed: true,
+    incomplete: true,
+    left: [],
+    shrank: false,
+    ...o,
+  };
 }
 
 describe('attribute: the owner of the rollout', () => {
@@ -396,14 +545,21 @@ describe('attribute: the owner of the rollout', () => {
     },
     {
       name: 'the node before the control plane',
-      in: input([nodeWith('node-1', [crashLoopPod(HASH.B)], deadKubelet()), readyNode('node-2', [unscheduledPod(HASH.B)]), readyNode('node-3', [unscheduledPod(HASH.B)])]),
+      in: input([
+        nodeWith('node-1', [crashLoopPod(HASH.B)], deadKubelet()),
+        readyNode('node-2', [unscheduledPod(HASH.B)]),
+        readyNode('node-3', [unscheduledPod(HASH.B)]),
+      ]),
       owner: 'Node',
       cause: 'NodeNotReady',
       evidence: [],
     },
     {
       name: 'the control plane before a configured wait',
-      in: input([readyNode('node-1', [unscheduledPod(HASH.B)]), readyNode('node-2', [waitingOutMinReadyPod(HASH.B, NOW - sec(1))]), onA('node-3')], { minReadySeconds: 12 }),
+      in: input(
+        [readyNode('node-1', [unscheduledPod(HASH.B)]), readyNode('node-2', [waitingOutMinReadyPod(HASH.B, NOW - sec(1))]), onA('node-3')],
+        { minReadySeconds: 12 },
+      ),
       owner: 'ControlPlane',
       cause: 'SchedulerNotActing',
       evidence: [],
@@ -411,7 +567,9 @@ describe('attribute: the owner of the rollout', () => {
     },
     {
       name: 'a configured wait before the unknown',
-      in: input([readyNode('node-1', []), readyNode('node-2', [waitingOutMinReadyPod(HASH.B, NOW - sec(1))]), onA('node-3')], { minReadySeconds: 12 }),
+      in: input([readyNode('node-1', []), readyNode('node-2', [waitingOutMinReadyPod(HASH.B, NOW - sec(1))]), onA('node-3')], {
+        minReadySeconds: 12,
+      }),
       owner: 'ConfiguredWait',
       cause: 'MinReadySeconds',
       evidence: [],
@@ -440,7 +598,11 @@ describe('attribute: the owner of the rollout', () => {
     },
     {
       name: 'within one owner the cause most nodes share wins (2 CrashLoop over 1 ImagePull)',
-      in: input([readyNode('node-1', [crashLoopPod(HASH.B)]), readyNode('node-2', [crashLoopPod(HASH.B)]), readyNode('node-3', [imagePullPod(HASH.B)])]),
+      in: input([
+        readyNode('node-1', [crashLoopPod(HASH.B)]),
+        readyNode('node-2', [crashLoopPod(HASH.B)]),
+        readyNode('node-3', [imagePullPod(HASH.B)]),
+      ]),
       owner: 'Revision',
       cause: 'CrashLoop',
       evidence: ['node-1', 'node-2', 'node-3'],
@@ -493,14 +655,20 @@ describe('attribute: the owner of the rollout', () => {
     },
     {
       name: 'a shrink by a node that was tainted: the node, no evidence against the revision',
-      in: input([onB('node-1'), onB('node-2')], { shrank: true, left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: true }] }),
+      in: input([onB('node-1'), onB('node-2')], {
+        shrank: true,
+        left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: true }],
+      }),
       owner: 'Node',
       cause: '',
       evidence: [],
     },
     {
       name: 'a shrink by a template that stopped tolerating an unchanged node: the revision, the node is the evidence',
-      in: input([onB('node-1'), onB('node-2')], { shrank: true, left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: false }] }),
+      in: input([onB('node-1'), onB('node-2')], {
+        shrank: true,
+        left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: false }],
+      }),
       owner: 'Revision',
       cause: '',
       evidence: ['node-3'],
@@ -553,9 +721,24 @@ describe('attribute: the owner of the rollout', () => {
 describe('attribute: waitEndsAt (the end of the minReadySeconds wait, so the wait is not counted as idle)', () => {
   const since = (s: number): PodView => waitingOutMinReadyPod(HASH.B, NOW - sec(s));
   const cases: { name: string; nodes: NodeView[]; minReadySeconds: number; want: number | undefined }[] = [
-    { name: 'minReadySeconds 0: no wait', nodes: [readyNode('node-1', [pod({ hash: HASH.B, readySince: new Date(NOW - sec(1)).toISOString() })])], minReadySeconds: 0, want: undefined },
-    { name: 'a pod 4 s into a 12 s wait: the wait is still on, it ends no earlier than now', nodes: [readyNode('node-1', [since(4)])], minReadySeconds: 12, want: NOW },
-    { name: 'a pod ready for 20 s: its wait ended 8 s ago', nodes: [readyNode('node-1', [pod({ hash: HASH.B, readySince: new Date(NOW - sec(20)).toISOString() })])], minReadySeconds: 12, want: NOW - sec(8) },
+    {
+      name: 'minReadySeconds 0: no wait',
+      nodes: [readyNode('node-1', [pod({ hash: HASH.B, readySince: new Date(NOW - sec(1)).toISOString() })])],
+      minReadySeconds: 0,
+      want: undefined,
+    },
+    {
+      name: 'a pod 4 s into a 12 s wait: the wait is still on, it ends no earlier than now',
+      nodes: [readyNode('node-1', [since(4)])],
+      minReadySeconds: 12,
+      want: NOW,
+    },
+    {
+      name: 'a pod ready for 20 s: its wait ended 8 s ago',
+      nodes: [readyNode('node-1', [pod({ hash: HASH.B, readySince: new Date(NOW - sec(20)).toISOString() })])],
+      minReadySeconds: 12,
+      want: NOW - sec(8),
+    },
     {
       name: 'the latest wait over all nodes',
       nodes: [
@@ -565,11 +748,36 @@ describe('attribute: waitEndsAt (the end of the minReadySeconds wait, so the wai
       minReadySeconds: 12,
       want: NOW - sec(3),
     },
-    { name: 'pods of the old revision do not count', nodes: [readyNode('node-1', [pod({ hash: HASH.A, readySince: new Date(NOW - sec(1)).toISOString() })])], minReadySeconds: 12, want: undefined },
-    { name: 'pods that are not ready do not count', nodes: [readyNode('node-1', [{ ...notReadyPod(HASH.B), readySince: new Date(NOW - sec(1)).toISOString() }])], minReadySeconds: 12, want: undefined },
-    { name: 'an old pod in its termination grace period is a configured wait too: it ends no earlier than now', nodes: [readyNode('node-1', [{ ...since(1), deleting: true, deletionAt: new Date(NOW + sec(30)).toISOString() }])], minReadySeconds: 12, want: NOW },
-    { name: 'a ready pod not yet available, readySince unknown: still waiting, so now', nodes: [readyNode('node-1', [pod({ hash: HASH.B, ready: true, available: false })])], minReadySeconds: 12, want: NOW },
-    { name: 'a pod that restarted does not hold the clock, whatever its readiness', nodes: [readyNode('node-1', [{ ...since(4), restartCount: 2 }])], minReadySeconds: 12, want: undefined },
+    {
+      name: 'pods of the old revision do not count',
+      nodes: [readyNode('node-1', [pod({ hash: HASH.A, readySince: new Date(NOW - sec(1)).toISOString() })])],
+      minReadySeconds: 12,
+      want: undefined,
+    },
+    {
+      name: 'pods that are not ready do not count',
+      nodes: [readyNode('node-1', [{ ...notReadyPod(HASH.B), readySince: new Date(NOW - sec(1)).toISOString() }])],
+      minReadySeconds: 12,
+      want: undefined,
+    },
+    {
+      name: 'an old pod in its termination grace period is a configured wait too: it ends no earlier than now',
+      nodes: [readyNode('node-1', [{ ...since(1), deleting: true, deletionAt: new Date(NOW + sec(30)).toISOString() }])],
+      minReadySeconds: 12,
+      want: NOW,
+    },
+    {
+      name: 'a ready pod not yet available, readySince unknown: still waiting, so now',
+      nodes: [readyNode('node-1', [pod({ hash: HASH.B, ready: true, available: false })])],
+      minReadySeconds: 12,
+      want: NOW,
+    },
+    {
+      name: 'a pod that restarted does not hold the clock, whatever its readiness',
+      nodes: [readyNode('node-1', [{ ...since(4), restartCount: 2 }])],
+      minReadySeconds: 12,
+      want: undefined,
+    },
     { name: 'no pods at all', nodes: [readyNode('node-1', [])], minReadySeconds: 12, want: undefined },
   ];
   for (const tc of cases) {
@@ -582,7 +790,7 @@ describe('attribute: waitEndsAt (the end of the minReadySeconds wait, so the wai
 });
 
 describe('attribute: a node that is down and still runs the previous revision', () => {
-  it('is named as the node\'s fault, not left to look like a controller that does nothing', () => {
+  it("is named as the node's fault, not left to look like a controller that does nothing", () => {
     const nodes = [onB('node-1'), onA('node-2'), nodeWith('node-3', [pod({ hash: HASH.A, ready: false })], deadKubelet())];
     const a = attribute(input(nodes), NOW);
     assert.equal(a.owner, 'Node');

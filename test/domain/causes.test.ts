@@ -18,12 +18,20 @@ describe('classifyReason', () => {
     { reason: 'CreateContainerError', want: 'CrashLoop' },
     { reason: 'CreateContainerConfigError', want: 'CrashLoop' },
     { reason: 'Unschedulable', message: '0/3 nodes are available: 1 Insufficient cpu.', want: 'InsufficientResources' },
-    { reason: 'Unschedulable', message: '0/3 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint.', want: 'InsufficientResources' },
+    {
+      reason: 'Unschedulable',
+      message: '0/3 nodes are available: 1 Insufficient memory, 2 node(s) had untolerated taint.',
+      want: 'InsufficientResources',
+    },
     { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient ephemeral-storage.', want: 'InsufficientResources' },
     { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Insufficient nvidia.com/gpu.', want: 'InsufficientResources' },
     { reason: 'Unschedulable', message: '0/1 nodes are available: 1 Too many pods.', want: 'InsufficientResources' },
     { reason: 'Unschedulable', message: '0/1 nodes are available: 1 insufficient CPU.', want: 'InsufficientResources' },
-    { reason: 'Unschedulable', message: "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.", want: 'Unschedulable' },
+    {
+      reason: 'Unschedulable',
+      message: "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+      want: 'Unschedulable',
+    },
     { reason: 'Unschedulable', message: '0/1 nodes are available: 1 node(s) had volume node affinity conflict.', want: 'Unschedulable' },
     { reason: 'Unschedulable', message: '', want: 'Unschedulable' },
     { reason: 'NotReady', want: 'NotReady' },
@@ -35,7 +43,8 @@ describe('classifyReason', () => {
     { reason: '', want: 'Unknown' },
   ];
   for (const tc of cases) {
-    it(`${tc.reason || '(empty)'}${tc.message ? ` "${tc.message}"` : ''} → ${tc.want}`, () => assert.equal(classifyReason(tc.reason, tc.message ?? ''), tc.want));
+    it(`${tc.reason || '(empty)'}${tc.message ? ` "${tc.message}"` : ''} → ${tc.want}`, () =>
+      assert.equal(classifyReason(tc.reason, tc.message ?? ''), tc.want));
   }
 });
 
@@ -46,20 +55,36 @@ describe('podBlockReason', () => {
       pod: pod({ hash: HASH.B, waitingReason: 'ImagePullBackOff', waitingMessage: 'Back-off pulling image' }),
       want: { reason: 'ImagePullBackOff', message: 'Back-off pulling image' },
     },
-    { name: 'a waiting reason without message', pod: pod({ hash: HASH.B, waitingReason: 'ContainerCreating' }), want: { reason: 'ContainerCreating', message: '' } },
+    {
+      name: 'a waiting reason without message',
+      pod: pod({ hash: HASH.B, waitingReason: 'ContainerCreating' }),
+      want: { reason: 'ContainerCreating', message: '' },
+    },
     {
       name: 'unscheduled without a reason → Pending',
       pod: pod({ hash: HASH.B, scheduled: false, phase: 'Pending', ready: false }),
       want: { reason: 'Pending', message: 'pod is not yet scheduled' },
     },
-    { name: 'running but not ready → NotReady', pod: pod({ hash: HASH.B, ready: false }), want: { reason: 'NotReady', message: 'container running but not ready' } },
+    {
+      name: 'running but not ready → NotReady',
+      pod: pod({ hash: HASH.B, ready: false }),
+      want: { reason: 'NotReady', message: 'container running but not ready' },
+    },
     {
       name: 'ready but not yet for minReadySeconds → NotReady',
       pod: pod({ hash: HASH.B, ready: true, available: false }),
       want: { reason: 'NotReady', message: 'ready, but not yet for minReadySeconds' },
     },
-    { name: 'otherwise the phase', pod: pod({ hash: HASH.B, phase: 'Failed', ready: false }), want: { reason: 'Failed', message: 'pod phase Failed' } },
-    { name: 'no phase at all', pod: pod({ hash: HASH.B, phase: '', ready: false }), want: { reason: 'Unknown', message: 'pod phase unknown' } },
+    {
+      name: 'otherwise the phase',
+      pod: pod({ hash: HASH.B, phase: 'Failed', ready: false }),
+      want: { reason: 'Failed', message: 'pod phase Failed' },
+    },
+    {
+      name: 'no phase at all',
+      pod: pod({ hash: HASH.B, phase: '', ready: false }),
+      want: { reason: 'Unknown', message: 'pod phase unknown' },
+    },
   ];
   for (const tc of cases) it(tc.name, () => assert.deepEqual(podBlockReason(tc.pod), tc.want));
 });
@@ -70,25 +95,59 @@ describe('dominantCause', () => {
   const cases: { name: string; blocked: BlockedNode[]; empty: EmptyNode[]; want: CauseClass }[] = [
     { name: 'nothing blocked → Unknown', blocked: [], empty: [], want: 'Unknown' },
     { name: 'one class', blocked: [b('ImagePullBackOff')], empty: [], want: 'ImagePullFailure' },
-    { name: 'the class shared by most nodes wins', blocked: [b('ImagePullBackOff'), b('CrashLoopBackOff'), b('RunContainerError')], empty: [], want: 'CrashLoop' },
-    { name: 'ties break by precedence: image pull before crash loop', blocked: [b('CrashLoopBackOff'), b('ErrImagePull')], empty: [], want: 'ImagePullFailure' },
+    {
+      name: 'the class shared by most nodes wins',
+      blocked: [b('ImagePullBackOff'), b('CrashLoopBackOff'), b('RunContainerError')],
+      empty: [],
+      want: 'CrashLoop',
+    },
+    {
+      name: 'ties break by precedence: image pull before crash loop',
+      blocked: [b('CrashLoopBackOff'), b('ErrImagePull')],
+      empty: [],
+      want: 'ImagePullFailure',
+    },
     {
       name: 'ties break by precedence: insufficient resources before crash loop',
       blocked: [b('CrashLoopBackOff'), b('Unschedulable', 'Insufficient memory')],
       empty: [],
       want: 'InsufficientResources',
     },
-    { name: 'ties break by precedence: crash loop before unschedulable', blocked: [b('Unschedulable', 'taint'), b('CrashLoopBackOff')], empty: [], want: 'CrashLoop' },
-    { name: 'ties break by precedence: NotReady before Unknown', blocked: [b('NotReady'), b('ContainerCreating')], empty: [], want: 'NotReady' },
+    {
+      name: 'ties break by precedence: crash loop before unschedulable',
+      blocked: [b('Unschedulable', 'taint'), b('CrashLoopBackOff')],
+      empty: [],
+      want: 'CrashLoop',
+    },
+    {
+      name: 'ties break by precedence: NotReady before Unknown',
+      blocked: [b('NotReady'), b('ContainerCreating')],
+      empty: [],
+      want: 'NotReady',
+    },
     { name: 'empty nodes count as Unknown', blocked: [b('NotReady')], empty: [e('NoPod'), e('Terminating')], want: 'Unknown' },
-    { name: 'a definitive cause beats a single empty node on a tie', blocked: [b('ImagePullBackOff')], empty: [e('NoPod')], want: 'ImagePullFailure' },
+    {
+      name: 'a definitive cause beats a single empty node on a tie',
+      blocked: [b('ImagePullBackOff')],
+      empty: [e('NoPod')],
+      want: 'ImagePullFailure',
+    },
   ];
   for (const tc of cases) it(tc.name, () => assert.equal(dominantCause(tc.blocked, tc.empty), tc.want));
 });
 
 describe('CAUSE_HINT', () => {
   it('every cause class names where to look', () => {
-    const classes: CauseClass[] = ['ImagePullFailure', 'InsufficientResources', 'Unschedulable', 'CrashLoop', 'NotReady', 'TargetShrank', 'NoNodesMatched', 'Unknown'];
+    const classes: CauseClass[] = [
+      'ImagePullFailure',
+      'InsufficientResources',
+      'Unschedulable',
+      'CrashLoop',
+      'NotReady',
+      'TargetShrank',
+      'NoNodesMatched',
+      'Unknown',
+    ];
     for (const c of classes) assert.match(CAUSE_HINT[c], /kubectl|PodScheduled/, c);
   });
 });
@@ -102,7 +161,14 @@ describe('failuresFirst', () => {
       { node: 'm', cause: 'NodeNotReady' as const },
       { node: 'c', cause: 'Unknown' as const },
     ];
-    assert.deepEqual(failuresFirst(items).map((x) => x.node), ['m', 'z', 'a', 'b', 'c']);
-    assert.deepEqual(items.map((x) => x.node), ['a', 'z', 'b', 'm', 'c'], 'the input is not reordered');
+    assert.deepEqual(
+      failuresFirst(items).map((x) => x.node),
+      ['m', 'z', 'a', 'b', 'c'],
+    );
+    assert.deepEqual(
+      items.map((x) => x.node),
+      ['a', 'z', 'b', 'm', 'c'],
+      'the input is not reordered',
+    );
   });
 });

@@ -13,7 +13,14 @@ const NOW = '2025-01-01T01:00:00.000Z';
 
 const existing: Condition[] = [
   { type: 'Ready', status: 'True', reason: 'TargetHealthy', message: 'fine', lastTransitionTime: EARLIER, observedGeneration: 1 },
-  { type: 'Stalled', status: 'False', reason: 'NotStalled', message: 'no rollout is stalled', lastTransitionTime: EARLIER, observedGeneration: 1 },
+  {
+    type: 'Stalled',
+    status: 'False',
+    reason: 'NotStalled',
+    message: 'no rollout is stalled',
+    lastTransitionTime: EARLIER,
+    observedGeneration: 1,
+  },
 ];
 
 describe('setCondition', () => {
@@ -87,10 +94,17 @@ describe('setCondition', () => {
       assert.deepEqual(c, { ...tc.want, lastTransitionTime: tc.lastTransitionTime, observedGeneration: gen });
       // Other conditions untouched, order preserved, the new one last.
       const others = r.conditions.filter((x) => x.type !== tc.want.type);
-      assert.deepEqual(others, existing.filter((x) => x.type !== tc.want.type));
+      assert.deepEqual(
+        others,
+        existing.filter((x) => x.type !== tc.want.type),
+      );
       const isNew = !existing.some((x) => x.type === tc.want.type);
       assert.equal(r.conditions.length, existing.length + (isNew ? 1 : 0));
-      if (!isNew) assert.equal(r.conditions.findIndex((x) => x.type === tc.want.type), existing.findIndex((x) => x.type === tc.want.type));
+      if (!isNew)
+        assert.equal(
+          r.conditions.findIndex((x) => x.type === tc.want.type),
+          existing.findIndex((x) => x.type === tc.want.type),
+        );
       else assert.equal(r.conditions[r.conditions.length - 1]!.type, tc.want.type);
     });
   }

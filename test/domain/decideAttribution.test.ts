@@ -10,7 +10,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
 import { recordUndoOutcome } from '../../src/domain/undo.js';
-import type { DaemonSetUndoRecord, DaemonSetView, Decision, GuardPeer, GuardStatus, NodeHealth, NodeView, Observation, PodView } from '../../src/domain/types.js';
+import type {
+  DaemonSetUndoRecord,
+  DaemonSetView,
+  Decision,
+  GuardPeer,
+  GuardStatus,
+  NodeHealth,
+  NodeView,
+  Observation,
+  PodView,
+} from '../../src/domain/types.js';
 import {
   DS_NAME,
   HASH,
@@ -58,7 +68,12 @@ const sick = (name: string, pods: PodView[], h: NodeHealth): NodeView => withHea
 
 /** Revision 1 (A) fully rolled out on three Ready nodes. */
 function healthyA(ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
-  return targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A1], ds, ...extra });
+  return targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+    revisions: [A1],
+    ds,
+    ...extra,
+  });
 }
 
 /** The DaemonSet at template 2 (revision B), observed, counters from `ds`. */
@@ -72,13 +87,24 @@ function rolloutB(nodes: NodeView[], ds: Partial<DaemonSetView> = {}, extra: Par
 }
 
 /** The classic stall: node-1 and node-2 on A, node-3's new pod given by `node3` (ImagePullBackOff). */
-function stallB(node3: PodView[] = [imagePullPod(HASH.B)], ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
-  return rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', node3)], { ready: 2, updated: 1, available: 2, ...ds }, extra);
+function stallB(
+  node3: PodView[] = [imagePullPod(HASH.B)],
+  ds: Partial<DaemonSetView> = {},
+  extra: Partial<TargetObsOptions> = {},
+): Observation {
+  return rolloutB(
+    [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', node3)],
+    { ready: 2, updated: 1, available: 2, ...ds },
+    extra,
+  );
 }
 
 /** Revision B fully rolled out. */
 function completeB(ds: Partial<DaemonSetView> = {}): Observation {
-  return rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [pod({ hash: HASH.B })])], ds);
+  return rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [pod({ hash: HASH.B })])],
+    ds,
+  );
 }
 
 /** Healthy on A at T0, then `world` from T1 on, and again at each offset from T1 (with its own world if given). */
@@ -87,9 +113,11 @@ function fromHealthy(world: Observation, ...later: [number, Observation?][]): St
 }
 
 /** What act + persist store after an Undo: the outcome Applied. Other decisions are stored as decided. */
-const persistUndo = (d: Decision): GuardStatus => (d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status);
+const persistUndo = (d: Decision): GuardStatus =>
+  d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status;
 
-const count = (ds: readonly Decision[], reason: string): number => ds.reduce((n, d) => n + reasons(d).filter((r) => r === reason).length, 0);
+const count = (ds: readonly Decision[], reason: string): number =>
+  ds.reduce((n, d) => n + reasons(d).filter((r) => r === reason).length, 0);
 const undos = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action?.kind === 'Undo');
 
 /** What every refused undo looks like at the stall: reported, refused, said once, nothing done. */
@@ -114,7 +142,11 @@ function assertRefusedAtStall(d: Decision, reason: string, pattern: RegExp): voi
 describe('decide: a kubelet stops mid-rollout of a good image', () => {
   /** node-1 and node-2 run B fine; node-3's kubelet is gone, its old pod stuck Terminating, no new pod. */
   const deadWorld = rolloutB(
-    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet())],
+    [
+      ready('node-1', [pod({ hash: HASH.B })]),
+      ready('node-2', [pod({ hash: HASH.B })]),
+      sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet()),
+    ],
     { current: 3, ready: 2, updated: 2, available: 2 },
   );
   const ds = run(fromHealthy(deadWorld, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO, initial: {} });
@@ -161,7 +193,13 @@ describe('decide: a kubelet stops mid-rollout of a good image', () => {
 
   it('node-3 is listed empty, owned by the node', () => {
     assert.deepEqual(stalled.status.emptyNodes, [
-      { node: 'node-3', reason: 'Terminating', message: 'node is Unknown (Kubelet stopped posting node status.); the old pod is terminating and no new pod exists yet', owner: 'Node', cause: 'NodeNotReady' },
+      {
+        node: 'node-3',
+        reason: 'Terminating',
+        message: 'node is Unknown (Kubelet stopped posting node status.); the old pod is terminating and no new pod exists yet',
+        owner: 'Node',
+        cause: 'NodeNotReady',
+      },
     ]);
     assert.deepEqual(stalled.status.blockedNodes, []);
   });
@@ -187,17 +225,41 @@ describe('decide: a kubelet stops mid-rollout of a good image', () => {
   });
 });
 
-describe('decide: other node faults at the deadline are the node\'s, never undone', () => {
+describe("decide: other node faults at the deadline are the node's, never undone", () => {
   const cases: { name: string; node3: NodeView; cause: string }[] = [
-    { name: 'Ready False, its new pod marked not ready', node3: sick('node-3', [notReadyPod(HASH.B)], health({ ready: 'False', reason: 'KubeletNotReady', message: 'PLEG is not healthy' })), cause: 'NodeNotReady' },
-    { name: 'tainted unreachable, its new pod crash-looping', node3: sick('node-3', [crashLoopPod(HASH.B)], health({ unreachable: true })), cause: 'NodeNotReady' },
-    { name: 'Ready Unknown, its new pod last seen ImagePullBackOff', node3: sick('node-3', [imagePullPod(HASH.B)], deadKubelet()), cause: 'NodeNotReady' },
-    { name: 'DiskPressure, its new pod unable to pull', node3: sick('node-3', [imagePullPod(HASH.B)], health({ pressure: ['DiskPressure'] })), cause: 'NodePressure' },
-    { name: 'Ready, the old pod Terminating past its grace period', node3: ready('node-3', [deletingPod(HASH.A, T1 - sec(1))]), cause: 'PodTerminating' },
+    {
+      name: 'Ready False, its new pod marked not ready',
+      node3: sick('node-3', [notReadyPod(HASH.B)], health({ ready: 'False', reason: 'KubeletNotReady', message: 'PLEG is not healthy' })),
+      cause: 'NodeNotReady',
+    },
+    {
+      name: 'tainted unreachable, its new pod crash-looping',
+      node3: sick('node-3', [crashLoopPod(HASH.B)], health({ unreachable: true })),
+      cause: 'NodeNotReady',
+    },
+    {
+      name: 'Ready Unknown, its new pod last seen ImagePullBackOff',
+      node3: sick('node-3', [imagePullPod(HASH.B)], deadKubelet()),
+      cause: 'NodeNotReady',
+    },
+    {
+      name: 'DiskPressure, its new pod unable to pull',
+      node3: sick('node-3', [imagePullPod(HASH.B)], health({ pressure: ['DiskPressure'] })),
+      cause: 'NodePressure',
+    },
+    {
+      name: 'Ready, the old pod Terminating past its grace period',
+      node3: ready('node-3', [deletingPod(HASH.A, T1 - sec(1))]),
+      cause: 'PodTerminating',
+    },
   ];
   for (const tc of cases) {
     it(`${tc.name} → Stalled ${tc.cause}, owner Node, NotTheRevision, no action`, () => {
-      const world = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), tc.node3], { ready: 2, updated: 3, available: 2 });
+      const world = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), tc.node3], {
+        ready: 2,
+        updated: 3,
+        available: 2,
+      });
       const ds = run(fromHealthy(world, [sec(600)], [sec(900)]), { policy: UNDO });
       const d = ds[2]!;
       assert.equal(d.status.cause, tc.cause);
@@ -212,10 +274,17 @@ describe('decide: other node faults at the deadline are the node\'s, never undon
 describe('decide: the revision fails on a Ready node while another node is dead', () => {
   /** node-1 on B; node-2's kubelet stopped (its B pod marked not ready); node-3 Ready, B's image cannot be pulled. */
   const world = rolloutB(
-    [ready('node-1', [pod({ hash: HASH.B })]), sick('node-2', [notReadyPod(HASH.B)], deadKubelet()), ready('node-3', [imagePullPod(HASH.B)])],
+    [
+      ready('node-1', [pod({ hash: HASH.B })]),
+      sick('node-2', [notReadyPod(HASH.B)], deadKubelet()),
+      ready('node-3', [imagePullPod(HASH.B)]),
+    ],
     { ready: 1, updated: 3, available: 1 },
   );
-  const ds = run([...fromHealthy(world, [sec(300)]), { obs: world, at: T1 + sec(600), persist: persistUndo }, { obs: world, at: T1 + sec(700) }], { policy: UNDO });
+  const ds = run(
+    [...fromHealthy(world, [sec(300)]), { obs: world, at: T1 + sec(600), persist: persistUndo }, { obs: world, at: T1 + sec(700) }],
+    { policy: UNDO },
+  );
   const [, start, suspect, stalled, after] = ds as [Decision, Decision, Decision, Decision, Decision];
 
   it('the revision is named from the start, on the evidence of the Ready node', () => {
@@ -270,19 +339,33 @@ describe('decide: the revision fails on a Ready node while another node is dead'
 
 describe('decide: a kubelet slow to remove an old pod past its grace period (a fleet-wide rollout on busy nodes)', () => {
   /** node-1 on B, node-2 on A waiting its turn, node-3's old pod Terminating: its grace period ended at T1 + 10 s. */
-  const terminating = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [deletingPod(HASH.A, T1 + sec(10))])], {
+  const terminating = rolloutB(
+    [
+      ready('node-1', [pod({ hash: HASH.B })]),
+      ready('node-2', [pod({ hash: HASH.A })]),
+      ready('node-3', [deletingPod(HASH.A, T1 + sec(10))]),
+    ],
+    {
+      ready: 1,
+      updated: 1,
+      available: 1,
+    },
+  );
+  /** The kubelet has removed it at last; the DaemonSet controller has not created the new pod yet. */
+  const removed = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])], {
     ready: 1,
     updated: 1,
     available: 1,
   });
-  /** The kubelet has removed it at last; the DaemonSet controller has not created the new pod yet. */
-  const removed = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])], { ready: 1, updated: 1, available: 1 });
   /** The new pod runs on node-3. */
-  const created = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.B })])], {
-    ready: 2,
-    updated: 2,
-    available: 2,
-  });
+  const created = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.B })])],
+    {
+      ready: 2,
+      updated: 2,
+      available: 2,
+    },
+  );
 
   it('the removal is progress: no Suspect in the moment between the old pod going and the new one coming, 125 s after the last other progress', () => {
     const ds = run(fromHealthy(terminating, [sec(100)], [sec(125), removed], [sec(126), created]), { policy: UNDO });
@@ -290,7 +373,7 @@ describe('decide: a kubelet slow to remove an old pod past its grace period (a f
       ds.slice(1).map((d) => d.status.state),
       ['Progressing', 'Progressing', 'Progressing', 'Progressing'],
     );
-    assert.equal(ds[2]!.status.emptyNodes?.[0]?.owner, 'Node', 'past its grace period, the old pod is the kubelet\'s to remove');
+    assert.equal(ds[2]!.status.emptyNodes?.[0]?.owner, 'Node', "past its grace period, the old pod is the kubelet's to remove");
     assert.equal(ds[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(125)));
     assert.equal(ds[3]!.status.rollout?.progress.oldGone, 2);
     assert.equal(count(ds, 'RolloutSuspect'), 0);
@@ -310,7 +393,14 @@ describe('decide: a kubelet slow to remove an old pod past its grace period (a f
       if (st.rollout) delete st.rollout.progress.oldGone;
       return st;
     };
-    const ds = run([{ obs: healthyA(), at: T0 }, { obs: removed, at: T1, persist: withoutMark }, { obs: removed, at: T1 + sec(30) }], { policy: REPORT });
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: removed, at: T1, persist: withoutMark },
+        { obs: removed, at: T1 + sec(30) },
+      ],
+      { policy: REPORT },
+    );
     assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1));
     assert.equal(ds[2]!.status.rollout?.progress.oldGone, 2);
   });
@@ -396,12 +486,22 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
   }
 
   it('while a node waits: Progressing, no cause and no owner, the node owned by ConfiguredWait, the wait said in the message', () => {
-    const ds = run([{ obs: healthyA(minReady), at: T0 }, { obs: world(0), at: T1 }, { obs: world(9), at: T1 + sec(9) }], { policy: P10 });
+    const ds = run(
+      [
+        { obs: healthyA(minReady), at: T0 },
+        { obs: world(0), at: T1 },
+        { obs: world(9), at: T1 + sec(9) },
+      ],
+      { policy: P10 },
+    );
     const d = ds[2]!;
     assert.equal(d.status.state, 'Progressing');
     assert.equal(d.status.cause, '');
     assert.equal(d.status.owner, undefined);
-    assert.deepEqual(d.status.blockedNodes?.map((b) => [b.node, b.owner, b.cause, b.message]), [['node-1', 'ConfiguredWait', 'MinReadySeconds', 'ready, waiting out minReadySeconds 12 (3s left)']]);
+    assert.deepEqual(
+      d.status.blockedNodes?.map((b) => [b.node, b.owner, b.cause, b.message]),
+      [['node-1', 'ConfiguredWait', 'MinReadySeconds', 'ready, waiting out minReadySeconds 12 (3s left)']],
+    );
     assert.match(d.status.message!, /\(minReadySeconds 12: a configured wait, not a stall\)/);
     assert.ok(d.requeueAfterMs !== undefined && d.requeueAfterMs <= sec(6), 'looks again within suspectAfterSeconds');
   });
@@ -421,8 +521,13 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
   ];
   for (const s of settings) {
     it(`${s.name}: DeadlineTooShort ${s.present ? 'True' : 'absent'}`, () => {
-      const [d] = run([{ obs: healthyA({ minReadySeconds: s.minReadySeconds }), at: T0 }], { policy: policy({ progressDeadlineSeconds: s.deadline, suspectAfterSeconds: 5 }) });
-      assert.equal(d!.status.conditions?.some((c) => c.type === 'DeadlineTooShort'), s.present);
+      const [d] = run([{ obs: healthyA({ minReadySeconds: s.minReadySeconds }), at: T0 }], {
+        policy: policy({ progressDeadlineSeconds: s.deadline, suspectAfterSeconds: 5 }),
+      });
+      assert.equal(
+        d!.status.conditions?.some((c) => c.type === 'DeadlineTooShort'),
+        s.present,
+      );
     });
   }
 
@@ -454,8 +559,16 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
 
 describe('decide: the DaemonSet controller never observes the new generation', () => {
   /** Template 2 written (generation 2), the controller down: observedGeneration 1, no revision for it. */
-  const unobserved = healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`] });
-  const started = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 1 });
+  const unobserved = healthyA({
+    generation: 2,
+    observedGeneration: 1,
+    templateGeneration: '2',
+    images: [`registry.example/decoder:${HASH.B}`],
+  });
+  const started = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+    { updated: 1 },
+  );
   const ds = run(
     [
       { obs: healthyA(), at: T0 },
@@ -474,10 +587,38 @@ describe('decide: the DaemonSet controller never observes the new generation', (
   const timeline: { name: string; d: () => Decision; state: string; cause: string; owner: string | undefined; events: string[] }[] = [
     { name: 'first seen', d: () => first!, state: 'Healthy', cause: '', owner: undefined, events: [] },
     { name: '1 s before suspectAfter', d: () => almost!, state: 'Healthy', cause: '', owner: undefined, events: [] },
-    { name: 'at suspectAfter', d: () => suspect!, state: 'Suspect', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: ['RolloutSuspect'] },
-    { name: 'at the deadline', d: () => stalled!, state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: ['RolloutStalled', 'UndoSkipped'] },
-    { name: 'later, still unobserved', d: () => later!, state: 'Stalled', cause: 'ControllerNotObserving', owner: 'ControlPlane', events: [] },
-    { name: 'observed with the new revision', d: () => resumed!, state: 'Progressing', cause: '', owner: undefined, events: ['RolloutStarted'] },
+    {
+      name: 'at suspectAfter',
+      d: () => suspect!,
+      state: 'Suspect',
+      cause: 'ControllerNotObserving',
+      owner: 'ControlPlane',
+      events: ['RolloutSuspect'],
+    },
+    {
+      name: 'at the deadline',
+      d: () => stalled!,
+      state: 'Stalled',
+      cause: 'ControllerNotObserving',
+      owner: 'ControlPlane',
+      events: ['RolloutStalled', 'UndoSkipped'],
+    },
+    {
+      name: 'later, still unobserved',
+      d: () => later!,
+      state: 'Stalled',
+      cause: 'ControllerNotObserving',
+      owner: 'ControlPlane',
+      events: [],
+    },
+    {
+      name: 'observed with the new revision',
+      d: () => resumed!,
+      state: 'Progressing',
+      cause: '',
+      owner: undefined,
+      events: ['RolloutStarted'],
+    },
     { name: 'every node on B', d: () => done!, state: 'Healthy', cause: '', owner: undefined, events: ['RolloutComplete'] },
   ];
   for (const tc of timeline) {
@@ -521,7 +662,10 @@ describe('decide: the DaemonSet controller never observes the new generation', (
 
 describe('decide: observed, incomplete, and the controller replaces no pod', () => {
   /** Template 2 observed, revision B current, but every node still runs A and nothing is blocked. */
-  const idle = rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 0 });
+  const idle = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+    { updated: 0 },
+  );
   const ds = run(fromHealthy(idle, [sec(119)], [sec(120)], [sec(600)], [sec(700)]), { policy: UNDO });
   const [, start, before, suspect, stalled, later] = ds;
 
@@ -626,16 +770,31 @@ describe('decide: two guards target the same DaemonSet', () => {
 
   const who: { name: string; guards: GuardPeer[] | undefined; conflict: boolean }[] = [
     { name: 'an older guard', guards: [self, older], conflict: true },
-    { name: 'a guard created at the same instant whose name sorts first', guards: [self, { name: 'a', createdAt: self.createdAt }], conflict: true },
+    {
+      name: 'a guard created at the same instant whose name sorts first',
+      guards: [self, { name: 'a', createdAt: self.createdAt }],
+      conflict: true,
+    },
     { name: 'a newer guard', guards: [{ name: 'b', createdAt: iso(T0) }, self], conflict: false },
-    { name: 'a guard created at the same instant whose name sorts after', guards: [self, { name: 'zz', createdAt: self.createdAt }], conflict: false },
+    {
+      name: 'a guard created at the same instant whose name sorts after',
+      guards: [self, { name: 'zz', createdAt: self.createdAt }],
+      conflict: false,
+    },
     { name: 'only this guard', guards: [self], conflict: false },
     { name: 'no guard list (not known)', guards: undefined, conflict: false },
   ];
   for (const tc of who) {
     it(`with ${tc.name}: ${tc.conflict ? 'Conflict' : 'this guard is in charge'}`, () => {
       const extra: Partial<TargetObsOptions> = tc.guards ? { guards: tc.guards } : {};
-      const ds = run([{ obs: healthyA({}, extra), at: T0 }, { obs: stallB(undefined, {}, extra), at: T1 }, { obs: stallB(undefined, {}, extra), at: T1 + sec(600) }], { policy: UNDO });
+      const ds = run(
+        [
+          { obs: healthyA({}, extra), at: T0 },
+          { obs: stallB(undefined, {}, extra), at: T1 },
+          { obs: stallB(undefined, {}, extra), at: T1 + sec(600) },
+        ],
+        { policy: UNDO },
+      );
       if (tc.conflict) {
         for (const d of ds) assert.equal(d.status.state, 'Conflict');
         assert.equal(undos(ds).length, 0);
@@ -652,7 +811,12 @@ describe('decide: two guards target the same DaemonSet', () => {
 describe('decide: a DaemonSet owned by another controller', () => {
   const owner = { kind: 'ClusterPolicy', name: 'cluster-policy' };
   const ds = run(
-    [{ obs: healthyA({ owner }), at: T0 }, { obs: stallB(undefined, { owner }), at: T1 }, { obs: stallB(undefined, { owner }), at: T1 + sec(600) }, { obs: stallB(undefined, { owner }), at: T1 + sec(700) }],
+    [
+      { obs: healthyA({ owner }), at: T0 },
+      { obs: stallB(undefined, { owner }), at: T1 },
+      { obs: stallB(undefined, { owner }), at: T1 + sec(600) },
+      { obs: stallB(undefined, { owner }), at: T1 + sec(700) },
+    ],
     { policy: UNDO },
   );
   const stalled = ds[2]!;
@@ -673,7 +837,7 @@ describe('decide: a DaemonSet owned by another controller', () => {
   });
 });
 
-describe('decide: a fresh guard first sees a DaemonSet midway through another guard\'s undo', () => {
+describe("decide: a fresh guard first sees a DaemonSet midway through another guard's undo", () => {
   /** Another guard undid B (restoring A, renumbered to revision 3) and recorded it on the DaemonSet. */
   const record: DaemonSetUndoRecord = { from: HASH.B, to: HASH.A, at: iso(T1 - sec(30)), guard: 'default/old' };
   /** node-1 back on A, node-2 still on B waiting its turn, node-3 as given. */
@@ -681,11 +845,32 @@ describe('decide: a fresh guard first sees a DaemonSet midway through another gu
     targetObs({
       nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', node3)],
       revisions: [A3, B2],
-      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: 3, current: 3, updated: 2, ready: 2, available: 2, undoRecord: record, ...ds },
+      ds: {
+        generation: 3,
+        observedGeneration: 3,
+        templateGeneration: '3',
+        desired: 3,
+        current: 3,
+        updated: 2,
+        ready: 2,
+        available: 2,
+        undoRecord: record,
+        ...ds,
+      },
     });
   const cases: { name: string; world: Observation; owner: string; cause: string }[] = [
-    { name: 'A itself crash-looping on Ready node-3 (evidence against A)', world: midRollback([crashLoopPod(HASH.A)], { available: 1 }), owner: 'Revision', cause: 'CrashLoop' },
-    { name: 'no node blocked, the controller idle', world: midRollback([pod({ hash: HASH.A })], { updated: 2, available: 3, ready: 3 }), owner: 'ControlPlane', cause: 'ControllerNotActing' },
+    {
+      name: 'A itself crash-looping on Ready node-3 (evidence against A)',
+      world: midRollback([crashLoopPod(HASH.A)], { available: 1 }),
+      owner: 'Revision',
+      cause: 'CrashLoop',
+    },
+    {
+      name: 'no node blocked, the controller idle',
+      world: midRollback([pod({ hash: HASH.A })], { updated: 2, available: 3, ready: 3 }),
+      owner: 'ControlPlane',
+      cause: 'ControllerNotActing',
+    },
   ];
   for (const tc of cases) {
     it(`${tc.name}: tracked as a rollback from B to A, and its stall is never undone back to B`, () => {
@@ -715,7 +900,10 @@ describe('decide: a fresh guard first sees a DaemonSet midway through another gu
   }
 
   it('Report mode: no dry run of an undo back to B either', () => {
-    const ds = run([0, 600, 700].map((s) => ({ obs: cases[0]!.world, at: T1 + sec(s) })), { policy: REPORT });
+    const ds = run(
+      [0, 600, 700].map((s) => ({ obs: cases[0]!.world, at: T1 + sec(s) })),
+      { policy: REPORT },
+    );
     for (const d of ds) assert.equal(d.action, undefined);
     assert.equal(ds[1]!.status.state, 'Stalled');
   });
@@ -725,10 +913,21 @@ describe('decide: a fresh guard first sees a DaemonSet midway through another gu
 
 describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED 3 → 2)', () => {
   const taint = 'untolerated taint example.com/maintenance=true:NoExecute';
-  const midway = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 1 });
+  const midway = rolloutB(
+    [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+    { updated: 1 },
+  );
   /** B rolled out on node-1 and node-2; node-3 no longer a target. gather reports the departure once. */
   const shrunk = (leftNodes: { node: string; reason: string; nodeChanged?: boolean }[]): Observation =>
-    rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, taint), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, { leftNodes });
+    rolloutB(
+      [
+        ready('node-1', [pod({ hash: HASH.B })]),
+        ready('node-2', [pod({ hash: HASH.B })]),
+        withHealth(node('node-3', [], false, taint), health()),
+      ],
+      { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+      { leftNodes },
+    );
 
   const cases: { name: string; nodeChanged: boolean; owner: 'Node' | 'Revision' }[] = [
     { name: 'someone tainted node-3 NoExecute (the node changed)', nodeChanged: true, owner: 'Node' },
@@ -751,7 +950,10 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
 
       it(`DesiredShrank names node-3; TargetShrank with owner ${tc.owner} from then on`, () => {
         assert.deepEqual(reasons(left!), ['DesiredShrank']);
-        assert.match(left!.events[0]!.note, /DESIRED dropped from 3 to 2: node-3 \(untolerated taint example\.com\/maintenance=true:NoExecute\)/);
+        assert.match(
+          left!.events[0]!.note,
+          /DESIRED dropped from 3 to 2: node-3 \(untolerated taint example\.com\/maintenance=true:NoExecute\)/,
+        );
         assert.deepEqual(left!.status.rollout?.leftNodes, [{ node: 'node-3', reason: taint, nodeChanged: tc.nodeChanged }]);
         for (const d of [left!, suspect!, stalled!]) {
           assert.equal(d.status.cause, 'TargetShrank');
@@ -792,7 +994,11 @@ describe('decide: regressions from the attribution review', () => {
   /** node-1 and node-2 run B fine; node-3's kubelet is gone, its old pod stuck Terminating, no new pod. */
   const deadNode3 = (extra: Partial<TargetObsOptions> = {}): Observation =>
     rolloutB(
-      [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet())],
+      [
+        ready('node-1', [pod({ hash: HASH.B })]),
+        ready('node-2', [pod({ hash: HASH.B })]),
+        sick('node-3', [deletingPod(HASH.A, T1 - sec(30))], deadKubelet()),
+      ],
       { current: 3, ready: 2, updated: 2, available: 2 },
       extra,
     );
@@ -845,9 +1051,24 @@ describe('decide: regressions from the attribution review', () => {
       assert.ok(!conflict.status.owner);
     });
 
-    const before: { name: string; world: (extra?: Partial<TargetObsOptions>) => Observation; pol: GuardPolicy; had: (s: GuardStatus) => boolean }[] = [
-      { name: 'a refused stall (dead kubelet on node-3, undoSkipped NotTheRevision)', world: (e) => deadNode3(e), pol: UNDO, had: (s) => s.undoSkipped?.reason === 'NotTheRevision' && s.emptyNodes!.length === 1 },
-      { name: 'a stall in Report mode (undoPlan shown)', world: (e) => stallB(undefined, {}, e), pol: REPORT, had: (s) => s.undoPlan !== undefined && s.blockedNodes!.length === 1 },
+    const before: {
+      name: string;
+      world: (extra?: Partial<TargetObsOptions>) => Observation;
+      pol: GuardPolicy;
+      had: (s: GuardStatus) => boolean;
+    }[] = [
+      {
+        name: 'a refused stall (dead kubelet on node-3, undoSkipped NotTheRevision)',
+        world: (e) => deadNode3(e),
+        pol: UNDO,
+        had: (s) => s.undoSkipped?.reason === 'NotTheRevision' && s.emptyNodes!.length === 1,
+      },
+      {
+        name: 'a stall in Report mode (undoPlan shown)',
+        world: (e) => stallB(undefined, {}, e),
+        pol: REPORT,
+        had: (s) => s.undoPlan !== undefined && s.blockedNodes!.length === 1,
+      },
     ];
     for (const tc of before) {
       it(`Conflict entered from ${tc.name}: rollout kept, nodes, undoSkipped and undoPlan cleared`, () => {
@@ -879,7 +1100,11 @@ describe('decide: regressions from the attribution review', () => {
     const failing = (): NodeView[] => [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [imagePullPod(HASH.B)])];
     const before = rolloutB([...failing(), ready('node-3', [pod({ hash: HASH.A })])], { updated: 2, ready: 2, available: 2 });
     const shrunk = (leftNodes: { node: string; reason: string; nodeChanged: boolean }[]): Observation =>
-      rolloutB([...failing(), withHealth(node('node-3', [], false, taint), health())], { desired: 2, current: 2, updated: 2, ready: 1, available: 1 }, { leftNodes });
+      rolloutB(
+        [...failing(), withHealth(node('node-3', [], false, taint), health())],
+        { desired: 2, current: 2, updated: 2, ready: 1, available: 1 },
+        { leftNodes },
+      );
     const ds = run(
       [
         { obs: healthyA(), at: T0 },
@@ -906,17 +1131,27 @@ describe('decide: regressions from the attribution review', () => {
   });
 
   it('3. a termination grace period longer than the deadlines is a configured wait: Progressing at +120 s, +600 s and +800 s, never Suspect or Stalled', () => {
-    const world = rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [deletingPod(HASH.A, T1 + sec(900))])], {
-      ready: 2,
-      updated: 2,
-      available: 2,
-    });
+    const world = rolloutB(
+      [
+        ready('node-1', [pod({ hash: HASH.B })]),
+        ready('node-2', [pod({ hash: HASH.B })]),
+        ready('node-3', [deletingPod(HASH.A, T1 + sec(900))]),
+      ],
+      {
+        ready: 2,
+        updated: 2,
+        available: 2,
+      },
+    );
     const ds = run(fromHealthy(world, [sec(120)], [sec(600)], [sec(800)]), { policy: UNDO });
     for (const [i, d] of ds.slice(1).entries()) {
       assert.equal(d.status.state, 'Progressing', `pass ${i + 1}`);
       assert.equal(d.action, undefined);
       assert.equal(d.status.undoSkipped, undefined);
-      assert.deepEqual(d.status.emptyNodes?.map((e) => [e.node, e.owner, e.cause]), [['node-3', 'ConfiguredWait', 'PodTerminating']]);
+      assert.deepEqual(
+        d.status.emptyNodes?.map((e) => [e.node, e.owner, e.cause]),
+        [['node-3', 'ConfiguredWait', 'PodTerminating']],
+      );
       assert.match(d.status.message!, /a termination grace period: a configured wait, not a stall/);
     }
     assert.equal(count(ds, 'RolloutSuspect'), 0);
@@ -936,7 +1171,10 @@ describe('decide: regressions from the attribution review', () => {
       const p = node3(t);
       return stallB([p], { ...minReady, ready: p.ready ? 3 : 2 });
     };
-    const ds = run([{ obs: healthyA(minReady), at: T0 }, ...Array.from({ length: 151 }, (_, k) => ({ obs: world(10 * k), at: T1 + sec(10 * k) }))], { policy: REPORT });
+    const ds = run(
+      [{ obs: healthyA(minReady), at: T0 }, ...Array.from({ length: 151 }, (_, k) => ({ obs: world(10 * k), at: T1 + sec(10 * k) }))],
+      { policy: REPORT },
+    );
     assert.equal(count(ds, 'RolloutStalled'), 1);
     assert.equal(count(ds, 'RolloutResumed'), 0);
     const first = ds.findIndex((d) => d.status.state === 'Stalled');
@@ -996,7 +1234,12 @@ describe('decide: regressions from the attribution review', () => {
   });
 
   it('7. a ControllerNotObserving stall (no rollout), Undo policy: undoSkipped NotTheRevision, one UndoSkipped Event on entering Stalled, none later', () => {
-    const unobserved = healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`] });
+    const unobserved = healthyA({
+      generation: 2,
+      observedGeneration: 1,
+      templateGeneration: '2',
+      images: [`registry.example/decoder:${HASH.B}`],
+    });
     const ds = run(fromHealthy(unobserved, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO });
     const [, , suspect, stalled, ...later] = ds as [Decision, Decision, Decision, Decision, ...Decision[]];
     assert.equal(suspect.status.state, 'Suspect');
@@ -1039,30 +1282,73 @@ function prng(seed: number): () => number {
 
 /** A world, given the undo record the DaemonSet carries (written with any undo the guard made). */
 type World = { name: string; obs: (rec: DaemonSetUndoRecord | undefined) => Observation };
-const withRecord = (o: Observation, rec: DaemonSetUndoRecord | undefined): Observation => (o.kind === 'Target' && rec ? { ...o, ds: { ...o.ds, undoRecord: { ...rec } } } : o);
+const withRecord = (o: Observation, rec: DaemonSetUndoRecord | undefined): Observation =>
+  o.kind === 'Target' && rec ? { ...o, ds: { ...o.ds, undoRecord: { ...rec } } } : o;
 const WORLDS: World[] = [
   { name: 'healthy A', obs: (r) => withRecord(healthyA(), r) },
   { name: 'B cannot pull on node-3', obs: (r) => withRecord(stallB(), r) },
   { name: 'B crash-loops on node-3', obs: (r) => withRecord(stallB([crashLoopPod(HASH.B)]), r) },
   {
     name: 'node-3 dead, B fine elsewhere',
-    obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), sick('node-3', [deletingPod(HASH.A, T0)], deadKubelet())], { ready: 2, updated: 2, available: 2 }), r),
+    obs: (r) =>
+      withRecord(
+        rolloutB(
+          [
+            ready('node-1', [pod({ hash: HASH.B })]),
+            ready('node-2', [pod({ hash: HASH.B })]),
+            sick('node-3', [deletingPod(HASH.A, T0)], deadKubelet()),
+          ],
+          { ready: 2, updated: 2, available: 2 },
+        ),
+        r,
+      ),
   },
   {
     name: 'node-2 dead, B cannot pull on Ready node-3',
-    obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.B })]), sick('node-2', [notReadyPod(HASH.B)], deadKubelet()), ready('node-3', [imagePullPod(HASH.B)])], { ready: 1, updated: 3, available: 1 }), r),
+    obs: (r) =>
+      withRecord(
+        rolloutB(
+          [
+            ready('node-1', [pod({ hash: HASH.B })]),
+            sick('node-2', [notReadyPod(HASH.B)], deadKubelet()),
+            ready('node-3', [imagePullPod(HASH.B)]),
+          ],
+          { ready: 1, updated: 3, available: 1 },
+        ),
+        r,
+      ),
   },
-  { name: 'controller idle, all on A', obs: (r) => withRecord(rolloutB([ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], { updated: 0 }), r) },
-  { name: 'controller not observing', obs: (r) => withRecord(healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2' }), r) },
+  {
+    name: 'controller idle, all on A',
+    obs: (r) =>
+      withRecord(
+        rolloutB(
+          [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+          { updated: 0 },
+        ),
+        r,
+      ),
+  },
+  {
+    name: 'controller not observing',
+    obs: (r) => withRecord(healthyA({ generation: 2, observedGeneration: 1, templateGeneration: '2' }), r),
+  },
   { name: 'scheduler not acting on node-3', obs: (r) => withRecord(stallB([unscheduledPod(HASH.B)]), r) },
-  { name: 'B owned by ClusterPolicy, failing', obs: (r) => withRecord(stallB(undefined, { owner: { kind: 'ClusterPolicy', name: 'cluster-policy' } }), r) },
+  {
+    name: 'B owned by ClusterPolicy, failing',
+    obs: (r) => withRecord(stallB(undefined, { owner: { kind: 'ClusterPolicy', name: 'cluster-policy' } }), r),
+  },
   { name: 'B complete', obs: (r) => withRecord(completeB(), r) },
   {
     name: 'rolling back to A (revision 3)',
     obs: (r) =>
       withRecord(
         targetObs({
-          nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+          nodes: [
+            ready('node-1', [pod({ hash: HASH.A })]),
+            ready('node-2', [pod({ hash: HASH.A })]),
+            ready('node-3', [imagePullPod(HASH.B)]),
+          ],
           revisions: [A3, B2],
           ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 2 },
         }),
@@ -1074,7 +1360,11 @@ const WORLDS: World[] = [
     obs: (r) =>
       withRecord(
         targetObs({
-          nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [crashLoopPod(HASH.A)])],
+          nodes: [
+            ready('node-1', [pod({ hash: HASH.A })]),
+            ready('node-2', [pod({ hash: HASH.B })]),
+            ready('node-3', [crashLoopPod(HASH.A)]),
+          ],
           revisions: [A3, B2],
           ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1 },
         }),
@@ -1085,9 +1375,17 @@ const WORLDS: World[] = [
     name: 'node-3 tainted away',
     obs: (r) =>
       withRecord(
-        rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, 'untolerated taint'), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, {
-          leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: true }],
-        }),
+        rolloutB(
+          [
+            ready('node-1', [pod({ hash: HASH.B })]),
+            ready('node-2', [pod({ hash: HASH.B })]),
+            withHealth(node('node-3', [], false, 'untolerated taint'), health()),
+          ],
+          { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+          {
+            leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: true }],
+          },
+        ),
         r,
       ),
   },
@@ -1095,9 +1393,17 @@ const WORLDS: World[] = [
     name: 'B stopped tolerating node-3',
     obs: (r) =>
       withRecord(
-        rolloutB([ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), withHealth(node('node-3', [], false, 'untolerated taint'), health())], { desired: 2, current: 2, updated: 2, ready: 2, available: 2 }, {
-          leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: false }],
-        }),
+        rolloutB(
+          [
+            ready('node-1', [pod({ hash: HASH.B })]),
+            ready('node-2', [pod({ hash: HASH.B })]),
+            withHealth(node('node-3', [], false, 'untolerated taint'), health()),
+          ],
+          { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+          {
+            leftNodes: [{ node: 'node-3', reason: 'untolerated taint', nodeChanged: false }],
+          },
+        ),
         r,
       ),
   },
@@ -1182,14 +1488,27 @@ describe("decide: the operator's clock is off from the API server's", () => {
   });
 
   it('a skew within the bound (4.9 s ahead) does not hold the undo back', () => {
-    const within = run([{ obs: skewed(healthyA(), -4_900), at: T0 }, { obs: skewed(stallB(), -4_900), at: T1 }, { obs: skewed(stallB(), -4_900), at: T1 + sec(600) }], { policy: UNDO });
+    const within = run(
+      [
+        { obs: skewed(healthyA(), -4_900), at: T0 },
+        { obs: skewed(stallB(), -4_900), at: T1 },
+        { obs: skewed(stallB(), -4_900), at: T1 + sec(600) },
+      ],
+      { policy: UNDO },
+    );
     assert.equal(within[2]!.action?.kind, 'Undo');
   });
 });
 
-describe('decide: a revision undone once is never undone again, even after another revision\'s undo', () => {
+describe("decide: a revision undone once is never undone again, even after another revision's undo", () => {
   /** The DaemonSet at `gen` with `revisions`, every node on `hash` except node-3, which runs `node3`. */
-  const world = (gen: number, revisions: ReturnType<typeof rev>[], hash: string, node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+  const world = (
+    gen: number,
+    revisions: ReturnType<typeof rev>[],
+    hash: string,
+    node3: PodView[],
+    ds: Partial<DaemonSetView> = {},
+  ): Observation =>
     targetObs({
       nodes: [ready('node-1', [pod({ hash })]), ready('node-2', [pod({ hash })]), ready('node-3', node3)],
       revisions,
@@ -1211,7 +1530,11 @@ describe('decide: a revision undone once is never undone again, even after anoth
       { obs: stallB(), at: T1 + sec(600), persist: persistUndo },
       { obs: world(3, [B2, A3], HASH.A, [pod({ hash: HASH.A })], { undoRecord: recB }), at: T1 + sec(620) },
       { obs: world(4, [B2, A3, C4], HASH.A, [imagePullPod(HASH.C)], { ...stuck, undoRecord: recB }), at: T2 },
-      { obs: world(4, [B2, A3, C4], HASH.A, [imagePullPod(HASH.C)], { ...stuck, undoRecord: recB }), at: T2 + sec(600), persist: persistUndo },
+      {
+        obs: world(4, [B2, A3, C4], HASH.A, [imagePullPod(HASH.C)], { ...stuck, undoRecord: recB }),
+        at: T2 + sec(600),
+        persist: persistUndo,
+      },
       { obs: world(5, [B2, C4, A5], HASH.A, [pod({ hash: HASH.A })], { undoRecord: recAfterC }), at: T2 + sec(620) },
       { obs: world(6, [C4, A5, B6], HASH.A, [imagePullPod(HASH.B)], { ...stuck, undoRecord: recAfterC }), at: T3 },
       { obs: world(6, [C4, A5, B6], HASH.A, [imagePullPod(HASH.B)], { ...stuck, undoRecord: recAfterC }), at: T3 + sec(600) },
@@ -1222,7 +1545,10 @@ describe('decide: a revision undone once is never undone again, even after anoth
   it('the same guard: B and C are each undone once; B applied again is refused (status.undoneRevisions), even with a DaemonSet record that names only C', () => {
     const onlyC: DaemonSetUndoRecord = { from: HASH.C, to: HASH.A, at: iso(T1 + sec(1600)), guard: 'default/decoder' };
     const ds = run(timeline(onlyC), { policy: UNDO });
-    assert.deepEqual(undos(ds).map((d) => (d.action?.kind === 'Undo' ? d.action.fromHash : '')), [HASH.B, HASH.C]);
+    assert.deepEqual(
+      undos(ds).map((d) => (d.action?.kind === 'Undo' ? d.action.fromHash : '')),
+      [HASH.B, HASH.C],
+    );
     const again = ds[8]!;
     assert.equal(again.status.state, 'Stalled');
     assert.equal(again.action, undefined);

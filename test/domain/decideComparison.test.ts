@@ -9,18 +9,46 @@ import fc from 'fast-check';
 import { recordAdmission } from '../../src/domain/compare.js';
 import { recordUndoOutcome } from '../../src/domain/undo.js';
 import type { Decision, GuardStatus, NodeView, PodView, RevisionView, TemplateFacets } from '../../src/domain/types.js';
-import { HASH, T0, health, imagePullPod, iso, node, pod, policy, reasons, rev, run, sec, targetObs, unschedulablePod, withHealth, type Step } from '../support/fixtures.js';
+import {
+  HASH,
+  T0,
+  health,
+  imagePullPod,
+  iso,
+  node,
+  pod,
+  policy,
+  reasons,
+  rev,
+  run,
+  sec,
+  targetObs,
+  unschedulablePod,
+  withHealth,
+  type Step,
+} from '../support/fixtures.js';
 
 const T1 = T0 + sec(60);
 const UNDO = policy({ onStall: { action: 'Undo' } });
-const facets = (o: Partial<TemplateFacets> = {}): TemplateFacets => ({ hostPorts: [], requests: { cpu: 0.1, memory: 64 * 2 ** 20 }, security: 's1', ...o });
+const facets = (o: Partial<TemplateFacets> = {}): TemplateFacets => ({
+  hostPorts: [],
+  requests: { cpu: 0.1, memory: 64 * 2 ** 20 },
+  security: 's1',
+  ...o,
+});
 const withFacets = (r: RevisionView, f: TemplateFacets): RevisionView => ({ ...r, facets: f });
 const ready = (name: string, pods: PodView[]): NodeView => withHealth(node(name, pods), health());
 const undos = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action?.kind === 'Undo');
-const dsAt = (g: number, o: Record<string, unknown> = {}) => ({ generation: g, observedGeneration: g, templateGeneration: String(g), ...o });
+const dsAt = (g: number, o: Record<string, unknown> = {}) => ({
+  generation: g,
+  observedGeneration: g,
+  templateGeneration: String(g),
+  ...o,
+});
 
 /** What act + persist store after an Undo: the outcome Applied. Other decisions are stored as decided. */
-const persistUndo = (d: Decision): GuardStatus => (d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status);
+const persistUndo = (d: Decision): GuardStatus =>
+  d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status;
 
 /** Healthy on A (revisions as given) at T0, then `world` at T1 and at each later offset. */
 function timeline(revsA: RevisionView[], world: (at: number) => ReturnType<typeof targetObs>, offsets: number[]): Step[] {
@@ -29,18 +57,55 @@ function timeline(revsA: RevisionView[], world: (at: number) => ReturnType<typeo
 }
 
 describe('decide by comparison: a surge pod that can never fit', () => {
-  const FREE_PORTS = '0/7 nodes are available: 1 node(s) didn\'t have free ports for the requested pod ports, 6 node(s) didn\'t match Pod\'s node affinity/selector.';
+  const FREE_PORTS =
+    "0/7 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, 6 node(s) didn't match Pod's node affinity/selector.";
   const surgeWorld = (fromF: TemplateFacets, toF: TemplateFacets, message: string) => (): ReturnType<typeof targetObs> =>
     targetObs({
-      nodes: [ready('node-1', [pod({ hash: HASH.A }), unschedulablePod(HASH.B, message)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+      nodes: [
+        ready('node-1', [pod({ hash: HASH.A }), unschedulablePod(HASH.B, message)]),
+        ready('node-2', [pod({ hash: HASH.A })]),
+        ready('node-3', [pod({ hash: HASH.A })]),
+      ],
       revisions: [withFacets(rev(HASH.A, 1), fromF), withFacets(rev(HASH.B, 2), toF)],
       ds: dsAt(2, { updated: 0, available: 3, ready: 3 }),
     });
   const cases = [
-    { name: 'the same hostPort in both templates: Configuration, the port named, no undo', from: facets({ hostPorts: ['8080/TCP'] }), to: facets({ hostPorts: ['8080/TCP'] }), message: FREE_PORTS, owner: 'Configuration', comparison: /same hostPort 8080\/TCP and would not fit either: maxSurge with a hostPort cannot surge/, undo: false },
-    { name: 'a hostPort the new revision added: Revision, undone', from: facets(), to: facets({ hostPorts: ['9090/TCP'] }), message: FREE_PORTS, owner: 'Revision', comparison: /added hostPort 9090\/TCP/, undo: true },
-    { name: 'Insufficient cpu for the surge pod, requests unchanged: Configuration, no undo', from: facets(), to: facets(), message: '0/7 nodes are available: 1 Insufficient cpu.', owner: 'Configuration', comparison: /requests the same \(cpu 100m\) and would not fit beside the old pod either/, undo: false },
-    { name: 'Insufficient cpu with requests raised by the revision: Revision, undone', from: facets(), to: facets({ requests: { cpu: 2, memory: 64 * 2 ** 20 } }), message: '0/7 nodes are available: 1 Insufficient cpu.', owner: 'Revision', comparison: /raises its requests \(cpu 100m → 2\)/, undo: true },
+    {
+      name: 'the same hostPort in both templates: Configuration, the port named, no undo',
+      from: facets({ hostPorts: ['8080/TCP'] }),
+      to: facets({ hostPorts: ['8080/TCP'] }),
+      message: FREE_PORTS,
+      owner: 'Configuration',
+      comparison: /same hostPort 8080\/TCP and would not fit either: maxSurge with a hostPort cannot surge/,
+      undo: false,
+    },
+    {
+      name: 'a hostPort the new revision added: Revision, undone',
+      from: facets(),
+      to: facets({ hostPorts: ['9090/TCP'] }),
+      message: FREE_PORTS,
+      owner: 'Revision',
+      comparison: /added hostPort 9090\/TCP/,
+      undo: true,
+    },
+    {
+      name: 'Insufficient cpu for the surge pod, requests unchanged: Configuration, no undo',
+      from: facets(),
+      to: facets(),
+      message: '0/7 nodes are available: 1 Insufficient cpu.',
+      owner: 'Configuration',
+      comparison: /requests the same \(cpu 100m\) and would not fit beside the old pod either/,
+      undo: false,
+    },
+    {
+      name: 'Insufficient cpu with requests raised by the revision: Revision, undone',
+      from: facets(),
+      to: facets({ requests: { cpu: 2, memory: 64 * 2 ** 20 } }),
+      message: '0/7 nodes are available: 1 Insufficient cpu.',
+      owner: 'Revision',
+      comparison: /raises its requests \(cpu 100m → 2\)/,
+      undo: true,
+    },
   ] as const;
   for (const tc of cases) {
     it(tc.name, () => {
@@ -59,7 +124,8 @@ describe('decide by comparison: a surge pod that can never fit', () => {
   }
   it('without the templates facets (an older cache), the symptom alone decides, as before', () => {
     const world = surgeWorld(facets(), facets(), FREE_PORTS)();
-    const noFacets = (): ReturnType<typeof targetObs> => ({ ...world, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
+    const noFacets = (): ReturnType<typeof targetObs> =>
+      ({ ...world, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
     const ds = run(timeline([rev(HASH.A, 1)], noFacets, [sec(700)]), { policy: UNDO });
     assert.equal(ds[2]!.status.owner, 'Revision');
     assert.equal(ds[2]!.status.blockedNodes?.[0]?.comparison, undefined);
@@ -67,10 +133,20 @@ describe('decide by comparison: a surge pod that can never fit', () => {
 });
 
 describe('decide by comparison: a node that was broken before the rollout', () => {
-  const crashing = (hash: string): PodView => pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: 4 });
+  const crashing = (hash: string): PodView =>
+    pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: 4 });
   /** Before the rollout: node-1's old pod already crash-loops (the guard follows it as a rollout in place). */
-  const before = targetObs({ nodes: [ready('node-1', [crashing(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [rev(HASH.A, 1)], ds: { available: 2, ready: 2 } });
-  const after = (newOn1: PodView) => targetObs({ nodes: [ready('node-1', [newOn1]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2, ready: 2 }) });
+  const before = targetObs({
+    nodes: [ready('node-1', [crashing(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+    revisions: [rev(HASH.A, 1)],
+    ds: { available: 2, ready: 2 },
+  });
+  const after = (newOn1: PodView) =>
+    targetObs({
+      nodes: [ready('node-1', [newOn1]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
+      revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+      ds: dsAt(2, { updated: 1, available: 2, ready: 2 }),
+    });
   const steps = (newOn1: PodView): Step[] => [
     { obs: before, at: T0 },
     { obs: after(newOn1), at: T1 },
@@ -83,7 +159,10 @@ describe('decide by comparison: a node that was broken before the rollout', () =
     assert.deepEqual(ds[1]!.status.rollout?.unavailableAtStart, [{ node: 'node-1', cause: 'CrashLoop' }]);
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Node');
-    assert.match(stalled.status.blockedNodes?.[0]?.comparison ?? '', /already failing on this node before the rollout started \(CrashLoop\)/);
+    assert.match(
+      stalled.status.blockedNodes?.[0]?.comparison ?? '',
+      /already failing on this node before the rollout started \(CrashLoop\)/,
+    );
     assert.equal(stalled.status.rollout?.failures, undefined, 'a crash where the old revision crashed too is not evidence');
     assert.equal(undos(ds).length, 0);
     assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
@@ -97,7 +176,10 @@ describe('decide by comparison: a node that was broken before the rollout', () =
   });
 
   it('the same crash on a node where the old revision ran fine (a node class it breaks on): the revision, undone', () => {
-    const healthyBefore = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] });
+    const healthyBefore = targetObs({
+      nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+      revisions: [rev(HASH.A, 1)],
+    });
     const ds = run([{ obs: healthyBefore, at: T0 }, ...steps(crashing(HASH.B)).slice(1)], { policy: UNDO });
     assert.equal(ds[2]!.status.owner, 'Revision');
     assert.equal(undos(ds).length, 1);
@@ -105,19 +187,41 @@ describe('decide by comparison: a node that was broken before the rollout', () =
 });
 
 describe('decide by comparison: a revision that takes its own node down', () => {
-  const down = (since: number): ReturnType<typeof health> => health({ ready: 'False', reason: 'KubeletNotReady', message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady', since: iso(since) });
+  const down = (since: number): ReturnType<typeof health> =>
+    health({
+      ready: 'False',
+      reason: 'KubeletNotReady',
+      message: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady',
+      since: iso(since),
+    });
   /** The new pod starts on `n` at `created`; the node turns NotReady `after` ms later. */
-  const knocked = (n: string, created: number, after: number): NodeView => withHealth(node(n, [pod({ hash: HASH.B, createdAt: iso(created), ready: false })]), down(created + after));
-  const world = (nodes: NodeView[]) => targetObs({ nodes, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 2, available: 1, ready: 1 }) });
+  const knocked = (n: string, created: number, after: number): NodeView =>
+    withHealth(node(n, [pod({ hash: HASH.B, createdAt: iso(created), ready: false })]), down(created + after));
+  const world = (nodes: NodeView[]) =>
+    targetObs({ nodes, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 2, available: 1, ready: 1 }) });
   /** Healthy on A, then the template change seen at T1 (before any new pod), then `w` at each time. */
   const steps = (w: ReturnType<typeof targetObs>, ...at: number[]): Step[] => [
-    { obs: targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] }), at: T0 },
-    { obs: targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 0 }) }), at: T1 },
+    {
+      obs: targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] }),
+      at: T0,
+    },
+    {
+      obs: targetObs({
+        nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+        revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+        ds: dsAt(2, { updated: 0 }),
+      }),
+      at: T1,
+    },
     ...at.map((a) => ({ obs: w, at: a })),
   ];
 
-  it('two updated nodes turn NotReady right after the new pod started, the old revision\'s node stays Ready: Failed, the revision, undone at once', () => {
-    const w = world([knocked('node-1', T1 + sec(1), sec(4)), knocked('node-2', T1 + sec(10), sec(3)), ready('node-3', [pod({ hash: HASH.A })])]);
+  it("two updated nodes turn NotReady right after the new pod started, the old revision's node stays Ready: Failed, the revision, undone at once", () => {
+    const w = world([
+      knocked('node-1', T1 + sec(1), sec(4)),
+      knocked('node-2', T1 + sec(10), sec(3)),
+      ready('node-3', [pod({ hash: HASH.A })]),
+    ]);
     const ds = run(steps(w, T1 + sec(20)), { policy: UNDO });
     const d = ds[2]!;
     assert.equal(d.status.state, 'Failed');
@@ -129,7 +233,11 @@ describe('decide by comparison: a revision that takes its own node down', () => 
   });
 
   it('one such node only: the node is blamed for now, and the status says one more would blame the revision', () => {
-    const w = world([knocked('node-1', T1 + sec(1), sec(4)), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])]);
+    const w = world([
+      knocked('node-1', T1 + sec(1), sec(4)),
+      ready('node-2', [pod({ hash: HASH.A })]),
+      ready('node-3', [pod({ hash: HASH.A })]),
+    ]);
     const ds = run(steps(w, T1 + sec(20), T1 + sec(700)), { policy: UNDO });
     const d = ds[3]!;
     assert.equal(d.status.state, 'Stalled');
@@ -148,7 +256,11 @@ describe('decide by comparison: a revision that takes its own node down', () => 
   });
 
   it('a node that turned NotReady long after the new pod started is not read as its doing', () => {
-    const w = world([knocked('node-1', T1 + sec(1), sec(600)), knocked('node-2', T1 + sec(2), sec(600)), ready('node-3', [pod({ hash: HASH.A })])]);
+    const w = world([
+      knocked('node-1', T1 + sec(1), sec(600)),
+      knocked('node-2', T1 + sec(2), sec(600)),
+      ready('node-3', [pod({ hash: HASH.A })]),
+    ]);
     const ds = run(steps(w, T1 + sec(620)), { policy: UNDO });
     assert.notEqual(ds[2]!.status.state, 'Failed');
     assert.notEqual(ds[2]!.action?.kind, 'Undo');
@@ -157,9 +269,20 @@ describe('decide by comparison: a revision that takes its own node down', () => 
 
 describe('decide by comparison: two broken revisions pushed in a row', () => {
   const C3 = rev(HASH.C, 3);
-  const healthy = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] });
-  const onB = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2 }) });
-  const onC = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.C)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2), C3], ds: dsAt(3, { updated: 1, available: 2 }) });
+  const healthy = targetObs({
+    nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+    revisions: [rev(HASH.A, 1)],
+  });
+  const onB = targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+    revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+    ds: dsAt(2, { updated: 1, available: 2 }),
+  });
+  const onC = targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.C)])],
+    revisions: [rev(HASH.A, 1), rev(HASH.B, 2), C3],
+    ds: dsAt(3, { updated: 1, available: 2 }),
+  });
   const ds = run(
     [
       { obs: healthy, at: T0 },
@@ -176,33 +299,57 @@ describe('decide by comparison: two broken revisions pushed in a row', () => {
     const start = ds[3]!;
     assert.deepEqual(start.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
     assert.deepEqual(start.status.rollout?.superseded, [{ revision: 2, hash: HASH.B }]);
-    assert.match(start.events.find((e) => e.reason === 'RolloutStarted')?.note ?? '', /supersedes revision 2 \(bbb222\), which never reached every node: an undo would restore revision 1/);
+    assert.match(
+      start.events.find((e) => e.reason === 'RolloutStarted')?.note ?? '',
+      /supersedes revision 2 \(bbb222\), which never reached every node: an undo would restore revision 1/,
+    );
   });
 
   it('one undo, straight to revision 1', () => {
     const u = undos(ds);
     assert.equal(u.length, 1);
     assert.equal(u[0]!.action?.kind === 'Undo' && u[0]!.action.toHash, HASH.A);
-    assert.match(u[0]!.status.lastUndo?.message ?? '', /restore revision 1 \(aaa111\) \(the last revision that ran on every node: revision 2 \(bbb222\) never did\)/);
+    assert.match(
+      u[0]!.status.lastUndo?.message ?? '',
+      /restore revision 1 \(aaa111\) \(the last revision that ran on every node: revision 2 \(bbb222\) never did\)/,
+    );
   });
 });
 
 describe('decide by comparison: a person undoes the rollout while the guard reports', () => {
   const A3 = rev(HASH.A, 3);
-  const healthy = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] });
-  const onB = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2 }) });
+  const healthy = targetObs({
+    nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+    revisions: [rev(HASH.A, 1)],
+  });
+  const onB = targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+    revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+    ds: dsAt(2, { updated: 1, available: 2 }),
+  });
   // kubectl rollout undo: the template is A again, renumbered 3; node-3's broken pod is being replaced.
-  const undone = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])], revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3, { updated: 2, available: 2, templateGeneration: '3' }) });
-  const back = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3) });
+  const undone = targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])],
+    revisions: [A3, rev(HASH.B, 2)],
+    ds: dsAt(3, { updated: 2, available: 2, templateGeneration: '3' }),
+  });
+  const back = targetObs({
+    nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+    revisions: [A3, rev(HASH.B, 2)],
+    ds: dsAt(3),
+  });
   const REPORT_THEN = policy({ onStall: { action: 'Undo', delaySeconds: 300 } });
-  const ds = run([
-    { obs: healthy, at: T0 },
-    { obs: onB, at: T1 },
-    { obs: onB, at: T1 + sec(700) },
-    { obs: undone, at: T1 + sec(720) },
-    { obs: undone, at: T1 + sec(2000) },
-    { obs: back, at: T1 + sec(2001) },
-  ], { policy: REPORT_THEN });
+  const ds = run(
+    [
+      { obs: healthy, at: T0 },
+      { obs: onB, at: T1 },
+      { obs: onB, at: T1 + sec(700) },
+      { obs: undone, at: T1 + sec(720) },
+      { obs: undone, at: T1 + sec(2000) },
+      { obs: back, at: T1 + sec(2001) },
+    ],
+    { policy: REPORT_THEN },
+  );
 
   it('the guard follows: the rollout is marked restored, never undone, never Stalled for it', () => {
     assert.equal(ds[2]!.status.state, 'Stalled');
@@ -217,15 +364,31 @@ describe('decide by comparison: a person undoes the rollout while the guard repo
 });
 
 describe('decide by comparison: admission refuses the new pods', () => {
-  const PSA = 'Error creating: pods "decoder-x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "decoder" must not set securityContext.privileged=true)';
+  const PSA =
+    'Error creating: pods "decoder-x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "decoder" must not set securityContext.privileged=true)';
   const refused = (at: number) =>
     targetObs({
       nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])],
-      revisions: [withFacets(rev(HASH.A, 1), facets()), withFacets(rev(HASH.B, 2), facets({ security: 's2', serviceAccountName: 'agent' }))],
+      revisions: [
+        withFacets(rev(HASH.A, 1), facets()),
+        withFacets(rev(HASH.B, 2), facets({ security: 's2', serviceAccountName: 'agent' })),
+      ],
       ds: dsAt(2, { updated: 0, available: 2, ready: 2, current: 2, warning: { reason: 'FailedCreate', message: PSA, at: iso(at) } }),
     });
-  const answer = (result: 'Accepted' | 'Refused' | 'NotVerified') => (d: Decision): GuardStatus =>
-    d.action?.kind === 'CompareAdmission' ? recordAdmission(d.status, d.action.revisionName, d.action.forHash, { result, message: result === 'Refused' ? '"pods is forbidden: violates PodSecurity"' : 'x' }, iso(T1 + sec(2))) : d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(800), 1).status : d.status;
+  const answer =
+    (result: 'Accepted' | 'Refused' | 'NotVerified') =>
+    (d: Decision): GuardStatus =>
+      d.action?.kind === 'CompareAdmission'
+        ? recordAdmission(
+            d.status,
+            d.action.revisionName,
+            d.action.forHash,
+            { result, message: result === 'Refused' ? '"pods is forbidden: violates PodSecurity"' : 'x' },
+            iso(T1 + sec(2)),
+          )
+        : d.action?.kind === 'Undo'
+          ? recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(800), 1).status
+          : d.status;
   const steps = (result: 'Accepted' | 'Refused' | 'NotVerified'): Step[] =>
     timeline([rev(HASH.A, 1)], refused, [sec(1), sec(700), sec(701)]).map((s, i) => (i === 0 ? s : { ...s, persist: answer(result) }));
 
@@ -239,7 +402,10 @@ describe('decide by comparison: admission refuses the new pods', () => {
     const ds = run(steps('Accepted'), { policy: UNDO });
     const stalled = ds[3]!;
     assert.equal(stalled.status.owner, 'Revision');
-    assert.match(stalled.status.emptyNodes?.[0]?.comparison ?? '', /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName default → agent; securityContext, host namespaces or volume types changed\)/);
+    assert.match(
+      stalled.status.emptyNodes?.[0]?.comparison ?? '',
+      /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName default → agent; securityContext, host namespaces or volume types changed\)/,
+    );
     assert.equal(undos(ds).length, 1);
   });
 
@@ -280,10 +446,30 @@ describe('decide by comparison: admission refuses the new pods', () => {
 describe('decide by comparison: the previous revision fails now too', () => {
   const broken = (hash: string): PodView => pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', restartCount: 3 });
   const world = () =>
-    targetObs({ nodes: [ready('node-1', [broken(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 1 }) });
+    targetObs({
+      nodes: [ready('node-1', [broken(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+      revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+      ds: dsAt(2, { updated: 1, available: 1 }),
+    });
 
   it('an old pod that ran at the start crash-loops now: PreviousRevisionFails, no undo', () => {
-    const ds = run(timeline([rev(HASH.A, 1)], () => targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2 }) }), []).concat([{ obs: world(), at: T1 + sec(700) }]), { policy: UNDO });
+    const ds = run(
+      timeline(
+        [rev(HASH.A, 1)],
+        () =>
+          targetObs({
+            nodes: [
+              ready('node-1', [pod({ hash: HASH.A })]),
+              ready('node-2', [pod({ hash: HASH.A })]),
+              ready('node-3', [imagePullPod(HASH.B)]),
+            ],
+            revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+            ds: dsAt(2, { updated: 1, available: 2 }),
+          }),
+        [],
+      ).concat([{ obs: world(), at: T1 + sec(700) }]),
+      { policy: UNDO },
+    );
     const stalled = ds[2]!;
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Revision');
@@ -294,7 +480,8 @@ describe('decide by comparison: the previous revision fails now too', () => {
 });
 
 describe('property: never an undo when the previous revision fails the same way on the same node', () => {
-  const crashing = (hash: string, restarts: number): PodView => pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: restarts });
+  const crashing = (hash: string, restarts: number): PodView =>
+    pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: restarts });
   const FREE_PORTS = "0/9 nodes are available: 1 node(s) didn't have free ports for the requested pod ports.";
   it('holds for random fleets, failures, surge pods and timelines', () => {
     fc.assert(
@@ -312,17 +499,41 @@ describe('property: never an undo when the previous revision fails the same way 
           const before = targetObs({
             nodes: names.map((n, i) => ready(n, [kind(i) === 'broken-before' ? crashing(HASH.A, restarts) : pod({ hash: HASH.A })])),
             revisions: [revs[0]!],
-            ds: { desired: count, current: count, updated: count, ready: count - kinds.slice(0, count).filter((k) => k === 'broken-before').length, available: count - kinds.slice(0, count).filter((k) => k === 'broken-before').length },
+            ds: {
+              desired: count,
+              current: count,
+              updated: count,
+              ready: count - kinds.slice(0, count).filter((k) => k === 'broken-before').length,
+              available: count - kinds.slice(0, count).filter((k) => k === 'broken-before').length,
+            },
           });
           const during = targetObs({
             nodes: names.map((n, i) =>
-              ready(n, kind(i) === 'broken-before' ? [crashing(HASH.B, restarts)] : kind(i) === 'new' ? [pod({ hash: HASH.B })] : kind(i) === 'surge-port' ? [pod({ hash: HASH.A }), unschedulablePod(HASH.B, FREE_PORTS)] : [pod({ hash: HASH.A })]),
+              ready(
+                n,
+                kind(i) === 'broken-before'
+                  ? [crashing(HASH.B, restarts)]
+                  : kind(i) === 'new'
+                    ? [pod({ hash: HASH.B })]
+                    : kind(i) === 'surge-port'
+                      ? [pod({ hash: HASH.A }), unschedulablePod(HASH.B, FREE_PORTS)]
+                      : [pod({ hash: HASH.A })],
+              ),
             ),
             revisions: revs,
-            ds: dsAt(2, { desired: count, current: count, updated: kinds.slice(0, count).filter((k) => k === 'new' || k === 'broken-before').length, available: count - 1, ready: count - 1 }),
+            ds: dsAt(2, {
+              desired: count,
+              current: count,
+              updated: kinds.slice(0, count).filter((k) => k === 'new' || k === 'broken-before').length,
+              available: count - 1,
+              ready: count - 1,
+            }),
           });
           let at = T1;
-          const steps: Step[] = [{ obs: before, at: T0 }, { obs: during, at: T1, persist: persistUndo }];
+          const steps: Step[] = [
+            { obs: before, at: T0 },
+            { obs: during, at: T1, persist: persistUndo },
+          ];
           for (const g of gaps) {
             at += sec(g);
             steps.push({ obs: during, at, persist: persistUndo });
@@ -338,12 +549,34 @@ describe('property: never an undo when the previous revision fails the same way 
 
 describe('decide: an undo that did not help', () => {
   const A3 = rev(HASH.A, 3);
-  const crashed = (hash: string): PodView => pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', restartCount: 2, lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: iso(T1 + sec(705)) } });
-  const healthy = targetObs({ nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])), revisions: [rev(HASH.A, 1)] });
-  const stuck = targetObs({ nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])], revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 1, available: 2 }) });
+  const crashed = (hash: string): PodView =>
+    pod({
+      hash,
+      ready: false,
+      waitingReason: 'CrashLoopBackOff',
+      restartCount: 2,
+      lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: iso(T1 + sec(705)) },
+    });
+  const healthy = targetObs({
+    nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
+    revisions: [rev(HASH.A, 1)],
+  });
+  const stuck = targetObs({
+    nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
+    revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+    ds: dsAt(2, { updated: 1, available: 2 }),
+  });
   // The undo restored A (renumbered 3), and A's new pods crash on two nodes.
-  const restoredCrashing = targetObs({ nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3, { updated: 3, available: 1, ready: 1 }) });
-  const countersDone = targetObs({ nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])], revisions: [A3, rev(HASH.B, 2)], ds: dsAt(3) });
+  const restoredCrashing = targetObs({
+    nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])],
+    revisions: [A3, rev(HASH.B, 2)],
+    ds: dsAt(3, { updated: 3, available: 1, ready: 1 }),
+  });
+  const countersDone = targetObs({
+    nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])],
+    revisions: [A3, rev(HASH.B, 2)],
+    ds: dsAt(3),
+  });
   const ds = run(
     [
       { obs: healthy, at: T0 },

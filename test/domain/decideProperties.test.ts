@@ -52,7 +52,18 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
-import type { DaemonSetUndoRecord, DaemonSetView, Decision, GuardStatus, NodeHealth, NodeView, Observation, PodView, RevisionView, WarningView } from '../../src/domain/types.js';
+import type {
+  DaemonSetUndoRecord,
+  DaemonSetView,
+  Decision,
+  GuardStatus,
+  NodeHealth,
+  NodeView,
+  Observation,
+  PodView,
+  RevisionView,
+  WarningView,
+} from '../../src/domain/types.js';
 import { recordDryRun, recordUndoOutcome, undoneOn, withUndone } from '../../src/domain/undo.js';
 import { CacheWait } from '../../src/reconcile/cacheWait.js';
 import { TargetMemory } from '../../src/reconcile/gather.js';
@@ -148,7 +159,14 @@ interface Scenario {
   /** B's config volume differs from A's, and C's from both (each its own digest); otherwise all three share A's. */
   bChangesVolume: boolean;
   minReadySeconds: number;
-  spec: { action: 'Undo' | 'Report'; delaySeconds: number; suspect: number; deadline: number; failedNodesThreshold: number; bakeSeconds: number };
+  spec: {
+    action: 'Undo' | 'Report';
+    delaySeconds: number;
+    suspect: number;
+    deadline: number;
+    failedNodesThreshold: number;
+    bakeSeconds: number;
+  };
   initial: NodeChange[];
   steps: StepGen[];
 }
@@ -206,7 +224,10 @@ const CONDS: ReadonlyArray<{ weight: number; cond: Cond }> = [
   { weight: 1, cond: 'pending' },
 ];
 
-const revArb: fc.Arbitrary<Rev | 'new'> = fc.oneof({ weight: 2, arbitrary: fc.constant<'new'>('new') }, { weight: 1, arbitrary: fc.constantFrom<Rev>(...REVS) });
+const revArb: fc.Arbitrary<Rev | 'new'> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<'new'>('new') },
+  { weight: 1, arbitrary: fc.constantFrom<Rev>(...REVS) },
+);
 /** Which of the two other revisions (see {@link others}). */
 const pickArb: fc.Arbitrary<0 | 1> = fc.constantFrom<0 | 1>(0, 1);
 const podGenArb: fc.Arbitrary<PodGen> = fc.record({
@@ -215,7 +236,10 @@ const podGenArb: fc.Arbitrary<PodGen> = fc.record({
   restarts: fc.integer({ min: 1, max: 5 }),
   oom: fc.boolean(),
   readyAgoS: fc.integer({ min: 0, max: 120 }),
-  terminating: fc.oneof({ weight: 6, arbitrary: fc.constant<'no'>('no') }, { weight: 1, arbitrary: fc.constantFrom<'inGrace' | 'pastGrace'>('inGrace', 'pastGrace') }),
+  terminating: fc.oneof(
+    { weight: 6, arbitrary: fc.constant<'no'>('no') },
+    { weight: 1, arbitrary: fc.constantFrom<'inGrace' | 'pastGrace'>('inGrace', 'pastGrace') },
+  ),
 });
 const podsArb: fc.Arbitrary<PodGen[]> = fc.oneof(
   { weight: 6, arbitrary: podGenArb.map((p) => [p]) },
@@ -236,7 +260,8 @@ const healthArb: fc.Arbitrary<Health> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Health>('Pressure') },
 );
 /** Usually null (keep what was there), shrinking towards it. */
-const keep = <T>(arb: fc.Arbitrary<T>, keepWeight = 3): fc.Arbitrary<T | null> => fc.oneof({ weight: keepWeight, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
+const keep = <T>(arb: fc.Arbitrary<T>, keepWeight = 3): fc.Arbitrary<T | null> =>
+  fc.oneof({ weight: keepWeight, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
 const nodeChangeArb: fc.Arbitrary<NodeChange> = fc.record({
   health: keep(healthArb, 5),
   maintenance: keep(fc.boolean(), 8),
@@ -245,21 +270,40 @@ const nodeChangeArb: fc.Arbitrary<NodeChange> = fc.record({
 });
 const MAX_NODES = 6;
 const stepArb: fc.Arbitrary<StepGen> = fc.record({
-  dtS: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 20 }) }, { weight: 3, arbitrary: fc.integer({ min: 21, max: 240 }) }, { weight: 2, arbitrary: fc.integer({ min: 241, max: 900 }) }),
-  event: fc.oneof({ weight: 10, arbitrary: fc.constant<'none'>('none') }, { weight: 2, arbitrary: fc.constant<'flip'>('flip') }, { weight: 2, arbitrary: fc.constant<'converge'>('converge') }),
+  dtS: fc.oneof(
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: 20 }) },
+    { weight: 3, arbitrary: fc.integer({ min: 21, max: 240 }) },
+    { weight: 2, arbitrary: fc.integer({ min: 241, max: 900 }) },
+  ),
+  event: fc.oneof(
+    { weight: 10, arbitrary: fc.constant<'none'>('none') },
+    { weight: 2, arbitrary: fc.constant<'flip'>('flip') },
+    { weight: 2, arbitrary: fc.constant<'converge'>('converge') },
+  ),
   flipTo: pickArb,
   controllerLags: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-  cacheLag: fc.oneof({ weight: 4, arbitrary: fc.constant<'none'>('none') }, { weight: 1, arbitrary: fc.constantFrom<'revisions' | 'daemonSet'>('revisions', 'daemonSet') }),
+  cacheLag: fc.oneof(
+    { weight: 4, arbitrary: fc.constant<'none'>('none') },
+    { weight: 1, arbitrary: fc.constantFrom<'revisions' | 'daemonSet'>('revisions', 'daemonSet') },
+  ),
   staleCounters: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
   warning: keep(fc.constantFrom<Warn>('none', 'admission', 'quotaRequests', 'quotaPods', 'staleAdmission', 'other'), 8),
   nodes: fc.array(nodeChangeArb, { minLength: MAX_NODES, maxLength: MAX_NODES }),
 });
-const healthyStart: NodeChange = { health: 'Ready', maintenance: false, lifecycleTaint: false, pods: [{ rev: 'A', cond: 'ok', restarts: 1, oom: false, readyAgoS: 0, terminating: 'no' }] };
+const healthyStart: NodeChange = {
+  health: 'Ready',
+  maintenance: false,
+  lifecycleTaint: false,
+  pods: [{ rev: 'A', cond: 'ok', restarts: 1, oom: false, readyAgoS: 0, terminating: 'no' }],
+};
 /** A scenario whose guard's onStall.action is one of `actions` and whose steps come from `steps`. */
 const scenarioWith = (actions: ReadonlyArray<'Undo' | 'Report'>, steps: fc.Arbitrary<StepGen[]>): fc.Arbitrary<Scenario> =>
   fc.record({
     nodeCount: fc.integer({ min: 1, max: MAX_NODES }),
-    gpu: fc.array(fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), { minLength: MAX_NODES, maxLength: MAX_NODES }),
+    gpu: fc.array(fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), {
+      minLength: MAX_NODES,
+      maxLength: MAX_NODES,
+    }),
     bDropsToleration: fc.boolean(),
     bChangesVolume: fc.boolean(),
     minReadySeconds: fc.constantFrom(0, 0, 10, 60),
@@ -280,7 +324,10 @@ const scenarioWith = (actions: ReadonlyArray<'Undo' | 'Report'>, steps: fc.Arbit
     ),
     steps,
   });
-const scenarioArb: fc.Arbitrary<Scenario> = scenarioWith(['Undo', 'Undo', 'Undo', 'Report'], fc.array(stepArb, { minLength: 1, maxLength: 28 }));
+const scenarioArb: fc.Arbitrary<Scenario> = scenarioWith(
+  ['Undo', 'Undo', 'Undo', 'Report'],
+  fc.array(stepArb, { minLength: 1, maxLength: 28 }),
+);
 
 /*
  * Sequences of broken releases. In scenarioArb an undo is rare (well under one per sequence), so two undos
@@ -299,24 +346,30 @@ const stallStepArb: fc.Arbitrary<StepGen> = fc
   .tuple(
     stepArb,
     fc.integer({ min: 30, max: 400 }),
-    fc.array(fc.oneof({ weight: 4, arbitrary: fc.constant(UNCHANGED) }, { weight: 1, arbitrary: nodeChangeArb }), { minLength: MAX_NODES, maxLength: MAX_NODES }),
+    fc.array(fc.oneof({ weight: 4, arbitrary: fc.constant(UNCHANGED) }, { weight: 1, arbitrary: nodeChangeArb }), {
+      minLength: MAX_NODES,
+      maxLength: MAX_NODES,
+    }),
   )
   .map(([st, dtS, nodes]): StepGen => ({ ...st, dtS, event: 'none', nodes }));
 const brokenReleaseArb: fc.Arbitrary<StepGen[]> = fc
-  .tuple(
-    stepArb,
-    pickArb,
-    failingPodArb,
-    fc.array(stallStepArb, { minLength: 1, maxLength: 4 }),
-  )
+  .tuple(stepArb, pickArb, failingPodArb, fc.array(stallStepArb, { minLength: 1, maxLength: 4 }))
   .map(([release, flipTo, failing, after]): StepGen[] => [
-    { ...release, event: 'flip', flipTo, nodes: [{ health: 'Ready', maintenance: false, lifecycleTaint: false, pods: [failing] }, ...release.nodes.slice(1)] },
+    {
+      ...release,
+      event: 'flip',
+      flipTo,
+      nodes: [{ health: 'Ready', maintenance: false, lifecycleTaint: false, pods: [failing] }, ...release.nodes.slice(1)],
+    },
     ...after,
   ]);
 const releasesArb: fc.Arbitrary<Scenario> = scenarioWith(
   ['Undo'],
   fc
-    .array(fc.oneof({ weight: 3, arbitrary: brokenReleaseArb }, { weight: 1, arbitrary: stepArb.map((st) => [st]) }), { minLength: 2, maxLength: 7 })
+    .array(fc.oneof({ weight: 3, arbitrary: brokenReleaseArb }, { weight: 1, arbitrary: stepArb.map((st) => [st]) }), {
+      minLength: 2,
+      maxLength: 7,
+    })
     .map((segments) => segments.flat().slice(0, 28)),
 );
 /** scenarioArb, and as often sequences of broken releases (three revisions undone in turn and re-applied). */
@@ -329,7 +382,14 @@ const MAINTENANCE_TAINT = 'example.com/maintenance=true:NoSchedule';
 const LIFECYCLE_TAINT = 'node.kubernetes.io/unreachable:NoSchedule';
 
 function podState(g: PodGen, now: number, template: Rev): PodState {
-  const p: PodState = { rev: g.rev === 'new' ? template : g.rev, cond: g.cond, restarts: g.restarts, oom: g.oom, createdAt: now - sec(g.readyAgoS + 5), readySince: g.cond === 'ok' ? now - sec(3600) : now - sec(g.readyAgoS) };
+  const p: PodState = {
+    rev: g.rev === 'new' ? template : g.rev,
+    cond: g.cond,
+    restarts: g.restarts,
+    oom: g.oom,
+    createdAt: now - sec(g.readyAgoS + 5),
+    readySince: g.cond === 'ok' ? now - sec(3600) : now - sec(g.readyAgoS),
+  };
   if (g.terminating === 'inGrace') p.deletionAt = now + sec(20);
   if (g.terminating === 'pastGrace') p.deletionAt = now - sec(60);
   return p;
@@ -352,7 +412,11 @@ function untolerated(n: NodeState, r: Rev, sc: Scenario): string[] {
 }
 /** The node's own taints, as gather fingerprints them: a node "changed" when these did. */
 const fingerprint = (n: NodeState): string =>
-  [n.gpu ? GPU_TAINT : '', n.maintenance ? MAINTENANCE_TAINT : '', n.lifecycleTaint && (n.health === 'NotReady' || n.health === 'Unknown') ? LIFECYCLE_TAINT : ''].join('|');
+  [
+    n.gpu ? GPU_TAINT : '',
+    n.maintenance ? MAINTENANCE_TAINT : '',
+    n.lifecycleTaint && (n.health === 'NotReady' || n.health === 'Unknown') ? LIFECYCLE_TAINT : '',
+  ].join('|');
 
 function nodeHealth(n: NodeState): NodeHealth {
   switch (n.health) {
@@ -361,7 +425,12 @@ function nodeHealth(n: NodeState): NodeHealth {
     case 'Pressure':
       return health({ pressure: ['MemoryPressure'] });
     case 'NotReady':
-      return health({ ready: 'False', reason: 'KubeletNotReady', message: 'container runtime network not ready', unreachable: n.lifecycleTaint });
+      return health({
+        ready: 'False',
+        reason: 'KubeletNotReady',
+        message: 'container runtime network not ready',
+        unreachable: n.lifecycleTaint,
+      });
     case 'Unknown':
       return { ...deadKubelet(), unreachable: n.lifecycleTaint };
   }
@@ -369,7 +438,8 @@ function nodeHealth(n: NodeState): NodeHealth {
 
 const isLive = (p: PodState): boolean => p.deletionAt === undefined;
 const readyCond = (c: Cond): boolean => c === 'ok' || c === 'waitMinReady' || c === 'restartedReady';
-const availableAt = (p: PodState, now: number, minReadySeconds: number): boolean => isLive(p) && readyCond(p.cond) && (minReadySeconds === 0 || now - p.readySince >= sec(minReadySeconds));
+const availableAt = (p: PodState, now: number, minReadySeconds: number): boolean =>
+  isLive(p) && readyCond(p.cond) && (minReadySeconds === 0 || now - p.readySince >= sec(minReadySeconds));
 
 function podView(p: PodState, now: number, sc: Scenario): PodView {
   const hash = HASH_OF[p.rev];
@@ -381,22 +451,52 @@ function podView(p: PodState, now: number, sc: Scenario): PodView {
     case 'waitMinReady':
     case 'restartedReady': {
       const restarted = p.cond === 'restartedReady' ? { restartCount: p.restarts, lastTermination: crash } : {};
-      return pod({ hash, createdAt, ready: true, available: availableAt(p, now, sc.minReadySeconds), readySince: iso(p.readySince), ...restarted });
+      return pod({
+        hash,
+        createdAt,
+        ready: true,
+        available: availableAt(p, now, sc.minReadySeconds),
+        readySince: iso(p.readySince),
+        ...restarted,
+      });
     }
     case 'imagePull': {
       const reason = p.restarts % 2 === 0 ? 'ErrImagePull' : 'ImagePullBackOff';
-      return pod({ hash, createdAt, phase: 'Pending', waitingReason: reason, waitingMessage: `Back-off pulling image "registry.example/decoder:${hash}"` });
+      return pod({
+        hash,
+        createdAt,
+        phase: 'Pending',
+        waitingReason: reason,
+        waitingMessage: `Back-off pulling image "registry.example/decoder:${hash}"`,
+      });
     }
     case 'crashLoop':
-      return pod({ hash, createdAt, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off 40s restarting failed container', restartCount: p.restarts, lastTermination: crash });
+      return pod({
+        hash,
+        createdAt,
+        waitingReason: 'CrashLoopBackOff',
+        waitingMessage: 'back-off 40s restarting failed container',
+        restartCount: p.restarts,
+        lastTermination: crash,
+      });
     case 'notReady':
       return pod({ hash, createdAt, ready: false });
     case 'creating':
     case 'creatingMount':
     case 'creatingSandbox': {
       const v = pod({ hash, createdAt, phase: 'Pending', waitingReason: 'ContainerCreating', waitingMessage: '' });
-      if (p.cond === 'creatingMount') v.warning = { reason: 'FailedMount', message: 'MountVolume.SetUp failed for volume "config" : configmap "decoder-config" not found', at: iso(p.createdAt + sec(2)) };
-      if (p.cond === 'creatingSandbox') v.warning = { reason: 'FailedCreatePodSandBox', message: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox', at: iso(p.createdAt + sec(2)) };
+      if (p.cond === 'creatingMount')
+        v.warning = {
+          reason: 'FailedMount',
+          message: 'MountVolume.SetUp failed for volume "config" : configmap "decoder-config" not found',
+          at: iso(p.createdAt + sec(2)),
+        };
+      if (p.cond === 'creatingSandbox')
+        v.warning = {
+          reason: 'FailedCreatePodSandBox',
+          message: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox',
+          at: iso(p.createdAt + sec(2)),
+        };
       return v;
     }
     case 'unschedulable':
@@ -416,13 +516,29 @@ function warningView(kind: Warn, now: number): WarningView | undefined {
     case 'none':
       return undefined;
     case 'admission':
-      return { reason: 'FailedCreate', message: `Error creating: pods "${DS_NAME}-x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "decoder" must not set securityContext.privileged=true)`, at };
+      return {
+        reason: 'FailedCreate',
+        message: `Error creating: pods "${DS_NAME}-x" is forbidden: violates PodSecurity "baseline:latest": privileged (container "decoder" must not set securityContext.privileged=true)`,
+        at,
+      };
     case 'staleAdmission':
-      return { reason: 'FailedCreate', message: `Error creating: pods "${DS_NAME}-x" is forbidden: violates PodSecurity "baseline:latest": hostPath volumes`, at: iso(T0 - sec(7200)) };
+      return {
+        reason: 'FailedCreate',
+        message: `Error creating: pods "${DS_NAME}-x" is forbidden: violates PodSecurity "baseline:latest": hostPath volumes`,
+        at: iso(T0 - sec(7200)),
+      };
     case 'quotaRequests':
-      return { reason: 'FailedCreate', message: `Error creating: pods "${DS_NAME}-x" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=7, limited: requests.cpu=8`, at };
+      return {
+        reason: 'FailedCreate',
+        message: `Error creating: pods "${DS_NAME}-x" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=7, limited: requests.cpu=8`,
+        at,
+      };
     case 'quotaPods':
-      return { reason: 'FailedCreate', message: `Error creating: pods "${DS_NAME}-x" is forbidden: exceeded quota: pod-count, requested: pods=1, used: pods=3, limited: pods=3`, at };
+      return {
+        reason: 'FailedCreate',
+        message: `Error creating: pods "${DS_NAME}-x" is forbidden: exceeded quota: pod-count, requested: pods=1, used: pods=3, limited: pods=3`,
+        at,
+      };
     case 'other':
       return { reason: 'FailedCreate', message: 'Error creating: Internal error occurred: etcdserver: request timed out', at };
   }
@@ -450,7 +566,8 @@ const volumeDigest = (r: Rev, sc: Scenario): string => (sc.bChangesVolume && r !
 /** The ControllerRevisions as the controller has them once it observed generation `g`. */
 function revisionsAt(w: World, g: number, sc: Scenario): RevisionView[] {
   const out: RevisionView[] = [];
-  for (const [r, number] of revisionNumbers(w.history.slice(0, g))) out.push({ ...rev(HASH_OF[r], number), volumes: { config: volumeDigest(r, sc) } });
+  for (const [r, number] of revisionNumbers(w.history.slice(0, g)))
+    out.push({ ...rev(HASH_OF[r], number), volumes: { config: volumeDigest(r, sc) } });
   return out.sort((a, b) => b.revision - a.revision);
 }
 
@@ -472,14 +589,37 @@ const GUARD_KEY = `default/${DS_NAME}`;
 const UID = 'uid-decoder';
 
 /** The observation gather would build for the world at `now`, and whether it shows a cache behind the other. */
-function observe(w: World, step: StepGen | undefined, now: number, sc: Scenario, memory: TargetMemory): { obs: Observation; cacheBehind: boolean } {
+function observe(
+  w: World,
+  step: StepGen | undefined,
+  now: number,
+  sc: Scenario,
+  memory: TargetMemory,
+): { obs: Observation; cacheBehind: boolean } {
   const nodes: NodeView[] = [];
   for (const n of w.nodes) {
     const bad = untolerated(n, w.template, sc);
-    const nv = withHealth(node(n.name, n.pods.map((p) => podView(p, now, sc)), bad.length === 0, bad.length > 0 ? `untolerated taint ${bad[0]}` : undefined), nodeHealth(n));
+    const nv = withHealth(
+      node(
+        n.name,
+        n.pods.map((p) => podView(p, now, sc)),
+        bad.length === 0,
+        bad.length > 0 ? `untolerated taint ${bad[0]}` : undefined,
+      ),
+      nodeHealth(n),
+    );
     nodes.push(nv);
   }
-  const c = step?.staleCounters && w.lastDs ? { desired: w.lastDs.desired, current: w.lastDs.current, updated: w.lastDs.updated, ready: w.lastDs.ready, available: w.lastDs.available } : counters(w, now, sc);
+  const c =
+    step?.staleCounters && w.lastDs
+      ? {
+          desired: w.lastDs.desired,
+          current: w.lastDs.current,
+          updated: w.lastDs.updated,
+          ready: w.lastDs.ready,
+          available: w.lastDs.available,
+        }
+      : counters(w, now, sc);
   let ds: Partial<DaemonSetView> = {
     generation: w.generation,
     observedGeneration: w.observedGeneration,
@@ -526,7 +666,14 @@ interface Pass {
   decision: Decision;
   /** The act step's outcome of the pass's Undo. */
   acted?: 'Applied' | 'AlreadyAtTarget';
-  world: { template: Rev; generation: number; observedGeneration: number; appliedAt: Record<Rev, number>; warning?: { kind: Warn; at: number }; nodes: NodeState[] };
+  world: {
+    template: Rev;
+    generation: number;
+    observedGeneration: number;
+    appliedAt: Record<Rev, number>;
+    warning?: { kind: Warn; at: number };
+    nodes: NodeState[];
+  };
 }
 
 function guardPolicy(sc: Scenario): GuardPolicy {
@@ -553,7 +700,14 @@ function simulate(sc: Scenario): Pass[] {
     history: ['A'],
     appliedAt: { A: T0 - sec(3600), B: -Infinity, C: -Infinity },
     changedSinceLastPass: false,
-    nodes: Array.from({ length: sc.nodeCount }, (_, k): NodeState => ({ name: `node-${k + 1}`, health: 'Ready', maintenance: false, lifecycleTaint: false, gpu: sc.gpu[k]!, pods: [] })),
+    nodes: Array.from({ length: sc.nodeCount }, (_, k): NodeState => ({
+      name: `node-${k + 1}`,
+      health: 'Ready',
+      maintenance: false,
+      lifecycleTaint: false,
+      gpu: sc.gpu[k]!,
+      pods: [],
+    })),
   };
   w.nodes.forEach((n, k) => applyNodeChange(n, sc.initial[k]!, at, 'A'));
   const flip = (to: Rev, now: number): void => {
@@ -587,7 +741,11 @@ function simulate(sc: Scenario): Pass[] {
       }
       w.nodes.forEach((n, k) => applyNodeChange(n, step.nodes[k]!, at, w.template));
       if (step.event === 'converge') {
-        for (const n of w.nodes) n.pods = untolerated(n, w.template, sc).length === 0 ? [{ rev: w.template, cond: 'ok', restarts: 0, oom: false, createdAt: at - sec(3600), readySince: at - sec(3600) }] : [];
+        for (const n of w.nodes)
+          n.pods =
+            untolerated(n, w.template, sc).length === 0
+              ? [{ rev: w.template, cond: 'ok', restarts: 0, oom: false, createdAt: at - sec(3600), readySince: at - sec(3600) }]
+              : [];
         event = event === 'none' ? 'converge' : `${event}, converge`;
       }
       if (!step.controllerLags) w.observedGeneration = w.generation;
@@ -610,7 +768,14 @@ function simulate(sc: Scenario): Pass[] {
       prev,
       cacheWaitMs,
       decision,
-      world: { template: w.template, generation: w.generation, observedGeneration: w.observedGeneration, appliedAt: { ...w.appliedAt }, ...(w.warning ? { warning: { kind: w.warning.kind, at: Date.parse(w.warning.view.at) } } : {}), nodes: structuredClone(w.nodes) },
+      world: {
+        template: w.template,
+        generation: w.generation,
+        observedGeneration: w.observedGeneration,
+        appliedAt: { ...w.appliedAt },
+        ...(w.warning ? { warning: { kind: w.warning.kind, at: Date.parse(w.warning.view.at) } } : {}),
+        nodes: structuredClone(w.nodes),
+      },
     });
     if (obs.kind === 'Target' && !decision.deferred) w.lastDs = obs.ds;
     if (!decision.deferred) w.changedSinceLastPass = false;
@@ -648,14 +813,20 @@ function trail(passes: readonly Pass[], upTo: number): string {
     .map((p) => {
       const w = p.world;
       const nodes = w.nodes
-        .map((n) => `${n.name} ${n.health}${n.maintenance ? '+maint' : ''}${n.lifecycleTaint ? '+lctaint' : ''}${n.gpu ? '+gpu' : ''} [${n.pods.map(fmtPod).join(', ')}]`)
+        .map(
+          (n) =>
+            `${n.name} ${n.health}${n.maintenance ? '+maint' : ''}${n.lifecycleTaint ? '+lctaint' : ''}${n.gpu ? '+gpu' : ''} [${n.pods.map(fmtPod).join(', ')}]`,
+        )
         .join('; ');
       const d = p.decision;
       const curHash = p.obs.kind === 'Target' ? p.obs.currentRevision?.hash : undefined;
       const cur = curHash !== undefined ? revOfHash(curHash) : '-';
       const counts = p.obs.kind === 'Target' ? `D${p.obs.ds.desired} U${p.obs.ds.updated} A${p.obs.ds.available}` : '';
-      const undone = p.obs.kind === 'Target' && p.obs.ds.undoRecord ? ` record undone [${undoneOn(p.obs.ds.undoRecord).map(revOfHash).join(',')}]` : '';
-      const action = d.action ? ` ACTION ${d.action.kind}${d.action.kind === 'Undo' ? ` ${revOfHash(d.action.fromHash)}→${revOfHash(d.action.toHash)}${p.acted === 'AlreadyAtTarget' ? ' (already at target)' : ''}` : ''}` : '';
+      const undone =
+        p.obs.kind === 'Target' && p.obs.ds.undoRecord ? ` record undone [${undoneOn(p.obs.ds.undoRecord).map(revOfHash).join(',')}]` : '';
+      const action = d.action
+        ? ` ACTION ${d.action.kind}${d.action.kind === 'Undo' ? ` ${revOfHash(d.action.fromHash)}→${revOfHash(d.action.toHash)}${p.acted === 'AlreadyAtTarget' ? ' (already at target)' : ''}` : ''}`
+        : '';
       return (
         `  #${p.i} +${(p.at - T0) / 1000}s ${p.event}: template ${w.template} gen ${w.generation}/${w.observedGeneration} current ${cur} ${counts}${undone}` +
         `${w.warning ? ` warning ${w.warning.kind}` : ''} | ${nodes}\n      → ${d.deferred ? 'deferred' : `${String(d.status.state)} ${String(d.status.cause)}/${String(d.status.owner)}`}${action}`
@@ -693,11 +864,13 @@ function check(arb: fc.Arbitrary<Scenario>, runs: number, predicate: (sc: Scenar
 function covered(counts: Record<string, number>, min: Record<string, number>, defaultRuns: number): void {
   if (process.env['FC_PATH'] !== undefined) return;
   const scale = Number(process.env['FC_RUNS'] ?? defaultRuns) / defaultRuns;
-  for (const [k, m] of Object.entries(min)) assert.ok((counts[k] ?? 0) >= m * scale, `too little coverage: ${k} ${counts[k] ?? 0} < ${m * scale} (${JSON.stringify(counts)})`);
+  for (const [k, m] of Object.entries(min))
+    assert.ok((counts[k] ?? 0) >= m * scale, `too little coverage: ${k} ${counts[k] ?? 0} < ${m * scale} (${JSON.stringify(counts)})`);
 }
 
 /** The node's own conditions say nothing is wrong with it: Ready, not tainted by the lifecycle controller, no pressure. */
-const nodeIsReady = (h: NodeHealth | undefined): boolean => h !== undefined && h.ready === 'True' && !h.unreachable && (h.pressure ?? []).length === 0;
+const nodeIsReady = (h: NodeHealth | undefined): boolean =>
+  h !== undefined && h.ready === 'True' && !h.unreachable && (h.pressure ?? []).length === 0;
 
 /**
  * Whether the generator built this pod to fail for a reason of its own template, as the domain lists them
@@ -733,7 +906,9 @@ function nodesOnRevision(obs: Extract<Observation, { kind: 'Target' }>, hash: st
 }
 
 const CRD = parseYaml(readFileSync(new URL('../../../config/crd/rolloutguards.yaml', import.meta.url), 'utf8')) as {
-  spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { status: { properties: Record<string, { enum?: string[] }> } } } } }> };
+  spec: {
+    versions: Array<{ schema: { openAPIV3Schema: { properties: { status: { properties: Record<string, { enum?: string[] }> } } } } }>;
+  };
 };
 const STATUS_SCHEMA = CRD.spec.versions[0]!.schema.openAPIV3Schema.properties.status.properties;
 
@@ -757,7 +932,14 @@ describe('decide: properties over generated sequences of observations (fast-chec
    *    second undo.
    */
   it('1. never two undos of one revision: at most one Undo per broken hash over a sequence, also after the undo is applied and the broken revision is observed again', (t) => {
-    const seen = { sequences: 0, undos: 0, undosAlreadyAtTarget: 0, brokenBackAfterUndo: 0, undoneBackAfterAnotherUndo: 0, secondUndoRefused: 0 };
+    const seen = {
+      sequences: 0,
+      undos: 0,
+      undosAlreadyAtTarget: 0,
+      brokenBackAfterUndo: 0,
+      undoneBackAfterAnotherUndo: 0,
+      secondUndoRefused: 0,
+    };
     /** Of undoneBackAfterAnotherUndo, by order: "BCB" is B undone, then C undone, then B current again. */
     const orders: Record<string, number> = {};
     check(mixedArb, 1000, (sc) => {
@@ -780,14 +962,23 @@ describe('decide: properties over generated sequences of observations (fast-chec
             if (other === cur || otherAt < undoneAt || obs.ds.generation <= otherAt + 1) continue;
             backAfterAnother ??= `${revOfHash(cur)}${revOfHash(other)}${revOfHash(cur)}`;
             const s = p.decision.status;
-            if (sc.spec.action === 'Undo' && (s.state === 'Stalled' || s.state === 'Failed') && s.owner === 'Revision' && s.undoSkipped?.reason === 'AlreadyUndone') refused = true;
+            if (
+              sc.spec.action === 'Undo' &&
+              (s.state === 'Stalled' || s.state === 'Failed') &&
+              s.owner === 'Revision' &&
+              s.undoSkipped?.reason === 'AlreadyUndone'
+            )
+              refused = true;
           }
         }
         const a = p.decision.action;
         if (a?.kind !== 'Undo') continue;
         seen.undos++;
         if (p.acted === 'AlreadyAtTarget') seen.undosAlreadyAtTarget++;
-        assert.ok(!undoneAtGeneration.has(a.fromHash), `a second Undo of revision ${revOfHash(a.fromHash)} (${a.fromHash}) at pass #${p.i}:\n${trail(passes, p.i)}`);
+        assert.ok(
+          !undoneAtGeneration.has(a.fromHash),
+          `a second Undo of revision ${revOfHash(a.fromHash)} (${a.fromHash}) at pass #${p.i}:\n${trail(passes, p.i)}`,
+        );
         undoneAtGeneration.set(a.fromHash, p.world.generation);
       }
       if (back) seen.brokenBackAfterUndo++;
@@ -847,7 +1038,10 @@ describe('decide: properties over generated sequences of observations (fast-chec
             n.pods.some((q) => q.rev === broken && failsByItsTemplate(q, p.at, sc)) &&
             !n.pods.some((q) => q.rev === broken && availableAt(q, p.at, sc.minReadySeconds)),
         );
-        const refusal = w.warning !== undefined && (w.warning.kind === 'admission' || w.warning.kind === 'quotaRequests') && w.warning.at >= w.appliedAt[broken] - 2000;
+        const refusal =
+          w.warning !== undefined &&
+          (w.warning.kind === 'admission' || w.warning.kind === 'quotaRequests') &&
+          w.warning.at >= w.appliedAt[broken] - 2000;
         const crashes = s.state === 'Failed' && (crashedOn.get(a.fromHash)?.size ?? 0) >= sc.spec.failedNodesThreshold;
         const shrink = broken === 'B' && sc.bDropsToleration && w.nodes.some((n) => n.gpu);
         assert.ok(readyNode || refusal || crashes || shrink, `no evidence against revision ${broken}: ${where}`);
@@ -888,7 +1082,12 @@ describe('decide: properties over generated sequences of observations (fast-chec
         const hash = obs.currentRevision?.hash;
         if (hash === undefined) continue;
         const observed = obs.ds.observedGeneration >= obs.ds.generation;
-        const cur = { hash, onRevision: nodesOnRevision(obs, hash), updated: observed ? obs.ds.updated : -1, available: observed ? obs.ds.available : -1 };
+        const cur = {
+          hash,
+          onRevision: nodesOnRevision(obs, hash),
+          updated: observed ? obs.ds.updated : -1,
+          available: observed ? obs.ds.available : -1,
+        };
         if (run?.hash === hash && observed && !p.cacheBehind) {
           seen.checked++;
           if (cur.onRevision > run.onRevision || cur.updated > run.updated || cur.available > run.available) {
@@ -903,7 +1102,12 @@ describe('decide: properties over generated sequences of observations (fast-chec
         }
         run =
           run?.hash === hash
-            ? { hash, onRevision: Math.max(run.onRevision, cur.onRevision), updated: Math.max(run.updated, cur.updated), available: Math.max(run.available, cur.available) }
+            ? {
+                hash,
+                onRevision: Math.max(run.onRevision, cur.onRevision),
+                updated: Math.max(run.updated, cur.updated),
+                available: Math.max(run.available, cur.available),
+              }
             : cur;
       }
     });
@@ -948,7 +1152,8 @@ describe('decide: properties over generated sequences of observations (fast-chec
         if (d.status.cause !== undefined) assert.ok(causes.includes(d.status.cause), `cause ${d.status.cause} ${where}`);
         if (d.status.owner !== undefined) assert.ok(owners.includes(d.status.owner), `owner ${d.status.owner} ${where}`);
         assert.deepEqual(roundTrip(d.status), d.status, `status is not plain JSON ${where}`);
-        if (d.requeueAfterMs !== undefined) assert.ok(Number.isFinite(d.requeueAfterMs) && d.requeueAfterMs > 0, `requeueAfterMs ${d.requeueAfterMs} ${where}`);
+        if (d.requeueAfterMs !== undefined)
+          assert.ok(Number.isFinite(d.requeueAfterMs) && d.requeueAfterMs > 0, `requeueAfterMs ${d.requeueAfterMs} ${where}`);
       }
     });
   });

@@ -7,7 +7,25 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { recordUndoOutcome } from '../../src/domain/undo.js';
 import type { Decision, NodeView, Observation, PodView } from '../../src/domain/types.js';
-import { HASH, T0, cond, crashLoopPod, deadKubelet, iso, node, nodesOn, policy, pod, reasons, rev, run, sec, targetObs, withHealth, type Step } from '../support/fixtures.js';
+import {
+  HASH,
+  T0,
+  cond,
+  crashLoopPod,
+  deadKubelet,
+  iso,
+  node,
+  nodesOn,
+  policy,
+  pod,
+  reasons,
+  rev,
+  run,
+  sec,
+  targetObs,
+  withHealth,
+  type Step,
+} from '../support/fixtures.js';
 
 const A1 = rev(HASH.A, 1);
 const B2 = rev(HASH.B, 2);
@@ -18,7 +36,11 @@ const names = Array.from({ length: N }, (_, i) => `node-${i + 1}`);
 const onA = (): PodView => pod({ hash: HASH.A });
 const onB = (): PodView => pod({ hash: HASH.B });
 const crashedB = (restarts: number, at: number, reason = 'Error'): PodView =>
-  pod({ hash: HASH.B, restartCount: restarts, lastTermination: { container: 'decoder', reason, exitCode: reason === 'OOMKilled' ? 137 : 1, at: iso(at) } });
+  pod({
+    hash: HASH.B,
+    restartCount: restarts,
+    lastTermination: { container: 'decoder', reason, exitCode: reason === 'OOMKilled' ? 137 : 1, at: iso(at) },
+  });
 
 /**
  * The fleet `k` nodes into a rollout of B: nodes before `k` run B, the rest A; `crashes` maps a node
@@ -29,10 +51,21 @@ function fleet(k: number, crashes: Record<number, number> = {}, crashAt = T1, re
   return targetObs({
     nodes,
     revisions: [A1, B2],
-    ds: { generation: 2, observedGeneration: 2, templateGeneration: '2', desired: N, current: N, ready: N, updated: k, available: N, images: [`registry.example/decoder:${HASH.B}`] },
+    ds: {
+      generation: 2,
+      observedGeneration: 2,
+      templateGeneration: '2',
+      desired: N,
+      current: N,
+      ready: N,
+      updated: k,
+      available: N,
+      images: [`registry.example/decoder:${HASH.B}`],
+    },
   });
 }
-const healthyA = (): Observation => targetObs({ nodes: nodesOn(HASH.A, N), revisions: [A1], ds: { desired: N, current: N, ready: N, updated: N, available: N } });
+const healthyA = (): Observation =>
+  targetObs({ nodes: nodesOn(HASH.A, N), revisions: [A1], ds: { desired: N, current: N, ready: N, updated: N, available: N } });
 const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
 const UNDO = policy({ onStall: { action: 'Undo' } });
 
@@ -62,7 +95,10 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
     assert.equal(d.status.owner, 'Revision');
     assert.deepEqual(reasons(d), ['RevisionFailed']);
     assert.equal(d.status.rollout?.failedAt, iso(T1 + sec(9)));
-    assert.match(d.status.message!, /crashes after starting on 2 Ready nodes \(failedNodesThreshold 2\): node-1 \(1 restart, Error, first at/);
+    assert.match(
+      d.status.message!,
+      /crashes after starting on 2 Ready nodes \(failedNodesThreshold 2\): node-1 \(1 restart, Error, first at/,
+    );
     assert.match(d.status.message!, /It runs on 4 of 12 nodes/);
     assert.equal(cond(d.status, 'Progressing').reason, 'RevisionFailed');
     assert.equal(cond(d.status, 'Stalled').status, 'True');
@@ -86,7 +122,11 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
 
   it('once applied, the undo converges as any other: RollingBack, and never a second undo of B', () => {
     const applied = run(
-      [...steps.slice(0, -1), { ...steps[steps.length - 1]!, persist: (d) => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(9), 1).status }, { obs: fleet(4, { 0: 2, 1: 2 }, T1 + sec(12)), at: T1 + sec(12) }],
+      [
+        ...steps.slice(0, -1),
+        { ...steps[steps.length - 1]!, persist: (d) => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(9), 1).status },
+        { obs: fleet(4, { 0: 2, 1: 2 }, T1 + sec(12)), at: T1 + sec(12) },
+      ],
       { policy: UNDO },
     );
     const after = last(applied);
@@ -95,7 +135,9 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
   });
 
   it('OOMKilled crashes name their own cause: the remedy is the memory limit', () => {
-    const d = last(run([...steps.slice(0, 3), { obs: fleet(4, { 0: 1, 1: 1 }, T1 + sec(9), 'OOMKilled'), at: T1 + sec(9) }], { policy: UNDO }));
+    const d = last(
+      run([...steps.slice(0, 3), { obs: fleet(4, { 0: 1, 1: 1 }, T1 + sec(9), 'OOMKilled'), at: T1 + sec(9) }], { policy: UNDO }),
+    );
     assert.equal(d.status.state, 'Failed');
     assert.equal(d.status.cause, 'OOMKilled');
     assert.match(d.status.message!, /memory limit/);
@@ -112,7 +154,11 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
       if (o.kind !== 'Target') return o;
       return { ...o, nodes: o.nodes.map((n, i) => (i < 2 ? withHealth(n, deadKubelet()) : n)) };
     };
-    const d = last(run([...steps.slice(0, 3), { obs: dead(steps[3]!.obs), at: T1 + sec(6) }, { obs: dead(steps[4]!.obs), at: T1 + sec(9) }], { policy: UNDO }));
+    const d = last(
+      run([...steps.slice(0, 3), { obs: dead(steps[3]!.obs), at: T1 + sec(6) }, { obs: dead(steps[4]!.obs), at: T1 + sec(9) }], {
+        policy: UNDO,
+      }),
+    );
     assert.notEqual(d.status.state, 'Failed');
     assert.equal(d.status.rollout?.failures, undefined);
     assert.equal(d.action, undefined);
@@ -123,7 +169,15 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
       const o = fleet(k);
       return o.kind === 'Target' ? { ...o, nodes: o.nodes.map((n, i) => (i < 2 ? node(n.node, [crashLoopPod(HASH.B)]) : n)) } : o;
     };
-    const d = last(run([{ obs: healthyA(), at: T0 }, { obs: world(2), at: T1 }], { policy: UNDO }));
+    const d = last(
+      run(
+        [
+          { obs: healthyA(), at: T0 },
+          { obs: world(2), at: T1 },
+        ],
+        { policy: UNDO },
+      ),
+    );
     assert.equal(d.status.state, 'Failed');
     assert.equal(d.status.rollout?.failures?.count, 2);
   });
@@ -168,7 +222,14 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
   });
 
   it('one node restarting once during the bake, fine after, does not trip the default threshold (2 nodes): Healthy at the end', () => {
-    const ds = run([...base, { obs: done({ 5: 1 }, TDONE + sec(30)), at: TDONE + sec(31) }, { obs: done({ 5: 1 }, TDONE + sec(30)), at: TDONE + sec(180) }], { policy: BAKE() });
+    const ds = run(
+      [
+        ...base,
+        { obs: done({ 5: 1 }, TDONE + sec(30)), at: TDONE + sec(31) },
+        { obs: done({ 5: 1 }, TDONE + sec(30)), at: TDONE + sec(180) },
+      ],
+      { policy: BAKE() },
+    );
     assert.equal(ds[3]!.status.state, 'Progressing');
     assert.equal(ds[3]!.status.rollout?.failures?.count, 1);
     assert.match(ds[3]!.status.message!, /1 node\(s\) crashed so far, below failedNodesThreshold 2/);
@@ -189,11 +250,18 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
     assert.deepEqual(reasons(d), ['RolloutComplete']);
   });
 
-  it('the guard\'s own undo converging does not bake: RolledBack as soon as one generation again', () => {
+  it("the guard's own undo converging does not bake: RolledBack as soon as one generation again", () => {
     const steps: Step[] = [
       { obs: healthyA(), at: T0 },
       { obs: fleet(4, { 0: 1, 1: 1 }, T1), at: T1, persist: (d) => recordUndoOutcome(d.status, { kind: 'Applied' }, T1, 1).status },
-      { obs: targetObs({ nodes: nodesOn(HASH.A, N), revisions: [B2, rev(HASH.A, 3)], ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: N, current: N, ready: N, updated: N, available: N } }), at: T1 + sec(5) },
+      {
+        obs: targetObs({
+          nodes: nodesOn(HASH.A, N),
+          revisions: [B2, rev(HASH.A, 3)],
+          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: N, current: N, ready: N, updated: N, available: N },
+        }),
+        at: T1 + sec(5),
+      },
     ];
     const d = last(run(steps, { policy: BAKE() }));
     assert.equal(d.status.state, 'RolledBack');

@@ -10,7 +10,11 @@ import { HASH, T0, deadKubelet, health, iso, node, pod, sec, withHealth } from '
 
 const NOW = iso(T0 + sec(100));
 const crashed = (restarts: number, reason = 'Error', at = iso(T0 + sec(10))): PodView =>
-  pod({ hash: HASH.B, restartCount: restarts, lastTermination: { container: 'decoder', reason, exitCode: reason === 'OOMKilled' ? 137 : 1, at } });
+  pod({
+    hash: HASH.B,
+    restartCount: restarts,
+    lastTermination: { container: 'decoder', reason, exitCode: reason === 'OOMKilled' ? 137 : 1, at },
+  });
 const ready = (n: NodeView): NodeView => withHealth(n, health());
 
 describe('collectFailures', () => {
@@ -27,12 +31,12 @@ describe('collectFailures', () => {
       want: undefined,
     },
     {
-      name: 'a crash on a node that is down is the node\'s, not the revision\'s',
+      name: "a crash on a node that is down is the node's, not the revision's",
       nodes: [withHealth(node('node-1', [crashed(2)]), deadKubelet())],
       want: undefined,
     },
     {
-      name: 'a crash on a node under memory pressure is the node\'s',
+      name: "a crash on a node under memory pressure is the node's",
       nodes: [withHealth(node('node-1', [crashed(2, 'OOMKilled')]), health({ pressure: ['MemoryPressure'] }))],
       want: undefined,
     },
@@ -65,7 +69,9 @@ describe('collectFailures', () => {
   }
 
   it('past the status list cap the names stop at 20 and the count stays exact', () => {
-    const nodes = Array.from({ length: 25 }, (_, i) => ready(node(`node-${String(i + 1).padStart(2, '0')}`, [crashed(1, 'Error', iso(T0 + sec(i)))])));
+    const nodes = Array.from({ length: 25 }, (_, i) =>
+      ready(node(`node-${String(i + 1).padStart(2, '0')}`, [crashed(1, 'Error', iso(T0 + sec(i)))])),
+    );
     const f = collectFailures(nodes, HASH.B, undefined, NOW)!;
     assert.equal(f.count, 25);
     assert.equal(f.nodes.length, 20);
@@ -74,7 +80,10 @@ describe('collectFailures', () => {
 });
 
 describe('failureCause', () => {
-  const f = (...reasons: string[]): RolloutFailures => ({ count: reasons.length, nodes: reasons.map((r, i) => ({ node: `n${i}`, restarts: 1, reason: r, at: NOW })) });
+  const f = (...reasons: string[]): RolloutFailures => ({
+    count: reasons.length,
+    nodes: reasons.map((r, i) => ({ node: `n${i}`, restarts: 1, reason: r, at: NOW })),
+  });
   const cases: Array<[string, RolloutFailures, 'OOMKilled' | 'CrashLoop']> = [
     ['all OOMKilled → OOMKilled (the remedy is the memory limit)', f('OOMKilled', 'OOMKilled'), 'OOMKilled'],
     ['mostly OOMKilled → OOMKilled', f('OOMKilled', 'OOMKilled', 'Error'), 'OOMKilled'],

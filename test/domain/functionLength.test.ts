@@ -35,7 +35,9 @@ function functionsIn(file: string): Measured[] {
 }
 
 describe('src/domain function length', () => {
-  const files = readdirSync(DOMAIN).filter((f) => f.endsWith('.ts')).map((f) => join(DOMAIN, f));
+  const files = readdirSync(DOMAIN)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(DOMAIN, f));
 
   it('finds the domain sources and their functions', () => {
     assert.ok(files.length >= 10, `domain files found: ${files.length}`);

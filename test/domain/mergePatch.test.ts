@@ -8,14 +8,30 @@ import { mergePatchDiff } from '../../src/domain/mergePatch.js';
 describe('mergePatchDiff', () => {
   it('is undefined for equal documents whose objects list their keys in another order', () => {
     // As the API server returns a stored status (keys sorted) vs as decide builds it (code order).
-    const stored = { blockedNodes: [{ hash: 'b', message: 'Back-off', node: 'n1', pod: 'p1', reason: 'ImagePullBackOff', revision: 2 }], state: 'Stalled' };
-    const desired = { state: 'Stalled', blockedNodes: [{ node: 'n1', pod: 'p1', hash: 'b', reason: 'ImagePullBackOff', message: 'Back-off', revision: 2 }] };
+    const stored = {
+      blockedNodes: [{ hash: 'b', message: 'Back-off', node: 'n1', pod: 'p1', reason: 'ImagePullBackOff', revision: 2 }],
+      state: 'Stalled',
+    };
+    const desired = {
+      state: 'Stalled',
+      blockedNodes: [{ node: 'n1', pod: 'p1', hash: 'b', reason: 'ImagePullBackOff', message: 'Back-off', revision: 2 }],
+    };
     assert.equal(mergePatchDiff(stored, desired), undefined);
   });
 
   it('replaces a list whole when one element changed', () => {
-    const from = { blockedNodes: [{ node: 'n1', reason: 'Pending' }, { node: 'n2', reason: 'Pending' }] };
-    const to = { blockedNodes: [{ reason: 'Pending', node: 'n1' }, { reason: 'ImagePullBackOff', node: 'n2' }] };
+    const from = {
+      blockedNodes: [
+        { node: 'n1', reason: 'Pending' },
+        { node: 'n2', reason: 'Pending' },
+      ],
+    };
+    const to = {
+      blockedNodes: [
+        { reason: 'Pending', node: 'n1' },
+        { reason: 'ImagePullBackOff', node: 'n2' },
+      ],
+    };
     assert.deepEqual(mergePatchDiff(from, to), { blockedNodes: to.blockedNodes });
   });
 

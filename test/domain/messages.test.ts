@@ -4,7 +4,16 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeBlocked, describeGenerations, describeLeft, dsColumns, fmtDuration, fmtRev, stallSentence, truncate } from '../../src/domain/messages.js';
+import {
+  describeBlocked,
+  describeGenerations,
+  describeLeft,
+  dsColumns,
+  fmtDuration,
+  fmtRev,
+  stallSentence,
+  truncate,
+} from '../../src/domain/messages.js';
 import type { BlockedNode, EmptyNode } from '../../src/domain/types.js';
 import { dsView } from '../support/fixtures.js';
 
@@ -64,7 +73,10 @@ describe('node lists', () => {
     );
   });
   it('describeLeft names the node and why it left', () => {
-    assert.equal(describeLeft([{ node: 'node-3', reason: 'untolerated taint gpu=x:NoExecute' }]), 'node-3 (untolerated taint gpu=x:NoExecute)');
+    assert.equal(
+      describeLeft([{ node: 'node-3', reason: 'untolerated taint gpu=x:NoExecute' }]),
+      'node-3 (untolerated taint gpu=x:NoExecute)',
+    );
   });
   it('describeGenerations pluralises', () => {
     assert.equal(
@@ -76,7 +88,10 @@ describe('node lists', () => {
     );
   });
   it('dsColumns reads like kubectl get ds', () => {
-    assert.equal(dsColumns(dsView({ desired: 3, ready: 2, updated: 1, available: 2 })), 'kubectl get ds shows DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2');
+    assert.equal(
+      dsColumns(dsView({ desired: 3, ready: 2, updated: 1, available: 2 })),
+      'kubectl get ds shows DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2',
+    );
   });
 });
 
@@ -99,7 +114,10 @@ describe('stallSentence', () => {
     {
       name: 'a blocked node',
       args: { ...base, cause: 'ImagePullFailure' },
-      want: [/^Rollout to revision 2 \(bbb\) has made no progress for 10m: node-3 ImagePullBackOff \(Back-off\); 1 node on revision 2 \(bbb\), 2 nodes on revision 1 \(aaa\)\. Cause ImagePullFailure: /, /DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2\.$/],
+      want: [
+        /^Rollout to revision 2 \(bbb\) has made no progress for 10m: node-3 ImagePullBackOff \(Back-off\); 1 node on revision 2 \(bbb\), 2 nodes on revision 1 \(aaa\)\. Cause ImagePullFailure: /,
+        /DESIRED 3, READY 2, UP-TO-DATE 1, AVAILABLE 2\.$/,
+      ],
     },
     {
       name: 'a shrink names the nodes that left',

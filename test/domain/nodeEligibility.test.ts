@@ -32,9 +32,26 @@ function table(cases: Case[]): void {
 describe('evaluateNode: nodeSelector', () => {
   table([
     { name: 'no constraints', spec: {}, node: node(), eligible: true },
-    { name: 'all selector labels match', spec: { nodeSelector: { pool: 'a', zone: 'z1' } }, node: node({ labels: { pool: 'a', zone: 'z1', extra: 'x' } }), eligible: true },
-    { name: 'a label value differs', spec: { nodeSelector: { pool: 'a' } }, node: node({ labels: { pool: 'b' } }), eligible: false, reason: 'nodeSelector pool=a not matched' },
-    { name: 'a label is missing', spec: { nodeSelector: { pool: 'a', zone: 'z1' } }, node: node({ labels: { pool: 'a' } }), eligible: false, reason: 'nodeSelector zone=z1 not matched' },
+    {
+      name: 'all selector labels match',
+      spec: { nodeSelector: { pool: 'a', zone: 'z1' } },
+      node: node({ labels: { pool: 'a', zone: 'z1', extra: 'x' } }),
+      eligible: true,
+    },
+    {
+      name: 'a label value differs',
+      spec: { nodeSelector: { pool: 'a' } },
+      node: node({ labels: { pool: 'b' } }),
+      eligible: false,
+      reason: 'nodeSelector pool=a not matched',
+    },
+    {
+      name: 'a label is missing',
+      spec: { nodeSelector: { pool: 'a', zone: 'z1' } },
+      node: node({ labels: { pool: 'a' } }),
+      eligible: false,
+      reason: 'nodeSelector zone=z1 not matched',
+    },
   ]);
 });
 
@@ -65,14 +82,28 @@ describe('evaluateNode: required node affinity', () => {
     { name: 'an unknown operator never matches', spec: expr('pool', 'Like', ['a']), node: labelled, eligible: false, reason: NO },
     {
       name: 'requirements within a term are ANDed',
-      spec: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['a'] }, { key: 'gpu', operator: 'Exists' }] }] },
+      spec: {
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [
+              { key: 'pool', operator: 'In', values: ['a'] },
+              { key: 'gpu', operator: 'Exists' },
+            ],
+          },
+        ],
+      },
       node: labelled,
       eligible: false,
       reason: NO,
     },
     {
       name: 'terms are ORed',
-      spec: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, { matchExpressions: [{ key: 'pool', operator: 'In', values: ['a'] }] }] },
+      spec: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'gpu', operator: 'Exists' }] },
+          { matchExpressions: [{ key: 'pool', operator: 'In', values: ['a'] }] },
+        ],
+      },
       node: labelled,
       eligible: true,
     },
@@ -106,7 +137,14 @@ describe('evaluateNode: required node affinity', () => {
     },
     {
       name: 'matchExpressions and matchFields in one term are ANDed',
-      spec: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['a'] }], matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-9'] }] }] },
+      spec: {
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [{ key: 'pool', operator: 'In', values: ['a'] }],
+            matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-9'] }],
+          },
+        ],
+      },
       node: labelled,
       eligible: false,
       reason: NO,
@@ -123,10 +161,33 @@ describe('evaluateNode: required node affinity', () => {
 
 describe('evaluateNode: taints and tolerations', () => {
   table([
-    { name: 'untolerated NoSchedule', spec: {}, node: node({ taints: [taint('dedicated', 'NoSchedule', 'infra')] }), eligible: false, reason: 'untolerated taint dedicated=infra:NoSchedule' },
-    { name: 'untolerated NoExecute', spec: {}, node: node({ taints: [taint('gpu', 'NoExecute', 'broken')] }), eligible: false, reason: 'untolerated taint gpu=broken:NoExecute' },
-    { name: 'untolerated taint without value', spec: {}, node: node({ taints: [taint('maintenance', 'NoSchedule')] }), eligible: false, reason: 'untolerated taint maintenance:NoSchedule' },
-    { name: 'PreferNoSchedule is ignored', spec: {}, node: node({ taints: [taint('dedicated', 'PreferNoSchedule', 'infra')] }), eligible: true },
+    {
+      name: 'untolerated NoSchedule',
+      spec: {},
+      node: node({ taints: [taint('dedicated', 'NoSchedule', 'infra')] }),
+      eligible: false,
+      reason: 'untolerated taint dedicated=infra:NoSchedule',
+    },
+    {
+      name: 'untolerated NoExecute',
+      spec: {},
+      node: node({ taints: [taint('gpu', 'NoExecute', 'broken')] }),
+      eligible: false,
+      reason: 'untolerated taint gpu=broken:NoExecute',
+    },
+    {
+      name: 'untolerated taint without value',
+      spec: {},
+      node: node({ taints: [taint('maintenance', 'NoSchedule')] }),
+      eligible: false,
+      reason: 'untolerated taint maintenance:NoSchedule',
+    },
+    {
+      name: 'PreferNoSchedule is ignored',
+      spec: {},
+      node: node({ taints: [taint('dedicated', 'PreferNoSchedule', 'infra')] }),
+      eligible: true,
+    },
     {
       name: 'Equal toleration with the same value',
       spec: { tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'infra', effect: 'NoSchedule' }] },
@@ -191,7 +252,14 @@ describe('evaluateNode: taints and tolerations', () => {
       ['node.kubernetes.io/unschedulable', 'NoSchedule'],
       ['node.kubernetes.io/network-unavailable', 'NoSchedule'],
     ];
-    table(defaults.map(([key, effect]): Case => ({ name: `${key}:${effect}`, spec: {}, node: node({ taints: [taint(key, effect)] }), eligible: true })));
+    table(
+      defaults.map(([key, effect]): Case => ({
+        name: `${key}:${effect}`,
+        spec: {},
+        node: node({ taints: [taint(key, effect)] }),
+        eligible: true,
+      })),
+    );
     table([
       {
         name: 'the defaults are effect-specific: node.kubernetes.io/unschedulable:NoExecute is not tolerated',

@@ -10,7 +10,16 @@ import { decide } from '../../src/domain/stateMachine.js';
 import type { GuardStatus, Observation } from '../../src/domain/types.js';
 import { HASH, T0, node, nodesOn, policy, rev, sec, targetObs } from '../support/fixtures.js';
 
-const settled: SettledCounters = { generation: 4, observedGeneration: 4, desired: 5, current: 5, updated: 5, ready: 5, available: 5, misscheduled: 0 };
+const settled: SettledCounters = {
+  generation: 4,
+  observedGeneration: 4,
+  desired: 5,
+  current: 5,
+  updated: 5,
+  ready: 5,
+  available: 5,
+  misscheduled: 0,
+};
 
 describe('countersSettled', () => {
   const cases: Array<[string, Partial<SettledCounters>, boolean]> = [
@@ -27,7 +36,17 @@ describe('countersSettled', () => {
 });
 
 describe('needsPods', () => {
-  const active: GuardStatus = { state: 'Progressing', rollout: { toRevision: { hash: HASH.B }, startedAt: '', lastProgressAt: '', desiredAtStart: 5, progress: { observedGeneration: 4, updated: 5, available: 5, ready: 5, onTarget: 5 }, updatedAt: '' } };
+  const active: GuardStatus = {
+    state: 'Progressing',
+    rollout: {
+      toRevision: { hash: HASH.B },
+      startedAt: '',
+      lastProgressAt: '',
+      desiredAtStart: 5,
+      progress: { observedGeneration: 4, updated: 5, available: 5, ready: 5, onTarget: 5 },
+      updatedAt: '',
+    },
+  };
   const done: GuardStatus = { state: 'Healthy', rollout: { ...active.rollout!, completedAt: '2026-01-01T00:00:00Z' } };
   const cases: Array<[string, Partial<SettledCounters>, Array<GuardStatus | undefined>, boolean]> = [
     ['settled, no guard has written status yet', {}, [undefined], false],
@@ -40,14 +59,25 @@ describe('needsPods', () => {
   for (const [name, o, g, want] of cases) it(name, () => assert.equal(needsPods({ ...settled, ...o }, g), want));
 
   it('followsRollout: only a rollout without completedAt', () => {
-    assert.deepEqual([undefined, {}, done, active].map((s) => followsRollout(s)), [false, false, false, true]);
+    assert.deepEqual(
+      [undefined, {}, done, active].map((s) => followsRollout(s)),
+      [false, false, false, true],
+    );
   });
 });
 
 describe('splitFromCounters', () => {
   it('every targeted node on the current revision, nothing blocked or empty', () => {
     const s = splitFromCounters({ desired: 5, ready: 5, images: ['a:1'] }, 5, rev(HASH.B, 2));
-    assert.deepEqual(s, { generations: [{ hash: HASH.B, revision: 2, images: ['a:1'], nodes: 5, ready: 5 }], blocked: [], empty: [], onTarget: 5, oldGone: 5, eligible: 5, targetHash: HASH.B });
+    assert.deepEqual(s, {
+      generations: [{ hash: HASH.B, revision: 2, images: ['a:1'], nodes: 5, ready: 5 }],
+      blocked: [],
+      empty: [],
+      onTarget: 5,
+      oldGone: 5,
+      eligible: 5,
+      targetHash: HASH.B,
+    });
   });
   it('no node targeted, or no revision recorded: no generation', () => {
     assert.deepEqual(splitFromCounters({ desired: 0, ready: 0, images: ['a:1'] }, 0, rev(HASH.B, 2)).generations, []);
@@ -56,8 +86,19 @@ describe('splitFromCounters', () => {
 
   it('decide writes the same status from the counters as from the pods, so a watch that stops changes nothing', () => {
     const images = [`registry.example/decoder:${HASH.B}`];
-    const withPods = targetObs({ ds: { generation: 2, observedGeneration: 2, images }, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], nodes: nodesOn(HASH.B) });
-    const fromCounters = { ...targetObs({ ds: { generation: 2, observedGeneration: 2, images }, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], nodes: [node('node-1'), node('node-2'), node('node-3')] }), podsFromCounters: true } as Observation;
+    const withPods = targetObs({
+      ds: { generation: 2, observedGeneration: 2, images },
+      revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+      nodes: nodesOn(HASH.B),
+    });
+    const fromCounters = {
+      ...targetObs({
+        ds: { generation: 2, observedGeneration: 2, images },
+        revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+        nodes: [node('node-1'), node('node-2'), node('node-3')],
+      }),
+      podsFromCounters: true,
+    } as Observation;
     // A rollout that completed on B earlier: the guard is Healthy on it.
     let prev: GuardStatus = {};
     prev = decide(withPods, prev, policy({ bakeSeconds: 0 }), T0).status;

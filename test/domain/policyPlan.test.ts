@@ -4,7 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { generatedGuardName, matchesSelector, planPolicy, type DaemonSetRef, type GuardRefView, type NamespaceView, type PolicyView } from '../../src/domain/policyPlan.js';
+import {
+  generatedGuardName,
+  matchesSelector,
+  planPolicy,
+  type DaemonSetRef,
+  type GuardRefView,
+  type NamespaceView,
+  type PolicyView,
+} from '../../src/domain/policyPlan.js';
 
 const ns: NamespaceView[] = [
   { name: 'gpu-a', labels: { team: 'gpu' } },
@@ -16,8 +24,18 @@ const dss: DaemonSetRef[] = [
   { namespace: 'gpu-a', name: 'skip', labels: { tier: 'node-agent' }, ignored: true },
   { namespace: 'web', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
 ];
-const gpu: PolicyView = { name: 'gpu', uid: 'u-gpu', namespaceSelector: { matchLabels: { team: 'gpu' } }, selector: { matchLabels: { tier: 'node-agent' } }, guard: { progressDeadlineSeconds: 300 } };
-const all: PolicyView = { name: 'all', uid: 'u-all', selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['node-agent'] }] } };
+const gpu: PolicyView = {
+  name: 'gpu',
+  uid: 'u-gpu',
+  namespaceSelector: { matchLabels: { team: 'gpu' } },
+  selector: { matchLabels: { tier: 'node-agent' } },
+  guard: { progressDeadlineSeconds: 300 },
+};
+const all: PolicyView = {
+  name: 'all',
+  uid: 'u-all',
+  selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['node-agent'] }] },
+};
 
 describe('matchesSelector', () => {
   const cases: Array<[string, Parameters<typeof matchesSelector>[0], Record<string, string>, boolean]> = [
@@ -40,13 +58,21 @@ describe('planPolicy', () => {
   it('guards the selected DaemonSets, skipping ignored ones and other namespaces', () => {
     const p = planPolicy(gpu, [gpu], ns, dss, []);
     assert.equal(p.matched, 1);
-    assert.deepEqual(p.desired.map((d) => `${d.namespace}/${d.target}`), ['gpu-a/agent']);
+    assert.deepEqual(
+      p.desired.map((d) => `${d.namespace}/${d.target}`),
+      ['gpu-a/agent'],
+    );
     assert.deepEqual(p.desired[0]!.spec, { targetRef: { kind: 'DaemonSet', name: 'agent' }, progressDeadlineSeconds: 300 });
     assert.deepEqual(p.conflicts, []);
   });
 
   it('a hand-written guard wins and is reported', () => {
-    const hw: GuardRefView = { namespace: 'gpu-a', name: 'mine', target: 'agent', spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } } };
+    const hw: GuardRefView = {
+      namespace: 'gpu-a',
+      name: 'mine',
+      target: 'agent',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } },
+    };
     const p = planPolicy(gpu, [gpu], ns, dss, [hw]);
     assert.deepEqual(p.desired, []);
     assert.deepEqual(p.conflicts, [{ namespace: 'gpu-a', daemonSet: 'agent', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' }]);
@@ -54,22 +80,59 @@ describe('planPolicy', () => {
   });
 
   it('overlaps go to the smallest policy name, whatever the order; both report it', () => {
-    for (const order of [[gpu, all], [all, gpu]]) {
+    for (const order of [
+      [gpu, all],
+      [all, gpu],
+    ]) {
       const a = planPolicy(all, order, ns, dss, []);
       const g = planPolicy(gpu, order, ns, dss, []);
-      assert.deepEqual(a.desired.map((d) => `${d.namespace}/${d.target}`), ['gpu-a/agent', 'web/agent'], '"all" < "gpu"');
+      assert.deepEqual(
+        a.desired.map((d) => `${d.namespace}/${d.target}`),
+        ['gpu-a/agent', 'web/agent'],
+        '"all" < "gpu"',
+      );
       assert.deepEqual(g.desired, []);
-      assert.deepEqual(g.conflicts.map((c) => c.winner), ['rolloutguardpolicy/all']);
-      assert.deepEqual(a.conflicts.map((c) => `${c.namespace}/${c.daemonSet}:${c.winner}`), ['gpu-a/agent:rolloutguardpolicy/all']);
+      assert.deepEqual(
+        g.conflicts.map((c) => c.winner),
+        ['rolloutguardpolicy/all'],
+      );
+      assert.deepEqual(
+        a.conflicts.map((c) => `${c.namespace}/${c.daemonSet}:${c.winner}`),
+        ['gpu-a/agent:rolloutguardpolicy/all'],
+      );
     }
   });
 
   it('deletes only its own generated guards that no longer match', () => {
-    const stale: GuardRefView = { namespace: 'gpu-a', name: 'gpu-app', target: 'app', policy: 'gpu', ownerUid: 'u-gpu', spec: { targetRef: { kind: 'DaemonSet', name: 'app' } } };
-    const foreign: GuardRefView = { namespace: 'gpu-a', name: 'other-app', target: 'app', policy: 'other', ownerUid: 'u-other', spec: { targetRef: { kind: 'DaemonSet', name: 'app' } } };
-    const sameLabelOtherOwner: GuardRefView = { namespace: 'gpu-a', name: 'gpu-x', target: 'x', policy: 'gpu', ownerUid: 'u-old', spec: { targetRef: { kind: 'DaemonSet', name: 'x' } } };
+    const stale: GuardRefView = {
+      namespace: 'gpu-a',
+      name: 'gpu-app',
+      target: 'app',
+      policy: 'gpu',
+      ownerUid: 'u-gpu',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'app' } },
+    };
+    const foreign: GuardRefView = {
+      namespace: 'gpu-a',
+      name: 'other-app',
+      target: 'app',
+      policy: 'other',
+      ownerUid: 'u-other',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'app' } },
+    };
+    const sameLabelOtherOwner: GuardRefView = {
+      namespace: 'gpu-a',
+      name: 'gpu-x',
+      target: 'x',
+      policy: 'gpu',
+      ownerUid: 'u-old',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'x' } },
+    };
     const p = planPolicy(gpu, [gpu], ns, dss, [stale, foreign, sameLabelOtherOwner]);
-    assert.deepEqual(p.deletions.map((d) => d.name), ['gpu-app']);
+    assert.deepEqual(
+      p.deletions.map((d) => d.name),
+      ['gpu-app'],
+    );
   });
 
   it('generated names are deterministic, unique per pair and at most 63 characters', () => {

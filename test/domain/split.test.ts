@@ -34,13 +34,27 @@ describe('computeSplit', () => {
       name: 'classic stall: two old nodes waiting their turn are not blocked; the broken new pod is',
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:2/2`], blocked: ['node-3:ImagePullBackOff'], empty: [], onTarget: 0, oldGone: 1, eligible: 3 },
+      want: {
+        gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:2/2`],
+        blocked: ['node-3:ImagePullBackOff'],
+        empty: [],
+        onTarget: 0,
+        oldGone: 1,
+        eligible: 3,
+      },
     },
     {
       name: 'maxSurge: old ready + new broken on one node → blocked (not empty), counted in both generations',
       nodes: [node('node-1', [pod({ hash: HASH.A }), crashLoopPod(HASH.B)])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:1/1`], blocked: ['node-1:CrashLoopBackOff'], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
+      want: {
+        gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:1/1`],
+        blocked: ['node-1:CrashLoopBackOff'],
+        empty: [],
+        onTarget: 0,
+        oldGone: 0,
+        eligible: 1,
+      },
     },
     {
       name: 'maxSurge: new available but old not yet deleted → neither blocked nor on target (the oldest pod wins)',
@@ -68,7 +82,11 @@ describe('computeSplit', () => {
     },
     {
       name: 'an ineligible node still shows in generations (its pod runs) but is never blocked, empty or on target',
-      nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [imagePullPod(HASH.B)], false, 'untolerated taint x:NoExecute'), node('node-3', [], false)],
+      nodes: [
+        node('node-1', [pod({ hash: HASH.B })]),
+        node('node-2', [imagePullPod(HASH.B)], false, 'untolerated taint x:NoExecute'),
+        node('node-3', [], false),
+      ],
       target: HASH.B,
       want: { gens: [`2:${HASH.B}:2/1`], blocked: [], empty: [], onTarget: 1, oldGone: 1, eligible: 1 },
     },
@@ -92,7 +110,11 @@ describe('computeSplit', () => {
     },
     {
       name: 'an old pod counts against oldGone until the kubelet removes it, terminating or not; a terminating pod of the target does not',
-      nodes: [node('node-1', [pod({ hash: HASH.A, deleting: true })]), node('node-2', []), node('node-3', [pod({ hash: HASH.B, deleting: true }), pod({ hash: HASH.B, name: 'new' })])],
+      nodes: [
+        node('node-1', [pod({ hash: HASH.A, deleting: true })]),
+        node('node-2', []),
+        node('node-3', [pod({ hash: HASH.B, deleting: true }), pod({ hash: HASH.B, name: 'new' })]),
+      ],
       target: HASH.B,
       want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: ['node-1:Terminating', 'node-2:NoPod'], onTarget: 1, oldGone: 2, eligible: 3 },
     },
@@ -102,7 +124,11 @@ describe('computeSplit', () => {
   }
 
   it('blocked nodes carry pod, revision, hash and the kubelet message; lists are sorted by node name', () => {
-    const s = computeSplit([node('node-b', [imagePullPod(HASH.B)]), node('node-a', [imagePullPod(HASH.B)]), node('node-c', []), node('node-0', [])], REVS, HASH.B);
+    const s = computeSplit(
+      [node('node-b', [imagePullPod(HASH.B)]), node('node-a', [imagePullPod(HASH.B)]), node('node-c', []), node('node-0', [])],
+      REVS,
+      HASH.B,
+    );
     assert.deepEqual(s.blocked[0], {
       node: 'node-a',
       pod: 'decoder-bbb222-node-a',
@@ -111,17 +137,31 @@ describe('computeSplit', () => {
       reason: 'ImagePullBackOff',
       message: 'Back-off pulling image "registry.example/decoder:bbb222"',
     });
-    assert.deepEqual(s.blocked.map((b) => b.node), ['node-a', 'node-b']);
-    assert.deepEqual(s.empty.map((e) => e.node), ['node-0', 'node-c']);
+    assert.deepEqual(
+      s.blocked.map((b) => b.node),
+      ['node-a', 'node-b'],
+    );
+    assert.deepEqual(
+      s.empty.map((e) => e.node),
+      ['node-0', 'node-c'],
+    );
   });
 
   it('generations are ordered newest revision first, then by hash', () => {
     const s = computeSplit(
-      [node('n1', [pod({ hash: 'x' })]), node('n2', [pod({ hash: HASH.A })]), node('n3', [pod({ hash: HASH.B })]), node('n4', [pod({ hash: 'w' })])],
+      [
+        node('n1', [pod({ hash: 'x' })]),
+        node('n2', [pod({ hash: HASH.A })]),
+        node('n3', [pod({ hash: HASH.B })]),
+        node('n4', [pod({ hash: 'w' })]),
+      ],
       REVS,
       HASH.B,
     );
-    assert.deepEqual(s.generations.map((g) => g.hash), [HASH.B, HASH.A, 'w', 'x']);
+    assert.deepEqual(
+      s.generations.map((g) => g.hash),
+      [HASH.B, HASH.A, 'w', 'x'],
+    );
   });
 
   it('does not mutate its inputs', () => {

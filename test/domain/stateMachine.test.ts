@@ -76,11 +76,7 @@ function completeB(ds: Partial<DaemonSetView> = {}): Observation {
 
 /** Healthy on A, then the template changes to B and the world looks like `world` from T1 on. */
 function fromHealthy(world: Observation, ...later: [number, Observation?][]): Step[] {
-  return [
-    { obs: healthyA(), at: T0 },
-    { obs: world, at: T1 },
-    ...later.map(([dt, obs]) => ({ obs: obs ?? world, at: T1 + dt })),
-  ];
+  return [{ obs: healthyA(), at: T0 }, { obs: world, at: T1 }, ...later.map(([dt, obs]) => ({ obs: obs ?? world, at: T1 + dt }))];
 }
 
 const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
@@ -148,7 +144,9 @@ describe('decide: first sight', () => {
           [s.desired, s.current, s.updated, s.ready, s.available, s.blockedNodeCount, s.emptyNodeCount],
           [3, 3, 3, 3, 3, 0, 0],
         );
-        assert.deepEqual(s.generations, [{ revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 3, ready: 3 }]);
+        assert.deepEqual(s.generations, [
+          { revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 3, ready: 3 },
+        ]);
         assert.equal(s.message, '3/3 nodes available on revision 1 (aaa111)');
       },
     },
@@ -182,7 +180,11 @@ describe('decide: first sight', () => {
       steps: [
         {
           obs: targetObs({
-            nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
+            nodes: [
+              node('node-1', [pod({ hash: HASH.A })]),
+              node('node-2', [pod({ hash: HASH.A })]),
+              node('node-3', [imagePullPod(HASH.B)]),
+            ],
             revisions: [B2],
             ds: dsAt2({ ready: 2, updated: 1, available: 2 }),
           }),
@@ -256,7 +258,10 @@ describe('decide: template change', () => {
       steps: fromHealthy(stallWorld([], { current: 2, updated: 0, ready: 2, available: 2 })),
       check: (ds) => {
         assert.equal(ds[1]!.status.cause, '');
-        assert.deepEqual(ds[1]!.status.emptyNodes?.map((e) => e.node), ['node-3']);
+        assert.deepEqual(
+          ds[1]!.status.emptyNodes?.map((e) => e.node),
+          ['node-3'],
+        );
       },
     },
   ]);
@@ -265,7 +270,16 @@ describe('decide: template change', () => {
 describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)', () => {
   const steps = fromHealthy(stallWorld(), [sec(119)], [sec(120)], [sec(599.999)], [sec(600)], [sec(600)], [sec(900)]);
   const ds = run(steps);
-  const [, started, before, suspect, almost, stalled, again, later] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+  const [, started, before, suspect, almost, stalled, again, later] = ds as [
+    Decision,
+    Decision,
+    Decision,
+    Decision,
+    Decision,
+    Decision,
+    Decision,
+    Decision,
+  ];
 
   const timeline: { name: string; d: Decision; state: string; events: string[]; requeue: number | undefined }[] = [
     { name: 'rollout start', d: started, state: 'Progressing', events: ['RolloutStarted'], requeue: sec(120) },
@@ -329,7 +343,16 @@ describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)',
       { revision: 1, hash: HASH.A, images: [`registry.example/decoder:${HASH.A}`], nodes: 2, ready: 2 },
     ]);
     assert.deepEqual(s.blockedNodes, [
-      { node: 'node-3', pod: 'decoder-bbb222-node-3', revision: 2, hash: HASH.B, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example/decoder:bbb222"', owner: 'Revision', cause: 'ImagePullFailure' },
+      {
+        node: 'node-3',
+        pod: 'decoder-bbb222-node-3',
+        revision: 2,
+        hash: HASH.B,
+        reason: 'ImagePullBackOff',
+        message: 'Back-off pulling image "registry.example/decoder:bbb222"',
+        owner: 'Revision',
+        cause: 'ImagePullFailure',
+      },
     ]);
     assert.equal(s.blockedNodeCount, 1);
     assert.deepEqual(s.emptyNodes, []);
@@ -363,22 +386,20 @@ describe('decide: progress resets the clock', () => {
     { name: 'a node reaches the target revision', after: stallWorld([pod({ hash: HASH.B })]) },
   ];
   table(
-    signals.map(
-      (sg): Case => ({
-        name: `${sg.name}: Suspect → Progressing with RolloutResumed, lastProgressAt = now`,
-        steps: fromHealthy(stallWorld(), [suspectAt], [resumeAt, sg.after]),
-        check: (ds) => {
-          assert.equal(ds[2]!.status.state, 'Suspect');
-          const d = ds[3]!;
-          assert.equal(d.status.state, 'Progressing');
-          assert.deepEqual(reasons(d), ['RolloutResumed']);
-          assert.equal(d.events[0]!.type, 'Normal');
-          assert.equal(d.status.rollout?.lastProgressAt, iso(T1 + resumeAt));
-          wakesAt(d, sec(120));
-          assert.equal(cond(d.status, 'Progressing').reason, 'NewRevisionRolling');
-        },
-      }),
-    ),
+    signals.map((sg): Case => ({
+      name: `${sg.name}: Suspect → Progressing with RolloutResumed, lastProgressAt = now`,
+      steps: fromHealthy(stallWorld(), [suspectAt], [resumeAt, sg.after]),
+      check: (ds) => {
+        assert.equal(ds[2]!.status.state, 'Suspect');
+        const d = ds[3]!;
+        assert.equal(d.status.state, 'Progressing');
+        assert.deepEqual(reasons(d), ['RolloutResumed']);
+        assert.equal(d.events[0]!.type, 'Normal');
+        assert.equal(d.status.rollout?.lastProgressAt, iso(T1 + resumeAt));
+        wakesAt(d, sec(120));
+        assert.equal(cond(d.status, 'Progressing').reason, 'NewRevisionRolling');
+      },
+    })),
   );
 
   table([
@@ -397,7 +418,11 @@ describe('decide: progress resets the clock', () => {
     },
     {
       name: 'progress while Progressing pushes the suspect deadline out without an event',
-      steps: fromHealthy(stallWorld(), [sec(100), stallWorld(undefined, { updated: 2 })], [sec(200), stallWorld(undefined, { updated: 2 })]),
+      steps: fromHealthy(
+        stallWorld(),
+        [sec(100), stallWorld(undefined, { updated: 2 })],
+        [sec(200), stallWorld(undefined, { updated: 2 })],
+      ),
       check: (ds) => {
         assert.deepEqual(reasons(ds[2]!), []);
         assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
@@ -414,20 +439,21 @@ describe('decide: what is not progress', () => {
     { name: 'a counter dropping then returning to its previous maximum (flapping)', mid: [dip, stallWorld()] },
     { name: 'counters falling', mid: [dip, dip] },
     { name: 'updated falling and coming back', mid: [stallWorld(undefined, { updated: 0 }), stallWorld(undefined, { updated: 1 })] },
-    { name: 'the broken pod restarting (restartCount grows)', mid: [stallWorld([crashLoopPod(HASH.B)]), stallWorld([{ ...crashLoopPod(HASH.B), restartCount: 9 }])] },
+    {
+      name: 'the broken pod restarting (restartCount grows)',
+      mid: [stallWorld([crashLoopPod(HASH.B)]), stallWorld([{ ...crashLoopPod(HASH.B), restartCount: 9 }])],
+    },
   ];
   table(
-    noProgress.map(
-      (np): Case => ({
-        name: `${np.name} does not reset the clock: Suspect at suspectAfter`,
-        steps: fromHealthy(stallWorld(), [sec(60), np.mid[0]], [sec(100), np.mid[1]], [sec(120), np.mid[1]]),
-        check: (ds) => {
-          for (const d of ds.slice(2)) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
-          assert.equal(last(ds).status.state, 'Suspect');
-          assert.ok(!ds.slice(2).some((d) => reasons(d).includes('RolloutResumed')));
-        },
-      }),
-    ),
+    noProgress.map((np): Case => ({
+      name: `${np.name} does not reset the clock: Suspect at suspectAfter`,
+      steps: fromHealthy(stallWorld(), [sec(60), np.mid[0]], [sec(100), np.mid[1]], [sec(120), np.mid[1]]),
+      check: (ds) => {
+        for (const d of ds.slice(2)) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
+        assert.equal(last(ds).status.state, 'Suspect');
+        assert.ok(!ds.slice(2).some((d) => reasons(d).includes('RolloutResumed')));
+      },
+    })),
   );
 });
 
@@ -520,7 +546,14 @@ describe('decide: completion', () => {
       name: 'counters complete while the pod cache still shows the last new pod starting: Healthy, and no node listed as blocked',
       // The DaemonSet status (numberAvailable 3) arrived before the pod's own Ready update did: the pod
       // cache is one event behind. The verdict "all 3 nodes updated and available" must not list node-3.
-      steps: fromHealthy(stallWorld(), [sec(10), targetObs({ nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])], revisions: [A1, B2], ds: dsAt2() })]),
+      steps: fromHealthy(stallWorld(), [
+        sec(10),
+        targetObs({
+          nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])],
+          revisions: [A1, B2],
+          ds: dsAt2(),
+        }),
+      ]),
       check: (ds) => {
         assert.equal(ds[1]!.status.blockedNodeCount, 1, 'while it rolls, the starting node is listed');
         const d = ds[2]!;
@@ -568,14 +601,20 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
     const d = decide(notSyncedYet, {}, policy(), T0);
     assert.equal(d.deferred, undefined, "the control plane's wait, not the caches': it is not set aside");
     assert.equal(d.status.state, 'Progressing');
-    assert.match(d.status.message!, /^Waiting for the DaemonSet controller to sync DaemonSet \S+ \(generation 1\): no revision and no pod yet/);
+    assert.match(
+      d.status.message!,
+      /^Waiting for the DaemonSet controller to sync DaemonSet \S+ \(generation 1\): no revision and no pod yet/,
+    );
     assert.deepEqual(d.status.generations, []);
     const afterMissing = decide(missingObs(), {}, policy(), T0).status;
     const recreated = decide(notSyncedYet, afterMissing, policy(), T0 + 100);
     const ready = recreated.status.conditions?.find((c) => c.type === 'Ready');
     assert.equal(ready?.status, 'False');
     assert.notEqual(ready?.reason, 'TargetHealthy', 'the recreated target is not called healthy before its controller syncs it');
-    assert.deepEqual(recreated.events.map((e) => e.reason), ['TargetFound']);
+    assert.deepEqual(
+      recreated.events.map((e) => e.reason),
+      ['TargetFound'],
+    );
   });
 
   it('its revision cached before the controller reports it observed (the controller writes the revision first): still not healthy', () => {
@@ -632,7 +671,10 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
 
   it('is not called healthy on the broken revision: it waits on the controller and says what the last observed generation showed', () => {
     assert.equal(first.status.state, 'Progressing');
-    assert.match(first.status.message!, /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/);
+    assert.match(
+      first.status.message!,
+      /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/,
+    );
     const ready = first.status.conditions?.find((c) => c.type === 'Ready');
     assert.equal(ready?.status, 'False');
     assert.notEqual(ready?.reason, 'TargetHealthy');
@@ -646,15 +688,26 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
     assert.notEqual(back.status.state, 'Healthy');
     assert.ok(done.status.state === 'Healthy' || done.status.state === 'RolledBack', done.status.state);
     assert.deepEqual(done.status.currentRevision, { revision: 3, hash: HASH.A });
-    assert.deepEqual(ds.map((d) => d.action), [undefined, undefined, undefined]);
+    assert.deepEqual(
+      ds.map((d) => d.action),
+      [undefined, undefined, undefined],
+    );
   });
 
   // Observed this time, but the restored revision's renumbering (A: 1 → 3) is not cached yet: the newest
   // cached revision is B, whose stored template is not the live one. Without the digests a new guard has
   // no earlier pair to tell this by, and the counters (every node updated) would make B look complete.
   const withDigest = (r: RevisionView, digest: string): RevisionView => ({ ...r, templateDigest: digest });
-  const staleRevisions = targetObs({ nodes: nodesOn(HASH.A), revisions: [withDigest(A1, 'tplA'), withDigest(B2, 'tplB')], ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' } });
-  const caughtUp = targetObs({ nodes: nodesOn(HASH.A), revisions: [withDigest(A3, 'tplA'), withDigest(B2, 'tplB')], ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' } });
+  const staleRevisions = targetObs({
+    nodes: nodesOn(HASH.A),
+    revisions: [withDigest(A1, 'tplA'), withDigest(B2, 'tplB')],
+    ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
+  });
+  const caughtUp = targetObs({
+    nodes: nodesOn(HASH.A),
+    revisions: [withDigest(A3, 'tplA'), withDigest(B2, 'tplB')],
+    ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
+  });
 
   it('observed, with the newest cached revision storing another template than the live one: set aside, never Healthy on it', () => {
     const d = decide(staleRevisions, {}, UNDO, T1);
@@ -679,12 +732,18 @@ describe('decide: settled counters and a pod cache one event behind them', () =>
   // The DaemonSet's status (every node updated, ready, available) arrived before node-3's pod's own
   // Ready update: the pods say node-3 is still starting. With no rollout followed the counters are the
   // word, as they are when the pods are not cached at all.
-  const podsBehind = targetObs({ nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [notReadyPod(HASH.A)])], revisions: [A1] });
+  const podsBehind = targetObs({
+    nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [notReadyPod(HASH.A)])],
+    revisions: [A1],
+  });
 
   it('a first sight (a new or recreated DaemonSet) is Healthy with every node ready and none blocked', () => {
     const d = decide(podsBehind, {}, policy(), T0);
     assert.equal(d.status.state, 'Healthy');
-    assert.deepEqual(d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]), [[HASH.A, 3, 3]]);
+    assert.deepEqual(
+      d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]),
+      [[HASH.A, 3, 3]],
+    );
     assert.deepEqual(d.status.blockedNodes, []);
     assert.equal(d.status.blockedNodeCount, 0);
   });
@@ -697,12 +756,19 @@ describe('decide: settled counters and a pod cache one event behind them', () =>
   });
 
   /** Template B on every node by the counters; node-3's new pod still starting in the pod cache. */
-  const podsBehindB = targetObs({ nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])], revisions: [A1, B2], ds: dsAt2() });
+  const podsBehindB = targetObs({
+    nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])],
+    revisions: [A1, B2],
+    ds: dsAt2(),
+  });
 
-  it('the pass that completes a rollout reports the counters\' split, the basis of its verdict', () => {
+  it("the pass that completes a rollout reports the counters' split, the basis of its verdict", () => {
     const d = last(run(fromHealthy(stallWorld(), [sec(10), podsBehindB])));
     assert.equal(d.status.state, 'Healthy');
-    assert.deepEqual(d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]), [[HASH.B, 3, 3]]);
+    assert.deepEqual(
+      d.status.generations?.map((g) => [g.hash, g.nodes, g.ready]),
+      [[HASH.B, 3, 3]],
+    );
     assert.equal(d.status.blockedNodeCount, 0);
   });
 
@@ -710,7 +776,10 @@ describe('decide: settled counters and a pod cache one event behind them', () =>
     const d = last(run(fromHealthy(stallWorld(), [sec(10), podsBehindB]), { policy: policy({ bakeSeconds: 600 }) }));
     assert.equal(d.status.state, 'Progressing');
     assert.equal(d.status.blockedNodeCount, 1);
-    assert.deepEqual(d.status.blockedNodes?.map((b) => b.node), ['node-3']);
+    assert.deepEqual(
+      d.status.blockedNodes?.map((b) => b.node),
+      ['node-3'],
+    );
     assert.equal(d.status.generations?.find((g) => g.hash === HASH.B)?.ready, 2);
   });
 });
@@ -791,9 +860,27 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
 
 describe('decide: the cause at the deadline', () => {
   const cases: { name: string; node3: PodView[]; cause: string; early: string; blocked?: string; empty?: string }[] = [
-    { name: 'ImagePullBackOff', node3: [imagePullPod(HASH.B)], cause: 'ImagePullFailure', early: 'ImagePullFailure', blocked: 'ImagePullBackOff' },
-    { name: 'ErrImagePull', node3: [pod({ hash: HASH.B, waitingReason: 'ErrImagePull', waitingMessage: 'not found' })], cause: 'ImagePullFailure', early: 'ImagePullFailure', blocked: 'ErrImagePull' },
-    { name: 'a crash-looping container', node3: [crashLoopPod(HASH.B)], cause: 'CrashLoop', early: 'CrashLoop', blocked: 'CrashLoopBackOff' },
+    {
+      name: 'ImagePullBackOff',
+      node3: [imagePullPod(HASH.B)],
+      cause: 'ImagePullFailure',
+      early: 'ImagePullFailure',
+      blocked: 'ImagePullBackOff',
+    },
+    {
+      name: 'ErrImagePull',
+      node3: [pod({ hash: HASH.B, waitingReason: 'ErrImagePull', waitingMessage: 'not found' })],
+      cause: 'ImagePullFailure',
+      early: 'ImagePullFailure',
+      blocked: 'ErrImagePull',
+    },
+    {
+      name: 'a crash-looping container',
+      node3: [crashLoopPod(HASH.B)],
+      cause: 'CrashLoop',
+      early: 'CrashLoop',
+      blocked: 'CrashLoopBackOff',
+    },
     {
       name: "Pending Unschedulable 'Insufficient cpu'",
       node3: [unschedulablePod(HASH.B, '0/3 nodes are available: 1 Insufficient cpu. preemption: 0/3 nodes are available.')],
@@ -810,7 +897,13 @@ describe('decide: the cause at the deadline', () => {
     },
     { name: 'running but never ready', node3: [notReadyPod(HASH.B)], cause: 'NotReady', early: '', blocked: 'NotReady' },
     { name: 'an eligible node with no pod', node3: [], cause: 'Unknown', early: '', empty: 'NoPod' },
-    { name: 'an old pod still terminating', node3: [pod({ hash: HASH.A, deleting: true })], cause: 'Unknown', early: '', empty: 'Terminating' },
+    {
+      name: 'an old pod still terminating',
+      node3: [pod({ hash: HASH.A, deleting: true })],
+      cause: 'Unknown',
+      early: '',
+      empty: 'Terminating',
+    },
   ];
   for (const tc of cases) {
     it(`${tc.name} → ${tc.cause} (early: '${tc.early}')`, () => {
@@ -820,8 +913,14 @@ describe('decide: the cause at the deadline', () => {
       assert.equal(s.state, 'Stalled');
       assert.equal(s.cause, tc.cause);
       assert.equal(cond(s, 'Stalled').reason, tc.cause);
-      assert.deepEqual(s.blockedNodes?.map((b) => b.reason), tc.blocked ? [tc.blocked] : []);
-      assert.deepEqual(s.emptyNodes?.map((e) => `${e.node}:${e.reason}`), tc.empty ? [`node-3:${tc.empty}`] : []);
+      assert.deepEqual(
+        s.blockedNodes?.map((b) => b.reason),
+        tc.blocked ? [tc.blocked] : [],
+      );
+      assert.deepEqual(
+        s.emptyNodes?.map((e) => `${e.node}:${e.reason}`),
+        tc.empty ? [`node-3:${tc.empty}`] : [],
+      );
       assert.match(s.message!, /node-3/);
     });
   }
@@ -832,7 +931,9 @@ describe('decide: the cause at the deadline', () => {
     targetObs({
       nodes: [
         node('node-1', [first]),
-        ...Array.from({ length: starting }, (_, i) => node(`node-s${i + 1}`, [pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' })])),
+        ...Array.from({ length: starting }, (_, i) =>
+          node(`node-s${i + 1}`, [pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' })]),
+        ),
         ...Array.from({ length: noPod }, (_, i) => node(`node-e${i + 1}`, [])),
         node('node-old', [pod({ hash: HASH.A })]),
       ],
@@ -840,14 +941,33 @@ describe('decide: the cause at the deadline', () => {
       ds: dsAt2({ desired: 2 + starting + noPod, current: 1 + starting, ready: 1, updated: 1 + starting, available: 1 }),
     });
   const earlyCases: { name: string; obs: Observation; cause: string; owner: string }[] = [
-    { name: '1 ImagePullBackOff beside 4 pods still starting', obs: batch(imagePullPod(HASH.B), 4, 0), cause: 'ImagePullFailure', owner: 'Revision' },
-    { name: '1 crash loop beside 2 starting and 2 nodes without a pod yet', obs: batch(crashLoopPod(HASH.B), 2, 2), cause: 'CrashLoop', owner: 'Revision' },
-    { name: 'only pods still starting: nothing named yet', obs: batch(pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' }), 4, 0), cause: '', owner: '' },
+    {
+      name: '1 ImagePullBackOff beside 4 pods still starting',
+      obs: batch(imagePullPod(HASH.B), 4, 0),
+      cause: 'ImagePullFailure',
+      owner: 'Revision',
+    },
+    {
+      name: '1 crash loop beside 2 starting and 2 nodes without a pod yet',
+      obs: batch(crashLoopPod(HASH.B), 2, 2),
+      cause: 'CrashLoop',
+      owner: 'Revision',
+    },
+    {
+      name: 'only pods still starting: nothing named yet',
+      obs: batch(pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' }), 4, 0),
+      cause: '',
+      owner: '',
+    },
   ];
   it('a wide batch: the failing node is listed though 24 nodes that are merely starting sort before it by name', () => {
     const wide = targetObs({
       nodes: [
-        ...Array.from({ length: 24 }, (_, i) => node(`node-a${String(i + 1).padStart(2, '0')}`, [pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' })])),
+        ...Array.from({ length: 24 }, (_, i) =>
+          node(`node-a${String(i + 1).padStart(2, '0')}`, [
+            pod({ hash: HASH.B, phase: 'Pending', ready: false, waitingReason: 'ContainerCreating' }),
+          ]),
+        ),
         node('node-z', [imagePullPod(HASH.B)]),
         node('node-old', [pod({ hash: HASH.A })]),
       ],
@@ -874,7 +994,11 @@ describe('decide: the cause at the deadline', () => {
 
   it('maxSurge: a node with the old ready pod and a broken new pod is blocked, not empty; both generations count it', () => {
     const surge = targetObs({
-      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)])],
+      nodes: [
+        node('node-1', [pod({ hash: HASH.A })]),
+        node('node-2', [pod({ hash: HASH.A })]),
+        node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)]),
+      ],
       revisions: [A1, B2],
       ds: dsAt2({ desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
     });
@@ -882,7 +1006,10 @@ describe('decide: the cause at the deadline', () => {
     const s = ds[2]!.status;
     assert.equal(s.state, 'Stalled');
     assert.equal(s.cause, 'ImagePullFailure');
-    assert.deepEqual(s.blockedNodes?.map((b) => b.node), ['node-3']);
+    assert.deepEqual(
+      s.blockedNodes?.map((b) => b.node),
+      ['node-3'],
+    );
     assert.deepEqual(s.emptyNodes, []);
     assert.deepEqual(
       s.generations?.map((g) => [g.hash, g.nodes, g.ready]),
@@ -932,7 +1059,10 @@ describe('decide: DESIRED shrink', () => {
         assert.equal(cond(stalled!.status, 'Stalled').reason, 'TargetShrank');
         assert.deepEqual(reasons(stalled!), ['RolloutStalled']);
         // The left node is remembered in status even though later observations no longer list it.
-        assert.match(stalled!.status.message!, /DESIRED dropped from 3 to 2: node-3 \(untolerated taint dedicated=infra:NoExecute\) left the targets/);
+        assert.match(
+          stalled!.status.message!,
+          /DESIRED dropped from 3 to 2: node-3 \(untolerated taint dedicated=infra:NoExecute\) left the targets/,
+        );
         assert.deepEqual(reasons(later!), []);
         assert.equal(later!.status.state, 'Stalled');
       },
@@ -964,7 +1094,11 @@ describe('decide: DESIRED shrink', () => {
           at: T1,
         },
         {
-          obs: targetObs({ nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)], revisions: [A1], ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 } }),
+          obs: targetObs({
+            nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)],
+            revisions: [A1],
+            ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+          }),
           at: T1 + sec(30),
         },
       ],
@@ -1017,10 +1151,7 @@ describe('decide: target missing', () => {
     },
     {
       name: 'a target deleted mid-rollout drops the rollout but keeps the undo record',
-      steps: [
-        ...fromHealthy(stallWorld(), [sec(600)]),
-        { obs: missingObs(), at: T1 + sec(700) },
-      ],
+      steps: [...fromHealthy(stallWorld(), [sec(600)]), { obs: missingObs(), at: T1 + sec(700) }],
       policy: UNDO,
       check: (ds) => {
         assert.ok(ds[2]!.status.lastUndo);
@@ -1126,7 +1257,17 @@ describe('decide: onStall.action Undo', () => {
     targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', node3)],
       revisions: [A3, B2],
-      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: 3, current: 3, updated: 2, ready: 2, available: 2, ...ds },
+      ds: {
+        generation: 3,
+        observedGeneration: 3,
+        templateGeneration: '3',
+        desired: 3,
+        current: 3,
+        updated: 2,
+        ready: 2,
+        available: 2,
+        ...ds,
+      },
     });
   const rolledBack = rollbackWorld([pod({ hash: HASH.A })], { updated: 3, ready: 3, available: 3 });
   const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
@@ -1226,8 +1367,14 @@ describe('decide: onStall.action Undo', () => {
       policy: UNDO,
       steps: [
         { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 },
-        { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 + sec(600) },
-        { obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }), at: T1 + sec(700) },
+        {
+          obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }),
+          at: T1 + sec(600),
+        },
+        {
+          obs: targetObs({ ...stallObsParts(), nodes: [...nodesOn(HASH.B, 2), node('node-3', [imagePullPod(HASH.B)])] }),
+          at: T1 + sec(700),
+        },
       ],
       check: (ds) => {
         assert.equal(ds[0]!.status.rollout?.fromRevision, undefined);
@@ -1285,7 +1432,12 @@ describe('decide: onStall.action Undo', () => {
       steps: [
         { obs: healthyA(), at: T0 },
         { obs: stallWorld(), at: T1 },
-        { obs: stallWorld(), at: T1 + sec(600), persist: (d) => recordUndoOutcome(d.status, { kind: 'Failed', detail: 'daemonsets.apps "decoder" is forbidden' }, T1 + sec(601), 1).status },
+        {
+          obs: stallWorld(),
+          at: T1 + sec(600),
+          persist: (d) =>
+            recordUndoOutcome(d.status, { kind: 'Failed', detail: 'daemonsets.apps "decoder" is forbidden' }, T1 + sec(601), 1).status,
+        },
         { obs: stallWorld(), at: T1 + sec(660) },
         { obs: stallWorld(), at: T1 + sec(720) },
       ],
@@ -1452,7 +1604,14 @@ describe('decide: onStall.action Report', () => {
       check: (ds) => {
         const d = ds[2]!;
         assert.deepEqual(d.action, { kind: 'DryRunUndo', toRevisionName: 'decoder-aaa111', toHash: HASH.A, forHash: HASH.B });
-        assert.deepEqual(d.status.undoPlan, { toRevision: 1, toHash: HASH.A, toRevisionName: 'decoder-aaa111', nodes: 1, dryRun: 'NotRun', forHash: HASH.B });
+        assert.deepEqual(d.status.undoPlan, {
+          toRevision: 1,
+          toHash: HASH.A,
+          toRevisionName: 'decoder-aaa111',
+          nodes: 1,
+          dryRun: 'NotRun',
+          forHash: HASH.B,
+        });
         assert.match(d.status.message!, /Would restore revision 1 \(aaa111\) on 1 node\(s\) \(onStall\.action is Report\)\./);
         assert.equal(d.status.lastUndo, undefined);
         assert.deepEqual(reasons(d), ['RolloutStalled']);
@@ -1471,7 +1630,11 @@ describe('decide: onStall.action Report', () => {
         { obs: completeB(), at: T1 + sec(700) },
         {
           obs: targetObs({
-            nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [imagePullPod(HASH.C)])],
+            nodes: [
+              node('node-1', [pod({ hash: HASH.B })]),
+              node('node-2', [pod({ hash: HASH.B })]),
+              node('node-3', [imagePullPod(HASH.C)]),
+            ],
             revisions: [A1, B2, rev(HASH.C, 3)],
             ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
           }),
@@ -1479,7 +1642,11 @@ describe('decide: onStall.action Report', () => {
         },
         {
           obs: targetObs({
-            nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [imagePullPod(HASH.C)])],
+            nodes: [
+              node('node-1', [pod({ hash: HASH.B })]),
+              node('node-2', [pod({ hash: HASH.B })]),
+              node('node-3', [imagePullPod(HASH.C)]),
+            ],
             revisions: [A1, B2, rev(HASH.C, 3)],
             ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
           }),
@@ -1557,7 +1724,10 @@ describe('decide: properties', () => {
       revisions: [A1, B2],
       ds: dsAt2({ desired: 30, current: 30, updated: 30, ready: 0, available: 0 }),
     });
-    const [, d] = run([{ obs: healthyA(), at: T0 }, { obs: many, at: T1 }]);
+    const [, d] = run([
+      { obs: healthyA(), at: T0 },
+      { obs: many, at: T1 },
+    ]);
     assert.equal(d!.status.blockedNodes?.length, 20);
     assert.equal(d!.status.blockedNodeCount, 30);
     assert.equal(d!.status.blockedNodes?.[0]?.node, 'node-00');
@@ -1566,7 +1736,9 @@ describe('decide: properties', () => {
   it('event notes fit the 1 kB events.k8s.io limit', () => {
     const longMsg = 'x'.repeat(400);
     const noisy = targetObs({
-      nodes: Array.from({ length: 10 }, (_, i) => node(`node-${i}`, [pod({ hash: HASH.B, waitingReason: 'ImagePullBackOff', waitingMessage: longMsg })])),
+      nodes: Array.from({ length: 10 }, (_, i) =>
+        node(`node-${i}`, [pod({ hash: HASH.B, waitingReason: 'ImagePullBackOff', waitingMessage: longMsg })]),
+      ),
       revisions: [A1, B2],
       ds: dsAt2({ desired: 10, current: 10, updated: 10, ready: 0, available: 0 }),
     });
@@ -1608,29 +1780,26 @@ describe('decide: a scheduled undo (delaySeconds) pre-empted by a template chang
 });
 
 describe('decide: the window between our undo and the controller picking it up', () => {
-  it(
-    'right after our own undo, before the DaemonSet controller re-numbers the restored revision, the guard waits in RollingBack',
-    () => {
-      const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
-      // Our patch is visible (generation 3, template generation 3) but the controller has not synced:
-      // the highest ControllerRevision is still the broken one.
-      const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
-      const ds = run(
-        [
-          { obs: healthyA(), at: T0 },
-          { obs: stallWorld(), at: T1 },
-          { obs: stallWorld(), at: T1 + sec(600), persist: applied },
-          { obs: patchedNotSynced, at: T1 + sec(602) },
-        ],
-        { policy: UNDO },
-      );
-      const d = ds[3]!;
-      assert.equal(d.action, undefined);
-      assert.equal(d.status.state, 'RollingBack');
-      assert.deepEqual(reasons(d), []);
-      assert.equal(d.status.repeatedRevision, undefined);
-    },
-  );
+  it('right after our own undo, before the DaemonSet controller re-numbers the restored revision, the guard waits in RollingBack', () => {
+    const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+    // Our patch is visible (generation 3, template generation 3) but the controller has not synced:
+    // the highest ControllerRevision is still the broken one.
+    const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
+    const ds = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: patchedNotSynced, at: T1 + sec(602) },
+      ],
+      { policy: UNDO },
+    );
+    const d = ds[3]!;
+    assert.equal(d.action, undefined);
+    assert.equal(d.status.state, 'RollingBack');
+    assert.deepEqual(reasons(d), []);
+    assert.equal(d.status.repeatedRevision, undefined);
+  });
 });
 
 describe('decide: the broken revision re-applied before any pass saw our undo take effect (a GitOps tool reverting it)', () => {
@@ -1644,9 +1813,24 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
   /** Generation 4 (B again, revision 4; A is revision 3 since the undo): node-1..node-k on B, node-3's B pod pulling or `done`. */
   const reapplied = (k: number, done = false): Observation =>
     targetObs({
-      nodes: [node('node-1', [pod({ hash: k >= 1 ? HASH.B : HASH.A })]), node('node-2', [pod({ hash: k >= 2 ? HASH.B : HASH.A })]), node('node-3', [done ? pod({ hash: HASH.B }) : imagePullPod(HASH.B)])],
+      nodes: [
+        node('node-1', [pod({ hash: k >= 1 ? HASH.B : HASH.A })]),
+        node('node-2', [pod({ hash: k >= 2 ? HASH.B : HASH.A })]),
+        node('node-3', [done ? pod({ hash: HASH.B }) : imagePullPod(HASH.B)]),
+      ],
       revisions: [rev(HASH.A, 3), rev(HASH.B, 4)],
-      ds: { generation: 4, observedGeneration: 4, templateGeneration: '4', images: [`registry.example/decoder:${HASH.B}`], desired: 3, current: 3, updated: k + 1, ready: done ? 3 : 2, available: done ? 3 : 2, undoRecord: record },
+      ds: {
+        generation: 4,
+        observedGeneration: 4,
+        templateGeneration: '4',
+        images: [`registry.example/decoder:${HASH.B}`],
+        desired: 3,
+        current: 3,
+        updated: k + 1,
+        ready: done ? 3 : 2,
+        available: done ? 3 : 2,
+        undoRecord: record,
+      },
     });
   const ds = run(
     [
@@ -1685,7 +1869,10 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
     assert.equal(stalled.status.undoSkipped?.reason, 'AlreadyUndone');
     assert.equal(stalled.status.repeatedRevision, HASH.B);
     assert.equal(stalled.status.lastUndo?.result, 'Applied', 'the record of the one undo is kept, not turned into RollbackStalled');
-    assert.deepEqual(ds.slice(3).map((d) => d.action), [undefined, undefined, undefined, undefined]);
+    assert.deepEqual(
+      ds.slice(3).map((d) => d.action),
+      [undefined, undefined, undefined, undefined],
+    );
   });
 
   it('and it completes as any rollout does', () => {
@@ -1756,7 +1943,7 @@ describe('decide: status writes are coalesced', () => {
 });
 
 describe('decide: the ControllerRevision cache behind the DaemonSet', () => {
-  it('waits for the new revision instead of taking the new template\'s DESIRED as the starting point', () => {
+  it("waits for the new revision instead of taking the new template's DESIRED as the starting point", () => {
     // The new template drops a toleration: the controller already shrank DESIRED to 2, but the new
     // revision has not reached the cache, so the highest revision is still A.
     const shrunkBeforeRevision = targetObs({

@@ -20,7 +20,13 @@ function pendingStatus(): GuardStatus {
   });
   const ds = run(
     [
-      { obs: targetObs({ nodes: [node('node-1', [pod({ hash: HASH.A })])], ds: { desired: 1, current: 1, updated: 1, ready: 1, available: 1 } }), at: T0 },
+      {
+        obs: targetObs({
+          nodes: [node('node-1', [pod({ hash: HASH.A })])],
+          ds: { desired: 1, current: 1, updated: 1, ready: 1, available: 1 },
+        }),
+        at: T0,
+      },
       { obs: stall, at: T1 },
       { obs: stall, at: T1 + sec(600) },
     ],
@@ -45,7 +51,13 @@ describe('recordUndoOutcome', () => {
       result: 'Applied',
       message: 'restored revision 1 (aaa111) in place of revision 2 (bbb222)',
       state: 'RollingBack',
-      event: { type: 'Normal', reason: 'UndoStarted', action: 'Undo', onTarget: true, note: /^Undo: restored revision 1 \(aaa111\) in place of stalled revision 2 \(bbb222\)/ },
+      event: {
+        type: 'Normal',
+        reason: 'UndoStarted',
+        action: 'Undo',
+        onTarget: true,
+        note: /^Undo: restored revision 1 \(aaa111\) in place of stalled revision 2 \(bbb222\)/,
+      },
       rolledBackReason: 'UndoStarted',
     },
     {
@@ -59,9 +71,16 @@ describe('recordUndoOutcome', () => {
     {
       outcome: { kind: 'TemplateChanged', detail: 'template generation is 3, decided at 2' },
       result: 'Failed',
-      message: 'not applied: the template changed since the stall was detected (template generation is 3, decided at 2); a person or tool is acting',
+      message:
+        'not applied: the template changed since the stall was detected (template generation is 3, decided at 2); a person or tool is acting',
       state: 'Stalled',
-      event: { type: 'Warning', reason: 'UndoSkipped', action: 'Undo', onTarget: true, note: /^Undo of revision 2 \(bbb222\) skipped: the template changed/ },
+      event: {
+        type: 'Warning',
+        reason: 'UndoSkipped',
+        action: 'Undo',
+        onTarget: true,
+        note: /^Undo of revision 2 \(bbb222\) skipped: the template changed/,
+      },
       rolledBackReason: 'UndoSkipped',
     },
     {
@@ -77,7 +96,13 @@ describe('recordUndoOutcome', () => {
       result: 'Failed',
       message: 'undo failed: daemonsets.apps "decoder" is forbidden',
       state: 'Stalled',
-      event: { type: 'Warning', reason: 'UndoFailed', action: 'Undo', onTarget: true, note: /^Undo of revision 2 \(bbb222\) to revision 1 \(aaa111\) failed: daemonsets/ },
+      event: {
+        type: 'Warning',
+        reason: 'UndoFailed',
+        action: 'Undo',
+        onTarget: true,
+        note: /^Undo of revision 2 \(bbb222\) to revision 1 \(aaa111\) failed: daemonsets/,
+      },
       rolledBackReason: 'UndoFailed',
     },
   ];
@@ -163,39 +188,88 @@ describe('recordDryRun', () => {
 describe('templateMatchesRevision', () => {
   const live = () => ({
     metadata: { labels: { app: 'decoder' } },
-    spec: { containers: [{ name: 'decoder', image: 'registry.example/decoder:1' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] },
+    spec: {
+      containers: [
+        { name: 'decoder', image: 'registry.example/decoder:1' },
+        { name: 'sidecar', image: 'registry.example/sidecar:1' },
+      ],
+    },
   });
   /** A ControllerRevision's data, shaped as the DaemonSet controller snapshots it. */
   const data = (template: Record<string, unknown>) => ({ spec: { template: { ...template, $patch: 'replace' } } });
   const stored = () => ({
     metadata: { creationTimestamp: null, labels: { app: 'decoder' } },
-    spec: { containers: [{ name: 'decoder', image: 'registry.example/decoder:1' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] },
+    spec: {
+      containers: [
+        { name: 'decoder', image: 'registry.example/decoder:1' },
+        { name: 'sidecar', image: 'registry.example/sidecar:1' },
+      ],
+    },
   });
 
   const cases: { name: string; live: unknown; data: unknown; want: boolean }[] = [
     { name: 'the same template (ignoring $patch and the null creationTimestamp)', live: live(), data: data(stored()), want: true },
     {
       name: 'key order is irrelevant',
-      live: { spec: { containers: [{ image: 'registry.example/decoder:1', name: 'decoder' }, { image: 'registry.example/sidecar:1', name: 'sidecar' }] }, metadata: { labels: { app: 'decoder' } } },
+      live: {
+        spec: {
+          containers: [
+            { image: 'registry.example/decoder:1', name: 'decoder' },
+            { image: 'registry.example/sidecar:1', name: 'sidecar' },
+          ],
+        },
+        metadata: { labels: { app: 'decoder' } },
+      },
       data: data(stored()),
       want: true,
     },
-    { name: 'a null creationTimestamp on the live side too', live: { ...live(), metadata: { creationTimestamp: null, labels: { app: 'decoder' } } }, data: data(stored()), want: true },
+    {
+      name: 'a null creationTimestamp on the live side too',
+      live: { ...live(), metadata: { creationTimestamp: null, labels: { app: 'decoder' } } },
+      data: data(stored()),
+      want: true,
+    },
     { name: 'undefined fields are absent fields', live: { ...live(), extra: undefined }, data: data(stored()), want: true },
     {
       name: 'a different image is a real difference',
-      live: { ...live(), spec: { containers: [{ name: 'decoder', image: 'registry.example/decoder:2' }, { name: 'sidecar', image: 'registry.example/sidecar:1' }] } },
+      live: {
+        ...live(),
+        spec: {
+          containers: [
+            { name: 'decoder', image: 'registry.example/decoder:2' },
+            { name: 'sidecar', image: 'registry.example/sidecar:1' },
+          ],
+        },
+      },
       data: data(stored()),
       want: false,
     },
-    { name: 'an extra label is a real difference', live: { ...live(), metadata: { labels: { app: 'decoder', tier: 'x' } } }, data: data(stored()), want: false },
+    {
+      name: 'an extra label is a real difference',
+      live: { ...live(), metadata: { labels: { app: 'decoder', tier: 'x' } } },
+      data: data(stored()),
+      want: false,
+    },
     {
       name: 'container order matters (lists are ordered)',
-      live: { ...live(), spec: { containers: [{ name: 'sidecar', image: 'registry.example/sidecar:1' }, { name: 'decoder', image: 'registry.example/decoder:1' }] } },
+      live: {
+        ...live(),
+        spec: {
+          containers: [
+            { name: 'sidecar', image: 'registry.example/sidecar:1' },
+            { name: 'decoder', image: 'registry.example/decoder:1' },
+          ],
+        },
+      },
       data: data(stored()),
       want: false,
     },
-    { name: 'a real creationTimestamp is not ignored', live: live(), data: data({ ...stored(), metadata: { creationTimestamp: '2025-01-01T00:00:00Z', labels: { app: 'decoder' } } }), want: false },
+    {
+      name: 'a real creationTimestamp is not ignored',
+      live: live(),
+      data: data({ ...stored(), metadata: { creationTimestamp: '2025-01-01T00:00:00Z', labels: { app: 'decoder' } } }),
+      want: false,
+    },
     { name: 'revision data without spec.template', live: live(), data: { spec: {} }, want: false },
     { name: 'no revision data', live: live(), data: undefined, want: false },
   ];

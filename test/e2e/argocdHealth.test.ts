@@ -33,7 +33,10 @@ function health(obj: Record<string, unknown>): { status: string; message: string
   return { status, message };
 }
 
-const guard = (status: Record<string, unknown> | undefined, o: { generation?: number; suspend?: boolean } = {}): Record<string, unknown> => ({
+const guard = (
+  status: Record<string, unknown> | undefined,
+  o: { generation?: number; suspend?: boolean } = {},
+): Record<string, unknown> => ({
   apiVersion: 'rolloutguard.dev/v1alpha1',
   kind: 'RolloutGuard',
   metadata: { name: 'decoder', namespace: 'team-a', generation: o.generation ?? 1 },
@@ -49,15 +52,55 @@ describe('the Argo CD health check of a RolloutGuard (deploy/argocd/health.lua, 
   });
 
   const cases: Array<{ name: string; obj: Record<string, unknown>; status: string; message: RegExp }> = [
-    { name: 'Healthy', obj: guard({ state: 'Healthy', message: 'All 3 nodes on revision 2 (abc)' }), status: 'Healthy', message: /^All 3 nodes on revision 2/ },
-    { name: 'Progressing', obj: guard({ state: 'Progressing', message: 'Rolling out revision 2: 1/3 updated' }), status: 'Progressing', message: /^Rolling out revision 2/ },
-    { name: 'Suspect: no verdict yet', obj: guard({ state: 'Suspect', cause: 'ImagePullFailure', owner: 'Revision', message: 'no progress for 120s' }), status: 'Progressing', message: /^Suspect, cause ImagePullFailure, owner Revision: no progress/ },
-    { name: 'Stalled: a verdict', obj: guard({ state: 'Stalled', cause: 'CrashLoop', owner: 'Revision', message: 'node-2 CrashLoopBackOff' }), status: 'Degraded', message: /^Stalled, cause CrashLoop, owner Revision: node-2 CrashLoopBackOff$/ },
-    { name: 'Failed from crash evidence', obj: guard({ state: 'Failed', cause: 'CrashLoop', owner: 'Revision', message: 'crashed on 2 nodes' }), status: 'Degraded', message: /^Failed, cause CrashLoop/ },
-    { name: 'RollingBack: the undo converging', obj: guard({ state: 'RollingBack', message: 'restored revision 1' }), status: 'Progressing', message: /^RollingBack: restored revision 1/ },
-    { name: 'RolledBack: the release did not land', obj: guard({ state: 'RolledBack', message: 'Undo complete' }), status: 'Degraded', message: /^RolledBack: Undo complete/ },
+    {
+      name: 'Healthy',
+      obj: guard({ state: 'Healthy', message: 'All 3 nodes on revision 2 (abc)' }),
+      status: 'Healthy',
+      message: /^All 3 nodes on revision 2/,
+    },
+    {
+      name: 'Progressing',
+      obj: guard({ state: 'Progressing', message: 'Rolling out revision 2: 1/3 updated' }),
+      status: 'Progressing',
+      message: /^Rolling out revision 2/,
+    },
+    {
+      name: 'Suspect: no verdict yet',
+      obj: guard({ state: 'Suspect', cause: 'ImagePullFailure', owner: 'Revision', message: 'no progress for 120s' }),
+      status: 'Progressing',
+      message: /^Suspect, cause ImagePullFailure, owner Revision: no progress/,
+    },
+    {
+      name: 'Stalled: a verdict',
+      obj: guard({ state: 'Stalled', cause: 'CrashLoop', owner: 'Revision', message: 'node-2 CrashLoopBackOff' }),
+      status: 'Degraded',
+      message: /^Stalled, cause CrashLoop, owner Revision: node-2 CrashLoopBackOff$/,
+    },
+    {
+      name: 'Failed from crash evidence',
+      obj: guard({ state: 'Failed', cause: 'CrashLoop', owner: 'Revision', message: 'crashed on 2 nodes' }),
+      status: 'Degraded',
+      message: /^Failed, cause CrashLoop/,
+    },
+    {
+      name: 'RollingBack: the undo converging',
+      obj: guard({ state: 'RollingBack', message: 'restored revision 1' }),
+      status: 'Progressing',
+      message: /^RollingBack: restored revision 1/,
+    },
+    {
+      name: 'RolledBack: the release did not land',
+      obj: guard({ state: 'RolledBack', message: 'Undo complete' }),
+      status: 'Degraded',
+      message: /^RolledBack: Undo complete/,
+    },
     { name: 'no status yet', obj: guard(undefined), status: 'Progressing', message: /waiting for rollout-guard to judge/ },
-    { name: 'a spec change not yet observed', obj: guard({ state: 'Healthy', message: 'old' }, { generation: 2 }), status: 'Progressing', message: /observe generation 2/ },
+    {
+      name: 'a spec change not yet observed',
+      obj: guard({ state: 'Healthy', message: 'old' }, { generation: 2 }),
+      status: 'Progressing',
+      message: /observe generation 2/,
+    },
     { name: 'suspended', obj: guard({ state: 'Healthy' }, { suspend: true }), status: 'Suspended', message: /spec\.suspend is true/ },
     { name: 'a state this check does not know', obj: guard({ state: 'Unheard' }), status: 'Unknown', message: /^Unheard/ },
   ];

@@ -16,29 +16,46 @@ const SCENARIOS = ['minready', 'taint', 'twoguards', 'owned', 'recreate', 'crash
 const suite = new GuardSuite('attr', SCENARIOS);
 const { read, ns, pools } = suite;
 const getGuard = (n: string, name = 'decoder'): Promise<GuardObj> => read.guard(n, name);
-const getDs = (n: string): Promise<{ metadata: { uid: string; annotations?: Record<string, string> } }> => kubectlJson(['get', 'ds', 'decoder'], { ns: n });
+const getDs = (n: string): Promise<{ metadata: { uid: string; annotations?: Record<string, string> } }> =>
+  kubectlJson(['get', 'ds', 'decoder'], { ns: n });
 const image = (n: string): Promise<string> => read.image(n);
-const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000, name = 'decoder'): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs, name);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000, name = 'decoder'): Promise<GuardObj> =>
+  read.waitGuard(n, pred, what, timeoutMs, name);
 const events = (n: string, kind: string, name = 'decoder'): Promise<EventItem[]> => read.events(n, kind, name);
 const reasons = (n: string, kind: string, name = 'decoder'): Promise<string[]> => read.reasons(n, kind, name);
-const setup = async (s: (typeof SCENARIOS)[number], extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}, spec: Record<string, unknown> = UNDO): Promise<string> => (await suite.guarded(s, spec, extra)).n;
+const setup = async (
+  s: (typeof SCENARIOS)[number],
+  extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {},
+  spec: Record<string, unknown> = UNDO,
+): Promise<string> => (await suite.guarded(s, spec, extra)).n;
 
 describe('attribution end to end: undo only a broken revision', { concurrency: true }, () => {
   before(() => suite.setUp());
   after(() => suite.tearDown());
 
   it('minReadySeconds 12 with a deadline of 10: a configured wait, never a stall; ends Healthy with DeadlineTooShort shown', async () => {
-    const n = await setup('minready', { minReadySeconds: 12 }, { suspectAfterSeconds: 4, progressDeadlineSeconds: 10, onStall: { action: 'Undo' } });
-    const g0 = await waitGuard(n, (g) => g.status?.conditions?.some((c) => c.type === 'DeadlineTooShort' && c.status === 'True') === true, 'DeadlineTooShort');
+    const n = await setup(
+      'minready',
+      { minReadySeconds: 12 },
+      { suspectAfterSeconds: 4, progressDeadlineSeconds: 10, onStall: { action: 'Undo' } },
+    );
+    const g0 = await waitGuard(
+      n,
+      (g) => g.status?.conditions?.some((c) => c.type === 'DeadlineTooShort' && c.status === 'True') === true,
+      'DeadlineTooShort',
+    );
     assert.match(g0.status!.conditions!.find((c) => c.type === 'DeadlineTooShort')!.message, /minReadySeconds 12/);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2'], { ns: n });
     // Every node waits 12 s after Ready: the rollout takes over 36 s, three times the deadline.
     const seen = new Set<string>();
-    await waitFor(async () => {
-      const g = await getGuard(n);
-      seen.add(g.status?.state ?? '');
-      return g.status?.state === 'Healthy' && g.status.currentRevision?.revision === 2;
-    }, { timeoutMs: 150_000, intervalMs: 250, describe: 'Healthy on revision 2' });
+    await waitFor(
+      async () => {
+        const g = await getGuard(n);
+        seen.add(g.status?.state ?? '');
+        return g.status?.state === 'Healthy' && g.status.currentRevision?.revision === 2;
+      },
+      { timeoutMs: 150_000, intervalMs: 250, describe: 'Healthy on revision 2' },
+    );
     assert.ok(!seen.has('Suspect') && !seen.has('Stalled') && !seen.has('RollingBack'), `states seen: ${[...seen].join(', ')}`);
     assert.equal(await image(n), 'registry.local/decoder:2', 'the good revision stays');
     const evs = await reasons(n, 'RolloutGuard');
@@ -54,14 +71,24 @@ describe('attribution end to end: undo only a broken revision', { concurrency: t
     await kubectl(['taint', 'node', victim, 'maintenance=now:NoExecute']);
     // Either the rollout finishes on the two remaining nodes and DESIRED shrank (a stall blamed on the
     // node), or it finished before the taint took effect: either way the good revision stays.
-    const g = await waitGuard(n, (x) => (x.status?.state === 'Stalled' && x.status.cause === 'TargetShrank') || (x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2), 'settled', 90_000);
+    const g = await waitGuard(
+      n,
+      (x) =>
+        (x.status?.state === 'Stalled' && x.status.cause === 'TargetShrank') ||
+        (x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2),
+      'settled',
+      90_000,
+    );
     if (g.status?.state === 'Stalled') {
       assert.equal(g.status.owner, 'Node');
       assert.equal(g.status.undoSkipped?.reason, 'NotTheRevision');
       assert.match(g.status.message ?? '', new RegExp(victim));
       await waitFor(async () => (await reasons(n, 'DaemonSet')).includes('UndoSkipped'), { timeoutMs: 15_000, describe: 'UndoSkipped' });
     }
-    await holdsFor(async () => (await image(n)) === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 6_000, describe: 'no undo' });
+    await holdsFor(async () => (await image(n)) === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined, {
+      durationMs: 6_000,
+      describe: 'no undo',
+    });
     assert.ok(!(await reasons(n, 'DaemonSet')).includes('UndoStarted'));
   });
 
@@ -98,7 +125,10 @@ describe('attribution end to end: undo only a broken revision', { concurrency: t
     assert.equal(g.status?.owner, 'Revision', 'the revision is at fault; the owner is where to roll back');
     await holdsFor(async () => (await image(n)) === 'registry.local/decoder:2-broken', { durationMs: 6_000, describe: 'no undo' });
     const evs = await events(n, 'DaemonSet');
-    assert.ok(evs.some((e) => e.reason === 'UndoSkipped' && /ConfigMap\/cluster-policy/.test(e.message ?? e.note ?? '')), JSON.stringify(evs));
+    assert.ok(
+      evs.some((e) => e.reason === 'UndoSkipped' && /ConfigMap\/cluster-policy/.test(e.message ?? e.note ?? '')),
+      JSON.stringify(evs),
+    );
     assert.ok(!evs.some((e) => e.reason === 'UndoStarted'));
   });
 
@@ -112,10 +142,18 @@ describe('attribution end to end: undo only a broken revision', { concurrency: t
     const rec = JSON.parse((await getDs(n)).metadata.annotations?.['rolloutguard.dev/last-undo'] ?? '{}') as { from?: string };
     assert.equal(rec.from, brokenHash, 'the undo is recorded on the DaemonSet');
     await apply(guard('decoder', n, 'decoder', UNDO));
-    const g = await waitGuard(n, (x) => x.status?.state === 'Healthy' || x.status?.state === 'RolledBack', 'settled on the restored revision', 90_000);
+    const g = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Healthy' || x.status?.state === 'RolledBack',
+      'settled on the restored revision',
+      90_000,
+    );
     assert.notEqual(g.status?.currentRevision?.hash, brokenHash);
     assert.equal(await image(n), 'registry.local/decoder:1');
-    await holdsFor(async () => (await image(n)) === 'registry.local/decoder:1', { durationMs: 5_000, describe: 'the restored template stays' });
+    await holdsFor(async () => (await image(n)) === 'registry.local/decoder:1', {
+      durationMs: 5_000,
+      describe: 'the restored template stays',
+    });
     assert.equal((await reasons(n, 'DaemonSet')).filter((r) => r === 'UndoStarted').length, 1);
   });
 
@@ -132,8 +170,13 @@ describe('attribution end to end: undo only a broken revision', { concurrency: t
     // objects, the restored (renumbered, newest) revision stores exactly the DaemonSet's template, and
     // the broken one does not.
     const ds = slimDaemonSet(await kubectlJson(['get', 'ds', 'decoder'], { ns: n }));
-    const revs = (await kubectlJson<{ items: unknown[] }>(['get', 'controllerrevisions'], { ns: n })).items.map(slimRevision).sort((a, b) => b.revision - a.revision);
-    assert.deepEqual(revs.map((r) => r.revision), [3, 2]);
+    const revs = (await kubectlJson<{ items: unknown[] }>(['get', 'controllerrevisions'], { ns: n })).items
+      .map(slimRevision)
+      .sort((a, b) => b.revision - a.revision);
+    assert.deepEqual(
+      revs.map((r) => r.revision),
+      [3, 2],
+    );
     assert.match(ds.spec.templateDigest ?? '', /^[0-9a-f]{16}$/);
     assert.equal(revs[0]!.templateDigest, ds.spec.templateDigest, 'the newest revision stores the live template');
     assert.notEqual(revs[1]!.templateDigest, ds.spec.templateDigest);

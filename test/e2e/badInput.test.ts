@@ -111,7 +111,11 @@ const ref = { kind: 'DaemonSet', name: 'decoder' };
 const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>; message: RegExp }> = [
   { case: 'no spec at all', obj: rawGuard('g'), message: /spec: Required value/ },
   { case: 'missing targetRef', obj: rawGuard('g', {}), message: /spec\.targetRef: Required value/ },
-  { case: 'targetRef without a name', obj: rawGuard('g', { targetRef: { kind: 'DaemonSet' } }), message: /spec\.targetRef\.name: Required value/ },
+  {
+    case: 'targetRef without a name',
+    obj: rawGuard('g', { targetRef: { kind: 'DaemonSet' } }),
+    message: /spec\.targetRef\.name: Required value/,
+  },
   {
     case: 'wrong kind (Deployment)',
     obj: rawGuard('g', { targetRef: { kind: 'Deployment', name: 'decoder' } }),
@@ -145,7 +149,8 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
   {
     case: 'suspectAfterSeconds > progressDeadlineSeconds (swapped)',
     obj: rawGuard('g', { targetRef: ref, suspectAfterSeconds: 600, progressDeadlineSeconds: 300 }),
-    message: /spec: Invalid value: suspectAfterSeconds must be less than progressDeadlineSeconds \(a field left out takes its default: 120 and 600\)/,
+    message:
+      /spec: Invalid value: suspectAfterSeconds must be less than progressDeadlineSeconds \(a field left out takes its default: 120 and 600\)/,
   },
   {
     case: 'suspectAfterSeconds = progressDeadlineSeconds',
@@ -181,7 +186,8 @@ const INVALID_POLICIES: ReadonlyArray<{ case: string; obj: Record<string, unknow
   {
     case: 'an unknown selector operator',
     obj: policy('bi-bad-op', { selector: { matchExpressions: [{ key: 'app', operator: 'Equals', values: ['a'] }] } }),
-    message: /spec\.selector\.matchExpressions\[0\]\.operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist"/,
+    message:
+      /spec\.selector\.matchExpressions\[0\]\.operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist"/,
   },
   {
     case: 'In without values',
@@ -208,7 +214,8 @@ const INVALID_POLICIES: ReadonlyArray<{ case: string; obj: Record<string, unknow
     // to 600), so the policy itself must be refused.
     case: 'guard.suspectAfterSeconds alone, above the guard default deadline',
     obj: policy('bi-suspect-only', { guard: { suspectAfterSeconds: 700 } }),
-    message: /spec\.guard: Invalid value: suspectAfterSeconds must be less than progressDeadlineSeconds \(a field left out takes the guard default: 120 and 600\)/,
+    message:
+      /spec\.guard: Invalid value: suspectAfterSeconds must be less than progressDeadlineSeconds \(a field left out takes the guard default: 120 and 600\)/,
   },
   {
     case: 'guard.progressDeadlineSeconds alone, below the guard default suspect time',
@@ -259,7 +266,10 @@ describe('bad input', () => {
     }
 
     it('the valid edges are accepted: a 63-character guard name, a 40-character policy name, In with values', async () => {
-      const g = await kubectl(['apply', '--dry-run=server', '-f', '-'], { ns, input: JSON.stringify(rawGuard('a'.repeat(63), { targetRef: ref })) });
+      const g = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+        ns,
+        input: JSON.stringify(rawGuard('a'.repeat(63), { targetRef: ref })),
+      });
       assert.match(g.stdout, /created \(server dry run\)/);
       const p = policy('p'.repeat(40), {
         namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] },
@@ -291,21 +301,34 @@ describe('bad input', () => {
       const stored = await kubectlJson<GuardObj>(['get', 'rolloutguard', 'elsewhere'], { ns });
       assert.deepEqual(stored.spec.targetRef, { kind: 'DaemonSet', name: 'decoder' });
       // A patch adding it is a no-op with a warning.
-      const patched = await kubectl(['patch', 'rolloutguard', 'elsewhere', '--type=merge', '-p', '{"spec":{"targetRef":{"namespace":"kube-system"}}}'], { ns });
+      const patched = await kubectl(
+        ['patch', 'rolloutguard', 'elsewhere', '--type=merge', '-p', '{"spec":{"targetRef":{"namespace":"kube-system"}}}'],
+        { ns },
+      );
       assert.match(patched.stderr, /unknown field "spec\.targetRef\.namespace"/);
       assert.match(patched.stdout, /patched \(no change\)/);
       // And the schema the server serves has no such field at all.
-      const crd = await kubectlJson<{ spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: { targetRef: { properties: Record<string, unknown> } } } } } } }> } }>(
-        ['get', 'crd', 'rolloutguards.rolloutguard.dev'],
-      );
-      assert.deepEqual(Object.keys(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.targetRef.properties).sort(), ['kind', 'name']);
+      const crd = await kubectlJson<{
+        spec: {
+          versions: Array<{
+            schema: { openAPIV3Schema: { properties: { spec: { properties: { targetRef: { properties: Record<string, unknown> } } } } } };
+          }>;
+        };
+      }>(['get', 'crd', 'rolloutguards.rolloutguard.dev']);
+      assert.deepEqual(Object.keys(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.targetRef.properties).sort(), [
+        'kind',
+        'name',
+      ]);
     });
 
     it('the defaults the CEL rules assume are the CRD defaults and the operator defaults', async () => {
       type Schema = { properties: Record<string, Schema>; default?: unknown; 'x-kubernetes-validations'?: Array<{ rule: string }> };
       const load = async (f: string): Promise<Schema> =>
-        (parseYaml(await readFile(resolve(ROOT, 'config/crd', f), 'utf8')) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } }).spec.versions[0]!
-          .schema.openAPIV3Schema;
+        (
+          parseYaml(await readFile(resolve(ROOT, 'config/crd', f), 'utf8')) as {
+            spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> };
+          }
+        ).spec.versions[0]!.schema.openAPIV3Schema;
       const guardSpec = (await load('rolloutguards.yaml')).properties.spec!;
       assert.equal(guardSpec.properties.suspectAfterSeconds!.default, GUARD_DEFAULTS.suspectAfterSeconds);
       assert.equal(guardSpec.properties.progressDeadlineSeconds!.default, GUARD_DEFAULTS.progressDeadlineSeconds);
@@ -316,7 +339,18 @@ describe('bad input', () => {
   });
 
   describe('handled by a running operator: nothing crashes, every case ends in a clear condition', () => {
-    const CASES = ['ondelete', 'history', 'nohistory', 'foreign', 'huge', 'guardFirst', 'targetFirst', 'both', 'recreated', 'stalledDeleted'] as const;
+    const CASES = [
+      'ondelete',
+      'history',
+      'nohistory',
+      'foreign',
+      'huge',
+      'guardFirst',
+      'targetFirst',
+      'both',
+      'recreated',
+      'stalledDeleted',
+    ] as const;
     type Case = (typeof CASES)[number];
     /** Node pool per case; the lifecycle cases share one (each DaemonSet counts only its own pods). */
     const POOL_OF: Record<Case, 'ondelete' | 'history' | 'foreign' | 'huge' | 'life'> = {
@@ -342,12 +376,17 @@ describe('bad input', () => {
     async function waitGuard(c: Case, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000): Promise<GuardObj> {
       let last: GuardObj | undefined;
       try {
-        await waitFor(async () => {
-          last = await getGuard(c);
-          return pred(last);
-        }, { timeoutMs, describe: `${c}: ${what}` });
+        await waitFor(
+          async () => {
+            last = await getGuard(c);
+            return pred(last);
+          },
+          { timeoutMs, describe: `${c}: ${what}` },
+        );
       } catch (e) {
-        throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`);
+        throw new Error(
+          `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`,
+        );
       }
       return last!;
     }
@@ -366,7 +405,11 @@ describe('bad input', () => {
     }
 
     /** A RollingUpdate DaemonSet `decoder` on the case's pool, rolled out, and a Healthy guard for it. */
-    async function healthy(c: Case, spec: Record<string, unknown> = FAST, ds: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<GuardObj> {
+    async function healthy(
+      c: Case,
+      spec: Record<string, unknown> = FAST,
+      ds: Partial<Parameters<typeof decoderDaemonSet>[0]> = {},
+    ): Promise<GuardObj> {
       await apply(decoderDaemonSet({ name: 'decoder', ns: ns[c], pool: pools[POOL_OF[c]].name, image: GOOD, ...ds }));
       await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=120s'], { ns: ns[c] });
       await apply(guard('decoder', ns[c], 'decoder', spec));
@@ -413,29 +456,59 @@ describe('bad input', () => {
     describe('cases', { concurrency: true }, () => {
       it('target with updateStrategy OnDelete: Unknown, Ready=False OnDeleteStrategy, no rollout is ever timed', async () => {
         const c: Case = 'ondelete';
-        const ds = decoderDaemonSet({ name: 'decoder', ns: ns[c], pool: pools.ondelete.name, image: GOOD }) as { spec: Record<string, unknown> };
+        const ds = decoderDaemonSet({ name: 'decoder', ns: ns[c], pool: pools.ondelete.name, image: GOOD }) as {
+          spec: Record<string, unknown>;
+        };
         ds.spec.updateStrategy = { type: 'OnDelete' };
         await apply(ds);
         // `kubectl rollout status` refuses OnDelete DaemonSets: wait on the columns instead.
-        await waitFor(async () => (await daemonSetRow(ns[c], 'decoder')).ready === 3, { timeoutMs: 90_000, describe: 'OnDelete DaemonSet ready' });
+        await waitFor(async () => (await daemonSetRow(ns[c], 'decoder')).ready === 3, {
+          timeoutMs: 90_000,
+          describe: 'OnDelete DaemonSet ready',
+        });
         await apply(guard('decoder', ns[c], 'decoder', FAST));
-        const g = await waitGuard(c, (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'OnDeleteStrategy', 'Unknown/OnDeleteStrategy');
+        const g = await waitGuard(
+          c,
+          (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'OnDeleteStrategy',
+          'Unknown/OnDeleteStrategy',
+        );
         assert.equal(cond(g, 'Ready')?.status, 'False');
         assert.match(cond(g, 'Ready')!.message, /updateStrategy OnDelete: pods change only when deleted by hand/);
         assert.equal(cond(g, 'Stalled')?.status, 'Unknown');
         assert.equal(g.status?.desired, 3, 'the counters are still reported');
         // A broken template is not rolled by the controller under OnDelete, and the guard does not time it.
         await kubectl(['set', 'image', 'ds/decoder', `decoder=${BROKEN}`], { ns: ns[c] });
-        await holdsFor(async () => {
-          const x = await getGuard(c);
-          return x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'OnDeleteStrategy' && x.status.rollout === undefined;
-        }, { durationMs: 3 * FAST.progressDeadlineSeconds * 1000, describe: 'still Unknown/OnDeleteStrategy after a template change' });
-        assert.equal((await events(c, 'RolloutGuard')).filter((e) => e.reason === 'OnDeleteStrategy').length, 1, 'one Warning, not one per pass');
+        await holdsFor(
+          async () => {
+            const x = await getGuard(c);
+            return x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'OnDeleteStrategy' && x.status.rollout === undefined;
+          },
+          { durationMs: 3 * FAST.progressDeadlineSeconds * 1000, describe: 'still Unknown/OnDeleteStrategy after a template change' },
+        );
+        assert.equal(
+          (await events(c, 'RolloutGuard')).filter((e) => e.reason === 'OnDeleteStrategy').length,
+          1,
+          'one Warning, not one per pass',
+        );
         // Switching to RollingUpdate makes it a guarded rollout again: the condition is live, not sticky.
-        await kubectl(['patch', 'ds', 'decoder', '--type=merge', '-p', JSON.stringify({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } } } })], { ns: ns[c] });
+        await kubectl(
+          [
+            'patch',
+            'ds',
+            'decoder',
+            '--type=merge',
+            '-p',
+            JSON.stringify({ spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } } } }),
+          ],
+          { ns: ns[c] },
+        );
         // Under load the node may still be empty when the deadline passes (cause Unknown); the cause is
         // named once the new pod exists, so wait for the explained state.
-        const s = await waitGuard(c, (x) => x.status?.state === 'Stalled' && x.status.cause === 'ImagePullFailure', 'Stalled with ImagePullFailure after switching to RollingUpdate');
+        const s = await waitGuard(
+          c,
+          (x) => x.status?.state === 'Stalled' && x.status.cause === 'ImagePullFailure',
+          'Stalled with ImagePullFailure after switching to RollingUpdate',
+        );
         assert.equal(s.status?.cause, 'ImagePullFailure');
         assert.equal(cond(s, 'Stalled')?.status, 'True');
       });
@@ -448,10 +521,13 @@ describe('bad input', () => {
         const genBefore = await templateGeneration(c);
         await kubectl(['set', 'image', 'ds/decoder', `decoder=${BROKEN}`], { ns: ns[c] });
         let revisions: Revision[] = [];
-        await waitFor(async () => {
-          revisions = (await kubectlJson<{ items: Revision[] }>(['get', 'controllerrevisions'], { ns: ns[c] })).items;
-          return revisions.length === 2;
-        }, { timeoutMs: 30_000, describe: 'the new ControllerRevision' });
+        await waitFor(
+          async () => {
+            revisions = (await kubectlJson<{ items: Revision[] }>(['get', 'controllerrevisions'], { ns: ns[c] })).items;
+            return revisions.length === 2;
+          },
+          { timeoutMs: 30_000, describe: 'the new ControllerRevision' },
+        );
         const original = revisions.find((r) => r.metadata.labels?.['controller-revision-hash'] === originalHash);
         assert.ok(original, `the revision of ${originalHash} is in ${JSON.stringify(revisions.map((r) => r.metadata.name))}`);
         assert.notEqual((await getGuard(c)).status?.state, 'Stalled', 'premise: the history is pruned before the stall');
@@ -465,10 +541,13 @@ describe('bad input', () => {
         assert.equal(g.status?.lastUndo, undefined, 'no undo was attempted');
         assert.equal(g.status?.undoPlan, undefined, 'there is nothing to restore');
         // Nothing is sent: the DaemonSet keeps the broken template, and the guard keeps saying why.
-        await holdsFor(async () => (await templateGeneration(c)) === String(Number(genBefore) + 1) && (await getGuard(c)).status?.state === 'Stalled', {
-          durationMs: 5_000,
-          describe: 'no undo',
-        });
+        await holdsFor(
+          async () => (await templateGeneration(c)) === String(Number(genBefore) + 1) && (await getGuard(c)).status?.state === 'Stalled',
+          {
+            durationMs: 5_000,
+            describe: 'no undo',
+          },
+        );
         const evs = await events(c, 'RolloutGuard');
         const skipped = evs.filter((e) => e.reason === 'UndoSkipped');
         assert.equal(skipped.length, 1, 'one UndoSkipped Event, not one per pass');
@@ -494,7 +573,10 @@ describe('bad input', () => {
         // The refusal is stated: the RolledBack condition and status.undoSkipped say why there is no undo.
         assert.equal(cond(g, 'RolledBack')?.reason, 'UndoSkipped');
         assert.equal(g.status?.undoSkipped?.reason, 'NoEarlierRevision');
-        await holdsFor(async () => (await templateGeneration(c)) === '1' && (await getGuard(c)).status?.state === 'Stalled', { durationMs: 5_000, describe: 'no undo' });
+        await holdsFor(async () => (await templateGeneration(c)) === '1' && (await getGuard(c)).status?.state === 'Stalled', {
+          durationMs: 5_000,
+          describe: 'no undo',
+        });
         const evs = await events(c, 'RolloutGuard');
         assert.equal(evs.filter((e) => e.reason === 'UndoSkipped').length, 1);
         assert.ok(!evs.some((e) => e.reason === 'UndoStarted'));
@@ -506,7 +588,14 @@ describe('bad input', () => {
         const pool = pools.foreign;
         const h = await healthy(c, { ...FAST, onStall: { action: 'Report', delaySeconds: 0 } });
         const hash = h.status!.currentRevision!.hash;
-        const steady = { state: 'Healthy', desired: 3, ready: 3, generations: [{ revision: 1, hash, images: [GOOD], nodes: 3, ready: 3 }], blockedNodeCount: 0, emptyNodeCount: 0 };
+        const steady = {
+          state: 'Healthy',
+          desired: 3,
+          ready: 3,
+          generations: [{ revision: 1, hash, images: [GOOD], nodes: 3, ready: 3 }],
+          blockedNodeCount: 0,
+          emptyNodeCount: 0,
+        };
         const pick = (g: GuardObj): unknown => ({
           state: g.status?.state,
           desired: g.status?.desired,
@@ -538,29 +627,46 @@ describe('bad input', () => {
             selector: { matchLabels: { app: 'decoder', lookalike: 'true' } },
             template: {
               metadata: { labels: { app: 'decoder', lookalike: 'true', 'controller-revision-hash': 'lookalike' } },
-              spec: { nodeSelector: { [POOL_LABEL]: pool.name }, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'registry.local/lookalike:1' }] },
+              spec: {
+                nodeSelector: { [POOL_LABEL]: pool.name },
+                terminationGracePeriodSeconds: 1,
+                containers: [{ name: 'c', image: 'registry.local/lookalike:1' }],
+              },
             },
           },
         });
         // (c) A bare pod with the labels: the DaemonSet controller adopts it and, the node already having a
         // daemon pod, deletes it (Kubernetes behaviour, asserted so the test notices if it changes).
         await apply(pod('bare', pool.nodes[1]!, { app: 'decoder', 'controller-revision-hash': hash }, false));
-        await waitFor(async () => {
-          const pods = await kubectlJson<{ items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns: n });
-          const ready = (p: (typeof pods.items)[number]): boolean => p.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ?? false;
-          const foreign = pods.items.filter((p) => p.metadata.name === 'foreign-owned' || p.metadata.name.startsWith('lookalike-'));
-          return foreign.length === 3 && foreign.every(ready) && !pods.items.some((p) => p.metadata.name === 'bare');
-        }, { timeoutMs: 60_000, describe: 'foreign pods Ready, the bare pod removed by the DaemonSet controller' });
+        await waitFor(
+          async () => {
+            const pods = await kubectlJson<{
+              items: Array<{ metadata: { name: string }; status: { conditions?: Array<{ type: string; status: string }> } }>;
+            }>(['get', 'pods', '-l', 'app=decoder'], { ns: n });
+            const ready = (p: (typeof pods.items)[number]): boolean =>
+              p.status.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ?? false;
+            const foreign = pods.items.filter((p) => p.metadata.name === 'foreign-owned' || p.metadata.name.startsWith('lookalike-'));
+            return foreign.length === 3 && foreign.every(ready) && !pods.items.some((p) => p.metadata.name === 'bare');
+          },
+          { timeoutMs: 60_000, describe: 'foreign pods Ready, the bare pod removed by the DaemonSet controller' },
+        );
         // The controller's Event is written asynchronously, after the deletion itself.
-        await waitFor(async () => (await events(c, 'DaemonSet')).some((e) => e.reason === 'SuccessfulDelete' && e.message === 'Deleted pod: bare'), {
-          timeoutMs: 15_000,
-          describe: 'the DaemonSet controller deleted the adopted bare pod',
-        });
+        await waitFor(
+          async () => (await events(c, 'DaemonSet')).some((e) => e.reason === 'SuccessfulDelete' && e.message === 'Deleted pod: bare'),
+          {
+            timeoutMs: 15_000,
+            describe: 'the DaemonSet controller deleted the adopted bare pod',
+          },
+        );
 
         // Foreign pods enqueue no guard (they map to no DaemonSet), so force a pass that sees them in the
         // cache: a spec change, confirmed by observedGeneration.
         await kubectl(['patch', 'rolloutguard', 'decoder', '--type=merge', '-p', '{"spec":{"onStall":{"delaySeconds":1}}}'], { ns: n });
-        const seen = await waitGuard(c, (x) => x.status?.observedGeneration === x.metadata.generation, 'a pass after the foreign pods appeared');
+        const seen = await waitGuard(
+          c,
+          (x) => x.status?.observedGeneration === x.metadata.generation,
+          'a pass after the foreign pods appeared',
+        );
         assert.deepEqual(pick(seen), steady, 'generations and counts unaffected');
 
         // In a stall: a foreign Ready pod with the *new* hash on the blocked node must not unblock it.
@@ -571,13 +677,27 @@ describe('bad input', () => {
         await apply(pod('foreign-on-target', blocked, { app: 'decoder', 'controller-revision-hash': newHash }, true));
         await kubectl(['wait', '--for=condition=Ready', 'pod/foreign-on-target', '--timeout=60s'], { ns: n });
         await kubectl(['patch', 'rolloutguard', 'decoder', '--type=merge', '-p', '{"spec":{"onStall":{"delaySeconds":2}}}'], { ns: n });
-        const after = await waitGuard(c, (x) => x.status?.observedGeneration === x.metadata.generation, 'a pass after the look-alike appeared');
+        const after = await waitGuard(
+          c,
+          (x) => x.status?.observedGeneration === x.metadata.generation,
+          'a pass after the look-alike appeared',
+        );
         assert.equal(after.status?.state, 'Stalled');
         assert.equal(after.status?.blockedNodeCount, 1);
-        assert.deepEqual(after.status?.blockedNodes?.map((b) => b.node), [blocked]);
+        assert.deepEqual(
+          after.status?.blockedNodes?.map((b) => b.node),
+          [blocked],
+        );
         const gens = after.status?.generations ?? [];
-        assert.equal(gens.reduce((s, x) => s + x.nodes, 0), 3, JSON.stringify(gens));
-        assert.deepEqual(gens.find((x) => x.hash === newHash), { revision: 2, hash: newHash, images: [BROKEN], nodes: 1, ready: 0 });
+        assert.equal(
+          gens.reduce((s, x) => s + x.nodes, 0),
+          3,
+          JSON.stringify(gens),
+        );
+        assert.deepEqual(
+          gens.find((x) => x.hash === newHash),
+          { revision: 2, hash: newHash, images: [BROKEN], nodes: 1, ready: 0 },
+        );
       });
 
       it('a huge DaemonSet (30 nodes, 25 blocked): lists capped at 20, counts exact, the object well-formed', async () => {
@@ -586,7 +706,11 @@ describe('bad input', () => {
         await kubectl(['set', 'image', 'ds/decoder', `decoder=${BROKEN}`], { ns: ns[c] });
         const g = await waitGuard(
           c,
-          (x) => x.status?.state === 'Stalled' && x.status.blockedNodeCount === 25 && x.status.emptyNodeCount === 0 && (x.status.blockedNodes ?? []).every((b) => /ImagePullBackOff|ErrImagePull/.test(b.reason)),
+          (x) =>
+            x.status?.state === 'Stalled' &&
+            x.status.blockedNodeCount === 25 &&
+            x.status.emptyNodeCount === 0 &&
+            (x.status.blockedNodes ?? []).every((b) => /ImagePullBackOff|ErrImagePull/.test(b.reason)),
           'Stalled with 25 nodes blocked on the image pull',
           180_000,
         );
@@ -598,7 +722,10 @@ describe('bad input', () => {
         assert.deepEqual(names, [...names].sort(), 'sorted, so the capped list is stable between passes');
         assert.equal(new Set(names).size, names.length, 'no duplicates');
         assert.ok(names.every((x) => pools.huge.nodes.includes(x)));
-        assert.ok(s.blockedNodes.every((b) => /ImagePullBackOff|ErrImagePull/.test(b.reason)), JSON.stringify(s.blockedNodes?.slice(0, 2)));
+        assert.ok(
+          s.blockedNodes.every((b) => /ImagePullBackOff|ErrImagePull/.test(b.reason)),
+          JSON.stringify(s.blockedNodes?.slice(0, 2)),
+        );
         assert.deepEqual(
           s.generations?.map((x) => ({ revision: x.revision, nodes: x.nodes, ready: x.ready })),
           [
@@ -633,7 +760,11 @@ describe('bad input', () => {
         const c: Case = 'targetFirst';
         await healthy(c);
         await kubectl(['delete', 'ds', 'decoder', '--wait=true'], { ns: ns[c] });
-        const g = await waitGuard(c, (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'TargetNotFound', 'Unknown/TargetNotFound');
+        const g = await waitGuard(
+          c,
+          (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'TargetNotFound',
+          'Unknown/TargetNotFound',
+        );
         assert.equal(cond(g, 'Ready')?.status, 'False');
         assert.equal(cond(g, 'Ready')?.message, 'DaemonSet decoder not found in this namespace; waiting for it to be created');
         assert.equal(cond(g, 'Stalled')?.status, 'Unknown');
@@ -664,11 +795,21 @@ describe('bad input', () => {
         await waitGuard(c, (x) => cond(x, 'Ready')?.reason === 'TargetNotFound', 'TargetNotFound');
         await apply(decoderDaemonSet({ name: 'decoder', ns: ns[c], pool: pools.life.name, image: 'registry.local/decoder:3' }));
         await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=120s'], { ns: ns[c] });
-        const g = await waitGuard(c, (x) => x.status?.state === 'Healthy' && cond(x, 'Ready')?.reason === 'TargetHealthy', 'Healthy on the new DaemonSet');
+        const g = await waitGuard(
+          c,
+          (x) => x.status?.state === 'Healthy' && cond(x, 'Ready')?.reason === 'TargetHealthy',
+          'Healthy on the new DaemonSet',
+        );
         assert.notEqual(g.status?.currentRevision?.hash, oldHash);
         assert.equal(g.status?.currentRevision?.revision, 1, "the new object's history starts over");
-        assert.deepEqual(g.status?.generations?.map((x) => ({ images: x.images, nodes: x.nodes, ready: x.ready })), [{ images: ['registry.local/decoder:3'], nodes: 2, ready: 2 }]);
-        await waitFor(async () => (await events(c, 'RolloutGuard')).some((e) => e.reason === 'TargetFound'), { timeoutMs: 15_000, describe: 'TargetFound Event' });
+        assert.deepEqual(
+          g.status?.generations?.map((x) => ({ images: x.images, nodes: x.nodes, ready: x.ready })),
+          [{ images: ['registry.local/decoder:3'], nodes: 2, ready: 2 }],
+        );
+        await waitFor(async () => (await events(c, 'RolloutGuard')).some((e) => e.reason === 'TargetFound'), {
+          timeoutMs: 15_000,
+          describe: 'TargetFound Event',
+        });
       });
 
       it('target deleted while Stalled with an undo scheduled, then recreated: the undo is dropped, never sent', async () => {
@@ -678,7 +819,11 @@ describe('bad input', () => {
         const stalled = await waitGuard(c, (x) => x.status?.state === 'Stalled', 'Stalled');
         assert.match(stalled.status?.message ?? '', /Undo to revision 1 \(\w+\) in \d+m/);
         await kubectl(['delete', 'ds', 'decoder', '--wait=true'], { ns: ns[c] });
-        const g = await waitGuard(c, (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'TargetNotFound', 'Unknown/TargetNotFound');
+        const g = await waitGuard(
+          c,
+          (x) => x.status?.state === 'Unknown' && cond(x, 'Ready')?.reason === 'TargetNotFound',
+          'Unknown/TargetNotFound',
+        );
         assert.equal(g.status?.undoPlan, undefined);
         assert.equal(g.status?.rollout, undefined);
         assert.equal(g.status?.lastUndo, undefined);
@@ -697,10 +842,19 @@ describe('bad input', () => {
       assert.equal((await op.get('/healthz')).status, 200);
       const logs = op.jsonLogs();
       assert.ok(logs.length > 0);
-      assert.deepEqual(op.logs.filter((l) => /unhandled|uncaught/i.test(l)), []);
-      assert.deepEqual(logs.filter((l) => l.level === 'error' || l.level === 'fatal'), []);
+      assert.deepEqual(
+        op.logs.filter((l) => /unhandled|uncaught/i.test(l)),
+        [],
+      );
+      assert.deepEqual(
+        logs.filter((l) => l.level === 'error' || l.level === 'fatal'),
+        [],
+      );
       // A failed pass is retried with backoff; one caused by a bug (TypeError …) would fail forever.
-      assert.deepEqual(logs.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('reconcile failed')), []);
+      assert.deepEqual(
+        logs.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('reconcile failed')),
+        [],
+      );
     });
   });
 });

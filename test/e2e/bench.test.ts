@@ -17,7 +17,9 @@ import { ROOT } from '../support/operator.js';
 
 function runBench(out: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bench.js'), '--smoke', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bench.js'), '--smoke', '--out', out], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -33,17 +35,20 @@ describe('npm run bench -- --smoke', () => {
   let results: BenchResults;
   let output: string;
 
-  before(async () => {
-    await ensureCluster();
-    out = await mkdtemp(join(tmpdir(), 'rg-bench-'));
-    const r = await runBench(out);
-    output = r.output;
-    assert.equal(r.code, 0, `bench exited ${r.code}:\n${output.slice(-4000)}`);
-    const files = await readdir(out);
-    const json = files.find((f) => f.endsWith('-smoke.json'));
-    assert.ok(json, `no results file in ${files.join(', ')}`);
-    results = JSON.parse(await readFile(join(out, json), 'utf8')) as BenchResults;
-  }, { timeout: 300_000 });
+  before(
+    async () => {
+      await ensureCluster();
+      out = await mkdtemp(join(tmpdir(), 'rg-bench-'));
+      const r = await runBench(out);
+      output = r.output;
+      assert.equal(r.code, 0, `bench exited ${r.code}:\n${output.slice(-4000)}`);
+      const files = await readdir(out);
+      const json = files.find((f) => f.endsWith('-smoke.json'));
+      assert.ok(json, `no results file in ${files.join(', ')}`);
+      results = JSON.parse(await readFile(join(out, json), 'utf8')) as BenchResults;
+    },
+    { timeout: 300_000 },
+  );
 
   after(async () => {
     if (out) await rm(out, { recursive: true, force: true });
@@ -75,13 +80,19 @@ describe('npm run bench -- --smoke', () => {
     const n = s.verdict.expectedStalls;
     const { operatorHistogram, ...detection } = s.detection;
     for (const [name, summary] of Object.entries({ ...detection, ...s.explanation })) {
-      assert.ok(summary.count === n && finite(summary.p50) && finite(summary.p99) && finite(summary.max), `${name}: ${JSON.stringify(summary)}`);
+      assert.ok(
+        summary.count === n && finite(summary.p50) && finite(summary.p99) && finite(summary.max),
+        `${name}: ${JSON.stringify(summary)}`,
+      );
     }
     assert.equal(operatorHistogram.count, n, 'the operator observed each detection in its histogram');
     assert.ok(s.api.watchesOpened >= 5, 'one watch per informer');
     assert.ok(finite(s.api.steadyNonWatch) && s.api.steadySeconds > 0);
     assert.ok(s.api.rolloutTotal > 0 && (s.api.rollout['PATCH rolloutguards/status'] ?? 0) > 0);
-    assert.ok(s.guards.every((g) => g.statusWrites > 0), 'every guard wrote its rollout');
+    assert.ok(
+      s.guards.every((g) => g.statusWrites > 0),
+      'every guard wrote its rollout',
+    );
     assert.ok(s.cost.rssMiB.peak > 0 && s.cost.cpuSeconds.total > 0 && s.cost.reconcile.count > 0);
     assert.ok(s.cost.cache.bytesPerPod > 0 && s.cost.cache.bytesPerNode > 0);
     assert.equal(s.alert.alertFiresAfterS.count, n, 'the alert is evaluated for every stalled DaemonSet');
@@ -97,9 +108,15 @@ describe('npm run bench -- --smoke', () => {
       const b = p.breakdownMiB;
       assert.ok(b, 'an idle point has its RSS breakdown');
       assert.ok(b.heapTotal > 0 && b.newSpace > 0 && b.oldSpace > 0 && b.newSpace + b.oldSpace <= b.heapTotal + 0.1, JSON.stringify(b));
-      assert.ok(Math.abs(b.heapTotal + b.external + b.outsideHeap - p.rssMiB) <= 0.3, `heap + external + the rest is the RSS: ${JSON.stringify(b)} vs ${p.rssMiB}`);
+      assert.ok(
+        Math.abs(b.heapTotal + b.external + b.outsideHeap - p.rssMiB) <= 0.3,
+        `heap + external + the rest is the RSS: ${JSON.stringify(b)} vs ${p.rssMiB}`,
+      );
     }
-    assert.ok(pc.single.peak.podsCached >= s.nodes && pc.single.peak.podsCached <= 2 * s.nodes, `one DaemonSet rolling cached ${pc.single.peak.podsCached} pods on ${s.nodes} nodes`);
+    assert.ok(
+      pc.single.peak.podsCached >= s.nodes && pc.single.peak.podsCached <= 2 * s.nodes,
+      `one DaemonSet rolling cached ${pc.single.peak.podsCached} pods on ${s.nodes} nodes`,
+    );
     assert.ok(finite(pc.single.releasedAfterS), 'its pods were released after the rollout');
     assert.ok(pc.fleet.peak.podsCached > pc.single.peak.podsCached, 'all rolling caches more than one rolling');
     assert.deepEqual(s.verdict.singleFalse, [], 'the healthy single rollout was never Suspect or Stalled');
@@ -119,10 +136,22 @@ describe('npm run bench -- --smoke', () => {
     assert.equal(c.contained, true);
     assert.ok(c.crashedNodes >= c.failedNodesThreshold, `crashed on ${c.crashedNodes} nodes`);
     const t = c.timeline;
-    for (const [k, v] of Object.entries({ firstCrash: t.firstCrashS, failed: t.failedS, undo: t.undoS, rolledBack: t.rolledBackS, oneGeneration: t.oneGenerationS })) assert.ok(finite(v), `${k}: ${v}`);
+    for (const [k, v] of Object.entries({
+      firstCrash: t.firstCrashS,
+      failed: t.failedS,
+      undo: t.undoS,
+      rolledBack: t.rolledBackS,
+      oneGeneration: t.oneGenerationS,
+    }))
+      assert.ok(finite(v), `${k}: ${v}`);
     // finishedAt has whole seconds, so the first crash may read up to 1 s before it happened, never after.
     assert.ok(t.firstCrashS! <= t.failedS! && t.failedS! <= t.undoS! && t.undoS! <= t.rolledBackS!, JSON.stringify(t));
-    for (const [k, v] of Object.entries({ firstCrashToFailedS: c.firstCrashToFailedS, failedToUndoS: c.failedToUndoS, undoToRolledBackS: c.undoToRolledBackS, firstCrashToUndoS: c.firstCrashToUndoS })) {
+    for (const [k, v] of Object.entries({
+      firstCrashToFailedS: c.firstCrashToFailedS,
+      failedToUndoS: c.failedToUndoS,
+      undoToRolledBackS: c.undoToRolledBackS,
+      firstCrashToUndoS: c.firstCrashToUndoS,
+    })) {
       assert.ok(finite(v) && v! >= 0, `${k}: ${v}`);
     }
     assert.ok(c.events.revisionFailed.length > 0 && c.events.undoStarted.length > 0, JSON.stringify(c.events));
@@ -130,7 +159,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(!c.states.includes('Stalled'), 'the verdict came from the crashes, not the deadline');
   });
 
-  it('reports the Warning-Event informers\' objects from the operator\'s metrics, and their weight', () => {
+  it("reports the Warning-Event informers' objects from the operator's metrics, and their weight", () => {
     const e = results.sizes[0]!.cost.events;
     assert.ok(e, 'events cost measured');
     for (const k of ['events-daemonsets', 'events-pods'] as const) {
@@ -149,7 +178,10 @@ describe('npm run bench -- --smoke', () => {
     // growth, containment, and the micro-benchmark's reconcile target.
     assert.equal(results.targets.length, 10);
     for (const name of ['first explanation', 'no false verdicts', 'idle guarded DaemonSets', 'follows the rolling DaemonSets']) {
-      assert.ok(results.targets.some((t) => t.target.includes(name)), `a target about ${name}`);
+      assert.ok(
+        results.targets.some((t) => t.target.includes(name)),
+        `a target about ${name}`,
+      );
     }
     assert.ok(results.targets.every((t) => t.measured.length > 0));
     const svg = (await readdir(out)).find((f) => f.endsWith('-smoke.svg'));

@@ -20,13 +20,17 @@ const suite = new GuardSuite('causes', SCENARIOS);
 const { read, pools } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
 const template = async (n: string): Promise<{ image: string; privileged: boolean }> => {
-  const ds = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string; securityContext?: { privileged?: boolean } }> } } } }>(['get', 'ds', 'decoder'], { ns: n });
+  const ds = await kubectlJson<{
+    spec: { template: { spec: { containers: Array<{ image: string; securityContext?: { privileged?: boolean } }> } } };
+  }>(['get', 'ds', 'decoder'], { ns: n });
   const c = ds.spec.template.spec.containers[0]!;
   return { image: c.image, privileged: c.securityContext?.privileged === true };
 };
 const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
-const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
-const rollOut = async (s: (typeof SCENARIOS)[number], extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> => (await suite.guarded(s, UNDO, extra)).n;
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
+  read.waitGuard(n, pred, what, timeoutMs);
+const rollOut = async (s: (typeof SCENARIOS)[number], extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<string> =>
+  (await suite.guarded(s, UNDO, extra)).n;
 
 describe('causes from Warning Events', { concurrency: true }, () => {
   before(() => suite.setUp());
@@ -36,8 +40,22 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const n = await rollOut('psa');
     await kubectl(['label', 'namespace', n, 'pod-security.kubernetes.io/enforce=baseline']);
     const before = await getGuard(n);
-    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }])], { ns: n });
-    const stalled = await waitGuard(n, (g) => g.status?.cause === 'AdmissionRefused' || g.status?.state === 'RollingBack' || g.status?.state === 'RolledBack', 'AdmissionRefused');
+    await kubectl(
+      [
+        'patch',
+        'ds',
+        'decoder',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }]),
+      ],
+      { ns: n },
+    );
+    const stalled = await waitGuard(
+      n,
+      (g) => g.status?.cause === 'AdmissionRefused' || g.status?.state === 'RollingBack' || g.status?.state === 'RolledBack',
+      'AdmissionRefused',
+    );
     if (stalled.status?.cause === 'AdmissionRefused') {
       const e = stalled.status.emptyNodes?.find((x) => x.cause === 'AdmissionRefused');
       assert.equal(e?.owner, 'Revision');
@@ -50,7 +68,10 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const evs = await reasons(n, 'DaemonSet');
     assert.ok(evs.includes('FailedCreate'), 'the controller stated the refusal');
     assert.ok(evs.includes('RolloutStalled') && evs.includes('UndoStarted') && evs.includes('UndoComplete'), evs.join(', '));
-    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    const { stdout } = await kubectl(
+      ['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'],
+      { ns: n },
+    );
     assert.match(stdout, /violates PodSecurity/);
     assert.match(stdout, /The new revision itself fails on Ready node|revision is at fault/);
     // Judged by comparison: a pod of revision 1 is admitted, so only the new template is refused.
@@ -60,11 +81,24 @@ describe('causes from Warning Events', { concurrency: true }, () => {
   it('with maxSurge 1 the refused pod is a surge pod and no node is empty: the refusal itself is the evidence, and the undo is made', async () => {
     const n = await rollOut('psasurge', { maxSurge: 1, maxUnavailable: 0 });
     await kubectl(['label', 'namespace', n, 'pod-security.kubernetes.io/enforce=baseline']);
-    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }])], { ns: n });
+    await kubectl(
+      [
+        'patch',
+        'ds',
+        'decoder',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/template/spec/containers/0/securityContext', value: { privileged: true } }]),
+      ],
+      { ns: n },
+    );
     const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack', 90_000);
     assert.deepEqual(await template(n), { image: 'registry.local/decoder:1', privileged: false });
     assert.equal(done.status?.generations?.length, 1, 'one generation again');
-    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    const { stdout } = await kubectl(
+      ['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'],
+      { ns: n },
+    );
     assert.match(stdout, /no node is blocked, but the DaemonSet controller cannot create the new pods: admission refuses the new template/);
     assert.equal((await reasons(n, 'DaemonSet')).filter((r) => r === 'UndoStarted').length, 1);
   });
@@ -73,10 +107,13 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const n = await rollOut('quota', { maxSurge: 1, maxUnavailable: 0 });
     // Exactly the pods running now: the surge pod of the next rollout has no room.
     await apply({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pod-count', namespace: n }, spec: { hard: { pods: '3' } } });
-    await waitFor(async () => {
-      const q = await kubectlJson<{ status?: { used?: { pods?: string } } }>(['get', 'resourcequota', 'pod-count'], { ns: n });
-      return q.status?.used?.pods === '3';
-    }, { timeoutMs: 60_000, describe: 'the quota controller counted the pods (status.used.pods 3)' });
+    await waitFor(
+      async () => {
+        const q = await kubectlJson<{ status?: { used?: { pods?: string } } }>(['get', 'resourcequota', 'pod-count'], { ns: n });
+        return q.status?.used?.pods === '3';
+      },
+      { timeoutMs: 60_000, describe: 'the quota controller counted the pods (status.used.pods 3)' },
+    );
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2'], { ns: n });
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled', 90_000);
     assert.equal(g.status?.cause, 'QuotaExceeded', JSON.stringify(g.status?.message));
@@ -86,20 +123,34 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     assert.match(g.status?.message ?? '', /exceeded quota: pod-count, requested: pods=1, used: pods=3, limited: pods=3/);
     assert.match(g.status?.message ?? '', /An undo would not help/);
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
-    await holdsFor(async () => (await template(n)).image === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 5_000, describe: 'no undo' });
+    await holdsFor(
+      async () => (await template(n)).image === 'registry.local/decoder:2' && (await getGuard(n)).status?.lastUndo === undefined,
+      { durationMs: 5_000, describe: 'no undo' },
+    );
     assert.ok((await reasons(n, 'DaemonSet')).includes('UndoSkipped'));
   });
 
   it('a volume the new revision added does not mount (FailedMount): the revision blamed, the kubelet quoted, undone', async () => {
     const n = await rollOut('mount');
     const before = await getGuard(n);
-    const ds = decoderDaemonSet({ name: 'decoder', ns: n, pool: pools.mount.name, image: 'registry.local/decoder:2-mountfail', settingsVolume: true });
+    const ds = decoderDaemonSet({
+      name: 'decoder',
+      ns: n,
+      pool: pools.mount.name,
+      image: 'registry.local/decoder:2-mountfail',
+      settingsVolume: true,
+    });
     await apply(ds);
     const g = await waitGuard(n, (x) => x.status?.cause === 'VolumeMountFailure' || x.status?.state === 'RolledBack', 'VolumeMountFailure');
     if (g.status?.cause === 'VolumeMountFailure') {
       const b = g.status.blockedNodes?.find((x) => x.cause === 'VolumeMountFailure');
       assert.equal(b?.owner, 'Revision');
-      assert.match(b?.message ?? '', new RegExp(`volume ${SETTINGS_VOLUME} that the new revision added or changed does not mount: "MountVolume.SetUp failed for volume "${SETTINGS_VOLUME}"`));
+      assert.match(
+        b?.message ?? '',
+        new RegExp(
+          `volume ${SETTINGS_VOLUME} that the new revision added or changed does not mount: "MountVolume.SetUp failed for volume "${SETTINGS_VOLUME}"`,
+        ),
+      );
     }
     const done = await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 90_000);
     assert.equal(done.status?.currentRevision?.hash, before.status?.currentRevision?.hash);
@@ -110,10 +161,23 @@ describe('causes from Warning Events', { concurrency: true }, () => {
 
   it('a template naming a ServiceAccount that does not exist (ServiceAccount admission, as real clusters run it): AdmissionRefused, the revision blamed by comparison, undone', async () => {
     const n = await rollOut('sa');
-    await kubectl(['patch', 'ds', 'decoder', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/template/spec/serviceAccountName', value: 'decoder-missing' }])], { ns: n });
+    await kubectl(
+      [
+        'patch',
+        'ds',
+        'decoder',
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'add', path: '/spec/template/spec/serviceAccountName', value: 'decoder-missing' }]),
+      ],
+      { ns: n },
+    );
     const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack', 90_000);
     assert.equal(done.status?.generations?.length, 1, 'one generation again');
-    const { stdout } = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    const { stdout } = await kubectl(
+      ['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'],
+      { ns: n },
+    );
     assert.match(stdout, /serviceaccount "decoder-missing" not found/);
     assert.match(stdout, /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName/);
     const ds = await kubectlJson<{ spec: { template: { spec: { serviceAccountName?: string } } } }>(['get', 'ds', 'decoder'], { ns: n });
@@ -126,10 +190,13 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
     const b = g.status?.blockedNodes?.find((x) => x.cause === 'NotReady');
     assert.equal(b?.owner, 'Revision', JSON.stringify(g.status));
-    assert.equal(b?.message, 'container running but not ready; the kubelet: "Readiness probe failed: HTTP probe failed with statuscode: 503"');
+    assert.equal(
+      b?.message,
+      'container running but not ready; the kubelet: "Readiness probe failed: HTTP probe failed with statuscode: 503"',
+    );
   });
 
-  it('a sandbox failure (FailedCreatePodSandBox) is the node\'s: named, quoted, never undone', async () => {
+  it("a sandbox failure (FailedCreatePodSandBox) is the node's: named, quoted, never undone", async () => {
     const n = await rollOut('sandbox');
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-sandboxfail'], { ns: n });
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
@@ -138,7 +205,11 @@ describe('causes from Warning Events', { concurrency: true }, () => {
     const b = g.status?.blockedNodes?.find((x) => x.cause === 'SandboxFailure');
     assert.match(b?.message ?? '', /the node cannot create the pod sandbox: "Failed to create pod sandbox/);
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
-    await holdsFor(async () => (await template(n)).image === 'registry.local/decoder:2-sandboxfail' && (await getGuard(n)).status?.lastUndo === undefined, { durationMs: 5_000, describe: 'no undo' });
+    await holdsFor(
+      async () =>
+        (await template(n)).image === 'registry.local/decoder:2-sandboxfail' && (await getGuard(n)).status?.lastUndo === undefined,
+      { durationMs: 5_000, describe: 'no undo' },
+    );
     const { stdout } = await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n });
     assert.match(stdout, /Owner:\s+Node/);
     assert.match(stdout, /plugin type="calico" failed/);
@@ -147,8 +218,15 @@ describe('causes from Warning Events', { concurrency: true }, () => {
   it('an init container that cannot pull its image keeps the class ImagePullFailure and is named; undone', async () => {
     const n = await rollOut('initpull', { initImage: 'registry.local/init:1' });
     await kubectl(['set', 'image', 'ds/decoder', 'init=registry.local/init:2-broken'], { ns: n });
-    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled' || x.status?.state === 'RollingBack' || x.status?.state === 'RolledBack', 'stalled');
-    const e = await kubectl(['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'], { ns: n });
+    const g = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Stalled' || x.status?.state === 'RollingBack' || x.status?.state === 'RolledBack',
+      'stalled',
+    );
+    const e = await kubectl(
+      ['get', 'events', '--field-selector=involvedObject.kind=RolloutGuard,reason=RolloutStalled', '-o', 'jsonpath={.items[*].message}'],
+      { ns: n },
+    );
     assert.match(e.stdout, /Cause ImagePullFailure/);
     assert.match(e.stdout, /init container init: /);
     assert.ok(g.status);

@@ -34,7 +34,18 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
 import { binDir, createNamespaceIn, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
-import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
+import {
+  ALLOWED,
+  DENIED,
+  INSTALL_NS,
+  POLICY_ALLOWED,
+  RBAC_KINDS,
+  UNDO_ALLOWED,
+  canI,
+  expectCan,
+  inNamespace,
+  relocateRbac,
+} from '../support/rbac.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
 type Obj = Record<string, any>;
@@ -55,9 +66,18 @@ interface RunResult {
   stderr: string;
 }
 
-function run(cmd: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+function run(
+  cmd: string,
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((done, fail) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 120_000 });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: opts.timeoutMs ?? 120_000,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -72,11 +92,22 @@ function helm(args: readonly string[]): Promise<RunResult> {
   return run(join(binDir(), 'helm'), args, { env: { ...process.env, KUBECONFIG: kubeconfigPath() } });
 }
 
-const docsOf = (yaml: string): Obj[] => parseAllDocuments(yaml).map((d) => d.toJS() as Obj).filter((d) => d !== null && typeof d === 'object');
+const docsOf = (yaml: string): Obj[] =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null && typeof d === 'object');
 
 /** `helm template` of `chart` into `ns`; fails the test on a non-zero exit. */
 async function template(values: readonly string[], opts: { ns?: string; chart?: string; crds?: boolean } = {}): Promise<Obj[]> {
-  const res = await helm(['template', 'rollout-guard', opts.chart ?? CHART, '-n', opts.ns ?? INSTALL_NS, ...(opts.crds ? ['--include-crds'] : []), ...values]);
+  const res = await helm([
+    'template',
+    'rollout-guard',
+    opts.chart ?? CHART,
+    '-n',
+    opts.ns ?? INSTALL_NS,
+    ...(opts.crds ? ['--include-crds'] : []),
+    ...values,
+  ]);
   assert.equal(res.code, 0, `helm template ${values.join(' ')}: ${res.stderr}`);
   return docsOf(res.stdout);
 }
@@ -95,7 +126,8 @@ function pick(docs: readonly Obj[], kind: string, name?: string): Obj {
 }
 
 const container = (docs: readonly Obj[]): Obj => (pick(docs, 'Deployment').spec.template.spec.containers as Obj[])[0]!;
-const envOf = (docs: readonly Obj[], name: string): string | undefined => ((container(docs).env ?? []) as Obj[]).find((e) => e.name === name)?.value as string | undefined;
+const envOf = (docs: readonly Obj[], name: string): string | undefined =>
+  ((container(docs).env ?? []) as Obj[]).find((e) => e.name === name)?.value as string | undefined;
 
 /**
  * An object as the comparison sees it: without Helm's standard labels (on the object and on a pod
@@ -113,9 +145,10 @@ function normalize(d: Obj): Obj {
   strip(o.metadata as Obj);
   const pod = o.spec?.template as Obj | undefined;
   if (pod?.metadata) strip(pod.metadata as Obj);
-  for (const c of ((pod?.spec?.containers ?? []) as Obj[])) {
+  for (const c of (pod?.spec?.containers ?? []) as Obj[]) {
     if (!c.env) continue;
-    for (const e of c.env as Obj[]) assert.ok(!String(e.value ?? '').includes('$('), `${key(d)}: env ${e.name} refers to another variable, so order matters`);
+    for (const e of c.env as Obj[])
+      assert.ok(!String(e.value ?? '').includes('$('), `${key(d)}: env ${e.name} refers to another variable, so order matters`);
     c.env = [...(c.env as Obj[])].sort((a, b) => String(a.name).localeCompare(String(b.name)));
   }
   return o;
@@ -125,7 +158,8 @@ function normalize(d: Obj): Obj {
 function diffPaths(a: unknown, b: unknown, path = ''): string[] {
   if (isDeepStrictEqual(a, b)) return [];
   const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
-  if (isObj(a) && isObj(b)) return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().flatMap((k) => diffPaths(a[k], b[k], `${path}/${k}`));
+  if (isObj(a) && isObj(b))
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().flatMap((k) => diffPaths(a[k], b[k], `${path}/${k}`));
   if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.flatMap((x, i) => diffPaths(x, b[i], `${path}/${i}`));
   return [path || '/'];
 }
@@ -172,17 +206,28 @@ const EXPECTED: ReadonlyArray<{ mode: string; dir: string; values: string[]; dif
 /** One value of each kind a platform team sets on day one (README, "Install with Helm"). */
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 const DAY_ONE: readonly string[] = [
-  '--set', `image.digest=${DIGEST},priorityClassName=system-cluster-critical`,
-  '--set-json', 'imagePullSecrets=[{"name":"regcred"}]',
-  '--set-json', 'podLabels={"team":"platform"}',
-  '--set-json', 'podAnnotations={"prometheus.io/scrape":"false"}',
-  '--set-json', 'nodeSelector={"node-role.kubernetes.io/infra":""}',
-  '--set-json', 'tolerations=[{"key":"dedicated","operator":"Equal","value":"infra","effect":"NoSchedule"}]',
-  '--set-json', 'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"rollout-guard"}}}]',
-  '--set-json', 'extraArgs=["--workers=4","--idle-collect-after-ms=60000"]',
-  '--set-json', 'extraEnv=[{"name":"NODE_OPTIONS","value":"--max-old-space-size=400"}]',
-  '--set-json', 'serviceAccount={"annotations":{"iam.gke.io/gcp-service-account":"rg@p.iam.gserviceaccount.com"}}',
-  '--set-json', 'monitoring={"podMonitor":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}},"prometheusRule":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}}}',
+  '--set',
+  `image.digest=${DIGEST},priorityClassName=system-cluster-critical`,
+  '--set-json',
+  'imagePullSecrets=[{"name":"regcred"}]',
+  '--set-json',
+  'podLabels={"team":"platform"}',
+  '--set-json',
+  'podAnnotations={"prometheus.io/scrape":"false"}',
+  '--set-json',
+  'nodeSelector={"node-role.kubernetes.io/infra":""}',
+  '--set-json',
+  'tolerations=[{"key":"dedicated","operator":"Equal","value":"infra","effect":"NoSchedule"}]',
+  '--set-json',
+  'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"rollout-guard"}}}]',
+  '--set-json',
+  'extraArgs=["--workers=4","--idle-collect-after-ms=60000"]',
+  '--set-json',
+  'extraEnv=[{"name":"NODE_OPTIONS","value":"--max-old-space-size=400"}]',
+  '--set-json',
+  'serviceAccount={"annotations":{"iam.gke.io/gcp-service-account":"rg@p.iam.gserviceaccount.com"}}',
+  '--set-json',
+  'monitoring={"podMonitor":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}},"prometheusRule":{"enabled":true,"labels":{"release":"kube-prometheus-stack"}}}',
 ];
 
 /** Every non-default combination the chart supports, for `helm lint --strict`. */
@@ -195,10 +240,21 @@ const COMBINATIONS: ReadonlyArray<readonly string[]> = [
   ['--set', 'watchNamespaces={team-a},undo.enabled=false'],
   ['--set', 'undo.enabled=false,policies.enabled=false,metrics.secure=true,monitoring.prometheusRule.enabled=true'],
   ['--set', 'watchNamespaces={team-a,team-b},metrics.secure=true,networkPolicy.enabled=true,replicaCount=1'],
-  ['--set', 'replicaCount=3,logLevel=debug,image.repository=registry.example.com:5000/team/rollout-guard,image.tag=0.1.0-rc.1,image.pullPolicy=Always'],
+  [
+    '--set',
+    'replicaCount=3,logLevel=debug,image.repository=registry.example.com:5000/team/rollout-guard,image.tag=0.1.0-rc.1,image.pullPolicy=Always',
+  ],
   DAY_ONE,
-  ['--set-json', 'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}'],
-  ['--set', 'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32,fd00::10/128}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchExpressions":[{"key":"team","operator":"In","values":["observability"]}]}'],
+  [
+    '--set-json',
+    'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}',
+  ],
+  [
+    '--set',
+    'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32,fd00::10/128}',
+    '--set-json',
+    'networkPolicy.metricsFromNamespaceSelector={"matchExpressions":[{"key":"team","operator":"In","values":["observability"]}]}',
+  ],
 ];
 
 /** A chart copy in a temporary directory, with `files/prometheus-rules.yaml` as given (absent for undefined). */
@@ -279,30 +335,127 @@ describe('Helm chart', () => {
       { name: 'an unknown key at the top level', yaml: 'replicas: 3\n', message: /at '': additional properties 'replicas' not allowed/ },
       { name: 'replicaCount: -1', yaml: 'replicaCount: -1\n', message: /at '\/replicaCount': minimum: got -1, want 1/ },
       { name: 'replicaCount: 1.5', yaml: 'replicaCount: 1.5\n', message: /at '\/replicaCount': got number, want integer/ },
-      { name: 'watchNamespaces: "team-a" (a string, not a list)', yaml: 'watchNamespaces: "team-a"\n', message: /at '\/watchNamespaces': got string, want array/ },
-      { name: 'watchNamespaces with a name that is not a namespace', yaml: 'watchNamespaces: [Team_A]\n', message: /at '\/watchNamespaces\/0': 'Team_A' does not match pattern/ },
-      { name: 'watchNamespaces with a duplicate', yaml: 'watchNamespaces: [team-a, team-a]\n', message: /at '\/watchNamespaces': items at 0 and 1 are equal/ },
-      { name: 'networkPolicy.apiServerCIDRs: ["not-a-cidr"]', yaml: 'networkPolicy:\n  apiServerCIDRs: ["not-a-cidr"]\n', message: /at '\/networkPolicy\/apiServerCIDRs\/0': 'not-a-cidr' does not match pattern/ },
-      { name: 'networkPolicy.apiServerCIDRs: ["10.0.0.1"] (no prefix length)', yaml: 'networkPolicy:\n  apiServerCIDRs: ["10.0.0.1"]\n', message: /at '\/networkPolicy\/apiServerCIDRs\/0': '10\.0\.0\.1' does not match pattern/ },
-      { name: 'networkPolicy.apiServerCIDRs: ["0.0.0.0/0"] (every address)', yaml: 'networkPolicy:\n  apiServerCIDRs: ["0.0.0.0/0"]\n', message: /at '\/networkPolicy\/apiServerCIDRs\/0': '0\.0\.0\.0\/0' does not match pattern/ },
-      { name: 'networkPolicy.apiServerCIDRs: [] (an egress rule without peers allows every destination)', yaml: 'networkPolicy:\n  apiServerCIDRs: []\n', message: /at '\/networkPolicy\/apiServerCIDRs': minItems: got 0, want 1/ },
-      { name: 'image.pullPolicy: Sometimes', yaml: 'image:\n  pullPolicy: Sometimes\n', message: /at '\/image\/pullPolicy': value must be one of '', 'Always', 'IfNotPresent', 'Never'/ },
-      { name: 'logLevel: verbose', yaml: 'logLevel: verbose\n', message: /at '\/logLevel': value must be one of 'fatal', 'error', 'warn', 'info', 'debug', 'trace'/ },
-      { name: 'a misspelt key in podSecurityContext', yaml: 'podSecurityContext:\n  runAsNonroot: true\n', message: /at '\/podSecurityContext': additional properties 'runAsNonroot' not allowed/ },
-      { name: 'undo.enabled: "no" (a string)', yaml: 'undo:\n  enabled: "no"\n', message: /at '\/undo\/enabled': got string, want boolean/ },
-      { name: 'undo.enabled: null (removing a required switch)', yaml: 'undo:\n  enabled: null\n', message: /at '\/undo': missing property 'enabled'/ },
-      { name: 'resources.requests.cpu: lots', yaml: 'resources:\n  requests:\n    cpu: lots\n', message: /at '\/resources\/requests\/cpu': 'lots' does not match pattern/ },
-      { name: 'metrics.certSecretName that is not a Secret name', yaml: 'metrics:\n  certSecretName: "My Secret"\n', message: /at '\/metrics\/certSecretName': 'My Secret' does not match pattern/ },
-      { name: 'monitoring.podMonitor.enabled with metrics.secure', yaml: 'metrics:\n  secure: true\nmonitoring:\n  podMonitor:\n    enabled: true\n', message: /at '\/monitoring\/podMonitor\/enabled': value must be false/ },
-      { name: 'image.digest that is not a sha256 digest', yaml: 'image:\n  digest: latest\n', message: /at '\/image\/digest': 'latest' does not match pattern/ },
-      { name: 'extraArgs with something that is not a flag', yaml: 'extraArgs: [run]\n', message: /at '\/extraArgs\/0': 'run' does not match pattern/ },
-      { name: 'imagePullSecrets without a name', yaml: 'imagePullSecrets: [{secret: regcred}]\n', message: /at '\/imagePullSecrets\/0': (missing property 'name'|additional properties 'secret' not allowed)/ },
-      { name: 'podLabels with a value that is not a string', yaml: 'podLabels:\n  tier: 1\n', message: /at '\/podLabels\/tier': got number, want string/ },
-      { name: 'a toleration with operator Equals', yaml: 'tolerations: [{key: dedicated, operator: Equals}]\n', message: /at '\/tolerations\/0\/operator': value must be one of 'Exists', 'Equal'/ },
-      { name: 'a misspelt affinity kind', yaml: 'affinity:\n  nodeAffinty: {}\n', message: /at '\/affinity': additional properties 'nodeAffinty' not allowed/ },
-      { name: 'a spread constraint without whenUnsatisfiable', yaml: 'topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone}]\n', message: /at '\/topologySpreadConstraints\/0': missing property 'whenUnsatisfiable'/ },
-      { name: 'a misspelt key in serviceAccount', yaml: 'serviceAccount:\n  annotation: {}\n', message: /at '\/serviceAccount': additional properties 'annotation' not allowed/ },
-      { name: 'a bad operator in metricsFromNamespaceSelector', yaml: 'networkPolicy:\n  metricsFromNamespaceSelector:\n    matchExpressions: [{key: team, operator: Is}]\n', message: /at '\/networkPolicy\/metricsFromNamespaceSelector\/matchExpressions\/0\/operator': value must be one of 'In', 'NotIn', 'Exists', 'DoesNotExist'/ },
+      {
+        name: 'watchNamespaces: "team-a" (a string, not a list)',
+        yaml: 'watchNamespaces: "team-a"\n',
+        message: /at '\/watchNamespaces': got string, want array/,
+      },
+      {
+        name: 'watchNamespaces with a name that is not a namespace',
+        yaml: 'watchNamespaces: [Team_A]\n',
+        message: /at '\/watchNamespaces\/0': 'Team_A' does not match pattern/,
+      },
+      {
+        name: 'watchNamespaces with a duplicate',
+        yaml: 'watchNamespaces: [team-a, team-a]\n',
+        message: /at '\/watchNamespaces': items at 0 and 1 are equal/,
+      },
+      {
+        name: 'networkPolicy.apiServerCIDRs: ["not-a-cidr"]',
+        yaml: 'networkPolicy:\n  apiServerCIDRs: ["not-a-cidr"]\n',
+        message: /at '\/networkPolicy\/apiServerCIDRs\/0': 'not-a-cidr' does not match pattern/,
+      },
+      {
+        name: 'networkPolicy.apiServerCIDRs: ["10.0.0.1"] (no prefix length)',
+        yaml: 'networkPolicy:\n  apiServerCIDRs: ["10.0.0.1"]\n',
+        message: /at '\/networkPolicy\/apiServerCIDRs\/0': '10\.0\.0\.1' does not match pattern/,
+      },
+      {
+        name: 'networkPolicy.apiServerCIDRs: ["0.0.0.0/0"] (every address)',
+        yaml: 'networkPolicy:\n  apiServerCIDRs: ["0.0.0.0/0"]\n',
+        message: /at '\/networkPolicy\/apiServerCIDRs\/0': '0\.0\.0\.0\/0' does not match pattern/,
+      },
+      {
+        name: 'networkPolicy.apiServerCIDRs: [] (an egress rule without peers allows every destination)',
+        yaml: 'networkPolicy:\n  apiServerCIDRs: []\n',
+        message: /at '\/networkPolicy\/apiServerCIDRs': minItems: got 0, want 1/,
+      },
+      {
+        name: 'image.pullPolicy: Sometimes',
+        yaml: 'image:\n  pullPolicy: Sometimes\n',
+        message: /at '\/image\/pullPolicy': value must be one of '', 'Always', 'IfNotPresent', 'Never'/,
+      },
+      {
+        name: 'logLevel: verbose',
+        yaml: 'logLevel: verbose\n',
+        message: /at '\/logLevel': value must be one of 'fatal', 'error', 'warn', 'info', 'debug', 'trace'/,
+      },
+      {
+        name: 'a misspelt key in podSecurityContext',
+        yaml: 'podSecurityContext:\n  runAsNonroot: true\n',
+        message: /at '\/podSecurityContext': additional properties 'runAsNonroot' not allowed/,
+      },
+      {
+        name: 'undo.enabled: "no" (a string)',
+        yaml: 'undo:\n  enabled: "no"\n',
+        message: /at '\/undo\/enabled': got string, want boolean/,
+      },
+      {
+        name: 'undo.enabled: null (removing a required switch)',
+        yaml: 'undo:\n  enabled: null\n',
+        message: /at '\/undo': missing property 'enabled'/,
+      },
+      {
+        name: 'resources.requests.cpu: lots',
+        yaml: 'resources:\n  requests:\n    cpu: lots\n',
+        message: /at '\/resources\/requests\/cpu': 'lots' does not match pattern/,
+      },
+      {
+        name: 'metrics.certSecretName that is not a Secret name',
+        yaml: 'metrics:\n  certSecretName: "My Secret"\n',
+        message: /at '\/metrics\/certSecretName': 'My Secret' does not match pattern/,
+      },
+      {
+        name: 'monitoring.podMonitor.enabled with metrics.secure',
+        yaml: 'metrics:\n  secure: true\nmonitoring:\n  podMonitor:\n    enabled: true\n',
+        message: /at '\/monitoring\/podMonitor\/enabled': value must be false/,
+      },
+      {
+        name: 'image.digest that is not a sha256 digest',
+        yaml: 'image:\n  digest: latest\n',
+        message: /at '\/image\/digest': 'latest' does not match pattern/,
+      },
+      {
+        name: 'extraArgs with something that is not a flag',
+        yaml: 'extraArgs: [run]\n',
+        message: /at '\/extraArgs\/0': 'run' does not match pattern/,
+      },
+      {
+        name: 'imagePullSecrets without a name',
+        yaml: 'imagePullSecrets: [{secret: regcred}]\n',
+        message: /at '\/imagePullSecrets\/0': (missing property 'name'|additional properties 'secret' not allowed)/,
+      },
+      {
+        name: 'podLabels with a value that is not a string',
+        yaml: 'podLabels:\n  tier: 1\n',
+        message: /at '\/podLabels\/tier': got number, want string/,
+      },
+      {
+        name: 'a toleration with operator Equals',
+        yaml: 'tolerations: [{key: dedicated, operator: Equals}]\n',
+        message: /at '\/tolerations\/0\/operator': value must be one of 'Exists', 'Equal'/,
+      },
+      {
+        name: 'a misspelt affinity kind',
+        yaml: 'affinity:\n  nodeAffinty: {}\n',
+        message: /at '\/affinity': additional properties 'nodeAffinty' not allowed/,
+      },
+      {
+        name: 'a spread constraint without whenUnsatisfiable',
+        yaml: 'topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone}]\n',
+        message: /at '\/topologySpreadConstraints\/0': missing property 'whenUnsatisfiable'/,
+      },
+      {
+        name: 'a misspelt key in serviceAccount',
+        yaml: 'serviceAccount:\n  annotation: {}\n',
+        message: /at '\/serviceAccount': additional properties 'annotation' not allowed/,
+      },
+      {
+        name: 'a bad operator in metricsFromNamespaceSelector',
+        yaml: 'networkPolicy:\n  metricsFromNamespaceSelector:\n    matchExpressions: [{key: team, operator: Is}]\n',
+        message:
+          /at '\/networkPolicy\/metricsFromNamespaceSelector\/matchExpressions\/0\/operator': value must be one of 'In', 'NotIn', 'Exists', 'DoesNotExist'/,
+      },
     ];
 
     for (const bad of BAD) {
@@ -374,7 +527,8 @@ describe('Helm chart', () => {
     }
 
     it('crds/ is byte-identical to config/crd (the same files, the same bytes)', async () => {
-      const yamlFiles = async (dir: string): Promise<string[]> => (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+      const yamlFiles = async (dir: string): Promise<string[]> =>
+        (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
       const theirs = await yamlFiles(resolve(ROOT, 'config/crd'));
       const ours = await yamlFiles(join(CHART, 'crds'));
       assert.deepEqual(ours, theirs);
@@ -402,7 +556,10 @@ describe('Helm chart', () => {
       const docs = await template(['--set', 'watchNamespaces={w1,w2},policies.enabled=true,undo.enabled=false'], { ns: 'ops' });
       assert.equal(envOf(docs, 'ENABLE_POLICIES'), 'false');
       assert.equal(envOf(docs, 'WATCH_NAMESPACES'), 'w1,w2');
-      const rbac = docs.filter((d) => RBAC_KINDS.has(d.kind as string)).map(key).sort();
+      const rbac = docs
+        .filter((d) => RBAC_KINDS.has(d.kind as string))
+        .map(key)
+        .sort();
       assert.deepEqual(rbac, [
         'ClusterRole//rollout-guard-nodes',
         'ClusterRoleBinding//rollout-guard-nodes',
@@ -414,8 +571,14 @@ describe('Helm chart', () => {
         'RoleBinding/w2/rollout-guard',
         'ServiceAccount/ops/rollout-guard',
       ]);
-      for (const d of docs) for (const s of (d.subjects ?? []) as Obj[]) assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: 'ops' }, key(d));
-      const patchesDaemonSets = docs.filter((d) => ((d.rules ?? []) as Obj[]).some((r) => ((r.resources ?? []) as string[]).includes('daemonsets') && (r.verbs as string[]).includes('patch')));
+      for (const d of docs)
+        for (const s of (d.subjects ?? []) as Obj[])
+          assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: 'ops' }, key(d));
+      const patchesDaemonSets = docs.filter((d) =>
+        ((d.rules ?? []) as Obj[]).some(
+          (r) => ((r.resources ?? []) as string[]).includes('daemonsets') && (r.verbs as string[]).includes('patch'),
+        ),
+      );
       assert.deepEqual(patchesDaemonSets.map(key), [], 'report-only: no role names patch daemonsets');
     });
 
@@ -430,16 +593,38 @@ describe('Helm chart', () => {
     });
 
     it('networkPolicy: none by default; enabled, every CIDR an ipBlock and the metrics namespace selector as given', async () => {
-      assert.equal((await template([])).filter((d) => d.kind === 'NetworkPolicy').length, 0, 'a default install has no policy to get wrong');
-      const docs = await template(['--set', 'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}', '--set-json', 'networkPolicy.metricsFromNamespaceSelector={"matchLabels":{"kubernetes.io/metadata.name":"observability"}}']);
+      assert.equal(
+        (await template([])).filter((d) => d.kind === 'NetworkPolicy').length,
+        0,
+        'a default install has no policy to get wrong',
+      );
+      const docs = await template([
+        '--set',
+        'networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.10/32,10.0.0.11/32}',
+        '--set-json',
+        'networkPolicy.metricsFromNamespaceSelector={"matchLabels":{"kubernetes.io/metadata.name":"observability"}}',
+      ]);
       const np = pick(docs, 'NetworkPolicy');
-      assert.deepEqual(np.spec.egress, [{ to: [{ ipBlock: { cidr: '10.0.0.10/32' } }, { ipBlock: { cidr: '10.0.0.11/32' } }], ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
-      assert.deepEqual(np.spec.ingress, [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }], ports: [{ port: 8080, protocol: 'TCP' }] }]);
+      assert.deepEqual(np.spec.egress, [
+        {
+          to: [{ ipBlock: { cidr: '10.0.0.10/32' } }, { ipBlock: { cidr: '10.0.0.11/32' } }],
+          ports: [
+            { port: 443, protocol: 'TCP' },
+            { port: 6443, protocol: 'TCP' },
+          ],
+        },
+      ]);
+      assert.deepEqual(np.spec.ingress, [
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }],
+          ports: [{ port: 8080, protocol: 'TCP' }],
+        },
+      ]);
       const off = await template(['--set', 'networkPolicy.enabled=false']);
       assert.equal(off.filter((d) => d.kind === 'NetworkPolicy').length, 0);
     });
 
-    it('day-one values: each one renders where it belongs, and the chart\'s own settings stay', async () => {
+    it("day-one values: each one renders where it belongs, and the chart's own settings stay", async () => {
       const docs = await template([...DAY_ONE]);
       const dep = pick(docs, 'Deployment');
       const pod = dep.spec.template;
@@ -455,13 +640,21 @@ describe('Helm chart', () => {
       assert.equal(pod.metadata.labels['app.kubernetes.io/name'], 'rollout-guard');
       assert.deepEqual(dep.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'rollout-guard' }, 'pod labels stay out of the selector');
       assert.deepEqual(pod.metadata.annotations, { 'prometheus.io/scrape': 'false' });
-      assert.deepEqual(c.args, ['run', '--workers=4', '--idle-collect-after-ms=60000'], 'extra flags after the chart\'s own');
+      assert.deepEqual(c.args, ['run', '--workers=4', '--idle-collect-after-ms=60000'], "extra flags after the chart's own");
       assert.deepEqual(c.env.at(-1), { name: 'NODE_OPTIONS', value: '--max-old-space-size=400' });
-      assert.ok(c.env.some((e: Obj) => e.name === 'ENABLE_POLICIES'), 'the chart\'s own variables stay');
-      assert.deepEqual(pick(docs, 'ServiceAccount').metadata.annotations, { 'iam.gke.io/gcp-service-account': 'rg@p.iam.gserviceaccount.com' });
+      assert.ok(
+        c.env.some((e: Obj) => e.name === 'ENABLE_POLICIES'),
+        "the chart's own variables stay",
+      );
+      assert.deepEqual(pick(docs, 'ServiceAccount').metadata.annotations, {
+        'iam.gke.io/gcp-service-account': 'rg@p.iam.gserviceaccount.com',
+      });
       assert.equal(pick(docs, 'PodMonitor').metadata.labels.release, 'kube-prometheus-stack');
       assert.equal(pick(docs, 'PrometheusRule').metadata.labels.release, 'kube-prometheus-stack');
-      const affinity = await template(['--set-json', 'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}']);
+      const affinity = await template([
+        '--set-json',
+        'affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"kubernetes.io/os","operator":"In","values":["linux"]}]}]}}}',
+      ]);
       const a = pick(affinity, 'Deployment').spec.template.spec.affinity;
       assert.ok(a.nodeAffinity && !a.podAntiAffinity, 'affinity replaces the default anti-affinity');
       const plain = pick(await template([]), 'Deployment').spec.template;
@@ -478,22 +671,41 @@ describe('Helm chart', () => {
       ]);
       const c = container(docs);
       assert.deepEqual(c.args, ['run', '--metrics-secure', '--metrics-cert-dir=/etc/rollout-guard/metrics-tls']);
-      assert.deepEqual(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }, { name: 'metrics-tls', mountPath: '/etc/rollout-guard/metrics-tls', readOnly: true }]);
-      assert.deepEqual(pick(docs, 'Deployment').spec.template.spec.volumes, [{ name: 'tmp', emptyDir: {} }, { name: 'metrics-tls', secret: { secretName: 'my-tls' } }]);
+      assert.deepEqual(c.volumeMounts, [
+        { name: 'tmp', mountPath: '/tmp' },
+        { name: 'metrics-tls', mountPath: '/etc/rollout-guard/metrics-tls', readOnly: true },
+      ]);
+      assert.deepEqual(pick(docs, 'Deployment').spec.template.spec.volumes, [
+        { name: 'tmp', emptyDir: {} },
+        { name: 'metrics-tls', secret: { secretName: 'my-tls' } },
+      ]);
       // The objects of config/rbac-metrics-auth, exactly; nothing else is added.
-      assert.deepEqual(differences(docs.filter((d) => !plain.some((p) => key(p) === key(d))), auth, 'config/rbac-metrics-auth'), []);
+      assert.deepEqual(
+        differences(
+          docs.filter((d) => !plain.some((p) => key(p) === key(d))),
+          auth,
+          'config/rbac-metrics-auth',
+        ),
+        [],
+      );
       assert.deepEqual(container(plain).args, ['run']);
     });
 
-    it('monitoring: a PodMonitor on the metrics port of the operator\'s pods; no monitoring object by default', async () => {
+    it("monitoring: a PodMonitor on the metrics port of the operator's pods; no monitoring object by default", async () => {
       const docs = await template(['--set', 'monitoring.podMonitor.enabled=true']);
       const pm = pick(docs, 'PodMonitor');
       assert.equal(pm.apiVersion, 'monitoring.coreos.com/v1');
       assert.equal(pm.metadata.namespace, INSTALL_NS);
-      assert.deepEqual(pm.spec, { selector: { matchLabels: pick(docs, 'Deployment').spec.selector.matchLabels }, podMetricsEndpoints: [{ port: 'metrics', honorLabels: true }] });
+      assert.deepEqual(pm.spec, {
+        selector: { matchLabels: pick(docs, 'Deployment').spec.selector.matchLabels },
+        podMetricsEndpoints: [{ port: 'metrics', honorLabels: true }],
+      });
       assert.ok((container(docs).ports as Obj[]).some((p) => p.name === 'metrics'));
       const none = await template([]);
-      assert.deepEqual(none.filter((d) => String(d.apiVersion).startsWith('monitoring.coreos.com/')), []);
+      assert.deepEqual(
+        none.filter((d) => String(d.apiVersion).startsWith('monitoring.coreos.com/')),
+        [],
+      );
     });
 
     it('monitoring.prometheusRule: nothing without files/prometheus-rules.yaml; a rules file or a PrometheusRule becomes the spec; a broken file is named', async () => {
@@ -509,7 +721,9 @@ describe('Helm chart', () => {
       assert.deepEqual(pr.spec, parseYaml(FIXTURE_RULES));
       assert.equal((await template([], { chart: rulesFile.dir })).filter((d) => d.kind === 'PrometheusRule').length, 0, 'off by default');
 
-      const whole = await chartCopy(`apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: elsewhere}\nspec:\n${FIXTURE_RULES.replace(/^/gm, '  ')}`);
+      const whole = await chartCopy(
+        `apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata: {name: elsewhere}\nspec:\n${FIXTURE_RULES.replace(/^/gm, '  ')}`,
+      );
       cleanups.push(whole.cleanup);
       assert.deepEqual(pick(await template(ON, { chart: whole.dir }), 'PrometheusRule').spec, parseYaml(FIXTURE_RULES));
 
@@ -529,9 +743,13 @@ describe('Helm chart', () => {
 
     /** Applies `docs` with --dry-run=server; returns kubectl's output, failing on a refusal. */
     async function dryRun(docs: readonly Obj[]): Promise<{ stdout: string; stderr: string }> {
-      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }), allowFail: true });
+      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+        input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs }),
+        allowFail: true,
+      });
       assert.equal(res.code, 0, res.stderr);
-      for (const d of docs) assert.match(res.stdout, new RegExp(`/${d.metadata.name as string} (created|configured|unchanged) \\(server dry run\\)`), key(d));
+      for (const d of docs)
+        assert.match(res.stdout, new RegExp(`/${d.metadata.name as string} (created|configured|unchanged) \\(server dry run\\)`), key(d));
       return res;
     }
 
@@ -542,19 +760,31 @@ describe('Helm chart', () => {
     async function monitoringCrds(): Promise<string[] | string> {
       const dir = join(toolsDir(), `prometheus-operator-crds-${PROMETHEUS_OPERATOR_VERSION}`);
       const files = MONITORING_CRDS.map((f) => join(dir, f));
-      const cached = await Promise.all(files.map((f) => access(f).then(() => true, () => false)));
+      const cached = await Promise.all(
+        files.map((f) =>
+          access(f).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
       if (cached.every(Boolean)) return files;
       const cwd = await mkdtemp(join(tmpdir(), 'rg-gomod-'));
       try {
         const env = { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' };
-        const res = await run('go', ['mod', 'download', '-json', `${PROMETHEUS_OPERATOR_MODULE}@${PROMETHEUS_OPERATOR_VERSION}`], { cwd, env, timeoutMs: 600_000 }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
+        const res = await run('go', ['mod', 'download', '-json', `${PROMETHEUS_OPERATOR_MODULE}@${PROMETHEUS_OPERATOR_VERSION}`], {
+          cwd,
+          env,
+          timeoutMs: 600_000,
+        }).catch((e: Error) => ({ code: 1, stdout: '', stderr: e.message }));
         let info: Obj = {};
         try {
           info = JSON.parse(res.stdout) as Obj;
         } catch {
           // reported below
         }
-        if (res.code !== 0 || !info.Dir) return `go mod download ${PROMETHEUS_OPERATOR_MODULE}@${PROMETHEUS_OPERATOR_VERSION} failed: ${String(info.Error ?? '') || res.stderr.trim() || `exit ${res.code}`}`;
+        if (res.code !== 0 || !info.Dir)
+          return `go mod download ${PROMETHEUS_OPERATOR_MODULE}@${PROMETHEUS_OPERATOR_VERSION} failed: ${String(info.Error ?? '') || res.stderr.trim() || `exit ${res.code}`}`;
         await mkdir(dir, { recursive: true });
         for (const f of MONITORING_CRDS) await copyFile(join(info.Dir as string, 'example/prometheus-operator-crd', f), join(dir, f));
         return files;
@@ -570,7 +800,11 @@ describe('Helm chart', () => {
         await kubectl(['delete', 'namespace', ns, ...watched, '--ignore-not-found', '--wait=false']);
       });
       // The release namespace warns (and enforces) on the restricted profile, as README says to label it.
-      const psa = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/audit': 'restricted' };
+      const psa = {
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/warn': 'restricted',
+        'pod-security.kubernetes.io/audit': 'restricted',
+      };
       await createNamespaceIn(kubectl, ns, psa);
       for (const w of watched) await createNamespaceIn(kubectl, w);
     });
@@ -580,12 +814,28 @@ describe('Helm chart', () => {
       assert.ok(docs.some((d) => d.kind === 'CustomResourceDefinition'));
       const res = await dryRun(docs);
       assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
-      const left = await kubectl(['get', 'deployment,serviceaccount,networkpolicy,poddisruptionbudget,role,rolebinding', '-n', ns, '-o', 'name']);
-      assert.deepEqual(left.stdout.split('\n').filter((l) => l && l !== 'serviceaccount/default'), [], 'only the namespace\'s own default ServiceAccount');
+      const left = await kubectl([
+        'get',
+        'deployment,serviceaccount,networkpolicy,poddisruptionbudget,role,rolebinding',
+        '-n',
+        ns,
+        '-o',
+        'name',
+      ]);
+      assert.deepEqual(
+        left.stdout.split('\n').filter((l) => l && l !== 'serviceaccount/default'),
+        [],
+        "only the namespace's own default ServiceAccount",
+      );
       // Negative control: without two of the defaults the same dry run warns, so the check above is not vacuous.
-      const weakened = await template(['--set', 'podSecurityContext.runAsNonRoot=null,securityContext.allowPrivilegeEscalation=null'], { ns });
+      const weakened = await template(['--set', 'podSecurityContext.runAsNonRoot=null,securityContext.allowPrivilegeEscalation=null'], {
+        ns,
+      });
       const warned = await dryRun(weakened.filter((d) => d.kind === 'Deployment'));
-      assert.match(warned.stderr, /would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false .*runAsNonRoot != true/);
+      assert.match(
+        warned.stderr,
+        /would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false .*runAsNonRoot != true/,
+      );
     });
 
     it('namespaced mode (two watched namespaces, which exist) and report-only: accepted', async () => {
@@ -595,14 +845,16 @@ describe('Helm chart', () => {
       assert.equal(left.stdout.trim(), '');
     });
 
-    it('the day-one values (less the monitoring objects, which need prometheus-operator\'s CRDs): accepted without a Pod Security warning', async () => {
+    it("the day-one values (less the monitoring objects, which need prometheus-operator's CRDs): accepted without a Pod Security warning", async () => {
       const docs = (await template([...DAY_ONE], { ns })).filter((d) => d.kind !== 'PodMonitor' && d.kind !== 'PrometheusRule');
       const res = await dryRun(docs);
       assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
     });
 
     it('secure metrics, no policies, report-only, one replica: accepted without a Pod Security warning', async () => {
-      const res = await dryRun(await template(['--set', 'metrics.secure=true,policies.enabled=false,undo.enabled=false,replicaCount=1'], { ns }));
+      const res = await dryRun(
+        await template(['--set', 'metrics.secure=true,policies.enabled=false,undo.enabled=false,replicaCount=1'], { ns }),
+      );
       assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
     });
 
@@ -619,7 +871,10 @@ describe('Helm chart', () => {
       await waitForCrdsEstablished(kubectl, ['podmonitors.monitoring.coreos.com', 'prometheusrules.monitoring.coreos.com']);
       const copy = await chartCopy(FIXTURE_RULES);
       cleanups.push(copy.cleanup);
-      const docs = await template(['--set', 'monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true'], { ns, chart: copy.dir });
+      const docs = await template(['--set', 'monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true'], {
+        ns,
+        chart: copy.dir,
+      });
       const monitoring = docs.filter((d) => ['PodMonitor', 'PrometheusRule'].includes(d.kind as string));
       assert.deepEqual(monitoring.map((d) => d.kind as string).sort(), ['PodMonitor', 'PrometheusRule']);
       await dryRun(docs);
@@ -654,7 +909,8 @@ describe('Helm chart', () => {
       const all = [nsFull, nsReport, nsNoPolicies, nsOp, ...watched, unwatched];
       const suffixes = [suffix, `${suffix}-ro`, `${suffix}-np`, `${suffix}-ns`];
       cleanups.push(async () => {
-        for (const s of suffixes) await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
+        for (const s of suffixes)
+          await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
         await kubectl(['delete', 'namespace', ...all, '--ignore-not-found', '--wait=false']);
       });
       for (const n of all) await createNamespaceIn(kubectl, n);
@@ -691,19 +947,41 @@ describe('Helm chart', () => {
     });
 
     it('defaults: leader election in the release namespace only', async () => {
-      await expectCan(sa(nsFull), ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsFull]), true);
-      await expectCan(sa(nsFull), [['delete', 'leases.coordination.k8s.io', '-n', nsFull], ['update', 'leases.coordination.k8s.io', '-n', nsReport]], false);
+      await expectCan(
+        sa(nsFull),
+        ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsFull]),
+        true,
+      );
+      await expectCan(
+        sa(nsFull),
+        [
+          ['delete', 'leases.coordination.k8s.io', '-n', nsFull],
+          ['update', 'leases.coordination.k8s.io', '-n', nsReport],
+        ],
+        false,
+      );
     });
 
     it('undo.enabled=false: cannot patch DaemonSets anywhere; everything else as the defaults', async () => {
-      await expectCan(sa(nsReport), [['patch', 'daemonsets.apps', '-n', 'default'], ['patch', 'daemonsets.apps', '-A'], ['patch', 'daemonsets.apps', '-n', 'kube-system']], false);
+      await expectCan(
+        sa(nsReport),
+        [
+          ['patch', 'daemonsets.apps', '-n', 'default'],
+          ['patch', 'daemonsets.apps', '-A'],
+          ['patch', 'daemonsets.apps', '-n', 'kube-system'],
+        ],
+        false,
+      );
       await expectCan(sa(nsReport), UNDO_ALLOWED, false);
       await expectCan(sa(nsReport), [...ALLOWED, ...POLICY_ALLOWED], true);
       await expectCan(sa(nsReport), DENIED, false);
     });
 
     it('policies.enabled=false: cannot create, patch or delete guards, nor read policies or namespaces; everything else as the defaults', async () => {
-      const guardWrites = ['create', 'patch', 'delete'].flatMap((v) => [[v, 'rolloutguards.rolloutguard.dev', '-n', 'default'], [v, 'rolloutguards.rolloutguard.dev', '-A']]);
+      const guardWrites = ['create', 'patch', 'delete'].flatMap((v) => [
+        [v, 'rolloutguards.rolloutguard.dev', '-n', 'default'],
+        [v, 'rolloutguards.rolloutguard.dev', '-A'],
+      ]);
       await expectCan(sa(nsNoPolicies), [...guardWrites, ...POLICY_ALLOWED], false);
       await expectCan(sa(nsNoPolicies), [...ALLOWED, ...UNDO_ALLOWED], true);
       await expectCan(sa(nsNoPolicies), DENIED, false);
@@ -715,38 +993,96 @@ describe('Helm chart', () => {
         [v, 'events.events.k8s.io', '-n', 'default'],
         [v, 'events', '-A'],
         [v, 'events', '-n', 'default'],
-        ...watched.flatMap((w) => [[v, 'events.events.k8s.io', '-n', w], [v, 'events', '-n', w]]),
+        ...watched.flatMap((w) => [
+          [v, 'events.events.k8s.io', '-n', w],
+          [v, 'events', '-n', w],
+        ]),
       ]);
       for (const n of [nsFull, nsReport, nsNoPolicies, nsOp]) await expectCan(sa(n), eventWrites, false);
     });
 
     it('namespaced: patches DaemonSets in the watched namespaces only (not kube-system, default, an unwatched one, nor across namespaces)', async () => {
-      await expectCan(sa(nsOp), watched.map((w) => ['patch', 'daemonsets.apps', '-n', w]), true);
-      await expectCan(sa(nsOp), [['patch', 'daemonsets.apps', '-n', 'kube-system'], ['patch', 'daemonsets.apps', '-n', 'default'], ['patch', 'daemonsets.apps', '-n', unwatched], ['patch', 'daemonsets.apps', '-n', nsOp], ['patch', 'daemonsets.apps', '-A']], false);
+      await expectCan(
+        sa(nsOp),
+        watched.map((w) => ['patch', 'daemonsets.apps', '-n', w]),
+        true,
+      );
+      await expectCan(
+        sa(nsOp),
+        [
+          ['patch', 'daemonsets.apps', '-n', 'kube-system'],
+          ['patch', 'daemonsets.apps', '-n', 'default'],
+          ['patch', 'daemonsets.apps', '-n', unwatched],
+          ['patch', 'daemonsets.apps', '-n', nsOp],
+          ['patch', 'daemonsets.apps', '-A'],
+        ],
+        false,
+      );
     });
 
     it('namespaced: cannot create, patch, update or delete RolloutGuards anywhere; patches their status in the watched namespaces only', async () => {
       const nss = [...watched, unwatched, 'default', 'kube-system'];
-      await expectCan(sa(nsOp), ['create', 'patch', 'delete', 'update'].flatMap((v) => [[v, 'rolloutguards.rolloutguard.dev', '-A'], ...nss.map((n) => [v, 'rolloutguards.rolloutguard.dev', '-n', n])]), false);
+      await expectCan(
+        sa(nsOp),
+        ['create', 'patch', 'delete', 'update'].flatMap((v) => [
+          [v, 'rolloutguards.rolloutguard.dev', '-A'],
+          ...nss.map((n) => [v, 'rolloutguards.rolloutguard.dev', '-n', n]),
+        ]),
+        false,
+      );
       const status = (n: string): string[] => ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', n];
       await expectCan(sa(nsOp), watched.map(status), true);
       await expectCan(sa(nsOp), [status(unwatched), status('default'), status('kube-system')], false);
     });
 
     it('namespaced: reads and creates Events in the watched namespaces only; cluster-wide it reads nodes and nothing else', async () => {
-      const reads = ['get', 'list', 'watch'].flatMap((v) => ['daemonsets.apps', 'controllerrevisions.apps', 'pods', 'rolloutguards.rolloutguard.dev', 'events'].map((r) => [v, r, '-n', 'default']));
+      const reads = ['get', 'list', 'watch'].flatMap((v) =>
+        ['daemonsets.apps', 'controllerrevisions.apps', 'pods', 'rolloutguards.rolloutguard.dev', 'events'].map((r) => [
+          v,
+          r,
+          '-n',
+          'default',
+        ]),
+      );
       for (const w of watched) await expectCan(sa(nsOp), [...inNamespace(reads, w), ['create', 'events.events.k8s.io', '-n', w]], true);
-      await expectCan(sa(nsOp), [...inNamespace(reads, unwatched), ...inNamespace(reads, 'kube-system'), ...reads, ...reads.map((q) => [q[0]!, q[1]!, '-A'])], false);
-      await expectCan(sa(nsOp), [['create', 'events.events.k8s.io', '-n', unwatched], ['create', 'events.events.k8s.io', '-n', 'kube-system']], false);
-      await expectCan(sa(nsOp), [['get', 'nodes'], ['list', 'nodes'], ['watch', 'nodes']], true);
+      await expectCan(
+        sa(nsOp),
+        [...inNamespace(reads, unwatched), ...inNamespace(reads, 'kube-system'), ...reads, ...reads.map((q) => [q[0]!, q[1]!, '-A'])],
+        false,
+      );
+      await expectCan(
+        sa(nsOp),
+        [
+          ['create', 'events.events.k8s.io', '-n', unwatched],
+          ['create', 'events.events.k8s.io', '-n', 'kube-system'],
+        ],
+        false,
+      );
+      await expectCan(
+        sa(nsOp),
+        [
+          ['get', 'nodes'],
+          ['list', 'nodes'],
+          ['watch', 'nodes'],
+        ],
+        true,
+      );
       await expectCan(sa(nsOp), [...POLICY_ALLOWED, ['get', 'namespaces'], ['get', 'rolloutguardpolicies.rolloutguard.dev']], false);
     });
 
     it('namespaced: nothing it must never do, in a watched namespace either; leader election in the release namespace only', async () => {
       await expectCan(sa(nsOp), DENIED, false);
       for (const w of watched) await expectCan(sa(nsOp), inNamespace(DENIED, w), false);
-      await expectCan(sa(nsOp), ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsOp]), true);
-      await expectCan(sa(nsOp), [['delete', 'leases.coordination.k8s.io', '-n', nsOp], ...watched.map((w) => ['update', 'leases.coordination.k8s.io', '-n', w])], false);
+      await expectCan(
+        sa(nsOp),
+        ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsOp]),
+        true,
+      );
+      await expectCan(
+        sa(nsOp),
+        [['delete', 'leases.coordination.k8s.io', '-n', nsOp], ...watched.map((w) => ['update', 'leases.coordination.k8s.io', '-n', w])],
+        false,
+      );
     });
   });
 });

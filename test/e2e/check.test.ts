@@ -97,9 +97,15 @@ describe('rollout-guard check against the real control plane', () => {
     // which a loaded machine stretches, so it only has to be at least the deadline.
     assert.ok(r.elapsedMs >= 8_000, `took ${r.elapsedMs} ms\n${show(r)}`);
     const verdictAt = /\[\s*(\d+)s\] Stalled/.exec(r.stdout);
-    assert.ok(verdictAt && Number(verdictAt[1]) >= 8 && Number(verdictAt[1]) <= 8 + 5, `Stalled reported at ${verdictAt?.[1]} s\n${show(r)}`);
+    assert.ok(
+      verdictAt && Number(verdictAt[1]) >= 8 && Number(verdictAt[1]) <= 8 + 5,
+      `Stalled reported at ${verdictAt?.[1]} s\n${show(r)}`,
+    );
 
-    const pods = await kubectlJson<{ items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns });
+    const pods = await kubectlJson<{ items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }> } }> }>(
+      ['get', 'pods', '-l', 'app=decoder'],
+      { ns },
+    );
     const brokenNodes = pods.items.filter((p) => p.spec.containers[0]?.image.includes('broken')).map((p) => p.spec.nodeName);
     assert.equal(brokenNodes.length, 1, 'maxUnavailable 1: exactly one node got the broken pod');
     const blocked = brokenNodes[0]!;
@@ -140,20 +146,40 @@ describe('rollout-guard check against the real control plane', () => {
     await apply(decoderDaemonSet({ name: 'fine', ns, pool: pool.name, image: 'registry.local/decoder:1' }));
     const ok = await check('fine', '-o', 'json');
     assert.equal(ok.code, 0, show(ok));
-    const okDoc = JSON.parse(ok.stdout) as { verdict: string; exitCode: number; status: { state: string; desired: number; available: number } };
-    assert.deepEqual([okDoc.verdict, okDoc.exitCode, okDoc.status.state, okDoc.status.desired, okDoc.status.available], ['rollout complete', 0, 'Healthy', 3, 3]);
+    const okDoc = JSON.parse(ok.stdout) as {
+      verdict: string;
+      exitCode: number;
+      status: { state: string; desired: number; available: number };
+    };
+    assert.deepEqual(
+      [okDoc.verdict, okDoc.exitCode, okDoc.status.state, okDoc.status.desired, okDoc.status.available],
+      ['rollout complete', 0, 'Healthy', 3, 3],
+    );
   });
 
   it('a missing DaemonSet exits 4 at once, without waiting for its deadline', async () => {
     // A 300 s deadline, and the CLI is killed after 60 s: a check that waited for the DaemonSet to appear
     // would never exit 4. What is checked is that it does not wait, not how fast a loaded machine starts it.
-    const r = await cli(['check', 'ds/no-such-daemonset', '-n', ns, '--deadline', '300s', '--suspect', '3s', '--kubeconfig', kubeconfigPath()]);
+    const r = await cli([
+      'check',
+      'ds/no-such-daemonset',
+      '-n',
+      ns,
+      '--deadline',
+      '300s',
+      '--suspect',
+      '3s',
+      '--kubeconfig',
+      kubeconfigPath(),
+    ]);
     assert.equal(r.code, 4, show(r));
     assert.match(r.stdout, new RegExp(`not found: DaemonSet no-such-daemonset not found in namespace ${ns}`));
   });
 
   it('an OnDelete DaemonSet exits 5: there is no rollout to time', async () => {
-    const ds = decoderDaemonSet({ name: 'ondelete', ns, pool: pool.name, image: 'registry.local/decoder:1' }) as { spec: { updateStrategy: unknown } };
+    const ds = decoderDaemonSet({ name: 'ondelete', ns, pool: pool.name, image: 'registry.local/decoder:1' }) as {
+      spec: { updateStrategy: unknown };
+    };
     ds.spec.updateStrategy = { type: 'OnDelete' };
     await apply(ds);
     const r = await check('ondelete');
@@ -162,7 +188,12 @@ describe('rollout-guard check against the real control plane', () => {
   });
 
   it('bad usage exits 2 with the usage on stderr and nothing on stdout', async () => {
-    for (const args of [['check'], ['check', 'deployment/decoder'], ['check', 'ds/decoder', '--deadline', 'soon'], ['check', 'ds/decoder', '--wait']]) {
+    for (const args of [
+      ['check'],
+      ['check', 'deployment/decoder'],
+      ['check', 'ds/decoder', '--deadline', 'soon'],
+      ['check', 'ds/decoder', '--wait'],
+    ]) {
       const r = await cli([...args, '--kubeconfig', kubeconfigPath()]);
       assert.equal(r.code, 2, `${args.join(' ')}: ${show(r)}`);
       assert.match(r.stderr, /usage:/);

@@ -16,11 +16,26 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as fromYaml, stringify as toYaml } from 'yaml';
-import { binDir, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubeconfigPath, uniqueName, type NodePool } from '../support/cluster.js';
+import {
+  binDir,
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubeconfigPath,
+  uniqueName,
+  type NodePool,
+} from '../support/cluster.js';
 import { GuardReader } from '../support/guards.js';
 import { ROOT, apply } from '../support/operator.js';
 
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string>; devDependencies: Record<string, string>; bin: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  bin: Record<string, string>;
+};
 
 interface Result {
   code: number | null;
@@ -64,7 +79,12 @@ async function installedPackages(modules: string): Promise<Installed[]> {
     } catch {
       return;
     }
-    out.push({ name, dir, ...(json.dependencies ? { dependencies: json.dependencies } : {}), ...(json.optionalDependencies ? { optionalDependencies: json.optionalDependencies } : {}) });
+    out.push({
+      name,
+      dir,
+      ...(json.dependencies ? { dependencies: json.dependencies } : {}),
+      ...(json.optionalDependencies ? { optionalDependencies: json.optionalDependencies } : {}),
+    });
     await visit(path.join(dir, 'node_modules'));
   };
   const visit = async (dir: string): Promise<void> => {
@@ -102,7 +122,10 @@ describe('the npm package: installed with production dependencies only, as a CLI
     const [info] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
     tgz = path.join(tmp, info!.filename);
     // The registry is reached for the dependencies: a generous limit for a slow network.
-    const installed = await run('npm', ['install', '-g', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', tgz], { cwd: elsewhere, limitMs: 300_000 });
+    const installed = await run('npm', ['install', '-g', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', tgz], {
+      cwd: elsewhere,
+      limitMs: 300_000,
+    });
     assert.equal(installed.code, 0, show(installed));
 
     const n = await createNamespace('pkg');
@@ -121,8 +144,19 @@ describe('the npm package: installed with production dependencies only, as a CLI
   it('the tarball holds the compiled CLI, the CRDs and the README, and nothing of the sources, tests or tools', async () => {
     const listed = await run('tar', ['tzf', tgz], { cwd: tmp });
     assert.equal(listed.code, 0, show(listed));
-    const files = listed.stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-    for (const f of ['package.json', 'README.md', 'dist/src/main.js', 'dist/src/kubectlPlugin.js', 'dist/src/get.js', 'dist/src/check.js', 'config/crd/rolloutguards.yaml']) {
+    const files = listed.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
+    for (const f of [
+      'package.json',
+      'README.md',
+      'dist/src/main.js',
+      'dist/src/kubectlPlugin.js',
+      'dist/src/get.js',
+      'dist/src/check.js',
+      'config/crd/rolloutguards.yaml',
+    ]) {
       assert.ok(files.includes(f), `${f} missing from ${files.join(' ')}`);
     }
     const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/src\/.+\.js|config\/crd\/[^/]+\.yaml)$/.test(f));
@@ -134,13 +168,15 @@ describe('the npm package: installed with production dependencies only, as a CLI
     const installed = await installedPackages(path.join(home, 'node_modules'));
     const names = new Set(installed.map((p) => p.name));
     for (const dep of Object.keys(pkg.dependencies)) assert.ok(names.has(dep), `production dependency ${dep} not installed`);
-    const neededBy = (dep: string): string[] => installed.filter((p) => p.dependencies?.[dep] !== undefined || p.optionalDependencies?.[dep] !== undefined).map((p) => p.name);
+    const neededBy = (dep: string): string[] =>
+      installed.filter((p) => p.dependencies?.[dep] !== undefined || p.optionalDependencies?.[dep] !== undefined).map((p) => p.name);
     for (const dev of Object.keys(pkg.devDependencies)) {
       if (!names.has(dev)) continue;
       // @types/node comes with @kubernetes/client-node, which lists it among its dependencies.
       assert.ok(neededBy(dev).length > 0, `devDependency ${dev} installed though no production package needs it`);
     }
-    for (const tool of ['typescript', 'eslint', 'fast-check', 'typescript-eslint', '@eslint/js']) assert.ok(!names.has(tool), `${tool} installed`);
+    for (const tool of ['typescript', 'eslint', 'fast-check', 'typescript-eslint', '@eslint/js'])
+      assert.ok(!names.has(tool), `${tool} installed`);
   });
 
   it('both commands are on the prefix’s PATH, executable, and start from an unrelated directory', async () => {
@@ -169,42 +205,89 @@ describe('the npm package: installed with production dependencies only, as a CLI
 
   it('`kubectl rollout-guard get ds/NAME -n NS` runs through kubectl’s plugin discovery and prints a row per node', async () => {
     await new GuardReader().availableOn(ns, 2);
-    const env = { ...process.env, PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter), KUBECONFIG: kubeconfigPath() };
+    const env = {
+      ...process.env,
+      PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter),
+      KUBECONFIG: kubeconfigPath(),
+    };
     const plugins = await run(path.join(binDir(), 'kubectl'), ['plugin', 'list', '--name-only'], { cwd: elsewhere, env });
     assert.match(plugins.stdout, /^kubectl-rollout_guard$/m, show(plugins));
     const r = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'get', 'ds/decoder', '-n', ns], { cwd: elsewhere, env });
     assert.equal(r.code, 0, show(r));
     assert.match(r.stdout, new RegExp(`^DaemonSet: +${ns}/decoder  desired 2  current 2  updated 2  ready 2  available 2$`, 'm'), show(r));
     assert.match(r.stdout, /^NODE +REVISION +POD +READY +RESTARTS +STATUS$/m, show(r));
-    for (const node of pool.nodes) assert.match(r.stdout, new RegExp(`^${node} +1 \\(\\w+\\) +decoder-\\w+ +yes +0 +Running$`, 'm'), show(r));
+    for (const node of pool.nodes)
+      assert.match(r.stdout, new RegExp(`^${node} +1 \\(\\w+\\) +decoder-\\w+ +yes +0 +Running$`, 'm'), show(r));
   });
 
-  it('`kubectl rollout-guard version` prints the package\'s version, as `--version` does', async () => {
+  it("`kubectl rollout-guard version` prints the package's version, as `--version` does", async () => {
     const env = { ...process.env, PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter) };
-    for (const args of [['rollout-guard', 'version'], ['rollout-guard', '--version']]) {
+    for (const args of [
+      ['rollout-guard', 'version'],
+      ['rollout-guard', '--version'],
+    ]) {
       const r = await run(path.join(binDir(), 'kubectl'), args, { cwd: elsewhere, env });
       assert.equal(r.code, 0, show(r));
       assert.equal(r.stdout, `rollout-guard ${pkg.version}\n`);
     }
   });
 
-  it('`kubectl rollout-guard get` takes kubectl\'s connection flags: a --kubeconfig list merged as kubectl merges it, --context, and the context\'s namespace without -n', async () => {
+  it("`kubectl rollout-guard get` takes kubectl's connection flags: a --kubeconfig list merged as kubectl merges it, --context, and the context's namespace without -n", async () => {
     await new GuardReader().availableOn(ns, 2);
     // First file: the current context points at an address that routes nowhere. Second: the real cluster,
     // with a context whose namespace is the suite's.
-    const real = fromYaml(await readFile(kubeconfigPath(), 'utf8')) as { clusters: Array<{ name: string }>; users: Array<{ name: string }>; contexts: unknown[] };
+    const real = fromYaml(await readFile(kubeconfigPath(), 'utf8')) as {
+      clusters: Array<{ name: string }>;
+      users: Array<{ name: string }>;
+      contexts: unknown[];
+    };
     const first = path.join(tmp, 'kc-first');
     const second = path.join(tmp, 'kc-second');
-    await writeFile(first, toYaml({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'nowhere', cluster: { server: 'https://192.0.2.1:6443' } }], users: [{ name: 'nobody', user: { token: 'x' } }], contexts: [{ name: 'nowhere', context: { cluster: 'nowhere', user: 'nobody' } }], 'current-context': 'nowhere' }));
-    await writeFile(second, toYaml({ ...real, contexts: [...real.contexts, { name: 'team', context: { cluster: real.clusters[0]!.name, user: real.users[0]!.name, namespace: ns } }] }));
-    const env = { ...process.env, PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter), KUBECONFIG: path.join(tmp, 'not-this-one') };
-    const r = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'team'], { cwd: elsewhere, env });
+    await writeFile(
+      first,
+      toYaml({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'nowhere', cluster: { server: 'https://192.0.2.1:6443' } }],
+        users: [{ name: 'nobody', user: { token: 'x' } }],
+        contexts: [{ name: 'nowhere', context: { cluster: 'nowhere', user: 'nobody' } }],
+        'current-context': 'nowhere',
+      }),
+    );
+    await writeFile(
+      second,
+      toYaml({
+        ...real,
+        contexts: [
+          ...real.contexts,
+          { name: 'team', context: { cluster: real.clusters[0]!.name, user: real.users[0]!.name, namespace: ns } },
+        ],
+      }),
+    );
+    const env = {
+      ...process.env,
+      PATH: [path.join(prefix, 'bin'), binDir(), process.env.PATH ?? ''].join(path.delimiter),
+      KUBECONFIG: path.join(tmp, 'not-this-one'),
+    };
+    const r = await run(
+      path.join(binDir(), 'kubectl'),
+      ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'team'],
+      { cwd: elsewhere, env },
+    );
     assert.equal(r.code, 0, show(r));
     assert.match(r.stdout, new RegExp(`^DaemonSet: +${ns}/decoder  desired 2 `, 'm'), show(r));
-    const unknown = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'prod'], { cwd: elsewhere, env });
+    const unknown = await run(
+      path.join(binDir(), 'kubectl'),
+      ['rollout-guard', 'get', 'ds/decoder', '--kubeconfig', `${first}:${second}`, '--context', 'prod'],
+      { cwd: elsewhere, env },
+    );
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /context "prod" is not in the kubeconfig \(its contexts: nowhere, rollout-guard, team\)/, show(unknown));
-    const check = await run(path.join(binDir(), 'kubectl'), ['rollout-guard', 'check', 'ds/decoder', '--kubeconfig', second, '--context', 'team', '--deadline', '30s'], { cwd: elsewhere, env });
+    const check = await run(
+      path.join(binDir(), 'kubectl'),
+      ['rollout-guard', 'check', 'ds/decoder', '--kubeconfig', second, '--context', 'team', '--deadline', '30s'],
+      { cwd: elsewhere, env },
+    );
     assert.equal(check.code, 0, show(check));
     assert.match(check.stdout, /^rollout complete: 2\/2 nodes available on revision 1 /m, show(check));
   });

@@ -120,7 +120,9 @@ async function scenario(
 type DaemonSetExtra = Pick<DecoderDaemonSetOptions, 'cpuRequest' | 'initImage' | 'settingsVolume'>;
 
 async function applyDaemonSet(ns: string, pool: string, image: string, extra: DaemonSetExtra = {}): Promise<void> {
-  await kubectl(['apply', '-f', '-'], { input: JSON.stringify(decoderDaemonSet({ name: DS, ns, pool, image, maxUnavailable: 1, ...extra })) });
+  await kubectl(['apply', '-f', '-'], {
+    input: JSON.stringify(decoderDaemonSet({ name: DS, ns, pool, image, maxUnavailable: 1, ...extra })),
+  });
 }
 
 function waitForRow(ns: string, want: DaemonSetRow): Promise<DaemonSetRow> {
@@ -232,7 +234,10 @@ async function expectStuckCreating(ns: string, reason: string, message: string):
   );
   assert.equal(await statusColumn(ns, name), 'ContainerCreating');
 
-  const first = await waitFor(async () => (await podEvents(ns, name, reason))[0], { ...WAIT, describe: `a ${reason} Event on pod ${name}` });
+  const first = await waitFor(async () => (await podEvents(ns, name, reason))[0], {
+    ...WAIT,
+    describe: `a ${reason} Event on pod ${name}`,
+  });
   assert.equal(first.type, 'Warning');
   assert.equal(first.message, message);
   assert.equal(first.involvedObject.kind, 'Pod');
@@ -262,8 +267,14 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(broken.status.phase, 'Pending');
       assert.equal(isReady(broken), false);
       // The 1.37 kubelet's message: the back-off, then the runtime's reason (test/e2e/realNode.test.ts shows a real one).
-      assert.equal(broken.status.containerStatuses?.[0]?.state?.waiting?.message, `Back-off pulling image "${BROKEN}": ErrImagePull: failed to pull and unpack image "${BROKEN}": failed to resolve reference "${BROKEN}": ${BROKEN}: not found`);
-      assert.ok(old.every((p) => hashOf(p) === goodHash && isReady(p)), 'the two untouched pods still run the old revision, Ready');
+      assert.equal(
+        broken.status.containerStatuses?.[0]?.state?.waiting?.message,
+        `Back-off pulling image "${BROKEN}": ErrImagePull: failed to pull and unpack image "${BROKEN}": failed to resolve reference "${BROKEN}": ${BROKEN}: not found`,
+      );
+      assert.ok(
+        old.every((p) => hashOf(p) === goodHash && isReady(p)),
+        'the two untouched pods still run the old revision, Ready',
+      );
       const nodes = [broken, ...old].map((p) => p.spec.nodeName).sort();
       assert.deepEqual(nodes, [...pool.nodes].sort(), 'one pod per pool node');
 
@@ -472,18 +483,38 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
     await scenario('rg-notready', 2, {}, async (_ns, pool) => {
       const [down, up] = pool.nodes as [string, string];
       const readyOf = async (n: string): Promise<{ status?: string; reason?: string; lastTransitionTime?: string }> => {
-        const node = await kubectlJson<{ status: { conditions?: Array<{ type: string; status: string; reason?: string; lastTransitionTime?: string }> } }>(['get', 'node', n]);
+        const node = await kubectlJson<{
+          status: { conditions?: Array<{ type: string; status: string; reason?: string; lastTransitionTime?: string }> };
+        }>(['get', 'node', n]);
         return node.status.conditions?.find((c) => c.type === 'Ready') ?? {};
       };
       await kubectl(['annotate', 'node', down, 'rollout-guard.test/not-ready=true']);
       const now = new Date().toISOString();
-      const cond = { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: 'container runtime network not ready: NetworkReady=false', lastTransitionTime: now, lastHeartbeatTime: now };
-      await kubectl(['patch', 'node', down, '--subresource=status', '--type=strategic', '-p', JSON.stringify({ status: { conditions: [cond] } })]);
+      const cond = {
+        type: 'Ready',
+        status: 'False',
+        reason: 'KubeletNotReady',
+        message: 'container runtime network not ready: NetworkReady=false',
+        lastTransitionTime: now,
+        lastHeartbeatTime: now,
+      };
+      await kubectl([
+        'patch',
+        'node',
+        down,
+        '--subresource=status',
+        '--type=strategic',
+        '-p',
+        JSON.stringify({ status: { conditions: [cond] } }),
+      ]);
       // kwok heals a NotReady node at once (node-initialize) unless it carries the annotation.
-      await holdsFor(async () => {
-        const r = await readyOf(down);
-        return r.status === 'False' && r.reason === 'KubeletNotReady' && r.lastTransitionTime === now.replace(/\.\d+Z$/, 'Z');
-      }, { durationMs: 5_000, describe: `${down} stays NotReady as written` });
+      await holdsFor(
+        async () => {
+          const r = await readyOf(down);
+          return r.status === 'False' && r.reason === 'KubeletNotReady' && r.lastTransitionTime === now.replace(/\.\d+Z$/, 'Z');
+        },
+        { durationMs: 5_000, describe: `${down} stays NotReady as written` },
+      );
       assert.equal((await readyOf(up)).status, 'True', 'the node without the annotation is untouched');
       await kubectl(['annotate', 'node', down, 'rollout-guard.test/not-ready-']);
       await waitFor(async () => (await readyOf(down)).status === 'True', { ...WAIT, describe: `${down} Ready again` });
@@ -583,10 +614,13 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(cs?.started, true);
       assert.ok(cs?.state?.running, 'the container runs');
       assert.equal(cs?.state?.waiting, undefined, 'no waiting reason: the status does not say why');
-      const evs = await waitFor(async () => {
-        const e = await podEvents(ns, fresh.metadata.name, 'Unhealthy');
-        return e.length > 0 ? e : undefined;
-      }, { ...WAIT, describe: 'a Warning Unhealthy Event' });
+      const evs = await waitFor(
+        async () => {
+          const e = await podEvents(ns, fresh.metadata.name, 'Unhealthy');
+          return e.length > 0 ? e : undefined;
+        },
+        { ...WAIT, describe: 'a Warning Unhealthy Event' },
+      );
       assert.equal(evs[0]?.type, 'Warning');
       assert.equal(evs[0]?.message, 'Readiness probe failed: HTTP probe failed with statuscode: 503');
     });
@@ -629,7 +663,10 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(init?.image, INIT_BROKEN);
       assert.equal(init?.ready, false);
       assert.equal(init?.state?.waiting?.reason, 'ImagePullBackOff');
-      assert.equal(init?.state?.waiting?.message, `Back-off pulling image "${INIT_BROKEN}": ErrImagePull: failed to pull and unpack image "${INIT_BROKEN}": failed to resolve reference "${INIT_BROKEN}": ${INIT_BROKEN}: not found`);
+      assert.equal(
+        init?.state?.waiting?.message,
+        `Back-off pulling image "${INIT_BROKEN}": ErrImagePull: failed to pull and unpack image "${INIT_BROKEN}": failed to resolve reference "${INIT_BROKEN}": ${INIT_BROKEN}: not found`,
+      );
       assert.equal(condition(broken, 'Initialized')?.status, 'False');
       assert.equal(condition(broken, 'Initialized')?.reason, 'ContainersNotInitialized');
       assert.equal(await statusColumn(ns, broken.metadata.name), 'Init:ImagePullBackOff');
@@ -654,7 +691,8 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(await statusColumn(ns, broken.metadata.name), 'Init:CrashLoopBackOff');
       // kwok keeps "restarting" it, as a kubelet would.
       await waitFor(
-        async () => (initStatus(await kubectlJson<Pod>(['get', 'pod', broken.metadata.name], { ns }))?.restartCount ?? 0) > (init?.restartCount ?? 0),
+        async () =>
+          (initStatus(await kubectlJson<Pod>(['get', 'pod', broken.metadata.name], { ns }))?.restartCount ?? 0) > (init?.restartCount ?? 0),
         { ...WAIT, describe: 'the init container restartCount to grow' },
       );
     });

@@ -50,7 +50,10 @@ const SAMPLE: ReadonlyArray<{ field: string; phrase: string }> = [
   { field: 'rolloutguard.status.owner', phrase: 'the only fault an undo fixes' },
   { field: 'rolloutguard.status.blockedNodes', phrase: 'a node that is down and still runs the old revision is listed too' },
   { field: 'rolloutguard.status.blockedNodes.reason', phrase: 'in the words of the kubelet, the scheduler or an Event' },
-  { field: 'rolloutguard.status.rollout.lastProgressAt', phrase: 'Time without progress, compared with suspectAfterSeconds and progressDeadlineSeconds, counts from here' },
+  {
+    field: 'rolloutguard.status.rollout.lastProgressAt',
+    phrase: 'Time without progress, compared with suspectAfterSeconds and progressDeadlineSeconds, counts from here',
+  },
   { field: 'rolloutguard.status.undoSkipped.reason', phrase: "the operator's clock is more than 5 s off the API server's" },
   { field: 'rolloutguard.status.announcements', phrase: 'refused as AlreadyExists' },
   { field: 'rolloutguardpolicy.spec', phrase: 'owned by the policy' },
@@ -64,7 +67,9 @@ const SAMPLE: ReadonlyArray<{ field: string; phrase: string }> = [
 const normalise = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 async function loadSchema(kind: Kind): Promise<Schema> {
-  const crd = parseYaml(await readFile(resolve(ROOT, 'config/crd', CRD_FILES[kind]), 'utf8')) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } };
+  const crd = parseYaml(await readFile(resolve(ROOT, 'config/crd', CRD_FILES[kind]), 'utf8')) as {
+    spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> };
+  };
   return crd.spec.versions[0]!.schema.openAPIV3Schema;
 }
 
@@ -149,9 +154,13 @@ describe('config/crd: every spec and status field has a description', () => {
       const root = await loadSchema(kind);
       assert.ok(root.properties?.spec && root.properties.status, `${CRD_FILES[kind]} has no spec or status`);
       const all = properties(root, '');
-      const missing = all.filter(([path, s]) => !NO_DESCRIPTION_NEEDED.has(path) && (typeof s.description !== 'string' || s.description.trim() === '')).map(([path]) => path);
+      const missing = all
+        .filter(([path, s]) => !NO_DESCRIPTION_NEEDED.has(path) && (typeof s.description !== 'string' || s.description.trim() === ''))
+        .map(([path]) => path);
       assert.deepEqual(missing, [], `${CRD_FILES[kind]}: ${missing.length} field(s) without a description:\n  ${missing.join('\n  ')}`);
-      const described = all.filter(([path]) => path === 'spec' || path === 'status' || path.startsWith('spec.') || path.startsWith('status.')).length;
+      const described = all.filter(
+        ([path]) => path === 'spec' || path === 'status' || path.startsWith('spec.') || path.startsWith('status.'),
+      ).length;
       t.diagnostic(`${kind}: ${described} spec and status fields, all described`);
     });
   }

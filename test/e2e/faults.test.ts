@@ -73,10 +73,17 @@ async function scene(prefix: string, nodes = 3): Promise<{ ns: string; pool: Pri
   await pc.kubectl(['rollout', 'status', 'ds/decoder', '--timeout=120s'], { ns });
   // `rollout status` also says "successfully rolled out" while DESIRED is still 0 (the pool's nodes not yet
   // counted): wait until every node of the pool runs an available pod.
-  await waitFor(async () => {
-    const ds = await pc.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', 'decoder'], { ns });
-    return ds.status.desiredNumberScheduled === nodes && ds.status.numberAvailable === nodes && ds.status.updatedNumberScheduled === nodes;
-  }, { timeoutMs: 120_000, describe: `decoder available on all ${nodes} nodes` });
+  await waitFor(
+    async () => {
+      const ds = await pc.kubectlJson<{
+        status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number };
+      }>(['get', 'ds', 'decoder'], { ns });
+      return (
+        ds.status.desiredNumberScheduled === nodes && ds.status.numberAvailable === nodes && ds.status.updatedNumberScheduled === nodes
+      );
+    },
+    { timeoutMs: 120_000, describe: `decoder available on all ${nodes} nodes` },
+  );
   return { ns, pool };
 }
 
@@ -88,31 +95,51 @@ async function startOperator(ns: string, o: Partial<OperatorOptions> = {}): Prom
 
 /** Options for a replica that campaigns for the Lease `ns/rollout-guard` with the short test timings. */
 function replica(ns: string, id: string, kubeconfig: string, extra: string[] = []): Partial<OperatorOptions> {
-  return { leaderElect: true, leaseNamespace: ns, identity: id, kubeconfig, extraArgs: ['--lease-name=rollout-guard', ...FAST_LEASE, ...extra] };
+  return {
+    leaderElect: true,
+    leaseNamespace: ns,
+    identity: id,
+    kubeconfig,
+    extraArgs: ['--lease-name=rollout-guard', ...FAST_LEASE, ...extra],
+  };
 }
 
 const getGuard = (ns: string, name = 'decoder'): Promise<GuardObj> => pc.kubectlJson<GuardObj>(['get', 'rolloutguard', name], { ns });
 
-async function waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs: number, ops: OperatorProcess[]): Promise<GuardObj> {
+async function waitGuard(
+  ns: string,
+  pred: (g: GuardObj) => boolean,
+  what: string,
+  timeoutMs: number,
+  ops: OperatorProcess[],
+): Promise<GuardObj> {
   let last: GuardObj | undefined;
   try {
-    await waitFor(async () => {
-      last = await getGuard(ns);
-      return pred(last);
-    }, { timeoutMs, describe: what });
+    await waitFor(
+      async () => {
+        last = await getGuard(ns);
+        return pred(last);
+      },
+      { timeoutMs, describe: what },
+    );
   } catch (e) {
     const logs = ops.map((o) => o.logs.slice(-25).join('\n')).join('\n---\n');
     const health = await Promise.all(
       ops.map(async (o) => {
         try {
           const { body } = await o.get('/metrics');
-          return body.split('\n').filter((l) => /^rollout_guard_(informer_|queue_depth|reconcile_duration_seconds_count|status_writes_total)/.test(l)).join('\n');
+          return body
+            .split('\n')
+            .filter((l) => /^rollout_guard_(informer_|queue_depth|reconcile_duration_seconds_count|status_writes_total)/.test(l))
+            .join('\n');
         } catch (err) {
           return `(metrics unavailable: ${err instanceof Error ? err.message : String(err)})`;
         }
       }),
     );
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${logs}\n--- the operator's informers and queue:\n${health.join('\n---\n')}\n--- the cluster's side:\n${await clusterPicture(ns)}`);
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${logs}\n--- the operator's informers and queue:\n${health.join('\n---\n')}\n--- the cluster's side:\n${await clusterPicture(ns)}`,
+    );
   }
   return last!;
 }
@@ -132,16 +159,36 @@ async function clusterPicture(ns: string): Promise<string> {
     }
   };
   await step('daemonset', async () => {
-    const ds = await pc.kubectlJson<{ metadata: { generation?: number; annotations?: Record<string, string> }; status: unknown }>(['get', 'ds', 'decoder'], { ns });
-    return JSON.stringify({ generation: ds.metadata.generation, templateGeneration: ds.metadata.annotations?.['deprecated.daemonset.template.generation'], status: ds.status });
+    const ds = await pc.kubectlJson<{ metadata: { generation?: number; annotations?: Record<string, string> }; status: unknown }>(
+      ['get', 'ds', 'decoder'],
+      { ns },
+    );
+    return JSON.stringify({
+      generation: ds.metadata.generation,
+      templateGeneration: ds.metadata.annotations?.['deprecated.daemonset.template.generation'],
+      status: ds.status,
+    });
   });
   await step('controllerrevisions', async () => {
-    const l = await pc.kubectlJson<{ items: Array<{ metadata: { name: string }; revision: number }> }>(['get', 'controllerrevisions'], { ns });
+    const l = await pc.kubectlJson<{ items: Array<{ metadata: { name: string }; revision: number }> }>(['get', 'controllerrevisions'], {
+      ns,
+    });
     return l.items.map((r) => `${r.metadata.name}@${r.revision}`).join(', ');
   });
   await step('pods', async () => {
-    const l = await pc.kubectlJson<{ items: Array<{ metadata: { name: string; labels?: Record<string, string> }; spec: { nodeName?: string }; status: { phase?: string } }> }>(['get', 'pods'], { ns });
-    return l.items.map((p) => `${p.metadata.name} ${p.spec.nodeName ?? '-'} ${p.metadata.labels?.['controller-revision-hash'] ?? '-'} ${p.status.phase ?? '-'}`).join('; ');
+    const l = await pc.kubectlJson<{
+      items: Array<{
+        metadata: { name: string; labels?: Record<string, string> };
+        spec: { nodeName?: string };
+        status: { phase?: string };
+      }>;
+    }>(['get', 'pods'], { ns });
+    return l.items
+      .map(
+        (p) =>
+          `${p.metadata.name} ${p.spec.nodeName ?? '-'} ${p.metadata.labels?.['controller-revision-hash'] ?? '-'} ${p.status.phase ?? '-'}`,
+      )
+      .join('; ');
   });
   await step('kube-controller-manager log', async () => {
     const lines = (await readFile(path.join(pc.dir, 'logs', 'kube-controller-manager.log'), 'utf8')).trimEnd().split('\n');
@@ -150,7 +197,10 @@ async function clusterPicture(ns: string): Promise<string> {
   return out.join('\n');
 }
 
-const stateIs = (s: string) => (g: GuardObj): boolean => g.status?.state === s;
+const stateIs =
+  (s: string) =>
+  (g: GuardObj): boolean =>
+    g.status?.state === s;
 
 function condition(g: GuardObj, type: string): Condition {
   const c = g.status?.conditions?.find((x) => x.type === type);
@@ -159,7 +209,10 @@ function condition(g: GuardObj, type: string): Condition {
 }
 
 async function events(ns: string, kind = 'RolloutGuard', name = 'decoder'): Promise<EventObj[]> {
-  const list = await pc.kubectlJson<{ items: EventObj[] }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`], { ns });
+  const list = await pc.kubectlJson<{ items: EventObj[] }>(
+    ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`],
+    { ns },
+  );
   return list.items;
 }
 
@@ -211,9 +264,11 @@ function sum(all: Sample[], name: string, match: (labels: Record<string, string>
 }
 
 /** Requests this replica sent that change something (anything but GET and WATCH). */
-const writeRequests = (all: Sample[]): number => sum(all, 'rollout_guard_api_requests_total', (l) => !['GET', 'WATCH'].includes(l.verb ?? ''));
+const writeRequests = (all: Sample[]): number =>
+  sum(all, 'rollout_guard_api_requests_total', (l) => !['GET', 'WATCH'].includes(l.verb ?? ''));
 
-const intentLogs = (op: OperatorProcess): Array<Record<string, unknown>> => op.jsonLogs().filter((l) => l.msg === 'undo: intent recorded, patching DaemonSet');
+const intentLogs = (op: OperatorProcess): Array<Record<string, unknown>> =>
+  op.jsonLogs().filter((l) => l.msg === 'undo: intent recorded, patching DaemonSet');
 
 /** Writes recorded by the API server's audit log for one user, optionally only those received at or after `since`. */
 async function auditWrites(user: string, since = 0): Promise<Array<{ verb: string; what: string; code?: number; at: string }>> {
@@ -239,10 +294,33 @@ async function replicaKubeconfigs(ns: string, ids: string[]): Promise<Record<str
     kind: 'List',
     items: [
       ...ids.map((id) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: id, namespace: ns } })),
-      { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: `${ns}-replicas` }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'rollout-guard' }, subjects },
-      { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: `${ns}-replicas-undo` }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'rollout-guard-undo' }, subjects },
-      { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: 'leases', namespace: ns }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }] },
-      { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'leases', namespace: ns }, roleRef: { apiGroup: rbac, kind: 'Role', name: 'leases' }, subjects },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `${ns}-replicas` },
+        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'rollout-guard' },
+        subjects,
+      },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `${ns}-replicas-undo` },
+        roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'rollout-guard-undo' },
+        subjects,
+      },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'Role',
+        metadata: { name: 'leases', namespace: ns },
+        rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+      },
+      {
+        apiVersion: `${rbac}/v1`,
+        kind: 'RoleBinding',
+        metadata: { name: 'leases', namespace: ns },
+        roleRef: { apiGroup: rbac, kind: 'Role', name: 'leases' },
+        subjects,
+      },
     ],
   });
   const out: Record<string, string> = {};
@@ -296,7 +374,13 @@ describe('fault tests (private control plane)', () => {
     let op = await startOperator(ns);
     const DEADLINE_S = 30;
     const DELAY_S = 20;
-    await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: DEADLINE_S, onStall: { action: 'Undo', delaySeconds: DELAY_S } }));
+    await pc.apply(
+      guard('decoder', ns, 'decoder', {
+        suspectAfterSeconds: 3,
+        progressDeadlineSeconds: DEADLINE_S,
+        onStall: { action: 'Undo', delaySeconds: DELAY_S },
+      }),
+    );
     await waitGuard(ns, stateIs('Healthy'), 'Healthy', 60_000, [op]);
     await setImage(ns, BROKEN);
     const genBroken = await templateGeneration(ns);
@@ -315,11 +399,22 @@ describe('fault tests (private control plane)', () => {
     op = await startOperator(ns);
     const readyAt = Date.now();
 
-    const rolling = await waitGuard(ns, (g) => g.status?.state === 'RollingBack' && g.status.lastUndo?.result === 'Applied', 'RollingBack', 90_000, [op]);
+    const rolling = await waitGuard(
+      ns,
+      (g) => g.status?.state === 'RollingBack' && g.status.lastUndo?.result === 'Applied',
+      'RollingBack',
+      90_000,
+      [op],
+    );
     const undoAt = Date.parse(rolling.status!.lastUndo!.at);
-    t.diagnostic(`undo due at lastProgressAt+${DEADLINE_S + DELAY_S}s; made ${((undoAt - undoDueAt) / 1000).toFixed(1)} s after that (restarted operator ready ${((undoDueAt - readyAt) / 1000).toFixed(1)} s before it was due)`);
+    t.diagnostic(
+      `undo due at lastProgressAt+${DEADLINE_S + DELAY_S}s; made ${((undoAt - undoDueAt) / 1000).toFixed(1)} s after that (restarted operator ready ${((undoDueAt - readyAt) / 1000).toFixed(1)} s before it was due)`,
+    );
     assert.ok(undoAt >= undoDueAt - 1_000, `undo not early (at ${rolling.status!.lastUndo!.at}, due ${new Date(undoDueAt).toISOString()})`);
-    assert.ok(undoAt <= Math.max(undoDueAt, readyAt) + 5_000, `undo on the original schedule (at ${rolling.status!.lastUndo!.at}, due ${new Date(undoDueAt).toISOString()})`);
+    assert.ok(
+      undoAt <= Math.max(undoDueAt, readyAt) + 5_000,
+      `undo on the original schedule (at ${rolling.status!.lastUndo!.at}, due ${new Date(undoDueAt).toISOString()})`,
+    );
     const genAfterUndo = await templateGeneration(ns);
     assert.equal(genAfterUndo, genBroken + 1, 'the undo moved the template generation once');
     assert.equal(intentLogs(op).length, 1, 'one undo by the restarted operator');
@@ -328,10 +423,13 @@ describe('fault tests (private control plane)', () => {
     op = await startOperator(ns);
     // The new process has reconciled the guard (its gauge says RollingBack) and must not undo again.
     const gauge = { namespace: ns, guard: 'decoder', state: 'RollingBack' };
-    await waitFor(async () => sum(await samples(op), 'rollout_guard_state', (l) => Object.entries(gauge).every(([k, v]) => l[k] === v)) === 1, {
-      timeoutMs: 30_000,
-      describe: 'restarted operator sees RollingBack',
-    });
+    await waitFor(
+      async () => sum(await samples(op), 'rollout_guard_state', (l) => Object.entries(gauge).every(([k, v]) => l[k] === v)) === 1,
+      {
+        timeoutMs: 30_000,
+        describe: 'restarted operator sees RollingBack',
+      },
+    );
     const mid = await getGuard(ns);
     assert.equal(mid.status?.state, 'RollingBack');
     assert.equal(mid.status?.lastUndo?.at, rolling.status!.lastUndo!.at, 'the undo record is untouched');
@@ -343,9 +441,12 @@ describe('fault tests (private control plane)', () => {
     assert.equal(await templateGeneration(ns), genAfterUndo, 'the template moved exactly once for the undo');
     assert.equal(intentLogs(op).length, 0, 'the operator restarted during RollingBack never patched');
     const reasons = await reasonCounts(ns);
-    for (const r of ['RolloutStalled', 'UndoStarted', 'UndoComplete']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
+    for (const r of ['RolloutStalled', 'UndoStarted', 'UndoComplete'])
+      assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
     await assertNoRepeatedTransition(ns);
-    const ds = await pc.kubectlJson<{ status: { desiredNumberScheduled: number; numberAvailable: number; updatedNumberScheduled: number } }>(['get', 'ds', 'decoder'], { ns });
+    const ds = await pc.kubectlJson<{
+      status: { desiredNumberScheduled: number; numberAvailable: number; updatedNumberScheduled: number };
+    }>(['get', 'ds', 'decoder'], { ns });
     assert.deepEqual([ds.status.desiredNumberScheduled, ds.status.updatedNumberScheduled, ds.status.numberAvailable], [3, 3, 3]);
   });
 
@@ -373,9 +474,17 @@ describe('fault tests (private control plane)', () => {
     // workers took guard keys; the follower runs no worker, so it took none.
     const statusPatch = (l: Record<string, string>) => l.verb === 'PATCH' && l.resource === 'rolloutguards/status';
     assert.ok(sum(ma, 'rollout_guard_api_requests_total', statusPatch) > 0, 'the leader patched status');
-    assert.equal(sum(ma, 'rollout_guard_api_request_duration_seconds_count', statusPatch), sum(ma, 'rollout_guard_api_requests_total', statusPatch), 'every status PATCH is timed');
+    assert.equal(
+      sum(ma, 'rollout_guard_api_request_duration_seconds_count', statusPatch),
+      sum(ma, 'rollout_guard_api_requests_total', statusPatch),
+      'every status PATCH is timed',
+    );
     assert.ok(sum(ma, 'rollout_guard_queue_wait_seconds_count', (l) => l.queue === 'guards') > 0, "the leader's workers took guard keys");
-    assert.equal(sum(mb, 'rollout_guard_queue_wait_seconds_count', (l) => l.queue === 'guards'), 0, 'the follower took no key');
+    assert.equal(
+      sum(mb, 'rollout_guard_queue_wait_seconds_count', (l) => l.queue === 'guards'),
+      0,
+      'the follower took no key',
+    );
     assert.equal(writeRequests(mb), 0, 'the follower sent no write at all (no PATCH, POST, PUT or DELETE)');
     assert.equal((await b.get('/readyz')).status, 200, 'the follower is ready (warm caches)');
     assert.deepEqual(await auditWrites(userB), [], 'the API server recorded no write by replica-b');
@@ -385,18 +494,27 @@ describe('fault tests (private control plane)', () => {
     await waitFor(async () => sum(await samples(b), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'replica-b takes over' });
     // The line is written before the gauge is set, but it reaches this process through a pipe while the
     // gauge came over HTTP: the read of /metrics can be handled first.
-    const became = await waitFor(() => b.jsonLogs().find((l) => l.msg === 'became leader'), { timeoutMs: 5_000, describe: 'replica-b to log "became leader"' });
+    const became = await waitFor(() => b.jsonLogs().find((l) => l.msg === 'became leader'), {
+      timeoutMs: 5_000,
+      describe: 'replica-b to log "became leader"',
+    });
     const takeoverMs = logTime(became) - killedAt;
     t.diagnostic(`takeover ${takeoverMs} ms after SIGKILL of the leader (lease ${LEASE_MS} ms, retry ${RETRY_MS} ms × [1, 2.2])`);
-    assert.ok(takeoverMs >= 0 && takeoverMs <= LEASE_MS + 2.2 * RETRY_MS + 2_000, `takeover within about the lease duration (${takeoverMs} ms)`);
+    assert.ok(
+      takeoverMs >= 0 && takeoverMs <= LEASE_MS + 2.2 * RETRY_MS + 2_000,
+      `takeover within about the lease duration (${takeoverMs} ms)`,
+    );
 
     const done = await waitGuard(ns, stateIs('RolledBack'), 'RolledBack', 120_000, [b]);
     assert.equal(done.status?.lastUndo?.result, 'Complete');
     assert.equal(await templateGeneration(ns), genBroken + 1, 'one undo');
     assert.equal(intentLogs(b).length, 1);
     const reasons = await reasonCounts(ns);
-    for (const r of ['RolloutSuspect', 'RolloutStalled', 'UndoStarted', 'UndoComplete']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
-    const dsPatches = [...(await auditWrites(userA)), ...(await auditWrites(userB))].filter((w) => w.verb === 'patch' && w.what.startsWith('daemonsets/'));
+    for (const r of ['RolloutSuspect', 'RolloutStalled', 'UndoStarted', 'UndoComplete'])
+      assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
+    const dsPatches = [...(await auditWrites(userA)), ...(await auditWrites(userB))].filter(
+      (w) => w.verb === 'patch' && w.what.startsWith('daemonsets/'),
+    );
     assert.equal(dsPatches.length, 1, `one DaemonSet patch in the audit log: ${JSON.stringify(dsPatches)}`);
   });
 
@@ -408,7 +526,9 @@ describe('fault tests (private control plane)', () => {
     await waitFor(async () => sum(await samples(a), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'replica-a leads' });
     const b = await startOperator(ns, replica(ns, 'replica-b', kc['replica-b']!));
     const DEADLINE_S = 15;
-    await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: DEADLINE_S, onStall: { action: 'Undo' } }));
+    await pc.apply(
+      guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: DEADLINE_S, onStall: { action: 'Undo' } }),
+    );
     await waitGuard(ns, stateIs('Healthy'), 'Healthy', 60_000, [a, b]);
     await setImage(ns, BROKEN);
     const genBroken = await templateGeneration(ns);
@@ -419,7 +539,13 @@ describe('fault tests (private control plane)', () => {
     const pausedAt = Date.now();
     await waitFor(async () => sum(await samples(b), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'replica-b takes over' });
     t.diagnostic(`replica-b leads ${Date.now() - pausedAt} ms after the leader froze`);
-    await waitGuard(ns, (g) => g.status?.lastUndo?.result === 'Applied' || g.status?.lastUndo?.result === 'Complete', 'undo by replica-b', 60_000, [b]);
+    await waitGuard(
+      ns,
+      (g) => g.status?.lastUndo?.result === 'Applied' || g.status?.lastUndo?.result === 'Complete',
+      'undo by replica-b',
+      60_000,
+      [b],
+    );
     // Keep the old leader frozen until 3 s past the deadline: its own requeue for the deadline is then
     // overdue and fires the moment it wakes, the worst case for acting on a lost lease.
     await sleep(Math.max(0, deadline + 3_000 - Date.now()));
@@ -431,20 +557,33 @@ describe('fault tests (private control plane)', () => {
     assert.notEqual(code, 'running', 'the woken leader exits');
     assert.notEqual(code, 0, 'with a non-zero code (lost leadership)');
     const woke = a.jsonLogs().filter((l) => logTime(l) >= wokeAt);
-    assert.ok(woke.some((l) => /lost leadership/.test(String(l.msg))), `it says it lost leadership:\n${a.logs.slice(-10).join('\n')}`);
-    t.diagnostic(`woken leader: ${woke.filter((l) => l.level === 'error').map((l) => `${String(l.msg)} ${JSON.stringify({ ...l, level: undefined, time: undefined, msg: undefined, component: undefined })}`).join(' | ')}; exit code ${String(code)}`);
-    const acted = woke.filter((l) => ['state transition', 'undo: intent recorded, patching DaemonSet', 'undo dry run'].includes(String(l.msg)));
+    assert.ok(
+      woke.some((l) => /lost leadership/.test(String(l.msg))),
+      `it says it lost leadership:\n${a.logs.slice(-10).join('\n')}`,
+    );
+    t.diagnostic(
+      `woken leader: ${woke
+        .filter((l) => l.level === 'error')
+        .map((l) => `${String(l.msg)} ${JSON.stringify({ ...l, level: undefined, time: undefined, msg: undefined, component: undefined })}`)
+        .join(' | ')}; exit code ${String(code)}`,
+    );
+    const acted = woke.filter((l) =>
+      ['state transition', 'undo: intent recorded, patching DaemonSet', 'undo dry run'].includes(String(l.msg)),
+    );
     assert.deepEqual(acted, [], 'no reconcile decision acted on after waking');
     // The API server's record: nothing written by the old leader after it woke (not even a rejected write).
     assert.deepEqual(await auditWrites(userA, wokeAt - 1_000), [], 'no write by the woken leader reached the API server');
-    const late = (await events(ns)).filter((e) => e.reportingInstance === 'replica-a' && Date.parse(e.eventTime ?? e.metadata.creationTimestamp) >= wokeAt - 1_000);
+    const late = (await events(ns)).filter(
+      (e) => e.reportingInstance === 'replica-a' && Date.parse(e.eventTime ?? e.metadata.creationTimestamp) >= wokeAt - 1_000,
+    );
     assert.deepEqual(late, [], 'no Event from the woken leader');
 
     const done = await waitGuard(ns, stateIs('RolledBack'), 'RolledBack', 120_000, [b]);
     assert.equal(done.status?.lastUndo?.result, 'Complete');
     assert.equal(await templateGeneration(ns), genBroken + 1, 'one undo');
     const reasons = await reasonCounts(ns);
-    for (const r of ['RolloutSuspect', 'RolloutStalled', 'UndoStarted']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
+    for (const r of ['RolloutSuspect', 'RolloutStalled', 'UndoStarted'])
+      assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
   });
 
   it('kube-apiserver restarted while a rollout is in flight: informers relist, the stall is detected late by at most the outage', async (t: TestContext) => {
@@ -472,7 +611,9 @@ describe('fault tests (private control plane)', () => {
     const detectedAt = Date.parse(condition(stalled, 'Stalled').lastTransitionTime);
     const outageMs = upAt - downAt;
     // upAt is taken when the CLI that restarted the API server returned, a few hundred ms after it was ready.
-    t.diagnostic(`outage ${outageMs} ms (API server back ${upAt - deadline} ms after the deadline); Stalled written ${detectedAt - deadline} ms after the deadline, ${detectedAt - upAt} ms after the API server was back`);
+    t.diagnostic(
+      `outage ${outageMs} ms (API server back ${upAt - deadline} ms after the deadline); Stalled written ${detectedAt - deadline} ms after the deadline, ${detectedAt - upAt} ms after the API server was back`,
+    );
     assert.ok(detectedAt >= deadline, 'not before the deadline');
     assert.ok(detectedAt - deadline <= outageMs + 10_000, `late by at most the outage + 10 s (${detectedAt - deadline} ms)`);
     assert.equal(stalled.status?.rollout?.lastProgressAt, suspect.status?.rollout?.lastProgressAt, 'the clock was kept');
@@ -480,26 +621,44 @@ describe('fault tests (private control plane)', () => {
     assert.equal(exited, false, 'the operator never exited');
     assert.equal((await op.get('/readyz')).status, 200);
     const logs = op.jsonLogs().filter((l) => logTime(l) >= downAt);
-    assert.ok(logs.some((l) => l.msg === 'list/watch failed, restarting after backoff'), 'informers noticed the outage');
+    assert.ok(
+      logs.some((l) => l.msg === 'list/watch failed, restarting after backoff'),
+      'informers noticed the outage',
+    );
     // Every informer reconnects by itself; its backoff (1 s doubling, capped at 30 s) bounds how long that takes.
-    const informers = [...new Set(op.jsonLogs().filter((l) => l.msg === 'initial list complete').map((l) => String(l.informer)))];
+    const informers = [
+      ...new Set(
+        op
+          .jsonLogs()
+          .filter((l) => l.msg === 'initial list complete')
+          .map((l) => String(l.informer)),
+      ),
+    ];
     assert.equal(informers.length, 9, `nine informers (the Warning-Event watches included): ${informers.join(', ')}`);
-    const relists = await waitFor(() => {
-      const seen = new Map<string, number>();
-      for (const l of op.jsonLogs()) if (l.msg === 'relisted' && logTime(l) >= downAt) seen.set(String(l.informer), logTime(l));
-      return informers.every((i) => seen.has(i)) ? seen : undefined;
-    }, { timeoutMs: 45_000, describe: `every informer relisted (${informers.join(', ')})` }).catch((e: unknown) => {
+    const relists = await waitFor(
+      () => {
+        const seen = new Map<string, number>();
+        for (const l of op.jsonLogs()) if (l.msg === 'relisted' && logTime(l) >= downAt) seen.set(String(l.informer), logTime(l));
+        return informers.every((i) => seen.has(i)) ? seen : undefined;
+      },
+      { timeoutMs: 45_000, describe: `every informer relisted (${informers.join(', ')})` },
+    ).catch((e: unknown) => {
       const lines = op.logs.filter((l) => l.includes('"informer"') && !l.includes('"level":"debug"'));
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n${lines.slice(-60).join('\n')}`);
     });
-    t.diagnostic(`informers relisted ${informers.map((i) => `${i} +${relists.get(i)! - upAt} ms`).join(', ')} after the API server was back`);
+    t.diagnostic(
+      `informers relisted ${informers.map((i) => `${i} +${relists.get(i)! - upAt} ms`).join(', ')} after the API server was back`,
+    );
     // The same, as a platform team's dashboard sees it.
     const m = await samples(op);
     for (const i of informers) {
       const of = (l: Record<string, string>): boolean => l.resource === i;
       assert.ok(sum(m, 'rollout_guard_informer_relists_total', of) >= 2, `${i}: relists counted in /metrics`);
       assert.ok(sum(m, 'rollout_guard_informer_restarts_total', of) >= 1, `${i}: the restart counted in /metrics`);
-      assert.ok(sum(m, 'rollout_guard_informer_last_event_timestamp_seconds', of) * 1000 > downAt, `${i}: heard from the API server since the outage`);
+      assert.ok(
+        sum(m, 'rollout_guard_informer_last_event_timestamp_seconds', of) * 1000 > downAt,
+        `${i}: heard from the API server since the outage`,
+      );
     }
     const reasons = await reasonCounts(ns);
     for (const r of ['RolloutSuspect', 'RolloutStalled']) assert.equal(reasons[r], 1, `one ${r} event (got ${JSON.stringify(reasons)})`);
@@ -508,7 +667,14 @@ describe('fault tests (private control plane)', () => {
   it('RBAC revoked: Undo reports UndoFailed (forbidden) once, no hot loop, the process stays up; restored, the next stall is undone', async (t: TestContext) => {
     const { ns } = await scene('f-rbac');
     const saKubeconfig = await pc.serviceAccountKubeconfig(RBAC_NS, 'rollout-guard');
-    const op = await startOperator(ns, { kubeconfig: saKubeconfig, policies: true, leaderElect: true, leaseNamespace: RBAC_NS, identity: 'rbac-a', extraArgs: ['--lease-name=faults-rbac'] });
+    const op = await startOperator(ns, {
+      kubeconfig: saKubeconfig,
+      policies: true,
+      leaderElect: true,
+      leaseNamespace: RBAC_NS,
+      identity: 'rbac-a',
+      extraArgs: ['--lease-name=faults-rbac'],
+    });
     let exited = false;
     void op.waitExit().then(() => (exited = true));
     await waitFor(async () => sum(await samples(op), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'leads' });
@@ -526,17 +692,29 @@ describe('fault tests (private control plane)', () => {
     // A window of 15 s: nothing retries in a loop.
     const m0 = await samples(op);
     const windowStart = Date.now();
-    await holdsFor(async () => !exited && (await reasonCounts(ns)).UndoFailed === 1, { durationMs: 15_000, intervalMs: 3_000, describe: 'one UndoFailed event, process up' });
+    await holdsFor(async () => !exited && (await reasonCounts(ns)).UndoFailed === 1, {
+      durationMs: 15_000,
+      intervalMs: 3_000,
+      describe: 'one UndoFailed event, process up',
+    });
     const m1 = await samples(op);
     const seconds = (Date.now() - windowStart) / 1000;
     const notLease = (l: Record<string, string>): boolean => l.resource !== 'leases' && l.verb !== 'WATCH';
     const requests = sum(m1, 'rollout_guard_api_requests_total', notLease) - sum(m0, 'rollout_guard_api_requests_total', notLease);
     const errors = sum(m1, 'rollout_guard_reconcile_errors_total') - sum(m0, 'rollout_guard_reconcile_errors_total');
-    t.diagnostic(`over ${seconds.toFixed(0)} s after UndoFailed: ${requests} API requests (leases and watches aside), ${errors} reconcile errors`);
+    t.diagnostic(
+      `over ${seconds.toFixed(0)} s after UndoFailed: ${requests} API requests (leases and watches aside), ${errors} reconcile errors`,
+    );
     assert.ok(requests <= 10, `no hot loop: ${requests} requests in ${seconds.toFixed(0)} s`);
     assert.ok(errors <= 1, `no error loop: ${errors} reconcile errors`);
-    const dsPatches = m1.filter((s) => s.name === 'rollout_guard_api_requests_total' && s.labels.verb === 'PATCH' && s.labels.resource === 'daemonsets');
-    assert.deepEqual(dsPatches.map((s) => [s.labels.code, s.value]), [['403', 1]], 'one forbidden DaemonSet patch, never retried');
+    const dsPatches = m1.filter(
+      (s) => s.name === 'rollout_guard_api_requests_total' && s.labels.verb === 'PATCH' && s.labels.resource === 'daemonsets',
+    );
+    assert.deepEqual(
+      dsPatches.map((s) => [s.labels.code, s.value]),
+      [['403', 1]],
+      'one forbidden DaemonSet patch, never retried',
+    );
     assert.equal((await reasonCounts(ns, 'DaemonSet')).UndoFailed, 1);
 
     // The binding comes back: a new broken revision is undone.
@@ -546,9 +724,17 @@ describe('fault tests (private control plane)', () => {
     await waitGuard(ns, stateIs('Healthy'), 'Healthy on the fix', 90_000, [op]);
     await setImage(ns, 'registry.local/decoder:3-broken');
     const gen3 = await templateGeneration(ns);
-    const undone = await waitGuard(ns, (g) => g.status?.state === 'RolledBack' && g.status.lastUndo?.result === 'Complete', 'RolledBack', 90_000, [op]);
+    const undone = await waitGuard(
+      ns,
+      (g) => g.status?.state === 'RolledBack' && g.status.lastUndo?.result === 'Complete',
+      'RolledBack',
+      90_000,
+      [op],
+    );
     assert.equal(await templateGeneration(ns), gen3 + 1, 'one undo');
-    const ds = await pc.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], { ns });
+    const ds = await pc.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], {
+      ns,
+    });
     assert.equal(ds.spec.template.spec.containers[0]?.image, 'registry.local/decoder:2', 'back on the last good revision');
     assert.ok(undone.status?.lastUndo);
     assert.equal(exited, false, 'the process stayed up throughout');
@@ -558,7 +744,12 @@ describe('fault tests (private control plane)', () => {
     const { ns } = await scene('f-term');
     const BUDGET_MS = 5_000;
     // client-go's default lease timings: a successor that had to wait for expiry would need 15 s.
-    const opts = (id: string): Partial<OperatorOptions> => ({ leaderElect: true, leaseNamespace: ns, identity: id, extraArgs: ['--lease-name=rollout-guard', `--shutdown-budget-ms=${BUDGET_MS}`] });
+    const opts = (id: string): Partial<OperatorOptions> => ({
+      leaderElect: true,
+      leaseNamespace: ns,
+      identity: id,
+      extraArgs: ['--lease-name=rollout-guard', `--shutdown-budget-ms=${BUDGET_MS}`],
+    });
     const a = await startOperator(ns, opts('term-a'));
     await waitFor(async () => sum(await samples(a), 'rollout_guard_leader') === 1, { timeoutMs: 30_000, describe: 'term-a leads' });
     await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 15 }));
@@ -639,9 +830,16 @@ describe('fault tests (private control plane)', () => {
     await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
     await pc.apply(guard('doomed', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
     await waitGuard(ns, stateIs('Healthy'), 'Healthy', 60_000, [op]);
-    const gaugeOf = (g: string) => (l: Record<string, string>): boolean => l.namespace === ns && l.guard === g;
-    await waitFor(async () => sum(await samples(op), 'rollout_guard_state', gaugeOf('doomed')) === 1, { timeoutMs: 30_000, describe: 'guard doomed reconciled' });
-    const oldRv = (await pc.kubectlJson<{ metadata: { resourceVersion: string } }>(['get', 'ds', 'decoder'], { ns })).metadata.resourceVersion;
+    const gaugeOf =
+      (g: string) =>
+      (l: Record<string, string>): boolean =>
+        l.namespace === ns && l.guard === g;
+    await waitFor(async () => sum(await samples(op), 'rollout_guard_state', gaugeOf('doomed')) === 1, {
+      timeoutMs: 30_000,
+      describe: 'guard doomed reconciled',
+    });
+    const oldRv = (await pc.kubectlJson<{ metadata: { resourceVersion: string } }>(['get', 'ds', 'decoder'], { ns })).metadata
+      .resourceVersion;
 
     // How the 410 is produced for real: the API server's watch cache (cacher) follows etcd with a watch of
     // its own. Compacting etcd past that watch's position and restarting etcd makes the watch resume from a
@@ -654,10 +852,20 @@ describe('fault tests (private control plane)', () => {
     op.signal('SIGSTOP');
     await setImage(ns, BROKEN);
     await pc.kubectl(['delete', 'rolloutguard', 'doomed'], { ns });
-    await waitFor(async () => {
-      const pods = await pc.kubectlJson<{ items: Array<{ spec: { containers: Array<{ image: string }> }; status: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns });
-      return pods.items.some((p) => p.spec.containers[0]?.image === BROKEN && p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff');
-    }, { timeoutMs: 60_000, describe: 'the broken pod is stuck' });
+    await waitFor(
+      async () => {
+        const pods = await pc.kubectlJson<{
+          items: Array<{
+            spec: { containers: Array<{ image: string }> };
+            status: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> };
+          }>;
+        }>(['get', 'pods', '-l', 'app=decoder'], { ns });
+        return pods.items.some(
+          (p) => p.spec.containers[0]?.image === BROKEN && p.status.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff',
+        );
+      },
+      { timeoutMs: 60_000, describe: 'the broken pod is stuck' },
+    );
     // Writes elsewhere move etcd's revision past the position of every watch the cacher holds.
     await pc.kubectl(['create', 'configmap', 'churn-1', '-n', 'default'], { allowFail: true });
     await pc.kubectl(['create', 'configmap', 'churn-2', '-n', 'default'], { allowFail: true });
@@ -666,20 +874,31 @@ describe('fault tests (private control plane)', () => {
     await pc.restartComponent('etcd');
     await waitFor(async () => (await pc.rawGet('/readyz')).status === 200, { timeoutMs: 60_000, describe: 'API server ready' });
     // What any client now gets for the operator's old resourceVersion: 410.
-    const probe = await waitFor(async () => {
-      const r = await pc.rawGet(`/apis/apps/v1/namespaces/${ns}/daemonsets?watch=1&resourceVersion=${oldRv}&timeoutSeconds=2`);
-      return r.status === 410 || r.body.includes('"code":410') ? r : undefined;
-    }, { timeoutMs: 30_000, describe: `410 for a watch from resourceVersion ${oldRv}` });
-    t.diagnostic(`etcd compacted at revision ${revision}; a watch from the operator's old DaemonSet resourceVersion ${oldRv} now answers: ${probe.body.slice(0, 200)}`);
+    const probe = await waitFor(
+      async () => {
+        const r = await pc.rawGet(`/apis/apps/v1/namespaces/${ns}/daemonsets?watch=1&resourceVersion=${oldRv}&timeoutSeconds=2`);
+        return r.status === 410 || r.body.includes('"code":410') ? r : undefined;
+      },
+      { timeoutMs: 30_000, describe: `410 for a watch from resourceVersion ${oldRv}` },
+    );
+    t.diagnostic(
+      `etcd compacted at revision ${revision}; a watch from the operator's old DaemonSet resourceVersion ${oldRv} now answers: ${probe.body.slice(0, 200)}`,
+    );
     const thawedAt = Date.now();
     op.signal('SIGCONT');
 
-    const gone = await waitFor(() => {
-      const l = op.jsonLogs().filter((x) => x.msg === 'watch history expired (410), relisting' && logTime(x) >= thawedAt);
-      return l.length > 0 ? l : undefined;
-    }, { timeoutMs: 30_000, describe: 'the operator logs a 410 relist' });
+    const gone = await waitFor(
+      () => {
+        const l = op.jsonLogs().filter((x) => x.msg === 'watch history expired (410), relisting' && logTime(x) >= thawedAt);
+        return l.length > 0 ? l : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'the operator logs a 410 relist' },
+    );
     const goneInformers = [...new Set(gone.map((l) => String(l.informer)))];
-    await waitFor(() => op.jsonLogs().some((l) => l.msg === 'relisted' && logTime(l) >= thawedAt), { timeoutMs: 30_000, describe: 'relisted' });
+    await waitFor(() => op.jsonLogs().some((l) => l.msg === 'relisted' && logTime(l) >= thawedAt), {
+      timeoutMs: 30_000,
+      describe: 'relisted',
+    });
     t.diagnostic(`410 relists by informers: ${goneInformers.join(', ')}`);
 
     const stalled = await waitGuard(ns, stateIs('Stalled'), 'Stalled', 90_000, [op]);
@@ -695,5 +914,4 @@ describe('fault tests (private control plane)', () => {
     await assertNoRepeatedTransition(ns);
     assert.equal(exited, false, 'the operator never exited');
   });
-
 });

@@ -31,13 +31,24 @@ const getGuard = (ns: string): Promise<GuardObj> => read.guard(ns);
 const image = (ns: string): Promise<string> => read.image(ns);
 const events = (ns: string, kind: string): Promise<EventItem[]> => read.events(ns, kind);
 let logsOf: OperatorProcess | undefined;
-const waitGuard = (ns: string, pred: (g: GuardObj) => boolean, what: string, op: OperatorProcess, timeoutMs = 90_000): Promise<GuardObj> => {
+const waitGuard = (
+  ns: string,
+  pred: (g: GuardObj) => boolean,
+  what: string,
+  op: OperatorProcess,
+  timeoutMs = 90_000,
+): Promise<GuardObj> => {
   logsOf = op;
   return read.waitGuard(ns, pred, what, timeoutMs);
 };
 
 /** A namespace with the DaemonSet `ds` rolled out on `count` nodes, and an operator guarding it. */
-async function scene(prefix: string, ds: Record<string, unknown>, count: number, spec: Record<string, unknown>): Promise<{ ns: string; op: OperatorProcess }> {
+async function scene(
+  prefix: string,
+  ds: Record<string, unknown>,
+  count: number,
+  spec: Record<string, unknown>,
+): Promise<{ ns: string; op: OperatorProcess }> {
   const ns = await pc.createNamespace(prefix);
   await pc.apply({ ...ds, metadata: { ...(ds.metadata as object), namespace: ns } });
   await read.availableOn(ns, count);
@@ -51,7 +62,10 @@ async function scene(prefix: string, ds: Record<string, unknown>, count: number,
 describe('field faults on a private control plane: no undo when the revision is not at fault', () => {
   before(async () => {
     pc = await PrivateCluster.start({ nodeLifecycle: true });
-    read = new GuardReader((args, opts) => pc.kubectlJson(args, opts), () => logsOf?.logs ?? []);
+    read = new GuardReader(
+      (args, opts) => pc.kubectlJson(args, opts),
+      () => logsOf?.logs ?? [],
+    );
     await pc.installCrds();
   });
 
@@ -68,7 +82,13 @@ describe('field faults on a private control plane: no undo when the revision is 
     const ds = decoderDaemonSet({ name: 'decoder', ns: '', pool: steady.name, image: 'registry.local/decoder:1', minReadySeconds: 2 });
     const podSpec = (ds.spec as { template: { spec: Record<string, unknown> } }).template.spec;
     delete podSpec.nodeSelector;
-    podSpec.affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: POOL_LABEL, operator: 'In', values: [steady.name, dying.name] }] }] } } };
+    podSpec.affinity = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: POOL_LABEL, operator: 'In', values: [steady.name, dying.name] }] }],
+        },
+      },
+    };
     const { ns, op } = await scene('ff-dead', ds, 4, { suspectAfterSeconds: 4, progressDeadlineSeconds: 25, onStall: { action: 'Undo' } });
     // The kubelets die as the good revision starts to roll out: an old pod deleted on a dead node never
     // finishes terminating, and the node lifecycle controller marks the nodes Unknown and unreachable.
@@ -78,18 +98,32 @@ describe('field faults on a private control plane: no undo when the revision is 
     assert.equal(g.status?.cause, 'NodeNotReady', JSON.stringify(g.status));
     assert.equal(g.status?.owner, 'Node');
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
-    const blamed = [...(g.status?.emptyNodes ?? []), ...(g.status?.blockedNodes ?? [])].filter((x) => x.owner === 'Node').map((x) => x.node);
+    const blamed = [...(g.status?.emptyNodes ?? []), ...(g.status?.blockedNodes ?? [])]
+      .filter((x) => x.owner === 'Node')
+      .map((x) => x.node);
     assert.ok(blamed.length >= 1 && blamed.every((b) => dying.nodes.includes(b)), JSON.stringify(g.status));
     assert.match(g.status?.message ?? '', new RegExp(`${blamed[0]!}.*Unknown`));
     assert.match(g.status?.message ?? '', /an undo would not help/);
-    await holdsFor(async () => (await image(ns)) === GOOD && (await getGuard(ns)).status?.lastUndo === undefined, { durationMs: 8_000, describe: 'no undo' });
+    await holdsFor(async () => (await image(ns)) === GOOD && (await getGuard(ns)).status?.lastUndo === undefined, {
+      durationMs: 8_000,
+      describe: 'no undo',
+    });
     const onDs = await events(ns, 'DaemonSet');
-    assert.ok(onDs.some((e) => e.reason === 'UndoSkipped' && /an undo would not help/.test(e.message ?? e.note ?? '')), JSON.stringify(onDs.map((e) => e.reason)));
+    assert.ok(
+      onDs.some((e) => e.reason === 'UndoSkipped' && /an undo would not help/.test(e.message ?? e.note ?? '')),
+      JSON.stringify(onDs.map((e) => e.reason)),
+    );
     assert.ok(!onDs.some((e) => e.reason === 'UndoStarted'));
     describeStalled = (await pc.kubectl(['describe', 'rolloutguard', 'decoder'], { ns })).stdout;
 
     dying.resume();
-    const done = await waitGuard(ns, (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2, 'Healthy on the good revision', op, 180_000);
+    const done = await waitGuard(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2,
+      'Healthy on the good revision',
+      op,
+      180_000,
+    );
     assert.equal(done.status?.lastUndo, undefined);
     assert.equal(await image(ns), GOOD);
   });
@@ -106,14 +140,23 @@ describe('field faults on a private control plane: no undo when the revision is 
       assert.equal(g.status?.cause, 'ControllerNotObserving');
       assert.equal(g.status?.owner, 'ControlPlane');
       assert.match(g.status?.message ?? '', /has not observed generation 2/);
-      await waitFor(async () => (await events(ns, 'RolloutGuard')).some((e) => e.reason === 'RolloutStalled'), { timeoutMs: 15_000, describe: 'RolloutStalled' });
+      await waitFor(async () => (await events(ns, 'RolloutGuard')).some((e) => e.reason === 'RolloutStalled'), {
+        timeoutMs: 15_000,
+        describe: 'RolloutStalled',
+      });
       assert.equal(await image(ns), GOOD);
       pc.signalComponent('kube-controller-manager', 'SIGCONT');
       resumed = true;
     } finally {
       if (!resumed) pc.signalComponent('kube-controller-manager', 'SIGCONT');
     }
-    const done = await waitGuard(ns, (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2, 'Healthy on revision 2', op, 120_000);
+    const done = await waitGuard(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2,
+      'Healthy on revision 2',
+      op,
+      120_000,
+    );
     assert.equal(done.status?.lastUndo, undefined);
     const reasons = (await events(ns, 'RolloutGuard')).map((e) => e.reason);
     for (const r of ['RolloutStarted', 'RolloutComplete']) assert.ok(reasons.includes(r), `${r}: ${reasons.join(', ')}`);
@@ -132,7 +175,12 @@ describe('field faults on a private control plane: no undo when the revision is 
     // Stuck: one node's old pod is gone and its new pod cannot pull its image (UP-TO-DATE 1, AVAILABLE 2).
     await waitFor(
       async () => {
-        const st = (await pc.kubectlJson<{ status: { observedGeneration?: number; updatedNumberScheduled?: number; numberAvailable?: number } }>(['get', 'ds', 'decoder'], { ns })).status;
+        const st = (
+          await pc.kubectlJson<{ status: { observedGeneration?: number; updatedNumberScheduled?: number; numberAvailable?: number } }>(
+            ['get', 'ds', 'decoder'],
+            { ns },
+          )
+        ).status;
         return st.observedGeneration === 2 && st.updatedNumberScheduled === 1 && st.numberAvailable === 2;
       },
       { timeoutMs: 60_000, describe: 'the rollout of the broken image stuck on one node' },
@@ -141,18 +189,32 @@ describe('field faults on a private control plane: no undo when the revision is 
     let resumed = false;
     try {
       await pc.kubectl(['rollout', 'undo', 'ds/decoder'], { ns });
-      await pc.apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 60, progressDeadlineSeconds: 120, onStall: { action: 'Undo' } }));
+      await pc.apply(
+        guard('decoder', ns, 'decoder', { suspectAfterSeconds: 60, progressDeadlineSeconds: 120, onStall: { action: 'Undo' } }),
+      );
       const g = await waitGuard(ns, (x) => x.status?.state !== undefined, 'a first verdict', op, 30_000);
       assert.equal(g.status?.state, 'Progressing');
-      assert.match(g.status?.message ?? '', /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/);
+      assert.match(
+        g.status?.message ?? '',
+        /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\); at generation 2, 1\/3 nodes were updated to revision 2 \(\w+\) and 2\/3 available$/,
+      );
       assert.equal(g.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
-      await holdsFor(async () => (await getGuard(ns)).status?.state === 'Progressing', { durationMs: 3_000, describe: 'the guard keeps waiting on the paused controller' });
+      await holdsFor(async () => (await getGuard(ns)).status?.state === 'Progressing', {
+        durationMs: 3_000,
+        describe: 'the guard keeps waiting on the paused controller',
+      });
       pc.signalComponent('kube-controller-manager', 'SIGCONT');
       resumed = true;
     } finally {
       if (!resumed) pc.signalComponent('kube-controller-manager', 'SIGCONT');
     }
-    const done = await waitGuard(ns, (x) => (x.status?.state === 'Healthy' || x.status?.state === 'RolledBack') && x.status.currentRevision?.revision === 3, 'settled on the restored revision 3', op, 120_000);
+    const done = await waitGuard(
+      ns,
+      (x) => (x.status?.state === 'Healthy' || x.status?.state === 'RolledBack') && x.status.currentRevision?.revision === 3,
+      'settled on the restored revision 3',
+      op,
+      120_000,
+    );
     assert.equal(done.status?.lastUndo, undefined, 'the person undid it, not the guard');
     assert.equal(await image(ns), 'registry.local/decoder:1');
     assert.ok(!(await events(ns, 'DaemonSet')).some((e) => e.reason === 'UndoStarted'));

@@ -8,7 +8,18 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubeconfigPath, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubeconfigPath,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
 import { GuardReader } from '../support/guards.js';
 import { OperatorProcess, ROOT, apply, guard, installCrds } from '../support/operator.js';
 import type { GetView } from '../../src/get.js';
@@ -24,7 +35,10 @@ interface Run {
 
 /** Starts the CLI; it is killed after `limitMs` so a hung command fails the test instead of hanging it. */
 function start(args: string[], limitMs = 120_000): Run {
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: kubeconfigPath() } });
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KUBECONFIG: kubeconfigPath() },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -46,7 +60,8 @@ async function cli(args: string[]): Promise<{ code: number | null; stdout: strin
   return { code, stdout: r.stdout(), stderr: r.stderr() };
 }
 
-const show = (r: { code?: number | null; stdout: string; stderr: string }): string => `exit ${r.code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
+const show = (r: { code?: number | null; stdout: string; stderr: string }): string =>
+  `exit ${r.code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
 
 /** The table's data rows as arrays of cells (columns are separated by at least two spaces). */
 function tableRows(text: string): string[][] {
@@ -90,12 +105,24 @@ describe('rollout-guard get against the real control plane', () => {
     await read.availableOn(ns, 3);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns });
     // kwok's stages fail the pull of any image named "broken" (cluster/stages.yaml).
-    type Pods = { items: Array<{ spec: { nodeName?: string; containers: Array<{ image: string }> }; status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> } }> };
-    blocked = await waitFor(async () => {
-      const pods = await kubectlJson<Pods>(['get', 'pods', '-l', 'app=decoder'], { ns });
-      const broken = pods.items.find((p) => p.spec.containers[0]?.image.includes('broken') && /ImagePullBackOff|ErrImagePull/.test(p.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? ''));
-      return broken?.spec.nodeName;
-    }, { timeoutMs: 60_000, describe: 'a pod of the broken revision failing its pull' });
+    type Pods = {
+      items: Array<{
+        spec: { nodeName?: string; containers: Array<{ image: string }> };
+        status?: { containerStatuses?: Array<{ state?: { waiting?: { reason?: string } } }> };
+      }>;
+    };
+    blocked = await waitFor(
+      async () => {
+        const pods = await kubectlJson<Pods>(['get', 'pods', '-l', 'app=decoder'], { ns });
+        const broken = pods.items.find(
+          (p) =>
+            p.spec.containers[0]?.image.includes('broken') &&
+            /ImagePullBackOff|ErrImagePull/.test(p.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? ''),
+        );
+        return broken?.spec.nodeName;
+      },
+      { timeoutMs: 60_000, describe: 'a pod of the broken revision failing its pull' },
+    );
     assert.ok(pool.nodes.includes(blocked));
 
     const r = await cli(['get', 'ds/decoder', '-n', ns]);
@@ -115,7 +142,10 @@ describe('rollout-guard get against the real control plane', () => {
     assert.match(first?.[1] ?? '', /^2 \(\w+\)$/);
     assert.equal(first?.[3], 'no');
     assert.match(first?.[5] ?? '', /^(ImagePullBackOff|ErrImagePull) \(Revision\)$/, show(r));
-    assert.deepEqual(rest.map((c) => c[0]), pool.nodes.filter((n) => n !== blocked).sort());
+    assert.deepEqual(
+      rest.map((c) => c[0]),
+      pool.nodes.filter((n) => n !== blocked).sort(),
+    );
     for (const c of rest) {
       assert.match(c[1] ?? '', /^1 \(\w+\)$/, show(r));
       assert.deepEqual([c[3], c[5]], ['yes', 'Running'], show(r));
@@ -126,7 +156,10 @@ describe('rollout-guard get against the real control plane', () => {
     assert.equal(j.code, 0, show(j));
     const doc = JSON.parse(j.stdout) as GetView;
     assert.deepEqual([doc.kind, doc.daemonSet.name, doc.cause, doc.owner], ['DaemonSet', 'decoder', 'ImagePullFailure', 'Revision']);
-    assert.deepEqual(doc.nodes.map((n) => [n.node, n.revision, n.kind]), [[blocked, 2, 'blocked'], ...rest.map((c) => [c[0], 1, 'ok'])]);
+    assert.deepEqual(
+      doc.nodes.map((n) => [n.node, n.revision, n.kind]),
+      [[blocked, 2, 'blocked'], ...rest.map((c) => [c[0], 1, 'ok'])],
+    );
     assert.equal(doc.nodes[0]?.owner, 'Revision');
   });
 
@@ -163,18 +196,30 @@ describe('rollout-guard get against the real control plane', () => {
 
   it('--watch renders again when the rollout changes, and exits 0 on SIGINT', async () => {
     const w = start(['get', 'rg/decoder', '-n', ns, '--watch']);
-    const renders = (): string[] => w.stdout().split(/^--- \S+\n/m).filter((s) => s.trim() !== '');
+    const renders = (): string[] =>
+      w
+        .stdout()
+        .split(/^--- \S+\n/m)
+        .filter((s) => s.trim() !== '');
     try {
       await waitFor(() => renders().some((r) => /^State: +Stalled$/m.test(r)), { timeoutMs: 30_000, describe: 'the first render' });
       const before = renders().length;
       // The fix: the previous image again. The DaemonSet rolls back, the guard turns Healthy.
       await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:1'], { ns });
-      const healed = await waitFor(() => {
-        const all = renders();
-        const last = all[all.length - 1] ?? '';
-        const rows = tableRows(last);
-        return all.length > before && /^State: +Healthy$/m.test(last) && rows.length === 3 && rows.every((c) => c[5] === 'Running' && c[3] === 'yes') ? last : undefined;
-      }, { timeoutMs: 90_000, describe: 'a render with the guard Healthy and every node Running' }).catch((e: unknown) => {
+      const healed = await waitFor(
+        () => {
+          const all = renders();
+          const last = all[all.length - 1] ?? '';
+          const rows = tableRows(last);
+          return all.length > before &&
+            /^State: +Healthy$/m.test(last) &&
+            rows.length === 3 &&
+            rows.every((c) => c[5] === 'Running' && c[3] === 'yes')
+            ? last
+            : undefined;
+        },
+        { timeoutMs: 90_000, describe: 'a render with the guard Healthy and every node Running' },
+      ).catch((e: unknown) => {
         throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- stdout ---\n${w.stdout()}\n--- stderr ---\n${w.stderr()}`);
       });
       // The restored template is revision 1's again, renumbered by the DaemonSet controller.

@@ -20,7 +20,18 @@ import { ApiClient } from '../../src/k8s/apiClient.js';
 import { guardRef } from '../../src/domain/objects.js';
 import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { loadKubeConfig } from '../../src/k8s/kubeConfig.js';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubeconfigPath, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubeconfigPath,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
 interface EventList {
@@ -51,12 +62,23 @@ describe('hardening', { concurrency: true }, () => {
     try {
       const recorder = new EventRecorder(client, 'hardening-test', pino({ level: 'silent' }));
       const ref = guardRef(ns.name, 'decoder', 'uid-1');
-      const a: Announcement = { id: 'lz1abc0', at: '2026-12-01T10:00:00.000Z', type: 'Warning', reason: 'RolloutStalled', action: 'Detect', note: 'test', onTarget: false };
+      const a: Announcement = {
+        id: 'lz1abc0',
+        at: '2026-12-01T10:00:00.000Z',
+        type: 'Warning',
+        reason: 'RolloutStalled',
+        action: 'Detect',
+        note: 'test',
+        onTarget: false,
+      };
       assert.deepEqual(await recorder.emit(ref, undefined, [a]), [a.id], 'created');
       assert.deepEqual(await recorder.emit(ref, undefined, [a]), [a.id], 'refused as AlreadyExists: announced all the same');
       const list = await kubectlJson<EventList>(['get', 'events.events.k8s.io', '-o', 'json'], { ns: ns.name });
       const mine = list.items.filter((e) => e.reason === 'RolloutStalled');
-      assert.deepEqual(mine.map((e) => e.metadata.name), [eventName(ref, a.id)]);
+      assert.deepEqual(
+        mine.map((e) => e.metadata.name),
+        [eventName(ref, a.id)],
+      );
       assert.equal(Date.parse(mine[0]!.eventTime ?? ''), Date.parse(a.at), "the Event carries the transition's time, not the send time");
     } finally {
       client.close();
@@ -68,10 +90,13 @@ describe('hardening', { concurrency: true }, () => {
     cleanups.push(ns.cleanup);
     const op = await OperatorProcess.start({ namespaces: [ns.name] });
     procs.push(op);
-    const skew = await waitFor(async () => {
-      const v = await op.metric('rollout_guard_clock_skew_seconds');
-      return v === undefined ? undefined : { v };
-    }, { timeoutMs: 20_000, describe: 'clock skew exported' });
+    const skew = await waitFor(
+      async () => {
+        const v = await op.metric('rollout_guard_clock_skew_seconds');
+        return v === undefined ? undefined : { v };
+      },
+      { timeoutMs: 20_000, describe: 'clock skew exported' },
+    );
     // The API server runs on this machine, on the same clock: the estimate is within the Date header's second.
     assert.ok(Math.abs(skew.v) <= 1, `skew ${skew.v} s`);
     const synced = op.jsonLogs().find((l) => l.msg === 'caches synced; starting workers');
@@ -127,7 +152,14 @@ describe('hardening', { concurrency: true }, () => {
         await apply(binding(statusRole.metadata.name));
       };
       const token = (await kubectl(['create', 'token', 'rollout-guard', '--duration=1h'], { ns })).stdout.trim();
-      const admin = await kubectlJson<{ clusters: Array<{ cluster: Record<string, unknown> }> }>(['config', 'view', '--raw', '--minify', '-o', 'json']);
+      const admin = await kubectlJson<{ clusters: Array<{ cluster: Record<string, unknown> }> }>([
+        'config',
+        'view',
+        '--raw',
+        '--minify',
+        '-o',
+        'json',
+      ]);
       kubeconfig = join(tmp, 'limited.kubeconfig');
       await writeFile(
         kubeconfig,
@@ -149,7 +181,10 @@ describe('hardening', { concurrency: true }, () => {
       procs.push(op);
       await apply(guard('decoder', ns, 'decoder', { suspectAfterSeconds: 5, progressDeadlineSeconds: 20 }));
       const forbidden = 'rollout_guard_reconcile_errors_total{class="forbidden"}';
-      await waitFor(async () => ((await op.metric(forbidden)) ?? 0) >= 2, { timeoutMs: 30_000, describe: 'the refused write retried and counted' });
+      await waitFor(async () => ((await op.metric(forbidden)) ?? 0) >= 2, {
+        timeoutMs: 30_000,
+        describe: 'the refused write retried and counted',
+      });
       const said = op.jsonLogs().find((l) => l.level === 'error' && String(l.msg).startsWith('reconcile forbidden'));
       assert.ok(said, 'an error log line says the RBAC refuses a request');
       assert.equal(said.guard, `${ns}/decoder`);
@@ -158,15 +193,17 @@ describe('hardening', { concurrency: true }, () => {
 
       await grantStatus();
       const granted = Date.now();
-      const healthy = await waitFor(async () => {
-        const g = await kubectlJson<{ status?: { state?: string } }>(['get', 'rolloutguard', 'decoder'], { ns });
-        return g.status?.state === 'Healthy' ? g : undefined;
-      }, { timeoutMs: 90_000, describe: 'Healthy once the grant exists' });
+      const healthy = await waitFor(
+        async () => {
+          const g = await kubectlJson<{ status?: { state?: string } }>(['get', 'rolloutguard', 'decoder'], { ns });
+          return g.status?.state === 'Healthy' ? g : undefined;
+        },
+        { timeoutMs: 90_000, describe: 'Healthy once the grant exists' },
+      );
       assert.equal(healthy.status?.state, 'Healthy');
       // Within the waitFor bound: the backoff at this point is at most tens of seconds, while the safety
       // resync, all that would bring a dropped key back, is 10 minutes away.
       t.diagnostic(`status written ${((Date.now() - granted) / 1000).toFixed(1)} s after the grant`);
     });
-
   });
 });

@@ -91,17 +91,25 @@ function daemonSet(pools: string[], image: string): Record<string, unknown> {
 async function assertNormalNodeReady(): Promise<void> {
   const [node] = await pc.getNodes(normal.nodes);
   if (!isReachable(node!)) {
-    throw new FatalWaitError(new Error(`${normal.nodes[0]} (main kwok) is not Ready: ${JSON.stringify(readyCondition(node!))}, taints ${JSON.stringify(node!.spec.taints)}`));
+    throw new FatalWaitError(
+      new Error(
+        `${normal.nodes[0]} (main kwok) is not Ready: ${JSON.stringify(readyCondition(node!))}, taints ${JSON.stringify(node!.spec.taints)}`,
+      ),
+    );
   }
 }
 
 /** Status code of the controller manager's /healthz (self-signed certificate, loopback only). */
 function kcmHealthz(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = https.get(`https://127.0.0.1:${pc.ports.controllerManager}/healthz`, { rejectUnauthorized: false, timeout: 2_000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = https.get(
+      `https://127.0.0.1:${pc.ports.controllerManager}/healthz`,
+      { rejectUnauthorized: false, timeout: 2_000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('KCM /healthz timed out')));
     req.on('error', reject);
   });
@@ -127,10 +135,13 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
     assert.ok((await pc.getNodes(all)).every(isReachable), 'all three nodes Ready, untainted');
 
     await pc.apply(daemonSet([killable.name, normal.name], 'registry.local/agent:1'), ns);
-    await waitFor(async () => {
-      const ds = await getDs();
-      return ds.status.desiredNumberScheduled === 3 && ds.status.numberReady === 3 && ds.status.numberAvailable === 3;
-    }, { timeoutMs: 60_000, describe: 'the DaemonSet Ready on 3 nodes' });
+    await waitFor(
+      async () => {
+        const ds = await getDs();
+        return ds.status.desiredNumberScheduled === 3 && ds.status.numberReady === 3 && ds.status.numberAvailable === 3;
+      },
+      { timeoutMs: 60_000, describe: 'the DaemonSet Ready on 3 nodes' },
+    );
     const pods = await getPods();
     assert.deepEqual(pods.map((p) => p.spec.nodeName).sort(), [...all].sort(), 'one daemon pod per node');
   });
@@ -138,12 +149,17 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
   it('frozen kwok: its nodes turn Unknown with the unreachable NoExecute taint and their pods Ready=False; the other node stays Ready', async (t: TestContext) => {
     const frozenAt = Date.now();
     killable.pause();
-    await waitFor(async () => {
-      await assertNormalNodeReady();
-      return (await pc.getNodes(killable.nodes)).every(isUnreachable);
-    }, { timeoutMs: GRACE_MS + 20_000, intervalMs: 200, describe: 'the frozen pool Unknown and tainted unreachable:NoExecute' });
+    await waitFor(
+      async () => {
+        await assertNormalNodeReady();
+        return (await pc.getNodes(killable.nodes)).every(isUnreachable);
+      },
+      { timeoutMs: GRACE_MS + 20_000, intervalMs: 200, describe: 'the frozen pool Unknown and tainted unreachable:NoExecute' },
+    );
     const detectMs = Date.now() - frozenAt;
-    t.diagnostic(`freeze → Ready=Unknown + unreachable:NoExecute on both nodes: ${secs(detectMs)} (grace period ${secs(GRACE_MS)}, lease renewed every ${secs(RENEW_MS)})`);
+    t.diagnostic(
+      `freeze → Ready=Unknown + unreachable:NoExecute on both nodes: ${secs(detectMs)} (grace period ${secs(GRACE_MS)}, lease renewed every ${secs(RENEW_MS)})`,
+    );
     // The controller waits out the grace period from the last Lease renewal it saw (at most one renewal
     // interval before the freeze): noticing earlier would mean something else marked the nodes.
     assert.ok(detectMs >= GRACE_MS - RENEW_MS - 500, `not before the grace period: ${detectMs} ms`);
@@ -185,7 +201,9 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
     } catch (e) {
       const { status } = await getDs();
       if (status.desiredNumberScheduled === 1) throw e; // DESIRED dropped: not the missed sync, a wrong outcome
-      t.diagnostic(`the DaemonSet controller had not recomputed DESIRED after the taints (${(e as Error).message}); an annotation gives it a sync`);
+      t.diagnostic(
+        `the DaemonSet controller had not recomputed DESIRED after the taints (${(e as Error).message}); an annotation gives it a sync`,
+      );
       await pc.kubectl(['annotate', 'ds', DS, '--overwrite', `harness-sync=${Date.now()}`], { ns });
       await waitFor(frozenWorld, { timeoutMs: 25_000, describe: awaited });
     }
@@ -197,50 +215,66 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
     assert.ok(pod, `a daemon pod on ${node}`);
     await pc.kubectl(['delete', 'pod', pod.metadata.name, '--wait=false'], { ns });
     // Well past the pod's 1 s grace period: only the (frozen) kubelet could complete the deletion.
-    await holdsFor(async () => {
-      const res = await pc.kubectl(['get', 'pod', pod.metadata.name, '-o', 'json'], { ns, allowFail: true });
-      if (res.code !== 0) return false;
-      const p = JSON.parse(res.stdout) as PodObj;
-      return p.metadata.deletionTimestamp !== undefined;
-    }, { durationMs: 4_000, intervalMs: 250, describe: `pod ${pod.metadata.name} Terminating on frozen ${node}` });
+    await holdsFor(
+      async () => {
+        const res = await pc.kubectl(['get', 'pod', pod.metadata.name, '-o', 'json'], { ns, allowFail: true });
+        if (res.code !== 0) return false;
+        const p = JSON.parse(res.stdout) as PodObj;
+        return p.metadata.deletionTimestamp !== undefined;
+      },
+      { durationMs: 4_000, intervalMs: 250, describe: `pod ${pod.metadata.name} Terminating on frozen ${node}` },
+    );
     assert.ok((await pc.getNodes(killable.nodes)).every(isUnreachable), 'the pool is still down');
   });
 
   it('thawed kwok: the nodes are Ready again, the taint is gone, the deletion completes and the DaemonSet is whole', async (t: TestContext) => {
     const thawedAt = Date.now();
     killable.resume();
-    const nodes = await pc.waitForNodes(killable.nodes, isReachable, { timeoutMs: 30_000, intervalMs: 200, describe: 'the thawed pool Ready and untainted' });
+    const nodes = await pc.waitForNodes(killable.nodes, isReachable, {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      describe: 'the thawed pool Ready and untainted',
+    });
     const recoverMs = Date.now() - thawedAt;
     t.diagnostic(`thaw → Ready=True, unreachable taints removed: ${secs(recoverMs)}`);
     for (const n of nodes) {
       // Like a kubelet, the thawed kwok dates the Unknown → True transition now (whole seconds), not at node creation.
       const since = Date.parse(readyCondition(n)?.lastTransitionTime ?? '');
-      assert.ok(since >= thawedAt - 1_000, `${n.metadata.name} Ready since ${readyCondition(n)?.lastTransitionTime}, thawed at ${new Date(thawedAt).toISOString()}`);
+      assert.ok(
+        since >= thawedAt - 1_000,
+        `${n.metadata.name} Ready since ${readyCondition(n)?.lastTransitionTime}, thawed at ${new Date(thawedAt).toISOString()}`,
+      );
     }
 
     // kwok finishes the pending deletion, the DaemonSet controller replaces the pod, and the pods the
     // controller marked not Ready are reported Ready again (as a kubelet that reconnects does).
-    await waitFor(async () => {
-      await assertNormalNodeReady();
-      const pods = await getPods();
-      const ds = await getDs();
-      return (
-        pods.length === 3 &&
-        pods.every((p) => !p.metadata.deletionTimestamp && podReady(p) === 'True') &&
-        ds.status.desiredNumberScheduled === 3 &&
-        ds.status.numberReady === 3 &&
-        ds.status.numberAvailable === 3 &&
-        (ds.status.numberMisscheduled ?? 0) === 0
-      );
-    }, { timeoutMs: 30_000, describe: 'three Ready daemon pods again, none Terminating' });
+    await waitFor(
+      async () => {
+        await assertNormalNodeReady();
+        const pods = await getPods();
+        const ds = await getDs();
+        return (
+          pods.length === 3 &&
+          pods.every((p) => !p.metadata.deletionTimestamp && podReady(p) === 'True') &&
+          ds.status.desiredNumberScheduled === 3 &&
+          ds.status.numberReady === 3 &&
+          ds.status.numberAvailable === 3 &&
+          (ds.status.numberMisscheduled ?? 0) === 0
+        );
+      },
+      { timeoutMs: 30_000, describe: 'three Ready daemon pods again, none Terminating' },
+    );
     t.diagnostic(`thaw → DaemonSet READY 3 again: ${secs(Date.now() - thawedAt)}`);
   });
 
   it('frozen controller manager: a template change stays unobserved while stopped and is rolled out after SIGCONT', async (t: TestContext) => {
-    const observed = await waitFor(async () => {
-      const ds = await getDs();
-      return ds.status.observedGeneration === ds.metadata.generation && ds;
-    }, { timeoutMs: 15_000, describe: 'the DaemonSet generation observed' });
+    const observed = await waitFor(
+      async () => {
+        const ds = await getDs();
+        return ds.status.observedGeneration === ds.metadata.generation && ds;
+      },
+      { timeoutMs: 15_000, describe: 'the DaemonSet generation observed' },
+    );
 
     pc.signalComponent('kube-controller-manager', 'SIGSTOP');
     let frozen = true;
@@ -248,10 +282,13 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
       await pc.kubectl(['set', 'image', `ds/${DS}`, 'agent=registry.local/agent:2'], { ns });
       const generation = (await getDs()).metadata.generation;
       assert.equal(generation, observed.metadata.generation + 1, 'the template change made a new generation');
-      await holdsFor(async () => {
-        const ds = await getDs();
-        return ds.metadata.generation === generation && (ds.status.observedGeneration ?? 0) < generation;
-      }, { durationMs: 5_000, intervalMs: 250, describe: 'observedGeneration behind generation while the KCM is frozen' });
+      await holdsFor(
+        async () => {
+          const ds = await getDs();
+          return ds.metadata.generation === generation && (ds.status.observedGeneration ?? 0) < generation;
+        },
+        { durationMs: 5_000, intervalMs: 250, describe: 'observedGeneration behind generation while the KCM is frozen' },
+      );
 
       const thawedAt = Date.now();
       pc.signalComponent('kube-controller-manager', 'SIGCONT');
@@ -262,16 +299,19 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
         describe: 'the thawed KCM to observe the new generation',
       });
       const observeMs = Date.now() - thawedAt;
-      await waitFor(async () => {
-        const ds = await getDs();
-        const pods = await getPods();
-        return (
-          ds.status.updatedNumberScheduled === 3 &&
-          ds.status.numberAvailable === 3 &&
-          pods.length === 3 &&
-          pods.every((p) => p.spec.containers[0]?.image === 'registry.local/agent:2' && podReady(p) === 'True')
-        );
-      }, { timeoutMs: 60_000, describe: 'the new template rolled out to all 3 nodes' });
+      await waitFor(
+        async () => {
+          const ds = await getDs();
+          const pods = await getPods();
+          return (
+            ds.status.updatedNumberScheduled === 3 &&
+            ds.status.numberAvailable === 3 &&
+            pods.length === 3 &&
+            pods.every((p) => p.spec.containers[0]?.image === 'registry.local/agent:2' && podReady(p) === 'True')
+          );
+        },
+        { timeoutMs: 60_000, describe: 'the new template rolled out to all 3 nodes' },
+      );
       t.diagnostic(`KCM thaw → new generation observed: ${secs(observeMs)}; → rolled out on 3 nodes: ${secs(Date.now() - thawedAt)}`);
     } finally {
       if (frozen) pc.signalComponent('kube-controller-manager', 'SIGCONT');

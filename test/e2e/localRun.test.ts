@@ -79,7 +79,10 @@ describe('running locally', { concurrency: true }, () => {
     runs.push(r);
     const started = await waitFor(() => json(r.lines).find((l) => l.msg === 'starting'), { timeoutMs: 20_000, describe: 'starting' });
     assert.equal(started.leaderElect, false);
-    await waitFor(() => json(r.lines).some((l) => l.msg === 'caches synced; starting workers'), { timeoutMs: 30_000, describe: 'workers started' });
+    await waitFor(() => json(r.lines).some((l) => l.msg === 'caches synced; starting workers'), {
+      timeoutMs: 30_000,
+      describe: 'workers started',
+    });
     assert.ok(!r.lines.some((l) => l.includes('leader lease')), 'no lease was touched');
   });
 
@@ -103,14 +106,33 @@ describe('running locally', { concurrency: true }, () => {
 
   it('leader election asked for, lease namespace missing: one error naming the namespace and the ways out', async () => {
     const leaseNs = uniqueName('no-such-ns');
-    const r = start(['run', `--namespaces=${ns}`, '--leader-elect', `--lease-namespace=${leaseNs}`, '--retry-period-ms=200', '--renew-deadline-ms=1000', '--lease-duration-ms=2000', ...listeners], devEnv(home, { KUBECONFIG: kubeconfigPath(), LOG_LEVEL: 'debug' }));
+    const r = start(
+      [
+        'run',
+        `--namespaces=${ns}`,
+        '--leader-elect',
+        `--lease-namespace=${leaseNs}`,
+        '--retry-period-ms=200',
+        '--renew-deadline-ms=1000',
+        '--lease-duration-ms=2000',
+        ...listeners,
+      ],
+      devEnv(home, { KUBECONFIG: kubeconfigPath(), LOG_LEVEL: 'debug' }),
+    );
     runs.push(r);
-    const said = await waitFor(() => json(r.lines).find((l) => l.level === 'error' && String(l.msg).includes(`"${leaseNs}" does not exist`)), { timeoutMs: 20_000, describe: 'the missing lease namespace named' });
+    const said = await waitFor(
+      () => json(r.lines).find((l) => l.level === 'error' && String(l.msg).includes(`"${leaseNs}" does not exist`)),
+      { timeoutMs: 20_000, describe: 'the missing lease namespace named' },
+    );
     assert.match(String(said.msg), /kubectl create namespace .*--lease-namespace NS.*--leader-elect=false/);
     // Later attempts (every 200 ms) do not repeat it at error level.
     // The retries are logged at debug (this run's level): wait for two of them, so the check below sees
     // retries that were not repeated at error level rather than no retry at all.
-    await waitFor(() => json(r.lines).filter((l) => String(l.msg).includes(`"${leaseNs}" does not exist`)).length >= 3, { timeoutMs: 20_000, describe: 'two retries logged at debug', intervalMs: 100 });
+    await waitFor(() => json(r.lines).filter((l) => String(l.msg).includes(`"${leaseNs}" does not exist`)).length >= 3, {
+      timeoutMs: 20_000,
+      describe: 'two retries logged at debug',
+      intervalMs: 100,
+    });
     assert.equal(json(r.lines).filter((l) => l.level === 'error' && String(l.msg).includes(`"${leaseNs}" does not exist`)).length, 1);
   });
 });

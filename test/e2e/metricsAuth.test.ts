@@ -113,9 +113,23 @@ describe('metrics and probe listeners (end to end)', () => {
     cleanups.push(() => rm(certDir, { recursive: true, force: true }));
     // A serving certificate for 127.0.0.1, self-signed: the client below trusts exactly this one.
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=rollout-guard-metrics', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout', join(certDir, 'tls.key'), '-out', join(certDir, 'tls.crt'),
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=rollout-guard-metrics',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      join(certDir, 'tls.key'),
+      '-out',
+      join(certDir, 'tls.crt'),
     ]);
     ca = await readFile(join(certDir, 'tls.crt'));
   });
@@ -269,9 +283,13 @@ describe('metrics and probe listeners (end to end)', () => {
     /** Runs `rollout-guard run` with `args` until it exits; its exit code and what it printed. */
     function runOperator(args: string[]): Promise<{ code: number | null; output: string }> {
       return new Promise((done) => {
-        const child = spawn(process.execPath, [resolve(ROOT, 'dist/src/main.js'), 'run', `--kubeconfig=${kubeconfigPath()}`, '--leader-elect=false', ...args], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          [resolve(ROOT, 'dist/src/main.js'), 'run', `--kubeconfig=${kubeconfigPath()}`, '--leader-elect=false', ...args],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         let output = '';
         child.stdout.on('data', (d: Buffer) => (output += d.toString()));
         child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -294,7 +312,12 @@ describe('metrics and probe listeners (end to end)', () => {
     it('--metrics-secure with a directory lacking the certificate: exit 2 naming the missing file', async () => {
       const empty = await mkdtemp(join(tmpdir(), 'rg-metrics-nocert-'));
       try {
-        const r = await runOperator(['--metrics-secure', `--metrics-cert-dir=${empty}`, '--metrics-bind-address=127.0.0.1:0', '--health-probe-bind-address=127.0.0.1:0']);
+        const r = await runOperator([
+          '--metrics-secure',
+          `--metrics-cert-dir=${empty}`,
+          '--metrics-bind-address=127.0.0.1:0',
+          '--health-probe-bind-address=127.0.0.1:0',
+        ]);
         assert.equal(r.code, 2, r.output);
         assert.match(r.output, new RegExp(`^rollout-guard: --metrics-secure: ${join(empty, 'tls.crt')} does not exist`, 'm'));
         assert.equal(r.output.match(/^rollout-guard: /gm)?.length, 1, 'one error, said once');

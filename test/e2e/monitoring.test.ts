@@ -14,7 +14,16 @@ import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { parse as parseYaml, stringify } from 'yaml';
 import { freePort } from '../../cluster/controlPlane.js';
-import { binDir, createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, uniqueName, waitFor } from '../support/cluster.js';
+import {
+  binDir,
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubectl,
+  uniqueName,
+  waitFor,
+} from '../support/cluster.js';
 import { OperatorProcess, ROOT, apply, guard, installCrds } from '../support/operator.js';
 
 const run = promisify(execFile);
@@ -60,9 +69,13 @@ describe('monitoring', () => {
     const pm = parseYaml(await readFile(resolve(ROOT, 'deploy/monitoring/podmonitor.yaml'), 'utf8'));
     const dep = parseYaml(await readFile(resolve(ROOT, 'deploy/deployment.yaml'), 'utf8'));
     const container = dep.spec.template.spec.containers[0];
-    assert.ok(container.ports.some((p: any) => p.name === pm.spec.podMetricsEndpoints[0].port && p.containerPort === 8080), 'the PodMonitor names the metrics port');
+    assert.ok(
+      container.ports.some((p: any) => p.name === pm.spec.podMetricsEndpoints[0].port && p.containerPort === 8080),
+      'the PodMonitor names the metrics port',
+    );
     assert.equal(pm.spec.podMetricsEndpoints[0].honorLabels, true, 'keeps the guard namespace label as namespace');
-    for (const [k, v] of Object.entries(pm.spec.selector.matchLabels as Record<string, string>)) assert.equal(dep.spec.template.metadata.labels[k], v);
+    for (const [k, v] of Object.entries(pm.spec.selector.matchLabels as Record<string, string>))
+      assert.equal(dep.spec.template.metadata.labels[k], v);
   });
 
   describe('a real Prometheus scraping the operator', () => {
@@ -84,15 +97,28 @@ describe('monitoring', () => {
       const config = {
         global: { scrape_interval: '1s', evaluation_interval: '1s' },
         rule_files: [join(tmp, 'rules.yaml')],
-        scrape_configs: [{ job_name: 'rollout-guard', honor_labels: true, static_configs: [{ targets: [`127.0.0.1:${String(op.metricsPort)}`] }] }],
+        scrape_configs: [
+          { job_name: 'rollout-guard', honor_labels: true, static_configs: [{ targets: [`127.0.0.1:${String(op.metricsPort)}`] }] },
+        ],
       };
       await copyFile(RULES, join(tmp, 'rules.yaml'));
       await writeFile(join(tmp, 'prometheus.yml'), stringify(config));
-      prom = spawn(join(binDir(), 'prometheus'), [`--config.file=${join(tmp, 'prometheus.yml')}`, `--storage.tsdb.path=${join(tmp, 'data')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      prom = spawn(
+        join(binDir(), 'prometheus'),
+        [
+          `--config.file=${join(tmp, 'prometheus.yml')}`,
+          `--storage.tsdb.path=${join(tmp, 'data')}`,
+          `--web.listen-address=127.0.0.1:${promPort}`,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       prom.stderr?.on('data', (d: Buffer) => promLog.push(d.toString()));
       const p = prom;
       cleanups.push(() => Promise.resolve(void p.kill('SIGKILL')));
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${promPort}/-/ready`).catch(() => undefined))?.ok, { timeoutMs: 30_000, describe: `prometheus ready\n${promLog.join('')}` });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${promPort}/-/ready`).catch(() => undefined))?.ok, {
+        timeoutMs: 30_000,
+        describe: `prometheus ready\n${promLog.join('')}`,
+      });
       await apply(decoderDaemonSet({ name: 'decoder', ns, pool: pool.name, image: 'registry.local/decoder:1' }));
       await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns });
     });
@@ -104,18 +130,39 @@ describe('monitoring', () => {
 
     it('fires RolloutGuardStalled for the classic stall, labelled with the guard, its namespace and the DaemonSet; nothing else fires', async (t) => {
       await apply(guard('stalls', ns, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 10 }));
-      await waitFor(async () => (await alerts()).length === 0 && (await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=rollout_guard_state`).then((r) => r.json()) as any).data.result.length > 0, { timeoutMs: 30_000, describe: 'the operator scraped' });
+      await waitFor(
+        async () =>
+          (await alerts()).length === 0 &&
+          ((await fetch(`http://127.0.0.1:${promPort}/api/v1/query?query=rollout_guard_state`).then((r) => r.json())) as any).data.result
+            .length > 0,
+        { timeoutMs: 30_000, describe: 'the operator scraped' },
+      );
       await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns });
       const changed = Date.now();
-      const firing = await waitFor(async () => (await alerts()).find((a) => a.labels.alertname === 'RolloutGuardStalled' && a.state === 'firing'), { timeoutMs: 60_000, describe: 'RolloutGuardStalled firing' });
-      t.diagnostic(`RolloutGuardStalled firing ${((Date.now() - changed) / 1000).toFixed(1)} s after the image change (progress deadline 10 s)`);
+      const firing = await waitFor(
+        async () => (await alerts()).find((a) => a.labels.alertname === 'RolloutGuardStalled' && a.state === 'firing'),
+        { timeoutMs: 60_000, describe: 'RolloutGuardStalled firing' },
+      );
+      t.diagnostic(
+        `RolloutGuardStalled firing ${((Date.now() - changed) / 1000).toFixed(1)} s after the image change (progress deadline 10 s)`,
+      );
       assert.deepEqual(
-        { ns: firing.labels.namespace, guard: firing.labels.guard, ds: firing.labels.daemonset, state: firing.labels.state, severity: firing.labels.severity },
+        {
+          ns: firing.labels.namespace,
+          guard: firing.labels.guard,
+          ds: firing.labels.daemonset,
+          state: firing.labels.state,
+          severity: firing.labels.severity,
+        },
         { ns, guard: 'stalls', ds: 'decoder', state: 'Stalled', severity: 'warning' },
       );
       assert.equal(firing.labels.exported_namespace, undefined);
       const others = (await alerts()).filter((a) => a.labels.alertname !== 'RolloutGuardStalled');
-      assert.deepEqual(others.map((a) => a.labels.alertname), [], 'the operator is up and leading, its caches alive');
+      assert.deepEqual(
+        others.map((a) => a.labels.alertname),
+        [],
+        'the operator is up and leading, its caches alive',
+      );
     });
   });
 });

@@ -33,7 +33,13 @@ interface GuardObj {
     blockedNodes?: Array<{ node: string; reason: string; message: string; revision?: number }>;
     blockedNodeCount?: number;
     emptyNodes?: Array<{ node: string }>;
-    rollout?: { lastProgressAt: string; desiredAtStart: number; fromRevision?: { hash: string }; toRevision: { hash: string }; leftNodes?: Array<{ node: string; reason: string }> };
+    rollout?: {
+      lastProgressAt: string;
+      desiredAtStart: number;
+      fromRevision?: { hash: string };
+      toRevision: { hash: string };
+      leftNodes?: Array<{ node: string; reason: string }>;
+    };
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   };
 }
@@ -60,13 +66,19 @@ async function waitState(namespace: string, state: string, timeoutMs = 60_000, n
     },
     { timeoutMs, describe: `guard ${namespace}/${name} state ${state}` },
   ).catch((e: unknown) => {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-30).join('\n')}`);
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-30).join('\n')}`,
+    );
   });
   return last!;
 }
 
 /** Events (core/v1 view of events.k8s.io) about one object, as `kubectl get events` shows them. */
-async function eventsFor(namespace: string, kind: string, name: string): Promise<Array<{ reason: string; type: string; message?: string; note?: string }>> {
+async function eventsFor(
+  namespace: string,
+  kind: string,
+  name: string,
+): Promise<Array<{ reason: string; type: string; message?: string; note?: string }>> {
   const list = await kubectlJson<{ items: Array<{ reason: string; type: string; message?: string }> }>(
     ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`],
     { ns: namespace },
@@ -74,7 +86,12 @@ async function eventsFor(namespace: string, kind: string, name: string): Promise
   return list.items;
 }
 
-async function rollOut(namespace: string, pool: NodePool, image: string, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}): Promise<void> {
+async function rollOut(
+  namespace: string,
+  pool: NodePool,
+  image: string,
+  extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {},
+): Promise<void> {
   await apply(decoderDaemonSet({ name: 'decoder', ns: namespace, pool: pool.name, image, ...extra }));
   await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns: namespace });
 }
@@ -117,7 +134,10 @@ describe('operator end to end', { concurrency: true }, () => {
     const g = await waitState(n, 'Healthy');
     assert.equal(g.status?.updated, 3);
     assert.equal(g.status?.generations?.length, 1, 'one generation after the rollout');
-    await waitFor(async () => (await eventsFor(n, 'RolloutGuard', 'decoder')).some((e) => e.reason === 'RolloutComplete'), { timeoutMs: 20_000, describe: 'RolloutComplete event' });
+    await waitFor(async () => (await eventsFor(n, 'RolloutGuard', 'decoder')).some((e) => e.reason === 'RolloutComplete'), {
+      timeoutMs: 20_000,
+      describe: 'RolloutComplete event',
+    });
     const started = (await eventsFor(n, 'DaemonSet', 'decoder')).filter((e) => e.reason === 'RolloutStarted');
     assert.equal(started.length, 1, 'RolloutStarted mirrored once on the DaemonSet');
     const cond = (t: string) => g.status?.conditions?.find((c) => c.type === t);
@@ -159,11 +179,14 @@ describe('operator end to end', { concurrency: true }, () => {
     // kstatus-style tooling works on it.
     await kubectl(['wait', '--for=condition=Stalled', 'rolloutguard/decoder', '--timeout=5s'], { ns: n });
     // Warning Events on the guard and on the DaemonSet.
-    await waitFor(async () => {
-      const onDs = await eventsFor(n, 'DaemonSet', 'decoder');
-      const onGuard = await eventsFor(n, 'RolloutGuard', 'decoder');
-      return [onDs, onGuard].every((evs) => evs.some((e) => e.reason === 'RolloutStalled' && e.type === 'Warning'));
-    }, { timeoutMs: 15_000, describe: 'RolloutStalled on guard and DaemonSet' });
+    await waitFor(
+      async () => {
+        const onDs = await eventsFor(n, 'DaemonSet', 'decoder');
+        const onGuard = await eventsFor(n, 'RolloutGuard', 'decoder');
+        return [onDs, onGuard].every((evs) => evs.some((e) => e.reason === 'RolloutStalled' && e.type === 'Warning'));
+      },
+      { timeoutMs: 15_000, describe: 'RolloutStalled on guard and DaemonSet' },
+    );
     const stalled = (await eventsFor(n, 'RolloutGuard', 'decoder')).filter((e) => e.reason === 'RolloutStalled');
     assert.equal(stalled.length, 1, 'one RolloutStalled event, not one per pass');
     // What a user reads.
@@ -211,23 +234,45 @@ describe('operator end to end', { concurrency: true }, () => {
     const victim = pool.nodes[2]!;
     await kubectl(['taint', 'node', victim, 'gpu=maintenance:NoExecute']);
     await waitFor(async () => (await getGuard(n)).status?.desired === 2, { timeoutMs: 30_000, describe: 'desired 2' });
-    await waitFor(async () => {
-      const evs = await eventsFor(n, 'DaemonSet', 'decoder');
-      return evs.some((e) => e.reason === 'DesiredShrank' && e.type === 'Warning' && (e.message ?? '').includes(victim) && (e.message ?? '').includes('gpu=maintenance:NoExecute'));
-    }, { timeoutMs: 20_000, describe: 'DesiredShrank event naming the node and taint' });
+    await waitFor(
+      async () => {
+        const evs = await eventsFor(n, 'DaemonSet', 'decoder');
+        return evs.some(
+          (e) =>
+            e.reason === 'DesiredShrank' &&
+            e.type === 'Warning' &&
+            (e.message ?? '').includes(victim) &&
+            (e.message ?? '').includes('gpu=maintenance:NoExecute'),
+        );
+      },
+      { timeoutMs: 20_000, describe: 'DesiredShrank event naming the node and taint' },
+    );
 
     // The same shrink caused by a new revision that drops a toleration is a stalled rollout.
     await kubectl(['taint', 'node', victim, 'gpu=maintenance:NoExecute-']);
     await kubectl(['taint', 'node', victim, 'dedicated=gpu:NoExecute']);
-    await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pool.name, image: 'registry.local/decoder:1', tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoExecute' }] }));
-    await waitFor(async () => (await getGuard(n)).status?.desired === 3 && (await getGuard(n)).status?.state === 'Healthy', { timeoutMs: 60_000, describe: 'back to 3 with the toleration' });
+    await apply(
+      decoderDaemonSet({
+        name: 'decoder',
+        ns: n,
+        pool: pool.name,
+        image: 'registry.local/decoder:1',
+        tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoExecute' }],
+      }),
+    );
+    await waitFor(async () => (await getGuard(n)).status?.desired === 3 && (await getGuard(n)).status?.state === 'Healthy', {
+      timeoutMs: 60_000,
+      describe: 'back to 3 with the toleration',
+    });
     await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pool.name, image: 'registry.local/decoder:2' }));
     const g = await waitState(n, 'Stalled', 40_000);
     assert.equal(g.status?.cause, 'TargetShrank');
     assert.equal(g.status?.rollout?.desiredAtStart, 3);
     assert.equal(g.status?.desired, 2);
     // The node did not change since the rollout started: the new template stopped tolerating it.
-    assert.deepEqual(g.status?.rollout?.leftNodes, [{ node: victim, reason: 'untolerated taint dedicated=gpu:NoExecute', nodeChanged: false }]);
+    assert.deepEqual(g.status?.rollout?.leftNodes, [
+      { node: victim, reason: 'untolerated taint dedicated=gpu:NoExecute', nodeChanged: false },
+    ]);
     assert.equal(g.status?.owner, 'Revision');
     assert.match(g.status?.message ?? '', new RegExp(`DESIRED dropped from 3 to 2: ${victim}`));
   });
@@ -237,11 +282,22 @@ describe('operator end to end', { concurrency: true }, () => {
     await rollOut(n, pools.selector, 'registry.local/decoder:1');
     await apply(guard('decoder', n, 'decoder', TIMING));
     await waitState(n, 'Healthy');
-    await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools.selector.name, image: 'registry.local/decoder:1', nodeSelector: { 'accelerator': 'none-such' } }));
+    await apply(
+      decoderDaemonSet({
+        name: 'decoder',
+        ns: n,
+        pool: pools.selector.name,
+        image: 'registry.local/decoder:1',
+        nodeSelector: { accelerator: 'none-such' },
+      }),
+    );
     const g = await waitState(n, 'Stalled', 40_000);
     assert.equal(g.status?.cause, 'NoNodesMatched');
     assert.equal(g.status?.desired, 0);
-    await waitFor(async () => (await eventsFor(n, 'DaemonSet', 'decoder')).some((e) => e.reason === 'NoNodesMatched'), { timeoutMs: 15_000, describe: 'NoNodesMatched event' });
+    await waitFor(async () => (await eventsFor(n, 'DaemonSet', 'decoder')).some((e) => e.reason === 'NoNodesMatched'), {
+      timeoutMs: 15_000,
+      describe: 'NoNodesMatched event',
+    });
   });
 
   it('a missing target is a condition; deleting and recreating the DaemonSet starts over', async () => {

@@ -7,7 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, waitFor, uniqueName, type NodePool } from '../support/cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubectl,
+  waitFor,
+  uniqueName,
+  type NodePool,
+} from '../support/cluster.js';
 import { GuardReader, type GuardObj } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
@@ -33,7 +42,8 @@ describe('pods are watched only where they are needed', () => {
 
   const read = new GuardReader(undefined, () => op?.logs ?? []);
   const getGuard = (name: string): Promise<GuardObj> => read.guard(ns, name);
-  const waitState = (name: string, state: string, timeoutMs = 60_000): Promise<GuardObj> => read.waitGuard(ns, (g) => g.status?.state === state, `${name} ${state}`, timeoutMs, name);
+  const waitState = (name: string, state: string, timeoutMs = 60_000): Promise<GuardObj> =>
+    read.waitGuard(ns, (g) => g.status?.state === state, `${name} ${state}`, timeoutMs, name);
   /** Pod watches of this test's namespace, by DaemonSet, with the objects each holds. */
   const podWatches = async (): Promise<Map<string, number>> => {
     const body = (await op!.get('/metrics')).body;
@@ -49,37 +59,64 @@ describe('pods are watched only where they are needed', () => {
   };
   const podLists = async (): Promise<number> => {
     const body = (await op!.get('/metrics')).body;
-    return [...body.matchAll(/^rollout_guard_api_requests_total\{verb="GET",resource="pods",code="200"\} (\d+)$/gm)].reduce((a, m) => a + Number(m[1]), 0);
+    return [...body.matchAll(/^rollout_guard_api_requests_total\{verb="GET",resource="pods",code="200"\} (\d+)$/gm)].reduce(
+      (a, m) => a + Number(m[1]),
+      0,
+    );
   };
 
   it('settled: no pod watch; rolling: one for that DaemonSet only; done: released; stalled: explained per node, and after a restart too', async () => {
-    for (const name of ['agent-a', 'agent-b']) await apply(decoderDaemonSet({ name, ns, pool: pool.name, image: 'registry.local/agent:1' }));
+    for (const name of ['agent-a', 'agent-b'])
+      await apply(decoderDaemonSet({ name, ns, pool: pool.name, image: 'registry.local/agent:1' }));
     for (const name of ['agent-a', 'agent-b']) await kubectl(['rollout', 'status', `ds/${name}`, '--timeout=90s'], { ns });
     op = await OperatorProcess.start({ namespaces: [ns], extraArgs: ['--pod-cache-linger-ms=1000', '--idle-collect-after-ms=1000'] });
-    for (const name of ['agent-a', 'agent-b']) await apply(guard(name, ns, name, { suspectAfterSeconds: 4, progressDeadlineSeconds: 15, bakeSeconds: 3 }));
+    for (const name of ['agent-a', 'agent-b'])
+      await apply(guard(name, ns, name, { suspectAfterSeconds: 4, progressDeadlineSeconds: 15, bakeSeconds: 3 }));
     const healthy = await waitState('agent-a', 'Healthy');
     await waitState('agent-b', 'Healthy');
-    assert.deepEqual(healthy.status?.generations?.map((g) => g.nodes), [3], 'the generation map of a settled DaemonSet comes from its counters');
+    assert.deepEqual(
+      healthy.status?.generations?.map((g) => g.nodes),
+      [3],
+      'the generation map of a settled DaemonSet comes from its counters',
+    );
     assert.deepEqual([...(await podWatches()).keys()], [], 'no pod of a settled DaemonSet is cached');
     assert.equal(await podLists(), 0, 'and none was ever listed');
 
     // A healthy rollout of agent-a: its pods, and only its, are watched while it rolls and bakes.
     const collectionsBefore = await idleCollections();
     await kubectl(['set', 'image', 'ds/agent-a', 'decoder=registry.local/agent:2'], { ns });
-    const during = await waitFor(async () => {
-      const w = await podWatches();
-      return (w.get('agent-a') ?? 0) >= 3 ? w : undefined;
-    }, { timeoutMs: 30_000, describe: 'a pod watch for agent-a holding its pods' });
+    const during = await waitFor(
+      async () => {
+        const w = await podWatches();
+        return (w.get('agent-a') ?? 0) >= 3 ? w : undefined;
+      },
+      { timeoutMs: 30_000, describe: 'a pod watch for agent-a holding its pods' },
+    );
     assert.equal(during.has('agent-b'), false, 'agent-b is not rolling: its pods are not cached');
     assert.ok((await podLists()) >= 1, 'the pods of agent-a were listed once it began to roll');
-    const done = await read.waitGuard(ns, (g) => g.status?.state === 'Healthy' && g.status.rollout?.completedAt !== undefined, 'agent-a rolled out and baked', 60_000, 'agent-a');
-    assert.deepEqual(done.status?.generations?.map((g) => [g.images, g.nodes]), [[['registry.local/agent:2'], 3]]);
-    await waitFor(async () => ((await podWatches()).size === 0 ? true : undefined), { timeoutMs: 20_000, describe: 'the pod watch of agent-a released after the bake and the linger' });
+    const done = await read.waitGuard(
+      ns,
+      (g) => g.status?.state === 'Healthy' && g.status.rollout?.completedAt !== undefined,
+      'agent-a rolled out and baked',
+      60_000,
+      'agent-a',
+    );
+    assert.deepEqual(
+      done.status?.generations?.map((g) => [g.images, g.nodes]),
+      [[['registry.local/agent:2'], 3]],
+    );
+    await waitFor(async () => ((await podWatches()).size === 0 ? true : undefined), {
+      timeoutMs: 20_000,
+      describe: 'the pod watch of agent-a released after the bake and the linger',
+    });
     const after = await getGuard('agent-a');
     assert.deepEqual(after.status?.generations, done.status?.generations, 'dropping the pods changed nothing in status');
     // Idle again: after a quiet spell the idle collector (the process runs with --expose-gc, as the
     // image does) runs one collection.
-    await waitFor(async () => ((await idleCollections()) > collectionsBefore ? true : undefined), { timeoutMs: 20_000, describe: 'one idle collection after the rollout' });
+    await waitFor(async () => ((await idleCollections()) > collectionsBefore ? true : undefined), {
+      timeoutMs: 20_000,
+      describe: 'one idle collection after the rollout',
+    });
 
     // A broken rollout of agent-b: the blocked node is named from its pod.
     await kubectl(['set', 'image', 'ds/agent-b', 'decoder=registry.local/agent:2-broken'], { ns });
@@ -90,7 +127,10 @@ describe('pods are watched only where they are needed', () => {
     // A restart mid-stall: the new process watches agent-b's pods again and keeps the verdict.
     await op.kill();
     op = await OperatorProcess.start({ namespaces: [ns], extraArgs: ['--pod-cache-linger-ms=1000'] });
-    await waitFor(async () => ((await podWatches()).get('agent-b') ? true : undefined), { timeoutMs: 20_000, describe: 'agent-b watched again after the restart' });
+    await waitFor(async () => ((await podWatches()).get('agent-b') ? true : undefined), {
+      timeoutMs: 20_000,
+      describe: 'agent-b watched again after the restart',
+    });
     const again = await getGuard('agent-b');
     assert.equal(again.status?.state, 'Stalled');
     assert.equal(again.status?.rollout?.lastProgressAt, stalled.status?.rollout?.lastProgressAt, 'resumed from status, clock not reset');

@@ -6,14 +6,33 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
 interface GuardList {
-  items: Array<{ metadata: { name: string; namespace: string; labels?: Record<string, string> }; spec: { targetRef: { name: string }; progressDeadlineSeconds: number }; status?: { state?: string; cause?: string } }>;
+  items: Array<{
+    metadata: { name: string; namespace: string; labels?: Record<string, string> };
+    spec: { targetRef: { name: string }; progressDeadlineSeconds: number };
+    status?: { state?: string; cause?: string };
+  }>;
 }
 interface PolicyObj {
-  status?: { matchedDaemonSets?: number; guards?: number; conflictCount?: number; conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }> };
+  status?: {
+    matchedDaemonSets?: number;
+    guards?: number;
+    conflictCount?: number;
+    conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
+  };
 }
 
 describe('RolloutGuardPolicy end to end', () => {
@@ -31,17 +50,26 @@ describe('RolloutGuardPolicy end to end', () => {
     m.metadata = { ...m.metadata, labels: { app: name, tier }, ...extra };
     return m;
   };
-  const guardsIn = async (ns: string): Promise<GuardList['items']> => (await kubectlJson<GuardList>(['get', 'rolloutguards'], { ns })).items;
+  const guardsIn = async (ns: string): Promise<GuardList['items']> =>
+    (await kubectlJson<GuardList>(['get', 'rolloutguards'], { ns })).items;
   const targets = async (ns: string, policyName = policy): Promise<string[]> =>
-    (await guardsIn(ns)).filter((g) => g.metadata.labels?.['rolloutguard.dev/policy'] === policyName).map((g) => g.spec.targetRef.name).sort();
-  const policyStatus = async (name: string): Promise<PolicyObj['status']> => (await kubectlJson<PolicyObj>(['get', 'rolloutguardpolicy', name])).status;
+    (await guardsIn(ns))
+      .filter((g) => g.metadata.labels?.['rolloutguard.dev/policy'] === policyName)
+      .map((g) => g.spec.targetRef.name)
+      .sort();
+  const policyStatus = async (name: string): Promise<PolicyObj['status']> =>
+    (await kubectlJson<PolicyObj>(['get', 'rolloutguardpolicy', name])).status;
 
   before(async () => {
     await ensureCluster();
     await installCrds();
     pool = await createNodePool(uniqueName('pol'), 2);
     cleanups.push(pool.cleanup);
-    for (const [prefix, team] of [['pol-a', 'gpu'], ['pol-b', 'gpu'], ['pol-web', 'web']] as const) {
+    for (const [prefix, team] of [
+      ['pol-a', 'gpu'],
+      ['pol-b', 'gpu'],
+      ['pol-web', 'web'],
+    ] as const) {
       const n = await createNamespace(prefix);
       cleanups.push(n.cleanup);
       await kubectl(['label', 'namespace', n.name, `team=${team}`]);
@@ -76,19 +104,28 @@ describe('RolloutGuardPolicy end to end', () => {
         guard: { suspectAfterSeconds: 2, progressDeadlineSeconds: 5 },
       },
     });
-    await waitFor(async () => (await targets(gpuA)).join() === 'agent' && (await targets(gpuB)).join() === 'agent2', { timeoutMs: 30_000, describe: 'generated guards' });
+    await waitFor(async () => (await targets(gpuA)).join() === 'agent' && (await targets(gpuB)).join() === 'agent2', {
+      timeoutMs: 30_000,
+      describe: 'generated guards',
+    });
     assert.deepEqual(await targets(web), [], 'team=web is not selected');
     const hand = (await guardsIn(gpuA)).find((g) => g.metadata.name === 'mine')!;
     assert.equal(hand.spec.progressDeadlineSeconds, 900, 'the hand-written guard is untouched');
     const gen = (await guardsIn(gpuA)).find((g) => g.spec.targetRef.name === 'agent')!;
     assert.equal(gen.spec.progressDeadlineSeconds, 5);
     assert.ok(gen.metadata.name.length <= 63);
-    const st = await waitFor(async () => {
-      const s = await policyStatus(policy);
-      return s?.guards === 2 ? s : undefined;
-    }, { timeoutMs: 20_000, describe: 'policy status' });
+    const st = await waitFor(
+      async () => {
+        const s = await policyStatus(policy);
+        return s?.guards === 2 ? s : undefined;
+      },
+      { timeoutMs: 20_000, describe: 'policy status' },
+    );
     assert.equal(st.matchedDaemonSets, 3, 'agent, handwritten, agent2 (ignored is excluded)');
-    assert.deepEqual(st.conflicts?.map((c) => [c.daemonSet, c.reason]), [['handwritten', 'HandWrittenGuard']]);
+    assert.deepEqual(
+      st.conflicts?.map((c) => [c.daemonSet, c.reason]),
+      [['handwritten', 'HandWrittenGuard']],
+    );
     const { stdout } = await kubectl(['get', 'rgp', policy]);
     assert.match(stdout, /MATCHED\s+GUARDS\s+CONFLICTS\s+AGE/);
     assert.match(stdout, new RegExp(`${policy}\\s+3\\s+2\\s+1\\s`));
@@ -98,16 +135,25 @@ describe('RolloutGuardPolicy end to end', () => {
     await apply(ds(gpuA, 'agent3', 'node-agent'));
     await waitFor(async () => (await targets(gpuA)).join() === 'agent,agent3', { timeoutMs: 30_000, describe: 'new DaemonSet guarded' });
     await kubectl(['label', 'ds', 'agent3', 'tier=app', '--overwrite'], { ns: gpuA });
-    await waitFor(async () => (await targets(gpuA)).join() === 'agent', { timeoutMs: 30_000, describe: 'relabelled DaemonSet loses its guard' });
+    await waitFor(async () => (await targets(gpuA)).join() === 'agent', {
+      timeoutMs: 30_000,
+      describe: 'relabelled DaemonSet loses its guard',
+    });
     await kubectl(['label', 'namespace', web, 'team=gpu', '--overwrite']);
-    await waitFor(async () => (await targets(web)).join() === 'agent', { timeoutMs: 30_000, describe: 'relabelled namespace gains guards' });
+    await waitFor(async () => (await targets(web)).join() === 'agent', {
+      timeoutMs: 30_000,
+      describe: 'relabelled namespace gains guards',
+    });
     await kubectl(['label', 'namespace', web, 'team=web', '--overwrite']);
     await waitFor(async () => (await targets(web)).length === 0, { timeoutMs: 30_000, describe: 'and loses them again' });
   });
 
   it('a generated guard detects a stall exactly like a hand-written one', async () => {
     await kubectl(['set', 'image', 'ds/agent2', 'decoder=registry.local/agent:2-broken'], { ns: gpuB });
-    const g = await waitFor(async () => (await guardsIn(gpuB)).find((x) => x.spec.targetRef.name === 'agent2' && x.status?.state === 'Stalled'), { timeoutMs: 40_000, describe: 'generated guard Stalled' });
+    const g = await waitFor(
+      async () => (await guardsIn(gpuB)).find((x) => x.spec.targetRef.name === 'agent2' && x.status?.state === 'Stalled'),
+      { timeoutMs: 40_000, describe: 'generated guard Stalled' },
+    );
     assert.equal(g.status?.cause, 'ImagePullFailure');
   });
 
@@ -119,15 +165,24 @@ describe('RolloutGuardPolicy end to end', () => {
       spec: { selector: { matchLabels: { tier: 'node-agent' } } },
     });
     // The lexicographically smaller name wins every DaemonSet both select; the other takes the rest.
-    await waitFor(async () => (await targets(web, overlap)).join() === 'agent', { timeoutMs: 30_000, describe: 'overlap policy guards team=web' });
-    const mine = await waitFor(async () => {
-      const s = await policyStatus(policy);
-      return s?.conflicts?.some((c) => c.reason === 'OverlappingPolicy') ? s : undefined;
-    }, { timeoutMs: 20_000, describe: 'winner reports overlap' });
-    const theirs = await waitFor(async () => {
-      const s = await policyStatus(overlap);
-      return s?.conflicts?.some((c) => c.reason === 'OverlappingPolicy') ? s : undefined;
-    }, { timeoutMs: 20_000, describe: 'loser reports overlap' });
+    await waitFor(async () => (await targets(web, overlap)).join() === 'agent', {
+      timeoutMs: 30_000,
+      describe: 'overlap policy guards team=web',
+    });
+    const mine = await waitFor(
+      async () => {
+        const s = await policyStatus(policy);
+        return s?.conflicts?.some((c) => c.reason === 'OverlappingPolicy') ? s : undefined;
+      },
+      { timeoutMs: 20_000, describe: 'winner reports overlap' },
+    );
+    const theirs = await waitFor(
+      async () => {
+        const s = await policyStatus(overlap);
+        return s?.conflicts?.some((c) => c.reason === 'OverlappingPolicy') ? s : undefined;
+      },
+      { timeoutMs: 20_000, describe: 'loser reports overlap' },
+    );
     assert.ok(mine.conflicts!.filter((c) => c.reason === 'OverlappingPolicy').every((c) => c.winner === `rolloutguardpolicy/${policy}`));
     assert.ok(theirs.conflicts!.filter((c) => c.reason === 'OverlappingPolicy').every((c) => c.winner === `rolloutguardpolicy/${policy}`));
     assert.deepEqual(await targets(gpuA, overlap), [], 'no second guard for a DaemonSet the winner guards');
@@ -137,10 +192,17 @@ describe('RolloutGuardPolicy end to end', () => {
   it('deleting a policy removes only its guards', async () => {
     await kubectl(['delete', 'rolloutguardpolicy', overlap, '--wait=true']);
     await kubectl(['delete', 'rolloutguardpolicy', policy, '--wait=true']);
-    await waitFor(async () => (await targets(gpuA)).length === 0 && (await targets(gpuB)).length === 0 && (await targets(web, overlap)).length === 0, {
-      timeoutMs: 60_000,
-      describe: 'generated guards garbage-collected',
-    });
-    assert.deepEqual((await guardsIn(gpuA)).map((g) => g.metadata.name), ['mine'], 'the hand-written guard remains');
+    await waitFor(
+      async () => (await targets(gpuA)).length === 0 && (await targets(gpuB)).length === 0 && (await targets(web, overlap)).length === 0,
+      {
+        timeoutMs: 60_000,
+        describe: 'generated guards garbage-collected',
+      },
+    );
+    assert.deepEqual(
+      (await guardsIn(gpuA)).map((g) => g.metadata.name),
+      ['mine'],
+      'the hand-written guard remains',
+    );
   });
 });

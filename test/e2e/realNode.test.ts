@@ -65,7 +65,8 @@ function daemonSet(n: string, c: Partial<Container> = {}, extra: { volumes?: unk
   };
 }
 
-const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> =>
+  read.waitGuard(n, pred, what, timeoutMs);
 const entries = (g: GuardObj): NodeEntry[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])];
 const onNode = (g: GuardObj): NodeEntry | undefined => entries(g).find((e) => e.node === REAL_NODE_NAME && e.cause !== 'PodTerminating');
 
@@ -93,12 +94,17 @@ async function capture(n: string, file: string): Promise<void> {
 /** Messages of the guard's Events with `reason`. */
 async function eventMessages(n: string, reason: string): Promise<string> {
   const evs = await read.events(n, 'RolloutGuard');
-  return evs.filter((e) => e.reason === reason).map((e) => e.message ?? e.note ?? '').join('\n');
+  return evs
+    .filter((e) => e.reason === reason)
+    .map((e) => e.message ?? e.note ?? '')
+    .join('\n');
 }
 
 /** The container ID the kubelet reports for the DaemonSet's pod: proof a real runtime runs it. */
 async function containerId(n: string): Promise<string> {
-  const pods = await pc.kubectlJson<{ items: Array<{ status?: { containerStatuses?: Array<{ containerID?: string; ready?: boolean }> } }> }>(['get', 'pods', '-l', 'app=decoder'], { ns: n });
+  const pods = await pc.kubectlJson<{
+    items: Array<{ status?: { containerStatuses?: Array<{ containerID?: string; ready?: boolean }> } }>;
+  }>(['get', 'pods', '-l', 'app=decoder'], { ns: n });
   return pods.items.flatMap((p) => p.status?.containerStatuses ?? []).find((s) => s.ready)?.containerID ?? '';
 }
 
@@ -108,7 +114,10 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     await pc.installCrds();
     for (const c of CASES) ns[c] = await pc.createNamespace(`real-${c}`);
     op = await OperatorProcess.start({ namespaces: Object.values(ns), kubeconfig: pc.kubeconfig });
-    read = new GuardReader((args, opts) => pc.kubectlJson(args, opts), () => op.logs);
+    read = new GuardReader(
+      (args, opts) => pc.kubectlJson(args, opts),
+      () => op.logs,
+    );
   });
   after(async () => {
     await op?.stop();
@@ -116,7 +125,9 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it('the real node runs containerd, and a DaemonSet pod on it has a real container ID', async () => {
-    const nodes = await pc.kubectlJson<{ items: Array<{ metadata: { name: string }; status: { nodeInfo: { containerRuntimeVersion: string; kubeletVersion: string } } }> }>(['get', 'nodes']);
+    const nodes = await pc.kubectlJson<{
+      items: Array<{ metadata: { name: string }; status: { nodeInfo: { containerRuntimeVersion: string; kubeletVersion: string } } }>;
+    }>(['get', 'nodes']);
     const real = nodes.items.find((x) => x.metadata.name === REAL_NODE_NAME);
     assert.match(real?.status.nodeInfo.containerRuntimeVersion ?? '', /^containerd:\/\/1\.6\./);
     assert.equal(real?.status.nodeInfo.kubeletVersion, 'v1.37.2');
@@ -126,7 +137,11 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
 
   it('an image that cannot be pulled (the registry does not resolve): ImagePullFailure, the revision blamed with the runtime quoted, undone; the good pod runs again', async () => {
     const n = await rollOut('pull', { onStall: { action: 'Undo' } }, daemonSet(ns.pull, { image: 'registry.invalid/decoder:2' }));
-    const stalled = await waitGuard(n, (g) => onNode(g)?.cause === 'ImagePullFailure' || g.status?.lastUndo !== undefined, 'ImagePullFailure on the real node');
+    const stalled = await waitGuard(
+      n,
+      (g) => onNode(g)?.cause === 'ImagePullFailure' || g.status?.lastUndo !== undefined,
+      'ImagePullFailure on the real node',
+    );
     const e = onNode(stalled);
     if (e) {
       assert.equal(e.owner, 'Revision');
@@ -141,8 +156,16 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it('a container that exits (the real CrashLoopBackOff): CrashLoop, the revision blamed, undone', async () => {
-    const n = await rollOut('exit', { onStall: { action: 'Undo' } }, daemonSet(ns.exit, { command: ['sh', '-c', 'echo starting; exit 3'] }));
-    const stalled = await waitGuard(n, (g) => onNode(g)?.cause === 'CrashLoop' || g.status?.lastUndo !== undefined, 'CrashLoop on the real node');
+    const n = await rollOut(
+      'exit',
+      { onStall: { action: 'Undo' } },
+      daemonSet(ns.exit, { command: ['sh', '-c', 'echo starting; exit 3'] }),
+    );
+    const stalled = await waitGuard(
+      n,
+      (g) => onNode(g)?.cause === 'CrashLoop' || g.status?.lastUndo !== undefined,
+      'CrashLoop on the real node',
+    );
     const e = onNode(stalled);
     if (e) assert.equal(e.owner, 'Revision');
     const done = await waitGuard(n, (g) => g.status?.state === 'RolledBack', 'RolledBack');
@@ -151,7 +174,7 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     assert.match(await containerId(n), /^containerd:\/\//);
   });
 
-  it('a memory limit exceeded: OOMKilled from the kernel\'s OOM kill, the revision blamed', async () => {
+  it("a memory limit exceeded: OOMKilled from the kernel's OOM kill, the revision blamed", async () => {
     const n = await rollOut('oom', {}, daemonSet(ns.oom, { command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }));
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
     assert.equal(g.status?.cause, 'OOMKilled', JSON.stringify(g.status));
@@ -161,7 +184,11 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it('an exec readiness probe that fails: the pod runs but never turns Ready; the revision blamed, the probe named', async () => {
-    const n = await rollOut('probe', {}, daemonSet(ns.probe, { readinessProbe: { exec: { command: ['sh', '-c', 'echo not yet; exit 1'] }, periodSeconds: 1 } }));
+    const n = await rollOut(
+      'probe',
+      {},
+      daemonSet(ns.probe, { readinessProbe: { exec: { command: ['sh', '-c', 'echo not yet; exit 1'] }, periodSeconds: 1 } }),
+    );
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
     assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
     const e = onNode(g);
@@ -172,7 +199,11 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it('a ConfigMap volume that does not exist (FailedMount): VolumeMountFailure, the revision that added it blamed, the kubelet quoted', async () => {
-    const broken = daemonSet(ns.mount, { volumeMounts: [{ name: 'settings', mountPath: '/etc/settings' }] }, { volumes: [{ name: 'settings', configMap: { name: 'decoder-settings' } }] });
+    const broken = daemonSet(
+      ns.mount,
+      { volumeMounts: [{ name: 'settings', mountPath: '/etc/settings' }] },
+      { volumes: [{ name: 'settings', configMap: { name: 'decoder-settings' } }] },
+    );
     const n = await rollOut('mount', {}, broken);
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
     assert.equal(g.status?.cause, 'VolumeMountFailure', JSON.stringify(g.status));
@@ -189,14 +220,16 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     );
     const changedAt = Date.now();
     const g = await waitGuard(n, (x) => x.status?.state === 'Failed', 'Failed from the crashes');
-    t.diagnostic(`Failed ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change; first crash at ${g.status?.rollout?.failures?.nodes[0]?.at}`);
+    t.diagnostic(
+      `Failed ${((Date.now() - changedAt) / 1000).toFixed(1)} s after the change; first crash at ${g.status?.rollout?.failures?.nodes[0]?.at}`,
+    );
     assert.equal(g.status?.cause, 'CrashLoop', JSON.stringify(g.status));
     assert.equal(g.status?.owner, 'Revision');
     assert.ok((g.status?.rollout?.failures?.count ?? 0) >= 1);
     assert.equal(g.status?.rollout?.failures?.nodes[0]?.node, REAL_NODE_NAME);
   });
 
-  it('a slow SIGTERM within its grace period: the old pod\'s wait is named as the configured grace, no verdict, Healthy after', async () => {
+  it("a slow SIGTERM within its grace period: the old pod's wait is named as the configured grace, no verdict, Healthy after", async () => {
     const slow = { command: ['sh', '-c', "trap 'echo draining' TERM; while :; do sleep 1; done"] };
     const n = ns.term;
     await pc.apply(daemonSet(n, slow, { grace: 12 }));
@@ -208,14 +241,18 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     const e = entries(waiting).find((x) => x.cause === 'PodTerminating')!;
     assert.equal(e.owner, 'ConfiguredWait');
     assert.match(e.message, /termination grace period \(\d+s left\)/);
-    const healthy = await waitGuard(n, (g) => g.status?.state === 'Healthy' && (g.status.generations?.length ?? 0) === 1, 'Healthy on the new revision');
+    const healthy = await waitGuard(
+      n,
+      (g) => g.status?.state === 'Healthy' && (g.status.generations?.length ?? 0) === 1,
+      'Healthy on the new revision',
+    );
     assert.equal(healthy.status?.lastUndo, undefined);
     // The kubelet kept the old pod for its whole grace period: the shell ignores TERM until SIGKILL.
     assert.ok(Date.now() - changedAt >= 11_000, `rollout took ${Date.now() - changedAt} ms`);
     await holdsFor(async () => (await read.guard(n)).status?.lastUndo === undefined, { durationMs: 3_000, describe: 'no undo' });
   });
 
-  it('npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime\'s words and undone', async () => {
+  it("npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime's words and undone", async () => {
     // The demo's up() finds this cluster (its directory and ports) healthy, with its real node running.
     const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [join(ROOT, 'dist/demo/demo.js'), '--story', 'real-node', '--namespace', 'real-demo'], {
@@ -234,7 +271,10 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     });
     assert.equal(code, 0, out.slice(-3000));
     assert.match(out, /demo: OK \(Undo\): the story completed as expected/);
-    assert.match(out, /RolloutStalled .*real-1 ImagePullBackOff \(Back-off pulling image "registry\.invalid\/decoder:2": ErrImagePull: failed to pull and unpack/);
+    assert.match(
+      out,
+      /RolloutStalled .*real-1 ImagePullBackOff \(Back-off pulling image "registry\.invalid\/decoder:2": ErrImagePull: failed to pull and unpack/,
+    );
     assert.match(out, /UndoComplete .*all 1 nodes back on revision/);
   });
 });

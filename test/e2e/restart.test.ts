@@ -5,7 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createNamespace, createNodePool, daemonSetRow, decoderDaemonSet, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  daemonSetRow,
+  decoderDaemonSet,
+  ensureCluster,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
 interface GuardObj {
@@ -16,15 +27,22 @@ interface GuardObj {
   };
 }
 
-const getGuard = (n: string): Promise<GuardObj & { status?: { announcements?: Array<{ id: string; reason: string }> } }> => kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
+const getGuard = (n: string): Promise<GuardObj & { status?: { announcements?: Array<{ id: string; reason: string }> } }> =>
+  kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
 const waitState = (n: string, state: string, timeoutMs = 60_000): Promise<GuardObj> =>
-  waitFor(async () => {
-    const g = await getGuard(n);
-    return g.status?.state === state ? g : undefined;
-  }, { timeoutMs, describe: `state ${state}` });
+  waitFor(
+    async () => {
+      const g = await getGuard(n);
+      return g.status?.state === state ? g : undefined;
+    },
+    { timeoutMs, describe: `state ${state}` },
+  );
 
 async function reasons(n: string, kind: string): Promise<string[]> {
-  const list = await kubectlJson<{ items: Array<{ reason: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns: n });
+  const list = await kubectlJson<{ items: Array<{ reason: string }> }>(
+    ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`],
+    { ns: n },
+  );
   return list.items.map((e) => e.reason);
 }
 
@@ -100,7 +118,11 @@ describe('operator restarts', { concurrency: true }, () => {
     const done = await waitState(nsB, 'RolledBack', 60_000);
     assert.equal(done.status?.lastUndo?.result, 'Complete');
     const ds2 = await kubectlJson<{ metadata: { annotations: Record<string, string> } }>(['get', 'ds', 'decoder'], { ns: nsB });
-    assert.equal(ds2.metadata.annotations['deprecated.daemonset.template.generation'], genAfterUndo, 'the template was patched exactly once');
+    assert.equal(
+      ds2.metadata.annotations['deprecated.daemonset.template.generation'],
+      genAfterUndo,
+      'the template was patched exactly once',
+    );
     assert.deepEqual(await daemonSetRow(nsB, 'decoder'), { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
     const undoLogs = op.jsonLogs().filter((l) => l.msg === 'undo: intent recorded, patching DaemonSet');
     assert.equal(undoLogs.length, 0, 'the restarted operator never patched again');
@@ -117,7 +139,10 @@ describe('operator restarts', { concurrency: true }, () => {
     assert.equal(await crashing.waitExit(), 137, 'the failpoint killed the operator right after writing Stalled');
     const mid = await getGuard(nsC);
     assert.equal(mid.status?.state, 'Stalled');
-    assert.ok(mid.status?.announcements?.some((a) => a.reason === 'RolloutStalled'), 'the Event waits in status');
+    assert.ok(
+      mid.status?.announcements?.some((a) => a.reason === 'RolloutStalled'),
+      'the Event waits in status',
+    );
     const stalledCount = async (): Promise<[number, number]> => [
       (await reasons(nsC, 'RolloutGuard')).filter((r) => r === 'RolloutStalled').length,
       (await reasons(nsC, 'DaemonSet')).filter((r) => r === 'RolloutStalled').length,
@@ -126,10 +151,13 @@ describe('operator restarts', { concurrency: true }, () => {
 
     const second = await OperatorProcess.start({ namespaces: [nsC] });
     procs.push(second);
-    await waitFor(async () => {
-      const [g, d] = await stalledCount();
-      return g === 1 && d === 1;
-    }, { timeoutMs: 30_000, describe: 'RolloutStalled announced once on the guard and on the DaemonSet' });
+    await waitFor(
+      async () => {
+        const [g, d] = await stalledCount();
+        return g === 1 && d === 1;
+      },
+      { timeoutMs: 30_000, describe: 'RolloutStalled announced once on the guard and on the DaemonSet' },
+    );
     assert.ok(second.jsonLogs().every((l) => l.msg !== 'event not recorded yet: it stays in status and is announced on a later pass'));
   });
 });

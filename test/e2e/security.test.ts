@@ -27,10 +27,31 @@ import { relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { DEFAULTS } from '../../src/runtime/config.js';
-import { POOL_LABEL, createNamespaceIn, createNodePool, ensureCluster, kubectl, kubectlJson, uniqueName, waitFor, type NodePool } from '../support/cluster.js';
+import {
+  POOL_LABEL,
+  createNamespaceIn,
+  createNodePool,
+  ensureCluster,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
 import { OPERATOR_MAIN } from '../../cluster/operatorProcess.js';
-import { ALLOWED, DENIED, INSTALL_NS, POLICY_ALLOWED, RBAC_KINDS, UNDO_ALLOWED, canI, expectCan, inNamespace, relocateRbac } from '../support/rbac.js';
+import {
+  ALLOWED,
+  DENIED,
+  INSTALL_NS,
+  POLICY_ALLOWED,
+  RBAC_KINDS,
+  UNDO_ALLOWED,
+  canI,
+  expectCan,
+  inNamespace,
+  relocateRbac,
+} from '../support/rbac.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- rendered manifests are untyped YAML */
 type Obj = Record<string, any>;
@@ -48,7 +69,9 @@ const TEST_LABEL = 'rollout-guard.dev/security-test';
 
 async function kustomize(dir: string): Promise<Obj[]> {
   const { stdout } = await kubectl(['kustomize', resolve(ROOT, dir)]);
-  return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter(Boolean);
+  return parseAllDocuments(stdout)
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
 }
 
 /**
@@ -64,14 +87,18 @@ async function hardened(patches: readonly string[] = []): Promise<Obj[]> {
     if (patches.length > 0) lines.push('patches:', ...patches.map((p) => `  - ${p}`));
     await writeFile(resolve(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
     const { stdout } = await kubectl(['kustomize', dir]);
-    return parseAllDocuments(stdout).map((d) => d.toJS() as Obj).filter(Boolean);
+    return parseAllDocuments(stdout)
+      .map((d) => d.toJS() as Obj)
+      .filter(Boolean);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 async function yamlDocs(file: string): Promise<Obj[]> {
-  return parseAllDocuments(await readFile(resolve(ROOT, file), 'utf8')).map((d) => d.toJS() as Obj).filter(Boolean);
+  return parseAllDocuments(await readFile(resolve(ROOT, file), 'utf8'))
+    .map((d) => d.toJS() as Obj)
+    .filter(Boolean);
 }
 
 /**
@@ -112,7 +139,15 @@ function grantsOf(docs: readonly Obj[]): Grant[] {
     for (const r of (d.rules ?? []) as Rule[]) {
       for (const g of r.apiGroups ?? []) {
         for (const res of r.resources ?? []) {
-          for (const v of r.verbs) grants.push({ role: `${d.kind}/${d.metadata.name}`, kind: d.kind as string, ns: d.metadata.namespace, group: g || 'core', resource: res, verb: v });
+          for (const v of r.verbs)
+            grants.push({
+              role: `${d.kind}/${d.metadata.name}`,
+              kind: d.kind as string,
+              ns: d.metadata.namespace,
+              group: g || 'core',
+              resource: res,
+              verb: v,
+            });
         }
       }
     }
@@ -138,13 +173,23 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     const ours = g.group === 'rolloutguard.dev';
     const events = g.group === 'events.k8s.io' && g.resource === 'events' && g.verb === 'create';
     const lease = g.group === 'coordination.k8s.io' && g.resource === 'leases';
-    const undo = undoRole(g) && ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') || (g.group === 'core' && g.resource === 'pods' && g.verb === 'create'));
+    const undo =
+      undoRole(g) &&
+      ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') ||
+        (g.group === 'core' && g.resource === 'pods' && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
   // 3. An undo role grants exactly the undo patch and the pod dry runs that judge admission refusals
   //    before it, so a report-only install drops both whole.
   for (const role of new Set(grants.filter(undoRole).map((g) => `${g.role} ${g.ns ?? ''}`))) {
-    assert.deepEqual(grants.filter((g) => `${g.role} ${g.ns ?? ''}` === role).map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), ['create core/pods', 'patch apps/daemonsets'], role);
+    assert.deepEqual(
+      grants
+        .filter((g) => `${g.role} ${g.ns ?? ''}` === role)
+        .map((g) => `${g.verb} ${g.group}/${g.resource}`)
+        .sort(),
+      ['create core/pods', 'patch apps/daemonsets'],
+      role,
+    );
   }
   // 4. Of our own objects, only status is patched; guards are created, patched and deleted by the policy
   //    role alone, and are the only thing ever deleted.
@@ -156,7 +201,8 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
       assert.equal(g.role, 'ClusterRole/rollout-guard-policies', `guard writes belong to the policy controller's role: ${where(g)}`);
     }
   }
-  for (const g of writes.filter((x) => x.verb === 'delete')) assert.equal(`${g.group}/${g.resource}`, 'rolloutguard.dev/rolloutguards', where(g));
+  for (const g of writes.filter((x) => x.verb === 'delete'))
+    assert.equal(`${g.group}/${g.resource}`, 'rolloutguard.dev/rolloutguards', where(g));
   assert.ok(!grants.some((g) => g.verb === 'deletecollection'), 'no deletecollection');
   // 5. Leases only in a namespaced Role (the operator's namespace), and never deleted.
   for (const g of grants.filter((x) => x.resource === 'leases')) {
@@ -198,76 +244,84 @@ describe('security', () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
-  describe('RBAC: the cluster-wide installs (deploy/, config/report-only, config/no-policies) installed into the API server and checked with kubectl auth can-i', { concurrency: 8 }, () => {
-    const suffix = uniqueName('sec').replace(/^sec-/, 'sec');
-    let full: Obj[];
-    let deployRbac: Obj[];
-    let reportOnly: Obj[];
-    let noPolicies: Obj[];
-    let saFull: string;
-    let saReport: string;
-    let saNoPolicies: string;
-    let nsFull: string;
+  describe(
+    'RBAC: the cluster-wide installs (deploy/, config/report-only, config/no-policies) installed into the API server and checked with kubectl auth can-i',
+    { concurrency: 8 },
+    () => {
+      const suffix = uniqueName('sec').replace(/^sec-/, 'sec');
+      let full: Obj[];
+      let deployRbac: Obj[];
+      let reportOnly: Obj[];
+      let noPolicies: Obj[];
+      let saFull: string;
+      let saReport: string;
+      let saNoPolicies: string;
+      let nsFull: string;
 
-    before(async () => {
-      full = await kustomize('config/rbac');
-      deployRbac = (await kustomize('deploy')).filter((d) => RBAC_KINDS.has(d.kind as string));
-      reportOnly = (await kustomize('config/report-only')).filter((d) => RBAC_KINDS.has(d.kind as string));
-      noPolicies = await kustomize('config/no-policies');
-      nsFull = uniqueName('sec-rbac');
-      const nsReport = uniqueName('sec-rbac-ro');
-      const nsNoPolicies = uniqueName('sec-rbac-np');
-      cleanups.push(async () => {
-        for (const s of [suffix, `${suffix}-ro`, `${suffix}-np`]) await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
-        await kubectl(['delete', 'namespace', nsFull, nsReport, nsNoPolicies, '--ignore-not-found', '--wait=false']);
+      before(async () => {
+        full = await kustomize('config/rbac');
+        deployRbac = (await kustomize('deploy')).filter((d) => RBAC_KINDS.has(d.kind as string));
+        reportOnly = (await kustomize('config/report-only')).filter((d) => RBAC_KINDS.has(d.kind as string));
+        noPolicies = await kustomize('config/no-policies');
+        nsFull = uniqueName('sec-rbac');
+        const nsReport = uniqueName('sec-rbac-ro');
+        const nsNoPolicies = uniqueName('sec-rbac-np');
+        cleanups.push(async () => {
+          for (const s of [suffix, `${suffix}-ro`, `${suffix}-np`])
+            await kubectl(['delete', 'clusterrole,clusterrolebinding', '-l', `${TEST_LABEL}=${s}`, '--ignore-not-found']);
+          await kubectl(['delete', 'namespace', nsFull, nsReport, nsNoPolicies, '--ignore-not-found', '--wait=false']);
+        });
+        for (const ns of [nsFull, nsReport, nsNoPolicies]) await createNamespaceIn(kubectl, ns);
+        await apply({ apiVersion: 'v1', kind: 'List', items: relocate(full, { [INSTALL_NS]: nsFull }, suffix) });
+        await apply({ apiVersion: 'v1', kind: 'List', items: relocate(reportOnly, { [INSTALL_NS]: nsReport }, `${suffix}-ro`) });
+        await apply({ apiVersion: 'v1', kind: 'List', items: relocate(noPolicies, { [INSTALL_NS]: nsNoPolicies }, `${suffix}-np`) });
+        saFull = `system:serviceaccount:${nsFull}:rollout-guard`;
+        saReport = `system:serviceaccount:${nsReport}:rollout-guard`;
+        saNoPolicies = `system:serviceaccount:${nsNoPolicies}:rollout-guard`;
+        // RBAC changes reach the authorizer through its informers: wait until the bindings are in effect.
+        await waitFor(
+          async () =>
+            (await canI(saFull, ['patch', 'daemonsets.apps', '-n', 'default'])) &&
+            (await canI(saFull, ['create', 'rolloutguards.rolloutguard.dev', '-n', 'default'])) &&
+            (await canI(saReport, ['list', 'pods', '-A'])) &&
+            (await canI(saNoPolicies, ['patch', 'daemonsets.apps', '-n', 'default'])),
+          { timeoutMs: 30_000, describe: 'RBAC copies in effect' },
+        );
       });
-      for (const ns of [nsFull, nsReport, nsNoPolicies]) await createNamespaceIn(kubectl, ns);
-      await apply({ apiVersion: 'v1', kind: 'List', items: relocate(full, { [INSTALL_NS]: nsFull }, suffix) });
-      await apply({ apiVersion: 'v1', kind: 'List', items: relocate(reportOnly, { [INSTALL_NS]: nsReport }, `${suffix}-ro`) });
-      await apply({ apiVersion: 'v1', kind: 'List', items: relocate(noPolicies, { [INSTALL_NS]: nsNoPolicies }, `${suffix}-np`) });
-      saFull = `system:serviceaccount:${nsFull}:rollout-guard`;
-      saReport = `system:serviceaccount:${nsReport}:rollout-guard`;
-      saNoPolicies = `system:serviceaccount:${nsNoPolicies}:rollout-guard`;
-      // RBAC changes reach the authorizer through its informers: wait until the bindings are in effect.
-      await waitFor(
-        async () =>
-          (await canI(saFull, ['patch', 'daemonsets.apps', '-n', 'default'])) &&
-          (await canI(saFull, ['create', 'rolloutguards.rolloutguard.dev', '-n', 'default'])) &&
-          (await canI(saReport, ['list', 'pods', '-A'])) &&
-          (await canI(saNoPolicies, ['patch', 'daemonsets.apps', '-n', 'default'])),
-        { timeoutMs: 30_000, describe: 'RBAC copies in effect' },
-      );
-    });
 
-    it('statically: no rule in config/rbac uses *, escalate, bind or impersonate, or touches secrets or configmaps', async () => {
-      const files = (await readdir(resolve(ROOT, 'config/rbac'))).filter((f) => f.endsWith('.yaml'));
-      const rules: Array<{ where: string; rule: Rule }> = [];
-      for (const f of files) {
-        for (const d of await yamlDocs(`config/rbac/${f}`)) {
-          assert.equal(d.aggregationRule, undefined, `${f}: an aggregated ClusterRole grows with other roles`);
-          for (const r of (d.rules ?? []) as Rule[]) rules.push({ where: `${f} ${d.kind}/${d.metadata?.name}`, rule: r });
+      it('statically: no rule in config/rbac uses *, escalate, bind or impersonate, or touches secrets or configmaps', async () => {
+        const files = (await readdir(resolve(ROOT, 'config/rbac'))).filter((f) => f.endsWith('.yaml'));
+        const rules: Array<{ where: string; rule: Rule }> = [];
+        for (const f of files) {
+          for (const d of await yamlDocs(`config/rbac/${f}`)) {
+            assert.equal(d.aggregationRule, undefined, `${f}: an aggregated ClusterRole grows with other roles`);
+            for (const r of (d.rules ?? []) as Rule[]) rules.push({ where: `${f} ${d.kind}/${d.metadata?.name}`, rule: r });
+          }
         }
-      }
-      assert.ok(rules.length >= 8, `found the rules (${rules.length})`);
-      for (const { where: w, rule } of rules) {
-        const all = [...(rule.apiGroups ?? []), ...(rule.resources ?? []), ...rule.verbs, ...(rule.resourceNames ?? []), ...(rule.nonResourceURLs ?? [])];
-        assert.ok(!all.some((x) => x.includes('*')), `${w}: wildcard in ${JSON.stringify(rule)}`);
-        for (const v of ['escalate', 'bind', 'impersonate']) assert.ok(!rule.verbs.includes(v), `${w}: ${v}`);
-        for (const res of ['secrets', 'configmaps']) assert.ok(!(rule.resources ?? []).includes(res), `${w}: ${res}`);
-        assert.equal(rule.nonResourceURLs, undefined, `${w}: non-resource URLs`);
-      }
-    });
+        assert.ok(rules.length >= 8, `found the rules (${rules.length})`);
+        for (const { where: w, rule } of rules) {
+          const all = [
+            ...(rule.apiGroups ?? []),
+            ...(rule.resources ?? []),
+            ...rule.verbs,
+            ...(rule.resourceNames ?? []),
+            ...(rule.nonResourceURLs ?? []),
+          ];
+          assert.ok(!all.some((x) => x.includes('*')), `${w}: wildcard in ${JSON.stringify(rule)}`);
+          for (const v of ['escalate', 'bind', 'impersonate']) assert.ok(!rule.verbs.includes(v), `${w}: ${v}`);
+          for (const res of ['secrets', 'configmaps']) assert.ok(!(rule.resources ?? []).includes(res), `${w}: ${res}`);
+          assert.equal(rule.nonResourceURLs, undefined, `${w}: non-resource URLs`);
+        }
+      });
 
-    it('statically: least privilege, as properties of the grant rather than a snapshot of it', () => {
-      assertLeastPrivilege(full);
-    });
+      it('statically: least privilege, as properties of the grant rather than a snapshot of it', () => {
+        assertLeastPrivilege(full);
+      });
 
-    it('statically: guards are created, patched and deleted only through the rollout-guard-policies binding, which holds nothing else but the policy controller\'s reads', () => {
-      const grants = grantsOf(full);
-      const policyRole = grants.filter((g) => g.role === 'ClusterRole/rollout-guard-policies');
-      assert.deepEqual(
-        policyRole.map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(),
-        [
+      it("statically: guards are created, patched and deleted only through the rollout-guard-policies binding, which holds nothing else but the policy controller's reads", () => {
+        const grants = grantsOf(full);
+        const policyRole = grants.filter((g) => g.role === 'ClusterRole/rollout-guard-policies');
+        assert.deepEqual(policyRole.map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), [
           'create rolloutguard.dev/rolloutguards',
           'delete rolloutguard.dev/rolloutguards',
           'get core/namespaces',
@@ -279,92 +333,99 @@ describe('security', () => {
           'patch rolloutguard.dev/rolloutguards',
           'watch core/namespaces',
           'watch rolloutguard.dev/rolloutguardpolicies',
-        ],
-      );
-      // Nothing the policy controller alone needs is granted by another role.
-      for (const g of grants.filter((x) => x.role !== 'ClusterRole/rollout-guard-policies')) {
-        assert.ok(!(g.resource === 'rolloutguards' && WRITE.has(g.verb)), where(g));
-        assert.ok(!['namespaces', 'rolloutguardpolicies', 'rolloutguardpolicies/status'].includes(g.resource), where(g));
-      }
-      const binding = full.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef.name === 'rollout-guard-policies');
-      assert.equal(binding?.metadata.name, 'rollout-guard-policies');
-    });
-
-    it('statically: config/report-only is the full install minus the undo binding, nothing else', () => {
-      const missing = deployRbac.filter((d) => !reportOnly.some((r) => key(r) === key(d))).map(key);
-      assert.deepEqual(missing, ['ClusterRoleBinding//rollout-guard-undo']);
-      for (const r of reportOnly) assert.deepEqual(r, deployRbac.find((d) => key(d) === key(r)), `${key(r)} unchanged`);
-      // The undo ClusterRole itself may stay: unbound, it grants nothing.
-    });
-
-    it('statically: config/no-policies is the full install minus the policies binding, with ENABLE_POLICIES=false, nothing else', async () => {
-      const deploy = await kustomize('deploy');
-      assert.equal(envOf(deploy, 'ENABLE_POLICIES'), 'true', 'deploy/ runs the policy controller it grants');
-      assert.equal(envOf(noPolicies, 'ENABLE_POLICIES'), 'false');
-      const missing = deploy.filter((d) => !noPolicies.some((r) => key(r) === key(d))).map(key);
-      assert.deepEqual(missing, ['ClusterRoleBinding//rollout-guard-policies']);
-      const withoutPolicyEnv = (d: Obj): Obj => {
-        if (d.kind !== 'Deployment') return d;
-        const o = structuredClone(d);
-        for (const c of o.spec.template.spec.containers as Obj[]) c.env = (c.env as Obj[]).filter((e) => e.name !== 'ENABLE_POLICIES');
-        return o;
-      };
-      for (const r of noPolicies) assert.deepEqual(withoutPolicyEnv(r), withoutPolicyEnv(deploy.find((d) => key(d) === key(r))!), `${key(r)} unchanged`);
-    });
-
-    for (const args of [...ALLOWED, ...POLICY_ALLOWED, ...UNDO_ALLOWED]) {
-      it(`can ${args.join(' ')}`, async () => {
-        assert.equal(await canI(saFull, args), true);
+        ]);
+        // Nothing the policy controller alone needs is granted by another role.
+        for (const g of grants.filter((x) => x.role !== 'ClusterRole/rollout-guard-policies')) {
+          assert.ok(!(g.resource === 'rolloutguards' && WRITE.has(g.verb)), where(g));
+          assert.ok(!['namespaces', 'rolloutguardpolicies', 'rolloutguardpolicies/status'].includes(g.resource), where(g));
+        }
+        const binding = full.find((d) => d.kind === 'ClusterRoleBinding' && d.roleRef.name === 'rollout-guard-policies');
+        assert.equal(binding?.metadata.name, 'rollout-guard-policies');
       });
-    }
 
-    for (const args of DENIED) {
-      it(`cannot ${args.join(' ')}`, async () => {
-        assert.equal(await canI(saFull, args), false);
+      it('statically: config/report-only is the full install minus the undo binding, nothing else', () => {
+        const missing = deployRbac.filter((d) => !reportOnly.some((r) => key(r) === key(d))).map(key);
+        assert.deepEqual(missing, ['ClusterRoleBinding//rollout-guard-undo']);
+        for (const r of reportOnly)
+          assert.deepEqual(
+            r,
+            deployRbac.find((d) => key(d) === key(r)),
+            `${key(r)} unchanged`,
+          );
+        // The undo ClusterRole itself may stay: unbound, it grants nothing.
       });
-    }
 
-    it('leader election works in its own namespace only', async () => {
-      for (const v of ['get', 'create', 'update']) assert.equal(await canI(saFull, [v, 'leases.coordination.k8s.io', '-n', nsFull]), true, v);
-      assert.equal(await canI(saFull, ['delete', 'leases.coordination.k8s.io', '-n', nsFull]), false, 'delete');
-    });
+      it('statically: config/no-policies is the full install minus the policies binding, with ENABLE_POLICIES=false, nothing else', async () => {
+        const deploy = await kustomize('deploy');
+        assert.equal(envOf(deploy, 'ENABLE_POLICIES'), 'true', 'deploy/ runs the policy controller it grants');
+        assert.equal(envOf(noPolicies, 'ENABLE_POLICIES'), 'false');
+        const missing = deploy.filter((d) => !noPolicies.some((r) => key(r) === key(d))).map(key);
+        assert.deepEqual(missing, ['ClusterRoleBinding//rollout-guard-policies']);
+        const withoutPolicyEnv = (d: Obj): Obj => {
+          if (d.kind !== 'Deployment') return d;
+          const o = structuredClone(d);
+          for (const c of o.spec.template.spec.containers as Obj[]) c.env = (c.env as Obj[]).filter((e) => e.name !== 'ENABLE_POLICIES');
+          return o;
+        };
+        for (const r of noPolicies)
+          assert.deepEqual(withoutPolicyEnv(r), withoutPolicyEnv(deploy.find((d) => key(d) === key(r))!), `${key(r)} unchanged`);
+      });
 
-    it('report-only install: cannot patch DaemonSets, and can still do everything else it needs', async () => {
-      assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-n', 'default']), false);
-      assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-A']), false);
-      // Nor the pod dry runs that only an undo needs.
-      await expectCan(saReport, UNDO_ALLOWED, false);
-      await expectCan(saReport, [...ALLOWED, ...POLICY_ALLOWED], true);
-      await expectCan(saReport, DENIED, false);
-    });
-
-    it('no-policies install: cannot create, patch or delete guards, nor read policies or namespaces; can still do everything else it needs', async () => {
-      for (const v of ['create', 'patch', 'delete']) {
-        assert.equal(await canI(saNoPolicies, [v, 'rolloutguards.rolloutguard.dev', '-n', 'default']), false, v);
-        assert.equal(await canI(saNoPolicies, [v, 'rolloutguards.rolloutguard.dev', '-A']), false, `${v} -A`);
+      for (const args of [...ALLOWED, ...POLICY_ALLOWED, ...UNDO_ALLOWED]) {
+        it(`can ${args.join(' ')}`, async () => {
+          assert.equal(await canI(saFull, args), true);
+        });
       }
-      await expectCan(saNoPolicies, POLICY_ALLOWED, false);
-      await expectCan(saNoPolicies, [...ALLOWED, ...UNDO_ALLOWED], true);
-      await expectCan(saNoPolicies, DENIED, false);
-    });
 
-    it('guards are created, patched and deleted only with the policies binding', async () => {
-      const guardWrites = ['create', 'patch', 'delete'].map((v) => [v, 'rolloutguards.rolloutguard.dev', '-n', 'default']);
-      await expectCan(saFull, guardWrites, true);
-      await expectCan(saReport, guardWrites, true);
-      await expectCan(saNoPolicies, guardWrites, false);
-    });
+      for (const args of DENIED) {
+        it(`cannot ${args.join(' ')}`, async () => {
+          assert.equal(await canI(saFull, args), false);
+        });
+      }
 
-    it('no install can patch, update or delete an Event, in any namespace', async () => {
-      const eventWrites = ['patch', 'update', 'delete'].flatMap((v) => [
-        [v, 'events.events.k8s.io', '-A'],
-        [v, 'events.events.k8s.io', '-n', 'default'],
-        [v, 'events', '-A'],
-        [v, 'events', '-n', 'default'],
-      ]);
-      for (const sa of [saFull, saReport, saNoPolicies]) await expectCan(sa, eventWrites, false);
-    });
-  });
+      it('leader election works in its own namespace only', async () => {
+        for (const v of ['get', 'create', 'update'])
+          assert.equal(await canI(saFull, [v, 'leases.coordination.k8s.io', '-n', nsFull]), true, v);
+        assert.equal(await canI(saFull, ['delete', 'leases.coordination.k8s.io', '-n', nsFull]), false, 'delete');
+      });
+
+      it('report-only install: cannot patch DaemonSets, and can still do everything else it needs', async () => {
+        assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-n', 'default']), false);
+        assert.equal(await canI(saReport, ['patch', 'daemonsets.apps', '-A']), false);
+        // Nor the pod dry runs that only an undo needs.
+        await expectCan(saReport, UNDO_ALLOWED, false);
+        await expectCan(saReport, [...ALLOWED, ...POLICY_ALLOWED], true);
+        await expectCan(saReport, DENIED, false);
+      });
+
+      it('no-policies install: cannot create, patch or delete guards, nor read policies or namespaces; can still do everything else it needs', async () => {
+        for (const v of ['create', 'patch', 'delete']) {
+          assert.equal(await canI(saNoPolicies, [v, 'rolloutguards.rolloutguard.dev', '-n', 'default']), false, v);
+          assert.equal(await canI(saNoPolicies, [v, 'rolloutguards.rolloutguard.dev', '-A']), false, `${v} -A`);
+        }
+        await expectCan(saNoPolicies, POLICY_ALLOWED, false);
+        await expectCan(saNoPolicies, [...ALLOWED, ...UNDO_ALLOWED], true);
+        await expectCan(saNoPolicies, DENIED, false);
+      });
+
+      it('guards are created, patched and deleted only with the policies binding', async () => {
+        const guardWrites = ['create', 'patch', 'delete'].map((v) => [v, 'rolloutguards.rolloutguard.dev', '-n', 'default']);
+        await expectCan(saFull, guardWrites, true);
+        await expectCan(saReport, guardWrites, true);
+        await expectCan(saNoPolicies, guardWrites, false);
+      });
+
+      it('no install can patch, update or delete an Event, in any namespace', async () => {
+        const eventWrites = ['patch', 'update', 'delete'].flatMap((v) => [
+          [v, 'events.events.k8s.io', '-A'],
+          [v, 'events.events.k8s.io', '-n', 'default'],
+          [v, 'events', '-A'],
+          [v, 'events', '-n', 'default'],
+        ]);
+        for (const sa of [saFull, saReport, saNoPolicies]) await expectCan(sa, eventWrites, false);
+      });
+    },
+  );
 
   describe('RBAC: config/namespaced installed into the API server and checked with kubectl auth can-i', { concurrency: 8 }, () => {
     const suffix = uniqueName('secns').replace(/^secns-/, 'secns');
@@ -380,13 +441,21 @@ describe('security', () => {
 
     /** Reads in a watched namespace. */
     const NS_READS: ReadonlyArray<readonly string[]> = ['get', 'list', 'watch'].flatMap((v) =>
-      ['daemonsets.apps', 'controllerrevisions.apps', 'pods', 'rolloutguards.rolloutguard.dev', 'events'].map((r) => [v, r, '-n', 'default']),
+      ['daemonsets.apps', 'controllerrevisions.apps', 'pods', 'rolloutguards.rolloutguard.dev', 'events'].map((r) => [
+        v,
+        r,
+        '-n',
+        'default',
+      ]),
     );
 
     before(async () => {
       rendered = await kustomize('config/namespaced');
       rbac = rendered.filter((d) => RBAC_KINDS.has(d.kind as string));
-      watchedExample = (envOf(rendered, 'WATCH_NAMESPACES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      watchedExample = (envOf(rendered, 'WATCH_NAMESPACES') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       assert.ok(watchedExample.length >= 2, `WATCH_NAMESPACES names the example namespaces: ${watchedExample.join(',')}`);
       nsOp = uniqueName('sec-ns-op');
       watched = watchedExample.map((_, i) => uniqueName(`sec-ns-w${i}`));
@@ -402,7 +471,8 @@ describe('security', () => {
       sa = `system:serviceaccount:${nsOp}:rollout-guard`;
       await waitFor(
         async () => {
-          for (const ns of watched) if (!(await canI(sa, ['patch', 'daemonsets.apps', '-n', ns])) || !(await canI(sa, ['list', 'pods', '-n', ns]))) return false;
+          for (const ns of watched)
+            if (!(await canI(sa, ['patch', 'daemonsets.apps', '-n', ns])) || !(await canI(sa, ['list', 'pods', '-n', ns]))) return false;
           return (await canI(sa, ['list', 'nodes'])) && (await canI(sa, ['update', 'leases.coordination.k8s.io', '-n', nsOp]));
         },
         { timeoutMs: 30_000, describe: 'namespaced RBAC copies in effect' },
@@ -411,11 +481,20 @@ describe('security', () => {
 
     it('statically: the Deployment watches exactly the namespaces that have the Roles, with policies off', () => {
       assert.equal(envOf(rendered, 'ENABLE_POLICIES'), 'false');
-      const roleNamespaces = [...new Set(rbac.filter((d) => d.kind === 'Role' && d.metadata.namespace !== INSTALL_NS).map((d) => d.metadata.namespace as string))];
+      const roleNamespaces = [
+        ...new Set(rbac.filter((d) => d.kind === 'Role' && d.metadata.namespace !== INSTALL_NS).map((d) => d.metadata.namespace as string)),
+      ];
       assert.deepEqual(roleNamespaces.sort(), [...watchedExample].sort());
       for (const ns of watchedExample) {
-        const names = rbac.filter((d) => d.metadata.namespace === ns).map((d) => `${d.kind}/${d.metadata.name}`).sort();
-        assert.deepEqual(names, ['Role/rollout-guard', 'Role/rollout-guard-undo', 'RoleBinding/rollout-guard', 'RoleBinding/rollout-guard-undo'], ns);
+        const names = rbac
+          .filter((d) => d.metadata.namespace === ns)
+          .map((d) => `${d.kind}/${d.metadata.name}`)
+          .sort();
+        assert.deepEqual(
+          names,
+          ['Role/rollout-guard', 'Role/rollout-guard-undo', 'RoleBinding/rollout-guard', 'RoleBinding/rollout-guard-undo'],
+          ns,
+        );
       }
     });
 
@@ -426,24 +505,37 @@ describe('security', () => {
       const withoutScopeEnv = (d: Obj): Obj => {
         if (d.kind !== 'Deployment') return d;
         const o = structuredClone(d);
-        for (const c of o.spec.template.spec.containers as Obj[]) c.env = (c.env as Obj[]).filter((e) => e.name !== 'ENABLE_POLICIES' && e.name !== 'WATCH_NAMESPACES');
+        for (const c of o.spec.template.spec.containers as Obj[])
+          c.env = (c.env as Obj[]).filter((e) => e.name !== 'ENABLE_POLICIES' && e.name !== 'WATCH_NAMESPACES');
         return o;
       };
-      for (const r of ours) assert.deepEqual(withoutScopeEnv(r), withoutScopeEnv(deploy.find((d) => key(d) === key(r))!), `${key(r)} unchanged`);
+      for (const r of ours)
+        assert.deepEqual(withoutScopeEnv(r), withoutScopeEnv(deploy.find((d) => key(d) === key(r))!), `${key(r)} unchanged`);
       assert.equal(envOf(deploy, 'WATCH_NAMESPACES'), undefined, 'deploy/ watches every namespace');
     });
 
     it('statically: cluster-wide it can only read nodes; the Lease Role stays in rollout-guard-system; no ClusterRole of the cluster install is left', () => {
       const cluster = grantsOf(rbac.filter((d) => d.kind === 'ClusterRole'));
-      assert.deepEqual(cluster.map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), ['get core/nodes', 'list core/nodes', 'watch core/nodes']);
-      const bindings = rbac.filter((d) => d.kind === 'ClusterRoleBinding');
-      assert.deepEqual(bindings.map((b) => b.roleRef.name as string), ['rollout-guard-nodes']);
-      assert.deepEqual(rbac.filter((d) => d.metadata.namespace === INSTALL_NS).map((d) => `${d.kind}/${d.metadata.name}`).sort(), [
-        'Role/rollout-guard-leader-election',
-        'RoleBinding/rollout-guard-leader-election',
-        'ServiceAccount/rollout-guard',
+      assert.deepEqual(cluster.map((g) => `${g.verb} ${g.group}/${g.resource}`).sort(), [
+        'get core/nodes',
+        'list core/nodes',
+        'watch core/nodes',
       ]);
-      for (const d of rbac) for (const s of (d.subjects ?? []) as Obj[]) assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: INSTALL_NS }, key(d));
+      const bindings = rbac.filter((d) => d.kind === 'ClusterRoleBinding');
+      assert.deepEqual(
+        bindings.map((b) => b.roleRef.name as string),
+        ['rollout-guard-nodes'],
+      );
+      assert.deepEqual(
+        rbac
+          .filter((d) => d.metadata.namespace === INSTALL_NS)
+          .map((d) => `${d.kind}/${d.metadata.name}`)
+          .sort(),
+        ['Role/rollout-guard-leader-election', 'RoleBinding/rollout-guard-leader-election', 'ServiceAccount/rollout-guard'],
+      );
+      for (const d of rbac)
+        for (const s of (d.subjects ?? []) as Obj[])
+          assert.deepEqual(s, { kind: 'ServiceAccount', name: 'rollout-guard', namespace: INSTALL_NS }, key(d));
     });
 
     it('statically: least privilege, the same properties as the cluster install, and no rule uses *', () => {
@@ -452,28 +544,56 @@ describe('security', () => {
     });
 
     it('can patch DaemonSets (the undo) in a watched namespace', async () => {
-      await expectCan(sa, watched.map((ns) => ['patch', 'daemonsets.apps', '-n', ns]), true);
+      await expectCan(
+        sa,
+        watched.map((ns) => ['patch', 'daemonsets.apps', '-n', ns]),
+        true,
+      );
     });
 
     it('cannot patch DaemonSets in kube-system, default, an unwatched namespace, or across namespaces', async () => {
-      await expectCan(sa, [['patch', 'daemonsets.apps', '-n', 'kube-system'], ['patch', 'daemonsets.apps', '-n', 'default'], ['patch', 'daemonsets.apps', '-n', unwatched], ['patch', 'daemonsets.apps', '-A']], false);
+      await expectCan(
+        sa,
+        [
+          ['patch', 'daemonsets.apps', '-n', 'kube-system'],
+          ['patch', 'daemonsets.apps', '-n', 'default'],
+          ['patch', 'daemonsets.apps', '-n', unwatched],
+          ['patch', 'daemonsets.apps', '-A'],
+        ],
+        false,
+      );
     });
 
     it('cannot create, patch or delete RolloutGuards anywhere', async () => {
       const nss = [...watched, unwatched, 'default', 'kube-system'];
-      const q = ['create', 'patch', 'delete', 'update'].flatMap((v) => [[v, 'rolloutguards.rolloutguard.dev', '-A'], ...nss.map((ns) => [v, 'rolloutguards.rolloutguard.dev', '-n', ns])]);
+      const q = ['create', 'patch', 'delete', 'update'].flatMap((v) => [
+        [v, 'rolloutguards.rolloutguard.dev', '-A'],
+        ...nss.map((ns) => [v, 'rolloutguards.rolloutguard.dev', '-n', ns]),
+      ]);
       await expectCan(sa, q, false);
     });
 
     it('can patch rolloutguards/status in the watched namespaces only', async () => {
       const q = (ns: string): string[] => ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', ns];
       await expectCan(sa, watched.map(q), true);
-      await expectCan(sa, [q(unwatched), q('default'), q('kube-system'), ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-A']], false);
+      await expectCan(
+        sa,
+        [q(unwatched), q('default'), q('kube-system'), ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-A']],
+        false,
+      );
     });
 
     it('can create Events (events.k8s.io) in the watched namespaces only, and cannot patch, update or delete an Event anywhere', async () => {
-      await expectCan(sa, watched.map((ns) => ['create', 'events.events.k8s.io', '-n', ns]), true);
-      await expectCan(sa, [unwatched, 'default', 'kube-system'].map((ns) => ['create', 'events.events.k8s.io', '-n', ns]), false);
+      await expectCan(
+        sa,
+        watched.map((ns) => ['create', 'events.events.k8s.io', '-n', ns]),
+        true,
+      );
+      await expectCan(
+        sa,
+        [unwatched, 'default', 'kube-system'].map((ns) => ['create', 'events.events.k8s.io', '-n', ns]),
+        false,
+      );
       const nss = [...watched, unwatched, 'default'];
       const writes = ['patch', 'update', 'delete'].flatMap((v) => [
         [v, 'events.events.k8s.io', '-A'],
@@ -489,11 +609,23 @@ describe('security', () => {
     it('reads DaemonSets, ControllerRevisions, pods, guards and core Events in the watched namespaces only', async () => {
       for (const ns of watched) await expectCan(sa, inNamespace(NS_READS, ns), true);
       await expectCan(sa, [...inNamespace(NS_READS, unwatched), ...NS_READS, ...inNamespace(NS_READS, 'kube-system')], false);
-      await expectCan(sa, NS_READS.map((q) => [q[0]!, q[1]!, '-A']), false);
+      await expectCan(
+        sa,
+        NS_READS.map((q) => [q[0]!, q[1]!, '-A']),
+        false,
+      );
     });
 
     it('can list and watch nodes; reads nothing else cluster-wide (no namespaces, no RolloutGuardPolicies)', async () => {
-      await expectCan(sa, [['get', 'nodes'], ['list', 'nodes'], ['watch', 'nodes']], true);
+      await expectCan(
+        sa,
+        [
+          ['get', 'nodes'],
+          ['list', 'nodes'],
+          ['watch', 'nodes'],
+        ],
+        true,
+      );
       await expectCan(sa, [...POLICY_ALLOWED, ['get', 'namespaces'], ['get', 'rolloutguardpolicies.rolloutguard.dev']], false);
     });
 
@@ -503,8 +635,16 @@ describe('security', () => {
     });
 
     it('leader election works in its own namespace only', async () => {
-      await expectCan(sa, ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsOp]), true);
-      await expectCan(sa, [['delete', 'leases.coordination.k8s.io', '-n', nsOp], ...watched.map((ns) => ['update', 'leases.coordination.k8s.io', '-n', ns])], false);
+      await expectCan(
+        sa,
+        ['get', 'create', 'update'].map((v) => [v, 'leases.coordination.k8s.io', '-n', nsOp]),
+        true,
+      );
+      await expectCan(
+        sa,
+        [['delete', 'leases.coordination.k8s.io', '-n', nsOp], ...watched.map((ns) => ['update', 'leases.coordination.k8s.io', '-n', ns])],
+        false,
+      );
     });
   });
 
@@ -539,7 +679,7 @@ describe('security', () => {
       assert.equal(nsLabels['pod-security.kubernetes.io/audit'], 'restricted');
     });
 
-    it("the Deployment is admitted without a warning and its pods are created, not refused", async () => {
+    it('the Deployment is admitted without a warning and its pods are created, not refused', async () => {
       const d = structuredClone(deployment);
       d.metadata.namespace = ns;
       // Scheduling only; nodeSelector is not part of any Pod Security profile.
@@ -548,12 +688,21 @@ describe('security', () => {
       // warn=restricted makes the API server check the pod template of a workload at apply time.
       assert.doesNotMatch(res.stderr, /PodSecurity/, res.stderr);
       const replicas = d.spec.replicas as number;
-      await waitFor(async () => {
-        const pods = await kubectlJson<{ items: unknown[] }>(['get', 'pods', '-l', 'app.kubernetes.io/name=rollout-guard'], { ns });
-        return pods.items.length === replicas;
-      }, { timeoutMs: 60_000, describe: `${replicas} pods created` });
-      const evs = await kubectlJson<{ items: Array<{ reason: string; message: string }> }>(['get', 'events', '--field-selector=involvedObject.kind=ReplicaSet'], { ns });
-      assert.deepEqual(evs.items.filter((e) => e.reason === 'FailedCreate').map((e) => e.message), []);
+      await waitFor(
+        async () => {
+          const pods = await kubectlJson<{ items: unknown[] }>(['get', 'pods', '-l', 'app.kubernetes.io/name=rollout-guard'], { ns });
+          return pods.items.length === replicas;
+        },
+        { timeoutMs: 60_000, describe: `${replicas} pods created` },
+      );
+      const evs = await kubectlJson<{ items: Array<{ reason: string; message: string }> }>(
+        ['get', 'events', '--field-selector=involvedObject.kind=ReplicaSet'],
+        { ns },
+      );
+      assert.deepEqual(
+        evs.items.filter((e) => e.reason === 'FailedCreate').map((e) => e.message),
+        [],
+      );
       assert.ok(evs.items.some((e) => e.reason === 'SuccessfulCreate'));
     });
 
@@ -577,10 +726,16 @@ describe('security', () => {
       d.spec.template.spec = spec;
       const applied = await kubectl(['apply', '-f', '-'], { input: JSON.stringify(d) });
       assert.match(applied.stderr, /would violate PodSecurity "restricted:latest"/);
-      await waitFor(async () => {
-        const evs = await kubectlJson<{ items: Array<{ reason: string; message: string }> }>(['get', 'events', '--field-selector=involvedObject.kind=ReplicaSet,reason=FailedCreate'], { ns });
-        return evs.items.some((e) => e.message.includes('violates PodSecurity'));
-      }, { timeoutMs: 60_000, describe: 'FailedCreate: violates PodSecurity' });
+      await waitFor(
+        async () => {
+          const evs = await kubectlJson<{ items: Array<{ reason: string; message: string }> }>(
+            ['get', 'events', '--field-selector=involvedObject.kind=ReplicaSet,reason=FailedCreate'],
+            { ns },
+          );
+          return evs.items.some((e) => e.message.includes('violates PodSecurity'));
+        },
+        { timeoutMs: 60_000, describe: 'FailedCreate: violates PodSecurity' },
+      );
       const pods = await kubectlJson<{ items: unknown[] }>(['get', 'pods', '-l', 'app=insecure'], { ns });
       assert.equal(pods.items.length, 0);
     });
@@ -649,7 +804,11 @@ describe('security', () => {
       // the ENTRYPOINT, or `args: [run]` would run `node run`.
       // --expose-gc: the idle collector gives back what a burst of work reserved; the harness starts the
       // operator the same way (cluster/operatorProcess.ts).
-      assert.deepEqual(entrypoint, ['/nodejs/bin/node', '--expose-gc', 'dist/src/main.js'], 'the path tsc emits for src/main.ts (rootDir ., outDir dist)');
+      assert.deepEqual(
+        entrypoint,
+        ['/nodejs/bin/node', '--expose-gc', 'dist/src/main.js'],
+        'the path tsc emits for src/main.ts (rootDir ., outDir dist)',
+      );
       assert.equal(OPERATOR_MAIN, resolve(ROOT, entrypoint.at(-1)!));
       assert.deepEqual(exec('CMD'), ['run']);
       // The chart's args are checked by the chart suite.
@@ -682,9 +841,15 @@ describe('security', () => {
         assert.equal(sc.readOnlyRootFilesystem, true, c.name);
         assert.ok(!sc.privileged, c.name);
         assert.ok((sc.capabilities.drop as string[]).includes('ALL'), c.name);
-        assert.ok(((sc.capabilities.add ?? []) as string[]).every((a) => a === 'NET_BIND_SERVICE'), c.name);
+        assert.ok(
+          ((sc.capabilities.add ?? []) as string[]).every((a) => a === 'NET_BIND_SERVICE'),
+          c.name,
+        );
         assert.ok(sc.runAsUser === undefined || sc.runAsUser === 65532, c.name);
-        assert.ok((c.volumeMounts as Obj[]).some((m) => m.name === 'tmp' && m.mountPath === '/tmp'), `${c.name}: /tmp is writable`);
+        assert.ok(
+          (c.volumeMounts as Obj[]).some((m) => m.name === 'tmp' && m.mountPath === '/tmp'),
+          `${c.name}: /tmp is writable`,
+        );
         assert.ok(!((c.ports ?? []) as Obj[]).some((p) => p.hostPort), `${c.name}: no hostPort`);
         assert.ok(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory, `${c.name}: resources`);
         assert.doesNotMatch(c.image as string, /:latest$|^[^:]+$/, `${c.name}: a pinned tag`);
@@ -716,14 +881,21 @@ describe('security', () => {
       const ports = (c.ports as Obj[]).map((p) => `${p.name}=${p.protocol ?? 'TCP'}/${p.containerPort}`).sort();
       assert.deepEqual(ports, ['metrics=TCP/8080', 'probes=TCP/8081']);
       for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe']) if (c[p]) assert.equal(c[p].httpGet.port, 'probes', p);
-      assert.ok(!((c.args ?? []) as string[]).some((a) => /^--(port|metrics-bind-address|health-probe-bind-address)\b/.test(a)), 'the operator\'s default listeners, no flag');
+      assert.ok(
+        !((c.args ?? []) as string[]).some((a) => /^--(port|metrics-bind-address|health-probe-bind-address)\b/.test(a)),
+        "the operator's default listeners, no flag",
+      );
     });
 
     it('Deployment: preferred (not required) pod anti-affinity on kubernetes.io/hostname, selecting its own pods', () => {
       const pod = dep.spec.template.spec as Obj;
       const anti = pod.affinity?.podAntiAffinity as Obj | undefined;
       assert.ok(anti, 'podAntiAffinity');
-      assert.equal(anti.requiredDuringSchedulingIgnoredDuringExecution, undefined, 'required would leave a replica Pending on a one-node cluster');
+      assert.equal(
+        anti.requiredDuringSchedulingIgnoredDuringExecution,
+        undefined,
+        'required would leave a replica Pending on a one-node cluster',
+      );
       const terms = anti.preferredDuringSchedulingIgnoredDuringExecution as Obj[];
       assert.equal(terms.length, 1);
       const term = terms[0]!.podAffinityTerm as Obj;
@@ -732,10 +904,11 @@ describe('security', () => {
       assert.equal(term.namespaces, undefined, 'its own namespace');
       assert.equal(term.labelSelector.matchExpressions, undefined);
       assert.deepEqual(term.labelSelector.matchLabels, dep.spec.selector.matchLabels);
-      for (const [k, v] of Object.entries(term.labelSelector.matchLabels as Record<string, string>)) assert.equal(dep.spec.template.metadata.labels[k], v, k);
+      for (const [k, v] of Object.entries(term.labelSelector.matchLabels as Record<string, string>))
+        assert.equal(dep.spec.template.metadata.labels[k], v, k);
     });
 
-    it('PodDisruptionBudget: selects the Deployment\'s pods and allows at most one of them to be disrupted', () => {
+    it("PodDisruptionBudget: selects the Deployment's pods and allows at most one of them to be disrupted", () => {
       const pdbs = rendered.filter((d) => d.kind === 'PodDisruptionBudget');
       assert.equal(pdbs.length, 1);
       const pdb = pdbs[0]!;
@@ -743,7 +916,8 @@ describe('security', () => {
       assert.equal(pdb.metadata.namespace, d.metadata.namespace);
       assert.equal(pdb.spec.selector.matchExpressions, undefined);
       assert.deepEqual(pdb.spec.selector.matchLabels, d.spec.selector.matchLabels);
-      for (const [k, v] of Object.entries(pdb.spec.selector.matchLabels as Record<string, string>)) assert.equal(d.spec.template.metadata.labels[k], v, k);
+      for (const [k, v] of Object.entries(pdb.spec.selector.matchLabels as Record<string, string>))
+        assert.equal(d.spec.template.metadata.labels[k], v, k);
       const replicas = d.spec.replicas as number;
       assert.ok(replicas >= 2, 'a budget that allows one disruption needs a second replica');
       // Exactly one of the two fields; either way at most one replica goes at a time.
@@ -761,7 +935,11 @@ describe('security', () => {
       }
       assert.equal(rendered.filter((d) => d.kind === 'NetworkPolicy').length, 0);
       assert.equal(withPolicy.filter((d) => d.kind === 'NetworkPolicy').length, 1);
-      assert.deepEqual(withPolicy.filter((d) => d.kind !== 'NetworkPolicy'), rendered, 'the component adds the policy and changes nothing else');
+      assert.deepEqual(
+        withPolicy.filter((d) => d.kind !== 'NetworkPolicy'),
+        rendered,
+        'the component adds the policy and changes nothing else',
+      );
     });
 
     it('NetworkPolicy (hardened): ingress only from the monitoring namespace and only to the metrics port 8080; egress only to ipBlocks on 443/6443; no DNS rule', () => {
@@ -771,7 +949,8 @@ describe('security', () => {
       const d = withPolicy.find((x) => x.kind === 'Deployment')!;
       assert.deepEqual(np.spec.podSelector, { matchLabels: d.spec.template.metadata.labels });
       assert.deepEqual([...(np.spec.policyTypes as string[])].sort(), ['Egress', 'Ingress']);
-      const portsOf = (rules: Obj[]): string[] => rules.flatMap((r) => ((r.ports ?? []) as Obj[]).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`)).sort();
+      const portsOf = (rules: Obj[]): string[] =>
+        rules.flatMap((r) => ((r.ports ?? []) as Obj[]).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`)).sort();
 
       const ingress = np.spec.ingress as Obj[];
       assert.ok(ingress.length >= 1);
@@ -817,7 +996,10 @@ describe('security', () => {
     /** `kubectl apply --dry-run=server` of `objs` moved into our namespace: the API server validates them and stores nothing. */
     async function dryRun(objs: readonly Obj[]): Promise<string> {
       const items = objs.map((o) => ({ ...structuredClone(o), metadata: { ...o.metadata, namespace: ns } }));
-      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), allowFail: true });
+      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+        input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+        allowFail: true,
+      });
       assert.equal(res.code, 0, res.stderr);
       return res.stdout;
     }
@@ -853,11 +1035,17 @@ describe('security', () => {
       ]);
       const np = pick(docs, 'NetworkPolicy');
       assert.deepEqual(np.spec.egress[0].to, [{ ipBlock: { cidr: '10.0.0.10/32' } }]);
-      assert.deepEqual(np.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }]);
+      assert.deepEqual(np.spec.ingress[0].from, [
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } },
+      ]);
       // Everything else as rendered.
       const rest = (o: Obj): Obj => {
         const spec = o.spec as Obj;
-        return { ...spec, egress: (spec.egress as Obj[]).map((r) => r.ports as unknown), ingress: (spec.ingress as Obj[]).map((r) => r.ports as unknown) };
+        return {
+          ...spec,
+          egress: (spec.egress as Obj[]).map((r) => r.ports as unknown),
+          ingress: (spec.ingress as Obj[]).map((r) => r.ports as unknown),
+        };
       };
       assert.deepEqual(rest(np), rest(pick(rendered, 'NetworkPolicy')));
       await dryRun([np]);
@@ -868,14 +1056,20 @@ describe('security', () => {
         `{target: {kind: NetworkPolicy, name: rollout-guard}, patch: '[{"op": "replace", "path": "/spec/egress/0/to", "value": [{"ipBlock": {"cidr": "10.0.0.10/32"}}, {"ipBlock": {"cidr": "10.0.0.11/32"}}, {"ipBlock": {"cidr": "10.0.0.12/32"}}]}]'}`,
       ]);
       const np = pick(docs, 'NetworkPolicy');
-      assert.deepEqual((np.spec.egress[0].to as Obj[]).map((p) => p.ipBlock.cidr as string), ['10.0.0.10/32', '10.0.0.11/32', '10.0.0.12/32']);
+      assert.deepEqual(
+        (np.spec.egress[0].to as Obj[]).map((p) => p.ipBlock.cidr as string),
+        ['10.0.0.10/32', '10.0.0.11/32', '10.0.0.12/32'],
+      );
       await dryRun([np]);
     });
 
     it('negative control: the API server refuses a NetworkPolicy whose ipBlock is not a CIDR', async () => {
       const np = structuredClone(pick(rendered, 'NetworkPolicy'));
       np.spec.egress[0].to = [{ ipBlock: { cidr: 'kubernetes.default.svc' } }];
-      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ ...np, metadata: { ...np.metadata, namespace: ns } }), allowFail: true });
+      const res = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+        input: JSON.stringify({ ...np, metadata: { ...np.metadata, namespace: ns } }),
+        allowFail: true,
+      });
       assert.notEqual(res.code, 0, 'accepted: the dry run would not catch a broken policy');
       assert.match(res.stderr, /ipBlock\.cidr|cidr/i);
     });

@@ -22,7 +22,8 @@ const { read } = suite;
 const getGuard = (n: string): Promise<GuardObj> => read.guard(n);
 const image = (n: string): Promise<string> => read.image(n);
 const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
-const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => read.waitGuard(n, pred, what, timeoutMs);
+const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
+  read.waitGuard(n, pred, what, timeoutMs);
 
 async function setup(s: (typeof SCENARIOS)[number], spec: Record<string, unknown>): Promise<{ n: string; goodHash: string }> {
   const { n, g } = await suite.guarded(s, spec);
@@ -74,7 +75,9 @@ describe('a revision that passes readiness and then crashes (12 nodes, maxUnavai
     const undoAt = Date.parse(failed.status!.lastUndo!.at);
     await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
     const { reached, firstCrashAt } = await meter.stop();
-    t.diagnostic(`broken revision reached ${reached.size} of ${NODES} nodes; first crash → undo ${firstCrashAt ? ((undoAt - firstCrashAt) / 1000).toFixed(1) : '?'} s; image change → undo ${((undoAt - changedAt) / 1000).toFixed(1)} s`);
+    t.diagnostic(
+      `broken revision reached ${reached.size} of ${NODES} nodes; first crash → undo ${firstCrashAt ? ((undoAt - firstCrashAt) / 1000).toFixed(1) : '?'} s; image change → undo ${((undoAt - changedAt) / 1000).toFixed(1)} s`,
+    );
     assert.ok(reached.size < NODES, `contained: the broken revision reached ${reached.size} of ${NODES} nodes`);
     assert.ok(firstCrashAt !== undefined, 'a crash was seen');
     assert.ok(undoAt - firstCrashAt < 20_000, `undo ${undoAt - firstCrashAt} ms after the first crash`);
@@ -98,7 +101,9 @@ describe('a revision that passes readiness and then crashes (12 nodes, maxUnavai
     const failedAt = Date.parse(g.status!.rollout!.failedAt!);
     const { firstCrashAt } = await meter.stop();
     const second = g.status!.rollout!.failures!.nodes.map((f) => Date.parse(f.at)).sort((a, b) => a - b)[1]!;
-    t.diagnostic(`image change → Failed ${((failedAt - changedAt) / 1000).toFixed(1)} s; second crash → Failed ${((failedAt - second) / 1000).toFixed(1)} s; first crash at +${firstCrashAt ? ((firstCrashAt - changedAt) / 1000).toFixed(1) : '?'} s`);
+    t.diagnostic(
+      `image change → Failed ${((failedAt - changedAt) / 1000).toFixed(1)} s; second crash → Failed ${((failedAt - second) / 1000).toFixed(1)} s; first crash at +${firstCrashAt ? ((firstCrashAt - changedAt) / 1000).toFixed(1) : '?'} s`,
+    );
     assert.ok(failedAt - changedAt < 60_000, 'long before the 600 s deadline');
     assert.ok(failedAt - second < 5_000, `the verdict ${failedAt - second} ms after the crash that crossed the threshold`);
     assert.equal(g.status?.cause, 'CrashLoop');
@@ -109,12 +114,32 @@ describe('a revision that passes readiness and then crashes (12 nodes, maxUnavai
 
   it('a revision that restarts once on one node during the bake and is fine after does not trip the default threshold', async () => {
     // restartonce: only the pod on the node whose name ends in -1 crashes, once, ~5 s after Ready.
-    const { n } = await setup('bake', { suspectAfterSeconds: 60, progressDeadlineSeconds: 120, bakeSeconds: 25, onStall: { action: 'Undo' } });
+    const { n } = await setup('bake', {
+      suspectAfterSeconds: 60,
+      progressDeadlineSeconds: 120,
+      bakeSeconds: 25,
+      onStall: { action: 'Undo' },
+    });
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-restartonce'], { ns: n });
-    const baking = await waitGuard(n, (x) => x.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'Baking') === true, 'baking', 60_000);
+    const baking = await waitGuard(
+      n,
+      (x) => x.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'Baking') === true,
+      'baking',
+      60_000,
+    );
     assert.equal(baking.status?.state, 'Progressing');
-    await waitGuard(n, (x) => (x.status?.rollout?.failures?.count ?? 0) >= 1 || x.status?.state === 'Healthy', 'the one restart seen (or the bake over)', 60_000);
-    const done = await waitGuard(n, (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2, 'Healthy after the bake', 90_000);
+    await waitGuard(
+      n,
+      (x) => (x.status?.rollout?.failures?.count ?? 0) >= 1 || x.status?.state === 'Healthy',
+      'the one restart seen (or the bake over)',
+      60_000,
+    );
+    const done = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2,
+      'Healthy after the bake',
+      90_000,
+    );
     assert.equal(done.status?.lastUndo, undefined);
     await holdsFor(async () => (await image(n)) === 'registry.local/decoder:2-restartonce', { durationMs: 3_000, describe: 'no undo' });
     const evs = await reasons(n, 'RolloutGuard');

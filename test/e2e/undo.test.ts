@@ -53,18 +53,26 @@ const getGuard = (n: string): Promise<GuardObj> => kubectlJson<GuardObj>(['get',
 async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 60_000): Promise<GuardObj> {
   let last: GuardObj | undefined;
   try {
-    await waitFor(async () => {
-      last = await getGuard(n);
-      return pred(last);
-    }, { timeoutMs, describe: what });
+    await waitFor(
+      async () => {
+        last = await getGuard(n);
+        return pred(last);
+      },
+      { timeoutMs, describe: what },
+    );
   } catch (e) {
-    throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`);
+    throw new Error(
+      `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`,
+    );
   }
   return last!;
 }
 
 async function reasons(n: string, kind: string): Promise<string[]> {
-  const list = await kubectlJson<{ items: Array<{ reason: string }> }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`], { ns: n });
+  const list = await kubectlJson<{ items: Array<{ reason: string }> }>(
+    ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`],
+    { ns: n },
+  );
   return list.items.map((e) => e.reason);
 }
 
@@ -72,7 +80,11 @@ async function pods(n: string): Promise<PodList['items']> {
   return (await kubectlJson<PodList>(['get', 'pods', '-l', 'app=decoder'], { ns: n })).items;
 }
 
-async function setup(s: Scenario, extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {}, spec: Record<string, unknown> = UNDO): Promise<string> {
+async function setup(
+  s: Scenario,
+  extra: Partial<Parameters<typeof decoderDaemonSet>[0]> = {},
+  spec: Record<string, unknown> = UNDO,
+): Promise<string> {
   const n = ns[s];
   await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pools[s].name, image: 'registry.local/decoder:1', ...extra }));
   await kubectl(['rollout', 'status', 'ds/decoder', '--timeout=90s'], { ns: n });
@@ -149,7 +161,12 @@ describe('undo end to end', { concurrency: true }, () => {
   it('maxUnavailable 2 on 5 nodes: both blocked nodes recover', async () => {
     const n = await setup('two', { maxUnavailable: 2 });
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
-    const stalled = await waitGuard(n, (x) => x.status?.state === 'Stalled' || x.status?.state === 'RollingBack' || x.status?.state === 'RolledBack', 'stalled', 60_000);
+    const stalled = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Stalled' || x.status?.state === 'RollingBack' || x.status?.state === 'RolledBack',
+      'stalled',
+      60_000,
+    );
     assert.ok(stalled.status);
     await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 90_000);
     assert.deepEqual(await daemonSetRow(n, 'decoder'), { desired: 5, current: 5, ready: 5, upToDate: 5, available: 5 });
@@ -163,13 +180,24 @@ describe('undo end to end', { concurrency: true }, () => {
     const genAfterUndo = await templateGeneration(n);
     // The GitOps tool puts the broken template back.
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
-    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled' && x.status.repeatedRevision === brokenHash, 'Stalled, repeated', 60_000);
+    const g = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Stalled' && x.status.repeatedRevision === brokenHash,
+      'Stalled, repeated',
+      60_000,
+    );
     assert.match(g.status?.message ?? '', /already undone once/);
-    await waitFor(async () => (await reasons(n, 'RolloutGuard')).includes('RepeatedBrokenRevision'), { timeoutMs: 15_000, describe: 'RepeatedBrokenRevision event' });
+    await waitFor(async () => (await reasons(n, 'RolloutGuard')).includes('RepeatedBrokenRevision'), {
+      timeoutMs: 15_000,
+      describe: 'RepeatedBrokenRevision event',
+    });
     // And it stays that way: no second undo.
     const genBroken = await templateGeneration(n);
     assert.equal(Number(genBroken), Number(genAfterUndo) + 1);
-    await holdsFor(async () => (await templateGeneration(n)) === genBroken && (await getGuard(n)).status?.state === 'Stalled', { durationMs: 8_000, describe: 'no second undo' });
+    await holdsFor(async () => (await templateGeneration(n)) === genBroken && (await getGuard(n)).status?.state === 'Stalled', {
+      durationMs: 8_000,
+      describe: 'no second undo',
+    });
     assert.equal((await reasons(n, 'RolloutGuard')).filter((r) => r === 'UndoStarted').length, 1);
   });
 
@@ -182,7 +210,10 @@ describe('undo end to end', { concurrency: true }, () => {
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:3'], { ns: n });
     const done = await waitGuard(n, (x) => x.status?.state === 'Healthy', 'Healthy on the fix', 60_000);
     assert.equal(done.status?.lastUndo, undefined, 'no undo was made');
-    await waitFor(async () => (await reasons(n, 'DaemonSet')).includes('UndoSkipped'), { timeoutMs: 15_000, describe: 'UndoSkipped event' });
+    await waitFor(async () => (await reasons(n, 'DaemonSet')).includes('UndoSkipped'), {
+      timeoutMs: 15_000,
+      describe: 'UndoSkipped event',
+    });
   });
 
   it('the opt-out annotation is honoured', async () => {
@@ -192,8 +223,14 @@ describe('undo end to end', { concurrency: true }, () => {
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled', 60_000);
     assert.match(g.status?.message ?? '', /rolloutguard\.dev\/undo=disabled/);
-    await holdsFor(async () => (await getGuard(n)).status?.state === 'Stalled' && (await templateGeneration(n)) === String(Number(gen) + 1), { durationMs: 6_000, describe: 'no undo' });
-    await waitFor(async () => (await reasons(n, 'RolloutGuard')).includes('UndoSkipped'), { timeoutMs: 10_000, describe: 'UndoSkipped event' });
+    await holdsFor(
+      async () => (await getGuard(n)).status?.state === 'Stalled' && (await templateGeneration(n)) === String(Number(gen) + 1),
+      { durationMs: 6_000, describe: 'no undo' },
+    );
+    await waitFor(async () => (await reasons(n, 'RolloutGuard')).includes('UndoSkipped'), {
+      timeoutMs: 10_000,
+      describe: 'UndoSkipped event',
+    });
   });
 
   it('suspend: true observes and does nothing; resuming restarts the clock and the guard acts', async () => {
@@ -203,7 +240,10 @@ describe('undo end to end', { concurrency: true }, () => {
     assert.equal(g0.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'Suspended');
     const before = await templateGeneration(n);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
-    await holdsFor(async () => (await getGuard(n)).status?.state === 'Suspended' && (await templateGeneration(n)) === String(Number(before) + 1), { durationMs: 9_000, describe: 'still suspended, no undo' });
+    await holdsFor(
+      async () => (await getGuard(n)).status?.state === 'Suspended' && (await templateGeneration(n)) === String(Number(before) + 1),
+      { durationMs: 9_000, describe: 'still suspended, no undo' },
+    );
     await kubectl(['patch', 'rolloutguard', 'decoder', '--type=merge', '-p', '{"spec":{"suspend":false}}'], { ns: n });
     const resumed = Date.now();
     await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack after resuming', 90_000);
@@ -214,7 +254,12 @@ describe('undo end to end', { concurrency: true }, () => {
     const n = await setup('report', {}, { suspectAfterSeconds: 2, progressDeadlineSeconds: 5 });
     const before = await templateGeneration(n);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
-    const g = await waitGuard(n, (x) => x.status?.state === 'Stalled' && x.status.undoPlan?.dryRun === 'Accepted', 'Stalled with an accepted dry run', 60_000);
+    const g = await waitGuard(
+      n,
+      (x) => x.status?.state === 'Stalled' && x.status.undoPlan?.dryRun === 'Accepted',
+      'Stalled with an accepted dry run',
+      60_000,
+    );
     assert.match(g.status?.message ?? '', /Would restore revision 1 \(\w+\) on 1 node/);
     assert.equal(g.status?.undoPlan?.toRevision, 1);
     assert.equal(await templateGeneration(n), String(Number(before) + 1), 'the dry run persisted nothing');

@@ -28,7 +28,16 @@ interface Seen {
 }
 
 function status(code: number, reason: string, message: string, details?: object): string {
-  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) });
+  return JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  });
 }
 
 /** A tiny API server with one route per scenario. */
@@ -67,15 +76,19 @@ function handler(seen: Seen[], hung: http.ServerResponse[]): http.RequestListene
           hung.push(res); // never answered: the client's timeout must fire
           return;
         case '/api/v1/namespaces/ns1/configmaps/echo':
-          return json(200, JSON.stringify({
-            method: req.method,
-            query: Object.fromEntries(url.searchParams),
-            contentType: req.headers['content-type'] ?? null,
-            received: body === '' ? null : JSON.parse(body),
-          }));
+          return json(
+            200,
+            JSON.stringify({
+              method: req.method,
+              query: Object.fromEntries(url.searchParams),
+              contentType: req.headers['content-type'] ?? null,
+              received: body === '' ? null : JSON.parse(body),
+            }),
+          );
         case '/api/v1/namespaces/ns1/pods': {
           if (url.searchParams.get('watch') !== 'true') return json(400, status(400, 'BadRequest', 'expected a watch'));
-          if (url.searchParams.get('resourceVersion') === 'old') return json(410, status(410, 'Expired', 'too old resource version: 1 (5)'));
+          if (url.searchParams.get('resourceVersion') === 'old')
+            return json(410, status(410, 'Expired', 'too old resource version: 1 (5)'));
           if (url.searchParams.get('resourceVersion') === 'denied') return json(403, status(403, 'Forbidden', 'pods is forbidden'));
           res.writeHead(200, { 'Content-Type': 'application/json' });
           if (url.searchParams.get('resourceVersion') === 'forever') {
@@ -193,7 +206,8 @@ describe('ApiClient', { timeout: 10_000 }, () => {
   it('round-trips a JSON body, sends JSON headers, user agent, bearer token; omits undefined query values', async () => {
     const body = { metadata: { name: 'x', labels: { a: 'b' } }, data: { n: 1, s: 'ü', list: [true, null] } };
     const got = await client.request<{ method: string; query: Record<string, string>; contentType: string; received: unknown }>(
-      'POST', '/api/v1/namespaces/ns1/configmaps/echo',
+      'POST',
+      '/api/v1/namespaces/ns1/configmaps/echo',
       { body, query: { dryRun: 'All', limit: 5, watch: false, skip: undefined } },
     );
     assert.deepEqual(got.received, body);
@@ -210,7 +224,9 @@ describe('ApiClient', { timeout: 10_000 }, () => {
     it(`PATCH sends the caller's content type ${ct}`, async () => {
       const patch = ct === PatchContentType.Json ? [{ op: 'replace', path: '/data/a', value: '1' }] : { data: { a: '1' } };
       const got = await client.request<{ method: string; contentType: string; received: unknown }>(
-        'PATCH', '/api/v1/namespaces/ns1/configmaps/echo', { body: patch, contentType: ct },
+        'PATCH',
+        '/api/v1/namespaces/ns1/configmaps/echo',
+        { body: patch, contentType: ct },
       );
       assert.equal(got.method, 'PATCH');
       assert.equal(got.contentType, ct);
@@ -273,9 +289,16 @@ describe('ApiClient', { timeout: 10_000 }, () => {
 
   it('streams a watch split across chunks, in order, and resolves when the server ends it', async () => {
     const events: WatchEvent[] = [];
-    await client.watch('/api/v1/namespaces/ns1/pods', { resourceVersion: '10', allowWatchBookmarks: true }, (ev) => events.push(ev), new AbortController().signal);
-    assert.deepEqual(events.map((e) => `${e.type}:${(e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion}`),
-      ['ADDED:11', 'MODIFIED:12', 'BOOKMARK:13', 'DELETED:14']);
+    await client.watch(
+      '/api/v1/namespaces/ns1/pods',
+      { resourceVersion: '10', allowWatchBookmarks: true },
+      (ev) => events.push(ev),
+      new AbortController().signal,
+    );
+    assert.deepEqual(
+      events.map((e) => `${e.type}:${(e.object as { metadata: { resourceVersion: string } }).metadata.resourceVersion}`),
+      ['ADDED:11', 'MODIFIED:12', 'BOOKMARK:13', 'DELETED:14'],
+    );
     assert.equal((events[0]!.object as { note: string }).note, 'ünïcødé');
     const q = new URL(seen.at(-1)!.url, 'http://x').searchParams;
     assert.equal(q.get('watch'), 'true');
@@ -284,10 +307,14 @@ describe('ApiClient', { timeout: 10_000 }, () => {
   });
 
   it('rejects a watch that starts with 410 or 403 with a classified ApiError', async () => {
-    const gone = await client.watch('/api/v1/namespaces/ns1/pods', { resourceVersion: 'old' }, () => undefined, new AbortController().signal).catch((e: unknown) => e);
+    const gone = await client
+      .watch('/api/v1/namespaces/ns1/pods', { resourceVersion: 'old' }, () => undefined, new AbortController().signal)
+      .catch((e: unknown) => e);
     assert.equal(isGone(gone), true);
     assert.equal((gone as ApiError).reason, 'Expired');
-    const denied = await client.watch('/api/v1/namespaces/ns1/pods', { resourceVersion: 'denied' }, () => undefined, new AbortController().signal).catch((e: unknown) => e);
+    const denied = await client
+      .watch('/api/v1/namespaces/ns1/pods', { resourceVersion: 'denied' }, () => undefined, new AbortController().signal)
+      .catch((e: unknown) => e);
     assert.equal(isForbidden(denied), true);
   });
 
@@ -306,9 +333,13 @@ describe('ApiClient', { timeout: 10_000 }, () => {
     assert.ok(records.some((r) => r.verb === 'GET' && r.resource === 'configmaps' && r.code === '404'));
     assert.ok(records.some((r) => r.verb === 'PATCH' && r.resource === 'configmaps' && r.code === '200'));
     assert.ok(records.some((r) => r.verb === 'WATCH' && r.resource === 'pods' && r.code === '200'));
-    assert.ok(records.some((r) => r.verb === 'GET' && r.code === 'error'), 'an aborted request is recorded as error');
+    assert.ok(
+      records.some((r) => r.verb === 'GET' && r.code === 'error'),
+      'an aborted request is recorded as error',
+    );
     // Latency for every request that ends, failed or not; none for a watch, whose length says nothing.
-    for (const r of records.filter((x) => x.verb !== 'WATCH')) assert.ok(r.seconds !== undefined && r.seconds >= 0 && r.seconds < 10, `${r.verb} ${r.resource} ${r.code}: ${r.seconds}`);
+    for (const r of records.filter((x) => x.verb !== 'WATCH'))
+      assert.ok(r.seconds !== undefined && r.seconds >= 0 && r.seconds < 10, `${r.verb} ${r.resource} ${r.code}: ${r.seconds}`);
     assert.ok(records.filter((x) => x.verb === 'WATCH').every((r) => r.seconds === undefined));
   });
 });

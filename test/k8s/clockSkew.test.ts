@@ -60,7 +60,7 @@ describe('ClockSkew', () => {
 });
 
 describe('ApiClient feeds ClockSkew from each response', () => {
-  it("a server 90 s ahead is estimated at 90 s (a real HTTP exchange; the server sets its own Date header)", async () => {
+  it('a server 90 s ahead is estimated at 90 s (a real HTTP exchange; the server sets its own Date header)', async () => {
     const server = http.createServer((_req, res) => {
       res.sendDate = false; // we send our own, skewed
       res.writeHead(200, { 'Content-Type': 'application/json', Date: dateAt(Date.now() + 90_000) });

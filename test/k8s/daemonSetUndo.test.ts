@@ -29,14 +29,24 @@ function controllerRevision(o: { ownerUid?: string; ownerKind?: string; hash?: s
     metadata: {
       name: 'decoder-aaa',
       labels: { 'controller-revision-hash': o.hash ?? 'aaa' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: o.ownerKind ?? 'DaemonSet', name: 'decoder', uid: o.ownerUid ?? 'uid-1', controller: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: o.ownerKind ?? 'DaemonSet', name: 'decoder', uid: o.ownerUid ?? 'uid-1', controller: true },
+      ],
     },
     revision: 1,
     data: o.data ?? { spec: { template: { ...GOOD, $patch: 'replace' } } },
   };
 }
 
-function daemonSet(o: { template?: unknown; annotations?: Record<string, string>; owners?: unknown[]; status?: Record<string, number>; generation?: number } = {}): Record<string, unknown> {
+function daemonSet(
+  o: {
+    template?: unknown;
+    annotations?: Record<string, string>;
+    owners?: unknown[];
+    status?: Record<string, number>;
+    generation?: number;
+  } = {},
+): Record<string, unknown> {
   return {
     metadata: {
       name: 'decoder',
@@ -72,7 +82,14 @@ function serve(world: World): http.RequestListener {
           world.patches.push({ body: JSON.parse(body) as Record<string, unknown>, query: url.search });
           if (world.conflicts > 0) {
             world.conflicts--;
-            return json(409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' });
+            return json(409, {
+              kind: 'Status',
+              apiVersion: 'v1',
+              status: 'Failure',
+              reason: 'Conflict',
+              code: 409,
+              message: 'the object has been modified',
+            });
           }
           return json(200, world.ds);
         }
@@ -113,15 +130,22 @@ describe('DaemonSetUndo', () => {
   it('applies: one strategic-merge patch of spec.template, the resourceVersion read, and the undo record annotation', async () => {
     assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
     assert.equal(world.patches.length, 1);
-    const p = world.patches[0]!.body as { spec: { template: unknown }; metadata: { resourceVersion: string; annotations: Record<string, string> } };
+    const p = world.patches[0]!.body as {
+      spec: { template: unknown };
+      metadata: { resourceVersion: string; annotations: Record<string, string> };
+    };
     assert.deepEqual(Object.keys(p).sort(), ['metadata', 'spec']);
     assert.deepEqual(Object.keys(p.spec), ['template']);
     assert.equal(p.metadata.resourceVersion, '42');
     assert.deepEqual(JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!), { ...REQ.record, undone: ['bbb'] });
   });
 
-  it('the record keeps every hash undone on this DaemonSet, the earlier record\'s included', async () => {
-    world.ds = daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/x`, undone: ['ddd', 'ccc'] }) } });
+  it("the record keeps every hash undone on this DaemonSet, the earlier record's included", async () => {
+    world.ds = daemonSet({
+      annotations: {
+        [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/x`, undone: ['ddd', 'ccc'] }),
+      },
+    });
     assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
     const p = world.patches[0]!.body as { metadata: { annotations: Record<string, string> } };
     assert.deepEqual((JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!) as { undone: string[] }).undone, ['ddd', 'ccc', 'bbb']);
@@ -129,13 +153,51 @@ describe('DaemonSetUndo', () => {
 
   const refusals: Array<{ name: string; ds: Record<string, unknown>; want: string; detail?: RegExp }> = [
     { name: 'already at the target template: success recorded, nothing sent', ds: daemonSet({ template: GOOD }), want: 'AlreadyAtTarget' },
-    { name: 'another UID (deleted and recreated)', ds: { ...daemonSet(), metadata: { ...(daemonSet().metadata as object), uid: 'uid-2' } }, want: 'TemplateChanged', detail: /recreated/ },
+    {
+      name: 'another UID (deleted and recreated)',
+      ds: { ...daemonSet(), metadata: { ...(daemonSet().metadata as object), uid: 'uid-2' } },
+      want: 'TemplateChanged',
+      detail: /recreated/,
+    },
     { name: 'opted out since the decision', ds: daemonSet({ annotations: { 'rolloutguard.dev/undo': 'disabled' } }), want: 'OptedOut' },
-    { name: 'a controller owns it (its owner would revert the undo)', ds: daemonSet({ owners: [{ apiVersion: 'nvidia.com/v1', kind: 'ClusterPolicy', name: 'cluster-policy', uid: 'o1', controller: true }] }), want: 'NotUndone', detail: /ClusterPolicy\/cluster-policy/ },
-    { name: 'another guard already undid this broken revision (the record on the DaemonSet)', ds: daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'bbb', to: 'aaa', at: 'then', guard: `${NS}/other` }) } }), want: 'NotUndone', detail: /already undone .* by RolloutGuard ns1\/other/ },
-    { name: 'this broken revision is in the record\'s history, though a later undo replaced its `from`', ds: daemonSet({ annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/other`, undone: ['bbb', 'ccc'] }) } }), want: 'NotUndone', detail: /bbb was already undone \(the record on the DaemonSet\)/ },
-    { name: 'the template generation moved (a person is acting)', ds: daemonSet({ annotations: { 'deprecated.daemonset.template.generation': '3' } }), want: 'TemplateChanged', detail: /2 became 3/ },
-    { name: 'the rollout completed meanwhile', ds: daemonSet({ status: { updatedNumberScheduled: 3, numberAvailable: 3 } }), want: 'NotUndone', detail: /completed before the undo/ },
+    {
+      name: 'a controller owns it (its owner would revert the undo)',
+      ds: daemonSet({
+        owners: [{ apiVersion: 'nvidia.com/v1', kind: 'ClusterPolicy', name: 'cluster-policy', uid: 'o1', controller: true }],
+      }),
+      want: 'NotUndone',
+      detail: /ClusterPolicy\/cluster-policy/,
+    },
+    {
+      name: 'another guard already undid this broken revision (the record on the DaemonSet)',
+      ds: daemonSet({
+        annotations: { [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'bbb', to: 'aaa', at: 'then', guard: `${NS}/other` }) },
+      }),
+      want: 'NotUndone',
+      detail: /already undone .* by RolloutGuard ns1\/other/,
+    },
+    {
+      name: "this broken revision is in the record's history, though a later undo replaced its `from`",
+      ds: daemonSet({
+        annotations: {
+          [UNDO_RECORD_ANNOTATION]: JSON.stringify({ from: 'ccc', to: 'aaa', at: 'then', guard: `${NS}/other`, undone: ['bbb', 'ccc'] }),
+        },
+      }),
+      want: 'NotUndone',
+      detail: /bbb was already undone \(the record on the DaemonSet\)/,
+    },
+    {
+      name: 'the template generation moved (a person is acting)',
+      ds: daemonSet({ annotations: { 'deprecated.daemonset.template.generation': '3' } }),
+      want: 'TemplateChanged',
+      detail: /2 became 3/,
+    },
+    {
+      name: 'the rollout completed meanwhile',
+      ds: daemonSet({ status: { updatedNumberScheduled: 3, numberAvailable: 3 } }),
+      want: 'NotUndone',
+      detail: /completed before the undo/,
+    },
   ];
   for (const tc of refusals) {
     it(`refuses, sending nothing: ${tc.name}`, async () => {
@@ -148,7 +210,11 @@ describe('DaemonSetUndo', () => {
   }
 
   it('counters of a generation the controller has not observed do not count as complete', async () => {
-    world.ds = daemonSet({ generation: 3, status: { observedGeneration: 2, updatedNumberScheduled: 3, numberAvailable: 3 }, annotations: {} });
+    world.ds = daemonSet({
+      generation: 3,
+      status: { observedGeneration: 2, updatedNumberScheduled: 3, numberAvailable: 3 },
+      annotations: {},
+    });
     assert.deepEqual(await undo.undo(REQ), { kind: 'Applied' });
   });
 
@@ -168,11 +234,31 @@ describe('DaemonSetUndo', () => {
 
   describe('the revision is checked before anything is copied from it, and only its template is sent', () => {
     const suspicious: Array<{ name: string; revision: Record<string, unknown>; detail: RegExp }> = [
-      { name: 'controlled by another DaemonSet (another UID)', revision: controllerRevision({ ownerUid: 'uid-other' }), detail: /not controlled by this DaemonSet/ },
-      { name: 'controlled by something that is not a DaemonSet', revision: controllerRevision({ ownerKind: 'StatefulSet' }), detail: /not controlled by this DaemonSet/ },
-      { name: 'no controller at all', revision: { ...controllerRevision(), metadata: { name: 'decoder-aaa', labels: { 'controller-revision-hash': 'aaa' } } }, detail: /its controller is none/ },
-      { name: 'a hash label other than the decision named', revision: controllerRevision({ hash: 'zzz' }), detail: /carries hash zzz, not the aaa/ },
-      { name: 'no pod template in its data', revision: controllerRevision({ data: { spec: { updateStrategy: { type: 'OnDelete' } } } }), detail: /holds no pod template/ },
+      {
+        name: 'controlled by another DaemonSet (another UID)',
+        revision: controllerRevision({ ownerUid: 'uid-other' }),
+        detail: /not controlled by this DaemonSet/,
+      },
+      {
+        name: 'controlled by something that is not a DaemonSet',
+        revision: controllerRevision({ ownerKind: 'StatefulSet' }),
+        detail: /not controlled by this DaemonSet/,
+      },
+      {
+        name: 'no controller at all',
+        revision: { ...controllerRevision(), metadata: { name: 'decoder-aaa', labels: { 'controller-revision-hash': 'aaa' } } },
+        detail: /its controller is none/,
+      },
+      {
+        name: 'a hash label other than the decision named',
+        revision: controllerRevision({ hash: 'zzz' }),
+        detail: /carries hash zzz, not the aaa/,
+      },
+      {
+        name: 'no pod template in its data',
+        revision: controllerRevision({ data: { spec: { updateStrategy: { type: 'OnDelete' } } } }),
+        detail: /holds no pod template/,
+      },
     ];
     for (const tc of suspicious) {
       it(`refuses a revision ${tc.name}: Failed, nothing sent`, async () => {
@@ -188,7 +274,11 @@ describe('DaemonSetUndo', () => {
       world.revision = controllerRevision({
         data: {
           metadata: { annotations: { injected: 'yes' }, labels: { owner: 'attacker' } },
-          spec: { template: { ...GOOD, $patch: 'replace' }, updateStrategy: { type: 'OnDelete' }, selector: { matchLabels: { app: 'other' } } },
+          spec: {
+            template: { ...GOOD, $patch: 'replace' },
+            updateStrategy: { type: 'OnDelete' },
+            selector: { matchLabels: { app: 'other' } },
+          },
           status: { numberReady: 0 },
         },
       });
@@ -197,7 +287,11 @@ describe('DaemonSetUndo', () => {
       assert.deepEqual(Object.keys(p).sort(), ['metadata', 'spec']);
       assert.deepEqual(Object.keys(p.spec), ['template'], 'only the template');
       assert.deepEqual(p.spec.template, { ...GOOD, $patch: 'replace' });
-      assert.deepEqual(Object.keys(p.metadata).sort(), ['annotations', 'resourceVersion'], "only the precondition and the operator's own record");
+      assert.deepEqual(
+        Object.keys(p.metadata).sort(),
+        ['annotations', 'resourceVersion'],
+        "only the precondition and the operator's own record",
+      );
       assert.deepEqual(Object.keys(p.metadata.annotations as object), [UNDO_RECORD_ANNOTATION]);
     });
 

@@ -29,20 +29,43 @@ describe('EventRecorder', () => {
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
-      const ev = JSON.parse(body) as { metadata: { name: string; namespace: string }; eventTime: string; regarding: { kind: string; name: string } };
+      const ev = JSON.parse(body) as {
+        metadata: { name: string; namespace: string };
+        eventTime: string;
+        regarding: { kind: string; name: string };
+      };
       const json = (code: number, payload: unknown): void => {
         res.writeHead(code, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(payload));
       };
       if (failing > 0) {
         failing--;
-        return json(500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'InternalError', code: 500, message: 'etcd timeout' });
+        return json(500, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'InternalError',
+          code: 500,
+          message: 'etcd timeout',
+        });
       }
       if (existing.has(ev.metadata.name)) {
-        return json(409, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'AlreadyExists', code: 409, message: `events "${ev.metadata.name}" already exists` });
+        return json(409, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'AlreadyExists',
+          code: 409,
+          message: `events "${ev.metadata.name}" already exists`,
+        });
       }
       existing.add(ev.metadata.name);
-      posted.push({ name: ev.metadata.name, namespace: ev.metadata.namespace, eventTime: ev.eventTime, regarding: `${ev.regarding.kind}/${ev.regarding.name}` });
+      posted.push({
+        name: ev.metadata.name,
+        namespace: ev.metadata.namespace,
+        eventTime: ev.eventTime,
+        regarding: `${ev.regarding.kind}/${ev.regarding.name}`,
+      });
       return json(201, ev);
     });
   });
@@ -58,18 +81,29 @@ describe('EventRecorder', () => {
     failing = 0;
   });
 
-  const ann = (id: string, onTarget = true): Announcement => ({ id, at: '2026-12-01T10:00:00.123Z', type: 'Warning', reason: 'RolloutStalled', action: 'Detect', note: 'n', onTarget });
+  const ann = (id: string, onTarget = true): Announcement => ({
+    id,
+    at: '2026-12-01T10:00:00.123Z',
+    type: 'Warning',
+    reason: 'RolloutStalled',
+    action: 'Detect',
+    note: 'n',
+    onTarget,
+  });
   const ds = daemonSetRef('gpu', 'decoder', 'ds-uid');
 
   it('names each Event from the id, on the guard and (naming the guard) on the DaemonSet; eventTime is the transition time', async () => {
     const g = guardRef('gpu', 'decoder', 'g-uid');
     assert.deepEqual(await recorder.emit(g, ds, [ann('lz1')]), ['lz1']);
-    assert.deepEqual(posted.map((p) => `${p.regarding} ${p.name}`), ['RolloutGuard/decoder decoder.lz1', 'DaemonSet/decoder decoder.decoder.lz1.ds']);
+    assert.deepEqual(
+      posted.map((p) => `${p.regarding} ${p.name}`),
+      ['RolloutGuard/decoder decoder.lz1', 'DaemonSet/decoder decoder.decoder.lz1.ds'],
+    );
     assert.ok(posted.every((p) => p.eventTime === '2026-12-01T10:00:00.123000Z'));
     assert.equal(eventName(ds, 'lz1', g), 'decoder.decoder.lz1.ds');
   });
 
-  it('two guards of one DaemonSet announcing with the same id do not take each other\'s copy on the DaemonSet', async () => {
+  it("two guards of one DaemonSet announcing with the same id do not take each other's copy on the DaemonSet", async () => {
     assert.deepEqual(await recorder.emit(guardRef('gpu', 'a'), ds, [ann('same')]), ['same']);
     assert.deepEqual(await recorder.emit(guardRef('gpu', 'b'), ds, [ann('same')]), ['same']);
     assert.equal(posted.filter((p) => p.regarding === 'DaemonSet/decoder').length, 2);
@@ -85,6 +119,10 @@ describe('EventRecorder', () => {
   it('any other refusal is reported back (not announced), never thrown', async () => {
     failing = 1;
     assert.deepEqual(await recorder.emit(guardRef('gpu', 'decoder'), ds, [ann('y1'), ann('y2', false)]), ['y2']);
-    assert.deepEqual(posted.map((p) => p.name), ['decoder.decoder.y1.ds', 'decoder.y2'], 'the DaemonSet copy of y1 went through; y1 is retried as a whole later');
+    assert.deepEqual(
+      posted.map((p) => p.name),
+      ['decoder.decoder.y1.ds', 'decoder.y2'],
+      'the DaemonSet copy of y1 went through; y1 is retried as a whole later',
+    );
   });
 });

@@ -94,7 +94,8 @@ class FakeWidgetServer {
   /** A bookmark on every open watch; bumps the resourceVersion as the API server's progress would. */
   bookmark(): string {
     const rv = String(++this.rv);
-    for (const w of this.liveWatches) w.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Widget', metadata: { resourceVersion: rv } } })}\n`);
+    for (const w of this.liveWatches)
+      w.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'Widget', metadata: { resourceVersion: rv } } })}\n`);
     return rv;
   }
 
@@ -204,7 +205,12 @@ function kubeConfigFor(server: string): KubeConfig {
 }
 
 const slimWidget = (raw: Widget): Widget => ({
-  metadata: { name: raw.metadata.name, namespace: raw.metadata.namespace, resourceVersion: raw.metadata.resourceVersion, uid: raw.metadata.uid },
+  metadata: {
+    name: raw.metadata.name,
+    namespace: raw.metadata.namespace,
+    resourceVersion: raw.metadata.resourceVersion,
+    uid: raw.metadata.uid,
+  },
   spec: { size: raw.spec.size, ...(raw.spec.owner ? { owner: raw.spec.owner } : {}) },
 });
 
@@ -222,47 +228,49 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-async function setup(
-  seed: (s: FakeWidgetServer) => void,
-  opts: Partial<InformerOptions<Widget>> = {},
-): Promise<Harness> {
+async function setup(seed: (s: FakeWidgetServer) => void, opts: Partial<InformerOptions<Widget>> = {}): Promise<Harness> {
   const server = new FakeWidgetServer();
   const base = await server.start();
   seed(server);
   const client = ApiClient.fromKubeConfig(kubeConfigFor(base));
-  const informer = new Informer<Widget>(client, {
-    name: 'widgets',
-    listPath: LIST_PATH,
-    slim: slimWidget,
-    backoff: { initialMs: 5, maxMs: 20 },
-    watchTimeoutSeconds: 60,
-    ...opts,
-  }, pino({ level: 'silent' }));
+  const informer = new Informer<Widget>(
+    client,
+    {
+      name: 'widgets',
+      listPath: LIST_PATH,
+      slim: slimWidget,
+      backoff: { initialMs: 5, maxMs: 20 },
+      watchTimeoutSeconds: 60,
+      ...opts,
+    },
+    pino({ level: 'silent' }),
+  );
   const h: Harness = {
     server,
     informer,
     events: [],
     relists: 0,
-    until: (pred, what) => new Promise<void>((resolve, reject) => {
-      const check = (): void => {
-        if (!pred()) return;
-        server.bus.off('change', onChange);
-        clearTimeout(guard);
-        resolve();
-      };
-      const onChange = (): void => {
+    until: (pred, what) =>
+      new Promise<void>((resolve, reject) => {
+        const check = (): void => {
+          if (!pred()) return;
+          server.bus.off('change', onChange);
+          clearTimeout(guard);
+          resolve();
+        };
+        const onChange = (): void => {
+          check();
+          // Some state settles only after the event that announced it (e.g. a response being processed).
+          setImmediate(check);
+        };
+        // A safety net so a broken informer fails the test instead of hanging it; never a stand-in for a condition.
+        const guard = setTimeout(() => {
+          server.bus.off('change', onChange);
+          reject(new Error(`timed out waiting for: ${what}`));
+        }, 5000);
+        server.bus.on('change', onChange);
         check();
-        // Some state settles only after the event that announced it (e.g. a response being processed).
-        setImmediate(check);
-      };
-      // A safety net so a broken informer fails the test instead of hanging it; never a stand-in for a condition.
-      const guard = setTimeout(() => {
-        server.bus.off('change', onChange);
-        reject(new Error(`timed out waiting for: ${what}`));
-      }, 5000);
-      server.bus.on('change', onChange);
-      check();
-    }),
+      }),
   };
   informer.onEvent((ev) => {
     h.events.push(ev);
@@ -280,14 +288,16 @@ async function setup(
   return h;
 }
 
-const summary = (evs: Array<InformerEvent<Widget>>): string[] =>
-  evs.map((e) => `${e.type}:${e.obj.metadata.name}`).sort();
+const summary = (evs: Array<InformerEvent<Widget>>): string[] => evs.map((e) => `${e.type}:${e.obj.metadata.name}`).sort();
 
 describe('Informer', { timeout: 15_000 }, () => {
   it('lists with pagination, then streams watch events into the cache', async () => {
-    const h = await setup((s) => {
-      for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(n, { size: 1, owner: n < 'c' ? 'x' : 'y' });
-    }, { pageSize: 2 });
+    const h = await setup(
+      (s) => {
+        for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(n, { size: 1, owner: n < 'c' ? 'x' : 'y' });
+      },
+      { pageSize: 2 },
+    );
     h.informer.addIndex('owner', (w) => (w.spec.owner ? [w.spec.owner] : []));
     h.informer.start();
     await h.informer.waitForSync();
@@ -295,12 +305,21 @@ describe('Informer', { timeout: 15_000 }, () => {
 
     const lists = h.server.lists();
     assert.equal(lists.length, 3, 'five objects in pages of two');
-    assert.deepEqual(lists.map((r) => r.query.get('limit')), ['2', '2', '2']);
+    assert.deepEqual(
+      lists.map((r) => r.query.get('limit')),
+      ['2', '2', '2'],
+    );
     assert.equal(lists[0]!.query.get('continue'), null);
     assert.ok(lists[1]!.query.get('continue'));
     assert.deepEqual(summary(h.events), ['add:a', 'add:b', 'add:c', 'add:d', 'add:e']);
     assert.equal(h.relists, 1);
-    assert.deepEqual(h.informer.byIndex('owner', 'x').map((w) => w.metadata.name).sort(), ['a', 'b']);
+    assert.deepEqual(
+      h.informer
+        .byIndex('owner', 'x')
+        .map((w) => w.metadata.name)
+        .sort(),
+      ['a', 'b'],
+    );
 
     // Slimmed and frozen: the bulky status is gone and the shared object cannot be changed.
     const a = h.informer.get('ns1', 'a')!;
@@ -320,13 +339,29 @@ describe('Informer', { timeout: 15_000 }, () => {
     h.server.put('a', { size: 3, owner: 'y' });
     h.server.remove('b');
     await h.until(() => h.events.length === 3, 'three watch events');
-    assert.deepEqual(h.events.map((e) => `${e.type}:${e.obj.metadata.name}`), ['add:f', 'update:a', 'delete:b']);
+    assert.deepEqual(
+      h.events.map((e) => `${e.type}:${e.obj.metadata.name}`),
+      ['add:f', 'update:a', 'delete:b'],
+    );
     assert.equal(h.events[1]!.old?.spec.size, 1);
     assert.equal(h.events[1]!.obj.spec.size, 3);
     assert.equal(h.informer.get('ns1', 'b'), undefined);
-    assert.deepEqual(h.informer.list('ns1').map((x) => x.metadata.name).sort(), ['a', 'c', 'd', 'e', 'f']);
+    assert.deepEqual(
+      h.informer
+        .list('ns1')
+        .map((x) => x.metadata.name)
+        .sort(),
+      ['a', 'c', 'd', 'e', 'f'],
+    );
     assert.deepEqual(h.informer.list('other'), []);
-    assert.deepEqual(h.informer.byIndex('owner', 'x').map((x) => x.metadata.name).sort(), ['f'], 'index follows updates and deletes');
+    assert.deepEqual(
+      h.informer
+        .byIndex('owner', 'x')
+        .map((x) => x.metadata.name)
+        .sort(),
+      ['f'],
+      'index follows updates and deletes',
+    );
     assert.equal(h.informer.stats().objects, 5);
     assert.equal(h.informer.stats().restarts, 0);
     assert.ok(h.informer.stats().lastEventAt !== undefined);
@@ -402,7 +437,10 @@ describe('Informer', { timeout: 15_000 }, () => {
 
     await h.until(() => h.relists === 2, 'relist after the outage');
     const deletes = h.events.filter((e) => e.type === 'delete');
-    assert.deepEqual(deletes.map((e) => e.obj.metadata.name), ['gone']);
+    assert.deepEqual(
+      deletes.map((e) => e.obj.metadata.name),
+      ['gone'],
+    );
     assert.equal(h.informer.get('ns1', 'gone'), undefined);
     assert.equal(h.informer.stats().restarts, 2, 'the dropped stream and the failed list');
   });
@@ -463,10 +501,13 @@ describe('Informer', { timeout: 15_000 }, () => {
   });
 
   it('silent stream: the watchdog aborts it and re-watches from the same resourceVersion', async () => {
-    const h = await setup((s) => {
-      s.put('a', { size: 1 });
-      s.silentWatches = 1;
-    }, { idleTimeoutMs: 150 });
+    const h = await setup(
+      (s) => {
+        s.put('a', { size: 1 });
+        s.silentWatches = 1;
+      },
+      { idleTimeoutMs: 150 },
+    );
     h.informer.start();
     await h.informer.waitForSync();
     await h.until(() => h.server.watches().length === 2, 'watchdog re-watch');
@@ -482,10 +523,13 @@ describe('Informer', { timeout: 15_000 }, () => {
   });
 
   it('expired continue token: the list restarts from the first page', async () => {
-    const h = await setup((s) => {
-      for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(n, { size: 1 });
-      s.expireContinue = 1;
-    }, { pageSize: 2 });
+    const h = await setup(
+      (s) => {
+        for (const n of ['a', 'b', 'c', 'd', 'e']) s.put(n, { size: 1 });
+        s.expireContinue = 1;
+      },
+      { pageSize: 2 },
+    );
     h.informer.start();
     await h.informer.waitForSync();
     const conts = h.server.lists().map((r) => (r.query.get('continue') === null ? 'first' : 'next'));
@@ -496,9 +540,12 @@ describe('Informer', { timeout: 15_000 }, () => {
   });
 
   it('stop() before sync rejects waitForSync; stop() is idempotent', async () => {
-    const h = await setup((s) => {
-      s.listFailures = 1_000;
-    }, { backoff: { initialMs: 1_000, maxMs: 1_000 } });
+    const h = await setup(
+      (s) => {
+        s.listFailures = 1_000;
+      },
+      { backoff: { initialMs: 1_000, maxMs: 1_000 } },
+    );
     h.informer.start();
     await h.until(() => h.server.lists().length >= 1, 'first list attempt');
     const waiting = h.informer.waitForSync();
@@ -508,9 +555,12 @@ describe('Informer', { timeout: 15_000 }, () => {
   });
 
   it('waitForSync honours an abort signal', async () => {
-    const h = await setup((s) => {
-      s.listFailures = 1_000;
-    }, { backoff: { initialMs: 1_000, maxMs: 1_000 } });
+    const h = await setup(
+      (s) => {
+        s.listFailures = 1_000;
+      },
+      { backoff: { initialMs: 1_000, maxMs: 1_000 } },
+    );
     h.informer.start();
     const ac = new AbortController();
     const waiting = h.informer.waitForSync(ac.signal);

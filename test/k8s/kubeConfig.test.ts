@@ -32,7 +32,10 @@ describe('loadKubeConfig', () => {
   });
 
   it('an explicit file that does not exist is an error naming it', () => {
-    assert.throws(() => loadKubeConfig(join(dir, 'nope'), {}), (e: unknown) => e instanceof KubeConfigError && /nope does not exist/.test(e.message));
+    assert.throws(
+      () => loadKubeConfig(join(dir, 'nope'), {}),
+      (e: unknown) => e instanceof KubeConfigError && /nope does not exist/.test(e.message),
+    );
   });
 
   it('~/.kube/config when nothing is named', async () => {
@@ -49,17 +52,31 @@ describe('loadKubeConfig', () => {
   it('nothing at all: an error that says where it looked and what to do, never localhost:8080', () => {
     assert.throws(
       () => loadKubeConfig(undefined, { HOME: dir }, () => false),
-      (e: unknown) => e instanceof KubeConfigError && /no kubeconfig/.test(e.message) && /--kubeconfig PATH or set KUBECONFIG/.test(e.message) && e.message.includes(join(dir, '.kube', 'config')),
+      (e: unknown) =>
+        e instanceof KubeConfigError &&
+        /no kubeconfig/.test(e.message) &&
+        /--kubeconfig PATH or set KUBECONFIG/.test(e.message) &&
+        e.message.includes(join(dir, '.kube', 'config')),
     );
   });
 
   it('in a pod: KUBERNETES_SERVICE_HOST and the service account token', () => {
-    assert.equal(inCluster({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => true), true);
-    assert.equal(inCluster({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => false), false, 'no token: not a pod we can use');
-    assert.equal(inCluster({}, () => true), false);
+    assert.equal(
+      inCluster({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => true),
+      true,
+    );
+    assert.equal(
+      inCluster({ KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => false),
+      false,
+      'no token: not a pod we can use',
+    );
+    assert.equal(
+      inCluster({}, () => true),
+      false,
+    );
   });
 
-  describe('a list of files and kubectl\'s overrides', () => {
+  describe("a list of files and kubectl's overrides", () => {
     const config = (cluster: string, server: string, ctx: string, current: string, ns = ''): string => `apiVersion: v1
 kind: Config
 clusters: [{name: ${cluster}, cluster: {server: '${server}'}}]
@@ -82,7 +99,10 @@ ${current ? `current-context: ${current}` : ''}
 
     it('a:b is merged as kubectl merges $KUBECONFIG, whatever $KUBECONFIG says: the first current-context wins', () => {
       const kc = loadKubeConfig(`${a}:${b}`, { KUBECONFIG: join(dir, 'elsewhere') });
-      assert.deepEqual(kc.getContexts().map((c) => c.name), ['ctx-a', 'ctx-b']);
+      assert.deepEqual(
+        kc.getContexts().map((c) => c.name),
+        ['ctx-a', 'ctx-b'],
+      );
       assert.equal(kc.getCurrentContext(), 'ctx-b', 'a sets no current-context; b does');
       assert.equal(kc.getCurrentCluster()?.server, 'https://198.51.100.2:6443');
     });
@@ -100,7 +120,7 @@ ${current ? `current-context: ${current}` : ''}
       assert.equal(loadKubeConfig(`${a}:${b}`, {}).getContextObject('ctx-b')?.namespace, 'team-b');
     });
 
-    it('--cluster and --user replace the current context\'s', () => {
+    it("--cluster and --user replace the current context's", () => {
       const kc = loadKubeConfig(`${a}:${b}`, {}, undefined, { cluster: 'ca', user: 'u-ca' });
       assert.equal(kc.getCurrentContext(), 'ctx-b');
       assert.equal(kc.getCurrentCluster()?.server, 'https://198.51.100.1:6443');
@@ -109,10 +129,22 @@ ${current ? `current-context: ${current}` : ''}
     });
 
     it('a context, cluster or user the kubeconfig does not have is an error naming the ones it has', () => {
-      assert.throws(() => loadKubeConfig(`${a}:${b}`, {}, undefined, { context: 'prod' }), /context "prod" is not in the kubeconfig \(its contexts: ctx-a, ctx-b\)/);
-      assert.throws(() => loadKubeConfig(a, {}, undefined, { context: 'ctx-a', cluster: 'nope' }), /cluster "nope" is not in the kubeconfig \(its clusters: ca\)/);
-      assert.throws(() => loadKubeConfig(a, {}, undefined, { cluster: 'ca' }), /the kubeconfig sets no current-context: pass --context \(its contexts: ctx-a\)/);
-      assert.throws(() => loadKubeConfig(a, {}, undefined, { context: 'ctx-a', user: 'nope' }), /user "nope" is not in the kubeconfig \(its users: u-ca\)/);
+      assert.throws(
+        () => loadKubeConfig(`${a}:${b}`, {}, undefined, { context: 'prod' }),
+        /context "prod" is not in the kubeconfig \(its contexts: ctx-a, ctx-b\)/,
+      );
+      assert.throws(
+        () => loadKubeConfig(a, {}, undefined, { context: 'ctx-a', cluster: 'nope' }),
+        /cluster "nope" is not in the kubeconfig \(its clusters: ca\)/,
+      );
+      assert.throws(
+        () => loadKubeConfig(a, {}, undefined, { cluster: 'ca' }),
+        /the kubeconfig sets no current-context: pass --context \(its contexts: ctx-a\)/,
+      );
+      assert.throws(
+        () => loadKubeConfig(a, {}, undefined, { context: 'ctx-a', user: 'nope' }),
+        /user "nope" is not in the kubeconfig \(its users: u-ca\)/,
+      );
     });
   });
 });

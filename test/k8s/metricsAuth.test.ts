@@ -43,7 +43,12 @@ describe('ApiAccessReviewer', () => {
   });
 
   it('authenticate: POSTs a TokenReview of the token and returns the user it names', async () => {
-    const user = { username: 'system:serviceaccount:monitoring:prometheus', uid: 'abc', groups: ['system:serviceaccounts', 'system:authenticated'], extra: { 'authentication.kubernetes.io/pod-name': ['prometheus-0'] } };
+    const user = {
+      username: 'system:serviceaccount:monitoring:prometheus',
+      uid: 'abc',
+      groups: ['system:serviceaccounts', 'system:authenticated'],
+      extra: { 'authentication.kubernetes.io/pod-name': ['prometheus-0'] },
+    };
     answer = () => [201, { status: { authenticated: true, user, audiences: ['https://kubernetes.default.svc'] } }];
     assert.deepEqual(await reviewer.authenticate('tok-1', signal), { user });
     assert.equal(seen.length, 1);
@@ -67,7 +72,10 @@ describe('ApiAccessReviewer', () => {
   it('authorize: POSTs a SubjectAccessReview of the non-resource URL, for the user as authenticated', async () => {
     answer = () => [201, { status: { allowed: true, reason: 'RBAC: allowed by ClusterRoleBinding "x"' } }];
     const user = { username: 'u', uid: 'id', groups: ['g'], extra: { k: ['v'] } };
-    assert.deepEqual(await reviewer.authorize(user, { path: '/metrics', verb: 'get' }, signal), { allowed: true, reason: 'RBAC: allowed by ClusterRoleBinding "x"' });
+    assert.deepEqual(await reviewer.authorize(user, { path: '/metrics', verb: 'get' }, signal), {
+      allowed: true,
+      reason: 'RBAC: allowed by ClusterRoleBinding "x"',
+    });
     assert.equal(seen[0]!.path, '/apis/authorization.k8s.io/v1/subjectaccessreviews');
     assert.deepEqual(seen[0]!.body, {
       apiVersion: 'authorization.k8s.io/v1',
@@ -78,9 +86,19 @@ describe('ApiAccessReviewer', () => {
 
   it('authorize: not allowed, or allowed and denied at once, is a refusal', async () => {
     answer = () => [201, { status: { allowed: false } }];
-    assert.deepEqual(await reviewer.authorize({ username: 'u' }, { path: '/metrics', verb: 'get' }, signal), { allowed: false, reason: '' });
-    assert.deepEqual(seen[0]!.body.spec, { user: 'u', nonResourceAttributes: { path: '/metrics', verb: 'get' } }, 'no empty uid, groups or extra sent');
+    assert.deepEqual(await reviewer.authorize({ username: 'u' }, { path: '/metrics', verb: 'get' }, signal), {
+      allowed: false,
+      reason: '',
+    });
+    assert.deepEqual(
+      seen[0]!.body.spec,
+      { user: 'u', nonResourceAttributes: { path: '/metrics', verb: 'get' } },
+      'no empty uid, groups or extra sent',
+    );
     answer = () => [201, { status: { allowed: true, denied: true, reason: 'denied by a webhook' } }];
-    assert.deepEqual(await reviewer.authorize({ username: 'u' }, { path: '/metrics', verb: 'get' }, signal), { allowed: false, reason: 'denied by a webhook' });
+    assert.deepEqual(await reviewer.authorize({ username: 'u' }, { path: '/metrics', verb: 'get' }, signal), {
+      allowed: false,
+      reason: 'denied by a webhook',
+    });
   });
 });

@@ -9,14 +9,25 @@ import { slimDaemonSet, slimEvent, slimNode, slimPod, slimRevision } from '../..
 const owner = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-1', controller: true }];
 
 describe('slimPod', () => {
-  it('a pending daemon pod belongs to the node its affinity pins it to, with the scheduler\'s reason', () => {
+  it("a pending daemon pod belongs to the node its affinity pins it to, with the scheduler's reason", () => {
     const p = slimPod({
       metadata: { name: 'decoder-x', namespace: 'ns', uid: 'p1', labels: { 'controller-revision-hash': 'abc' }, ownerReferences: owner },
       spec: {
-        affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-3'] }] }] } } },
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-3'] }] }],
+            },
+          },
+        },
         containers: [{ name: 'c', image: 'img:2' }],
       },
-      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 1 Insufficient cpu.' }] },
+      status: {
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 1 Insufficient cpu.' },
+        ],
+      },
     });
     assert.equal(p.node, 'node-3');
     assert.equal(p.scheduled, false);
@@ -27,17 +38,54 @@ describe('slimPod', () => {
   });
 
   it('a container waiting reason wins, transient ones (ContainerCreating) do not count', () => {
-    const base = { metadata: { name: 'p', labels: { 'controller-revision-hash': 'h' } }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } };
-    const pulling = slimPod({ ...base, status: { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "i"' } } }] } });
+    const base = {
+      metadata: { name: 'p', labels: { 'controller-revision-hash': 'h' } },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+    };
+    const pulling = slimPod({
+      ...base,
+      status: {
+        phase: 'Pending',
+        containerStatuses: [
+          {
+            name: 'c',
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "i"' } },
+          },
+        ],
+      },
+    });
     assert.deepEqual([pulling.node, pulling.scheduled, pulling.waitingReason], ['n1', true, 'ImagePullBackOff']);
-    const creating = slimPod({ ...base, status: { phase: 'Pending', containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }] } });
+    const creating = slimPod({
+      ...base,
+      status: {
+        phase: 'Pending',
+        containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
+      },
+    });
     assert.equal(creating.waitingReason, undefined);
-    const ready = slimPod({ ...base, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }], containerStatuses: [{ name: 'c', ready: true, restartCount: 2 }] } });
+    const ready = slimPod({
+      ...base,
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+        containerStatuses: [{ name: 'c', ready: true, restartCount: 2 }],
+      },
+    });
     assert.deepEqual([ready.ready, ready.readySince, ready.restartCount], [true, '2026-01-01T00:00:00Z', 2]);
   });
 
   it('only the controller owner is kept, and large fields are dropped', () => {
-    const p = slimPod({ metadata: { name: 'p', ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }], managedFields: [{ big: 'x'.repeat(1000) }] }, spec: { containers: [], volumes: [{ name: 'v' }] }, status: {} });
+    const p = slimPod({
+      metadata: {
+        name: 'p',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'u' }],
+        managedFields: [{ big: 'x'.repeat(1000) }],
+      },
+      spec: { containers: [], volumes: [{ name: 'v' }] },
+      status: {},
+    });
     assert.equal(p.metadata.ownerReferences, undefined);
     assert.ok(JSON.stringify(p).length < 300, JSON.stringify(p));
   });
@@ -46,8 +94,23 @@ describe('slimPod', () => {
 describe('slimDaemonSet, slimRevision, slimNode', () => {
   it('keeps the placement, counters and only our annotations', () => {
     const ds = slimDaemonSet({
-      metadata: { name: 'd', namespace: 'ns', uid: 'u', generation: 4, annotations: { 'deprecated.daemonset.template.generation': '3', 'kubectl.kubernetes.io/last-applied-configuration': '{…}', 'rolloutguard.dev/undo': 'disabled' } },
-      spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } }, template: { spec: { nodeSelector: { a: 'b' }, tolerations: [{ key: 'gpu', operator: 'Exists' }], containers: [{ image: 'img:1' }] } } },
+      metadata: {
+        name: 'd',
+        namespace: 'ns',
+        uid: 'u',
+        generation: 4,
+        annotations: {
+          'deprecated.daemonset.template.generation': '3',
+          'kubectl.kubernetes.io/last-applied-configuration': '{…}',
+          'rolloutguard.dev/undo': 'disabled',
+        },
+      },
+      spec: {
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+        template: {
+          spec: { nodeSelector: { a: 'b' }, tolerations: [{ key: 'gpu', operator: 'Exists' }], containers: [{ image: 'img:1' }] },
+        },
+      },
       status: { observedGeneration: 4, desiredNumberScheduled: 3, numberReady: 2 },
     });
     assert.deepEqual(ds.metadata.annotations, { 'deprecated.daemonset.template.generation': '3', 'rolloutguard.dev/undo': 'disabled' });
@@ -60,7 +123,14 @@ describe('slimDaemonSet, slimRevision, slimNode', () => {
   it('revision hash from the label, else the name suffix; node taints', () => {
     assert.equal(slimRevision({ metadata: { name: 'd-abc', labels: { 'controller-revision-hash': 'abc' } }, revision: 3 }).hash, 'abc');
     assert.deepEqual(slimRevision({ metadata: { name: 'd-xyz' }, revision: 2 }), { metadata: { name: 'd-xyz' }, hash: 'xyz', revision: 2 });
-    assert.deepEqual(slimNode({ metadata: { name: 'n', labels: { a: '1' } }, spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] }, status: { images: ['huge'] } }).taints, [{ key: 'k', effect: 'NoSchedule' }]);
+    assert.deepEqual(
+      slimNode({
+        metadata: { name: 'n', labels: { a: '1' } },
+        spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
+        status: { images: ['huge'] },
+      }).taints,
+      [{ key: 'k', effect: 'NoSchedule' }],
+    );
   });
 });
 
@@ -69,14 +139,23 @@ describe('the template digest of a DaemonSet and of its ControllerRevisions', ()
     metadata: { creationTimestamp: null, labels: { app: 'decoder' } },
     spec: { containers: [{ name: 'decoder', image, resources: { requests: { cpu: '100m' } } }], nodeSelector: { pool: 'gpu' } },
   });
-  const ds = (image: string): ReturnType<typeof slimDaemonSet> => slimDaemonSet({ metadata: { name: 'decoder', uid: 'u', generation: 2 }, spec: { template: template(image) } });
+  const ds = (image: string): ReturnType<typeof slimDaemonSet> =>
+    slimDaemonSet({ metadata: { name: 'decoder', uid: 'u', generation: 2 }, spec: { template: template(image) } });
   // As the DaemonSet controller stores it: the template under spec, marked "$patch": "replace", its
   // keys in another order and the null creationTimestamp left out by a client that dropped it.
   const revision = (image: string): ReturnType<typeof slimRevision> =>
     slimRevision({
       metadata: { name: 'decoder-abc', labels: { 'controller-revision-hash': 'abc' } },
       revision: 2,
-      data: { spec: { template: { $patch: 'replace', spec: { nodeSelector: { pool: 'gpu' }, containers: [{ image, name: 'decoder', resources: { requests: { cpu: '100m' } } }] }, metadata: { labels: { app: 'decoder' } } } } },
+      data: {
+        spec: {
+          template: {
+            $patch: 'replace',
+            spec: { nodeSelector: { pool: 'gpu' }, containers: [{ image, name: 'decoder', resources: { requests: { cpu: '100m' } } }] },
+            metadata: { labels: { app: 'decoder' } },
+          },
+        },
+      },
     });
 
   it('is the same for the live template and the revision that stores it, and differs for another template', () => {
@@ -98,14 +177,26 @@ describe('slim: what attribution reads', () => {
       spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] },
       status: {
         conditions: [
-          { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: heartbeat },
+          {
+            type: 'Ready',
+            status: 'Unknown',
+            reason: 'NodeStatusUnknown',
+            message: 'Kubelet stopped posting node status.',
+            lastHeartbeatTime: heartbeat,
+          },
           { type: 'MemoryPressure', status: 'True', lastHeartbeatTime: heartbeat },
           { type: 'DiskPressure', status: 'False', lastHeartbeatTime: heartbeat },
         ],
       },
     });
     const a = slimNode(raw('2026-01-01T00:00:00Z'));
-    assert.deepEqual(a.health, { ready: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', pressure: ['MemoryPressure'], unreachable: true });
+    assert.deepEqual(a.health, {
+      ready: 'Unknown',
+      reason: 'NodeStatusUnknown',
+      message: 'Kubelet stopped posting node status.',
+      pressure: ['MemoryPressure'],
+      unreachable: true,
+    });
     assert.deepEqual(slimNode(raw('2026-01-01T00:00:10Z')), a, 'a heartbeat changes nothing kept');
   });
 
@@ -115,9 +206,15 @@ describe('slim: what attribution reads', () => {
       spec: { nodeName: 'n' },
       status: {
         phase: 'Pending',
-        initContainerStatuses: [{ name: 'setup', restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }],
+        initContainerStatuses: [
+          { name: 'setup', restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } },
+        ],
         containerStatuses: [
-          { name: 'a', restartCount: 2, lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: '2026-01-01T00:00:30Z' } } },
+          {
+            name: 'a',
+            restartCount: 2,
+            lastState: { terminated: { reason: 'OOMKilled', exitCode: 137, finishedAt: '2026-01-01T00:00:30Z' } },
+          },
           { name: 'b', restartCount: 1, lastState: { terminated: { reason: 'Error', exitCode: 1, finishedAt: '2026-01-01T00:00:10Z' } } },
         ],
       },
@@ -130,17 +227,38 @@ describe('slim: what attribution reads', () => {
 
   it('an unscheduled pod with no PodScheduled condition was never looked at by a scheduler', () => {
     assert.equal(slimPod({ metadata: { name: 'p' }, spec: {}, status: { phase: 'Pending' } }).schedulingAttempted, false);
-    assert.equal(slimPod({ metadata: { name: 'p' }, spec: {}, status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } }).schedulingAttempted, undefined);
+    assert.equal(
+      slimPod({
+        metadata: { name: 'p' },
+        spec: {},
+        status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
+      }).schedulingAttempted,
+      undefined,
+    );
   });
 
   it('a revision keeps a digest per volume, not the template: the same volume digests the same', () => {
-    const rev = (cm: string): unknown => ({ metadata: { name: 'd-h' }, revision: 1, data: { spec: { template: { spec: { volumes: [{ name: 'settings', configMap: { name: cm } }], containers: [{ name: 'x', image: 'big'.repeat(100) }] } } } } });
+    const rev = (cm: string): unknown => ({
+      metadata: { name: 'd-h' },
+      revision: 1,
+      data: {
+        spec: {
+          template: {
+            spec: { volumes: [{ name: 'settings', configMap: { name: cm } }], containers: [{ name: 'x', image: 'big'.repeat(100) }] },
+          },
+        },
+      },
+    });
     const a = slimRevision(rev('one'));
     assert.deepEqual(Object.keys(a.volumes ?? {}), ['settings']);
     assert.equal(slimRevision(rev('one')).volumes?.settings, a.volumes?.settings);
     assert.notEqual(slimRevision(rev('two')).volumes?.settings, a.volumes?.settings);
     assert.ok(!JSON.stringify(a).includes('bigbig'));
-    assert.deepEqual(slimRevision({ metadata: { name: 'd-h' }, revision: 1, data: { spec: { template: { spec: { containers: [] } } } } }).volumes, {}, 'no volumes is known, and empty');
+    assert.deepEqual(
+      slimRevision({ metadata: { name: 'd-h' }, revision: 1, data: { spec: { template: { spec: { containers: [] } } } } }).volumes,
+      {},
+      'no volumes is known, and empty',
+    );
   });
 
   it('a Warning Event keeps the involved object, reason, time and a bounded message', () => {

@@ -28,9 +28,20 @@ describe('StatusWriter and PolicyWriter', () => {
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', contentType: String(req.headers['content-type']), body: body ? (JSON.parse(body) as Record<string, unknown>) : {} });
+      seen.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        contentType: String(req.headers['content-type']),
+        body: body ? (JSON.parse(body) as Record<string, unknown>) : {},
+      });
       res.writeHead(conflict ? 409 : 200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(conflict ? { kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' } : { metadata: { name: 'g', namespace: 'ns1', resourceVersion: '8' }, spec: { targetRef: { kind: 'DaemonSet', name: 'd' } } }));
+      res.end(
+        JSON.stringify(
+          conflict
+            ? { kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' }
+            : { metadata: { name: 'g', namespace: 'ns1', resourceVersion: '8' }, spec: { targetRef: { kind: 'DaemonSet', name: 'd' } } },
+        ),
+      );
     });
   });
   let status: StatusWriter;
@@ -46,25 +57,38 @@ describe('StatusWriter and PolicyWriter', () => {
     conflict = false;
   });
 
-  const guard: SlimGuard = { metadata: { name: 'g', namespace: 'ns1', resourceVersion: '7' }, spec: { targetRef: { kind: 'DaemonSet', name: 'd' }, progressDeadlineSeconds: 30 }, status: { state: 'Healthy', message: 'ok' } };
+  const guard: SlimGuard = {
+    metadata: { name: 'g', namespace: 'ns1', resourceVersion: '7' },
+    spec: { targetRef: { kind: 'DaemonSet', name: 'd' }, progressDeadlineSeconds: 30 },
+    status: { state: 'Healthy', message: 'ok' },
+  };
   const policy: SlimPolicy = { metadata: { name: 'p', resourceVersion: '70' }, spec: {}, status: { guards: 1, matchedDaemonSets: 1 } };
 
   it('guard status: the diff, on the resourceVersion it was decided from', async () => {
     const written = await status.write(guard, { state: 'Stalled', message: 'ok' });
     assert.equal(written?.metadata.resourceVersion, '8');
-    assert.deepEqual(seen.map((s) => [s.method, s.path, s.contentType]), [['PATCH', '/apis/rolloutguard.dev/v1alpha1/namespaces/ns1/rolloutguards/g/status', 'application/merge-patch+json']]);
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.path, s.contentType]),
+      [['PATCH', '/apis/rolloutguard.dev/v1alpha1/namespaces/ns1/rolloutguards/g/status', 'application/merge-patch+json']],
+    );
     assert.deepEqual(seen[0]!.body, { metadata: { resourceVersion: '7' }, status: { state: 'Stalled' } });
   });
 
   it('policy status: the diff, on the resourceVersion it was planned from', async () => {
     await policies.writeStatus(policy, { guards: 2, matchedDaemonSets: 1 });
-    assert.deepEqual(seen.map((s) => [s.method, s.path]), [['PATCH', '/apis/rolloutguard.dev/v1alpha1/rolloutguardpolicies/p/status']]);
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.path]),
+      [['PATCH', '/apis/rolloutguard.dev/v1alpha1/rolloutguardpolicies/p/status']],
+    );
     assert.deepEqual(seen[0]!.body, { metadata: { resourceVersion: '70' }, status: { guards: 2 } });
   });
 
   it("a generated guard's spec: the diff, on the cached resourceVersion", async () => {
     await policies.patchGuardSpec(guard, { targetRef: { kind: 'DaemonSet', name: 'd' }, progressDeadlineSeconds: 60 });
-    assert.deepEqual(seen.map((s) => [s.method, s.path]), [['PATCH', '/apis/rolloutguard.dev/v1alpha1/namespaces/ns1/rolloutguards/g']]);
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.path]),
+      [['PATCH', '/apis/rolloutguard.dev/v1alpha1/namespaces/ns1/rolloutguards/g']],
+    );
     assert.deepEqual(seen[0]!.body, { metadata: { resourceVersion: '7' }, spec: { progressDeadlineSeconds: 60 } });
   });
 

@@ -11,7 +11,11 @@ describe('retryAfterMs', () => {
   const cases: Array<[string, unknown, number]> = [
     ['429 with Retry-After 7 s', new ApiError('too many requests', { statusCode: 429, retryAfterSeconds: 7 }), 7_000],
     ['503 with Retry-After 2 s', new ApiError('unavailable', { statusCode: 503, retryAfterSeconds: 2 }), 2_000],
-    ['a 429 wrapped as the cause of another error', new TransientError('status kept failing', { cause: new ApiError('slow down', { statusCode: 429, retryAfterSeconds: 3 }) }), 3_000],
+    [
+      'a 429 wrapped as the cause of another error',
+      new TransientError('status kept failing', { cause: new ApiError('slow down', { statusCode: 429, retryAfterSeconds: 3 }) }),
+      3_000,
+    ],
     ['a 429 without Retry-After: the backoff decides', new ApiError('too many requests', { statusCode: 429 }), 0],
     ['a 500 with a Retry-After is not a request to wait', new ApiError('boom', { statusCode: 500, retryAfterSeconds: 9 }), 0],
     ['not an API error', new Error('x'), 0],

@@ -15,22 +15,58 @@ function world(desired: number, nodes: SlimNode[], pods: SlimPod[] = []): CacheV
   const ds: SlimDaemonSet = {
     metadata: { name: 'd', namespace: 'ns', uid: 'u', generation: 1 },
     spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 10, placement: { nodeSelector: { pool: 'a' } }, images: ['i'] },
-    status: { observedGeneration: 1, desiredNumberScheduled: desired, currentNumberScheduled: desired, updatedNumberScheduled: desired, numberReady: desired, numberAvailable: desired, numberMisscheduled: 0 },
+    status: {
+      observedGeneration: 1,
+      desiredNumberScheduled: desired,
+      currentNumberScheduled: desired,
+      updatedNumberScheduled: desired,
+      numberReady: desired,
+      numberAvailable: desired,
+      numberMisscheduled: 0,
+    },
   };
-  const revs: SlimRevision[] = [{ metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 }, { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 }];
+  const revs: SlimRevision[] = [
+    { metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 },
+    { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 },
+  ];
   return { daemonSet: () => ds, podsOwnedBy: () => pods, revisionsOwnedBy: () => revs, nodes: () => nodes };
 }
 const node = (name: string, taints: SlimNode['taints'] = [], pool = 'a'): SlimNode => ({ metadata: { name, labels: { pool } }, taints });
-const pod = (n: string, readySince?: string): SlimPod => ({ metadata: { name: `p-${n}` }, node: n, scheduled: true, hash: 'h2', images: ['i'], phase: 'Running', ready: readySince !== undefined, ...(readySince ? { readySince } : {}), restartCount: 0 });
+const pod = (n: string, readySince?: string): SlimPod => ({
+  metadata: { name: `p-${n}` },
+  node: n,
+  scheduled: true,
+  hash: 'h2',
+  images: ['i'],
+  phase: 'Running',
+  ready: readySince !== undefined,
+  ...(readySince ? { readySince } : {}),
+  restartCount: 0,
+});
 
 describe('gather', () => {
   it('takes the highest revision as current, applies minReadySeconds, and drops irrelevant nodes', () => {
-    const obs = gather(world(2, [node('n1'), node('n2'), node('other', [], 'b')], [pod('n1', '2025-12-31T23:59:00Z'), pod('n2', '2025-12-31T23:59:55Z')]), new TargetMemory(), 'ns/g', 'ns', 'd', NOW);
+    const obs = gather(
+      world(2, [node('n1'), node('n2'), node('other', [], 'b')], [pod('n1', '2025-12-31T23:59:00Z'), pod('n2', '2025-12-31T23:59:55Z')]),
+      new TargetMemory(),
+      'ns/g',
+      'ns',
+      'd',
+      NOW,
+    );
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.currentRevision?.hash, 'h2');
-    assert.deepEqual(obs.nodes.map((n) => n.node), ['n1', 'n2'], 'a node of another pool with no pod is not part of the picture');
-    assert.deepEqual(obs.nodes.map((n) => n.pods[0]?.available), [true, false], 'ready 5 s < minReadySeconds 10 is not available');
+    assert.deepEqual(
+      obs.nodes.map((n) => n.node),
+      ['n1', 'n2'],
+      'a node of another pool with no pod is not part of the picture',
+    );
+    assert.deepEqual(
+      obs.nodes.map((n) => n.pods[0]?.available),
+      [true, false],
+      'ready 5 s < minReadySeconds 10 is not available',
+    );
   });
 
   it('of revisions tied at the newest number, takes the one storing the live template (a stale controller numbered the new one like the old)', () => {
@@ -110,7 +146,12 @@ describe('gather: pods only where they are needed', () => {
   const withCache = (desired: number, state: 'synced' | 'syncing' | 'off', asked: string[], updated = desired): CacheView => {
     const base = world(desired, nodes, pods);
     const ds = base.daemonSet('ns', 'd')!;
-    return { ...base, daemonSet: () => ({ ...ds, status: { ...ds.status, updatedNumberScheduled: updated } }), podCache: () => state, wantPods: (n, name) => asked.push(`${n}/${name}`) };
+    return {
+      ...base,
+      daemonSet: () => ({ ...ds, status: { ...ds.status, updatedNumberScheduled: updated } }),
+      podCache: () => state,
+      wantPods: (n, name) => asked.push(`${n}/${name}`),
+    };
   };
 
   it('a settled DaemonSet whose pods are not cached is judged from its counters', () => {
@@ -119,19 +160,41 @@ describe('gather: pods only where they are needed', () => {
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, true);
-    assert.deepEqual(obs.nodes.map((n) => [n.node, n.pods.length]), [['n1', 0], ['n2', 0]]);
+    assert.deepEqual(
+      obs.nodes.map((n) => [n.node, n.pods.length]),
+      [
+        ['n1', 0],
+        ['n2', 0],
+      ],
+    );
     assert.deepEqual(asked, [], 'nothing asked: the counters say enough');
   });
 
   it('a DaemonSet whose counters are not settled waits for its pods, and asks for them', () => {
     const asked: string[] = [];
-    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), {
+      kind: 'PodsPending',
+      daemonSet: 'd',
+    });
     assert.deepEqual(asked, ['ns/d']);
-    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), {
+      kind: 'PodsPending',
+      daemonSet: 'd',
+    });
   });
 
   it('a guard that follows a rollout waits for the pods even when the counters are settled (the bake)', () => {
-    const following: GuardStatus = { state: 'Progressing', rollout: { toRevision: { hash: 'h2' }, startedAt: '', lastProgressAt: '', desiredAtStart: 2, progress: { observedGeneration: 1, updated: 2, available: 2, ready: 2, onTarget: 2 }, updatedAt: '' } };
+    const following: GuardStatus = {
+      state: 'Progressing',
+      rollout: {
+        toRevision: { hash: 'h2' },
+        startedAt: '',
+        lastProgressAt: '',
+        desiredAtStart: 2,
+        progress: { observedGeneration: 1, updated: 2, available: 2, ready: 2, onTarget: 2 },
+        updatedAt: '',
+      },
+    };
     const asked: string[] = [];
     assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, following).kind, 'PodsPending');
     assert.deepEqual(asked, ['ns/d']);
@@ -142,6 +205,9 @@ describe('gather: pods only where they are needed', () => {
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, undefined);
-    assert.deepEqual(obs.nodes.map((n) => n.pods.length), [1, 1]);
+    assert.deepEqual(
+      obs.nodes.map((n) => n.pods.length),
+      [1, 1],
+    );
   });
 });

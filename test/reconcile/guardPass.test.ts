@@ -29,10 +29,27 @@ function world(o: WorldOptions): CacheView {
   const ds: SlimDaemonSet = {
     metadata: { name: 'd', namespace: 'ns', uid: 'u', generation: 1, annotations: { [TEMPLATE_GENERATION]: o.templateGeneration ?? '2' } },
     spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 0, placement: { nodeSelector: { pool: 'a' } }, images: ['i'] },
-    status: { observedGeneration: 1, desiredNumberScheduled: o.desired, currentNumberScheduled: o.desired, updatedNumberScheduled: o.desired, numberReady: o.desired, numberAvailable: o.desired, numberMisscheduled: 0 },
+    status: {
+      observedGeneration: 1,
+      desiredNumberScheduled: o.desired,
+      currentNumberScheduled: o.desired,
+      updatedNumberScheduled: o.desired,
+      numberReady: o.desired,
+      numberAvailable: o.desired,
+      numberMisscheduled: 0,
+    },
   };
-  const revs: SlimRevision[] = [{ metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 }, { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 }];
-  const cache: CacheView = { daemonSet: () => ds, podsOwnedBy: () => [], revisionsOwnedBy: () => revs, nodes: () => o.nodes, podCache: () => o.podCache ?? 'off' };
+  const revs: SlimRevision[] = [
+    { metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 },
+    { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 },
+  ];
+  const cache: CacheView = {
+    daemonSet: () => ds,
+    podsOwnedBy: () => [],
+    revisionsOwnedBy: () => revs,
+    nodes: () => o.nodes,
+    podCache: () => o.podCache ?? 'off',
+  };
   if (o.wanted) cache.wantPods = (ns, name) => o.wanted!.push(`${ns}/${name}`);
   return cache;
 }
@@ -51,8 +68,22 @@ describe('GuardPass', () => {
     const pass = new GuardPass('ns/g');
     // A status that follows a rollout needs the pods, whatever the counters say.
     const startedAt = new Date(NOW - 5000).toISOString();
-    const prev: GuardStatus = { state: 'Progressing', rollout: { toRevision: { hash: 'h2', revision: 2 }, startedAt, lastProgressAt: startedAt, desiredAtStart: 3, progress: { observedGeneration: 1, updated: 1, available: 1, ready: 1, onTarget: 1 } } };
-    const r = pass.observe(world({ desired: 3, nodes: three(), podCache: 'syncing', wanted }), { targetName: 'd', prev, policy: POLICY, now: NOW });
+    const prev: GuardStatus = {
+      state: 'Progressing',
+      rollout: {
+        toRevision: { hash: 'h2', revision: 2 },
+        startedAt,
+        lastProgressAt: startedAt,
+        desiredAtStart: 3,
+        progress: { observedGeneration: 1, updated: 1, available: 1, ready: 1, onTarget: 1 },
+      },
+    };
+    const r = pass.observe(world({ desired: 3, nodes: three(), podCache: 'syncing', wanted }), {
+      targetName: 'd',
+      prev,
+      policy: POLICY,
+      now: NOW,
+    });
     assert.deepEqual(r, { kind: 'PodsPending', daemonSet: 'd' });
     assert.deepEqual(wanted, ['ns/d']);
   });
@@ -61,7 +92,12 @@ describe('GuardPass', () => {
     const pass = new GuardPass('ns/g');
     // The revision cache shows h2 as current while the DaemonSet cache still shows the template
     // generation h1 belonged to: the DaemonSet cache is behind.
-    const prev: GuardStatus = { state: 'Healthy', currentRevision: { hash: 'h1', revision: 1 }, templateGeneration: '1', observedGeneration: 1 };
+    const prev: GuardStatus = {
+      state: 'Healthy',
+      currentRevision: { hash: 'h1', revision: 1 },
+      templateGeneration: '1',
+      observedGeneration: 1,
+    };
     const behind = world({ desired: 3, nodes: three(), templateGeneration: '1' });
     const at = (ms: number) => pass.observe(behind, { targetName: 'd', prev, policy: POLICY, now: NOW + ms });
     const first = decided(at(0));
@@ -73,7 +109,10 @@ describe('GuardPass', () => {
     const late = decided(at(CACHE_WAIT_LIMIT_MS));
     assert.equal(late.decision.deferred, undefined, 'past the limit the observation is taken as it is');
     // A pass that is not set aside ends the wait: the next disagreement starts from zero.
-    assert.equal(decided(pass.observe(behind, { targetName: 'd', prev, policy: POLICY, now: NOW + CACHE_WAIT_LIMIT_MS + 1 })).decision.deferred, true);
+    assert.equal(
+      decided(pass.observe(behind, { targetName: 'd', prev, policy: POLICY, now: NOW + CACHE_WAIT_LIMIT_MS + 1 })).decision.deferred,
+      true,
+    );
   });
 
   it('holds a progress-only change inside the write interval after a write, never a first write', () => {
@@ -92,7 +131,9 @@ describe('GuardPass', () => {
     const after = decided(pass.observe(cache, { targetName: 'd', prev, policy: POLICY, now: NOW + 100 + PROGRESS_WRITE_INTERVAL_MS }));
     assert.equal(after.holdMs, 0, 'the interval is over');
     // A new state is never held.
-    const transition = decided(pass.observe(cache, { targetName: 'd', prev: { ...prev, state: 'Progressing' }, policy: POLICY, now: NOW + 300 }));
+    const transition = decided(
+      pass.observe(cache, { targetName: 'd', prev: { ...prev, state: 'Progressing' }, policy: POLICY, now: NOW + 300 }),
+    );
     assert.notEqual(transition.decision.status.state, 'Progressing');
     assert.equal(transition.holdMs, 0);
   });
@@ -101,7 +142,8 @@ describe('GuardPass', () => {
     const pass = new GuardPass('ns/g');
     const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];
     const left = (r: PassResult) => (r.kind === 'Decided' && r.obs.kind === 'Target' ? r.obs.leftNodes.map((l) => l.node) : []);
-    const observe = (desired: number, nodes: SlimNode[], prev: GuardStatus = {}) => pass.observe(world({ desired, nodes }), { targetName: 'd', prev, policy: POLICY, now: NOW });
+    const observe = (desired: number, nodes: SlimNode[], prev: GuardStatus = {}) =>
+      pass.observe(world({ desired, nodes }), { targetName: 'd', prev, policy: POLICY, now: NOW });
     decided(observe(3, three())).commit();
     const tainted = [node('n1'), node('n2'), node('n3', taint)];
     // The DaemonSet's DESIRED has caught up: the departure is named; the write failed, nothing committed.

@@ -25,7 +25,15 @@ function daemonSet(name: string): SlimDaemonSet {
   return {
     metadata: { name, namespace: 'ns1', labels: {} },
     spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 0, placement: {}, images: [] },
-    status: { observedGeneration: 1, desiredNumberScheduled: 1, currentNumberScheduled: 1, updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1, numberMisscheduled: 0 },
+    status: {
+      observedGeneration: 1,
+      desiredNumberScheduled: 1,
+      currentNumberScheduled: 1,
+      updatedNumberScheduled: 1,
+      numberReady: 1,
+      numberAvailable: 1,
+      numberMisscheduled: 0,
+    },
   };
 }
 
@@ -77,7 +85,13 @@ function harness(o: { statusConflicts: number; specConflicts?: number; fresh?: S
 }
 
 function cache(p: SlimPolicy, guards: SlimGuard[] = []): PolicyCache {
-  return { policy: () => p, policies: () => [p], namespaces: () => [{ metadata: { name: 'ns1', labels: {} } }], daemonSets: () => [daemonSet('agent')], guards: () => guards };
+  return {
+    policy: () => p,
+    policies: () => [p],
+    namespaces: () => [{ metadata: { name: 'ns1', labels: {} } }],
+    daemonSets: () => [daemonSet('agent')],
+    guards: () => guards,
+  };
 }
 
 const log = pino({ level: 'silent' });
@@ -88,12 +102,21 @@ describe('PolicyReconciler writes', () => {
     const h = harness({ statusConflicts: 1, fresh: policy(2, '20') });
     await new PolicyReconciler(cache(policy(1, '10')), h.ports, clock, log).reconcile('all');
     assert.equal(h.reads, 1);
-    assert.deepEqual(h.statusWrites.map((w) => [w.rv, w.status.observedGeneration]), [['10', 1], ['20', 2]]);
+    assert.deepEqual(
+      h.statusWrites.map((w) => [w.rv, w.status.observedGeneration]),
+      [
+        ['10', 1],
+        ['20', 2],
+      ],
+    );
   });
 
   it(`gives up after ${CONFLICT_ATTEMPTS} conflicting attempts with a transient failure`, async () => {
     const h = harness({ statusConflicts: 100, fresh: policy(1, '10') });
-    await assert.rejects(new PolicyReconciler(cache(policy(1, '10')), h.ports, clock, log).reconcile('all'), (e: unknown) => classify(e) === 'transient' && /kept conflicting/.test(String(e)));
+    await assert.rejects(
+      new PolicyReconciler(cache(policy(1, '10')), h.ports, clock, log).reconcile('all'),
+      (e: unknown) => classify(e) === 'transient' && /kept conflicting/.test(String(e)),
+    );
     assert.equal(h.statusWrites.length, CONFLICT_ATTEMPTS);
   });
 
@@ -106,7 +129,10 @@ describe('PolicyReconciler writes', () => {
   it("patches a generated guard's spec on the cached resourceVersion; a conflict there does not fail the pass", async () => {
     const h = harness({ statusConflicts: 0, specConflicts: 1 });
     await new PolicyReconciler(cache(policy(1, '10'), [STALE_GUARD]), h.ports, clock, log).reconcile('all');
-    assert.deepEqual(h.specPatches.map((p) => [p.rv, p.spec.progressDeadlineSeconds]), [['7', 60]]);
+    assert.deepEqual(
+      h.specPatches.map((p) => [p.rv, p.spec.progressDeadlineSeconds]),
+      [['7', 60]],
+    );
     assert.equal(h.statusWrites.length, 1);
   });
 });

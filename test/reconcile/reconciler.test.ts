@@ -23,15 +23,36 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 
 function ds(hashGen: string, counters: Partial<SlimDaemonSet['status']> = {}): SlimDaemonSet {
   return {
-    metadata: { name: 'decoder', namespace: NS, uid: 'ds-uid', generation: Number(hashGen), resourceVersion: '10', annotations: { 'deprecated.daemonset.template.generation': hashGen } },
+    metadata: {
+      name: 'decoder',
+      namespace: NS,
+      uid: 'ds-uid',
+      generation: Number(hashGen),
+      resourceVersion: '10',
+      annotations: { 'deprecated.daemonset.template.generation': hashGen },
+    },
     spec: { updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 0, placement: {}, images: ['img'] },
-    status: { observedGeneration: Number(hashGen), desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3, numberMisscheduled: 0, ...counters },
+    status: {
+      observedGeneration: Number(hashGen),
+      desiredNumberScheduled: 3,
+      currentNumberScheduled: 3,
+      updatedNumberScheduled: 3,
+      numberReady: 3,
+      numberAvailable: 3,
+      numberMisscheduled: 0,
+      ...counters,
+    },
   };
 }
 
 function pod(node: string, hash: string, ready: boolean, waitingReason?: string): SlimPod {
   return {
-    metadata: { name: `decoder-${node}-${hash}`, namespace: NS, uid: `${node}-${hash}`, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-uid', controller: true }] },
+    metadata: {
+      name: `decoder-${node}-${hash}`,
+      namespace: NS,
+      uid: `${node}-${hash}`,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-uid', controller: true }],
+    },
     node,
     scheduled: true,
     hash,
@@ -43,7 +64,11 @@ function pod(node: string, hash: string, ready: boolean, waitingReason?: string)
   };
 }
 
-const rev = (hash: string, revision: number): SlimRevision => ({ metadata: { name: `decoder-${hash}`, namespace: NS, uid: `cr-${hash}` }, hash, revision });
+const rev = (hash: string, revision: number): SlimRevision => ({
+  metadata: { name: `decoder-${hash}`, namespace: NS, uid: `cr-${hash}` },
+  hash,
+  revision,
+});
 const node = (name: string): SlimNode => ({ metadata: { name, labels: {} }, taints: [] });
 
 /** The world and an API that records what the reconciler asked of it. */
@@ -67,7 +92,16 @@ class World implements CacheView {
   rv = 1;
 
   constructor(spec: Partial<SlimGuard['spec']> = {}) {
-    this.guardObj = { metadata: { name: 'decoder', namespace: NS, uid: 'g-uid', generation: 1, resourceVersion: '1' }, spec: { targetRef: { kind: 'DaemonSet', name: 'decoder' }, suspectAfterSeconds: 10, progressDeadlineSeconds: 30, onStall: { action: 'Undo', delaySeconds: 0 }, ...spec } };
+    this.guardObj = {
+      metadata: { name: 'decoder', namespace: NS, uid: 'g-uid', generation: 1, resourceVersion: '1' },
+      spec: {
+        targetRef: { kind: 'DaemonSet', name: 'decoder' },
+        suspectAfterSeconds: 10,
+        progressDeadlineSeconds: 30,
+        onStall: { action: 'Undo', delaySeconds: 0 },
+        ...spec,
+      },
+    };
   }
 
   daemonSet(_ns: string, name: string): SlimDaemonSet | undefined {
@@ -94,7 +128,9 @@ class World implements CacheView {
         if (mergePatchDiff(g.status ?? {}, s) === undefined) return Promise.resolve(undefined);
         if (this.forbidden) {
           this.log.push('write:403');
-          return Promise.reject(new ApiError('rolloutguards.rolloutguard.dev "decoder" is forbidden', { statusCode: 403, reason: 'Forbidden' }));
+          return Promise.reject(
+            new ApiError('rolloutguards.rolloutguard.dev "decoder" is forbidden', { statusCode: 403, reason: 'Forbidden' }),
+          );
         }
         if (this.conflictsLeft > 0) {
           this.conflictsLeft--;
@@ -105,8 +141,14 @@ class World implements CacheView {
           this.log.push('write:409-stale');
           return Promise.reject(new ApiError('stale resourceVersion', { statusCode: 409, reason: 'Conflict' }));
         }
-        this.log.push(`write:${s.state}${s.lastUndo ? `/${s.lastUndo.result}` : ''}${s.undoPlan?.dryRun ? `/dry:${s.undoPlan.dryRun}` : ''}`);
-        this.guardObj = { ...this.guardObj, metadata: { ...this.guardObj.metadata, resourceVersion: String(++this.rv) }, status: structuredClone(s) };
+        this.log.push(
+          `write:${s.state}${s.lastUndo ? `/${s.lastUndo.result}` : ''}${s.undoPlan?.dryRun ? `/dry:${s.undoPlan.dryRun}` : ''}`,
+        );
+        this.guardObj = {
+          ...this.guardObj,
+          metadata: { ...this.guardObj.metadata, resourceVersion: String(++this.rv) },
+          status: structuredClone(s),
+        };
         return Promise.resolve(this.guardObj);
       },
       emit: (_g, _t, events: readonly Announcement[]) => {
@@ -184,7 +226,13 @@ describe('Reconciler', () => {
     w.log = [];
     clock.t += 30_000;
     await r.reconcile(`${NS}/decoder`);
-    assert.deepEqual(w.log, ['write:Stalled/Pending', 'event:RolloutStalled', 'undo:decoder-good', 'write:RollingBack/Applied', 'event:UndoStarted']);
+    assert.deepEqual(w.log, [
+      'write:Stalled/Pending',
+      'event:RolloutStalled',
+      'undo:decoder-good',
+      'write:RollingBack/Applied',
+      'event:UndoStarted',
+    ]);
     // The controller restores the good template: it becomes the newest revision, pods converge.
     w.daemonSets.set('decoder', ds('3'));
     w.revs = [rev('bad', 2), rev('good', 3)];
@@ -232,7 +280,13 @@ describe('Reconciler', () => {
     w.healthy();
     let cached: SlimGuard = w.guardObj; // what the informer has delivered so far
     const clock = { t: T0 };
-    const r = new Reconciler({ ...w.ports(), guard: () => cached }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    const r = new Reconciler(
+      { ...w.ports(), guard: () => cached },
+      w,
+      { now: () => clock.t },
+      new Metrics(false),
+      pino({ level: 'silent' }),
+    );
     const writes = () => w.log.filter((l) => l.startsWith('write') || l === 'read');
     await r.reconcile(`${NS}/decoder`);
     // A pod event arrives before the watch delivered that write: the cache still has the version it replaced.
@@ -241,11 +295,19 @@ describe('Reconciler', () => {
     await r.reconcile(`${NS}/decoder`);
     clock.t += 1000;
     await r.reconcile(`${NS}/decoder`);
-    assert.deepEqual(writes(), ['write:Healthy', 'write:Progressing'], 'each pass patched from the latest version; nothing unchanged was sent');
+    assert.deepEqual(
+      writes(),
+      ['write:Healthy', 'write:Progressing'],
+      'each pass patched from the latest version; nothing unchanged was sent',
+    );
     // The watch catches up; then someone else writes (a spec edit): the cache is the truth again.
     cached = w.guardObj;
     await r.reconcile(`${NS}/decoder`);
-    w.guardObj = { ...w.guardObj, metadata: { ...w.guardObj.metadata, resourceVersion: String(++w.rv), generation: 2 }, spec: { ...w.guardObj.spec, progressDeadlineSeconds: 60 } };
+    w.guardObj = {
+      ...w.guardObj,
+      metadata: { ...w.guardObj.metadata, resourceVersion: String(++w.rv), generation: 2 },
+      spec: { ...w.guardObj.spec, progressDeadlineSeconds: 60 },
+    };
     cached = w.guardObj;
     w.log = [];
     await r.reconcile(`${NS}/decoder`);
@@ -262,7 +324,10 @@ describe('Reconciler', () => {
     clock.t += 100;
     w.stalled(); // a new rollout: RolloutStarted, written at once
     await r.reconcile(key);
-    assert.deepEqual(w.log.filter((l) => l.startsWith('write')), ['write:Healthy', 'write:Progressing']);
+    assert.deepEqual(
+      w.log.filter((l) => l.startsWith('write')),
+      ['write:Healthy', 'write:Progressing'],
+    );
     w.log = [];
     clock.t += 200;
     w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1 })); // counters only
@@ -279,7 +344,10 @@ describe('Reconciler', () => {
     w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 2, numberReady: 1, numberAvailable: 1 }));
     await r.reconcile(key);
     assert.deepEqual(w.log, ['write:Progressing']);
-    assert.deepEqual(w.guardObj.status?.blockedNodes?.map((b) => `${b.node}:${b.reason}`), ['n2:ImagePullBackOff', 'n3:ImagePullBackOff']);
+    assert.deepEqual(
+      w.guardObj.status?.blockedNodes?.map((b) => `${b.node}:${b.reason}`),
+      ['n2:ImagePullBackOff', 'n3:ImagePullBackOff'],
+    );
     w.log = [];
     clock.t += 30_000; // past the deadline: Stalled is a transition and is written at once
     await r.reconcile(key);
@@ -291,7 +359,10 @@ describe('Reconciler', () => {
     w.healthy();
     const r = reconciler(w, { t: T0 });
     w.conflictsLeft = 100;
-    await assert.rejects(r.reconcile(`${NS}/decoder`), (e: unknown) => classify(e) === 'transient' && /kept conflicting after 5 attempts/.test(String(e)));
+    await assert.rejects(
+      r.reconcile(`${NS}/decoder`),
+      (e: unknown) => classify(e) === 'transient' && /kept conflicting after 5 attempts/.test(String(e)),
+    );
   });
 
   it('Report mode runs the dry run once per broken revision', async () => {
@@ -325,8 +396,15 @@ describe('Reconciler', () => {
     const { w, clock, r } = await healthyGuard();
     // A template without the toleration lands together with the taint: the controller has observed it
     // and DESIRED is already 2, but our ControllerRevision cache still shows only the old revision.
-    w.nodeList = [node('n1'), node('n2'), { metadata: { name: 'n3', labels: {} }, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] }];
-    w.daemonSets.set('decoder', ds('2', { desiredNumberScheduled: 2, currentNumberScheduled: 2, updatedNumberScheduled: 0, numberReady: 2, numberAvailable: 2 }));
+    w.nodeList = [
+      node('n1'),
+      node('n2'),
+      { metadata: { name: 'n3', labels: {} }, taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }] },
+    ];
+    w.daemonSets.set(
+      'decoder',
+      ds('2', { desiredNumberScheduled: 2, currentNumberScheduled: 2, updatedNumberScheduled: 0, numberReady: 2, numberAvailable: 2 }),
+    );
     w.pods = [pod('n1', 'good', true), pod('n2', 'good', true)];
     w.log = [];
     clock.t += 100;
@@ -346,7 +424,13 @@ describe('Reconciler', () => {
     w.healthy();
     const clock = { t: T0 };
     const relists: string[] = [];
-    const r = new Reconciler({ ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+    const r = new Reconciler(
+      { ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) },
+      w,
+      { now: () => clock.t },
+      new Metrics(false),
+      pino({ level: 'silent' }),
+    );
     await r.reconcile(`${NS}/decoder`);
     // The controller observed a new template; its revision never reaches our cache.
     w.daemonSets.set('decoder', ds('2', { updatedNumberScheduled: 0 }));
@@ -440,7 +524,10 @@ describe('Reconciler', () => {
       w.log = [];
       await r.reconcile(`${NS}/decoder`);
       assert.deepEqual(w.log, ['write:Progressing', 'event:RolloutStarted']);
-      assert.deepEqual(w.guardObj.status?.announcements?.map((a) => a.reason), ['RolloutStarted']);
+      assert.deepEqual(
+        w.guardObj.status?.announcements?.map((a) => a.reason),
+        ['RolloutStarted'],
+      );
       w.log = [];
       clock.t += 2000;
       await r.reconcile(`${NS}/decoder`);
@@ -454,7 +541,10 @@ describe('Reconciler', () => {
       w.log = [];
       const first = await r.reconcile(`${NS}/decoder`);
       assert.deepEqual(w.log, ['write:Progressing', 'event-failed:RolloutStarted']);
-      assert.ok(first.requeueAfterMs !== undefined && first.requeueAfterMs <= 5000, `retried soon, not at the deadline: ${first.requeueAfterMs}`);
+      assert.ok(
+        first.requeueAfterMs !== undefined && first.requeueAfterMs <= 5000,
+        `retried soon, not at the deadline: ${first.requeueAfterMs}`,
+      );
       w.log = [];
       clock.t += first.requeueAfterMs;
       await r.reconcile(`${NS}/decoder`);
@@ -469,11 +559,20 @@ describe('Reconciler', () => {
       const { w, clock } = await healthyGuard();
       w.stalled();
       // Process A writes the transition and dies before announcing: its emit never reaches the API server.
-      const a = new Reconciler({ ...w.ports(), emit: () => new Promise<string[]>(() => undefined) }, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+      const a = new Reconciler(
+        { ...w.ports(), emit: () => new Promise<string[]>(() => undefined) },
+        w,
+        { now: () => clock.t },
+        new Metrics(false),
+        pino({ level: 'silent' }),
+      );
       void a.reconcile(`${NS}/decoder`);
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(w.log.slice(-1), ['write:Progressing']);
-      assert.deepEqual(w.guardObj.status?.announcements?.map((x) => x.reason), ['RolloutStarted']);
+      assert.deepEqual(
+        w.guardObj.status?.announcements?.map((x) => x.reason),
+        ['RolloutStarted'],
+      );
       // Process B (a new leader, fresh memory) announces it.
       w.log = [];
       clock.t += 1000;
@@ -495,9 +594,15 @@ describe('Reconciler', () => {
       clock.t += 30_000; // Stalled: a new transition with its own Event
       w.undoOutcome = { kind: 'NotUndone', detail: 'test' };
       await r.reconcile(`${NS}/decoder`);
-      assert.deepEqual(w.log.filter((l) => l.startsWith('event')), ['event:RolloutStalled', 'event:UndoSkipped']);
+      assert.deepEqual(
+        w.log.filter((l) => l.startsWith('event')),
+        ['event:RolloutStalled', 'event:UndoSkipped'],
+      );
       // The intent write dropped the announced RolloutStarted; the outcome write, the announced RolloutStalled.
-      assert.deepEqual(w.guardObj.status?.announcements?.map((x) => x.reason), ['UndoSkipped']);
+      assert.deepEqual(
+        w.guardObj.status?.announcements?.map((x) => x.reason),
+        ['UndoSkipped'],
+      );
     });
   });
 
@@ -530,8 +635,15 @@ describe('Reconciler', () => {
       clock.t += 30_000;
       w.undoConflict = true;
       w.log = [];
-      await assert.rejects(r.reconcile(`${NS}/decoder`), (e: unknown) => classify(e) === 'transient' && /DaemonSet kept changing/.test(String(e)));
-      assert.deepEqual(w.log.filter((l) => l.startsWith('undo:') || l === 'read'), ['undo:decoder-good'], 'no guard re-read, no second undo in this pass');
+      await assert.rejects(
+        r.reconcile(`${NS}/decoder`),
+        (e: unknown) => classify(e) === 'transient' && /DaemonSet kept changing/.test(String(e)),
+      );
+      assert.deepEqual(
+        w.log.filter((l) => l.startsWith('undo:') || l === 'read'),
+        ['undo:decoder-good'],
+        'no guard re-read, no second undo in this pass',
+      );
       assert.equal(w.guardObj.status?.lastUndo?.result, 'Pending', 'the intent stays recorded for the next pass to re-check');
     });
   });

@@ -14,7 +14,12 @@ describe('loadConfig: policies', () => {
     { name: 'some namespaces, --policies: on', argv: ['--namespaces=team-a', '--policies'], want: true },
     { name: 'some namespaces, --policies=true: on', argv: ['--namespaces', 'team-a', '--policies=true'], want: true },
     { name: 'all namespaces, --policies=false: off', argv: ['--policies=false'], want: false },
-    { name: 'some namespaces from the environment, ENABLE_POLICIES=true: on', argv: [], env: { WATCH_NAMESPACES: 'team-a', ENABLE_POLICIES: 'true' }, want: true },
+    {
+      name: 'some namespaces from the environment, ENABLE_POLICIES=true: on',
+      argv: [],
+      env: { WATCH_NAMESPACES: 'team-a', ENABLE_POLICIES: 'true' },
+      want: true,
+    },
     { name: 'all namespaces, ENABLE_POLICIES=false: off', argv: [], env: { ENABLE_POLICIES: 'false' }, want: false },
     { name: 'an empty ENABLE_POLICIES counts as unset', argv: ['--namespaces=team-a'], env: { ENABLE_POLICIES: '' }, want: false },
   ];
@@ -57,19 +62,38 @@ describe('loadConfig: listeners', () => {
 
   it('PORT in the environment is ignored (platforms set it); --port says what replaced it', () => {
     assert.deepEqual(loadConfig([], { PORT: '3000' }).metricsBindAddress, { port: 8080 });
-    assert.throws(() => loadConfig(['--port=0'], {}), (e: unknown) => e instanceof UsageError && /--metrics-bind-address.*--health-probe-bind-address/.test(e.message));
+    assert.throws(
+      () => loadConfig(['--port=0'], {}),
+      (e: unknown) => e instanceof UsageError && /--metrics-bind-address.*--health-probe-bind-address/.test(e.message),
+    );
   });
 
   const refused: Array<{ name: string; argv: string[]; env?: NodeJS.ProcessEnv; message: RegExp }> = [
     { name: 'a bare port', argv: ['--metrics-bind-address=8080'], message: /^--metrics-bind-address wants host:port, :port or 0/ },
-    { name: 'a bad port from the environment', argv: [], env: { HEALTH_PROBE_BIND_ADDRESS: ':99999' }, message: /^HEALTH_PROBE_BIND_ADDRESS wants a port/ },
+    {
+      name: 'a bad port from the environment',
+      argv: [],
+      env: { HEALTH_PROBE_BIND_ADDRESS: ':99999' },
+      message: /^HEALTH_PROBE_BIND_ADDRESS wants a port/,
+    },
     { name: 'probes disabled', argv: ['--health-probe-bind-address=0'], message: /cannot be 0/ },
-    { name: 'both listeners on one port', argv: ['--metrics-bind-address=:9000', '--health-probe-bind-address=127.0.0.1:9000'], message: /need different ports/ },
-    { name: 'secure without a certificate directory', argv: ['--metrics-secure'], message: /--metrics-secure needs --metrics-cert-dir.*tls\.crt and tls\.key/ },
+    {
+      name: 'both listeners on one port',
+      argv: ['--metrics-bind-address=:9000', '--health-probe-bind-address=127.0.0.1:9000'],
+      message: /need different ports/,
+    },
+    {
+      name: 'secure without a certificate directory',
+      argv: ['--metrics-secure'],
+      message: /--metrics-secure needs --metrics-cert-dir.*tls\.crt and tls\.key/,
+    },
   ];
   for (const c of refused) {
     it(`refused: ${c.name}`, () => {
-      assert.throws(() => loadConfig(c.argv, c.env ?? {}), (e: unknown) => e instanceof UsageError && c.message.test(e.message));
+      assert.throws(
+        () => loadConfig(c.argv, c.env ?? {}),
+        (e: unknown) => e instanceof UsageError && c.message.test(e.message),
+      );
     });
   }
 
@@ -82,9 +106,14 @@ describe('loadConfig: listeners', () => {
 
 describe('loadConfig: leader election', () => {
   const cases: Array<[string, string[], NodeJS.ProcessEnv, boolean]> = [
-    ['a developer\'s run (no KUBERNETES_SERVICE_HOST): off', [], {}, false],
+    ["a developer's run (no KUBERNETES_SERVICE_HOST): off", [], {}, false],
     ['in a pod: on', [], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, true],
-    ['in a pod with an explicit kubeconfig (not the pod\'s own cluster identity): off', ['--kubeconfig=/k'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, false],
+    [
+      "in a pod with an explicit kubeconfig (not the pod's own cluster identity): off",
+      ['--kubeconfig=/k'],
+      { KUBERNETES_SERVICE_HOST: '10.96.0.1' },
+      false,
+    ],
     ['asked for by flag outside a pod: on', ['--leader-elect'], {}, true],
     ['asked for by LEADER_ELECT outside a pod: on', [], { LEADER_ELECT: 'true' }, true],
     ['turned off in a pod: off', ['--leader-elect=false'], { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, false],

@@ -17,7 +17,12 @@ import { clientFor, listenLocal } from '../support/localApi.js';
 
 type Line = Record<string, unknown>;
 
-const POLICY = { apiVersion: `${GROUP}/${VERSION}`, kind: 'RolloutGuardPolicy', metadata: { name: 'gpu-agents', uid: 'p-uid', generation: 1, resourceVersion: '7' }, spec: {} };
+const POLICY = {
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind: 'RolloutGuardPolicy',
+  metadata: { name: 'gpu-agents', uid: 'p-uid', generation: 1, resourceVersion: '7' },
+  spec: {},
+};
 
 describe('Controller: one queue per controller', () => {
   let server: http.Server;
@@ -36,7 +41,13 @@ describe('Controller: one queue per controller', () => {
         open.push(res); // held open, silent
         return;
       }
-      res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '7' }, items: url.pathname.endsWith('/rolloutguardpolicies') ? [POLICY] : [] }));
+      res.end(
+        JSON.stringify({
+          kind: 'List',
+          metadata: { resourceVersion: '7' },
+          items: url.pathname.endsWith('/rolloutguardpolicies') ? [POLICY] : [],
+        }),
+      );
     });
     await listenLocal(server);
   });
@@ -89,7 +100,10 @@ describe('Controller: one queue per controller', () => {
       lines,
       new Metrics(false),
     );
-    const failed = await waitFor(() => lines.find((l) => l.msg === 'reconcile failed: retrying with backoff'), { ...QUICK, describe: 'the failure logged' });
+    const failed = await waitFor(() => lines.find((l) => l.msg === 'reconcile failed: retrying with backoff'), {
+      ...QUICK,
+      describe: 'the failure logged',
+    });
     assert.ok(failed, 'the failure is logged');
     assert.equal(failed.policy, 'gpu-agents', 'the key is the bare policy name');
     assert.equal('guard' in failed, false);
@@ -116,7 +130,8 @@ describe('Controller: one queue per controller', () => {
     );
     await waitFor(() => policyStarted, { ...QUICK, describe: 'the policy pass started' });
     assert.ok(policyStarted, 'the policy pass is running');
-    const passes = async (): Promise<number> => (await metrics.reconcileDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    const passes = async (): Promise<number> =>
+      (await metrics.reconcileDuration.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
     const before = await passes();
     c.guardWork.add('team-a/gone');
     await waitFor(async () => (await passes()) > before, { ...QUICK, describe: 'a guard pass while the policy pass hangs' });

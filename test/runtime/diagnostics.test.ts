@@ -16,7 +16,15 @@ const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FAILPOINTS = resolve(DIST, 'test/support/failpoints.js');
 const DIAGNOSTICS = resolve(DIST, 'src/diagnostics.js');
 
-const announcement = (id: string, reason: string): Announcement => ({ id, at: '2026-12-01T10:00:00.000Z', type: 'Warning', reason, action: 'Detect', note: 'n', onTarget: false });
+const announcement = (id: string, reason: string): Announcement => ({
+  id,
+  at: '2026-12-01T10:00:00.000Z',
+  type: 'Warning',
+  reason,
+  action: 'Detect',
+  note: 'n',
+  onTarget: false,
+});
 
 describe('diagnostics channels', () => {
   it('names each point once, under the rollout-guard: prefix', () => {
@@ -76,7 +84,10 @@ const publishing = (point: string, message: unknown): string =>
 
 describe('failpoints (test/support/failpoints.ts)', () => {
   it('exit-after-undo-patch: exits 137 after an applied patch, with the warning', async () => {
-    const r = await withFailpoints('exit-after-undo-patch', publishing('undoPatched', { namespace: 'ns', name: 'ds', outcome: { kind: 'Applied' } }));
+    const r = await withFailpoints(
+      'exit-after-undo-patch',
+      publishing('undoPatched', { namespace: 'ns', name: 'ds', outcome: { kind: 'Applied' } }),
+    );
     assert.equal(r.code, 137);
     assert.doesNotMatch(r.stdout, /went on/);
     const line = JSON.parse(r.stdout.trim().split('\n')[0]!) as Record<string, unknown>;
@@ -85,16 +96,25 @@ describe('failpoints (test/support/failpoints.ts)', () => {
   });
 
   it('exit-after-undo-patch: an undo that did not patch goes on', async () => {
-    const r = await withFailpoints('exit-after-undo-patch', publishing('undoPatched', { namespace: 'ns', name: 'ds', outcome: { kind: 'NotUndone', detail: 'x' } }));
+    const r = await withFailpoints(
+      'exit-after-undo-patch',
+      publishing('undoPatched', { namespace: 'ns', name: 'ds', outcome: { kind: 'NotUndone', detail: 'x' } }),
+    );
     assert.equal(r.code, 0);
     assert.match(r.stdout, /went on/);
   });
 
   it('exit-before-announcing=<Reason>: exits 137 only when a write adds an announcement of that reason', async () => {
-    const other = await withFailpoints('exit-before-announcing=RolloutStalled', publishing('beforeAnnounce', { namespace: 'ns', name: 'g', announcements: [announcement('a', 'RolloutSuspect')] }));
+    const other = await withFailpoints(
+      'exit-before-announcing=RolloutStalled',
+      publishing('beforeAnnounce', { namespace: 'ns', name: 'g', announcements: [announcement('a', 'RolloutSuspect')] }),
+    );
     assert.equal(other.code, 0);
     assert.match(other.stdout, /went on/);
-    const r = await withFailpoints('exit-before-announcing=RolloutStalled', publishing('beforeAnnounce', { namespace: 'ns', name: 'g', announcements: [announcement('b', 'RolloutStalled')] }));
+    const r = await withFailpoints(
+      'exit-before-announcing=RolloutStalled',
+      publishing('beforeAnnounce', { namespace: 'ns', name: 'g', announcements: [announcement('b', 'RolloutStalled')] }),
+    );
     assert.equal(r.code, 137);
     const line = JSON.parse(r.stdout.trim().split('\n')[0]!) as Record<string, unknown>;
     assert.equal(line.reason, 'RolloutStalled');

@@ -77,7 +77,10 @@ describe('IdleCollector', () => {
     r.grow(16 * MiB);
     r.clock.advance(QUIET);
     assert.deepEqual(r.collections, [QUIET, QUIET + 60_000 + QUIET]);
-    assert.deepEqual(r.reported.map((c) => c.youngBefore), [8 * MiB, 16 * MiB]);
+    assert.deepEqual(
+      r.reported.map((c) => c.youngBefore),
+      [8 * MiB, 16 * MiB],
+    );
   });
 
   it('stop() cancels the armed timer and ignores later work', () => {

@@ -13,7 +13,14 @@ type Obj = { metadata: { name: string; namespace?: string; resourceVersion?: str
 
 const slim = (raw: unknown): Obj => {
   const r = raw as { metadata: { name: string; namespace?: string; resourceVersion?: string }; owner?: string };
-  return { metadata: { name: r.metadata.name, ...(r.metadata.namespace ? { namespace: r.metadata.namespace } : {}), ...(r.metadata.resourceVersion ? { resourceVersion: r.metadata.resourceVersion } : {}) }, owner: r.owner ?? '' };
+  return {
+    metadata: {
+      name: r.metadata.name,
+      ...(r.metadata.namespace ? { namespace: r.metadata.namespace } : {}),
+      ...(r.metadata.resourceVersion ? { resourceVersion: r.metadata.resourceVersion } : {}),
+    },
+    owner: r.owner ?? '',
+  };
 };
 
 /** The objects the fake API server holds, by namespace. */
@@ -93,8 +100,20 @@ describe('InformerSet', () => {
     assert.equal(set.get('b', 'y')?.owner, 'o2');
     assert.equal(set.get('c', 'z'), undefined, 'c is not watched');
     assert.equal(set.get('a', 'y'), undefined);
-    assert.deepEqual(set.list().map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort(), ['a/x', 'b/x', 'b/y']);
-    assert.deepEqual(set.byIndex('owner', 'o1').map((o) => o.metadata.namespace).sort(), ['a', 'b']);
+    assert.deepEqual(
+      set
+        .list()
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+      ['a/x', 'b/x', 'b/y'],
+    );
+    assert.deepEqual(
+      set
+        .byIndex('owner', 'o1')
+        .map((o) => o.metadata.namespace)
+        .sort(),
+      ['a', 'b'],
+    );
     assert.equal(set.requestRelist('c', 'test'), false, 'no member watches c');
   });
 

@@ -57,7 +57,12 @@ class LeaseServer {
 
   /** Seeds or overwrites the stored lease, as another candidate's write would. */
   write(spec: LeaseSpec): void {
-    this.lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: NAME, namespace: NS, resourceVersion: String(++this.rv) }, spec };
+    this.lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: NAME, namespace: NS, resourceVersion: String(++this.rv) },
+      spec,
+    };
   }
 
   count(method: string): number {
@@ -122,19 +127,34 @@ async function setup(seed?: (s: LeaseServer) => void, identity = 'me', shared?: 
   const base = shared?.base ?? (await server.start());
   seed?.(server);
   const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: base }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: base }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
   const client = ApiClient.fromKubeConfig(kc);
   const clock = new FakeClock(0);
   const wall = new FakeClock(Date.UTC(2026, 10, 29, 16, 32, 51, 123));
   const elector = new LeaderElector({
-    client, namespace: NS, name: NAME, identity,
-    leaseDurationMs: LEASE_MS, renewDeadlineMs: RENEW_MS, retryPeriodMs: RETRY_MS,
-    clock, wallClock: wall, timers: clock, logger: pino({ level: 'silent' }),
+    client,
+    namespace: NS,
+    name: NAME,
+    identity,
+    leaseDurationMs: LEASE_MS,
+    renewDeadlineMs: RENEW_MS,
+    retryPeriodMs: RETRY_MS,
+    clock,
+    wallClock: wall,
+    timers: clock,
+    logger: pino({ level: 'silent' }),
   });
   let resolveStarted!: (s: AbortSignal) => void;
   let resolveStopped!: () => void;
   const h: Harness = {
-    server, clock, elector,
+    server,
+    clock,
+    elector,
     started: new Promise((r) => (resolveStarted = r)),
     stoppedLeading: new Promise((r) => (resolveStopped = r)),
     stoppedCalls: 0,
@@ -158,7 +178,11 @@ async function setup(seed?: (s: LeaseServer) => void, identity = 'me', shared?: 
 }
 
 /** Advances fake time by `ms` and waits until the elector has finished its attempt and scheduled its next sleep. */
-async function step(h: Harness, ms: number, isSleep: (d: number) => boolean = (d) => d >= RETRY_MS && d <= MAX_ACQUIRE_SLEEP): Promise<void> {
+async function step(
+  h: Harness,
+  ms: number,
+  isSleep: (d: number) => boolean = (d) => d >= RETRY_MS && d <= MAX_ACQUIRE_SLEEP,
+): Promise<void> {
   const next = h.clock.nextTimer(isSleep);
   h.clock.advance(ms);
   await next;
@@ -179,7 +203,9 @@ describe('LeaderElector', { timeout: 10_000 }, () => {
   });
 
   it('waits while another holder is fresh, judged by local time even if its renewTime looks ancient', async () => {
-    const h = await setup((s) => s.write({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2001-01-01T00:00:00.000000Z', leaseTransitions: 3 }));
+    const h = await setup((s) =>
+      s.write({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2001-01-01T00:00:00.000000Z', leaseTransitions: 3 }),
+    );
     await h.clock.nextTimer(); // first attempt done (GET), sleeping
     for (let i = 1; i <= 3; i++) {
       await step(h, MAX_ACQUIRE_SLEEP); // 13.2 s since we first saw the record: still valid
@@ -198,7 +224,8 @@ describe('LeaderElector', { timeout: 10_000 }, () => {
 
   it('a holder that keeps renewing keeps us out; we take over only a lease-duration after its last renewal', async () => {
     let n = 0;
-    const renewByOther = (s: LeaseServer): void => s.write({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: microTime(Date.UTC(2001, 0, 1) + ++n), leaseTransitions: 0 });
+    const renewByOther = (s: LeaseServer): void =>
+      s.write({ holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: microTime(Date.UTC(2001, 0, 1) + ++n), leaseTransitions: 0 });
     const h = await setup(renewByOther);
     await h.clock.nextTimer();
     for (let i = 0; i < 6; i++) {

@@ -19,7 +19,7 @@ async function scrape(m: Metrics): Promise<Map<string, number>> {
 }
 
 describe('Metrics', () => {
-  it('exports each informer\'s objects, relists, restarts and last event time, labelled by resource, namespace and DaemonSet', async () => {
+  it("exports each informer's objects, relists, restarts and last event time, labelled by resource, namespace and DaemonSet", async () => {
     const m = new Metrics(false);
     const pods: InformerStats = { objects: 3, relists: 1, restarts: 0, lastEventAt: 1_700_000_000_500 };
     const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
@@ -33,9 +33,20 @@ describe('Metrics', () => {
     assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a",daemonset=""}'), 3);
     assert.equal(s.get('rollout_guard_informer_objects{resource="nodes",namespace="",daemonset=""}'), 2);
     assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a",daemonset=""}'), 1);
-    assert.equal(s.get('rollout_guard_informer_restarts_total{resource="nodes",namespace="",daemonset=""}'), 0, 'a healthy informer shows 0, not nothing');
-    assert.equal(s.get('rollout_guard_informer_last_event_timestamp_seconds{resource="pods",namespace="team-a",daemonset=""}'), 1_700_000_000.5);
-    assert.equal(s.has('rollout_guard_informer_last_event_timestamp_seconds{resource="nodes",namespace="",daemonset=""}'), false, 'no event yet: no timestamp');
+    assert.equal(
+      s.get('rollout_guard_informer_restarts_total{resource="nodes",namespace="",daemonset=""}'),
+      0,
+      'a healthy informer shows 0, not nothing',
+    );
+    assert.equal(
+      s.get('rollout_guard_informer_last_event_timestamp_seconds{resource="pods",namespace="team-a",daemonset=""}'),
+      1_700_000_000.5,
+    );
+    assert.equal(
+      s.has('rollout_guard_informer_last_event_timestamp_seconds{resource="nodes",namespace="",daemonset=""}'),
+      false,
+      'no event yet: no timestamp',
+    );
 
     // A restart and a relist later, scraped twice: the counters follow the informer, not the scrape count.
     pods.restarts = 1;
@@ -65,7 +76,11 @@ describe('Metrics', () => {
     s = await scrape(m);
     const left = [...s.keys()].filter((k) => k.includes('daemonset="agent"'));
     assert.deepEqual(left, [], 'no series of the ended watch remains');
-    assert.equal(s.get('rollout_guard_informer_relists_total{resource="nodes",namespace="",daemonset=""}'), 1, 'the other informers keep theirs');
+    assert.equal(
+      s.get('rollout_guard_informer_relists_total{resource="nodes",namespace="",daemonset=""}'),
+      1,
+      'the other informers keep theirs',
+    );
 
     samples = [...samples, { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: { objects: 3, relists: 1, restarts: 0 } }];
     s = await scrape(m);
@@ -87,12 +102,22 @@ describe('Metrics', () => {
     m.countFailure('ns', 'g1', 'decoder', 'CrashLoop');
     m.countStall('ns', 'g2', 'agent', 'ImagePullFailure', 'Revision');
     let s = await scrape(m);
-    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="NodeNotReady",owner="Node"}'), 1);
+    assert.equal(
+      s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="NodeNotReady",owner="Node"}'),
+      1,
+    );
     assert.equal(s.get('rollout_guard_failures_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="CrashLoop"}'), 1);
     m.forgetGuard('ns', 'g1');
     s = await scrape(m);
-    assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
-    assert.equal(s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",daemonset="agent",cause="ImagePullFailure",owner="Revision"}'), 1, 'other guards keep theirs');
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes('guard="g1"')),
+      [],
+    );
+    assert.equal(
+      s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",daemonset="agent",cause="ImagePullFailure",owner="Revision"}'),
+      1,
+      'other guards keep theirs',
+    );
   });
 
   it('the state gauge names the guarded DaemonSet, and follows a guard pointed at another one', async () => {
@@ -102,7 +127,11 @@ describe('Metrics', () => {
     assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent",state="Healthy"}'), 1);
     m.setState('ns', 'policy-agent-x', 'agent-v2', 'Progressing');
     s = await scrape(m);
-    assert.deepEqual([...s.keys()].filter((k) => k.includes('daemonset="agent"')), [], 'no series left under the old DaemonSet');
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes('daemonset="agent"')),
+      [],
+      'no series left under the old DaemonSet',
+    );
     assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent-v2",state="Progressing"}'), 1);
   });
 
@@ -111,7 +140,11 @@ describe('Metrics', () => {
     m.setState('ns', 'g1', 'decoder', 'RollingBack');
     m.setUndoResult('ns', 'g1', 'decoder', undefined);
     let s = await scrape(m);
-    assert.deepEqual([...s.keys()].filter((k) => k.startsWith('rollout_guard_undo_result')), [], 'no series before the first undo');
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.startsWith('rollout_guard_undo_result')),
+      [],
+      'no series before the first undo',
+    );
     m.setUndoResult('ns', 'g1', 'decoder', 'Applied');
     m.setUndoResult('ns', 'g1', 'decoder', 'RollbackStalled');
     s = await scrape(m);
@@ -119,7 +152,10 @@ describe('Metrics', () => {
     assert.equal(s.get('rollout_guard_undo_result{namespace="ns",guard="g1",daemonset="decoder",result="Applied"}'), 0);
     m.forgetGuard('ns', 'g1');
     s = await scrape(m);
-    assert.deepEqual([...s.keys()].filter((k) => k.includes('guard="g1"')), []);
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes('guard="g1"')),
+      [],
+    );
   });
 
   it('an API request is counted by verb, resource and code, and timed by verb and resource; a watch is counted, not timed', async () => {
@@ -133,6 +169,9 @@ describe('Metrics', () => {
     assert.equal(s.get('rollout_guard_api_request_duration_seconds_count{verb="PATCH",resource="rolloutguards/status"}'), 2);
     assert.equal(s.get('rollout_guard_api_request_duration_seconds_sum{verb="PATCH",resource="rolloutguards/status"}'), 0.28125);
     assert.equal(s.get('rollout_guard_api_request_duration_seconds_bucket{le="0.05",verb="PATCH",resource="rolloutguards/status"}'), 1);
-    assert.equal([...s.keys()].some((k) => k.startsWith('rollout_guard_api_request_duration_seconds') && k.includes('WATCH')), false);
+    assert.equal(
+      [...s.keys()].some((k) => k.startsWith('rollout_guard_api_request_duration_seconds') && k.includes('WATCH')),
+      false,
+    );
   });
 });

@@ -6,7 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { METRICS_ATTRIBUTES, MetricsAuthFilter, bearerToken, type AccessReviewer, type Authentication, type UserInfo } from '../../src/runtime/metricsAuth.js';
+import {
+  METRICS_ATTRIBUTES,
+  MetricsAuthFilter,
+  bearerToken,
+  type AccessReviewer,
+  type Authentication,
+  type UserInfo,
+} from '../../src/runtime/metricsAuth.js';
 
 /** Tokens the fake API server knows, the users they name, and which users hold `get /metrics`. */
 class FakeReviewer implements AccessReviewer {
@@ -38,12 +45,23 @@ class FakeReviewer implements AccessReviewer {
   }
 }
 
-const PROM: UserInfo = { username: 'system:serviceaccount:monitoring:prometheus', uid: 'u-1', groups: ['system:serviceaccounts'], extra: { 'authentication.kubernetes.io/pod-name': ['prometheus-0'] } };
+const PROM: UserInfo = {
+  username: 'system:serviceaccount:monitoring:prometheus',
+  uid: 'u-1',
+  groups: ['system:serviceaccounts'],
+  extra: { 'authentication.kubernetes.io/pod-name': ['prometheus-0'] },
+};
 const NOBODY: UserInfo = { username: 'system:serviceaccount:team-a:nobody' };
 
 function setup(o: { allowTtlMs?: number; denyTtlMs?: number; maxEntries?: number } = {}) {
   let now = 1_000;
-  const reviewer = new FakeReviewer(new Map([['prom-token', PROM], ['nobody-token', NOBODY]]), new Set([PROM.username]));
+  const reviewer = new FakeReviewer(
+    new Map([
+      ['prom-token', PROM],
+      ['nobody-token', NOBODY],
+    ]),
+    new Set([PROM.username]),
+  );
   const filter = new MetricsAuthFilter(reviewer, {
     allowTtlMs: o.allowTtlMs ?? 60_000,
     denyTtlMs: o.denyTtlMs ?? 10_000,
@@ -142,7 +160,10 @@ describe('MetricsAuthFilter: cache', () => {
     reviewer.gate = new Promise((r) => (open = r));
     const pending = [filter.check('Bearer prom-token'), filter.check('Bearer prom-token'), filter.check('bearer prom-token')];
     open();
-    assert.deepEqual((await Promise.all(pending)).map((d) => d.status), [200, 200, 200]);
+    assert.deepEqual(
+      (await Promise.all(pending)).map((d) => d.status),
+      [200, 200, 200],
+    );
     assert.equal(filter.reviews, 1);
   });
 
@@ -157,7 +178,10 @@ describe('MetricsAuthFilter: cache', () => {
     await filter.check('Bearer a'); // forgotten: asked again
     assert.equal(filter.reviews, 6);
     assert.equal(filter.size, 3);
-    assert.ok(reviewer.calls.every((c) => c.startsWith('tokenreview')), 'unknown tokens never reach a SubjectAccessReview');
+    assert.ok(
+      reviewer.calls.every((c) => c.startsWith('tokenreview')),
+      'unknown tokens never reach a SubjectAccessReview',
+    );
   });
 
   it('a flood of distinct tokens cannot grow the cache past its bound', async () => {

@@ -97,7 +97,13 @@ describe('metrics server, in the clear', () => {
 describe('metrics server behind the auth filter', () => {
   const reviewer: AccessReviewer = {
     authenticate: (token) =>
-      Promise.resolve(token === 'reader' ? { user: { username: 'sa:reader' } } : token === 'other' ? { user: { username: 'sa:other' } } : { reason: 'invalid' }),
+      Promise.resolve(
+        token === 'reader'
+          ? { user: { username: 'sa:reader' } }
+          : token === 'other'
+            ? { user: { username: 'sa:other' } }
+            : { reason: 'invalid' },
+      ),
     authorize: (user) => Promise.resolve({ allowed: user.username === 'sa:reader', reason: '' }),
   };
   const auth = new MetricsAuthFilter(reviewer, { allowTtlMs: 60_000, denyTtlMs: 10_000, maxEntries: 8, reviewTimeoutMs: 5_000 });
@@ -156,7 +162,10 @@ describe('loadServingCert', () => {
 
   it('tls.crt without tls.key: names tls.key', async () => {
     await writeFile(join(dir, 'tls.crt'), 'not a certificate');
-    await assert.rejects(loadServingCert(dir), (e: unknown) => e instanceof UsageError && e.message.includes(`${join(dir, 'tls.key')} does not exist`));
+    await assert.rejects(
+      loadServingCert(dir),
+      (e: unknown) => e instanceof UsageError && e.message.includes(`${join(dir, 'tls.key')} does not exist`),
+    );
   });
 
   it('files that are not a key pair: a usage error, not a server that fails every handshake', async () => {

@@ -16,14 +16,36 @@ const UID = 'ds-uid-1';
 function daemonSet(counters: Partial<SlimDaemonSet['status']> = {}, uid = UID): SlimDaemonSet {
   return {
     metadata: { name: 'agent', namespace: 'gpu', uid, generation: 2 },
-    spec: { selector: { matchLabels: { app: 'agent' } }, updateStrategy: { type: 'RollingUpdate' }, minReadySeconds: 0, placement: {}, images: ['agent:v2'] },
-    status: { observedGeneration: 2, desiredNumberScheduled: 3, currentNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 3, numberAvailable: 3, numberMisscheduled: 0, ...counters },
+    spec: {
+      selector: { matchLabels: { app: 'agent' } },
+      updateStrategy: { type: 'RollingUpdate' },
+      minReadySeconds: 0,
+      placement: {},
+      images: ['agent:v2'],
+    },
+    status: {
+      observedGeneration: 2,
+      desiredNumberScheduled: 3,
+      currentNumberScheduled: 3,
+      updatedNumberScheduled: 3,
+      numberReady: 3,
+      numberAvailable: 3,
+      numberMisscheduled: 0,
+      ...counters,
+    },
   };
 }
 
 function pod(name: string, ownerUid: string): object {
   return {
-    metadata: { name, namespace: 'gpu', uid: `${name}-uid`, resourceVersion: '10', labels: { app: 'agent', 'controller-revision-hash': 'h2' }, ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: ownerUid, controller: true }] },
+    metadata: {
+      name,
+      namespace: 'gpu',
+      uid: `${name}-uid`,
+      resourceVersion: '10',
+      labels: { app: 'agent', 'controller-revision-hash': 'h2' },
+      ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: ownerUid, controller: true }],
+    },
     spec: { nodeName: `node-${name}`, containers: [{ name: 'c', image: 'agent:v2' }] },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
   };
@@ -90,7 +112,13 @@ describe('PodWatches', () => {
   };
 
   it('a settled DaemonSet no guard follows a rollout of: no watch, no request', () => {
-    guards = [{ metadata: { name: 'g' }, spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } }, status: { state: 'Healthy', rollout: { completedAt: '2026-01-01T00:00:00Z' } as never } }];
+    guards = [
+      {
+        metadata: { name: 'g' },
+        spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } },
+        status: { state: 'Healthy', rollout: { completedAt: '2026-01-01T00:00:00Z' } as never },
+      },
+    ];
     watches.sync('gpu', 'agent');
     assert.equal(watches.state('gpu', 'agent', UID), 'off');
     assert.deepEqual(watches.keys(), []);
@@ -116,8 +144,18 @@ describe('PodWatches', () => {
       ['app=agent,controller-revision-hash', 'app=agent,controller-revision-hash'],
       'one list and one watch, with the DaemonSet selector',
     );
-    assert.deepEqual(requests.map((r) => r.watch), [false, true]);
-    assert.deepEqual(watches.podsOwnedBy(UID).map((p) => p.metadata.name).sort(), ['p1', 'p2'], 'matched by owner UID, not by label');
+    assert.deepEqual(
+      requests.map((r) => r.watch),
+      [false, true],
+    );
+    assert.deepEqual(
+      watches
+        .podsOwnedBy(UID)
+        .map((p) => p.metadata.name)
+        .sort(),
+      ['p1', 'p2'],
+      'matched by owner UID, not by label',
+    );
     assert.equal(watches.pod('gpu', 'stray')?.metadata.name, 'stray');
     assert.ok(changes.includes('gpu/agent'));
     assert.equal(watches.samples()[0]?.stats.objects, 3);
@@ -154,7 +192,13 @@ describe('PodWatches', () => {
   });
 
   it('a guard that still follows a rollout (baking) keeps the pods watched though the counters are settled', async () => {
-    guards = [{ metadata: { name: 'g' }, spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } }, status: { state: 'Progressing', rollout: { updatedAt: '2026-01-01T00:00:00Z' } as never } }];
+    guards = [
+      {
+        metadata: { name: 'g' },
+        spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } },
+        status: { state: 'Progressing', rollout: { updatedAt: '2026-01-01T00:00:00Z' } as never },
+      },
+    ];
     watches.sync('gpu', 'agent');
     await synced();
     clock.advance(120_000);
@@ -177,11 +221,20 @@ describe('PodWatches', () => {
   });
 
   it('a selector it cannot write falls back to every daemon pod of the namespace, still matched by owner', async () => {
-    ds = { ...daemonSet({ updatedNumberScheduled: 1 }), spec: { ...daemonSet().spec, selector: { matchExpressions: [{ key: 'tier', operator: 'Gt', values: ['1'] }] } } };
+    ds = {
+      ...daemonSet({ updatedNumberScheduled: 1 }),
+      spec: { ...daemonSet().spec, selector: { matchExpressions: [{ key: 'tier', operator: 'Gt', values: ['1'] }] } },
+    };
     watches.sync('gpu', 'agent');
     await synced();
     assert.equal(requests[0]?.selector, 'controller-revision-hash');
-    assert.deepEqual(watches.podsOwnedBy(UID).map((p) => p.metadata.name).sort(), ['p1', 'p2']);
+    assert.deepEqual(
+      watches
+        .podsOwnedBy(UID)
+        .map((p) => p.metadata.name)
+        .sort(),
+      ['p1', 'p2'],
+    );
   });
 
   it('a recreated DaemonSet (new UID) gets a new watch; a deleted one loses its watch at once', async () => {

@@ -26,7 +26,19 @@ interface Rig {
 const running: Array<{ workers: Workers; stop: AbortController }> = [];
 
 /** Workers named `name` over a fresh fake-time queue (1 s backoff doubling to 5 min), running `reconcile`. */
-function rig(reconcile: (key: string, call: number) => PassResult | Promise<PassResult>, opts: { name?: string; queueName?: string; count?: number; metrics?: Metrics; lines?: Line[]; clock?: FakeClock; onWork?: () => void; mayRun?: () => boolean } = {}): Rig {
+function rig(
+  reconcile: (key: string, call: number) => PassResult | Promise<PassResult>,
+  opts: {
+    name?: string;
+    queueName?: string;
+    count?: number;
+    metrics?: Metrics;
+    lines?: Line[];
+    clock?: FakeClock;
+    onWork?: () => void;
+    mayRun?: () => boolean;
+  } = {},
+): Rig {
   const clock = opts.clock ?? new FakeClock(1_000_000);
   const queue = new WorkQueue({ baseDelayMs: 1000, maxDelayMs: 300_000, qps: 1e6, burst: 1e6, clock, timers: clock });
   const metrics = opts.metrics ?? new Metrics(false);
@@ -85,10 +97,13 @@ describe('Workers', () => {
 
   it('tells onWork of every key queued and every pass ended, failed passes included', async () => {
     const seen: string[] = [];
-    const r = rig((key) => {
-      seen.push(`pass ${key}`);
-      if (key === 'ns/bad') throw new Error('boom');
-    }, { onWork: () => seen.push('work') });
+    const r = rig(
+      (key) => {
+        seen.push(`pass ${key}`);
+        if (key === 'ns/bad') throw new Error('boom');
+      },
+      { onWork: () => seen.push('work') },
+    );
     r.workers.add('ns/a');
     r.workers.add('ns/bad');
     assert.deepEqual(seen.slice(0, 2), ['work', 'work'], 'each add is work');
@@ -128,7 +143,10 @@ describe('Workers', () => {
     const failed = r.lines.filter((l) => l.msg === 'reconcile failed: retrying with backoff');
     assert.equal(failed.length, 2);
     assert.equal(failed[0]?.guard, 'ns/a');
-    assert.deepEqual(failed.map((l) => l.retries), [0, 1]);
+    assert.deepEqual(
+      failed.map((l) => l.retries),
+      [0, 1],
+    );
   });
 
   it("a server's Retry-After is waited for when longer than the backoff", async () => {
@@ -162,15 +180,21 @@ describe('Workers', () => {
   });
 
   it("logs and labels with its own controller's name: a policy's failure names the policy, never a guard", async () => {
-    const r = rig(() => {
-      throw new Error('boom');
-    }, { name: 'policy', queueName: 'policies' });
+    const r = rig(
+      () => {
+        throw new Error('boom');
+      },
+      { name: 'policy', queueName: 'policies' },
+    );
     r.workers.add('gpu-agents');
     await until(() => r.lines.length > 0, 'failure logged');
     assert.equal(r.lines[0]?.policy, 'gpu-agents');
     assert.equal('guard' in (r.lines[0] ?? {}), false);
     const depth = (await r.metrics.queueDepth.get()).values;
-    assert.deepEqual(depth.map((v) => v.labels.queue), ['policies']);
+    assert.deepEqual(
+      depth.map((v) => v.labels.queue),
+      ['policies'],
+    );
   });
 
   it('two controllers, two queues: the same key is not deduplicated across them, and one stuck pass does not hold up the other', async () => {
@@ -178,9 +202,12 @@ describe('Workers', () => {
     const clock = new FakeClock(1_000_000);
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((res) => (release = res));
-    const policies = rig(async () => {
-      await stuck;
-    }, { name: 'policy', queueName: 'policies', count: 1, metrics, clock });
+    const policies = rig(
+      async () => {
+        await stuck;
+      },
+      { name: 'policy', queueName: 'policies', count: 1, metrics, clock },
+    );
     const guards = rig(() => ({}), { count: 1, metrics, clock });
     policies.workers.add('x');
     guards.workers.add('x');
@@ -196,9 +223,12 @@ describe('Workers', () => {
   it('records how long each key waited for a worker, by queue: a key queued behind a running pass waits for it', async () => {
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((res) => (release = res));
-    const r = rig(async (key) => {
-      if (key === 'ns/a') await stuck;
-    }, { count: 1 });
+    const r = rig(
+      async (key) => {
+        if (key === 'ns/a') await stuck;
+      },
+      { count: 1 },
+    );
     r.workers.add('ns/a');
     await until(() => r.calls.length === 1, 'a taken');
     r.workers.add('ns/b');
@@ -238,7 +268,12 @@ describe('Workers', () => {
     const clock = new FakeClock(1_000_000);
     const renewedAt = clock.now();
     const lines: Line[] = [];
-    const r = rig((_k, call) => (call === 1 ? { requeueAfterMs: 10_000 } : {}), { clock, count: 1, lines, mayRun: () => clock.now() - renewedAt < LEASE_MS });
+    const r = rig((_k, call) => (call === 1 ? { requeueAfterMs: 10_000 } : {}), {
+      clock,
+      count: 1,
+      lines,
+      mayRun: () => clock.now() - renewedAt < LEASE_MS,
+    });
     r.workers.add('ns/a');
     await until(() => clock.pending() === 1, 'the deadline requeue is scheduled');
     // The process is frozen for 20 s: no renewal ran, and the requeue is overdue the moment it wakes.
@@ -250,11 +285,14 @@ describe('Workers', () => {
 
   it('yields to the event loop after each pass: I/O that arrives during a backlog runs between its passes, not after it', async () => {
     const order: string[] = [];
-    const r = rig((key) => {
-      order.push(key);
-      // What a watch event or a write's answer looks like to the loop: a callback of a later turn.
-      if (key === 'ns/a') setImmediate(() => order.push('io'));
-    }, { count: 1 });
+    const r = rig(
+      (key) => {
+        order.push(key);
+        // What a watch event or a write's answer looks like to the loop: a callback of a later turn.
+        if (key === 'ns/a') setImmediate(() => order.push('io'));
+      },
+      { count: 1 },
+    );
     // A backlog: both keys are ready, so the second is handed over without waiting for anything.
     r.queue.add('ns/a');
     r.queue.add('ns/b');

@@ -25,7 +25,16 @@ import {
   type NodeSpec,
 } from '../../cluster/controlPlane.js';
 
-export { POOL_LABEL, createNamespace as createNamespaceIn, uniqueName, waitFor, FatalWaitError, type WaitOptions, type KubectlResult, type KubectlOptions } from '../../cluster/controlPlane.js';
+export {
+  POOL_LABEL,
+  createNamespace as createNamespaceIn,
+  uniqueName,
+  waitFor,
+  FatalWaitError,
+  type WaitOptions,
+  type KubectlResult,
+  type KubectlOptions,
+} from '../../cluster/controlPlane.js';
 
 /** Env var naming the kubeconfig of an existing cluster to use instead of starting one. */
 export const EXTERNAL_KUBECONFIG_ENV = 'RG_TEST_KUBECONFIG';
@@ -136,8 +145,14 @@ export async function createNodePool(name: string, count: number, opts: NodePool
       await kubectl(['delete', 'nodes', ...nodes, '--ignore-not-found', '--wait=true']);
       for (const n of nodes) {
         await kubectl([
-          'delete', 'pods', '--all-namespaces', `--field-selector=spec.nodeName=${n}`,
-          '--grace-period=0', '--force', '--ignore-not-found', '--wait=false',
+          'delete',
+          'pods',
+          '--all-namespaces',
+          `--field-selector=spec.nodeName=${n}`,
+          '--grace-period=0',
+          '--force',
+          '--ignore-not-found',
+          '--wait=false',
         ]);
       }
     },

@@ -58,7 +58,10 @@ export function spec(overrides: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?
 }
 
 /** The policy argument of decide: a spec plus the guard's metadata.generation. */
-export function policy(s: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?: Partial<GuardSpec['onStall']> } = {}, generation = 1): GuardPolicy {
+export function policy(
+  s: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?: Partial<GuardSpec['onStall']> } = {},
+  generation = 1,
+): GuardPolicy {
   return { spec: spec(s), generation, name: DS_NAME, createdAt: iso(T0 - sec(3600)) };
 }
 
@@ -111,7 +114,12 @@ export function pod(o: PodOptions): PodView {
 
 /** A new-revision pod stuck pulling its image. */
 export const imagePullPod = (hash: string): PodView =>
-  pod({ hash, phase: 'Pending', waitingReason: 'ImagePullBackOff', waitingMessage: `Back-off pulling image "registry.example/decoder:${hash}"` });
+  pod({
+    hash,
+    phase: 'Pending',
+    waitingReason: 'ImagePullBackOff',
+    waitingMessage: `Back-off pulling image "registry.example/decoder:${hash}"`,
+  });
 
 /** A pod whose container keeps crashing. */
 export const crashLoopPod = (hash: string): PodView =>
@@ -132,10 +140,12 @@ export const deletingPod = (hash: string, deletionAt: number, o: Partial<PodView
   pod({ hash, deleting: true, deletionAt: iso(deletionAt), ready: false, ...o });
 
 /** A pod Ready since `readySince` (ms) and not yet available: it waits out minReadySeconds. */
-export const waitingOutMinReadyPod = (hash: string, readySince: number): PodView => pod({ hash, ready: true, available: false, readySince: iso(readySince) });
+export const waitingOutMinReadyPod = (hash: string, readySince: number): PodView =>
+  pod({ hash, ready: true, available: false, readySince: iso(readySince) });
 
 /** A Pending pod no scheduler has looked at: no nodeName and no PodScheduled condition. */
-export const unscheduledPod = (hash: string): PodView => pod({ hash, phase: 'Pending', scheduled: false, ready: false, schedulingAttempted: false });
+export const unscheduledPod = (hash: string): PodView =>
+  pod({ hash, phase: 'Pending', scheduled: false, ready: false, schedulingAttempted: false });
 
 /** Node health from the node's Ready condition and taints; defaults to a Ready node. */
 export function health(o: Partial<NodeHealth> = {}): NodeHealth {

@@ -6,7 +6,18 @@
  * @module
  */
 import type { KubectlOptions } from '../../cluster/controlPlane.js';
-import { createNamespace, createNodePool, decoderDaemonSet, ensureCluster, kubectlJson as sharedKubectlJson, uniqueName, waitFor, type DecoderDaemonSetOptions, type NodePool, type NodePoolOptions } from './cluster.js';
+import {
+  createNamespace,
+  createNodePool,
+  decoderDaemonSet,
+  ensureCluster,
+  kubectlJson as sharedKubectlJson,
+  uniqueName,
+  waitFor,
+  type DecoderDaemonSetOptions,
+  type NodePool,
+  type NodePoolOptions,
+} from './cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from './operator.js';
 
 /** Runs kubectl with `-o json` against one cluster and parses the output. */
@@ -82,19 +93,29 @@ export class GuardReader {
   async waitGuard(ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000, name = 'decoder'): Promise<GuardObj> {
     let last: GuardObj | undefined;
     try {
-      await waitFor(async () => {
-        last = await this.guard(ns, name);
-        return pred(last);
-      }, { timeoutMs, intervalMs: 200, describe: what });
+      await waitFor(
+        async () => {
+          last = await this.guard(ns, name);
+          return pred(last);
+        },
+        { timeoutMs, intervalMs: 200, describe: what },
+      );
     } catch (e) {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${this.logs().slice(-15).join('\n')}`);
+      throw new Error(
+        `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${this.logs().slice(-15).join('\n')}`,
+      );
     }
     return last!;
   }
 
   /** Events about `kind` `ns/name`, oldest first as the API lists them. */
   async events(ns: string, kind: string, name = 'decoder'): Promise<EventItem[]> {
-    return (await this.kubectlJson<{ items: EventItem[] }>(['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`], { ns })).items;
+    return (
+      await this.kubectlJson<{ items: EventItem[] }>(
+        ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=${name}`],
+        { ns },
+      )
+    ).items;
   }
 
   async reasons(ns: string, kind: string, name = 'decoder'): Promise<string[]> {
@@ -103,7 +124,9 @@ export class GuardReader {
 
   /** The first container's image of DaemonSet `ns/name`. */
   async image(ns: string, name = 'decoder'): Promise<string> {
-    const ds = await this.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', name], { ns });
+    const ds = await this.kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', name], {
+      ns,
+    });
     return ds.spec.template.spec.containers[0]!.image;
   }
 
@@ -112,10 +135,17 @@ export class GuardReader {
    * also says "successfully rolled out" while DESIRED is still 0, before the pool's nodes are counted.)
    */
   async availableOn(ns: string, count: number, name = 'decoder'): Promise<void> {
-    await waitFor(async () => {
-      const ds = await this.kubectlJson<{ status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number } }>(['get', 'ds', name], { ns });
-      return ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count;
-    }, { timeoutMs: 120_000, describe: `${name} available on all ${count} nodes` });
+    await waitFor(
+      async () => {
+        const ds = await this.kubectlJson<{
+          status: { desiredNumberScheduled?: number; numberAvailable?: number; updatedNumberScheduled?: number };
+        }>(['get', 'ds', name], { ns });
+        return (
+          ds.status.desiredNumberScheduled === count && ds.status.numberAvailable === count && ds.status.updatedNumberScheduled === count
+        );
+      },
+      { timeoutMs: 120_000, describe: `${name} available on all ${count} nodes` },
+    );
   }
 }
 
