@@ -36,7 +36,7 @@
  * @module
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
-import { GUARD_DEFAULTS } from '../src/domain/defaults.js';
+import { GUARD_DEFAULTS } from '../src/api/defaults.js';
 import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
 import type { Observer, PodRecord } from './observer.js';
 import { round } from './stats.js';

@@ -14,7 +14,7 @@ import vm from 'node:vm';
 import { pino } from 'pino';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { Informer } from '../src/k8s/informer.js';
-import { HASH_LABEL } from '../src/domain/apiNames.js';
+import { HASH_LABEL } from '../src/api/names.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
 import { DAEMONSET_WARNINGS, POD_WARNINGS } from '../src/runtime/controller.js';
 

@@ -8,9 +8,9 @@
  * functions, so the cache holds exactly what the informers would hold.
  */
 import { performance } from 'node:perf_hooks';
-import { decide } from '../src/domain/stateMachine.js';
-import type { GuardStatus } from '../src/domain/types.js';
-import { mergePatchDiff } from '../src/domain/mergePatch.js';
+import { decide } from '../src/domain/decide/decide.js';
+import type { GuardStatus } from '../src/api/types.js';
+import { mergePatchDiff } from '../src/api/mergePatch.js';
 import {
   slimDaemonSet,
   slimNode,
@@ -23,7 +23,7 @@ import {
 } from '../src/k8s/slim.js';
 import { TargetMemory, gather, observationOf } from '../src/reconcile/gather.js';
 import type { CacheView } from '../src/reconcile/ports.js';
-import { withDefaults } from '../src/domain/defaults.js';
+import { withDefaults } from '../src/api/defaults.js';
 import { round, summarize } from './stats.js';
 
 /** One micro-benchmark case. */

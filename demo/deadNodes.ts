@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { FaultOwner, RevisionRef, UndoSkip } from '../src/domain/types.js';
+import type { FaultOwner, RevisionRef, UndoSkip } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { POOL_LABEL, createNamespace, waitFor, type Kubectl } from '../cluster/controlPlane.js';

@@ -7,7 +7,7 @@
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { isNotFound } from '../src/k8s/apiClient.js';
-import type { BlockedNode, EmptyNode, GuardStatus, UndoPlan, UndoRecord } from '../src/domain/types.js';
+import type { BlockedNode, EmptyNode, GuardStatus, UndoPlan, UndoRecord } from '../src/api/types.js';
 
 /** The kubectl get ds columns. */
 export interface DsColumns {

@@ -6,7 +6,7 @@
  */
 import { ApiClient } from './k8s/apiClient.js';
 import { ClockSkew } from './k8s/clockSkew.js';
-import { MAX_CLOCK_SKEW_MS } from './domain/defaults.js';
+import { MAX_CLOCK_SKEW_MS } from './api/defaults.js';
 import { AdmissionCheck } from './k8s/admissionCheck.js';
 import { DaemonSetUndo } from './k8s/daemonSetUndo.js';
 import { EventRecorder } from './k8s/eventRecorder.js';
@@ -23,11 +23,11 @@ import { ApiAccessReviewer } from './k8s/metricsAuth.js';
 import { LeaderElector } from './runtime/leaderElection.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
-import { ExitCode, runCheck } from './check.js';
+import { ExitCode, runCheck } from './cli/check.js';
 import { packageVersion } from './version.js';
-import { runGet } from './get.js';
+import { runGet } from './cli/get.js';
 import { KubeConfigError, loadKubeConfig } from './k8s/kubeConfig.js';
-import { addedAnnouncements, publish } from './diagnostics.js';
+import { addedAnnouncements, publish } from './runtime/diagnostics.js';
 
 async function run(cfg: OperatorConfig): Promise<void> {
   // Before anything connects: a missing or broken certificate is a usage error, said once, at start.

@@ -1,11 +1,16 @@
 /**
  * The layering of src/, checked on every import line so that an upward arrow fails the unit suite the
  * day it is written rather than the day someone tries to reuse a layer:
- *   domain    → nothing else (pure: the rules and the shapes they read);
- *   reconcile → domain (it declares its ports in reconcile/ports.ts; k8s and runtime implement them);
- *   k8s       → domain (API client, informers, slim shapes, writers);
- *   runtime   → reconcile, k8s, domain (the wiring).
- * Test code is never shipped or reused: nothing outside test/ may import from test/.
+ *   api       → nothing (the CRD types, API names, slim object shapes and their defaults);
+ *   domain    → api (pure: the rules);
+ *   reconcile → domain, api (it declares its ports in reconcile/ports.ts; k8s and runtime implement them);
+ *   k8s       → domain, api, and the ports it implements (reconcile/ports.ts, reconcile/portErrors.ts);
+ *   runtime   → reconcile, k8s, domain, api (the operator process);
+ *   cli       → runtime, reconcile, k8s, domain, api (the commands people run);
+ *   the root files (main.ts, kubectlPlugin.ts, version.ts) start the process and may import any layer;
+ *   no layer imports a root file.
+ * There is no import circle anywhere in src/. Test code is never shipped or reused: nothing outside test/
+ * may import from test/.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -18,10 +23,13 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** What each layer of src/ may import besides itself. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  domain: [],
-  reconcile: ['domain'],
-  k8s: ['domain'],
-  runtime: ['reconcile', 'k8s', 'domain'],
+  api: [],
+  domain: ['api'],
+  reconcile: ['domain', 'api'],
+  k8s: ['domain', 'api', 'reconcile/ports.ts', 'reconcile/portErrors.ts'],
+  runtime: ['reconcile', 'k8s', 'domain', 'api'],
+  cli: ['runtime', 'reconcile', 'k8s', 'domain', 'api'],
+  '': ['cli', 'runtime', 'reconcile', 'k8s', 'domain', 'api', 'src'],
 };
 
 function tsFiles(dir: string): string[] {
@@ -64,16 +72,48 @@ export function upwardImports(srcDir: string, files: ReadonlyArray<{ path: strin
   for (const f of files) {
     const from = layerOf(srcDir, f.path);
     const allowed = ALLOWED[from];
-    if (allowed === undefined) continue; // the entry points (main, check, get) wire everything
+    if (allowed === undefined) {
+      out.push({ file: relative(ROOT, f.path), spec: '', from, to: 'an unknown layer' });
+      continue;
+    }
     for (const spec of specifiers(f.source)) {
       if (!spec.startsWith('.')) continue; // packages and node: builtins
       const target = resolve(dirname(f.path), spec);
       const rel = relative(srcDir, target);
       const to = rel.startsWith('..') ? 'outside src' : layerOf(srcDir, target) || 'src';
-      if (to !== from && !allowed.includes(to)) out.push({ file: relative(ROOT, f.path), spec, from, to });
+      const file = rel.replace(/\.js$/, '.ts').split(sep).join('/');
+      const same = to === from && from !== '';
+      if (!same && !allowed.includes(to) && !allowed.includes(file)) out.push({ file: relative(ROOT, f.path), spec, from, to });
     }
   }
   return out;
+}
+
+/** The import circles among `files` (each as the files on it, starting from the first one met). */
+export function importCircles(files: ReadonlyArray<{ path: string; source: string }>): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const f of files) {
+    const deps = specifiers(f.source)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => resolve(dirname(f.path), s).replace(/\.js$/, '.ts'));
+    edges.set(f.path, deps);
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const dep of edges.get(file) ?? []) {
+      if (!edges.has(dep)) continue;
+      if (state.get(dep) === 'open') circles.push(stack.slice(stack.indexOf(dep)).map((p) => relative(ROOT, p)));
+      else if (!state.has(dep)) visit(dep);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const f of edges.keys()) if (!state.has(f)) visit(f);
+  return circles;
 }
 
 /** Imports of test/ from `files`. */
@@ -136,13 +176,49 @@ describe('layers', () => {
         'reconcile/x.ts',
         "import { ApiClient } from '../k8s/apiClient.js';\nimport { Metrics } from '../runtime/metrics.js';\nimport { d } from '../domain/d.js';",
       ),
-      file('k8s/x.ts', "import type { P } from '../reconcile/ports.js';\nimport type { Q } from '../runtime/q.js';"),
+      file('k8s/x.ts', "import type { P } from '../reconcile/gather.js';\nimport type { Q } from '../runtime/q.js';"),
+      file('k8s/y.ts', "import type { Clock } from '../reconcile/ports.js';\nimport { isConflict } from '../reconcile/portErrors.js';"),
       file('runtime/x.ts', "import { R } from '../reconcile/r.js';\nimport { K } from '../k8s/k.js';\nimport { main } from '../main.js';"),
-      file('main.ts', "import { R } from './runtime/controller.js';"),
+      file('runtime/y.ts', "import { get } from '../cli/get.js';"),
+      file('api/x.ts', "import { rule } from '../domain/rule.js';"),
+      file('cli/x.ts', "import { R } from '../runtime/controller.js';\nimport { v } from '../version.js';"),
+      file('main.ts', "import { R } from './runtime/controller.js';\nimport { check } from './cli/check.js';"),
+      file('tools/x.ts', "import { a } from './a.js';"),
     ]);
     assert.deepEqual(
       vs.map((v) => `${v.from}→${v.to}`),
-      ['domain→reconcile', 'reconcile→k8s', 'reconcile→runtime', 'k8s→reconcile', 'k8s→runtime', 'runtime→src'],
+      [
+        'domain→reconcile',
+        'reconcile→k8s',
+        'reconcile→runtime',
+        'k8s→reconcile',
+        'k8s→runtime',
+        'runtime→src',
+        'runtime→cli',
+        'api→domain',
+        'cli→src',
+        'tools→an unknown layer',
+      ],
+    );
+  });
+
+  it('finds an import circle, and none where there is none', () => {
+    const file = (p: string, source: string): { path: string; source: string } => ({ path: join(srcDir, p), source });
+    const circles = importCircles([
+      file('domain/a.ts', "import { b } from './b.js';"),
+      file('domain/b.ts', "import type { C } from './c.js';"),
+      file('domain/c.ts', "export { a } from './a.js';"),
+      file('domain/d.ts', "import { a } from './a.js';"),
+    ]);
+    assert.deepEqual(circles, [['src/domain/a.ts', 'src/domain/b.ts', 'src/domain/c.ts']]);
+    assert.deepEqual(importCircles([file('domain/a.ts', "import { b } from './b.js';"), file('domain/b.ts', '')]), []);
+  });
+
+  it('src/ has no import circle', () => {
+    const circles = importCircles(src);
+    assert.deepEqual(
+      circles.map((c) => c.join(' → ')),
+      [],
     );
   });
 

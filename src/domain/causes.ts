@@ -4,7 +4,8 @@
  * The kubelet and scheduler already say why, in different places (container waiting reasons, the
  * PodScheduled condition); this module maps them onto a few classes with one remedy each.
  */
-import type { BlockedNode, CauseClass, EmptyNode, PodView } from './types.js';
+import type { BlockedNode, CauseClass, EmptyNode } from '../api/types.js';
+import type { PodView } from './observation.js';
 
 const IMAGE_PULL = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
 const CRASH = new Set(['CrashLoopBackOff', 'RunContainerError', 'CreateContainerError', 'CreateContainerConfigError']);

@@ -17,7 +17,8 @@
  * Only the facets that such failures are about are kept of each revision's template (its host ports,
  * its summed requests, who it runs as: see k8s/slim.ts), never the template itself.
  */
-import type { AdmissionComparison, NodeView, PodView, RevisionView, RolloutStatus, TemplateFacets, UnavailableAtStart } from './types.js';
+import type { AdmissionComparison, RolloutStatus, TemplateFacets, UnavailableAtStart } from '../api/types.js';
+import type { NodeView, PodView, RevisionView } from './observation.js';
 
 /** The failure reason kept in rollout.failures for a node the new revision took down. */
 export const KNOCKED_OUT = 'NodeNotReady';

@@ -4,7 +4,7 @@
  * condition has held), and the caller learns whether anything changed, because Events are emitted only
  * on change.
  */
-import type { Condition } from './types.js';
+import type { Condition } from '../api/types.js';
 
 /** Condition types this controller owns. Set on every pass, Unknown until known. */
 export const CONDITION_TYPES = ['Ready', 'Progressing', 'Stalled', 'RolledBack'] as const;

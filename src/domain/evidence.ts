@@ -10,10 +10,11 @@
  * Only Ready nodes without pressure count (a node fault explains a crash on it), and the evidence is kept
  * in status and only grows: a pod the controller replaces, or a node that dies later, does not erase it.
  */
-import { nodeFault } from './attribute.js';
+import { nodeFault } from './decide/attribute.js';
 import { KNOCKED_OUT, knockedOutNodes, unavailableBefore } from './compare.js';
 import { STATUS_LIST_CAP } from './split.js';
-import type { FailedNode, NodeView, RolloutFailures, UnavailableAtStart } from './types.js';
+import type { FailedNode, RolloutFailures, UnavailableAtStart } from '../api/types.js';
+import type { NodeView } from './observation.js';
 
 /** What collectFailures compares against besides the pods. */
 export interface FailureContext {

@@ -3,7 +3,8 @@
  * revisions and the kubectl column that shows the problem, so the reader can check it without us.
  */
 import { CAUSE_HINT } from './causes.js';
-import type { BlockedNode, CauseClass, DaemonSetView, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef } from './types.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef } from '../api/types.js';
+import type { DaemonSetView } from './observation.js';
 
 /** "revision 3 (5d8f9c7b4)" or "hash 5d8f9c7b4" when the number is unknown. */
 export function fmtRev(r: RevisionRef | undefined): string {

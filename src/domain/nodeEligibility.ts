@@ -6,27 +6,7 @@
  * We need our own evaluation because the DaemonSet status only says *how many* nodes are targets; to
  * name the empty node, or the node that left when DESIRED shrank and why, we need *which*.
  */
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: string;
-}
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-}
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
+import type { NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration } from '../api/objects.js';
 
 /** The scheduling-relevant part of a pod template. */
 export interface PlacementSpec {

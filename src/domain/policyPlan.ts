@@ -10,18 +10,9 @@
  *     reports the conflict (deterministic, independent of event order);
  *  4. otherwise the policy keeps exactly one generated guard for it.
  */
-import { DAEMONSET_KIND } from './apiNames.js';
-import type { GuardSpecInput, StallAction } from './types.js';
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: string;
-  values?: string[];
-}
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
-}
+import type { LabelSelector, PolicyView } from '../api/objects.js';
+import { DAEMONSET_KIND } from '../api/names.js';
+import type { GuardSpecInput } from '../api/types.js';
 
 /** metav1.LabelSelector semantics: an empty or absent selector matches everything. */
 export function matchesSelector(sel: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
@@ -48,22 +39,6 @@ export function matchesSelector(sel: LabelSelector | undefined, labels: Readonly
     }
   }
   return true;
-}
-
-export interface GuardTemplate {
-  suspectAfterSeconds?: number;
-  progressDeadlineSeconds?: number;
-  onStall?: { action?: StallAction; delaySeconds?: number };
-  failedNodesThreshold?: number;
-  bakeSeconds?: number;
-}
-
-export interface PolicyView {
-  name: string;
-  uid: string;
-  namespaceSelector?: LabelSelector;
-  selector?: LabelSelector;
-  guard?: GuardTemplate;
 }
 
 export interface NamespaceView {

@@ -4,7 +4,8 @@
  * `kubectl get ds` hides behind READY 2/3.
  */
 import { podBlockReason } from './causes.js';
-import type { BlockedNode, DaemonSetView, EmptyNode, GenerationStatus, NodeView, PodView, RevisionView } from './types.js';
+import type { BlockedNode, EmptyNode, GenerationStatus } from '../api/types.js';
+import type { DaemonSetView, NodeView, PodView, RevisionView } from './observation.js';
 
 /** Lists in status are capped so a 5,000-node DaemonSet cannot blow the object size; counts stay exact. */
 export const STATUS_LIST_CAP = 20;

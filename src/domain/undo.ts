@@ -7,11 +7,11 @@
  * reproducible here, so we compare semantically instead, ignoring the `$patch` directive and the
  * always-null `creationTimestamp` that snapshots carry.
  */
-import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
+import { UNDO_OPT_OUT_ANNOTATION } from '../api/names.js';
 import { setCondition } from './conditions.js';
 import { fmtRev, truncate } from './messages.js';
-import { EventAction, Reason } from './reasons.js';
-import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent } from './types.js';
+import { EventAction, Reason } from '../api/reasons.js';
+import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent } from '../api/types.js';
 
 /** `list` with `hash` last, once, keeping the newest {@link UNDONE_HISTORY_CAP}. */
 export function withUndone(list: readonly string[] | undefined, hash: string): string[] {

@@ -16,7 +16,8 @@
  * Only an Event at or after the rollout started explains it: an old refusal says nothing about now.
  */
 import { truncate } from './messages.js';
-import type { CauseClass, FaultOwner, WarningView } from './types.js';
+import type { CauseClass, FaultOwner } from '../api/types.js';
+import type { WarningView } from './observation.js';
 
 /** A cause read from an Event, with its owner and a message that quotes the Event. */
 export interface Explained {

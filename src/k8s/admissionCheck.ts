@@ -12,8 +12,8 @@
  * daemonsets`, which already lets the operator put any template on every node; without it the answer is
  * NotVerified, said in status, and no undo is made on the strength of the refusal alone.
  */
-import { DAEMONSET_KIND, HASH_LABEL } from '../domain/apiNames.js';
-import { errorMessage } from '../domain/portErrors.js';
+import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
+import { errorMessage } from '../reconcile/portErrors.js';
 import { truncate } from '../domain/messages.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import { ApiError, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';

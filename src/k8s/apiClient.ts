@@ -12,7 +12,7 @@ import type { ClockSkew } from './clockSkew.js';
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { errorMessage, type PortErrorKind } from '../domain/portErrors.js';
+import { errorMessage, type PortErrorKind } from '../reconcile/portErrors.js';
 
 /** Default `User-Agent`, so API server audit logs and APF flow schemas can tell our requests apart. */
 export const USER_AGENT = 'rollout-guard/0.1.0';
@@ -105,7 +105,7 @@ export class ApiError extends Error {
   readonly retryAfterSeconds?: number;
   /** The decoded response body (a Status object, or the raw text when it was not JSON). */
   readonly body?: unknown;
-  /** The port error kind reconcile reads (domain/portErrors.ts), for the statuses it acts on. */
+  /** The port error kind reconcile reads (reconcile/portErrors.ts), for the statuses it acts on. */
   readonly kind?: PortErrorKind;
 
   /** Builds an error; prefer {@link ApiError.fromStatus} / {@link ApiError.fromResponse}. */

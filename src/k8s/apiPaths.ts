@@ -1,6 +1,6 @@
 /**
  * Every API path the operator requests, built in one place: a resource's group and version are named
- * once (src/domain/apiNames.ts), and every name in a path is URL-encoded the same way.
+ * once (src/api/names.ts), and every name in a path is URL-encoded the same way.
  */
 import {
   APPS_API_VERSION,
@@ -12,7 +12,7 @@ import {
   GUARD_RESOURCE,
   POLICY_RESOURCE,
   VERSION,
-} from '../domain/apiNames.js';
+} from '../api/names.js';
 
 /** The prefix of an API group's version: `/api/v1` for the core group (`''`), `/apis/<group>/<version>` otherwise. */
 function prefix(groupVersion: string): string {

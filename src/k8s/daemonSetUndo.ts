@@ -31,10 +31,10 @@ import {
   TEMPLATE_GENERATION_ANNOTATION,
   UNDO_OPT_OUT_ANNOTATION,
   UNDO_RECORD_ANNOTATION,
-} from '../domain/apiNames.js';
+} from '../api/names.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
-import type { DaemonSetUndoRecord } from '../domain/types.js';
-import { CONFLICT_ATTEMPTS, errorMessage } from '../domain/portErrors.js';
+import type { DaemonSetUndoRecord } from '../api/types.js';
+import { CONFLICT_ATTEMPTS, errorMessage } from '../reconcile/portErrors.js';
 import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
 import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
 

@@ -7,11 +7,11 @@
  * replace it, and the reconciler announces what is left on a later pass.
  */
 import type { Logger } from 'pino';
-import type { Announcement } from '../domain/types.js';
+import type { Announcement } from '../api/types.js';
 import { isAlreadyExists, type ApiClient } from './apiClient.js';
-import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION } from '../domain/apiNames.js';
-import type { ObjectRef } from '../domain/objects.js';
-import { microTime } from '../domain/time.js';
+import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION } from '../api/names.js';
+import type { ObjectRef } from '../api/objects.js';
+import { microTime } from '../api/time.js';
 import { eventsPath } from './apiPaths.js';
 
 /**

@@ -4,7 +4,7 @@
  * and `!k` for matchExpressions.
  */
 
-import type { LabelSelector } from '../domain/policyPlan.js';
+import type { LabelSelector } from '../api/objects.js';
 
 export type { LabelSelector };
 

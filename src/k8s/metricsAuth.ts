@@ -4,7 +4,7 @@
  * `get` the non-resource URL /metrics. Both are `create` calls the operator's ServiceAccount is granted
  * by config/rbac-metrics-auth; neither is stored by the API server.
  */
-import { AUTHENTICATION_API_VERSION, AUTHORIZATION_API_VERSION } from '../domain/apiNames.js';
+import { AUTHENTICATION_API_VERSION, AUTHORIZATION_API_VERSION } from '../api/names.js';
 import type { ApiClient } from './apiClient.js';
 import { SUBJECT_ACCESS_REVIEWS_PATH, TOKEN_REVIEWS_PATH } from './apiPaths.js';
 

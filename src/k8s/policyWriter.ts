@@ -3,8 +3,8 @@
  * resourceVersion it was planned from; delete with a UID precondition so a same-named guard created
  * since is never removed) and the policy's status, written the same way as a guard's (preconditionedPatch.ts).
  */
-import type { GuardSpecInput } from '../domain/types.js';
-import type { PolicyStatus, SlimGuard, SlimPolicy } from '../domain/objects.js';
+import type { GuardSpecInput } from '../api/types.js';
+import type { PolicyStatus, SlimGuard, SlimPolicy } from '../api/objects.js';
 import { isNotFound, type ApiClient } from './apiClient.js';
 import { guardsPath, policiesPath } from './apiPaths.js';
 import { slimPolicy } from './slim.js';

@@ -5,7 +5,7 @@
  * answers 409 Conflict and the caller decides again from a fresh read instead of overwriting a change
  * it never saw. An empty diff sends nothing, so a pass that changes nothing costs no API write.
  */
-import { mergePatchDiff } from '../domain/mergePatch.js';
+import { mergePatchDiff } from '../api/mergePatch.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
 
 /**

@@ -2,7 +2,7 @@
  * A wait that ends early when its signal aborts: a stopping informer or a leader that steps down must
  * not sit out a backoff or retry period first.
  */
-import type { Timers } from '../domain/time.js';
+import type { Timers } from '../reconcile/ports.js';
 
 /** The real Node.js timers. */
 export const systemTimers: Timers = {

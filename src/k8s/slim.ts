@@ -13,8 +13,8 @@ import {
   TEMPLATE_GENERATION_ANNOTATION,
   UNDO_OPT_OUT_ANNOTATION,
   UNDO_RECORD_ANNOTATION,
-} from '../domain/apiNames.js';
-import type { Taint } from '../domain/nodeEligibility.js';
+} from '../api/names.js';
+import type { Taint } from '../api/objects.js';
 import type {
   Meta,
   SlimDaemonSet,
@@ -25,8 +25,9 @@ import type {
   SlimPod,
   SlimPolicy,
   SlimRevision,
-} from '../domain/objects.js';
-import type { NodeHealth, TemplateFacets } from '../domain/types.js';
+} from '../api/objects.js';
+import type { NodeHealth } from '../api/objects.js';
+import type { TemplateFacets } from '../api/types.js';
 import { parseQuantity } from '../domain/compare.js';
 import { canonicalTemplate } from '../domain/undo.js';
 
@@ -41,7 +42,7 @@ export type {
   SlimPod,
   SlimPolicy,
   SlimRevision,
-} from '../domain/objects.js';
+} from '../api/objects.js';
 
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */

@@ -4,7 +4,7 @@
  * the resourceVersion the status was decided from, so a guard written since (another replica, a user
  * editing spec) draws a 409 and the reconciler decides again from fresh state.
  */
-import type { GuardStatus } from '../domain/types.js';
+import type { GuardStatus } from '../api/types.js';
 import type { ApiClient } from './apiClient.js';
 import { guardsPath } from './apiPaths.js';
 import { slimGuard, type SlimGuard } from './slim.js';

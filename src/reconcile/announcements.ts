@@ -13,8 +13,8 @@
  * status writes of every transition). A new leader therefore re-sends at most the entries of each
  * guard's last transition once, and the API server refuses them.
  */
-import type { Announcement, GuardStatus, PlannedEvent } from '../domain/types.js';
-import { mergePatchDiff } from '../domain/mergePatch.js';
+import type { Announcement, GuardStatus, PlannedEvent } from '../api/types.js';
+import { mergePatchDiff } from '../api/mergePatch.js';
 
 /** Bound on the entries kept in status (the CRD's maxItems): a guard whose Events keep failing keeps the newest. */
 export const MAX_ANNOUNCEMENTS = 16;

@@ -6,7 +6,7 @@
  * - `forbidden` (403): retried all the same — RBAC is often fixed while the operator runs — but counted
  *   apart and logged as an error naming what was refused, because only a person can fix it.
  */
-import { isForbidden } from '../domain/portErrors.js';
+import { isForbidden } from './portErrors.js';
 
 export class TransientError extends Error {
   override readonly name = 'TransientError';

@@ -6,22 +6,12 @@
  * controller's pods.
  */
 import { evaluateNode } from '../domain/nodeEligibility.js';
-import { currentRevisionOf } from '../domain/passKit.js';
+import { currentRevisionOf } from '../domain/decide/kit.js';
 import { needsPods, type SettledCounters } from '../domain/podInterest.js';
-import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../domain/apiNames.js';
-import type { SlimDaemonSet, SlimEvent, SlimNode, SlimPod } from '../domain/objects.js';
-import type {
-  DaemonSetUndoRecord,
-  DaemonSetView,
-  GuardPeer,
-  GuardStatus,
-  LeftNode,
-  NodeView,
-  Observation,
-  PodView,
-  RevisionView,
-  WarningView,
-} from '../domain/types.js';
+import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
+import type { SlimDaemonSet, SlimEvent, SlimNode, SlimPod } from '../api/objects.js';
+import type { DaemonSetUndoRecord, GuardStatus, LeftNode } from '../api/types.js';
+import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView, RevisionView, WarningView } from '../domain/observation.js';
 import type { CacheView } from './ports.js';
 
 /**

@@ -13,9 +13,11 @@
  * write, waited for the caches or failed sees the same departures again.
  */
 import { classifyReason, isVague } from '../domain/causes.js';
-import { decide, type GuardPolicy } from '../domain/stateMachine.js';
-import type { BlockedNode, Decision, GuardStatus, Observation } from '../domain/types.js';
-import { mergePatchDiff } from '../domain/mergePatch.js';
+import { decide, type GuardPolicy } from '../domain/decide/decide.js';
+import type { BlockedNode, GuardStatus } from '../api/types.js';
+import type { Decision } from '../domain/decision.js';
+import type { Observation } from '../domain/observation.js';
+import { mergePatchDiff } from '../api/mergePatch.js';
 import { CacheWait } from './cacheWait.js';
 import { TargetMemory, gather } from './gather.js';
 import type { CacheView } from './ports.js';

@@ -8,19 +8,13 @@
  */
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
-import {
-  planPolicy,
-  type DaemonSetRef,
-  type DesiredGuard,
-  type GuardRefView,
-  type NamespaceView,
-  type PolicyView,
-} from '../domain/policyPlan.js';
-import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../domain/apiNames.js';
-import { withDefaults } from '../domain/defaults.js';
-import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../domain/objects.js';
-import { CONFLICT_ATTEMPTS, isConflict } from '../domain/portErrors.js';
-import type { Clock } from '../domain/time.js';
+import { planPolicy, type DaemonSetRef, type DesiredGuard, type GuardRefView, type NamespaceView } from '../domain/policyPlan.js';
+import type { PolicyView } from '../api/objects.js';
+import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../api/names.js';
+import { withDefaults } from '../api/defaults.js';
+import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
+import { CONFLICT_ATTEMPTS, isConflict } from './portErrors.js';
+import type { Clock } from './ports.js';
 import { TransientError } from './errors.js';
 import type { PolicyCache, PolicyPorts } from './ports.js';
 

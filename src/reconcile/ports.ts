@@ -4,7 +4,7 @@
  * and the observer; neither is imported here, so the reconcilers run the same against the API server
  * and against the in-memory fakes of the unit tests.
  *
- * Errors: a port that fails marks the error with a kind (src/domain/portErrors.ts) and reconcile reads
+ * Errors: a port that fails marks the error with a kind (src/reconcile/portErrors.ts) and reconcile reads
  * only that.
  */
 import type {
@@ -18,14 +18,13 @@ import type {
   SlimPolicy,
   SlimRevision,
   PolicyStatus,
-} from '../domain/objects.js';
-import type { Announcement, GuardSpecInput, GuardStatus } from '../domain/types.js';
+} from '../api/objects.js';
+import type { Announcement, GuardSpecInput, GuardStatus } from '../api/types.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
 
-export type { ObjectRef } from '../domain/objects.js';
+export type { ObjectRef } from '../api/objects.js';
 export type { UndoRequest } from '../domain/undo.js';
-export type { Clock } from '../domain/time.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
@@ -115,4 +114,21 @@ export interface PolicyPorts {
   writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
   /** The policy read fresh (after a Conflict on its status); undefined once it is deleted. */
   readPolicy(name: string): Promise<SlimPolicy | undefined>;
+}
+
+// Time, injected wherever behaviour depends on it so tests drive it with a fake clock (never a
+// module-global clock that tests would have to patch).
+
+/** A source of "now" in milliseconds. Whether it is wall or monotonic time depends on the instance. */
+export interface Clock {
+  /** Current time in milliseconds. */
+  now(): number;
+}
+
+/** Timer functions, injectable so tests can fire timers with fake time instead of sleeping. */
+export interface Timers {
+  /** Schedules `fn` after `ms` milliseconds; returns an opaque handle for {@link Timers.clearTimeout}. */
+  setTimeout(fn: () => void, ms: number): unknown;
+  /** Cancels a timer; a handle that already fired or was cleared is ignored. */
+  clearTimeout(handle: unknown): void;
 }

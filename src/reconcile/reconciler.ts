@@ -14,15 +14,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { GuardPolicy } from '../domain/stateMachine.js';
-import type { Decision, GuardSpec, GuardStatus } from '../domain/types.js';
+import type { GuardPolicy } from '../domain/decide/decide.js';
+import type { Decision } from '../domain/decision.js';
+import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
-import { iso } from '../domain/passKit.js';
+import { iso } from '../domain/decide/kit.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
-import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from '../domain/portErrors.js';
-import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../domain/objects.js';
-import type { Clock } from '../domain/time.js';
-import { withDefaults } from '../domain/defaults.js';
+import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from './portErrors.js';
+import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
+import type { Clock } from './ports.js';
+import { withDefaults } from '../api/defaults.js';
 import type { CacheView, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
 import { Announcements } from './announcements.js';

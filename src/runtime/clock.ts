@@ -1,5 +1,5 @@
 /**
- * The real time sources behind the domain's Clock and Timers (src/domain/time.ts), which are injected
+ * The real time sources behind the domain's Clock and Timers (src/reconcile/ports.ts), which are injected
  * wherever behaviour depends on time so tests can drive it with a fake clock.
  *
  * Two kinds of time matter here and must not be mixed up:
@@ -9,9 +9,9 @@
  *   leader-election expiry use it, so a clock step can neither burst the token bucket nor steal a Lease.
  */
 import { performance } from 'node:perf_hooks';
-import type { Clock } from '../domain/time.js';
+import type { Clock } from '../reconcile/ports.js';
 
-export type { Clock, Timers } from '../domain/time.js';
+export type { Clock, Timers } from '../reconcile/ports.js';
 
 /** Wall-clock time (`Date.now()`): epoch milliseconds. Use for timestamps shared with the API server. */
 export const systemClock: Clock = { now: () => Date.now() };

@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { formatBindAddress, parseBindAddress, type BindAddress } from './bindAddress.js';
-import { errorMessage } from '../domain/portErrors.js';
+import { errorMessage } from '../reconcile/portErrors.js';
 
 export interface OperatorConfig {
   /** Namespaces to watch; empty means all namespaces (needs cluster-wide RBAC). */

@@ -29,7 +29,7 @@ import {
   policiesPath,
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
-import { DAEMONSET_KIND, POLICY_LABEL } from '../domain/apiNames.js';
+import { DAEMONSET_KIND, POLICY_LABEL } from '../api/names.js';
 import {
   controllerOf,
   type SlimDaemonSet,
@@ -40,7 +40,7 @@ import {
   type SlimPod,
   type SlimPolicy,
   type SlimRevision,
-} from '../domain/objects.js';
+} from '../api/objects.js';
 import type { CacheView, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { PolicyReconciler } from '../reconcile/policyReconciler.js';

@@ -30,11 +30,11 @@
  */
 import type { Logger } from 'pino';
 import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
-import { COORDINATION_API_VERSION } from '../domain/apiNames.js';
+import { COORDINATION_API_VERSION } from '../api/names.js';
 import { leasesPath } from '../k8s/apiPaths.js';
 import { abortableSleep } from '../k8s/sleep.js';
 import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
-import { microTime } from '../domain/time.js';
+import { microTime } from '../api/time.js';
 
 /** client-go's jitter factor for acquire retries (`wait.JitterUntil(..., RetryPeriod, 1.2, ...)`). */
 export const ACQUIRE_JITTER_FACTOR = 1.2;

@@ -3,7 +3,7 @@
  * controllers without metric name clashes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { GUARD_STATES, UNDO_RESULTS } from '../domain/types.js';
+import { GUARD_STATES, UNDO_RESULTS } from '../api/types.js';
 import type { InformerStats } from '../k8s/informer.js';
 import type { ReconcileObserver } from '../reconcile/ports.js';
 

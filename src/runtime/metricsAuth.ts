@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import { errorMessage } from '../domain/portErrors.js';
+import { errorMessage } from '../reconcile/portErrors.js';
 import type { AccessReviewer } from '../k8s/metricsAuth.js';
 
 export type { AccessReviewer, Authentication, UserInfo } from '../k8s/metricsAuth.js';

@@ -4,7 +4,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CAUSE_HINT, classifyReason, dominantCause, failuresFirst, podBlockReason } from '../../src/domain/causes.js';
-import type { BlockedNode, CauseClass, EmptyNode, PodView } from '../../src/domain/types.js';
+import type { BlockedNode, CauseClass, EmptyNode } from '../../src/api/types.js';
+import type { PodView } from '../../src/domain/observation.js';
 import { HASH, pod } from '../support/fixtures.js';
 
 describe('classifyReason', () => {

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CONDITION_TYPES, getCondition, setCondition, type DesiredCondition } from '../../src/domain/conditions.js';
-import type { Condition } from '../../src/domain/types.js';
+import type { Condition } from '../../src/api/types.js';
 import { deepFreeze } from '../support/fixtures.js';
 
 const EARLIER = '2025-01-01T00:00:00.000Z';

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { collectFailures, failureCause } from '../../src/domain/evidence.js';
-import type { NodeView, PodView, RolloutFailures } from '../../src/domain/types.js';
+import type { NodeView, PodView } from '../../src/domain/observation.js';
+import type { RolloutFailures } from '../../src/api/types.js';
 import { HASH, T0, deadKubelet, health, iso, node, pod, sec, withHealth } from '../support/fixtures.js';
 
 const NOW = iso(T0 + sec(100));

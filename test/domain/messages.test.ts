@@ -14,7 +14,7 @@ import {
   stallSentence,
   truncate,
 } from '../../src/domain/messages.js';
-import type { BlockedNode, EmptyNode } from '../../src/domain/types.js';
+import type { BlockedNode, EmptyNode } from '../../src/api/types.js';
 import { dsView } from '../support/fixtures.js';
 
 describe('fmtRev', () => {

@@ -5,7 +5,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateNode, type NodePlacement, type PlacementSpec, type Taint } from '../../src/domain/nodeEligibility.js';
+import { evaluateNode, type NodePlacement, type PlacementSpec } from '../../src/domain/nodeEligibility.js';
+import type { Taint } from '../../src/api/objects.js';
 
 const node = (o: Partial<NodePlacement> = {}): NodePlacement => ({ name: 'node-1', labels: {}, taints: [], ...o });
 const taint = (key: string, effect: string, value?: string): Taint => (value === undefined ? { key, effect } : { key, value, effect });

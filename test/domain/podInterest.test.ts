@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countersSettled, followsRollout, needsPods, type SettledCounters } from '../../src/domain/podInterest.js';
 import { splitFromCounters } from '../../src/domain/split.js';
-import { decide } from '../../src/domain/stateMachine.js';
-import type { GuardStatus, Observation } from '../../src/domain/types.js';
+import { decide } from '../../src/domain/decide/decide.js';
+import type { GuardStatus } from '../../src/api/types.js';
+import type { Observation } from '../../src/domain/observation.js';
 import { HASH, T0, node, nodesOn, policy, rev, sec, targetObs } from '../support/fixtures.js';
 
 const settled: SettledCounters = {

@@ -11,8 +11,8 @@ import {
   type DaemonSetRef,
   type GuardRefView,
   type NamespaceView,
-  type PolicyView,
 } from '../../src/domain/policyPlan.js';
+import type { PolicyView } from '../../src/api/objects.js';
 
 const ns: NamespaceView[] = [
   { name: 'gpu-a', labels: { team: 'gpu' } },

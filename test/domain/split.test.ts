@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { computeSplit, dominantOtherHash, type Split } from '../../src/domain/split.js';
-import type { NodeView } from '../../src/domain/types.js';
+import type { NodeView } from '../../src/domain/observation.js';
 import { HASH, crashLoopPod, imagePullPod, node, nodesOn, notReadyPod, pod, rev } from '../support/fixtures.js';
 
 const REVS = [rev(HASH.A, 1), rev(HASH.B, 2)];

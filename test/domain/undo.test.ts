@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { recordDryRun, recordUndoOutcome, templateMatchesRevision, type UndoOutcome } from '../../src/domain/undo.js';
-import type { GuardStatus, PlannedEvent } from '../../src/domain/types.js';
+import type { GuardStatus, PlannedEvent } from '../../src/api/types.js';
 import { HASH, T0, deepFreeze, imagePullPod, iso, node, pod, policy, rev, run, sec, targetObs, cond } from '../support/fixtures.js';
 
 const T1 = T0 + sec(60);

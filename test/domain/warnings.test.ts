@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attribute } from '../../src/domain/attribute.js';
+import { attribute } from '../../src/domain/decide/attribute.js';
 import { computeSplit } from '../../src/domain/split.js';
-import type { WarningView } from '../../src/domain/types.js';
+import type { WarningView } from '../../src/domain/observation.js';
 import { explainNoPod, explainPod, mountedVolume, probeFailure } from '../../src/domain/warnings.js';
 import { HASH, T0, health, iso, node, pod, rev, sec, withHealth } from '../support/fixtures.js';
 

@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { STATUS_LIST_CAP } from '../../src/domain/split.js';
-import { GUARD_DEFAULTS } from '../../src/domain/defaults.js';
+import { GUARD_DEFAULTS } from '../../src/api/defaults.js';
 import {
   POOL_LABEL,
   createNamespace,

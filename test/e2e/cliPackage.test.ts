@@ -153,8 +153,8 @@ describe('the npm package: installed with production dependencies only, as a CLI
       'README.md',
       'dist/src/main.js',
       'dist/src/kubectlPlugin.js',
-      'dist/src/get.js',
-      'dist/src/check.js',
+      'dist/src/cli/get.js',
+      'dist/src/cli/check.js',
       'config/crd/rolloutguards.yaml',
     ]) {
       assert.ok(files.includes(f), `${f} missing from ${files.join(' ')}`);

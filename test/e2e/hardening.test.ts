@@ -15,9 +15,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
-import type { Announcement } from '../../src/domain/types.js';
+import type { Announcement } from '../../src/api/types.js';
 import { ApiClient } from '../../src/k8s/apiClient.js';
-import { guardRef } from '../../src/domain/objects.js';
+import { guardRef } from '../../src/api/objects.js';
 import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { loadKubeConfig } from '../../src/k8s/kubeConfig.js';
 import {

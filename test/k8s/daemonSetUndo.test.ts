@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { UNDO_RECORD_ANNOTATION } from '../../src/domain/apiNames.js';
+import { UNDO_RECORD_ANNOTATION } from '../../src/api/names.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
 import { DaemonSetUndo } from '../../src/k8s/daemonSetUndo.js';
 import { clientFor, listenLocal } from '../support/localApi.js';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { Announcement } from '../../src/domain/types.js';
-import { daemonSetRef, guardRef } from '../../src/domain/objects.js';
+import type { Announcement } from '../../src/api/types.js';
+import { daemonSetRef, guardRef } from '../../src/api/objects.js';
 import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 

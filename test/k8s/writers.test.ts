@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { SlimGuard, SlimPolicy } from '../../src/domain/objects.js';
-import { isConflict } from '../../src/domain/portErrors.js';
+import type { SlimGuard, SlimPolicy } from '../../src/api/objects.js';
+import { isConflict } from '../../src/reconcile/portErrors.js';
 import { PolicyWriter } from '../../src/k8s/policyWriter.js';
 import { StatusWriter } from '../../src/k8s/statusWriter.js';
 import { clientFor, listenLocal } from '../support/localApi.js';

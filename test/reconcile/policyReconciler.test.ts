@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { POLICY_LABEL } from '../../src/domain/apiNames.js';
-import type { PolicyStatus, SlimDaemonSet, SlimGuard, SlimPolicy } from '../../src/domain/objects.js';
-import { CONFLICT_ATTEMPTS } from '../../src/domain/portErrors.js';
-import type { GuardSpecInput } from '../../src/domain/types.js';
+import { POLICY_LABEL } from '../../src/api/names.js';
+import type { PolicyStatus, SlimDaemonSet, SlimGuard, SlimPolicy } from '../../src/api/objects.js';
+import { CONFLICT_ATTEMPTS } from '../../src/reconcile/portErrors.js';
+import type { GuardSpecInput } from '../../src/api/types.js';
 import { ApiError } from '../../src/k8s/apiClient.js';
 import { classify } from '../../src/reconcile/errors.js';
 import { PolicyReconciler } from '../../src/reconcile/policyReconciler.js';

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/stateMachine.js';
-import type { Announcement, GuardStatus } from '../../src/domain/types.js';
+import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/decide.js';
+import type { Announcement, GuardStatus } from '../../src/api/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import { ApiError } from '../../src/k8s/apiClient.js';
-import { mergePatchDiff } from '../../src/domain/mergePatch.js';
+import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';

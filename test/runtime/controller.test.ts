@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { GROUP, VERSION } from '../../src/domain/apiNames.js';
+import { GROUP, VERSION } from '../../src/api/names.js';
 import type { PolicyPorts } from '../../src/reconcile/ports.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
 import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';

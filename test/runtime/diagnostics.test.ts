@@ -9,12 +9,12 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { dirname, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Announcement } from '../../src/domain/types.js';
-import { DIAGNOSTICS_CHANNELS, addedAnnouncements, publish, type DiagnosticsMessages } from '../../src/diagnostics.js';
+import type { Announcement } from '../../src/api/types.js';
+import { DIAGNOSTICS_CHANNELS, addedAnnouncements, publish, type DiagnosticsMessages } from '../../src/runtime/diagnostics.js';
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FAILPOINTS = resolve(DIST, 'test/support/failpoints.js');
-const DIAGNOSTICS = resolve(DIST, 'src/diagnostics.js');
+const DIAGNOSTICS = resolve(DIST, 'src/runtime/diagnostics.js');
 
 const announcement = (id: string, reason: string): Announcement => ({
   id,

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ApiClient } from '../../src/k8s/apiClient.js';
-import { microTime } from '../../src/domain/time.js';
+import { microTime } from '../../src/api/time.js';
 import { LeaderElector, type Lease, type LeaseSpec } from '../../src/runtime/leaderElection.js';
 import { FakeClock } from '../support/fakeClock.js';
 

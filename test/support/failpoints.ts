@@ -2,7 +2,7 @@
  * Failpoints: a test makes the operator exit with 137 at a point of its work, as a crash there would.
  * Preloaded into the operator's process with `node --import dist/test/support/failpoints.js` (see
  * ./operator.ts, option `failpoints`); it subscribes to the operator's diagnostics channels
- * (src/diagnostics.ts) and exits when the named point is reached. The points, comma-separated in
+ * (src/runtime/diagnostics.ts) and exits when the named point is reached. The points, comma-separated in
  * {@link FAILPOINTS_ENV}:
  *
  * - `exit-before-announcing=<Reason>`: a status write added an announcement of that Event reason; exit
@@ -12,7 +12,7 @@
  * @module
  */
 import diagnostics_channel from 'node:diagnostics_channel';
-import { DIAGNOSTICS_CHANNELS, type DiagnosticsMessages } from '../../src/diagnostics.js';
+import { DIAGNOSTICS_CHANNELS, type DiagnosticsMessages } from '../../src/runtime/diagnostics.js';
 import { createLogger } from '../../src/runtime/logger.js';
 
 /** The environment variable naming the failpoints of the process. */

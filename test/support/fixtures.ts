@@ -6,20 +6,11 @@
  * Everything returned is fresh plain data; `run` deep-freezes what it hands to `decide`, so a test
  * fails loudly if the pure code ever mutates its inputs.
  */
-import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
-import type {
-  DaemonSetView,
-  Decision,
-  GuardPeer,
-  GuardSpec,
-  GuardStatus,
-  LeftNode,
-  NodeHealth,
-  NodeView,
-  Observation,
-  PodView,
-  RevisionView,
-} from '../../src/domain/types.js';
+import { decide, type GuardPolicy } from '../../src/domain/decide/decide.js';
+import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
+import type { NodeHealth } from '../../src/api/objects.js';
+import type { Decision } from '../../src/domain/decision.js';
+import type { GuardSpec, GuardStatus, LeftNode } from '../../src/api/types.js';
 
 /** The DaemonSet every guard in these tests watches. */
 export const DS_NAME = 'decoder';

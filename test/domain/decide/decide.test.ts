@@ -10,9 +10,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CACHE_WAIT_LIMIT_MS, decide } from '../../src/domain/stateMachine.js';
-import { recordDryRun, recordUndoOutcome } from '../../src/domain/undo.js';
-import type { DaemonSetView, Decision, GuardStatus, NodeView, Observation, PodView, RevisionView } from '../../src/domain/types.js';
+import { CACHE_WAIT_LIMIT_MS, decide } from '../../../src/domain/decide/decide.js';
+import { recordDryRun, recordUndoOutcome } from '../../../src/domain/undo.js';
+import type { DaemonSetView, NodeView, Observation, PodView, RevisionView } from '../../../src/domain/observation.js';
+import type { Decision } from '../../../src/domain/decision.js';
+import type { GuardStatus } from '../../../src/api/types.js';
 import {
   HASH,
   T0,
@@ -37,7 +39,7 @@ import {
   unschedulablePod,
   type RunOptions,
   type Step,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 // --- Worlds ---------------------------------------------------------------------------------------
 
@@ -174,7 +176,7 @@ describe('decide: first sight', () => {
       },
     },
     {
-      // Found by the property test (decideProperties.test.ts): the key was written as `revision: undefined`,
+      // Found by the property test (properties.test.ts): the key was written as `revision: undefined`,
       // so the status decided was not the status read back from the API server.
       name: 'first sight mid-rollout from a generation whose ControllerRevision is gone (history pruned): fromRevision names the hash alone, and the status is plain JSON',
       steps: [
@@ -1803,7 +1805,7 @@ describe('decide: the window between our undo and the controller picking it up',
 });
 
 describe('decide: the broken revision re-applied before any pass saw our undo take effect (a GitOps tool reverting it)', () => {
-  // Found by the property test (decideProperties.test.ts, "never Suspect or Stalled on a pass that shows
+  // Found by the property test (properties.test.ts, "never Suspect or Stalled on a pass that shows
   // progress"). Between two passes the template went B → A (our undo) → B (re-applied): the controller
   // renumbered B to revision 4 (generation 4), so the current hash is the one undone. It was read as the
   // revision cache behind (the pass set aside for 30 s) and then as our undo not taking effect: RollingBack,

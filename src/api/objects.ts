@@ -6,10 +6,8 @@
  *
  * Cached objects are shared by every reader: never mutate them (readers take them Readonly).
  */
-import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './apiNames.js';
-import type { NodeSelectorTerm, Taint, Toleration } from './nodeEligibility.js';
-import type { LabelSelector, PolicyView } from './policyPlan.js';
-import type { Condition, GuardSpec, GuardStatus, NodeHealth, TemplateFacets } from './types.js';
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './names.js';
+import type { StallAction, Condition, GuardSpec, GuardStatus, TemplateFacets } from './types.js';
 
 export interface Meta {
   name: string;
@@ -152,4 +150,73 @@ export function guardRef(namespace: string, name: string, uid?: string): ObjectR
 /** The reference to a DaemonSet used in Events. */
 export function daemonSetRef(namespace: string, name: string, uid?: string): ObjectRef {
   return { apiVersion: APPS_API_VERSION, kind: DAEMONSET_KIND, name, namespace, ...(uid ? { uid } : {}) };
+}
+
+// Shapes the slim objects share with the rules that read them.
+
+/** Node taints and pod tolerations, as in core/v1. */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+export interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+}
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+/** metav1.LabelSelector. */
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** The guard a RolloutGuardPolicy stamps out, and the policy as its plan reads it. */
+export interface GuardTemplate {
+  suspectAfterSeconds?: number;
+  progressDeadlineSeconds?: number;
+  onStall?: { action?: StallAction; delaySeconds?: number };
+  failedNodesThreshold?: number;
+  bakeSeconds?: number;
+}
+
+export interface PolicyView {
+  name: string;
+  uid: string;
+  namespaceSelector?: LabelSelector;
+  selector?: LabelSelector;
+  guard?: GuardTemplate;
+}
+
+/**
+ * What the node's own conditions and taints say about its health. Only the Ready condition and the
+ * pressure conditions are kept: their heartbeat timestamps change every few seconds and carry nothing.
+ */
+export interface NodeHealth {
+  /** The Ready condition's status; `Unknown` when the kubelet stopped posting status. */
+  ready: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  /** Pressure conditions that are True: MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable. */
+  pressure?: string[];
+  /** The node carries the `unreachable` or `not-ready` taint the node lifecycle controller sets. */
+  unreachable?: boolean;
+  /** When the Ready condition last changed, while it is not True. */
+  since?: string;
 }

@@ -17,11 +17,13 @@
  * reports nothing, and the node lifecycle controller marks its pods not ready, which would otherwise
  * read as the new revision failing. The revision is blamed only with evidence from a Ready node.
  */
-import { classifyReason, dominantOf, isVague } from './causes.js';
-import type { Split } from './split.js';
-import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView, WarningView } from './types.js';
-import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from './compare.js';
-import { explainNoPod, explainPod, probeFailure, type Explained } from './warnings.js';
+import { classifyReason, dominantOf, isVague } from '../causes.js';
+import type { Split } from '../split.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode } from '../../api/types.js';
+import type { NodeView, PodView, WarningView } from '../observation.js';
+import type { NodeHealth } from '../../api/objects.js';
+import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from '../compare.js';
+import { explainNoPod, explainPod, probeFailure, type Explained } from '../warnings.js';
 
 /** The verdict of attribution for the whole rollout. */
 export interface Attribution {

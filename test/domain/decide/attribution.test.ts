@@ -8,19 +8,12 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
-import { recordUndoOutcome } from '../../src/domain/undo.js';
-import type {
-  DaemonSetUndoRecord,
-  DaemonSetView,
-  Decision,
-  GuardPeer,
-  GuardStatus,
-  NodeHealth,
-  NodeView,
-  Observation,
-  PodView,
-} from '../../src/domain/types.js';
+import { decide, type GuardPolicy } from '../../../src/domain/decide/decide.js';
+import { recordUndoOutcome } from '../../../src/domain/undo.js';
+import type { DaemonSetUndoRecord, GuardStatus } from '../../../src/api/types.js';
+import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView } from '../../../src/domain/observation.js';
+import type { NodeHealth } from '../../../src/api/objects.js';
+import type { Decision } from '../../../src/domain/decision.js';
 import {
   DS_NAME,
   HASH,
@@ -48,7 +41,7 @@ import {
   withHealth,
   type Step,
   type TargetObsOptions,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 // --- Worlds ---------------------------------------------------------------------------------------
 

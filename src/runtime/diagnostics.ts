@@ -7,8 +7,8 @@
  * @module
  */
 import diagnostics_channel from 'node:diagnostics_channel';
-import type { Announcement } from './domain/types.js';
-import type { UndoOutcome } from './domain/undo.js';
+import type { Announcement } from '../api/types.js';
+import type { UndoOutcome } from '../domain/undo.js';
 
 /** The channel names, one per point. */
 export const DIAGNOSTICS_CHANNELS = {

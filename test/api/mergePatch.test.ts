@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { mergePatchDiff } from '../../src/domain/mergePatch.js';
+import { mergePatchDiff } from '../../src/api/mergePatch.js';
 
 describe('mergePatchDiff', () => {
   it('is undefined for equal documents whose objects list their keys in another order', () => {

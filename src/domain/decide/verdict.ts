@@ -7,12 +7,12 @@
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
 import { firstDefinite, type Attribution } from './attribute.js';
-import { CAUSE_HINT } from './causes.js';
-import { KNOCKED_OUT } from './compare.js';
-import { failureCause } from './evidence.js';
-import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from './messages.js';
-import { event, parseTime } from './passKit.js';
-import { EventAction, Reason } from './reasons.js';
+import { CAUSE_HINT } from '../causes.js';
+import { KNOCKED_OUT } from '../compare.js';
+import { failureCause } from '../evidence.js';
+import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from '../messages.js';
+import { event, parseTime } from './kit.js';
+import { EventAction, Reason } from '../../api/reasons.js';
 import type { Tracked } from './track.js';
 import type {
   CauseClass,
@@ -24,7 +24,7 @@ import type {
   RolloutFailures,
   RolloutStatus,
   UndoRecord,
-} from './types.js';
+} from '../../api/types.js';
 
 /** The verdict on one pass. */
 export interface Verdict {

@@ -18,10 +18,10 @@
  * Exit codes: 0 shown, 1 error, 2 usage, 4 the DaemonSet or the guard does not exist.
  */
 import { pino, type Logger } from 'pino';
-import { attributeBlocked, attributeEmpty } from './domain/attribute.js';
-import { GUARD_DEFAULTS, withDefaults } from './domain/defaults.js';
-import { fmtRev } from './domain/messages.js';
-import { computeSplit } from './domain/split.js';
+import { attributeBlocked, attributeEmpty } from '../domain/decide/attribute.js';
+import { GUARD_DEFAULTS, withDefaults } from '../api/defaults.js';
+import { fmtRev } from '../domain/messages.js';
+import { computeSplit } from '../domain/split.js';
 import type {
   BlockedNode,
   CauseClass,
@@ -30,20 +30,20 @@ import type {
   GenerationStatus,
   GuardSpec,
   GuardStatus,
-  Observation,
   RevisionRef,
   UndoPlan,
   UndoRecord,
   UndoSkip,
-} from './domain/types.js';
-import { ApiClient, ApiError, isNotFound, summarizeError } from './k8s/apiClient.js';
-import { Informer } from './k8s/informer.js';
-import { loadConnection, type Connection } from './k8s/kubeConfig.js';
-import { guardsPath } from './k8s/apiPaths.js';
-import { slimGuard, type SlimGuard } from './k8s/slim.js';
-import { systemClock, type Clock } from './runtime/clock.js';
-import { UsageError } from './runtime/config.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
+} from '../api/types.js';
+import type { Observation } from '../domain/observation.js';
+import { ApiClient, ApiError, isNotFound, summarizeError } from '../k8s/apiClient.js';
+import { Informer } from '../k8s/informer.js';
+import { loadConnection, type Connection } from '../k8s/kubeConfig.js';
+import { guardsPath } from '../k8s/apiPaths.js';
+import { slimGuard, type SlimGuard } from '../k8s/slim.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { UsageError } from '../runtime/config.js';
+import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, outputFormat, parseArgs, text, wantsHelp } from './args.js';
 import { DaemonSetObserver, ExitCode, checkSpec, preflight } from './check.js';
 
 export interface GetOptions extends Connection {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { duration, outputFormat, parseArgs, parseDuration, text, wantsHelp } from '../src/cliArgs.js';
-import { UsageError } from '../src/runtime/config.js';
+import { duration, outputFormat, parseArgs, parseDuration, text, wantsHelp } from '../../src/cli/args.js';
+import { UsageError } from '../../src/runtime/config.js';
 
 /** A command with every kind of flag: strings, a switch, and converted values. */
 const SPEC = {

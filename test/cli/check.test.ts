@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ExitCode, parseCheckArgs, parseDuration, verdictOf } from '../src/check.js';
-import { decide } from '../src/domain/stateMachine.js';
-import { UsageError } from '../src/runtime/config.js';
-import { HASH, T0, imagePullPod, missingObs, node, nodesOn, pod, policy, rev, sec, targetObs } from './support/fixtures.js';
+import { ExitCode, parseCheckArgs, parseDuration, verdictOf } from '../../src/cli/check.js';
+import { decide } from '../../src/domain/decide/decide.js';
+import { UsageError } from '../../src/runtime/config.js';
+import { HASH, T0, imagePullPod, missingObs, node, nodesOn, pod, policy, rev, sec, targetObs } from '../support/fixtures.js';
 
 describe('parseDuration', () => {
   it('reads plain seconds and single units', () => {

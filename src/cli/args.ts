@@ -7,8 +7,8 @@
  * Every mistake is a {@link UsageError} (exit code 2), raised in argument order so the first mistake is the
  * one reported. The operator's own flags (`run`) are read by runtime/config.ts, with environment variables.
  */
-import type { Connection } from './k8s/kubeConfig.js';
-import { UsageError } from './runtime/config.js';
+import type { Connection } from '../k8s/kubeConfig.js';
+import { UsageError } from '../runtime/config.js';
 
 /** One flag: its spellings, and whether it is a switch or converts its value. */
 export type FlagSpec<T> = { readonly names: readonly string[] } & (

@@ -16,10 +16,12 @@ import {
   attributeShrink,
   nodeFault,
   type AttributionInput,
-} from '../../src/domain/attribute.js';
-import { podBlockReason } from '../../src/domain/causes.js';
-import { computeSplit } from '../../src/domain/split.js';
-import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, NodeHealth, NodeView, PodView } from '../../src/domain/types.js';
+} from '../../../src/domain/decide/attribute.js';
+import { podBlockReason } from '../../../src/domain/causes.js';
+import { computeSplit } from '../../../src/domain/split.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode } from '../../../src/api/types.js';
+import type { NodeView, PodView } from '../../../src/domain/observation.js';
+import type { NodeHealth } from '../../../src/api/objects.js';
 import {
   HASH,
   T0,
@@ -37,7 +39,7 @@ import {
   unscheduledPod,
   waitingOutMinReadyPod,
   withHealth,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 /** "Now" in every case of this file. */
 const NOW = T0 + sec(1000);

@@ -6,9 +6,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { recordAdmission } from '../../src/domain/compare.js';
-import { recordUndoOutcome } from '../../src/domain/undo.js';
-import type { Decision, GuardStatus, NodeView, PodView, RevisionView, TemplateFacets } from '../../src/domain/types.js';
+import { recordAdmission } from '../../../src/domain/compare.js';
+import { recordUndoOutcome } from '../../../src/domain/undo.js';
+import type { Decision } from '../../../src/domain/decision.js';
+import type { GuardStatus, TemplateFacets } from '../../../src/api/types.js';
+import type { NodeView, PodView, RevisionView } from '../../../src/domain/observation.js';
 import {
   HASH,
   T0,
@@ -26,7 +28,7 @@ import {
   unschedulablePod,
   withHealth,
   type Step,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 const T1 = T0 + sec(60);
 const UNDO = policy({ onStall: { action: 'Undo' } });

@@ -6,16 +6,18 @@
  * as an UndoSkipped Event.
  */
 import { nodeFault, type Attribution } from './attribute.js';
-import { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
-import { MAX_CLOCK_SKEW_MS } from './defaults.js';
-import { fmtDuration, fmtRev, list } from './messages.js';
-import { previousFailsNow } from './compare.js';
-import { undoneOn } from './undo.js';
-import { event, iso, parseTime } from './passKit.js';
-import { EventAction, Reason } from './reasons.js';
+import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
+import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
+import { fmtDuration, fmtRev, list } from '../messages.js';
+import { previousFailsNow } from '../compare.js';
+import { undoneOn } from '../undo.js';
+import { event, iso, parseTime } from './kit.js';
+import { EventAction, Reason } from '../../api/reasons.js';
 import type { Tracked } from './track.js';
-import type { GuardPolicy } from './stateMachine.js';
-import type { GuardStatus, Observation, PlannedAction, PlannedEvent, RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from './types.js';
+import type { GuardPolicy } from './decide.js';
+import type { GuardStatus, PlannedEvent, RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
+import type { Observation } from '../observation.js';
+import type { PlannedAction } from '../decision.js';
 import type { Verdict } from './verdict.js';
 
 type TargetObservation = Extract<Observation, { kind: 'Target' }>;

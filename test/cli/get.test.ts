@@ -15,11 +15,12 @@ import {
   renderText,
   type GetView,
   type NodeRow,
-} from '../src/get.js';
-import { decide } from '../src/domain/stateMachine.js';
-import type { GuardStatus, Observation } from '../src/domain/types.js';
-import type { SlimGuard } from '../src/k8s/slim.js';
-import { UsageError } from '../src/runtime/config.js';
+} from '../../src/cli/get.js';
+import { decide } from '../../src/domain/decide/decide.js';
+import type { GuardStatus } from '../../src/api/types.js';
+import type { Observation } from '../../src/domain/observation.js';
+import type { SlimGuard } from '../../src/k8s/slim.js';
+import { UsageError } from '../../src/runtime/config.js';
 import {
   DS_NAME,
   HASH,
@@ -35,7 +36,7 @@ import {
   sec,
   targetObs,
   withHealth,
-} from './support/fixtures.js';
+} from '../support/fixtures.js';
 
 const p = policy({ suspectAfterSeconds: 30, progressDeadlineSeconds: 60 });
 const ESC = '\u001b[';

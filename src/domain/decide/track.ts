@@ -11,26 +11,25 @@
  * It also times a spec change the DaemonSet controller has not observed (`status.unobserved`): with the
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
  */
-import { describeLeft, fmtRev } from './messages.js';
-import { collectFailures } from './evidence.js';
-import { countersSettled, followsRollout } from './podInterest.js';
-import { event, iso, parseTime, sameRevision } from './passKit.js';
-import { EventAction, Reason } from './reasons.js';
-import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from './split.js';
-import { classifyReason, podBlockReason } from './causes.js';
+import { describeLeft, fmtRev } from '../messages.js';
+import { collectFailures } from '../evidence.js';
+import { countersSettled, followsRollout } from '../podInterest.js';
+import { event, iso, parseTime, sameRevision } from './kit.js';
+import { EventAction, Reason } from '../../api/reasons.js';
+import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from '../split.js';
+import { classifyReason, podBlockReason } from '../causes.js';
+import type { DaemonSetView, Observation } from '../observation.js';
 import type {
-  DaemonSetView,
   GuardSpec,
   GuardStatus,
   LeftNode,
-  Observation,
   PlannedEvent,
   ProgressMarks,
   RevisionRef,
   RolloutStatus,
   UnavailableAtStart,
   UndoRecord,
-} from './types.js';
+} from '../../api/types.js';
 
 type TargetObservation = Extract<Observation, { kind: 'Target' }>;
 

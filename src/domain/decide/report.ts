@@ -9,15 +9,15 @@
  *   says so and never counts the wait as a stall).
  */
 import type { Attribution } from './attribute.js';
-import { fmtRev, truncate } from './messages.js';
-import { event } from './passKit.js';
-import type { ConditionSet } from './preconditions.js';
-import { Reason } from './reasons.js';
-import { failuresFirst } from './causes.js';
-import { STATUS_LIST_CAP } from './split.js';
+import { fmtRev, truncate } from '../messages.js';
+import { event } from './kit.js';
+import type { ConditionSet } from './settle.js';
+import { Reason } from '../../api/reasons.js';
+import { failuresFirst } from '../causes.js';
+import { STATUS_LIST_CAP } from '../split.js';
 import type { Plan } from './plan.js';
 import type { Tracked } from './track.js';
-import type { GuardSpec, GuardStatus, PlannedEvent } from './types.js';
+import type { GuardSpec, GuardStatus, PlannedEvent } from '../../api/types.js';
 import type { Verdict } from './verdict.js';
 
 /** The condition type that exists only while the guard's deadline cannot outlast minReadySeconds. */

@@ -37,7 +37,7 @@
  *   held back for a few seconds) is not modelled, so every decided status is persisted; the guard is never
  *   suspended and is the only one on its DaemonSet.
  *
- * What these properties found (fixed, each with a table test in stateMachine.test.ts):
+ * What these properties found (fixed, each with a table test in decide.test.ts):
  * - a guard first seeing a rollout midway from a generation whose ControllerRevision was pruned wrote
  *   `fromRevision: {revision: undefined}`: not the status read back (property 5);
  * - the broken revision re-applied before any pass saw the undo take effect (B → A → B, B renumbered)
@@ -51,22 +51,14 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
-import { decide, type GuardPolicy } from '../../src/domain/stateMachine.js';
-import type {
-  DaemonSetUndoRecord,
-  DaemonSetView,
-  Decision,
-  GuardStatus,
-  NodeHealth,
-  NodeView,
-  Observation,
-  PodView,
-  RevisionView,
-  WarningView,
-} from '../../src/domain/types.js';
-import { recordDryRun, recordUndoOutcome, undoneOn, withUndone } from '../../src/domain/undo.js';
-import { CacheWait } from '../../src/reconcile/cacheWait.js';
-import { TargetMemory } from '../../src/reconcile/gather.js';
+import { decide, type GuardPolicy } from '../../../src/domain/decide/decide.js';
+import type { DaemonSetUndoRecord, GuardStatus } from '../../../src/api/types.js';
+import type { DaemonSetView, NodeView, Observation, PodView, RevisionView, WarningView } from '../../../src/domain/observation.js';
+import type { NodeHealth } from '../../../src/api/objects.js';
+import type { Decision } from '../../../src/domain/decision.js';
+import { recordDryRun, recordUndoOutcome, undoneOn, withUndone } from '../../../src/domain/undo.js';
+import { CacheWait } from '../../../src/reconcile/cacheWait.js';
+import { TargetMemory } from '../../../src/reconcile/gather.js';
 import {
   DS_NAME,
   HASH,
@@ -86,7 +78,7 @@ import {
   unscheduledPod,
   unschedulablePod,
   withHealth,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 // --- The generated world ----------------------------------------------------------------------------
 
@@ -905,7 +897,7 @@ function nodesOnRevision(obs: Extract<Observation, { kind: 'Target' }>, hash: st
   }).length;
 }
 
-const CRD = parseYaml(readFileSync(new URL('../../../config/crd/rolloutguards.yaml', import.meta.url), 'utf8')) as {
+const CRD = parseYaml(readFileSync(new URL('../../../../config/crd/rolloutguards.yaml', import.meta.url), 'utf8')) as {
   spec: {
     versions: Array<{ schema: { openAPIV3Schema: { properties: { status: { properties: Record<string, { enum?: string[] }> } } } } }>;
   };

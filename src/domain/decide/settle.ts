@@ -7,12 +7,14 @@
  * - another guard is in charge of the same DaemonSet: Conflict, naming it, acting on nothing;
  * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
  */
-import { setCondition, type DesiredCondition } from './conditions.js';
-import { event, MIN_REQUEUE_MS, sameRevision } from './passKit.js';
-import { Reason } from './reasons.js';
+import { setCondition, type DesiredCondition } from '../conditions.js';
+import { event, MIN_REQUEUE_MS, sameRevision } from './kit.js';
+import { Reason } from '../../api/reasons.js';
 import { rolledBackCondition } from './report.js';
-import type { Condition, Decision, GuardPeer, GuardStatus, Observation, PlannedEvent } from './types.js';
-import type { GuardPolicy } from './stateMachine.js';
+import type { Condition, GuardStatus, PlannedEvent } from '../../api/types.js';
+import type { Decision } from '../decision.js';
+import type { GuardPeer, Observation } from '../observation.js';
+import type { GuardPolicy } from './decide.js';
 
 /** The longest decide sets observations aside while the DaemonSet and revision caches disagree. */
 export const CACHE_WAIT_LIMIT_MS = 30_000;

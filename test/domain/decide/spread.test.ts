@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { recordUndoOutcome } from '../../src/domain/undo.js';
-import type { Decision, NodeView, Observation, PodView } from '../../src/domain/types.js';
+import { recordUndoOutcome } from '../../../src/domain/undo.js';
+import type { Decision } from '../../../src/domain/decision.js';
+import type { NodeView, Observation, PodView } from '../../../src/domain/observation.js';
 import {
   HASH,
   T0,
@@ -25,7 +26,7 @@ import {
   targetObs,
   withHealth,
   type Step,
-} from '../support/fixtures.js';
+} from '../../support/fixtures.js';
 
 const A1 = rev(HASH.A, 1);
 const B2 = rev(HASH.B, 2);

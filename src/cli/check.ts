@@ -13,22 +13,24 @@
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
 import { pino, type Logger } from 'pino';
-import { GUARD_DEFAULTS } from './domain/defaults.js';
-import { fmtDuration, fmtRev } from './domain/messages.js';
-import type { Decision, GuardSpec, GuardStatus, Observation } from './domain/types.js';
-import type { GuardPolicy } from './domain/stateMachine.js';
-import { ApiClient, isNotFound, summarizeError } from './k8s/apiClient.js';
-import { Informer } from './k8s/informer.js';
-import { loadConnection, type Connection } from './k8s/kubeConfig.js';
-import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from './k8s/apiPaths.js';
-import { slimDaemonSet, slimNode, slimPod, slimRevision } from './k8s/slim.js';
-import { DAEMONSET_KIND, HASH_LABEL } from './domain/apiNames.js';
-import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from './domain/objects.js';
-import { GuardPass } from './reconcile/guardPass.js';
-import type { CacheView } from './reconcile/ports.js';
-import { systemClock, type Clock } from './runtime/clock.js';
-import { UsageError } from './runtime/config.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, duration, outputFormat, parseArgs, text, wantsHelp } from './cliArgs.js';
+import { GUARD_DEFAULTS } from '../api/defaults.js';
+import { fmtDuration, fmtRev } from '../domain/messages.js';
+import type { Decision } from '../domain/decision.js';
+import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { Observation } from '../domain/observation.js';
+import type { GuardPolicy } from '../domain/decide/decide.js';
+import { ApiClient, isNotFound, summarizeError } from '../k8s/apiClient.js';
+import { Informer } from '../k8s/informer.js';
+import { loadConnection, type Connection } from '../k8s/kubeConfig.js';
+import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
+import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
+import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
+import { GuardPass } from '../reconcile/guardPass.js';
+import type { CacheView } from '../reconcile/ports.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { UsageError } from '../runtime/config.js';
+import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, duration, outputFormat, parseArgs, text, wantsHelp } from './args.js';
 
 /** Exit codes shared by every subcommand. */
 export const ExitCode = { Ok: 0, Failure: 1, Usage: 2, Stalled: 3, NotFound: 4, NotGuardable: 5 } as const;
@@ -43,7 +45,7 @@ export interface CheckOptions extends Connection {
 }
 
 /** Re-exported: the demo and the tests read durations through the check module. */
-export { parseDuration } from './cliArgs.js';
+export { parseDuration } from './args.js';
 
 /** Usage of the check subcommand, printed by `check --help`. */
 export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json]

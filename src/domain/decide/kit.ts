@@ -2,9 +2,10 @@
  * Small pieces the phases of decide share (timestamps as status stores them, Event construction, the
  * requeue bounds), and which ControllerRevision is which, for decide and for gather.
  */
-import { truncate } from './messages.js';
-import { EventAction } from './reasons.js';
-import type { PlannedEvent, RevisionRef, RevisionView } from './types.js';
+import { truncate } from '../messages.js';
+import { EventAction } from '../../api/reasons.js';
+import type { PlannedEvent, RevisionRef } from '../../api/types.js';
+import type { RevisionView } from '../observation.js';
 
 /**
  * Timer skew allowance added to every requeue, so we never wake up a hair before a deadline. Node's

@@ -50,19 +50,21 @@
  * verdict (verdict.ts) → plan at most one action (plan.ts) → build status and conditions (report.ts).
  */
 import { attribute } from './attribute.js';
-import { comparisonOf } from './compare.js';
-import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sameRevision, sooner } from './passKit.js';
+import { comparisonOf } from '../compare.js';
+import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sameRevision, sooner } from './kit.js';
 import { planAction } from './plan.js';
-import { ConditionSet, settle } from './preconditions.js';
-import { Reason } from './reasons.js';
+import { ConditionSet, settle } from './settle.js';
+import { Reason } from '../../api/reasons.js';
 import { buildStatus, rolledBackCondition } from './report.js';
-import { STATUS_LIST_CAP } from './split.js';
+import { STATUS_LIST_CAP } from '../split.js';
 import { trackRollout } from './track.js';
-import type { Decision, GuardSpec, GuardStatus, Observation, PlannedEvent, RolloutStatus } from './types.js';
+import type { Decision } from '../decision.js';
+import type { GuardSpec, GuardStatus, PlannedEvent, RolloutStatus } from '../../api/types.js';
+import type { Observation } from '../observation.js';
 import { reachVerdict } from './verdict.js';
 
-export { UNDO_OPT_OUT_ANNOTATION } from './apiNames.js';
-export { CACHE_WAIT_LIMIT_MS } from './preconditions.js';
+export { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
+export { CACHE_WAIT_LIMIT_MS } from './settle.js';
 
 /** What decide needs from the guard besides its status. */
 export interface GuardPolicy {

@@ -1,0 +1,138 @@
+/**
+ * What `decide` knows about the world: the observation that `gather` builds from the informer caches.
+ */
+import type { NodeHealth } from '../api/objects.js';
+import type { DaemonSetUndoRecord, LeftNode, TemplateFacets } from '../api/types.js';
+
+/** A pod as `decide` needs it: revision, readiness and why it is not ready. */
+export interface PodView {
+  name: string;
+  hash: string;
+  ready: boolean;
+  available: boolean;
+  deleting: boolean;
+  /**
+   * metadata.deletionTimestamp of a deleting pod: the API server sets it to the moment the grace period
+   * ends, so a pod still there after it is one the kubelet has not finished removing.
+   */
+  deletionAt?: string;
+  /** When the pod last became Ready (the Ready condition's lastTransitionTime), while it is Ready. */
+  readySince?: string;
+  phase: string;
+  /** Scheduled on a node (spec.nodeName set). */
+  scheduled: boolean;
+  /**
+   * False when an unscheduled pod has no PodScheduled condition at all: no scheduler has looked at it.
+   * Absent means unknown, read as true.
+   */
+  schedulingAttempted?: boolean;
+  /** Set when the pod is not ready: a kubelet-level reason (ImagePullBackOff, Unschedulable, …). */
+  waitingReason?: string;
+  waitingMessage?: string;
+  restartCount: number;
+  /** The latest Warning Event about this pod that explains a pod that does not start (FailedMount, …). */
+  warning?: WarningView;
+  /** Why and when a container of this pod last terminated (OOMKilled, Error, …), if one restarted. */
+  lastTermination?: { container: string; reason: string; exitCode: number; at?: string };
+  images: string[];
+  createdAt: string;
+}
+
+/** One node that runs, or should run, the daemon pod. */
+export interface NodeView {
+  node: string;
+  /** Absent when the node is not known (deleted) or in tests that do not care. */
+  health?: NodeHealth;
+  /** Whether the node is eligible for the current template (NodeShouldRunDaemonPod, as far as we evaluate it). */
+  eligible: boolean;
+  /** Why it is not eligible (untolerated taint, selector mismatch); empty when eligible. */
+  ineligibleReason?: string;
+  pods: PodView[];
+}
+
+/** A ControllerRevision owned by the target, without its data. */
+export interface RevisionView {
+  name: string;
+  hash: string;
+  revision: number;
+  /** Each pod volume's name with a digest of its source, to tell a volume the revision added or changed. */
+  volumes?: Record<string, string>;
+  /** A digest of the template the revision stores (see DaemonSetView.templateDigest). */
+  templateDigest?: string;
+  /** What scheduling and admission failures are about in that template. */
+  facets?: TemplateFacets;
+}
+
+/** The latest Warning Event about an object, as the controller or the kubelet stated it. */
+export interface WarningView {
+  reason: string;
+  message: string;
+  /** When it last happened (lastTimestamp, eventTime or creation). */
+  at: string;
+}
+
+/** The DaemonSet as observed through the cache. */
+export interface DaemonSetView {
+  name: string;
+  namespace: string;
+  uid: string;
+  generation: number;
+  observedGeneration: number;
+  strategy: 'RollingUpdate' | 'OnDelete';
+  minReadySeconds: number;
+  desired: number;
+  current: number;
+  updated: number;
+  ready: number;
+  available: number;
+  misscheduled: number;
+  /** Template generation annotation; changes exactly when the pod template changes. */
+  templateGeneration?: string;
+  /**
+   * A digest of the live pod template. Once the controller has observed the DaemonSet, the newest
+   * ControllerRevision stores this template (it matches or writes that revision before it reports the
+   * generation observed); a newest cached revision with another digest is the revision cache behind.
+   */
+  templateDigest?: string;
+  undoOptOut: boolean;
+  images: string[];
+  /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */
+  owner?: { kind: string; name: string };
+  /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */
+  undoRecord?: DaemonSetUndoRecord;
+  /** The DaemonSet controller's latest Warning Event about it (FailedCreate: admission or quota refusals). */
+  warning?: WarningView;
+}
+/** A guard that targets the same DaemonSet (the guard being decided included). */
+export interface GuardPeer {
+  name: string;
+  createdAt: string;
+}
+
+/** Everything `decide` knows about the world, built by `gather` from the caches. */
+export type Observation =
+  | { kind: 'TargetMissing'; targetName: string }
+  | {
+      kind: 'Target';
+      ds: DaemonSetView;
+      /** The revision matching the live template (the highest one), when the controller has recorded it. */
+      currentRevision?: RevisionView;
+      revisions: RevisionView[];
+      nodes: NodeView[];
+      /** Nodes that were targets before and are not now, though they still exist (from gather's memory). */
+      leftNodes: LeftNode[];
+      /**
+       * Nodes that were targets before and no longer exist (deleted, scaled down): they lower the
+       * expected DESIRED instead of counting as a shrink.
+       */
+      removedNodes?: string[];
+      /** Every guard that targets this DaemonSet, this one included: exactly one of them is in charge. */
+      guards?: GuardPeer[];
+      /** API server time − operator time, ms, as estimated from the API server's responses (absent before any). */
+      clockSkewMs?: number;
+      /**
+       * The pods are not cached: the DaemonSet's counters are settled and no guard follows a rollout
+       * (podInterest.ts), so `nodes` carry no pods and the split comes from the counters.
+       */
+      podsFromCounters?: true;
+    };
