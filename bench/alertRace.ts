@@ -22,16 +22,13 @@ import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import {
-  createNamespace,
-  createNodes,
-  freePort,
-  kubectlRunner,
-  up,
-  waitFor,
-  waitForCrdsEstablished,
-  waitForNodesReady,
-} from '../cluster/controlPlane.js';
+import { up } from '../cluster/controlPlane.js';
+import { kubectlRunner, waitForCrdsEstablished } from '../cluster/kubectl.js';
+import { daemonSetManifest, rolloutGuardManifest } from '../cluster/manifests.js';
+import { createNamespace } from '../cluster/namespaces.js';
+import { POOL_LABEL, createNodes, waitForNodesReady } from '../cluster/nodes.js';
+import { freePort } from '../cluster/ports.js';
+import { waitFor } from '../cluster/wait.js';
 import { BenchOperator, ROOT } from './operator.js';
 
 const run = promisify(execFile);
@@ -87,33 +84,16 @@ export interface AlertRaceResult {
 }
 
 function daemonSet(name: string, ns: string, pool: string, image: string): Record<string, unknown> {
-  const labels = { app: name };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name, namespace: ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          nodeSelector: { 'rollout-guard.dev/pool': pool },
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: 'agent', image, resources: { requests: { cpu: '100m', memory: '64Mi' } } }],
-        },
-      },
-    },
-  };
+  return daemonSetManifest({
+    name,
+    namespace: ns,
+    nodeSelector: { [POOL_LABEL]: pool },
+    container: { name: 'agent', image, requests: { cpu: '100m', memory: '64Mi' } },
+  });
 }
 
 function guard(name: string, ns: string, spec: Record<string, unknown>): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name }, ...spec },
-  };
+  return rolloutGuardManifest({ name, namespace: ns, spec });
 }
 
 /** The two DaemonSets, each guarded by a guard of the same name. */

@@ -90,14 +90,9 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import {
-  CONTROLLER_QPS_ENV,
-  KWOK_PARALLELISM_ENV,
-  buildBinaries,
-  kubectlRunner,
-  up,
-  waitForCrdsEstablished,
-} from '../cluster/controlPlane.js';
+import { ensureCluster } from '../cluster/controlPlane.js';
+import { kubectlRunner, waitForCrdsEstablished } from '../cluster/kubectl.js';
+import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV } from '../cluster/state.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -421,80 +416,96 @@ async function main(): Promise<number> {
   log(
     `params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`,
   );
+  const micro = p.micro ? runMicro(p) : [];
+  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], failures: [], serverVersion: '' };
+  await writeResults(p, { started, micro, run, ...(operatorNice !== undefined ? { operatorNice } : {}) });
+  return run.failures.length > 0 ? 1 : 0;
+}
+
+function runMicro(p: Params): MicroResult[] {
   const micro: MicroResult[] = [];
-  if (p.micro) {
-    for (const c of defaultMicroCases(p.smoke)) {
-      const r = runMicroCase(c, p.microIterations);
-      log(`micro ${c.dsNodes}/${c.clusterNodes} ${c.scenario}: p50 ${r.passMs.p50} ms p99 ${r.passMs.p99} ms (${r.state})`);
-      micro.push(r);
-    }
+  for (const c of defaultMicroCases(p.smoke)) {
+    const r = runMicroCase(c, p.microIterations);
+    log(`micro ${c.dsNodes}/${c.clusterNodes} ${c.scenario}: p50 ${r.passMs.p50} ms p99 ${r.passMs.p99} ms (${r.state})`);
+    micro.push(r);
   }
+  return micro;
+}
 
-  const sizes: SizeResult[] = [];
-  const failures: string[] = [];
-  let serverVersion = '';
+/** What the sizes measured on the cluster, and the cluster they ran on. */
+interface ClusterRun {
+  sizes: SizeResult[];
+  /** One line per size that failed. */
+  failures: string[];
+  serverVersion: string;
   /** The control plane's raised API QPS (RG_CONTROLLER_QPS), recorded with the results. */
-  let controllerQps: number | undefined;
+  controllerQps?: number;
   /** kwok's raised pod workers (RG_KWOK_PARALLELISM), recorded with the results. */
-  let kwokParallelism: number | undefined;
-  if (p.cluster) {
-    const external = process.env.RG_TEST_KUBECONFIG;
-    let kubeconfig: string;
-    let binDir: string;
-    if (external) {
-      binDir = await buildBinaries({ log });
-      kubeconfig = external;
-    } else {
-      // nodes: 0 — the bench brings its own pools and leaves the shared default nodes alone (NODES is ours here).
-      let qps: number | undefined;
-      // A cluster the bench starts itself gets the raised QPS (RG_CONTROLLER_QPS, default 200 here): at
-      // fleet scale the controller manager's 20 requests/s, not the operator, would set the pace.
-      const env = {
-        ...process.env,
-        [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS),
-        [KWOK_PARALLELISM_ENV]: process.env[KWOK_PARALLELISM_ENV] ?? String(BENCH_KWOK_PARALLELISM),
-      };
-      let workers: number | undefined;
-      ({ kubeconfig, binDir, controllerQps: qps, kwokParallelism: workers } = await up({ log, nodes: 0, env }));
-      controllerQps = qps;
-      kwokParallelism = workers;
-    }
-    const kubectl = kubectlRunner(binDir, kubeconfig);
-    const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
-    try {
-      serverVersion = (await client.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
-      await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
-      await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
-      const logDir = process.env.BENCH_OPERATOR_LOG_DIR;
-      if (logDir) await mkdir(logDir, { recursive: true });
-      const ctx: Ctx = { kubeconfig, kubectl, client, log, ...(logDir ? { operatorLogDir: logDir } : {}) };
-      for (const [i, s] of p.sizes.entries()) {
-        log(`size ${i + 1}/${p.sizes.length}: ${s.nodes} nodes × ${s.daemonsets} DaemonSets (${s.nodes * s.daemonsets} daemon pods)`);
-        try {
-          const r = await runSize(ctx, { ...p.base, ...s }, p.smoke ? 'smoke' : `s${i + 1}`);
-          sizes.push(r);
-          log(
-            `  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`,
-          );
-          const c = r.containment;
-          if (c)
-            log(
-              `  containment: ran on ${c.reachedNodes}/${c.nodes} nodes; first crash → undo ${c.firstCrashToUndoS ?? '–'} s; ${c.rolledBack ? 'RolledBack' : `NOT rolled back: ${c.error ?? c.final.state}`}`,
-            );
-        } catch (e) {
-          const msg = e instanceof Error ? e.message : String(e);
-          failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);
-          log(`  FAILED: ${msg}`);
-        }
-      }
-    } finally {
-      client.close();
-    }
-  }
+  kwokParallelism?: number;
+}
 
+async function runCluster(p: Params): Promise<ClusterRun> {
+  // nodes: 0 — the bench brings its own pools and leaves the shared default nodes alone (NODES is ours here).
+  // A cluster the bench starts itself gets the raised QPS (RG_CONTROLLER_QPS, default 200 here): at
+  // fleet scale the controller manager's 20 requests/s, not the operator, would set the pace.
+  const env = {
+    ...process.env,
+    [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS),
+    [KWOK_PARALLELISM_ENV]: process.env[KWOK_PARALLELISM_ENV] ?? String(BENCH_KWOK_PARALLELISM),
+  };
+  const { kubeconfig, binDir, controllerQps, kwokParallelism } = await ensureCluster({ log, nodes: 0, env });
+  const run: ClusterRun = {
+    sizes: [],
+    failures: [],
+    serverVersion: '',
+    ...(controllerQps !== undefined ? { controllerQps } : {}),
+    ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
+  };
+  const kubectl = kubectlRunner(binDir, kubeconfig);
+  const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
+  try {
+    run.serverVersion = (await client.request<{ gitVersion?: string }>('GET', '/version')).gitVersion ?? '';
+    await kubectl(['apply', '--server-side', '--force-conflicts', '-k', resolve(ROOT, 'config/crd')]);
+    await waitForCrdsEstablished(kubectl, ['rolloutguards.rolloutguard.dev']);
+    const logDir = process.env.BENCH_OPERATOR_LOG_DIR;
+    if (logDir) await mkdir(logDir, { recursive: true });
+    const ctx: Ctx = { kubeconfig, kubectl, client, log, ...(logDir ? { operatorLogDir: logDir } : {}) };
+    for (let i = 0; i < p.sizes.length; i++) await runOneSize(ctx, p, i, run);
+  } finally {
+    client.close();
+  }
+  return run;
+}
+
+/** Runs size `i` of `p.sizes`, adding its result (or its failure) to `run`. */
+async function runOneSize(ctx: Ctx, p: Params, i: number, run: ClusterRun): Promise<void> {
+  const s = p.sizes[i]!;
+  log(`size ${i + 1}/${p.sizes.length}: ${s.nodes} nodes × ${s.daemonsets} DaemonSets (${s.nodes * s.daemonsets} daemon pods)`);
+  try {
+    const r = await runSize(ctx, { ...p.base, ...s }, p.smoke ? 'smoke' : `s${i + 1}`);
+    run.sizes.push(r);
+    log(
+      `  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; detection p99 ${r.detection.writtenS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`,
+    );
+    const c = r.containment;
+    if (c)
+      log(
+        `  containment: ran on ${c.reachedNodes}/${c.nodes} nodes; first crash → undo ${c.firstCrashToUndoS ?? '–'} s; ${c.rolledBack ? 'RolledBack' : `NOT rolled back: ${c.error ?? c.final.state}`}`,
+      );
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    run.failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);
+    log(`  FAILED: ${msg}`);
+  }
+}
+
+/** Judges the run against its targets and writes the results (JSON, SVG) and the tables (stdout). */
+async function writeResults(p: Params, r: { started: Date; micro: MicroResult[]; run: ClusterRun; operatorNice?: number }): Promise<void> {
+  const { started, micro, run } = r;
+  const { sizes, serverVersion, controllerQps, kwokParallelism } = run;
   const finished = new Date();
   const { targets, notes } = judge(micro, sizes);
-  for (const f of failures) notes.push(`size failed: ${f}`);
+  for (const f of run.failures) notes.push(`size failed: ${f}`);
   const host = hostname();
   const nodeArgs = operatorNodeArgs();
   const results: BenchResults = {
@@ -519,7 +530,7 @@ async function main(): Promise<number> {
       ...(controllerQps !== undefined ? { controllerQps } : {}),
       ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
       ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
-      ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}),
+      ...(r.operatorNice !== undefined ? { operatorPriority: r.operatorNice } : {}),
     },
     micro,
     sizes,
@@ -532,7 +543,6 @@ async function main(): Promise<number> {
   await writeFile(`${stem}.svg`, renderSvg(results));
   process.stdout.write(renderTables(results) + '\n');
   log(`wrote ${stem}.json and ${stem}.svg in ${results.wallSeconds} s`);
-  return failures.length > 0 ? 1 : 0;
 }
 
 // Ctrl-C or SIGTERM: exit through process 'exit', which stops the operator child (bench/operator.ts).

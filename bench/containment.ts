@@ -37,7 +37,10 @@
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { GUARD_DEFAULTS } from '../src/api/defaults.js';
-import { createNodes, waitFor, waitForNodesReady, type Kubectl, type NodeSpec } from '../cluster/controlPlane.js';
+import type { Kubectl } from '../cluster/kubectl.js';
+import { daemonSetManifest, rolloutGuardManifest, toleration } from '../cluster/manifests.js';
+import { createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
+import { waitFor } from '../cluster/wait.js';
 import type { Observer, PodRecord } from './observer.js';
 import { round } from './stats.js';
 
@@ -120,42 +123,23 @@ const secs = (ms: number) => round(ms / 1000, 3)!;
 const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 
 function dsManifest(a: ContainmentArgs, image: string): Record<string, unknown> {
-  const labels = { app: CONTAINMENT_NAME };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: CONTAINMENT_NAME, namespace: a.ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          nodeSelector: { [a.poolLabel]: a.pool },
-          tolerations: [{ key: a.taint, operator: 'Exists', effect: 'NoSchedule' }],
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: 'agent', image, resources: { requests: { cpu: '10m', memory: '16Mi' } } }],
-        },
-      },
-    },
-  };
+  return daemonSetManifest({
+    name: CONTAINMENT_NAME,
+    namespace: a.ns,
+    nodeSelector: { [a.poolLabel]: a.pool },
+    tolerations: [toleration(a.taint)],
+    container: { name: 'agent', image, requests: { cpu: '10m', memory: '16Mi' } },
+  });
 }
 
 function guardManifest(ns: string): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name: CONTAINMENT_NAME, namespace: ns },
-    // A deadline far away: the verdict must come from the crashes, not the clock. No bake: the crashes
-    // come during the rollout itself. failedNodesThreshold left to its default.
-    spec: {
-      targetRef: { kind: 'DaemonSet', name: CONTAINMENT_NAME },
-      suspectAfterSeconds: 300,
-      progressDeadlineSeconds: 600,
-      bakeSeconds: 0,
-      onStall: { action: 'Undo' },
-    },
-  };
+  // A deadline far away: the verdict must come from the crashes, not the clock. No bake: the crashes
+  // come during the rollout itself. failedNodesThreshold left to its default.
+  return rolloutGuardManifest({
+    name: CONTAINMENT_NAME,
+    namespace: ns,
+    spec: { suspectAfterSeconds: 300, progressDeadlineSeconds: 600, bakeSeconds: 0, onStall: { action: 'Undo' } },
+  });
 }
 
 /** Runs the scenario; a wait that times out is recorded in `error` (a failed target), not thrown. */

@@ -16,15 +16,11 @@
 import { hostname, loadavg } from 'node:os';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 // POOL_LABEL ties the bench's DaemonSets to the bench's own node pool, as it does the e2e suites'.
-import {
-  POOL_LABEL,
-  createNamespace,
-  createNodes,
-  waitFor,
-  waitForNodesReady,
-  type Kubectl,
-  type NodeSpec,
-} from '../cluster/controlPlane.js';
+import type { Kubectl } from '../cluster/kubectl.js';
+import { daemonSetManifest, rolloutGuardManifest, toleration } from '../cluster/manifests.js';
+import { createNamespace } from '../cluster/namespaces.js';
+import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
+import { waitFor } from '../cluster/wait.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
@@ -292,43 +288,26 @@ export function categories(p: Pick<SizeParams, 'daemonsets' | 'brokenFraction' |
 }
 
 function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: number, cat: Category): Record<string, unknown> {
-  const labels = { app: name };
   const image = version >= 2 && cat === 'broken' ? `registry.local/bench-agent:${version}-broken` : `registry.local/bench-agent:${version}`;
   // Small requests keep up to ~100 DaemonSets per node schedulable; the exhausted revision asks for twice a node.
   const cpu = version >= 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name, namespace: ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: p.maxUnavailable, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: pool },
-          tolerations: [{ key: BENCH_TAINT, operator: 'Exists', effect: 'NoSchedule' }],
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: 'agent', image, resources: { requests: { cpu, memory: '16Mi' } } }],
-        },
-      },
-    },
-  };
+  return daemonSetManifest({
+    name,
+    namespace: ns,
+    maxUnavailable: p.maxUnavailable,
+    nodeSelector: { [POOL_LABEL]: pool },
+    tolerations: [toleration(BENCH_TAINT)],
+    container: { name: 'agent', image, requests: { cpu, memory: '16Mi' } },
+  });
 }
 
 function guardManifest(ns: string, name: string, p: SizeParams): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name, namespace: ns },
-    // No bake: the bench measures detection at the deadline and completion at the controller's counters.
-    spec: {
-      targetRef: { kind: 'DaemonSet', name },
-      suspectAfterSeconds: p.suspectSeconds,
-      progressDeadlineSeconds: p.deadlineSeconds,
-      bakeSeconds: 0,
-    },
-  };
+  // No bake: the bench measures detection at the deadline and completion at the controller's counters.
+  return rolloutGuardManifest({
+    name,
+    namespace: ns,
+    spec: { suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 },
+  });
 }
 
 const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });

@@ -8,17 +8,9 @@
  *
  * @module
  */
-import {
-  COMPONENTS,
-  down,
-  parseProcessName,
-  restartComponent,
-  startComponent,
-  status,
-  stopComponent,
-  up,
-  type ProcessName,
-} from './controlPlane.js';
+import { restartComponent, startComponent, status, stopComponent } from './components.js';
+import { down, up } from './controlPlane.js';
+import { COMPONENTS, parseProcessName, type ProcessName } from './processes.js';
 
 const USAGE = `usage: node dist/cluster/cli.js up [--real-node]|down|status
        node dist/cluster/cli.js stop [--kill] COMPONENT | start COMPONENT | restart [--kill] COMPONENT

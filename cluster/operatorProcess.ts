@@ -14,7 +14,9 @@ import { closeSync, openSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FatalWaitError, ROOT, freePort, waitFor } from './controlPlane.js';
+import { ROOT } from './paths.js';
+import { freePort } from './ports.js';
+import { FatalWaitError, waitFor } from './wait.js';
 
 /** The operator's entry point, as tsc emits it. */
 export const OPERATOR_MAIN = path.join(ROOT, 'dist/src/main.js');

@@ -22,34 +22,16 @@ import https from 'node:https';
 import * as net from 'node:net';
 import path from 'node:path';
 import { parse as fromYaml, stringify as toYaml } from 'yaml';
-import {
-  AUDIT_LOG_ENV,
-  CLUSTER_DIR_ENV,
-  DEFAULT_PORTS,
-  KWOK_NODE_ANNOTATION,
-  NODE_LIFECYCLE_ENV,
-  POOL_LABEL,
-  PORT_ENV,
-  REAL_NODE_ENV,
-  ROOT,
-  binaryOf,
-  buildBinaries,
-  createNamespace,
-  createNodes,
-  kubectlRunner,
-  kwokInstanceName,
-  uniqueName,
-  waitFor,
-  waitForCrdsEstablished,
-  waitForNodesReady,
-  type ComponentName,
-  type ProcessName,
-  type Kubectl,
-  type KubectlOptions,
-  type KubectlResult,
-  type NodeSpec,
-  type Ports,
-} from './controlPlane.js';
+import { buildBinaries } from './binaries.js';
+import { REAL_NODE_ENV } from './controlPlane.js';
+import { kubectlRunner, waitForCrdsEstablished, type Kubectl, type KubectlOptions, type KubectlResult } from './kubectl.js';
+import { createNamespace, uniqueName } from './namespaces.js';
+import { KWOK_NODE_ANNOTATION, POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from './nodes.js';
+import { CLUSTER_DIR_ENV, ROOT } from './paths.js';
+import { DEFAULT_PORTS, PORT_ENV, type Ports } from './ports.js';
+import { binaryOf, kwokInstanceName, type ComponentName, type ProcessName } from './processes.js';
+import { AUDIT_LOG_ENV, NODE_LIFECYCLE_ENV } from './state.js';
+import { waitFor } from './wait.js';
 
 const CLI = path.join(ROOT, 'dist', 'cluster', 'cli.js');
 
@@ -66,7 +48,7 @@ export interface PrivateClusterOptions {
   audit?: boolean;
   /**
    * Run the controller manager's node-lifecycle, pod-GC and taint-eviction controllers with short timings
-   * (`NODE_LIFECYCLE_TIMINGS` in cluster/controlPlane.ts), so a node whose kwok is frozen turns
+   * (`NODE_LIFECYCLE_TIMINGS` in cluster/controllers.ts), so a node whose kwok is frozen turns
    * `Ready=Unknown` and is tainted `unreachable` within seconds; see {@link PrivateCluster.createKillableNodePool}.
    */
   nodeLifecycle?: boolean;

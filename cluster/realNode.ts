@@ -303,7 +303,7 @@ function kubeletConfig(l: RealNodeLayout, o: RealNodeOptions): Record<string, un
     healthzPort: o.kubeletHealthzPort,
     healthzBindAddress: '127.0.0.1',
     readOnlyPort: 0,
-    // Only the API server's client certificate (its own CA, see controlPlane.ts) may call this kubelet.
+    // Only the API server's client certificate (its own CA, see pki.ts) may call this kubelet.
     authentication: {
       anonymous: { enabled: false },
       webhook: { enabled: false },

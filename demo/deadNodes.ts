@@ -21,7 +21,10 @@ import path from 'node:path';
 import type { FaultOwner, RevisionRef, UndoSkip } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
-import { POOL_LABEL, createNamespace, waitFor, type Kubectl } from '../cluster/controlPlane.js';
+import type { Kubectl } from '../cluster/kubectl.js';
+import { createNamespace } from '../cluster/namespaces.js';
+import { POOL_LABEL } from '../cluster/nodes.js';
+import { waitFor } from '../cluster/wait.js';
 import {
   PrivateCluster,
   isReachable,

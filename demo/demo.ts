@@ -28,16 +28,11 @@ import type { GuardStatus } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import {
-  createNamespace,
-  down,
-  kubectlRunner,
-  status as clusterStatus,
-  up,
-  waitFor,
-  waitForCrdsEstablished,
-  type Kubectl,
-} from '../cluster/controlPlane.js';
+import { status as clusterStatus } from '../cluster/components.js';
+import { down, up } from '../cluster/controlPlane.js';
+import { kubectlRunner, waitForCrdsEstablished, type Kubectl } from '../cluster/kubectl.js';
+import { createNamespace } from '../cluster/namespaces.js';
+import { waitFor } from '../cluster/wait.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import {

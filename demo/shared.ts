@@ -7,7 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { waitFor, type Kubectl } from '../cluster/controlPlane.js';
+import type { Kubectl } from '../cluster/kubectl.js';
+import { daemonSetManifest, rolloutGuardManifest, toleration } from '../cluster/manifests.js';
+import { waitFor } from '../cluster/wait.js';
 import { OperatorChild } from '../cluster/operatorProcess.js';
 import { REAL_NODE_TAINT } from '../cluster/realNode.js';
 import { ciLine, fit, fmtElapsed, frame, type Snapshot, type Style } from './view.js';
@@ -83,44 +85,21 @@ export function daemonSet(
   image: string,
   o: { pin?: Pin; minReadySeconds?: number; realNode?: boolean } = {},
 ): Record<string, unknown> {
-  const labels = { app: NAME };
-  const affinity = o.pin
-    ? {
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: o.pin.key, operator: 'In', values: [...o.pin.values] }] }],
-          },
-        },
-      }
-    : undefined;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: NAME, namespace: ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          ...(affinity ? { affinity } : {}),
-          // The real node is tainted so that only DaemonSets meant for it run there; its busybox image
-          // needs a command (kwok ignores it).
-          ...(o.realNode ? { tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }] } : {}),
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: NAME,
-              image,
-              ...(o.realNode ? { command: ['sleep', '100000'] } : {}),
-              resources: { requests: { cpu: '10m', memory: '16Mi' } },
-            },
-          ],
-        },
-      },
+  return daemonSetManifest({
+    name: NAME,
+    namespace: ns,
+    ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+    ...(o.pin ? { nodeAffinity: o.pin } : {}),
+    // The real node is tainted so that only DaemonSets meant for it run there; its busybox image
+    // needs a command (kwok ignores it).
+    ...(o.realNode ? { tolerations: [toleration(REAL_NODE_TAINT.key, REAL_NODE_TAINT.effect)] } : {}),
+    container: {
+      name: NAME,
+      image,
+      ...(o.realNode ? { command: ['sleep', '100000'] } : {}),
+      requests: { cpu: '10m', memory: '16Mi' },
     },
-  };
+  });
 }
 
 /** The guard's timings, in seconds of no progress. */
@@ -136,12 +115,7 @@ export function rolloutGuard(
   timings: Timings,
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name: NAME, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name: NAME }, ...timings, ...extra, onStall: { action } },
-  };
+  return rolloutGuardManifest({ name: NAME, namespace: ns, spec: { ...timings, ...extra, onStall: { action } } });
 }
 
 /** The operator as a child process with its log in a file, so that with --keep it outlives the demo. */

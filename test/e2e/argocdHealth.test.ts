@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { ROOT, buildBinaries } from '../../cluster/controlPlane.js';
+import { buildBinaries } from '../../cluster/binaries.js';
+import { ROOT } from '../../cluster/paths.js';
 
 const SCRIPT = join(ROOT, 'deploy', 'argocd', 'health.lua');
 let lua = '';

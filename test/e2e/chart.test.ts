@@ -31,7 +31,7 @@ import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
+import { waitForCrdsEstablished } from '../../cluster/kubectl.js';
 import { binDir, createNamespaceIn, ensureCluster, kubeconfigPath, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { ROOT, apply } from '../support/operator.js';
 import {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { EXTERNAL_KUBECONFIG_ENV, ensureCluster, kubectl } from '../support/cluster.js';
+import { EXTERNAL_KUBECONFIG_ENV } from '../../cluster/controlPlane.js';
+import { ensureCluster, kubectl } from '../support/cluster.js';
 import { ROOT } from '../support/operator.js';
 
 const DEMO = path.join(ROOT, 'dist/demo/demo.js');

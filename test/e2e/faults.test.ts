@@ -18,7 +18,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
 import { OperatorProcess, ROOT, guard, type OperatorOptions } from '../support/operator.js';
-import { createNamespace } from '../../cluster/controlPlane.js';
+import { createNamespace } from '../../cluster/namespaces.js';
 import { PrivateCluster, type PrivateNodePool } from '../../cluster/privateCluster.js';
 
 interface Condition {

@@ -16,7 +16,8 @@
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { NODE_LIFECYCLE_TIMINGS } from '../../cluster/controlPlane.js';
+import { NODE_LIFECYCLE_TIMINGS } from '../../cluster/controllers.js';
+import { daemonSetManifest } from '../../cluster/manifests.js';
 import { FatalWaitError, POOL_LABEL, holdsFor, waitFor } from '../support/cluster.js';
 import {
   PrivateCluster,
@@ -61,30 +62,12 @@ const podReady = (p: PodObj): string | undefined => p.status.conditions?.find((c
 
 /** A plain RollingUpdate DaemonSet confined (node affinity) to the two pools of this suite. */
 function daemonSet(pools: string[], image: string): Record<string, unknown> {
-  const labels = { app: DS };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: DS, namespace: ns, labels },
-    spec: {
-      selector: { matchLabels: labels },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
-      template: {
-        metadata: { labels },
-        spec: {
-          affinity: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: POOL_LABEL, operator: 'In', values: pools }] }],
-              },
-            },
-          },
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: 'agent', image, resources: { requests: { cpu: '50m', memory: '32Mi' } } }],
-        },
-      },
-    },
-  };
+  return daemonSetManifest({
+    name: DS,
+    namespace: ns,
+    nodeAffinity: { key: POOL_LABEL, values: pools },
+    container: { name: 'agent', image, requests: { cpu: '50m', memory: '32Mi' } },
+  });
 }
 
 /** Fails the surrounding wait at once when the main kwok's node stops being Ready (it must never). */

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { execFile } from 'node:child_process';
 import { parse as parseYaml, stringify } from 'yaml';
-import { freePort } from '../../cluster/controlPlane.js';
+import { freePort } from '../../cluster/ports.js';
 import {
   binDir,
   createNamespace,

@@ -11,7 +11,7 @@ import type { PolicyPorts } from '../../src/reconcile/ports.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
 import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';
 import { Metrics } from '../../src/runtime/metrics.js';
-import { waitFor } from '../../cluster/controlPlane.js';
+import { waitFor } from '../../cluster/wait.js';
 import { FakeClock } from '../support/fakeClock.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 

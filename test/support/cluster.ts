@@ -10,34 +10,16 @@
  *
  * @module
  */
-import {
-  POOL_LABEL,
-  buildBinaries,
-  createNamespace as createNamespaceIn,
-  createNodes,
-  kubectlRunner,
-  uniqueName,
-  up,
-  waitForNodesReady,
-  type Kubectl,
-  type KubectlOptions,
-  type KubectlResult,
-  type NodeSpec,
-} from '../../cluster/controlPlane.js';
+import { ensureCluster as connect } from '../../cluster/controlPlane.js';
+import { kubectlRunner, type Kubectl, type KubectlOptions, type KubectlResult } from '../../cluster/kubectl.js';
+import { daemonSetManifest } from '../../cluster/manifests.js';
+import { createNamespace as createNamespaceIn, uniqueName } from '../../cluster/namespaces.js';
+import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../../cluster/nodes.js';
 
-export {
-  POOL_LABEL,
-  createNamespace as createNamespaceIn,
-  uniqueName,
-  waitFor,
-  FatalWaitError,
-  type WaitOptions,
-  type KubectlResult,
-  type KubectlOptions,
-} from '../../cluster/controlPlane.js';
-
-/** Env var naming the kubeconfig of an existing cluster to use instead of starting one. */
-export const EXTERNAL_KUBECONFIG_ENV = 'RG_TEST_KUBECONFIG';
+export { type KubectlResult, type KubectlOptions } from '../../cluster/kubectl.js';
+export { createNamespace as createNamespaceIn, uniqueName } from '../../cluster/namespaces.js';
+export { POOL_LABEL } from '../../cluster/nodes.js';
+export { waitFor, FatalWaitError, type WaitOptions } from '../../cluster/wait.js';
 
 interface Context {
   kubeconfig: string;
@@ -54,16 +36,7 @@ let resolved: Context | undefined;
  */
 export function ensureCluster(): Promise<{ kubeconfig: string; binDir: string }> {
   context ??= (async () => {
-    const log = (line: string) => process.stderr.write(`${line}\n`);
-    const external = process.env[EXTERNAL_KUBECONFIG_ENV];
-    let kubeconfig: string;
-    let binDir: string;
-    if (external) {
-      binDir = await buildBinaries({ log });
-      kubeconfig = external;
-    } else {
-      ({ kubeconfig, binDir } = await up({ log }));
-    }
+    const { kubeconfig, binDir } = await connect({ log: (line: string) => process.stderr.write(`${line}\n`) });
     resolved = { kubeconfig, binDir, kubectl: kubectlRunner(binDir, kubeconfig) };
     return resolved;
   })();
@@ -234,36 +207,22 @@ export const SETTINGS_CONFIGMAP = 'decoder-settings';
  * and the settings volume) confined to one node pool.
  */
 export function decoderDaemonSet(o: DecoderDaemonSetOptions): Record<string, unknown> {
-  const labels = { app: o.name };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: o.name, namespace: o.ns, labels, ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}) },
-    spec: {
-      selector: { matchLabels: labels },
-      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
-      updateStrategy: {
-        type: 'RollingUpdate',
-        rollingUpdate: { maxUnavailable: o.maxUnavailable ?? 1, maxSurge: o.maxSurge ?? 0 },
-      },
-      template: {
-        metadata: { labels },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: o.pool, ...o.nodeSelector },
-          ...(o.tolerations ? { tolerations: o.tolerations } : {}),
-          terminationGracePeriodSeconds: 1,
-          ...(o.initImage !== undefined ? { initContainers: [{ name: 'init', image: o.initImage }] } : {}),
-          containers: [
-            {
-              name: 'decoder',
-              image: o.image,
-              resources: { requests: { cpu: o.cpuRequest ?? '100m', memory: '64Mi' } },
-              ...(o.settingsVolume ? { volumeMounts: [{ name: SETTINGS_VOLUME, mountPath: '/etc/decoder', readOnly: true }] } : {}),
-            },
-          ],
-          ...(o.settingsVolume ? { volumes: [{ name: SETTINGS_VOLUME, configMap: { name: SETTINGS_CONFIGMAP } }] } : {}),
-        },
-      },
+  return daemonSetManifest({
+    name: o.name,
+    namespace: o.ns,
+    ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}),
+    ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+    maxUnavailable: o.maxUnavailable ?? 1,
+    maxSurge: o.maxSurge ?? 0,
+    nodeSelector: { [POOL_LABEL]: o.pool, ...o.nodeSelector },
+    ...(o.tolerations ? { tolerations: o.tolerations } : {}),
+    ...(o.initImage !== undefined ? { initContainers: [{ name: 'init', image: o.initImage }] } : {}),
+    container: {
+      name: 'decoder',
+      image: o.image,
+      requests: { cpu: o.cpuRequest ?? '100m', memory: '64Mi' },
+      ...(o.settingsVolume ? { volumeMounts: [{ name: SETTINGS_VOLUME, mountPath: '/etc/decoder', readOnly: true }] } : {}),
     },
-  };
+    ...(o.settingsVolume ? { volumes: [{ name: SETTINGS_VOLUME, configMap: { name: SETTINGS_CONFIGMAP } }] } : {}),
+  });
 }

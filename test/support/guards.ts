@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { KubectlOptions } from '../../cluster/controlPlane.js';
+import type { KubectlOptions } from '../../cluster/kubectl.js';
 import {
   createNamespace,
   createNodePool,

@@ -7,7 +7,8 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconfigPath, kubectl } from './cluster.js';
-import { waitForCrdsEstablished } from '../../cluster/controlPlane.js';
+import { waitForCrdsEstablished } from '../../cluster/kubectl.js';
+import { rolloutGuardManifest } from '../../cluster/manifests.js';
 import { OperatorChild } from '../../cluster/operatorProcess.js';
 import { FAILPOINTS_ENV, type Failpoint } from './failpoints.js';
 
@@ -139,10 +140,5 @@ export async function apply(obj: unknown, ns?: string): Promise<void> {
  * suites about the bake window set it.
  */
 export function guard(name: string, ns: string, target: string, spec: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    apiVersion: 'rolloutguard.dev/v1alpha1',
-    kind: 'RolloutGuard',
-    metadata: { name, namespace: ns },
-    spec: { targetRef: { kind: 'DaemonSet', name: target }, bakeSeconds: 0, ...spec },
-  };
+  return rolloutGuardManifest({ name, namespace: ns, target, spec: { bakeSeconds: 0, ...spec } });
 }

@@ -1,0 +1,124 @@
+/**
+ * The DaemonSet and RolloutGuard manifests the tests, the bench and the demo apply: one builder each, so
+ * that every DaemonSet a guard is tried on has the same shape and differs only where a caller says.
+ *
+ * A DaemonSet here has the labels `app: <name>` (its own, its selector's and its pods'), a RollingUpdate
+ * strategy (maxUnavailable 1, maxSurge 0 unless given), pods that stop within a second
+ * (terminationGracePeriodSeconds 1, so a rollout is not paced by a grace period no test means) and one
+ * container with resource requests, which the scheduler counts against the node's allocatable.
+ *
+ * @module
+ */
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from '../src/api/names.js';
+
+/** A manifest as kubectl applies it. */
+export type Manifest = Record<string, unknown>;
+
+/** The container every pod of the DaemonSet runs. */
+export interface ContainerOptions {
+  name: string;
+  image: string;
+  /** Replaces the image's entrypoint (kwok ignores it; a real node's runtime runs it). */
+  command?: string[];
+  /** `resources.requests`. */
+  requests: { cpu: string; memory: string };
+  volumeMounts?: Array<Record<string, unknown>>;
+}
+
+/** Options for {@link daemonSetManifest}; what is left out is left out of the manifest too. */
+export interface DaemonSetOptions {
+  name: string;
+  namespace: string;
+  container: ContainerOptions;
+  /** Run in order before {@link container}. */
+  initContainers?: Array<{ name: string; image: string }>;
+  /** `rollingUpdate.maxUnavailable`; default 1. */
+  maxUnavailable?: number | string;
+  /** `rollingUpdate.maxSurge`; default 0. */
+  maxSurge?: number | string;
+  /** A Ready pod counts as available only after this long. */
+  minReadySeconds?: number;
+  /** The pods' nodeSelector. */
+  nodeSelector?: Record<string, string>;
+  /** Confines the pods, by required node affinity, to the nodes whose label `key` has one of `values`. */
+  nodeAffinity?: { key: string; values: readonly string[] };
+  tolerations?: Array<Record<string, unknown>>;
+  volumes?: Array<Record<string, unknown>>;
+  ownerReferences?: Array<Record<string, unknown>>;
+}
+
+/** A toleration of every taint with `key` and `effect`, whatever its value. */
+export function toleration(key: string, effect = 'NoSchedule'): Record<string, unknown> {
+  return { key, operator: 'Exists', effect };
+}
+
+/** A RollingUpdate DaemonSet manifest (see the module comment for what every one of them has). */
+export function daemonSetManifest(o: DaemonSetOptions): Manifest {
+  const labels = { app: o.name };
+  return {
+    apiVersion: APPS_API_VERSION,
+    kind: DAEMONSET_KIND,
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels,
+      ...(o.ownerReferences !== undefined ? { ownerReferences: o.ownerReferences } : {}),
+    },
+    spec: {
+      selector: { matchLabels: labels },
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: o.maxUnavailable ?? 1, maxSurge: o.maxSurge ?? 0 } },
+      template: { metadata: { labels }, spec: podSpec(o) },
+    },
+  };
+}
+
+function podSpec(o: DaemonSetOptions): Manifest {
+  const c = o.container;
+  const container = {
+    name: c.name,
+    image: c.image,
+    ...(c.command !== undefined ? { command: c.command } : {}),
+    resources: { requests: { ...c.requests } },
+    ...(c.volumeMounts !== undefined ? { volumeMounts: c.volumeMounts } : {}),
+  };
+  return {
+    ...(o.nodeAffinity !== undefined ? { affinity: requiredNodeAffinity(o.nodeAffinity.key, o.nodeAffinity.values) } : {}),
+    ...(o.nodeSelector !== undefined ? { nodeSelector: o.nodeSelector } : {}),
+    ...(o.tolerations !== undefined ? { tolerations: o.tolerations } : {}),
+    terminationGracePeriodSeconds: 1,
+    ...(o.initContainers !== undefined ? { initContainers: o.initContainers } : {}),
+    containers: [container],
+    ...(o.volumes !== undefined ? { volumes: o.volumes } : {}),
+  };
+}
+
+function requiredNodeAffinity(key: string, values: readonly string[]): Manifest {
+  return {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key, operator: 'In', values: [...values] }] }],
+      },
+    },
+  };
+}
+
+/** Options for {@link rolloutGuardManifest}. */
+export interface GuardOptions {
+  name: string;
+  namespace: string;
+  /** The DaemonSet guarded; default {@link name}. */
+  target?: string;
+  /** Spec fields besides `targetRef` (a `targetRef` here replaces it). */
+  spec?: Record<string, unknown>;
+}
+
+/** A RolloutGuard manifest targeting a DaemonSet of the same namespace. */
+export function rolloutGuardManifest(o: GuardOptions): Manifest {
+  return {
+    apiVersion: API_VERSION,
+    kind: GUARD_KIND,
+    metadata: { name: o.name, namespace: o.namespace },
+    spec: { targetRef: { kind: DAEMONSET_KIND, name: o.target ?? o.name }, ...o.spec },
+  };
+}

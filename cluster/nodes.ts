@@ -1,0 +1,96 @@
+/**
+ * kwok-managed fake nodes: their Node objects, creating them, and waiting until kwok reports them Ready.
+ *
+ * @module
+ */
+import type { Kubectl } from './kubectl.js';
+import { waitFor } from './wait.js';
+
+/** A kwok-managed fake node. Everything except the name has a default. */
+export interface NodeSpec {
+  name: string;
+  /** Added to the default labels (hostname, os, arch, `type=kwok`). */
+  labels?: Record<string, string>;
+  /** Added to the annotations kwok needs. */
+  annotations?: Record<string, string>;
+  taints?: Array<{ key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }>;
+  /**
+   * Overrides of the default allocatable (= capacity) `cpu: 32, memory: 256Gi, pods: 110`;
+   * extended resources such as `nvidia.com/gpu` go here too.
+   */
+  allocatable?: Record<string, string>;
+}
+
+/** Annotation selecting the nodes our kwok instance manages (`--manage-nodes-with-annotation-selector`). */
+export const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+/** Node label that ties a DaemonSet (via nodeSelector or affinity) to one node pool of the cluster. */
+export const POOL_LABEL = 'rollout-guard.dev/pool';
+
+/** The Node object for a {@link NodeSpec}: no kwok taint, so DaemonSet pods land on it. */
+export function nodeManifest(spec: NodeSpec): Record<string, unknown> {
+  const resources = { cpu: '32', memory: '256Gi', pods: '110', ...spec.allocatable };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: spec.name,
+      annotations: { 'node.alpha.kubernetes.io/ttl': '0', [KWOK_NODE_ANNOTATION]: 'fake', ...spec.annotations },
+      labels: {
+        'kubernetes.io/hostname': spec.name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+        type: 'kwok',
+        ...spec.labels,
+      },
+    },
+    spec: spec.taints?.length ? { taints: spec.taints } : {},
+    status: {
+      allocatable: resources,
+      capacity: resources,
+      // nodeInfo is left to kwok's node-initialize stage: the API schema requires all ten of its
+      // fields (kubectl's client-side validation rejects a partial one).
+      phase: 'Running',
+    },
+  };
+}
+
+/**
+ * Creates kwok-managed nodes; nodes that already exist are left as they are. The status
+ * (allocatable/capacity) is kept by the apiserver on create, and kwok's node-initialize stage then
+ * copies it while marking the node Ready.
+ */
+export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]): Promise<void> {
+  if (specs.length === 0) return;
+  const list = { apiVersion: 'v1', kind: 'List', items: specs.map(nodeManifest) };
+  const res = await kubectl(['create', '-f', '-'], { input: JSON.stringify(list), allowFail: true });
+  if (res.code === 0) return;
+  const errors = res.stderr.split('\n').filter((l) => l.startsWith('Error') && !l.includes('(AlreadyExists)'));
+  if (errors.length > 0 || !res.stderr.includes('(AlreadyExists)')) {
+    throw new Error(`creating nodes ${specs.map((s) => s.name).join(', ')} failed: ${res.stderr.trim()}`);
+  }
+}
+
+/** Polls until every named node reports `Ready=True`. */
+export async function waitForNodesReady(
+  kubectl: Kubectl,
+  names: readonly string[],
+  opts: { timeoutMs: number; whileWaiting?: () => void | Promise<void> },
+): Promise<void> {
+  if (names.length === 0) return;
+  await waitFor(
+    async () => {
+      await opts.whileWaiting?.();
+      const res = await kubectl(['get', 'nodes', ...names, '-o', 'json'], { allowFail: true });
+      if (res.code !== 0) return false;
+      type NodeLike = { status?: { conditions?: Array<{ type: string; status: string }> } };
+      // One name gets the Node itself, several a List.
+      const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
+      const items = 'items' in parsed ? parsed.items : [parsed];
+      return (
+        items.length === names.length && items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+      );
+    },
+    { timeoutMs: opts.timeoutMs, intervalMs: 250, describe: `nodes ${names.join(', ')} Ready` },
+  );
+}
