@@ -18,7 +18,7 @@ import { fmtDuration, fmtRev } from '../domain/messages.js';
 import type { Decision } from '../domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import type { Observation } from '../domain/observation.js';
-import type { GuardPolicy } from '../domain/decide/decide.js';
+import type { GuardPolicy } from '../domain/decide/pass.js';
 import { ApiClient, isNotFound, summarizeError } from '../k8s/apiClient.js';
 import { Informer } from '../k8s/informer.js';
 import { loadConnection, type Connection } from '../k8s/kubeConfig.js';

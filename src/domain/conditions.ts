@@ -4,7 +4,8 @@
  * condition has held), and the caller learns whether anything changed, because Events are emitted only
  * on change.
  */
-import type { Condition } from '../api/types.js';
+import { Reason } from '../api/reasons.js';
+import type { Condition, GuardStatus } from '../api/types.js';
 
 /** Condition types this controller owns. Set on every pass, Unknown until known. */
 export const CONDITION_TYPES = ['Ready', 'Progressing', 'Stalled', 'RolledBack'] as const;
@@ -47,4 +48,60 @@ export function setCondition(
 /** Looks up a condition by type. */
 export function getCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
   return conditions?.find((c) => c.type === type);
+}
+
+/** A conditions list being rebuilt for one pass; `set` reports whether anything changed. */
+export class ConditionSet {
+  list: Condition[];
+  constructor(
+    prev: readonly Condition[] | undefined,
+    private readonly nowIso: string,
+    private readonly generation: number,
+  ) {
+    this.list = [...(prev ?? [])];
+  }
+
+  set(c: DesiredCondition): boolean {
+    const r = setCondition(this.list, c, this.nowIso, this.generation);
+    this.list = r.conditions;
+    return r.changed;
+  }
+
+  /** Removes a condition that only exists while it applies. */
+  drop(type: string): void {
+    this.list = this.list.filter((c) => c.type !== type);
+  }
+}
+
+/** RolledBack condition: True while the DaemonSet runs the revision an undo restored. */
+export function rolledBackCondition(conds: Pick<ConditionSet, 'set'>, s: Readonly<GuardStatus>): void {
+  const u = s.lastUndo;
+  const skip = s.state === 'Stalled' || s.state === 'Failed' ? s.undoSkipped : undefined;
+  if (!u || (skip && u.fromHash !== s.rollout?.toRevision.hash)) {
+    if (skip) conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoSkipped, message: `${skip.reason}: ${skip.message}` });
+    else conds.set({ type: 'RolledBack', status: 'False', reason: Reason.NoUndo, message: 'no undo has been made' });
+    return;
+  }
+  const onRestored = s.currentRevision?.hash === u.toHash;
+  if ((u.result === 'Applied' || u.result === 'Complete') && onRestored) {
+    conds.set({
+      type: 'RolledBack',
+      status: 'True',
+      reason: Reason.UndoApplied,
+      message: `${u.message} (undo of ${u.fromHash} at ${u.at})`,
+    });
+  } else if (u.result === 'RollbackStalled') {
+    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.RollbackStalled, message: u.message });
+  } else if (u.result === 'Failed') {
+    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoFailed, message: u.message });
+  } else if (u.result === 'Pending') {
+    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoStarted, message: u.message });
+  } else {
+    conds.set({
+      type: 'RolledBack',
+      status: 'False',
+      reason: Reason.NoUndo,
+      message: `last undo (${u.at}) no longer applies: the template changed since`,
+    });
+  }
 }

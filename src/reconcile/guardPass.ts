@@ -13,7 +13,8 @@
  * write, waited for the caches or failed sees the same departures again.
  */
 import { classifyReason, isVague } from '../domain/causes.js';
-import { decide, type GuardPolicy } from '../domain/decide/decide.js';
+import { decide } from '../domain/decide/decide.js';
+import type { GuardPolicy } from '../domain/decide/pass.js';
 import type { BlockedNode, GuardStatus } from '../api/types.js';
 import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';

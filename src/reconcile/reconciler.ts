@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { GuardPolicy } from '../domain/decide/decide.js';
+import type { GuardPolicy } from '../domain/decide/pass.js';
 import type { Decision } from '../domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/decide.js';
+import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
 import type { Announcement, GuardStatus } from '../../src/api/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import { ApiError } from '../../src/k8s/apiClient.js';

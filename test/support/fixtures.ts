@@ -6,7 +6,8 @@
  * Everything returned is fresh plain data; `run` deep-freezes what it hands to `decide`, so a test
  * fails loudly if the pure code ever mutates its inputs.
  */
-import { decide, type GuardPolicy } from '../../src/domain/decide/decide.js';
+import { decide } from '../../src/domain/decide/decide.js';
+import type { GuardPolicy } from '../../src/domain/decide/pass.js';
 import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
 import type { NodeHealth } from '../../src/api/objects.js';
 import type { Decision } from '../../src/domain/decision.js';

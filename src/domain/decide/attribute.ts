@@ -19,41 +19,12 @@
  */
 import { classifyReason, dominantOf, isVague } from '../causes.js';
 import type { Split } from '../split.js';
-import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode } from '../../api/types.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, RolloutStatus } from '../../api/types.js';
 import type { NodeView, PodView, WarningView } from '../observation.js';
 import type { NodeHealth } from '../../api/objects.js';
-import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from '../compare.js';
+import { compareScheduling, comparisonOf, templateDiff, unavailableBefore, type Comparison } from '../compare.js';
+import type { Attribution, TargetObservation, Tracking } from './pass.js';
 import { explainNoPod, explainPod, probeFailure, type Explained } from '../warnings.js';
-
-/** The verdict of attribution for the whole rollout. */
-export interface Attribution {
-  blocked: BlockedNode[];
-  empty: EmptyNode[];
-  /** Whose fault the rollout not completing is; `''` when nothing blocks it. */
-  owner: FaultOwner | '';
-  cause: CauseClass | '';
-  /** Nodes that are Ready and where the new revision itself fails: the evidence an undo needs. */
-  revisionEvidence: string[];
-  /**
-   * The API server refuses the new pods and no node shows it yet (a surge pod refused while the old pods
-   * run on): the DaemonSet controller's own words, quoted. Evidence like a failing node when the owner
-   * is the revision.
-   */
-  refusal?: string;
-  /**
-   * The latest moment a configured wait ends (or ended) on some node, in ms: time spent waiting for it
-   * is not time without progress.
-   */
-  waitEndsAt?: number;
-  /**
-   * Admission refuses the new pods and whether it would refuse the previous revision's is not known yet:
-   * the node to try a pod of the previous revision (Comparison.previous) on ('' when no node is named).
-   * No undo until known.
-   */
-  compareAdmission?: string;
-  /** The ControllerRevision to try, with compareAdmission. */
-  compareWith?: string;
-}
 
 /** What attribution needs besides the split: the nodes, the DaemonSet's wait and the controller's state. */
 export interface AttributionInput {
@@ -446,4 +417,38 @@ export function firstDefinite(a: Pick<Attribution, 'blocked' | 'empty'>): { owne
 export function attributeShrink(left: readonly LeftNode[]): FaultOwner {
   if (left.length === 0) return 'Unknown';
   return left.every((l) => l.nodeChanged) ? 'Node' : left.some((l) => l.nodeChanged === false) ? 'Revision' : 'Unknown';
+}
+
+/** Attribution as a phase of decide: its input from the tracked rollout. */
+export function attributePass({ obs, spec, now, tracked: t }: Tracking): Attribution {
+  const { ds, split } = t;
+  return attribute(
+    {
+      split,
+      nodes: obs.nodes,
+      minReadySeconds: ds.minReadySeconds,
+      observed: t.observed,
+      incomplete: t.active && !t.complete,
+      left: t.rollout?.leftNodes ?? [],
+      shrank: t.shrank,
+      ...(t.active && t.rollout ? { since: Date.parse(t.rollout.startedAt) } : {}),
+      ...(ds.warning ? { warning: ds.warning } : {}),
+      volumeChanged: volumeChange(obs, t.rollout),
+      ...(t.active ? { comparison: comparisonOf(obs.revisions, t.rollout, spec.failedNodesThreshold) } : {}),
+    },
+    now,
+  );
+}
+
+/**
+ * Whether the rollout's new revision added or changed a volume, compared with the revision it started
+ * from (undefined when either revision's volumes are not known).
+ */
+function volumeChange(obs: TargetObservation, rollout: RolloutStatus | undefined): (name: string) => boolean | undefined {
+  const to = rollout ? obs.revisions.find((r) => r.hash === rollout.toRevision.hash)?.volumes : undefined;
+  const from = rollout?.fromRevision ? obs.revisions.find((r) => r.hash === rollout.fromRevision?.hash)?.volumes : undefined;
+  return (name) => {
+    if (!to || !from || to[name] === undefined) return undefined;
+    return from[name] !== to[name];
+  };
 }

@@ -45,35 +45,22 @@
  * one it replaces reached every node starts from the last revision that did; a return to that revision
  * that the guard did not make is followed (status.rollout.restored), never undone.
  *
- * decide() does no I/O and never reads the clock. It is a short chain of pure phases, each in its own
- * file: settle (preconditions.ts) → track the rollout (track.ts) → attribute (attribute.ts) → reach a
- * verdict (verdict.ts) → plan at most one action (plan.ts) → build status and conditions (report.ts).
+ * decide() does no I/O and never reads the clock. It is a chain of pure phases over one input and one
+ * growing result (pass.ts), each phase in its own file: settle (settle.ts) → track the rollout
+ * (track.ts) → open the status (report.ts) → attribute (attribute.ts) → reach a verdict (verdict.ts) →
+ * plan at most one action (plan.ts) → build status and conditions (report.ts).
  */
-import { attribute } from './attribute.js';
-import { comparisonOf } from '../compare.js';
-import { event, iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sameRevision, sooner } from './kit.js';
+import { attributePass } from './attribute.js';
+import { iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sooner } from './kit.js';
 import { planAction } from './plan.js';
-import { ConditionSet, settle } from './settle.js';
-import { Reason } from '../../api/reasons.js';
-import { buildStatus, rolledBackCondition } from './report.js';
-import { STATUS_LIST_CAP } from '../split.js';
+import { settle } from './settle.js';
+import { buildStatus, openStatus } from './report.js';
 import { trackRollout } from './track.js';
-import type { Decision } from '../decision.js';
-import type { GuardSpec, GuardStatus, PlannedEvent, RolloutStatus } from '../../api/types.js';
-import type { Observation } from '../observation.js';
 import { reachVerdict } from './verdict.js';
-
-export { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
-export { CACHE_WAIT_LIMIT_MS } from './settle.js';
-
-/** What decide needs from the guard besides its status. */
-export interface GuardPolicy {
-  spec: GuardSpec;
-  generation: number;
-  /** The guard's name and creationTimestamp: with several guards on one DaemonSet, the oldest is in charge. */
-  name?: string;
-  createdAt?: string;
-}
+import type { Decision } from '../decision.js';
+import type { GuardStatus } from '../../api/types.js';
+import type { Observation } from '../observation.js';
+import type { Attributed, GuardPolicy, Judged, Planned, TargetInput, Tracking } from './pass.js';
 
 /**
  * Computes the next status of a guard. See the diagram at the top of this file. `cacheWaitMs` is how
@@ -82,101 +69,23 @@ export interface GuardPolicy {
  * as it is.
  */
 export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, now: number, cacheWaitMs = 0): Decision {
-  const early = settle(obs, prev, policy, iso(now), cacheWaitMs);
-  if (early || obs.kind !== 'Target') return early!;
-  const { spec, generation } = policy;
-  const conds = new ConditionSet(prev.conditions, iso(now), generation);
+  const input = { obs, prev, policy, now, nowIso: iso(now), cacheWaitMs };
+  const settled = settle(input);
+  if (settled || input.obs.kind !== 'Target') return settled!;
+  const target: TargetInput = { ...input, obs: input.obs, spec: policy.spec };
+  const tracking: Tracking = { ...target, tracked: trackRollout(target) };
+  const opened = openStatus(tracking);
+  if ('decision' in opened) return opened.decision;
+  const attributed: Attributed = { ...tracking, attribution: attributePass(tracking) };
+  const judged: Judged = { ...attributed, verdict: reachVerdict(attributed) };
+  const planned: Planned = { ...judged, plan: planAction(judged) };
+  const report = buildStatus(planned, opened);
 
-  const t = trackRollout(obs, prev, spec, now);
-  const { ds, split } = t;
-  const base: GuardStatus = {
-    ...prev,
-    observedGeneration: generation,
-    desired: ds.desired,
-    current: ds.current,
-    updated: ds.updated,
-    ready: ds.ready,
-    available: ds.available,
-    generations: split.generations.slice(0, STATUS_LIST_CAP),
-    blockedNodes: split.blocked.slice(0, STATUS_LIST_CAP),
-    blockedNodeCount: split.blocked.length,
-    emptyNodes: split.empty.slice(0, STATUS_LIST_CAP),
-    emptyNodeCount: split.empty.length,
-  };
-  delete base.inCharge;
-  if (t.curRef) base.currentRevision = { ...t.curRef };
-  // The pair (revision, template generation) moves together. Before the controller observes a new
-  // template there is no revision for it yet: keep the old pair, or the revision's arrival would look
-  // like a DaemonSet cache behind. A guard with no pair yet does not know which template generation an
-  // unobserved DaemonSet's current revision belongs to (a guard created right after a template change
-  // or an undo), so it records none until the controller observes one.
-  const templateMoved =
-    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
-  const revisionMoved =
-    t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
-  // Kept, `base` has the previous pair already (or none).
-  const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
-  if (!keepPair) {
-    if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
-    else delete base.templateGeneration;
-  }
-  const events: PlannedEvent[] = [];
-  if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
-    events.push(event('Normal', Reason.TargetFound, `DaemonSet ${ds.name} found; guarding its rollouts`, false));
-  }
-
-  if (ds.strategy === 'OnDelete') {
-    const msg =
-      'DaemonSet uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline';
-    const changed = conds.set({ type: 'Ready', status: 'False', reason: Reason.OnDeleteStrategy, message: msg });
-    conds.set({ type: 'Progressing', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
-    conds.set({ type: 'Stalled', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
-    if (changed) events.push(event('Warning', Reason.OnDeleteStrategy, msg, false));
-    const status: GuardStatus = { ...base, state: 'Unknown', cause: '', message: msg };
-    delete status.rollout;
-    rolledBackCondition(conds, status);
-    return { status: { ...status, conditions: conds.list }, events };
-  }
-
-  const a = attribute(
-    {
-      split,
-      nodes: obs.nodes,
-      minReadySeconds: ds.minReadySeconds,
-      observed: t.observed,
-      incomplete: t.active && !t.complete,
-      left: t.rollout?.leftNodes ?? [],
-      shrank: t.shrank,
-      ...(t.active && t.rollout ? { since: Date.parse(t.rollout.startedAt) } : {}),
-      ...(ds.warning ? { warning: ds.warning } : {}),
-      volumeChanged: volumeChange(obs, t.rollout),
-      ...(t.active ? { comparison: comparisonOf(obs.revisions, t.rollout, spec.failedNodesThreshold) } : {}),
-    },
-    now,
-  );
-  const v = reachVerdict(t, a, prev, spec, now);
-  const p = planAction(obs, prev, policy, t, a, v, now);
-  const r = buildStatus(base, conds, spec, t, a, v, p);
-
-  const decision: Decision = { status: r.status, events: [...events, ...t.events, ...v.events, ...p.events, ...r.events] };
-  if (p.action) decision.action = p.action;
-  const requeue = sooner(p.requeueAfterMs, v.requeueAfterMs);
+  const { tracked, verdict, plan } = planned;
+  const events = [...opened.events, ...tracked.events, ...verdict.events, ...plan.events, ...report.events];
+  const decision: Decision = { status: report.status, events };
+  if (plan.action) decision.action = plan.action;
+  const requeue = sooner(plan.requeueAfterMs, verdict.requeueAfterMs);
   if (requeue !== undefined) decision.requeueAfterMs = Math.max(MIN_REQUEUE_MS, requeue + REQUEUE_SKEW_MS);
   return decision;
-}
-
-/**
- * Whether the rollout's new revision added or changed a volume, compared with the revision it started
- * from (undefined when either revision's volumes are not known).
- */
-function volumeChange(
-  obs: Extract<Observation, { kind: 'Target' }>,
-  rollout: RolloutStatus | undefined,
-): (name: string) => boolean | undefined {
-  const to = rollout ? obs.revisions.find((r) => r.hash === rollout.toRevision.hash)?.volumes : undefined;
-  const from = rollout?.fromRevision ? obs.revisions.find((r) => r.hash === rollout.fromRevision?.hash)?.volumes : undefined;
-  return (name) => {
-    if (!to || !from || to[name] === undefined) return undefined;
-    return from[name] !== to[name];
-  };
 }

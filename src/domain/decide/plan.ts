@@ -5,7 +5,7 @@
  * another controller owns. Every refusal is stated: in the message, in `status.undoSkipped` and, once,
  * as an UndoSkipped Event.
  */
-import { nodeFault, type Attribution } from './attribute.js';
+import { nodeFault } from './attribute.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtDuration, fmtRev, list } from '../messages.js';
@@ -13,27 +13,8 @@ import { previousFailsNow } from '../compare.js';
 import { undoneOn } from '../undo.js';
 import { event, iso, parseTime } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
-import type { Tracked } from './track.js';
-import type { GuardPolicy } from './decide.js';
-import type { GuardStatus, PlannedEvent, RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
-import type { Observation } from '../observation.js';
-import type { PlannedAction } from '../decision.js';
-import type { Verdict } from './verdict.js';
-
-type TargetObservation = Extract<Observation, { kind: 'Target' }>;
-
-/** What the plan adds to the verdict. */
-export interface Plan {
-  action?: PlannedAction;
-  undoPlan?: UndoPlan;
-  undoSkipped?: UndoSkip;
-  repeatedRevision?: string;
-  lastUndo: UndoRecord | undefined;
-  /** Appended to the verdict's message. */
-  messageSuffix: string;
-  requeueAfterMs?: number;
-  events: PlannedEvent[];
-}
+import type { RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
+import type { Attribution, Judged, Plan, TargetObservation, Verdict } from './pass.js';
 
 /** What an undo would restore: the revision the rollout started from, by hash, if still in history. */
 function planUndo(obs: TargetObservation, rollout: RolloutStatus, onTarget: number, desired: number): UndoPlan | undefined {
@@ -168,15 +149,7 @@ function undoBlocker(
 }
 
 /** Phase 4: see the top of this file. */
-export function planAction(
-  obs: TargetObservation,
-  prev: Readonly<GuardStatus>,
-  policy: GuardPolicy,
-  t: Tracked,
-  a: Attribution,
-  v: Verdict,
-  now: number,
-): Plan {
+export function planAction({ obs, prev, policy, tracked: t, attribution: a, verdict: v, now }: Judged): Plan {
   const { spec } = policy;
   const out: Plan = { lastUndo: v.lastUndo, messageSuffix: '', events: [] };
   if (prev.repeatedRevision) out.repeatedRevision = prev.repeatedRevision;

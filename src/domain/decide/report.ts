@@ -8,63 +8,101 @@
  *   minReadySeconds (Deployments refuse that pairing; a guard cannot refuse another object's spec, so it
  *   says so and never counts the wait as a stall).
  */
-import type { Attribution } from './attribute.js';
 import { fmtRev, truncate } from '../messages.js';
-import { event } from './kit.js';
-import type { ConditionSet } from './settle.js';
+import { event, sameRevision } from './kit.js';
+import { ConditionSet, rolledBackCondition } from '../conditions.js';
 import { Reason } from '../../api/reasons.js';
 import { failuresFirst } from '../causes.js';
 import { STATUS_LIST_CAP } from '../split.js';
-import type { Plan } from './plan.js';
-import type { Tracked } from './track.js';
-import type { GuardSpec, GuardStatus, PlannedEvent } from '../../api/types.js';
-import type { Verdict } from './verdict.js';
+import type { GuardStatus, PlannedEvent } from '../../api/types.js';
+import type { Decision } from '../decision.js';
+import type { Planned, Tracking } from './pass.js';
 
 /** The condition type that exists only while the guard's deadline cannot outlast minReadySeconds. */
 export const DEADLINE_TOO_SHORT = 'DeadlineTooShort';
 
-/** RolledBack condition: True while the DaemonSet runs the revision an undo restored. */
-export function rolledBackCondition(conds: Pick<ConditionSet, 'set'>, s: Readonly<GuardStatus>): void {
-  const u = s.lastUndo;
-  const skip = s.state === 'Stalled' || s.state === 'Failed' ? s.undoSkipped : undefined;
-  if (!u || (skip && u.fromHash !== s.rollout?.toRevision.hash)) {
-    if (skip) conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoSkipped, message: `${skip.reason}: ${skip.message}` });
-    else conds.set({ type: 'RolledBack', status: 'False', reason: Reason.NoUndo, message: 'no undo has been made' });
-    return;
+/** The status a pass starts from, with the conditions being rebuilt and the Events of opening it. */
+export interface Opened {
+  base: GuardStatus;
+  conds: ConditionSet;
+  events: PlannedEvent[];
+}
+
+/**
+ * Opens the pass's status from the tracked rollout: the counters and the per-node split, the current
+ * revision with its template generation, and the TargetFound Event. A DaemonSet on OnDelete ends the
+ * pass here: there is no rollout to guard by deadline.
+ */
+export function openStatus(pass: Tracking): Opened | { decision: Decision } {
+  const { prev, policy, tracked: t, nowIso } = pass;
+  const conds = new ConditionSet(prev.conditions, nowIso, policy.generation);
+  const base = countersStatus(pass);
+  keepRevisionPair(pass, base);
+  const events: PlannedEvent[] = [];
+  if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
+    events.push(event('Normal', Reason.TargetFound, `DaemonSet ${t.ds.name} found; guarding its rollouts`, false));
   }
-  const onRestored = s.currentRevision?.hash === u.toHash;
-  if ((u.result === 'Applied' || u.result === 'Complete') && onRestored) {
-    conds.set({
-      type: 'RolledBack',
-      status: 'True',
-      reason: Reason.UndoApplied,
-      message: `${u.message} (undo of ${u.fromHash} at ${u.at})`,
-    });
-  } else if (u.result === 'RollbackStalled') {
-    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.RollbackStalled, message: u.message });
-  } else if (u.result === 'Failed') {
-    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoFailed, message: u.message });
-  } else if (u.result === 'Pending') {
-    conds.set({ type: 'RolledBack', status: 'False', reason: Reason.UndoStarted, message: u.message });
-  } else {
-    conds.set({
-      type: 'RolledBack',
-      status: 'False',
-      reason: Reason.NoUndo,
-      message: `last undo (${u.at}) no longer applies: the template changed since`,
-    });
-  }
+  if (t.ds.strategy === 'OnDelete') return { decision: onDelete(base, conds, events) };
+  return { base, conds, events };
+}
+
+function countersStatus({ prev, policy, tracked: t }: Tracking): GuardStatus {
+  const { ds, split } = t;
+  const base: GuardStatus = {
+    ...prev,
+    observedGeneration: policy.generation,
+    desired: ds.desired,
+    current: ds.current,
+    updated: ds.updated,
+    ready: ds.ready,
+    available: ds.available,
+    generations: split.generations.slice(0, STATUS_LIST_CAP),
+    blockedNodes: split.blocked.slice(0, STATUS_LIST_CAP),
+    blockedNodeCount: split.blocked.length,
+    emptyNodes: split.empty.slice(0, STATUS_LIST_CAP),
+    emptyNodeCount: split.empty.length,
+  };
+  delete base.inCharge;
+  if (t.curRef) base.currentRevision = { ...t.curRef };
+  return base;
+}
+
+/**
+ * The pair (revision, template generation) moves together. Before the controller observes a new
+ * template there is no revision for it yet: keep the old pair, or the revision's arrival would look
+ * like a DaemonSet cache behind. A guard with no pair yet does not know which template generation an
+ * unobserved DaemonSet's current revision belongs to (a guard created right after a template change
+ * or an undo), so it records none until the controller observes one.
+ */
+function keepRevisionPair({ obs, prev, tracked: t }: Tracking, base: GuardStatus): void {
+  const { ds } = t;
+  const templateMoved =
+    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+  const revisionMoved =
+    t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
+  // Kept, `base` has the previous pair already (or none).
+  const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
+  if (keepPair) return;
+  if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+  else delete base.templateGeneration;
+}
+
+function onDelete(base: GuardStatus, conds: ConditionSet, events: PlannedEvent[]): Decision {
+  const msg = 'DaemonSet uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline';
+  const changed = conds.set({ type: 'Ready', status: 'False', reason: Reason.OnDeleteStrategy, message: msg });
+  conds.set({ type: 'Progressing', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
+  conds.set({ type: 'Stalled', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
+  if (changed) events.push(event('Warning', Reason.OnDeleteStrategy, msg, false));
+  const status: GuardStatus = { ...base, state: 'Unknown', cause: '', message: msg };
+  delete status.rollout;
+  rolledBackCondition(conds, status);
+  return { status: { ...status, conditions: conds.list }, events };
 }
 
 /** Phase 5: see the top of this file. Returns the status and any condition-driven Events. */
 export function buildStatus(
-  base: GuardStatus,
-  conds: ConditionSet,
-  spec: GuardSpec,
-  t: Tracked,
-  a: Attribution,
-  v: Verdict,
-  p: Plan,
+  { spec, tracked: t, attribution: a, verdict: v, plan: p }: Planned,
+  { base, conds }: Opened,
 ): { status: GuardStatus; events: PlannedEvent[] } {
   const events: PlannedEvent[] = [];
   const { state, cause } = v;

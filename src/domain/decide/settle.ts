@@ -7,40 +7,16 @@
  * - another guard is in charge of the same DaemonSet: Conflict, naming it, acting on nothing;
  * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
  */
-import { setCondition, type DesiredCondition } from '../conditions.js';
+import { ConditionSet, rolledBackCondition } from '../conditions.js';
 import { event, MIN_REQUEUE_MS, sameRevision } from './kit.js';
 import { Reason } from '../../api/reasons.js';
-import { rolledBackCondition } from './report.js';
-import type { Condition, GuardStatus, PlannedEvent } from '../../api/types.js';
+import type { GuardStatus, PlannedEvent } from '../../api/types.js';
 import type { Decision } from '../decision.js';
-import type { GuardPeer, Observation } from '../observation.js';
-import type { GuardPolicy } from './decide.js';
+import type { GuardPeer } from '../observation.js';
+import type { DecideInput } from './pass.js';
 
 /** The longest decide sets observations aside while the DaemonSet and revision caches disagree. */
 export const CACHE_WAIT_LIMIT_MS = 30_000;
-
-/** A conditions list being rebuilt for one pass; `set` reports whether anything changed. */
-export class ConditionSet {
-  list: Condition[];
-  constructor(
-    prev: readonly Condition[] | undefined,
-    private readonly nowIso: string,
-    private readonly generation: number,
-  ) {
-    this.list = [...(prev ?? [])];
-  }
-
-  set(c: DesiredCondition): boolean {
-    const r = setCondition(this.list, c, this.nowIso, this.generation);
-    this.list = r.conditions;
-    return r.changed;
-  }
-
-  /** Removes a condition that only exists while it applies. */
-  drop(type: string): void {
-    this.list = this.list.filter((c) => c.type !== type);
-  }
-}
 
 /** Sets Ready, Progressing and Stalled to one reason, for states in which no rollout is judged. */
 function notJudging(conds: ConditionSet, ready: 'False' | 'Unknown', reason: string, message: string): boolean {
@@ -59,13 +35,7 @@ export function guardInCharge(guards: readonly GuardPeer[]): GuardPeer | undefin
 }
 
 /** The early decisions described at the top of this file. */
-export function settle(
-  obs: Observation,
-  prev: Readonly<GuardStatus>,
-  policy: GuardPolicy,
-  nowIso: string,
-  cacheWaitMs = 0,
-): Decision | undefined {
+export function settle({ obs, prev, policy, nowIso, cacheWaitMs }: DecideInput): Decision | undefined {
   const { spec, generation } = policy;
   const conds = new ConditionSet(prev.conditions, nowIso, generation);
   const events: PlannedEvent[] = [];

@@ -14,52 +14,12 @@
 import { describeLeft, fmtRev } from '../messages.js';
 import { collectFailures } from '../evidence.js';
 import { countersSettled, followsRollout } from '../podInterest.js';
-import { event, iso, parseTime, sameRevision } from './kit.js';
+import { event, parseTime, sameRevision } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
-import type { DaemonSetView, Observation } from '../observation.js';
-import type {
-  GuardSpec,
-  GuardStatus,
-  LeftNode,
-  PlannedEvent,
-  ProgressMarks,
-  RevisionRef,
-  RolloutStatus,
-  UnavailableAtStart,
-  UndoRecord,
-} from '../../api/types.js';
-
-type TargetObservation = Extract<Observation, { kind: 'Target' }>;
-
-/** What tracking found, for the phases after it. */
-export interface Tracked {
-  ds: DaemonSetView;
-  split: Split;
-  /** The controller has observed the DaemonSet's generation: its counters describe the live template. */
-  observed: boolean;
-  curRef: RevisionRef | undefined;
-  rollout: RolloutStatus | undefined;
-  /** A rollout is tracked and not complete. */
-  active: boolean;
-  /** The rollout began tracking in this pass: its first marks are a baseline, not progress to announce. */
-  startedNow: boolean;
-  /** A high-water mark rose in this pass. */
-  progressed: boolean;
-  /** Every node updated and available, by the controller's counters, DESIRED did not shrink, and the bake is over. */
-  complete: boolean;
-  /** Every node is updated and available and the rollout is in its bake window (see spec.bakeSeconds). */
-  baking: boolean;
-  /** When the bake ends, in ms, while baking. */
-  bakeEndsAt?: number;
-  /** DESIRED is below what the rollout started with (less nodes deleted from the cluster). */
-  shrank: boolean;
-  expectedDesired: number;
-  lastUndo: UndoRecord | undefined;
-  unobserved: GuardStatus['unobserved'];
-  events: PlannedEvent[];
-}
+import type { TargetInput, TargetObservation, Tracked } from './pass.js';
+import type { GuardSpec, GuardStatus, LeftNode, ProgressMarks, RevisionRef, RolloutStatus, UnavailableAtStart } from '../../api/types.js';
 
 function marksOf(og: number, updated: number, available: number, ready: number, onTarget: number, oldGone: number): ProgressMarks {
   return { observedGeneration: og, updated, available, ready, onTarget, oldGone };
@@ -253,8 +213,7 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
 }
 
 /** Phase 1: see the top of this file. */
-export function trackRollout(obs: TargetObservation, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Tracked {
-  const nowIso = iso(now);
+export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tracked {
   const { ds } = obs;
   const cur = obs.currentRevision;
   const observed = ds.observedGeneration >= ds.generation;

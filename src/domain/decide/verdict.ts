@@ -6,40 +6,15 @@
  * user configured (minReadySeconds): a rollout that only waits is progressing, never Suspect or
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
-import { firstDefinite, type Attribution } from './attribute.js';
+import { firstDefinite } from './attribute.js';
 import { CAUSE_HINT } from '../causes.js';
 import { KNOCKED_OUT } from '../compare.js';
 import { failureCause } from '../evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from '../messages.js';
 import { event, parseTime } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
-import type { Tracked } from './track.js';
-import type {
-  CauseClass,
-  FaultOwner,
-  GuardSpec,
-  GuardState,
-  GuardStatus,
-  PlannedEvent,
-  RolloutFailures,
-  RolloutStatus,
-  UndoRecord,
-} from '../../api/types.js';
-
-/** The verdict on one pass. */
-export interface Verdict {
-  state: GuardState;
-  cause: CauseClass | '';
-  owner: FaultOwner | '';
-  message: string;
-  requeueAfterMs?: number;
-  /** Our undo is applied and the controller has not made the restored revision current yet. */
-  undoInFlight: boolean;
-  /** Every node is updated and available and the rollout is in its bake window. */
-  baking?: boolean;
-  lastUndo: UndoRecord | undefined;
-  events: PlannedEvent[];
-}
+import type { Attributed, Attribution, Tracked, Verdict } from './pass.js';
+import type { GuardSpec, GuardState, GuardStatus, RolloutFailures, RolloutStatus } from '../../api/types.js';
 
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
@@ -125,7 +100,7 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
 }
 
 /** Phase 3: see the top of this file. */
-export function reachVerdict(t: Tracked, a: Attribution, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
+export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: Attributed): Verdict {
   const rollout = t.rollout;
   if (!rollout || !t.active) return idleVerdict(t, prev, spec, now);
   const { ds } = t;

@@ -8,7 +8,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decide, type GuardPolicy } from '../../../src/domain/decide/decide.js';
+import { decide } from '../../../src/domain/decide/decide.js';
+import type { GuardPolicy } from '../../../src/domain/decide/pass.js';
 import { recordUndoOutcome } from '../../../src/domain/undo.js';
 import type { DaemonSetUndoRecord, GuardStatus } from '../../../src/api/types.js';
 import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView } from '../../../src/domain/observation.js';

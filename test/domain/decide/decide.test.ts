@@ -10,7 +10,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CACHE_WAIT_LIMIT_MS, decide } from '../../../src/domain/decide/decide.js';
+import { decide } from '../../../src/domain/decide/decide.js';
+import { CACHE_WAIT_LIMIT_MS } from '../../../src/domain/decide/settle.js';
 import { recordDryRun, recordUndoOutcome } from '../../../src/domain/undo.js';
 import type { DaemonSetView, NodeView, Observation, PodView, RevisionView } from '../../../src/domain/observation.js';
 import type { Decision } from '../../../src/domain/decision.js';
