@@ -18,7 +18,7 @@
  * Exit codes: 0 shown, 1 error, 2 usage, 4 the DaemonSet or the guard does not exist.
  */
 import { pino, type Logger } from 'pino';
-import { attributeBlocked, attributeEmpty } from '../domain/decide/attribute.js';
+import { attributeBlocked, attributeEmpty } from '../domain/nodeAttribution.js';
 import { GUARD_DEFAULTS, withDefaults } from '../api/defaults.js';
 import { fmtRev } from '../domain/messages.js';
 import { computeSplit } from '../domain/split.js';

@@ -10,7 +10,7 @@
  * Only Ready nodes without pressure count (a node fault explains a crash on it), and the evidence is kept
  * in status and only grows: a pod the controller replaces, or a node that dies later, does not erase it.
  */
-import { nodeFault } from './decide/attribute.js';
+import { nodeFault } from './nodeAttribution.js';
 import { KNOCKED_OUT, knockedOutNodes, unavailableBefore } from './compare.js';
 import { STATUS_LIST_CAP } from './split.js';
 import type { FailedNode, RolloutFailures, UnavailableAtStart } from '../api/types.js';

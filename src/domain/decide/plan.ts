@@ -5,7 +5,7 @@
  * another controller owns. Every refusal is stated: in the message, in `status.undoSkipped` and, once,
  * as an UndoSkipped Event.
  */
-import { nodeFault } from './attribute.js';
+import { nodeFault } from '../nodeAttribution.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtDuration, fmtRev, list } from '../messages.js';

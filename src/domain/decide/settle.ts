@@ -35,90 +35,101 @@ export function guardInCharge(guards: readonly GuardPeer[]): GuardPeer | undefin
 }
 
 /** The early decisions described at the top of this file. */
-export function settle({ obs, prev, policy, nowIso, cacheWaitMs }: DecideInput): Decision | undefined {
-  const { spec, generation } = policy;
-  const conds = new ConditionSet(prev.conditions, nowIso, generation);
+export function settle(input: DecideInput): Decision | undefined {
+  const conds = new ConditionSet(input.prev.conditions, input.nowIso, input.policy.generation);
   const events: PlannedEvent[] = [];
   const finish = (status: GuardStatus): Decision => {
     rolledBackCondition(conds, status);
     return { status: { ...status, conditions: conds.list }, events };
   };
+  const status = suspended(input, conds) ?? targetMissing(input, conds, events) ?? notInCharge(input, conds, events);
+  if (status) return finish(status);
+  return cachesHalfway(input);
+}
 
-  if (spec.suspend) {
-    const msg = 'spec.suspend is true: the guard observes nothing and acts on nothing';
-    notJudging(conds, 'False', Reason.Suspended, msg);
-    return finish({ ...prev, observedGeneration: generation, state: 'Suspended', cause: '', owner: '', message: msg });
-  }
+function suspended({ prev, policy }: DecideInput, conds: ConditionSet): GuardStatus | undefined {
+  if (!policy.spec.suspend) return undefined;
+  const msg = 'spec.suspend is true: the guard observes nothing and acts on nothing';
+  notJudging(conds, 'False', Reason.Suspended, msg);
+  return { ...prev, observedGeneration: policy.generation, state: 'Suspended', cause: '', owner: '', message: msg };
+}
 
-  if (obs.kind === 'TargetMissing') {
-    const msg = `DaemonSet ${obs.targetName} not found in this namespace; waiting for it to be created`;
-    if (notJudging(conds, 'False', Reason.TargetNotFound, msg)) events.push(event('Warning', Reason.TargetNotFound, msg, false));
-    // A recreated DaemonSet is a new object: its history starts over, so does ours.
-    const status: GuardStatus = {
-      observedGeneration: generation,
-      state: 'Unknown',
-      cause: '',
-      message: msg,
-      desired: 0,
-      current: 0,
-      updated: 0,
-      ready: 0,
-      available: 0,
-      generations: [],
-      blockedNodes: [],
-      blockedNodeCount: 0,
-      emptyNodes: [],
-      emptyNodeCount: 0,
-    };
-    if (prev.lastUndo) status.lastUndo = prev.lastUndo;
-    return finish(status);
-  }
+function targetMissing({ obs, prev, policy }: DecideInput, conds: ConditionSet, events: PlannedEvent[]): GuardStatus | undefined {
+  if (obs.kind !== 'TargetMissing') return undefined;
+  const msg = `DaemonSet ${obs.targetName} not found in this namespace; waiting for it to be created`;
+  if (notJudging(conds, 'False', Reason.TargetNotFound, msg)) events.push(event('Warning', Reason.TargetNotFound, msg, false));
+  // A recreated DaemonSet is a new object: its history starts over, so does ours.
+  const status: GuardStatus = {
+    observedGeneration: policy.generation,
+    state: 'Unknown',
+    cause: '',
+    message: msg,
+    desired: 0,
+    current: 0,
+    updated: 0,
+    ready: 0,
+    available: 0,
+    generations: [],
+    blockedNodes: [],
+    blockedNodeCount: 0,
+    emptyNodes: [],
+    emptyNodeCount: 0,
+  };
+  if (prev.lastUndo) status.lastUndo = prev.lastUndo;
+  return status;
+}
 
+function notInCharge({ obs, prev, policy }: DecideInput, conds: ConditionSet, events: PlannedEvent[]): GuardStatus | undefined {
+  if (obs.kind !== 'Target') return undefined;
   const boss = policy.name !== undefined && obs.guards && obs.guards.length > 1 ? guardInCharge(obs.guards) : undefined;
-  if (boss && boss.name !== policy.name) {
-    const others = obs.guards!.length - 1;
-    const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.ds.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
-    if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
-    // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
-    // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
-    const status: GuardStatus = {
-      ...prev,
-      observedGeneration: generation,
-      state: 'Conflict',
-      cause: '',
-      message: msg,
-      inCharge: boss.name,
-      blockedNodes: [],
-      blockedNodeCount: 0,
-      emptyNodes: [],
-      emptyNodeCount: 0,
-    };
-    delete status.owner;
-    delete status.undoPlan;
-    delete status.undoSkipped;
-    return finish(status);
-  }
+  if (!boss || boss.name === policy.name) return undefined;
+  const others = obs.guards!.length - 1;
+  const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.ds.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
+  if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
+  // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
+  // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
+  const status: GuardStatus = {
+    ...prev,
+    observedGeneration: policy.generation,
+    state: 'Conflict',
+    cause: '',
+    message: msg,
+    inCharge: boss.name,
+    blockedNodes: [],
+    blockedNodeCount: 0,
+    emptyNodes: [],
+    emptyNodeCount: 0,
+  };
+  delete status.owner;
+  delete status.undoPlan;
+  delete status.undoSkipped;
+  return status;
+}
 
-  // The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
-  // status pairs the current revision with the template generation it belongs to; until both caches
-  // show a new pair, deciding would mix two templates. Four ways to be half-way:
-  //  - the controller has observed the DaemonSet but no ControllerRevision of it is cached yet (a new
-  //    or recreated DaemonSet): the controller writes the revision before it reports the generation
-  //    observed, so the revision cache is behind. (A DaemonSet the controller has not synced yet has
-  //    no revision either; that is the control plane's wait, not the caches', and the verdict times it.)
-  //  - the template generation moved (the controller has observed it, and it creates the revision in
-  //    that same sync) but the revision cache still shows the old one as current: deciding now would,
-  //    for example, take a DESIRED the new template already shrank as the rollout's starting point;
-  //  - a new revision became current (a template change, or our undo renumbering an old revision) but
-  //    the DaemonSet cache still shows the old template generation: its counters describe the old
-  //    template and would mark the new revision complete at once;
-  //  - the DaemonSet is observed but its current revision stores another template than the live one
-  //    (their digests differ): the controller matches or writes the live template's revision, and
-  //    numbers it the newest, before it reports the generation observed, so one of the caches is behind.
-  //    Unlike the second and third case this needs no earlier status: a guard created at that moment
-  //    (say, right after an undo) would otherwise take the revision the change replaced for the current one.
-  // The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
-  // observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
+/**
+ * The DaemonSet and ControllerRevision caches are fed by two watches, and either may be ahead. The
+ * status pairs the current revision with the template generation it belongs to; until both caches
+ * show a new pair, deciding would mix two templates. Four ways to be half-way:
+ *  - the controller has observed the DaemonSet but no ControllerRevision of it is cached yet (a new
+ *    or recreated DaemonSet): the controller writes the revision before it reports the generation
+ *    observed, so the revision cache is behind. (A DaemonSet the controller has not synced yet has
+ *    no revision either; that is the control plane's wait, not the caches', and the verdict times it.)
+ *  - the template generation moved (the controller has observed it, and it creates the revision in
+ *    that same sync) but the revision cache still shows the old one as current: deciding now would,
+ *    for example, take a DESIRED the new template already shrank as the rollout's starting point;
+ *  - a new revision became current (a template change, or our undo renumbering an old revision) but
+ *    the DaemonSet cache still shows the old template generation: its counters describe the old
+ *    template and would mark the new revision complete at once;
+ *  - the DaemonSet is observed but its current revision stores another template than the live one
+ *    (their digests differ): the controller matches or writes the live template's revision, and
+ *    numbers it the newest, before it reports the generation observed, so one of the caches is behind.
+ *    Unlike the second and third case this needs no earlier status: a guard created at that moment
+ *    (say, right after an undo) would otherwise take the revision the change replaced for the current one.
+ * The gaps are normally one watch event long. They are bounded: past CACHE_WAIT_LIMIT_MS the
+ * observation is taken as it is, so a disagreement that never resolves cannot freeze the guard.
+ */
+function cachesHalfway({ obs, prev, cacheWaitMs }: DecideInput): Decision | undefined {
+  if (obs.kind !== 'Target') return undefined;
   const { ds, currentRevision: cur } = obs;
   const observed = ds.observedGeneration >= ds.generation;
   const templateMoved =

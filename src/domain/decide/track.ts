@@ -19,34 +19,8 @@ import { EventAction, Reason } from '../../api/reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
 import type { TargetInput, TargetObservation, Tracked } from './pass.js';
-import type { GuardSpec, GuardStatus, LeftNode, ProgressMarks, RevisionRef, RolloutStatus, UnavailableAtStart } from '../../api/types.js';
-
-function marksOf(og: number, updated: number, available: number, ready: number, onTarget: number, oldGone: number): ProgressMarks {
-  return { observedGeneration: og, updated, available, ready, onTarget, oldGone };
-}
-
-/** Returns the raised marks and whether any went up. */
-function raise(prev: ProgressMarks, cur: ProgressMarks): { marks: ProgressMarks; progressed: boolean } {
-  const marks = { ...prev };
-  let progressed = false;
-  for (const k of Object.keys(cur) as (keyof ProgressMarks)[]) {
-    const was = prev[k];
-    const seen = cur[k] ?? 0;
-    // A mark the stored status lacks starts here: a baseline, not progress.
-    if (was === undefined) marks[k] = seen;
-    else if (seen > was) {
-      marks[k] = seen;
-      progressed = true;
-    }
-  }
-  return { marks, progressed };
-}
-
-function mergeLeft(a: readonly LeftNode[] | undefined, b: readonly LeftNode[]): LeftNode[] {
-  const m = new Map<string, LeftNode>();
-  for (const l of [...(a ?? []), ...b]) m.set(l.node, l);
-  return [...m.values()].sort((x, y) => x.node.localeCompare(y.node)).slice(0, STATUS_LIST_CAP);
-}
+import { marksOf, mergeLeft, raise } from '../progressMarks.js';
+import type { GuardSpec, GuardStatus, RevisionRef, RolloutStatus, UnavailableAtStart, UndoRecord } from '../../api/types.js';
 
 /** Starts a new rollout on a template change, recognising our own undo converging. */
 function startOnChange(
@@ -77,9 +51,27 @@ function startOnChange(
     progress: marksOf(ds.observedGeneration, 0, 0, 0, 0, 0),
   };
   if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
-  const before = prev.rollout;
+  if (!isRollback) continueFrom(rollout, prev.rollout, curRef);
+  const unavailable = unavailableAtStart(obs, prev, rollout.fromRevision?.hash, curRef.hash);
+  if (unavailable.length > 0) rollout.unavailableAtStart = unavailable;
+  if (isRollback) {
+    rollout.rollback = true;
+    lastUndo = confirmUndo(t, lastUndo, curRef);
+  } else {
+    lastUndo = noteOthersChange(t, prev, spec, curRef, lastUndo);
+    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, ds.desired)));
+  }
+  t.lastUndo = lastUndo;
+  t.rollout = rollout;
+  t.startedNow = true;
+}
+
+/**
+ * A rollout pushed while the one before it was still rolling out: where the new one starts from.
+ */
+function continueFrom(rollout: RolloutStatus, before: RolloutStatus | undefined, curRef: RevisionRef): void {
   const lastWhole = before ? lastOnEveryNode(before) : undefined;
-  if (!isRollback && before && !before.completedAt && lastWhole) {
+  if (before && !before.completedAt && lastWhole) {
     if (lastWhole.hash === curRef.hash) {
       // Back to the revision that ran on every node before the rollout, and not by us: a person or a
       // tool undid it (kubectl rollout undo). Followed, never undone in turn.
@@ -91,60 +83,70 @@ function startOnChange(
       rollout.superseded = [...(before.superseded ?? []), { ...before.toRevision }].slice(-STATUS_LIST_CAP);
     }
   }
-  const unavailable = unavailableAtStart(obs, prev, rollout.fromRevision?.hash, curRef.hash);
-  if (unavailable.length > 0) rollout.unavailableAtStart = unavailable;
-  if (isRollback) {
-    rollout.rollback = true;
-    if (lastUndo?.result === 'Pending' && lastUndo.toHash === curRef.hash) {
-      // The undo was applied but the outcome never recorded (a crash between patch and status write):
-      // the world shows it happened, so record it rather than applying it again.
-      lastUndo = {
-        ...lastUndo,
-        result: 'Applied',
-        message: `restored ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} (confirmed by observation)`,
-      };
-      t.events.push(event('Normal', Reason.UndoStarted, lastUndo.message, true, EventAction.Undo));
-    }
-  } else {
-    if (lastUndo?.result === 'Pending') {
-      lastUndo = { ...lastUndo, result: 'Failed', message: 'not applied: the template changed before the undo was made' };
-      t.events.push(
-        event(
-          'Warning',
-          Reason.UndoSkipped,
-          `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`,
-          true,
-          EventAction.Undo,
-        ),
-      );
-    } else if (
-      prev.state === 'Stalled' &&
-      spec.onStall.action === 'Undo' &&
-      prev.undoPlan?.forHash === prevHash &&
-      lastUndo?.fromHash !== prevHash
-    ) {
-      // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
-      t.events.push(
-        event(
-          'Warning',
-          Reason.UndoSkipped,
-          `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`,
-          true,
-          EventAction.Undo,
-        ),
-      );
-    }
-    const note = rollout.restored
-      ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
-      : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${ds.desired} nodes` +
+}
+
+/** Our undo converging: an undo still Pending in status was applied, as the template shows. */
+function confirmUndo(t: Tracked, lastUndo: UndoRecord | undefined, curRef: RevisionRef): UndoRecord | undefined {
+  if (lastUndo?.result === 'Pending' && lastUndo.toHash === curRef.hash) {
+    // The undo was applied but the outcome never recorded (a crash between patch and status write):
+    // the world shows it happened, so record it rather than applying it again.
+    lastUndo = {
+      ...lastUndo,
+      result: 'Applied',
+      message: `restored ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} (confirmed by observation)`,
+    };
+    t.events.push(event('Normal', Reason.UndoStarted, lastUndo.message, true, EventAction.Undo));
+  }
+  return lastUndo;
+}
+
+/** A template change that is not an undo: an undo this guard had pending or scheduled yields to it. */
+function noteOthersChange(
+  t: Tracked,
+  prev: Readonly<GuardStatus>,
+  spec: GuardSpec,
+  curRef: RevisionRef,
+  lastUndo: UndoRecord | undefined,
+): UndoRecord | undefined {
+  const prevHash = prev.currentRevision?.hash;
+  if (lastUndo?.result === 'Pending') {
+    lastUndo = { ...lastUndo, result: 'Failed', message: 'not applied: the template changed before the undo was made' };
+    t.events.push(
+      event(
+        'Warning',
+        Reason.UndoSkipped,
+        `Undo of ${fmtRev({ hash: lastUndo.fromHash })} not applied: the template changed to ${fmtRev(curRef)} before the undo was made; a person or tool is acting`,
+        true,
+        EventAction.Undo,
+      ),
+    );
+  } else if (
+    prev.state === 'Stalled' &&
+    spec.onStall.action === 'Undo' &&
+    prev.undoPlan?.forHash === prevHash &&
+    lastUndo?.fromHash !== prevHash
+  ) {
+    // An undo was scheduled (delaySeconds) and someone changed the template first: theirs wins.
+    t.events.push(
+      event(
+        'Warning',
+        Reason.UndoSkipped,
+        `Scheduled undo of ${fmtRev(prev.currentRevision)} cancelled: the template changed to ${fmtRev(curRef)} after the stall was detected; a person or tool is acting`,
+        true,
+        EventAction.Undo,
+      ),
+    );
+  }
+  return lastUndo;
+}
+
+function startNote(rollout: RolloutStatus, prev: Readonly<GuardStatus>, curRef: RevisionRef, desired: number): string {
+  return rollout.restored
+    ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
+    : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${desired} nodes` +
         (rollout.superseded
           ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})`
           : '');
-    t.events.push(event('Normal', Reason.RolloutStarted, note));
-  }
-  t.lastUndo = lastUndo;
-  t.rollout = rollout;
-  t.startedNow = true;
 }
 
 /**
@@ -213,7 +215,47 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
 }
 
 /** Phase 1: see the top of this file. */
-export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tracked {
+export function trackRollout(input: TargetInput): Tracked {
+  const { t, fromCounters, countersSplit } = openTracking(input);
+  const { obs, prev, nowIso } = input;
+  const { ds, curRef, observed } = t;
+  const countersComplete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
+  // A spec change the controller has not observed: timed from when it was first seen, across passes.
+  if (!observed) {
+    const u = prev.unobserved;
+    t.unobserved =
+      u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
+  }
+  // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
+  if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
+    startOnChange(obs, prev, input.spec, curRef, nowIso, t);
+  } else if (
+    curRef &&
+    observed &&
+    (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) &&
+    !countersComplete
+  ) {
+    // Only from observed counters: until the controller observes the generation they describe the
+    // previous spec, and the guard stays in its current phase.
+    startMidway(obs, prev, curRef, nowIso, t);
+  }
+  noteDesired(input, t);
+  t.active = t.rollout !== undefined && !t.rollout.completedAt;
+  if (!t.rollout || !t.active) return t;
+  followProgress(input, t, t.rollout);
+  if (!(countersComplete && !t.shrank)) {
+    delete t.rollout.updatedAt;
+    return t;
+  }
+  bakeOrComplete(input, t, t.rollout);
+  // The verdict "all nodes updated and available" is the counters'; so is the split it reports, or a
+  // pod one event behind them would be listed as blocked under it.
+  if (t.complete && !fromCounters) t.split = countersSplit();
+  return t;
+}
+
+/** The tracking of one pass before anything is compared: the split and the previous rollout record. */
+function openTracking({ obs, prev }: TargetInput): { t: Tracked; fromCounters: boolean; countersSplit: () => Split } {
   const { ds } = obs;
   const cur = obs.currentRevision;
   const observed = ds.observedGeneration >= ds.generation;
@@ -246,29 +288,12 @@ export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tra
     unobserved: undefined,
     events: [],
   };
-  const countersComplete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
+  return { t, fromCounters, countersSplit };
+}
 
-  // A spec change the controller has not observed: timed from when it was first seen, across passes.
-  if (!observed) {
-    const u = prev.unobserved;
-    t.unobserved =
-      u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
-  }
-
-  // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
-  if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
-    startOnChange(obs, prev, spec, curRef, nowIso, t);
-  } else if (
-    curRef &&
-    observed &&
-    (!t.rollout || t.rollout.completedAt || t.rollout.toRevision.hash !== curRef.hash) &&
-    !countersComplete
-  ) {
-    // Only from observed counters: until the controller observes the generation they describe the
-    // previous spec, and the guard stays in its current phase.
-    startMidway(obs, prev, curRef, nowIso, t);
-  }
-
+/** DESIRED changes, reported with or without a rollout. */
+function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
+  const { ds, observed } = t;
   // Steady-state DESIRED changes are reported even without a rollout: standard alerts never see them.
   // Nodes deleted from the cluster lower DESIRED legitimately (scale-down); they are not a shrink.
   // The set is kept in status, so a deletion reported on several passes counts once.
@@ -297,10 +322,11 @@ export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tra
       ),
     );
   }
+}
 
-  t.active = rollout !== undefined && !rollout.completedAt;
-  if (!rollout || !t.active) return t;
-
+/** A rollout in flight: its high-water marks, the nodes that left, the shrink and the evidence. */
+function followProgress({ obs, prev, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
+  const { ds, observed, split } = t;
   if (prev.state === 'Suspended' || prev.state === 'Conflict') rollout.lastProgressAt = nowIso; // the clock does not run while not judging
   // Unobserved counters describe the previous template: raising the marks with them would make later
   // real progress look like none. observedGeneration and the pod split are current.
@@ -328,11 +354,10 @@ export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tra
     });
     if (failures) rollout.failures = failures;
   }
-  const allUpdated = countersComplete && !t.shrank;
-  if (!allUpdated) {
-    delete rollout.updatedAt;
-    return t;
-  }
+}
+
+/** Every node updated and available: the bake window, then complete. */
+function bakeOrComplete({ spec, now, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
   // A rollout is not done when the counters first look done: it stays watched for the bake window,
   // against the revision it started from, so a crash after readiness is still this rollout's failure.
   rollout.updatedAt ??= nowIso;
@@ -340,11 +365,7 @@ export function trackRollout({ obs, prev, spec, now, nowIso }: TargetInput): Tra
   if (now < bakeEndsAt) {
     t.baking = true;
     t.bakeEndsAt = bakeEndsAt;
-    return t;
+    return;
   }
   t.complete = true;
-  // The verdict "all nodes updated and available" is the counters'; so is the split it reports, or a
-  // pod one event behind them would be listed as blocked under it.
-  if (!fromCounters) t.split = countersSplit();
-  return t;
 }

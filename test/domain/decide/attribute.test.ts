@@ -9,14 +9,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  attribute,
-  attributeBlocked,
-  attributeEmpty,
-  attributeShrink,
-  nodeFault,
-  type AttributionInput,
-} from '../../../src/domain/decide/attribute.js';
+import { attribute, attributeShrink, type AttributionInput } from '../../../src/domain/decide/attribute.js';
+import { attributeBlocked, attributeEmpty, nodeFault } from '../../../src/domain/nodeAttribution.js';
 import { podBlockReason } from '../../../src/domain/causes.js';
 import { computeSplit } from '../../../src/domain/split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode } from '../../../src/api/types.js';
