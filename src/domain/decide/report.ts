@@ -16,7 +16,7 @@ import { failuresFirst } from '../causes.js';
 import { STATUS_LIST_CAP } from '../split.js';
 import type { GuardStatus, PlannedEvent } from '../../api/types.js';
 import type { Decision } from '../decision.js';
-import type { Planned, Tracking } from './pass.js';
+import type { Plan, Planned, Tracking } from './pass.js';
 
 /** The condition type that exists only while the guard's deadline cannot outlast minReadySeconds. */
 export const DEADLINE_TOO_SHORT = 'DeadlineTooShort';
@@ -100,15 +100,31 @@ function onDelete(base: GuardStatus, conds: ConditionSet, events: PlannedEvent[]
 }
 
 /** Phase 5: see the top of this file. Returns the status and any condition-driven Events. */
-export function buildStatus(
-  { spec, tracked: t, attribution: a, verdict: v, plan: p }: Planned,
-  { base, conds }: Opened,
-): { status: GuardStatus; events: PlannedEvent[] } {
+export function buildStatus(pass: Planned, { base, conds }: Opened): { status: GuardStatus; events: PlannedEvent[] } {
+  const { tracked: t, verdict: v, plan: p } = pass;
   const events: PlannedEvent[] = [];
-  const { state, cause } = v;
   const message = v.message + p.messageSuffix;
-  const healthy = state === 'Healthy' || state === 'RolledBack';
-  if (healthy) {
+  stateConditions(pass, conds, message);
+  deadlineCondition(pass, conds, events);
+
+  const status: GuardStatus = { ...base, state: v.state, cause: v.cause, owner: v.owner, message: truncate(message, 2000) };
+  nodeLists(pass, base, status);
+  if (t.rollout) status.rollout = t.rollout;
+  else delete status.rollout;
+  if (t.unobserved) status.unobserved = t.unobserved;
+  else delete status.unobserved;
+  planFields(p, status);
+  delete status.inCharge;
+  if (!status.owner) delete status.owner;
+  rolledBackCondition(conds, status);
+  status.conditions = conds.list;
+  return { status, events };
+}
+
+/** Ready, Progressing and Stalled, from the state. */
+function stateConditions(pass: Planned, conds: ConditionSet, message: string): void {
+  const { state, cause } = pass.verdict;
+  if (state === 'Healthy' || state === 'RolledBack') {
     conds.set({
       type: 'Ready',
       status: cause === 'NoNodesMatched' ? 'False' : 'True',
@@ -118,44 +134,15 @@ export function buildStatus(
     conds.set({ type: 'Progressing', status: 'True', reason: Reason.RolloutCompleteReason, message });
     conds.set({ type: 'Stalled', status: 'False', reason: Reason.NotStalled, message: 'no rollout is stalled' });
   } else if (state === 'Failed') {
-    const where = t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
-    conds.set({
-      type: 'Ready',
-      status: 'False',
-      reason: cause || 'Unknown',
-      message: `${where} failed (${cause || 'Unknown'}, Revision at fault); see the Stalled condition`,
-    });
-    conds.set({
-      type: 'Progressing',
-      status: 'False',
-      reason: Reason.RevisionFailedReason,
-      message: `${where}: the new revision crashed after starting on ${t.rollout?.failures?.count ?? 0} Ready node(s) (failedNodesThreshold ${spec.failedNodesThreshold})`,
-    });
-    conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
+    failedConditions(pass, conds, message);
   } else if (state === 'Stalled') {
-    // The full sentence lives in status.message and the Stalled condition; the others stay short so
-    // `kubectl describe` reads well.
-    const where = t.active && t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
-    const whose = v.owner ? `, ${v.owner} at fault` : '';
-    conds.set({
-      type: 'Ready',
-      status: 'False',
-      reason: cause || 'Unknown',
-      message: `${where} stalled (${cause || 'Unknown'}${whose}); see the Stalled condition`,
-    });
-    conds.set({
-      type: 'Progressing',
-      status: 'False',
-      reason: Reason.ProgressDeadlineExceeded,
-      message: `${where} made no progress for ${spec.progressDeadlineSeconds}s (progressDeadlineSeconds)`,
-    });
-    conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
+    stalledConditions(pass, conds, message);
   } else {
     conds.set({ type: 'Ready', status: 'False', reason: Reason.TargetUnhealthy, message: `target is ${state}` });
     conds.set({
       type: 'Progressing',
       status: 'True',
-      reason: state === 'Suspect' ? Reason.NoProgress : v.baking ? Reason.Baking : Reason.NewRevisionRolling,
+      reason: state === 'Suspect' ? Reason.NoProgress : pass.verdict.baking ? Reason.Baking : Reason.NewRevisionRolling,
       message,
     });
     conds.set({
@@ -165,36 +152,74 @@ export function buildStatus(
       message: state === 'Suspect' ? `suspect: ${message}` : 'rollout is moving',
     });
   }
+}
 
+function failedConditions({ spec, tracked: t, verdict: { cause } }: Planned, conds: ConditionSet, message: string): void {
+  const where = t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
+  conds.set({
+    type: 'Ready',
+    status: 'False',
+    reason: cause || 'Unknown',
+    message: `${where} failed (${cause || 'Unknown'}, Revision at fault); see the Stalled condition`,
+  });
+  conds.set({
+    type: 'Progressing',
+    status: 'False',
+    reason: Reason.RevisionFailedReason,
+    message: `${where}: the new revision crashed after starting on ${t.rollout?.failures?.count ?? 0} Ready node(s) (failedNodesThreshold ${spec.failedNodesThreshold})`,
+  });
+  conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
+}
+
+function stalledConditions({ spec, tracked: t, verdict: v }: Planned, conds: ConditionSet, message: string): void {
+  const { cause } = v;
+  // The full sentence lives in status.message and the Stalled condition; the others stay short so
+  // `kubectl describe` reads well.
+  const where = t.active && t.rollout ? `rollout to ${fmtRev(t.rollout.toRevision)}` : 'rollout';
+  const whose = v.owner ? `, ${v.owner} at fault` : '';
+  conds.set({
+    type: 'Ready',
+    status: 'False',
+    reason: cause || 'Unknown',
+    message: `${where} stalled (${cause || 'Unknown'}${whose}); see the Stalled condition`,
+  });
+  conds.set({
+    type: 'Progressing',
+    status: 'False',
+    reason: Reason.ProgressDeadlineExceeded,
+    message: `${where} made no progress for ${spec.progressDeadlineSeconds}s (progressDeadlineSeconds)`,
+  });
+  conds.set({ type: 'Stalled', status: 'True', reason: cause || 'Unknown', message: truncate(message, 2000) });
+}
+
+/** DeadlineTooShort while progressDeadlineSeconds does not outlast minReadySeconds, announced when it appears. */
+function deadlineCondition({ spec, tracked: t }: Planned, conds: ConditionSet, events: PlannedEvent[]): void {
   const minReady = t.ds.minReadySeconds;
-  if (minReady > 0 && spec.progressDeadlineSeconds <= minReady) {
-    const msg = `progressDeadlineSeconds ${spec.progressDeadlineSeconds} is not longer than the DaemonSet's minReadySeconds ${minReady}: every node waits ${minReady}s by design. The guard never counts that wait as a stall; set progressDeadlineSeconds above ${minReady}, as Deployments require.`;
-    if (conds.set({ type: DEADLINE_TOO_SHORT, status: 'True', reason: Reason.DeadlineNotAboveMinReadySeconds, message: msg })) {
-      events.push(event('Warning', Reason.DeadlineNotAboveMinReadySeconds, msg, false));
-    }
-  } else {
+  if (minReady <= 0 || spec.progressDeadlineSeconds > minReady) {
     conds.drop(DEADLINE_TOO_SHORT);
+    return;
   }
+  const msg = `progressDeadlineSeconds ${spec.progressDeadlineSeconds} is not longer than the DaemonSet's minReadySeconds ${minReady}: every node waits ${minReady}s by design. The guard never counts that wait as a stall; set progressDeadlineSeconds above ${minReady}, as Deployments require.`;
+  if (conds.set({ type: DEADLINE_TOO_SHORT, status: 'True', reason: Reason.DeadlineNotAboveMinReadySeconds, message: msg })) {
+    events.push(event('Warning', Reason.DeadlineNotAboveMinReadySeconds, msg, false));
+  }
+}
 
-  const status: GuardStatus = { ...base, state, cause, owner: v.owner, message: truncate(message, 2000) };
+/** The blocked and empty nodes, failures first. */
+function nodeLists({ attribution: a }: Planned, base: GuardStatus, status: GuardStatus): void {
   // Attribution may name more nodes than the split did (nodes that are down): the counts follow it.
   status.blockedNodes = failuresFirst(a.blocked).slice(0, STATUS_LIST_CAP);
   status.blockedNodeCount = Math.max(a.blocked.length, base.blockedNodeCount ?? 0);
   status.emptyNodes = failuresFirst(a.empty).slice(0, STATUS_LIST_CAP);
   status.emptyNodeCount = Math.max(a.empty.length, base.emptyNodeCount ?? 0);
-  if (t.rollout) status.rollout = t.rollout;
-  else delete status.rollout;
-  if (t.unobserved) status.unobserved = t.unobserved;
-  else delete status.unobserved;
+}
+
+/** What the plan records: the last undo, the undo plan, why an undo is skipped, a repeated revision. */
+function planFields(p: Plan, status: GuardStatus): void {
   if (p.lastUndo) status.lastUndo = p.lastUndo;
   if (p.undoPlan) status.undoPlan = p.undoPlan;
   else delete status.undoPlan;
   if (p.undoSkipped) status.undoSkipped = p.undoSkipped;
   else delete status.undoSkipped;
   if (p.repeatedRevision) status.repeatedRevision = p.repeatedRevision;
-  delete status.inCharge;
-  if (!status.owner) delete status.owner;
-  rolledBackCondition(conds, status);
-  status.conditions = conds.list;
-  return { status, events };
 }

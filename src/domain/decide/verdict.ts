@@ -14,37 +14,51 @@ import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate
 import { event, parseTime } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import type { Attributed, Attribution, Tracked, Verdict } from './pass.js';
-import type { GuardSpec, GuardState, GuardStatus, RolloutFailures, RolloutStatus } from '../../api/types.js';
+import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutFailures, RolloutStatus, UndoRecord } from '../../api/types.js';
 
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
   const { ds, curRef } = t;
+  const v: Verdict = {
+    state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy',
+    cause: '',
+    owner: '',
+    message: t.observed
+      ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}`
+      : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`,
+    undoInFlight: false,
+    lastUndo: t.lastUndo,
+    events: [],
+  };
+  if (!t.observed) awaitController(t, v);
+  if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
+  if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
+
+  // A spec change the controller never observes is a rollout that never starts: time it like one.
+  if (!t.observed && t.unobserved && unobservedTooLong(t, t.unobserved.since, prev, spec, now, v)) return v;
   const wasInFlight =
     prev.state === 'Progressing' ||
     prev.state === 'Suspect' ||
     prev.state === 'Stalled' ||
     prev.state === 'Failed' ||
     prev.state === 'RollingBack';
-  const v: Verdict = {
-    state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy',
-    cause: '',
-    owner: '',
-    message: '',
-    undoInFlight: false,
-    lastUndo: t.lastUndo,
-    events: [],
-  };
-  v.message = t.observed
-    ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}`
-    : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`;
-  if (!t.observed && (!curRef || ds.observedGeneration === 0)) {
+  if (wasInFlight && !t.events.some((e) => e.reason === Reason.RolloutComplete)) {
+    const reason = prev.state === 'Stalled' && prev.cause === 'ControllerNotObserving' ? Reason.RolloutResumed : Reason.RolloutComplete;
+    v.events.push(event('Normal', reason, v.message));
+  }
+  return v;
+}
+
+/** Before the controller observes the DaemonSet's generation: Progressing while it has work left to place. */
+function awaitController({ ds, curRef }: Tracked, v: Verdict): void {
+  if (!curRef || ds.observedGeneration === 0) {
     // A DaemonSet its controller has never synced (just created, or created while the controller is
     // down) has no pod and counters that mean nothing: it is being placed, not healthy. Its revision
     // may already be cached: the controller writes it before it creates pods and reports the
     // generation observed.
     v.state = 'Progressing';
     v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
-  } else if (!t.observed && (ds.updated < ds.desired || ds.available < ds.desired)) {
+  } else if (ds.updated < ds.desired || ds.available < ds.desired) {
     // A spec change the controller has not observed yet, while the generation it last observed is not
     // on every node (a guard created, or recreated, right after a template change or an undo of a stuck
     // rollout). The counters describe that generation and say some node lacks an updated, available
@@ -53,100 +67,62 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
     v.state = 'Progressing';
     v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration}); at generation ${ds.observedGeneration}, ${ds.updated}/${ds.desired} nodes were updated to ${fmtRev(curRef)} and ${ds.available}/${ds.desired} available`;
   }
-  if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
-  if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
+}
 
-  // A spec change the controller never observes is a rollout that never starts: time it like one.
-  if (!t.observed && t.unobserved) {
-    const since = parseTime(t.unobserved.since) ?? now;
-    const idle = now - since;
-    const suspectMs = spec.suspectAfterSeconds * 1000;
-    const deadlineMs = spec.progressDeadlineSeconds * 1000;
-    const what = `The DaemonSet controller has not observed generation ${ds.generation} (observed ${ds.observedGeneration}) since ${t.unobserved.since}`;
-    const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], ds });
-    if (idle >= deadlineMs) {
-      Object.assign(v, {
-        state: 'Stalled',
-        cause: 'ControllerNotObserving',
-        owner: 'ControlPlane',
-        message: `${what}, over ${fmtDuration(deadlineMs)} (progressDeadlineSeconds). ${why}`,
-      });
-      if (prev.state !== 'Stalled') v.events.push(event('Warning', Reason.RolloutStalled, v.message));
-      return v;
-    }
-    if (idle >= suspectMs) {
-      Object.assign(v, {
-        state: 'Suspect',
-        cause: 'ControllerNotObserving',
-        owner: 'ControlPlane',
-        message: `${what}, over ${fmtDuration(suspectMs)}. ${why}`,
-      });
-      v.requeueAfterMs = deadlineMs - idle;
-      if (prev.state !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
-      return v;
-    }
-    v.requeueAfterMs = suspectMs - idle;
+/**
+ * Times a spec change the controller has not observed since `since`, as a rollout's lack of progress:
+ * true when that makes the verdict Suspect or Stalled, otherwise sets when to look again.
+ */
+function unobservedTooLong(t: Tracked, since: string, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number, v: Verdict): boolean {
+  const { ds } = t;
+  const idle = now - (parseTime(since) ?? now);
+  const suspectMs = spec.suspectAfterSeconds * 1000;
+  const deadlineMs = spec.progressDeadlineSeconds * 1000;
+  const what = `The DaemonSet controller has not observed generation ${ds.generation} (observed ${ds.observedGeneration}) since ${since}`;
+  const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], ds });
+  if (idle >= deadlineMs) {
+    Object.assign(v, {
+      state: 'Stalled',
+      cause: 'ControllerNotObserving',
+      owner: 'ControlPlane',
+      message: `${what}, over ${fmtDuration(deadlineMs)} (progressDeadlineSeconds). ${why}`,
+    });
+    if (prev.state !== 'Stalled') v.events.push(event('Warning', Reason.RolloutStalled, v.message));
+    return true;
   }
-  if (wasInFlight && !t.events.some((e) => e.reason === Reason.RolloutComplete)) {
-    v.events.push(
-      event(
-        'Normal',
-        prev.state === 'Stalled' && prev.cause === 'ControllerNotObserving' ? Reason.RolloutResumed : Reason.RolloutComplete,
-        v.message,
-      ),
-    );
+  if (idle >= suspectMs) {
+    Object.assign(v, {
+      state: 'Suspect',
+      cause: 'ControllerNotObserving',
+      owner: 'ControlPlane',
+      message: `${what}, over ${fmtDuration(suspectMs)}. ${why}`,
+    });
+    v.requeueAfterMs = deadlineMs - idle;
+    if (prev.state !== 'Suspect') v.events.push(event('Warning', Reason.RolloutSuspect, v.message));
+    return true;
   }
-  return v;
+  v.requeueAfterMs = suspectMs - idle;
+  return false;
 }
 
 /** Phase 3: see the top of this file. */
 export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: Attributed): Verdict {
   const rollout = t.rollout;
   if (!rollout || !t.active) return idleVerdict(t, prev, spec, now);
-  const { ds } = t;
   const v: Verdict = { state: 'Progressing', cause: '', owner: '', message: '', undoInFlight: false, lastUndo: t.lastUndo, events: [] };
   const nowIso = new Date(now).toISOString();
 
   // Our undo restored a revision that crashes too: the undo did not help. It is said, never retried,
   // and never called RolledBack, even if the counters later look complete.
   const f = rollout.failures;
-  if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) {
-    // Failed, as any verdict on evidence rather than time; announced as the rollback's own failure.
-    v.state = 'Failed';
-    v.cause = failureCause(f);
-    v.owner = 'Revision';
-    v.message =
-      `The undo did not help: the restored ${fmtRev(rollout.toRevision)} fails too on ${f.count} node${f.count === 1 ? '' : 's'} (${list(f.nodes.map((n) => n.node))}). ` +
-      `The fault is not the undone revision's alone (something both depend on, or the nodes); the guard never undoes its own undo: fix forward.`;
-    if (prev.state !== 'Failed') {
-      const note = `${v.message} Not retrying.`;
-      v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
-      if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
-    }
-    return v;
-  }
+  if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) return rollbackFailedVerdict(rollout, f, prev, v);
   if (t.complete) return completedVerdict(t, rollout, v, nowIso);
 
   // A shrink made of dead nodes is named for them; any other shrink for the drop in DESIRED.
-  v.cause = t.shrank && a.cause !== 'NodeNotReady' ? (ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  const cause: CauseClass =
+    t.shrank && a.cause !== 'NodeNotReady' ? (t.ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  v.cause = cause;
   v.owner = a.owner;
-  const suspectMs = spec.suspectAfterSeconds * 1000;
-  const deadlineMs = spec.progressDeadlineSeconds * 1000;
-  const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0);
-  const idle = now - lastProgress;
-  const sentenceArgs = {
-    to: rollout.toRevision,
-    cause: v.cause,
-    owner: v.owner,
-    blocked: a.blocked,
-    empty: a.empty,
-    left: rollout.leftNodes ?? [],
-    gens: t.split.generations,
-    ds,
-    desiredAtStart: t.expectedDesired,
-    rollback: rollout.rollback === true,
-    ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
-  };
   // Our undo is applied but the controller has not made the restored revision current yet (it
   // renumbers it on its next sync): that is the rollback starting, not a second stall. Only for the
   // rollout that was undone: one that started after the undo is the broken revision applied again.
@@ -156,30 +132,81 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
     lastUndo?.result === 'Applied' &&
     lastUndo.fromHash === rollout.toRevision.hash &&
     (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
-  const sinceUndo = v.undoInFlight && lastUndo ? now - (parseTime(lastUndo.at) ?? now) : 0;
-  if (v.undoInFlight && lastUndo && sinceUndo < deadlineMs) {
+  const clock = rolloutClock(a, rollout, spec, now);
+  if (v.undoInFlight && lastUndo) undoInFlightVerdict(rollout, lastUndo, clock, v);
+  else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold)
+    failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
+  else if (t.baking && t.bakeEndsAt !== undefined) bakingVerdict(t, rollout, spec, t.bakeEndsAt, now, v);
+  else timedVerdict(t, a, rollout, cause, clock, v);
+
+  announceVerdict(t, rollout, prev, v);
+  return v;
+}
+
+/** How long an active rollout has gone without progress, and the thresholds it is measured against. */
+interface RolloutClock {
+  now: number;
+  idle: number;
+  suspectMs: number;
+  deadlineMs: number;
+}
+
+function rolloutClock(a: Attribution, rollout: RolloutStatus, spec: GuardSpec, now: number): RolloutClock {
+  const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0);
+  return { now, idle: now - lastProgress, suspectMs: spec.suspectAfterSeconds * 1000, deadlineMs: spec.progressDeadlineSeconds * 1000 };
+}
+
+/** The revision our undo restored crashes on failedNodesThreshold nodes. */
+function rollbackFailedVerdict(rollout: RolloutStatus, f: RolloutFailures, prev: Readonly<GuardStatus>, v: Verdict): Verdict {
+  // Failed, as any verdict on evidence rather than time; announced as the rollback's own failure.
+  v.state = 'Failed';
+  v.cause = failureCause(f);
+  v.owner = 'Revision';
+  v.message =
+    `The undo did not help: the restored ${fmtRev(rollout.toRevision)} fails too on ${f.count} node${f.count === 1 ? '' : 's'} (${list(f.nodes.map((n) => n.node))}). ` +
+    `The fault is not the undone revision's alone (something both depend on, or the nodes); the guard never undoes its own undo: fix forward.`;
+  if (prev.state !== 'Failed') {
+    const note = `${v.message} Not retrying.`;
+    v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
+    if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
+  }
+  return v;
+}
+
+/** Our undo is applied and the restored revision not current yet: RollingBack, Stalled after the deadline. */
+function undoInFlightVerdict(rollout: RolloutStatus, lastUndo: UndoRecord, { now, deadlineMs }: RolloutClock, v: Verdict): void {
+  const sinceUndo = now - (parseTime(lastUndo.at) ?? now);
+  if (sinceUndo < deadlineMs) {
     v.state = 'RollingBack';
     v.message = `Undo applied at ${lastUndo.at}: waiting for the DaemonSet controller to roll ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} out again`;
     v.requeueAfterMs = deadlineMs - sinceUndo;
     v.cause = '';
     v.owner = '';
-  } else if (v.undoInFlight && lastUndo) {
-    v.state = 'Stalled';
-    v.cause = 'ControllerNotActing';
-    v.owner = 'ControlPlane';
-    v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
-  } else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
-    failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
-  } else if (t.baking && t.bakeEndsAt !== undefined) {
-    v.state = 'Progressing';
-    v.message = `All ${ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(t.bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
-    if (rollout.failures)
-      v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
-    v.requeueAfterMs = t.bakeEndsAt - now;
-    v.cause = '';
-    v.owner = '';
-    v.baking = true;
-  } else if (!t.observed && idle < deadlineMs) {
+    return;
+  }
+  v.state = 'Stalled';
+  v.cause = 'ControllerNotActing';
+  v.owner = 'ControlPlane';
+  v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
+}
+
+/** Every node updated and available, in the bake window: Progressing until the bake ends. */
+function bakingVerdict(t: Tracked, rollout: RolloutStatus, spec: GuardSpec, bakeEndsAt: number, now: number, v: Verdict): void {
+  v.state = 'Progressing';
+  v.message = `All ${t.ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
+  if (rollout.failures)
+    v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
+  v.requeueAfterMs = bakeEndsAt - now;
+  v.cause = '';
+  v.owner = '';
+  v.baking = true;
+}
+
+/** The verdict by time without progress: waiting for the controller, Stalled, Suspect, or Progressing. */
+function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause: CauseClass, clock: RolloutClock, v: Verdict): void {
+  const { ds } = t;
+  const { idle, suspectMs, deadlineMs } = clock;
+  if (!t.observed && idle < deadlineMs) {
     v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
     v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
     v.requeueAfterMs = deadlineMs - idle;
@@ -189,19 +216,33 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
   } else if (idle >= deadlineMs) {
     v.state = 'Stalled';
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
-    v.message = stallSentence({ ...sentenceArgs, idleMs: deadlineMs, verb: 'has made no progress' });
+    v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: deadlineMs, verb: 'has made no progress' });
     if (!t.observed)
       v.message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
   } else if (idle >= suspectMs) {
     v.state = 'Suspect';
-    v.message = stallSentence({ ...sentenceArgs, idleMs: suspectMs, verb: 'has made no progress' });
+    v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: suspectMs, verb: 'has made no progress' });
     v.requeueAfterMs = deadlineMs - idle;
   } else {
     progressingVerdict(t, a, rollout, v, suspectMs - idle);
   }
+}
 
-  announceVerdict(t, rollout, prev, v);
-  return v;
+/** What the stall sentence says about the rollout, besides how long and which verb. */
+function sentenceArgs(t: Tracked, a: Attribution, rollout: RolloutStatus, cause: CauseClass, v: Verdict) {
+  return {
+    to: rollout.toRevision,
+    cause,
+    owner: v.owner,
+    blocked: a.blocked,
+    empty: a.empty,
+    left: rollout.leftNodes ?? [],
+    gens: t.split.generations,
+    ds: t.ds,
+    desiredAtStart: t.expectedDesired,
+    rollback: rollout.rollback === true,
+    ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
+  };
 }
 
 /** The rollout reached every node: Healthy, or RolledBack when it was our undo converging. */
