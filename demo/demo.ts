@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseDuration } from '../src/cli/check.js';
+import { parseDuration } from '../src/cli/args.js';
 import type { GuardStatus } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';

@@ -12,28 +12,17 @@
  *   4  the DaemonSet does not exist (at the start, or deleted during the check)
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
-import { pino, type Logger } from 'pino';
-import { GUARD_DEFAULTS } from '../api/defaults.js';
+import type { Logger } from 'pino';
+import type { GuardStatus } from '../api/types.js';
 import { fmtDuration, fmtRev } from '../domain/messages.js';
-import type { Decision } from '../domain/decision.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
 import type { Observation } from '../domain/observation.js';
-import type { GuardPolicy } from '../domain/decide/pass.js';
-import { ApiClient, isNotFound, summarizeError } from '../k8s/apiClient.js';
-import { Informer } from '../k8s/informer.js';
-import { loadConnection, type Connection } from '../k8s/kubeConfig.js';
-import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
-import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
-import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
-import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
-import { GuardPass } from '../reconcile/guardPass.js';
-import type { CacheView } from '../reconcile/ports.js';
+import { summarizeError, type ApiClient } from '../k8s/apiClient.js';
+import type { Connection } from '../k8s/kubeConfig.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { UsageError } from '../runtime/config.js';
 import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, duration, outputFormat, parseArgs, text, wantsHelp } from './args.js';
-
-/** Exit codes shared by every subcommand. */
-export const ExitCode = { Ok: 0, Failure: 1, Usage: 2, Stalled: 3, NotFound: 4, NotGuardable: 5 } as const;
+import { ExitCode, connect, stderrLogger, type Verdict } from './command.js';
+import { DaemonSetObserver, checkSpec, preflight } from './observer.js';
 
 export interface CheckOptions extends Connection {
   name: string;
@@ -43,9 +32,6 @@ export interface CheckOptions extends Connection {
   suspectSeconds: number;
   output: 'text' | 'json';
 }
-
-/** Re-exported: the demo and the tests read durations through the check module. */
-export { parseDuration } from './args.js';
 
 /** Usage of the check subcommand, printed by `check --help`. */
 export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json]
@@ -93,13 +79,6 @@ function splitLines(s: GuardStatus): string[] {
   return lines;
 }
 
-/** How a check ends: the exit code, a short verdict and the sentence explaining it. */
-export interface Verdict {
-  code: number;
-  verdict: string;
-  message: string;
-}
-
 /**
  * The check's end condition for one pass, or undefined to keep watching. Pure, so the rules are unit-tested.
  *
@@ -132,151 +111,42 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
   return undefined;
 }
 
-/**
- * Fails fast, with the API server's words, when the DaemonSet `namespace/name` is missing or a collection
- * cannot be read. Shared with `rollout-guard get`.
- */
-export async function preflight(
-  client: ApiClient,
-  target: { namespace: string; name: string },
-  paths: readonly string[],
-): Promise<Verdict | undefined> {
-  try {
-    await client.request('GET', daemonSetsPath(target.namespace, target.name));
-  } catch (e) {
-    if (isNotFound(e)) {
-      return {
-        code: ExitCode.NotFound,
-        verdict: 'not found',
-        message: `DaemonSet ${target.name} not found in namespace ${target.namespace}`,
-      };
-    }
-    throw e;
-  }
-  // The informers would retry a 403 forever with backoff, and a CI job would hang: the one thing check
-  // exists to prevent. One cheap list per collection turns a missing RBAC rule into an error at once.
-  for (const p of paths) await client.request('GET', p, { query: { limit: 1 } });
-  return undefined;
+/** What a progress line shows: a new one is printed only when this changes. */
+function progressKey(s: GuardStatus): string {
+  return JSON.stringify([s.state, s.cause, s.generations, s.blockedNodes, s.emptyNodes, s.desired, s.updated, s.available]);
 }
 
-/** How long check waits for the first list of every collection before giving up. */
-export const SYNC_TIMEOUT_MS = 30_000;
-
-/**
- * The spec check judges a rollout by: its deadlines, Report only, no bake. `rollout-guard get ds/…` uses
- * it with check's default deadlines.
- */
-export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
-  return {
-    targetRef: { kind: DAEMONSET_KIND, name },
-    suspectAfterSeconds: suspectSeconds,
-    progressDeadlineSeconds: deadlineSeconds,
-    onStall: { action: 'Report', delaySeconds: 0 },
-    failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
-    // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
-    bakeSeconds: 0,
-    suspend: false,
-  };
+/** The progress line of one pass, `elapsedMs` into the check, then the split under it. */
+function progressLines(s: GuardStatus, unobserved: boolean, elapsedMs: number): string[] {
+  const t = (elapsedMs / 1000).toFixed(0).padStart(4);
+  // "Healthy" before the controller has seen the new template would contradict the verdict that follows.
+  const state = unobserved && s.state === 'Healthy' ? 'Waiting' : (s.state ?? 'Unknown');
+  return [
+    `[${t}s] ${state}  desired ${s.desired ?? 0}  updated ${s.updated ?? 0}  ready ${s.ready ?? 0}  available ${s.available ?? 0}${s.cause ? `  cause ${s.cause}` : ''}`,
+    ...splitLines(s),
+  ];
 }
 
-/**
- * One DaemonSet observed the way the operator observes it, without the operator: its own informers over
- * the DaemonSet, the namespace's daemon pods and ControllerRevisions and the nodes, then gather and the
- * pure decide on each pass. `rollout-guard check` and `rollout-guard get` both run on it.
- */
-export class DaemonSetObserver {
-  /** The collections read; {@link preflight} lists each once before the informers start. */
-  readonly paths: { ds: string; pods: string; revs: string; nodes: string };
-  private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
-  private readonly cache: CacheView;
-  private readonly guardPass: GuardPass;
-
-  constructor(
-    client: ApiClient,
-    namespace: string,
-    private readonly name: string,
-    log: Logger,
-  ) {
-    // check judges the DaemonSet as a guard of the same name in its namespace would.
-    this.guardPass = new GuardPass(`${namespace}/${name}`);
-    const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
-    this.paths = {
-      ds: daemonSetsPath(namespace),
-      pods: podsPath(namespace),
-      revs: controllerRevisionsPath(namespace),
-      nodes: nodesPath(),
+/** What the check prints when it ends with `v`: one JSON document, or the verdict and how to undo a stall. */
+function verdictLines(opts: CheckOptions & { namespace: string }, v: Verdict, status: GuardStatus, elapsedMs: number): string[] {
+  if (opts.output === 'json') {
+    const doc = {
+      verdict: v.verdict,
+      exitCode: v.code,
+      target: `${opts.namespace}/${opts.name}`,
+      message: v.message,
+      elapsedSeconds: Math.round(elapsedMs / 1000),
+      status,
     };
-    const dsInf = new Informer<SlimDaemonSet>(
-      client,
-      { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common },
-      log,
-    );
-    const podInf = new Informer<SlimPod>(
-      client,
-      { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common },
-      log,
-    );
-    const revInf = new Informer<SlimRevision>(
-      client,
-      { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common },
-      log,
-    );
-    const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
-    const owner = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, DAEMONSET_KIND);
-      return c ? [c.uid] : [];
-    };
-    podInf.addIndex('owner', owner);
-    revInf.addIndex('owner', owner);
-    this.informers = [dsInf, podInf, revInf, nodeInf];
-    this.cache = {
-      daemonSet: (n, nm) => dsInf.get(n, nm),
-      podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
-      revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
-      nodes: () => nodeInf.list(),
-    };
+    return [JSON.stringify(doc, null, 2)];
   }
-
-  /** Calls `fn` after every change to any of the caches. Register before {@link start}. */
-  onChange(fn: () => void): void {
-    for (const i of this.informers) i.onEvent(fn);
+  // decide() words the undo plan for a guard in Report mode; check has no onStall setting to point at.
+  const lines = [`${v.verdict}: ${v.message.replace(' (onStall.action is Report).', '.')}`];
+  const plan = status.undoPlan;
+  if (v.code === ExitCode.Stalled && plan?.toRevision !== undefined) {
+    lines.push(`to undo: kubectl rollout undo daemonset/${opts.name} -n ${opts.namespace} --to-revision=${plan.toRevision}`);
   }
-
-  start(): void {
-    for (const i of this.informers) i.start();
-  }
-
-  /** Waits for the first list of every collection; rejects after `timeoutMs`. */
-  async synced(timeoutMs = SYNC_TIMEOUT_MS): Promise<void> {
-    let syncTimer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      syncTimer = setTimeout(
-        () => reject(new Error(`the API server did not answer the first lists within ${timeoutMs / 1000}s`)),
-        timeoutMs,
-      );
-    });
-    try {
-      await Promise.race([Promise.all(this.informers.map((i) => i.waitForSync())), timedOut]);
-    } finally {
-      clearTimeout(syncTimer);
-    }
-  }
-
-  /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
-  pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
-    const r = this.guardPass.observe(this.cache, { targetName: this.name, prev: status, policy, now });
-    // The check lists every pod of its DaemonSet itself: its cache is never without them.
-    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.daemonSet} are not cached`);
-    // The check keeps its status in memory: it is "persisted" as soon as it is decided. A one-shot check
-    // has its own deadline and no informers to relist, so only decide's own cache-wait limit matters,
-    // and it writes nothing, so there is no write to hold.
-    r.commit();
-    return { obs: r.obs, decision: r.decision };
-  }
-
-  async stop(): Promise<void> {
-    await Promise.allSettled(this.informers.map((i) => i.stop()));
-  }
+  return lines;
 }
 
 /** Runs the check until the rollout completes or stalls. Exposed with injectable parts for tests. */
@@ -287,32 +157,9 @@ export async function check(
   log: Logger,
   out: (line: string) => void,
 ): Promise<number> {
-  const key = `${opts.namespace}/${opts.name}`;
   const started = clock.now();
   const finish = (v: Verdict, status: GuardStatus, now: number): number => {
-    if (opts.output === 'json') {
-      out(
-        JSON.stringify(
-          {
-            verdict: v.verdict,
-            exitCode: v.code,
-            target: key,
-            message: v.message,
-            elapsedSeconds: Math.round((now - started) / 1000),
-            status,
-          },
-          null,
-          2,
-        ),
-      );
-      return v.code;
-    }
-    // decide() words the undo plan for a guard in Report mode; check has no onStall setting to point at.
-    out(`${v.verdict}: ${v.message.replace(' (onStall.action is Report).', '.')}`);
-    const plan = status.undoPlan;
-    if (v.code === ExitCode.Stalled && plan?.toRevision !== undefined) {
-      out(`to undo: kubectl rollout undo daemonset/${opts.name} -n ${opts.namespace} --to-revision=${plan.toRevision}`);
-    }
+    for (const l of verdictLines(opts, v, status, now - started)) out(l);
     return v.code;
   };
 
@@ -320,8 +167,6 @@ export async function check(
   const early = await preflight(client, opts, Object.values(observer.paths));
   if (early) return finish(early, {}, clock.now());
 
-  let wake: (() => void) | undefined;
-  observer.onChange(() => wake?.());
   const spec = checkSpec(opts.name, opts.deadlineSeconds, opts.suspectSeconds);
   const deadlineMs = opts.deadlineSeconds * 1000;
   let status: GuardStatus = {};
@@ -339,39 +184,17 @@ export async function check(
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;
       const unobservedForMs = unobservedSince === undefined ? 0 : now - unobservedSince;
-      const snapshot = JSON.stringify([
-        status.state,
-        status.cause,
-        status.generations,
-        status.blockedNodes,
-        status.emptyNodes,
-        status.desired,
-        status.updated,
-        status.available,
-      ]);
-      if (opts.output === 'text' && snapshot !== lastPrinted) {
-        lastPrinted = snapshot;
-        const t = ((now - started) / 1000).toFixed(0).padStart(4);
-        // "Healthy" before the controller has seen the new template would contradict the verdict that follows.
-        const state = unobserved && status.state === 'Healthy' ? 'Waiting' : (status.state ?? 'Unknown');
-        out(
-          `[${t}s] ${state}  desired ${status.desired ?? 0}  updated ${status.updated ?? 0}  ready ${status.ready ?? 0}  available ${status.available ?? 0}${status.cause ? `  cause ${status.cause}` : ''}`,
-        );
-        for (const l of splitLines(status)) out(l);
+      const key = progressKey(status);
+      if (opts.output === 'text' && key !== lastPrinted) {
+        lastPrinted = key;
+        for (const l of progressLines(status, unobserved, now - started)) out(l);
       }
       const v = verdictOf(obs, status, unobservedForMs, deadlineMs);
       if (v) return finish(v, status, now);
       // Wait for a cache change or the next deadline, whichever comes first.
       let waitMs = d.requeueAfterMs ?? 30_000;
       if (unobserved) waitMs = Math.min(waitMs, Math.max(500, deadlineMs - unobservedForMs + 100));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
+      await observer.nextChange(waitMs);
     }
   } finally {
     await observer.stop();
@@ -385,21 +208,10 @@ export async function runCheck(args: readonly string[]): Promise<number> {
     return ExitCode.Ok;
   }
   const opts = parseCheckArgs(args);
-  // Logs go to stderr: stdout carries the check's own output, which must stay parseable with --output json.
-  const log = pino(
-    { level: process.env.LOG_LEVEL ?? 'warn', base: { component: 'rollout-guard-check' }, timestamp: pino.stdTimeFunctions.isoTime },
-    pino.destination(2),
-  );
-  let client: ApiClient;
-  let namespace: string;
-  try {
-    const c = loadConnection(opts);
-    client = ApiClient.fromKubeConfig(c.kc);
-    namespace = opts.namespace ?? c.namespace;
-  } catch (e) {
-    console.error(`rollout-guard check: cannot load kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ''}: ${summarizeError(e)}`);
-    return ExitCode.Failure;
-  }
+  const log = stderrLogger('rollout-guard-check');
+  const conn = connect('rollout-guard check', opts);
+  if (!conn) return ExitCode.Failure;
+  const { client, namespace } = conn;
   try {
     return await check({ ...opts, namespace }, client, systemClock, log, (l) => console.log(l));
   } catch (e) {

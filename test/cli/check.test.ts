@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ExitCode, parseCheckArgs, parseDuration, verdictOf } from '../../src/cli/check.js';
+import { parseDuration } from '../../src/cli/args.js';
+import { parseCheckArgs, verdictOf } from '../../src/cli/check.js';
+import { ExitCode } from '../../src/cli/command.js';
 import { decide } from '../../src/domain/decide/decide.js';
 import { UsageError } from '../../src/runtime/config.js';
 import { HASH, T0, imagePullPod, missingObs, node, nodesOn, pod, policy, rev, sec, targetObs } from '../support/fixtures.js';

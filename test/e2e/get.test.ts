@@ -22,7 +22,7 @@ import {
 } from '../support/cluster.js';
 import { GuardReader } from '../support/guards.js';
 import { OperatorProcess, ROOT, apply, guard, installCrds } from '../support/operator.js';
-import type { GetView } from '../../src/cli/get.js';
+import type { GetView } from '../../src/cli/getView.js';
 
 const MAIN = path.join(ROOT, 'dist/src/main.js');
 

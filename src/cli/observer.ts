@@ -1,0 +1,185 @@
+/**
+ * How the one-shot commands read the cluster: one DaemonSet observed the way the operator observes it,
+ * without the operator, and the preflight that turns a missing DaemonSet or a forbidden read into an
+ * answer at once. `rollout-guard check` and `rollout-guard get` both run on it.
+ */
+import type { Logger } from 'pino';
+import { GUARD_DEFAULTS } from '../api/defaults.js';
+import type { Decision } from '../domain/decision.js';
+import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { Observation } from '../domain/observation.js';
+import type { GuardPolicy } from '../domain/decide/pass.js';
+import { isNotFound, type ApiClient } from '../k8s/apiClient.js';
+import { Informer } from '../k8s/informer.js';
+import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
+import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
+import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
+import { GuardPass } from '../reconcile/guardPass.js';
+import type { CacheView } from '../reconcile/ports.js';
+import { ExitCode, type Verdict } from './command.js';
+
+/**
+ * Fails fast, with the API server's words, when the DaemonSet `namespace/name` is missing or a collection
+ * cannot be read.
+ */
+export async function preflight(
+  client: ApiClient,
+  target: { namespace: string; name: string },
+  paths: readonly string[],
+): Promise<Verdict | undefined> {
+  try {
+    await client.request('GET', daemonSetsPath(target.namespace, target.name));
+  } catch (e) {
+    if (isNotFound(e)) {
+      return {
+        code: ExitCode.NotFound,
+        verdict: 'not found',
+        message: `DaemonSet ${target.name} not found in namespace ${target.namespace}`,
+      };
+    }
+    throw e;
+  }
+  // The informers would retry a 403 forever with backoff, and a CI job would hang: the one thing check
+  // exists to prevent. One cheap list per collection turns a missing RBAC rule into an error at once.
+  for (const p of paths) await client.request('GET', p, { query: { limit: 1 } });
+  return undefined;
+}
+
+/** How long a command waits for the first list of every collection before giving up. */
+export const SYNC_TIMEOUT_MS = 30_000;
+
+/**
+ * The spec check judges a rollout by: its deadlines, Report only, no bake. `rollout-guard get ds/…` uses
+ * it with check's default deadlines.
+ */
+export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
+  return {
+    targetRef: { kind: DAEMONSET_KIND, name },
+    suspectAfterSeconds: suspectSeconds,
+    progressDeadlineSeconds: deadlineSeconds,
+    onStall: { action: 'Report', delaySeconds: 0 },
+    failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
+    // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
+    bakeSeconds: 0,
+    suspend: false,
+  };
+}
+
+/**
+ * One DaemonSet observed the way the operator observes it, without the operator: its own informers over
+ * the DaemonSet, the namespace's daemon pods and ControllerRevisions and the nodes, then gather and the
+ * pure decide on each pass.
+ */
+export class DaemonSetObserver {
+  /** The collections read; {@link preflight} lists each once before the informers start. */
+  readonly paths: { ds: string; pods: string; revs: string; nodes: string };
+  private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
+  private readonly cache: CacheView;
+  private readonly guardPass: GuardPass;
+  /** Ends the current {@link nextChange} wait early; unset when no one waits. */
+  private wake: (() => void) | undefined;
+
+  constructor(
+    client: ApiClient,
+    namespace: string,
+    private readonly name: string,
+    log: Logger,
+  ) {
+    // The DaemonSet is judged as a guard of the same name in its namespace would judge it.
+    this.guardPass = new GuardPass(`${namespace}/${name}`);
+    const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
+    this.paths = {
+      ds: daemonSetsPath(namespace),
+      pods: podsPath(namespace),
+      revs: controllerRevisionsPath(namespace),
+      nodes: nodesPath(),
+    };
+    const dsInf = new Informer<SlimDaemonSet>(
+      client,
+      { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common },
+      log,
+    );
+    const podInf = new Informer<SlimPod>(
+      client,
+      { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common },
+      log,
+    );
+    const revInf = new Informer<SlimRevision>(
+      client,
+      { name: 'controllerrevisions', listPath: this.paths.revs, slim: slimRevision, ...common },
+      log,
+    );
+    const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
+    const owner = (o: SlimPod | SlimRevision): string[] => {
+      const c = controllerOf(o.metadata, DAEMONSET_KIND);
+      return c ? [c.uid] : [];
+    };
+    podInf.addIndex('owner', owner);
+    revInf.addIndex('owner', owner);
+    this.informers = [dsInf, podInf, revInf, nodeInf];
+    this.onChange(() => this.wake?.());
+    this.cache = {
+      daemonSet: (n, nm) => dsInf.get(n, nm),
+      podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
+      revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
+      nodes: () => nodeInf.list(),
+    };
+  }
+
+  /** Calls `fn` after every change to any of the caches. Register before {@link start}. */
+  onChange(fn: () => void): void {
+    for (const i of this.informers) i.onEvent(fn);
+  }
+
+  /**
+   * Resolves on the next change to any of the caches, or after `timeoutMs`. A change while no one waits
+   * wakes nobody: the next pass reads the caches as they are.
+   */
+  async nextChange(timeoutMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = undefined;
+  }
+
+  start(): void {
+    for (const i of this.informers) i.start();
+  }
+
+  /** Waits for the first list of every collection; rejects after `timeoutMs`. */
+  async synced(timeoutMs = SYNC_TIMEOUT_MS): Promise<void> {
+    let syncTimer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      syncTimer = setTimeout(
+        () => reject(new Error(`the API server did not answer the first lists within ${timeoutMs / 1000}s`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([Promise.all(this.informers.map((i) => i.waitForSync())), timedOut]);
+    } finally {
+      clearTimeout(syncTimer);
+    }
+  }
+
+  /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
+  pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
+    const r = this.guardPass.observe(this.cache, { targetName: this.name, prev: status, policy, now });
+    // The observer lists every pod of its DaemonSet itself: its cache is never without them.
+    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.daemonSet} are not cached`);
+    // A command keeps its status in memory: it is "persisted" as soon as it is decided. A one-shot command
+    // has its own deadline and no informers to relist, so only decide's own cache-wait limit matters,
+    // and it writes nothing, so there is no write to hold.
+    r.commit();
+    return { obs: r.obs, decision: r.decision };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.informers.map((i) => i.stop()));
+  }
+}
