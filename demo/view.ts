@@ -6,7 +6,7 @@
  * Everything but {@link readSnapshot} is pure, so the rendering can be reasoned about from its input.
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
-import { isNotFound } from '../src/k8s/apiClient.js';
+import { isNotFound } from '../src/k8s/apiErrors.js';
 import type { BlockedNode, EmptyNode, GuardStatus, UndoPlan, UndoRecord } from '../src/api/types.js';
 
 /** The kubectl get ds columns. */

@@ -16,7 +16,8 @@ import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
 import { errorMessage } from '../reconcile/portErrors.js';
 import { truncate } from '../domain/messages.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
-import { ApiError, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
+import { type ApiClient } from './apiClient.js';
+import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
 import { controllerRevisionsPath, daemonSetsPath, podsPath } from './apiPaths.js';
 import { checkRevision } from './daemonSetUndo.js';
 

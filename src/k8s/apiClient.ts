@@ -12,7 +12,12 @@ import type { ClockSkew } from './clockSkew.js';
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { errorMessage, type PortErrorKind } from '../reconcile/portErrors.js';
+import { ApiError } from './apiErrors.js';
+import { exchange, headerValue, type RawResponse } from './httpExchange.js';
+import { streamWatch, type WatchEvent } from './watchStream.js';
+
+// The command-line tools take the client and the error classification they need from this one module.
+export { ApiError, isNotFound, summarizeError } from './apiErrors.js';
 
 /** Default `User-Agent`, so API server audit logs and APF flow schemas can tell our requests apart. */
 export const USER_AGENT = 'rollout-guard/0.1.0';
@@ -79,164 +84,6 @@ export interface RequestOptions {
   contentType?: string;
   /** Aborts the request; the promise then rejects with an `AbortError`. */
   signal?: AbortSignal;
-}
-
-/** One decoded watch event. `object` is raw JSON: the resource, or a `Status` for `ERROR`. */
-export interface WatchEvent {
-  /** Event type as sent by the API server. */
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  /** The object, or a `metav1.Status` for `ERROR`. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw JSON of any kind; the consumer narrows it
-  object: any;
-}
-
-const KIND_OF_STATUS: Readonly<Record<number, PortErrorKind>> = { 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict' };
-
-/**
- * A non-2xx answer of the API server, decoded from its `metav1.Status` body where there is one.
- * Classify with {@link isNotFound}, {@link isConflict}, {@link isGone}, {@link isForbidden}, {@link isTransient}.
- */
-export class ApiError extends Error {
-  /** HTTP status code, or the Status `code` for an in-stream watch `ERROR`. */
-  readonly statusCode: number;
-  /** Status `reason`, e.g. `NotFound`, `Conflict`, `Expired`. */
-  readonly reason?: string;
-  /** From Status `details.retryAfterSeconds`, else the `Retry-After` header. */
-  readonly retryAfterSeconds?: number;
-  /** The decoded response body (a Status object, or the raw text when it was not JSON). */
-  readonly body?: unknown;
-  /** The port error kind reconcile reads (reconcile/portErrors.ts), for the statuses it acts on. */
-  readonly kind?: PortErrorKind;
-
-  /** Builds an error; prefer {@link ApiError.fromStatus} / {@link ApiError.fromResponse}. */
-  constructor(message: string, init: { statusCode: number; reason?: string; retryAfterSeconds?: number; body?: unknown }) {
-    super(message);
-    this.name = 'ApiError';
-    this.statusCode = init.statusCode;
-    const kind = KIND_OF_STATUS[init.statusCode];
-    if (kind !== undefined) this.kind = kind;
-    if (init.reason !== undefined) this.reason = init.reason;
-    if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
-    if (init.body !== undefined) this.body = init.body;
-  }
-
-  /**
-   * Decodes a `metav1.Status` (e.g. the object of an in-stream watch `ERROR`). `fallbackCode` is used when the
-   * Status carries no `code`.
-   */
-  static fromStatus(status: unknown, fallbackCode = 500, retryAfterHeader?: string): ApiError {
-    const s = isRecord(status) ? status : {};
-    const code = typeof s.code === 'number' && s.code > 0 ? s.code : fallbackCode;
-    const reason = typeof s.reason === 'string' && s.reason !== '' ? s.reason : undefined;
-    const details = isRecord(s.details) ? s.details : {};
-    let retryAfterSeconds =
-      typeof details.retryAfterSeconds === 'number' && details.retryAfterSeconds > 0 ? details.retryAfterSeconds : undefined;
-    retryAfterSeconds ??= parseRetryAfter(retryAfterHeader);
-    const text = typeof s.message === 'string' && s.message !== '' ? s.message : (reason ?? `HTTP ${code}`);
-    return new ApiError(reason !== undefined ? `${code} ${reason}: ${text}` : `${code}: ${text}`, {
-      statusCode: code,
-      ...(reason !== undefined ? { reason } : {}),
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-      body: status,
-    });
-  }
-
-  /** Decodes a non-2xx HTTP response body (JSON Status or arbitrary text, e.g. from a proxy). */
-  static fromResponse(statusCode: number, rawBody: string, retryAfterHeader?: string): ApiError {
-    let parsed: unknown;
-    try {
-      parsed = rawBody === '' ? undefined : JSON.parse(rawBody);
-    } catch {
-      parsed = undefined;
-    }
-    if (isRecord(parsed) && parsed.kind === 'Status') {
-      // The HTTP status is authoritative; the Status code normally matches it anyway.
-      return ApiError.fromStatus({ ...parsed, code: statusCode }, statusCode, retryAfterHeader);
-    }
-    const retryAfterSeconds = parseRetryAfter(retryAfterHeader);
-    const snippet = rawBody.length > 200 ? `${rawBody.slice(0, 200)}…` : rawBody;
-    return new ApiError(`HTTP ${statusCode}${snippet ? `: ${snippet}` : ''}`, {
-      statusCode,
-      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
-      ...(rawBody !== '' ? { body: parsed ?? rawBody } : {}),
-    });
-  }
-}
-
-/** One line for an error from the API server or the network, without a stack. */
-export function summarizeError(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;
-  return errorMessage(e);
-}
-
-/** A non-watch request exceeded its timeout. Counted as transient. */
-export class RequestTimeoutError extends Error {
-  /** Node-style error code, so generic network-error handling recognises it. */
-  readonly code = 'ETIMEDOUT';
-  /** @param ms the timeout that elapsed */
-  constructor(method: string, path: string, ms: number) {
-    super(`${method} ${path}: no response within ${ms} ms`);
-    this.name = 'RequestTimeoutError';
-  }
-}
-
-/** True for 404 Not Found. */
-export function isNotFound(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 404;
-}
-
-/** True for 409 Conflict (stale resourceVersion) and AlreadyExists (also 409). */
-export function isConflict(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 409;
-}
-
-/** True for AlreadyExists: a create (POST) of a name that is taken. */
-export function isAlreadyExists(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 409 && e.reason === 'AlreadyExists';
-}
-
-/** True for 410 Gone: watch history or a list `continue` token expired; the caller must relist. */
-export function isGone(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 410;
-}
-
-/** True for 403 Forbidden (RBAC): retrying does not help until someone changes the bindings. */
-export function isForbidden(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 403;
-}
-
-/** True when the caller aborted the request through its `AbortSignal`. */
-export function isAbortError(e: unknown): boolean {
-  return e instanceof Error && e.name === 'AbortError';
-}
-
-/** Socket-level failures worth retrying: the API server restarting, a dropped connection, DNS hiccups. */
-const TRANSIENT_NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EAI_AGAIN',
-  'ENOTFOUND',
-  'ERR_STREAM_PREMATURE_CLOSE',
-  'UND_ERR_SOCKET',
-]);
-
-/**
- * True for failures that may succeed when retried: network errors, timeouts, 429 Too Many Requests (API Priority
- * and Fairness) and 5xx. Not for caller aborts, 4xx client errors or 409 (conflicts need a re-read and re-decide,
- * not a blind retry).
- */
-export function isTransient(e: unknown): boolean {
-  if (e instanceof ApiError) return e.statusCode === 429 || e.statusCode >= 500;
-  if (e instanceof RequestTimeoutError) return true;
-  if (isAbortError(e)) return false;
-  if (isRecord(e) && typeof e.code === 'string') return TRANSIENT_NETWORK_CODES.has(e.code);
-  return false;
 }
 
 /** Resolves per-request auth headers and TLS material; a seam so tests or other auth sources can plug in. */
@@ -325,45 +172,16 @@ export class ApiClient {
     });
     // Local send time, for the clock skew estimate: the server's Date is taken between this and the response.
     const sent = Date.now();
-    const pending = new Promise<{ status: number; body: string; retryAfter?: string }>((resolve, reject) => {
-      let settled = false;
-      const finish = (fn: () => void): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        opts.signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const fail = (err: Error): void => {
-        finish(() => reject(err));
-        req.destroy();
-      };
-      const onAbort = (): void => fail(abortError(opts.signal));
-      // Whole-request deadline (not an idle-socket timeout): a trickling response must not hold a reconcile.
-      const timer = setTimeout(() => fail(new RequestTimeoutError(method, path, this.requestTimeoutMs)), this.requestTimeoutMs);
-      // The error listener goes first: destroying the request below emits 'error', which must not go unhandled.
-      req.on('error', (err) => finish(() => reject(err)));
-      if (opts.signal?.aborted) {
-        fail(abortError(opts.signal));
-        return;
-      }
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('response', (res) => {
-        this.clockSkew?.sample(sent, Date.now(), headerValue(res.headers.date));
-        res.setEncoding('utf8');
-        let body = '';
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('error', (err) => finish(() => reject(err)));
-        res.on('end', () => {
-          const retryAfter = headerValue(res.headers['retry-after']);
-          finish(() => resolve({ status: res.statusCode ?? 0, body, ...(retryAfter !== undefined ? { retryAfter } : {}) }));
-        });
-      });
-      req.end(payload);
-    });
-    let text: { status: number; body: string; retryAfter?: string };
+    let text: RawResponse;
     try {
-      text = await pending;
+      text = await exchange(req, {
+        method,
+        path,
+        payload,
+        signal: opts.signal,
+        timeoutMs: this.requestTimeoutMs,
+        onResponse: (res) => this.clockSkew?.sample(sent, Date.now(), headerValue(res.headers.date)),
+      });
     } catch (err) {
       this.record(method, path, 'error', (performance.now() - begun) / 1000);
       throw err;
@@ -382,89 +200,7 @@ export class ApiClient {
    */
   async watch(path: string, query: Query, onEvent: (ev: WatchEvent) => void, signal: AbortSignal): Promise<void> {
     const req = await this.open('GET', path, { ...query, watch: true }, {});
-    return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      let responded = false;
-      const finish = (err?: Error): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener('abort', onAbort);
-        if (err) {
-          reject(err);
-          req.destroy();
-        } else {
-          resolve();
-        }
-      };
-      const onAbort = (): void => finish(abortError(signal));
-      // The error listener goes first: destroying the request emits 'error', which must not go unhandled.
-      req.on('error', (err) => {
-        if (!settled && !responded) this.record('WATCH', path, 'error');
-        finish(err);
-      });
-      if (signal.aborted) {
-        finish(abortError(signal));
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.on('response', (res) => {
-        responded = true;
-        this.record('WATCH', path, String(res.statusCode ?? 0));
-        res.setEncoding('utf8');
-        res.on('error', (err) => finish(err));
-        if (res.statusCode !== 200) {
-          let body = '';
-          res.on('data', (chunk: string) => (body += chunk));
-          res.on('end', () => finish(ApiError.fromResponse(res.statusCode ?? 0, body, headerValue(res.headers['retry-after']))));
-          return;
-        }
-        // Newline-delimited JSON; a chunk may end mid-line, so keep the tail until its newline arrives.
-        let buffered = '';
-        const handleLine = (line: string): boolean => {
-          if (line.trim() === '') return true;
-          let ev: WatchEvent;
-          try {
-            ev = JSON.parse(line) as WatchEvent;
-          } catch {
-            // A corrupt stream means we may have missed an event: end it so the caller re-watches from the last
-            // good resourceVersion (client-node silently skips such lines instead).
-            finish(new Error(`watch ${path}: undecodable event line`));
-            return false;
-          }
-          try {
-            onEvent(ev);
-          } catch (err) {
-            finish(err instanceof Error ? err : new Error(String(err)));
-            return false;
-          }
-          return true;
-        };
-        res.on('data', (chunk: string) => {
-          if (settled) return;
-          buffered += chunk;
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, nl);
-            buffered = buffered.slice(nl + 1);
-            if (!handleLine(line) || settled) return;
-          }
-        });
-        res.on('end', () => {
-          if (settled) return;
-          if (buffered !== '' && !handleLine(buffered)) return;
-          finish();
-        });
-        // 'close' without 'end': the connection dropped mid-stream.
-        res.on('close', () =>
-          finish(
-            Object.assign(new Error(`watch ${path}: stream closed prematurely`), {
-              code: 'ERR_STREAM_PREMATURE_CLOSE',
-            }),
-          ),
-        );
-      });
-      req.end();
-    });
+    return streamWatch(req, { path, onEvent, signal, record: (code) => this.record('WATCH', path, code) });
   }
 
   private record(verb: string, path: string, code: string, seconds?: number): void {
@@ -551,33 +287,4 @@ export function resourceOf(path: string): string {
   const [resource, , sub] = rest;
   if (resource === undefined) return 'other';
   return sub !== undefined ? `${resource}/${sub}` : resource;
-}
-
-function abortError(signal: AbortSignal | undefined): Error {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  const err = new Error('request aborted', { cause: reason });
-  err.name = 'AbortError';
-  return err;
-}
-
-function headerValue(h: string | string[] | undefined): string | undefined {
-  return Array.isArray(h) ? h[0] : h;
-}
-
-/** `Retry-After` is either a number of seconds or an HTTP date (e.g. `Wed, 21 Oct 2026 07:28:00 GMT`). */
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  if (/^\d+$/.test(value.trim())) {
-    const n = Number(value.trim());
-    return n > 0 ? n : undefined;
-  }
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return undefined;
-  const secs = Math.ceil((at - Date.now()) / 1000);
-  return secs > 0 ? secs : undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null;
 }

@@ -35,7 +35,8 @@ import {
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord } from '../api/types.js';
 import { CONFLICT_ATTEMPTS, errorMessage } from '../reconcile/portErrors.js';
-import { ApiError, PatchContentType, isConflict, isForbidden, isNotFound, type ApiClient } from './apiClient.js';
+import { PatchContentType, type ApiClient } from './apiClient.js';
+import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
 import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
 
 // Raw JSON from the API server, read defensively.

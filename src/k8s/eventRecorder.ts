@@ -8,7 +8,8 @@
  */
 import type { Logger } from 'pino';
 import type { Announcement } from '../api/types.js';
-import { isAlreadyExists, type ApiClient } from './apiClient.js';
+import { type ApiClient } from './apiClient.js';
+import { isAlreadyExists } from './apiErrors.js';
 import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION } from '../api/names.js';
 import type { ObjectRef } from '../api/objects.js';
 import { microTime } from '../api/time.js';

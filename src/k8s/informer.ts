@@ -18,13 +18,23 @@
  * bookmarks and no watchdog, and a half-open connection hangs it silently. The upstream model
  * for these semantics is client-go's reflector (kubernetes/client-go `tools/cache/reflector.go`).
  *
- * Invariant: cached objects are shared by every reader and are deep-frozen (`Object.freeze`) when they enter the
- * cache; writing to one throws in strict-mode code. Never mutate them: `structuredClone` first.
+ * Cached objects are shared by every reader and deep-frozen (see informerStore.ts): never mutate them.
+ *
+ * The cache itself is informerStore.ts, the paginated list listPager.ts, one watch informerWatch.ts; this module
+ * supervises them.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { ApiError, isGone, type ApiClient, type WatchEvent } from './apiClient.js';
+import type { ApiClient } from './apiClient.js';
+import { errorFields } from './apiErrors.js';
+import { InformerStore, type Entry, type InformerEvent, type ObjectMeta } from './informerStore.js';
+import { watchOnce, type WatchOutcome } from './informerWatch.js';
+import { listAll } from './listPager.js';
 import { abortableSleep } from './sleep.js';
+import type { WatchEvent } from './watchStream.js';
+
+// The controller takes the informer and the shape of its changes from this one module.
+export type { InformerEvent } from './informerStore.js';
 
 /** Default list page size; kubectl's `--chunk-size` default, small enough to keep each response cheap. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -39,20 +49,6 @@ export const MIN_REQUESTED_RELIST_INTERVAL_MS = 30_000;
  * closes every stream at once cannot drive us into a tight re-watch loop.
  */
 export const MIN_HEALTHY_WATCH_MS = 1_000;
-/** How often an expired `continue` token may restart one list before the whole cycle backs off. */
-export const MAX_LIST_RESTARTS = 3;
-
-/** Metadata every cached kind must keep (even after slimming). */
-export interface ObjectMeta {
-  /** Object name. */
-  name: string;
-  /** Namespace; absent for cluster-scoped kinds. */
-  namespace?: string;
-  /** Opaque version used for change detection and watch resumption. */
-  resourceVersion?: string;
-  /** Unique id across re-creations with the same name. */
-  uid?: string;
-}
 
 /** Configuration of one {@link Informer}. */
 export interface InformerOptions<T> {
@@ -81,9 +77,6 @@ export interface InformerOptions<T> {
   backoff?: { initialMs: number; maxMs: number };
 }
 
-/** A cache change. `old` is the previous cached state for `update`. Objects are frozen: never mutate. */
-export type InformerEvent<T> = { type: 'add' | 'update' | 'delete'; obj: Readonly<T>; old?: Readonly<T> };
-
 /** Counters for health endpoints and metrics. */
 export interface InformerStats {
   /** Objects currently cached. */
@@ -96,24 +89,6 @@ export interface InformerStats {
   lastEventAt?: number;
 }
 
-interface Entry<T> {
-  obj: T;
-  /** Kept separately because `slim` may drop `metadata.resourceVersion`, and the relist diff needs it. */
-  rv: string | undefined;
-}
-
-interface Index<T> {
-  fn: (obj: T) => string[];
-  byValue: Map<string, Set<string>>;
-}
-
-type WatchEnd = 'closed' | 'gone' | 'idle' | 'relist' | 'stopped';
-
-interface ListResponse {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: unknown[];
-}
-
 /**
  * List + watch + cache for one resource collection, supervised: it restarts with jittered backoff on any error and
  * never exits the process. Register handlers and indexes before {@link Informer.start}.
@@ -124,8 +99,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
   private readonly watchTimeoutSeconds: number;
   private readonly idleTimeoutMs: number;
   private readonly backoff: { initialMs: number; maxMs: number };
-  private cache = new Map<string, Entry<T>>();
-  private readonly indexes = new Map<string, Index<T>>();
+  private readonly store: InformerStore<T>;
   private readonly eventHandlers: Array<(ev: InformerEvent<T>) => void> = [];
   private readonly relistHandlers: Array<() => void> = [];
   private resourceVersion: string | undefined;
@@ -156,6 +130,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     logger: Logger,
   ) {
     this.log = logger.child({ informer: opts.name });
+    this.store = new InformerStore(opts.name, opts.slim);
     this.pageSize = opts.pageSize ?? DEFAULT_PAGE_SIZE;
     this.watchTimeoutSeconds = opts.watchTimeoutSeconds ?? DEFAULT_WATCH_TIMEOUT_SECONDS;
     this.idleTimeoutMs = opts.idleTimeoutMs ?? Math.round((this.watchTimeoutSeconds * 1.1 + 30) * 1000);
@@ -188,8 +163,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
    */
   addIndex(name: string, fn: (obj: T) => string[]): void {
     if (this.started) throw new Error(`informer ${this.opts.name}: addIndex(${name}) after start()`);
-    if (this.indexes.has(name)) throw new Error(`informer ${this.opts.name}: index ${name} already exists`);
-    this.indexes.set(name, { fn, byValue: new Map() });
+    this.store.addIndex(name, fn);
   }
 
   /** Starts the supervised list/watch loop in the background. Call once. */
@@ -230,28 +204,17 @@ export class Informer<T extends { metadata: ObjectMeta }> {
 
   /** Cached object by key. The result is shared and frozen: never mutate it. */
   get(namespace: string | undefined, name: string): Readonly<T> | undefined {
-    return this.cache.get(cacheKey(namespace, name))?.obj;
+    return this.store.get(namespace, name);
   }
 
   /** All cached objects, or those of one namespace. Shared and frozen: never mutate them. */
   list(namespace?: string): ReadonlyArray<Readonly<T>> {
-    const out: T[] = [];
-    for (const { obj } of this.cache.values()) {
-      if (namespace === undefined || obj.metadata.namespace === namespace) out.push(obj);
-    }
-    return out;
+    return this.store.list(namespace);
   }
 
   /** Cached objects whose index `indexName` contains `value`. Throws for an unknown index (a wiring bug). */
   byIndex(indexName: string, value: string): ReadonlyArray<Readonly<T>> {
-    const index = this.indexes.get(indexName);
-    if (!index) throw new Error(`informer ${this.opts.name}: no index ${indexName}`);
-    const out: T[] = [];
-    for (const key of index.byValue.get(value) ?? []) {
-      const entry = this.cache.get(key);
-      if (entry) out.push(entry.obj);
-    }
-    return out;
+    return this.store.byIndex(indexName, value);
   }
 
   /**
@@ -277,7 +240,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
   /** Counters for `/readyz` and metrics. */
   stats(): InformerStats {
     return {
-      objects: this.cache.size,
+      objects: this.store.size,
       relists: this.relists,
       restarts: this.restarts,
       ...(this.lastEventAt !== undefined ? { lastEventAt: this.lastEventAt } : {}),
@@ -330,7 +293,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
         this.restarts++;
         failures++;
         delay = this.backoffDelay(failures);
-        this.log.warn({ err: describe(err), failures, delayMs: delay }, 'list/watch failed, restarting after backoff');
+        this.log.warn({ err: errorFields(err), failures, delayMs: delay }, 'list/watch failed, restarting after backoff');
       }
       if (delay > 0) await abortableSleep(delay, this.stopController.signal);
     }
@@ -346,56 +309,21 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     return Math.round(d / 2 + Math.random() * (d / 2));
   }
 
-  /** Paginated list into a fresh map, then {@link Informer.replace}. */
+  /** Paginated list, then swap it into the cache. */
   private async listAll(): Promise<void> {
-    const items = new Map<string, Entry<T>>();
-    let cont: string | undefined;
-    let resourceVersion: string | undefined;
-    let listRestarts = 0;
-    for (;;) {
-      let page: ListResponse;
-      try {
-        page = await this.client.request<ListResponse>('GET', this.opts.listPath, {
-          query: {
-            labelSelector: this.opts.labelSelector,
-            fieldSelector: this.opts.fieldSelector,
-            limit: this.pageSize,
-            continue: cont,
-          },
-          signal: this.stopController.signal,
-        });
-      } catch (err) {
-        // A continue token expires with the snapshot it pins (etcd compaction): pages fetched so far belong to
-        // that snapshot, so start over without it rather than mixing snapshots.
-        if (cont !== undefined && isGone(err) && listRestarts < MAX_LIST_RESTARTS) {
-          listRestarts++;
-          this.log.info({ pagesRestart: listRestarts }, 'list continue token expired (410), restarting list');
-          items.clear();
-          cont = undefined;
-          continue;
-        }
-        throw err;
-      }
-      for (const raw of page.items ?? []) {
-        const { key, entry } = this.prepare(raw);
-        items.set(key, entry);
-      }
-      resourceVersion = page.metadata?.resourceVersion;
-      cont = page.metadata?.continue ? page.metadata.continue : undefined;
-      if (cont === undefined) break;
-    }
+    const { items, resourceVersion } = await listAll<Entry<T>>(
+      this.client,
+      { path: this.opts.listPath, labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector, pageSize: this.pageSize },
+      (raw) => this.store.prepare(raw),
+      this.stopController.signal,
+      this.log,
+    );
     this.replace(items, resourceVersion);
   }
 
-  /**
-   * Swaps in a complete list and emits the diff against the previous cache, so that changes — deletes in
-   * particular — that happened while we were not watching still reach the handlers.
-   */
+  /** Swaps in a complete list and emits the diff against the previous cache, then tells the relist handlers. */
   private replace(items: Map<string, Entry<T>>, resourceVersion: string | undefined): void {
-    const previous = this.cache;
-    this.cache = items;
-    for (const index of this.indexes.values()) index.byValue.clear();
-    for (const [key, entry] of items) this.indexAdd(key, entry.obj);
+    const diff = this.store.replace(items);
     this.resourceVersion = resourceVersion;
     this.relists++;
     this.lastEventAt = Date.now();
@@ -403,85 +331,35 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     this.synced = true;
     this.log.info({ objects: items.size, resourceVersion, relists: this.relists }, wasSynced ? 'relisted' : 'initial list complete');
     if (!wasSynced) this.resolveSync();
-
-    for (const [key, old] of previous) {
-      if (!items.has(key)) this.emit({ type: 'delete', obj: old.obj });
-    }
-    for (const [key, entry] of items) {
-      const old = previous.get(key);
-      if (!old) this.emit({ type: 'add', obj: entry.obj });
-      // Unchanged resourceVersion means unchanged object: no event, as client-node's informer does.
-      else if (old.rv !== entry.rv || entry.rv === undefined) this.emit({ type: 'update', obj: entry.obj, old: old.obj });
-    }
+    for (const ev of diff) this.emit(ev);
     for (const fn of this.relistHandlers) {
       try {
         fn();
       } catch (err) {
-        this.log.error({ err: describe(err) }, 'relist handler threw');
+        this.log.error({ err: errorFields(err) }, 'relist handler threw');
       }
     }
   }
 
   /** One watch from the current resourceVersion, until it ends, expires, goes silent or the informer stops. */
-  private async watchOnce(): Promise<{ end: WatchEnd; progress: boolean; durationMs: number }> {
-    const startedAt = performance.now();
-    const ac = new AbortController();
-    const signal = AbortSignal.any([ac.signal, this.stopController.signal]);
-    let progress = false;
-    let end: 'gone' | 'idle' | 'relist' | undefined;
-    let streamError: ApiError | undefined;
-    const watchdog = setTimeout(() => {
-      end ??= 'idle';
-      ac.abort();
-    }, this.idleTimeoutMs);
-    this.endWatchForRelist = () => {
-      end ??= 'relist';
-      ac.abort();
-    };
-    const timeoutSeconds = Math.max(1, Math.round(this.watchTimeoutSeconds * (0.9 + Math.random() * 0.2)));
-    const result = (e: WatchEnd): { end: WatchEnd; progress: boolean; durationMs: number } => ({
-      end: e,
-      progress,
-      durationMs: performance.now() - startedAt,
-    });
-    try {
-      await this.client.watch(
-        this.opts.listPath,
-        {
-          labelSelector: this.opts.labelSelector,
-          fieldSelector: this.opts.fieldSelector,
-          resourceVersion: this.resourceVersion,
-          allowWatchBookmarks: true,
-          timeoutSeconds,
-        },
-        (ev) => {
-          if (end !== undefined || streamError !== undefined) return;
-          watchdog.refresh();
-          if (ev.type === 'ERROR') {
-            const err = ApiError.fromStatus(ev.object, 500);
-            // 410 Gone / Expired: our resourceVersion was compacted away; anything else ends this stream as an error.
-            if (isGone(err)) end = 'gone';
-            else streamError = err;
-            ac.abort();
-            return;
-          }
+  private watchOnce(): Promise<WatchOutcome> {
+    return watchOnce(
+      this.client,
+      {
+        path: this.opts.listPath,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
+        resourceVersion: this.resourceVersion,
+        watchTimeoutSeconds: this.watchTimeoutSeconds,
+        idleTimeoutMs: this.idleTimeoutMs,
+        apply: (ev) => {
           this.lastEventAt = Date.now();
-          progress = true;
           this.applyWatchEvent(ev);
         },
-        signal,
-      );
-      return result(end ?? 'closed');
-    } catch (err) {
-      if (this.stopped) return result('stopped');
-      if (streamError) throw streamError;
-      if (end !== undefined) return result(end);
-      if (isGone(err)) return result('gone'); // 410 as the HTTP status of the watch request
-      throw err;
-    } finally {
-      clearTimeout(watchdog);
-      this.endWatchForRelist = undefined;
-    }
+        relistTrigger: (end) => (this.endWatchForRelist = end),
+      },
+      this.stopController.signal,
+    );
   }
 
   private applyWatchEvent(ev: WatchEvent): void {
@@ -495,49 +373,9 @@ export class Informer<T extends { metadata: ObjectMeta }> {
       this.log.debug({ type: String(ev.type) }, 'ignoring unknown watch event type');
       return;
     }
-    const { key, entry } = this.prepare(ev.object);
-    const old = this.cache.get(key);
-    if (old) this.indexRemove(key, old.obj);
-    if (ev.type === 'DELETED') {
-      this.cache.delete(key);
-    } else {
-      this.cache.set(key, entry);
-      this.indexAdd(key, entry.obj);
-    }
-    if (entry.rv !== undefined) this.resourceVersion = entry.rv;
-    if (ev.type === 'DELETED') this.emit({ type: 'delete', obj: entry.obj });
-    else if (old) this.emit({ type: 'update', obj: entry.obj, old: old.obj });
-    else this.emit({ type: 'add', obj: entry.obj });
-  }
-
-  /** Key and version come from the raw object, so a `slim` that drops them cannot corrupt the cache. */
-  private prepare(raw: unknown): { key: string; entry: Entry<T> } {
-    const meta = (raw as { metadata?: { name?: unknown; namespace?: unknown; resourceVersion?: unknown } } | null)?.metadata;
-    if (!meta || typeof meta.name !== 'string') throw new Error(`informer ${this.opts.name}: object without metadata.name`);
-    const key = cacheKey(typeof meta.namespace === 'string' ? meta.namespace : undefined, meta.name);
-    const rv = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : undefined;
-    const obj = deepFreeze(this.opts.slim ? this.opts.slim(raw) : (raw as T));
-    return { key, entry: { obj, rv } };
-  }
-
-  private indexAdd(key: string, obj: T): void {
-    for (const index of this.indexes.values()) {
-      for (const value of index.fn(obj)) {
-        let keys = index.byValue.get(value);
-        if (!keys) index.byValue.set(value, (keys = new Set()));
-        keys.add(key);
-      }
-    }
-  }
-
-  private indexRemove(key: string, obj: T): void {
-    for (const index of this.indexes.values()) {
-      for (const value of index.fn(obj)) {
-        const keys = index.byValue.get(value);
-        keys?.delete(key);
-        if (keys?.size === 0) index.byValue.delete(value);
-      }
-    }
+    const { event, rv } = this.store.apply(ev.type, ev.object);
+    if (rv !== undefined) this.resourceVersion = rv;
+    this.emit(event);
   }
 
   private emit(ev: InformerEvent<T>): void {
@@ -545,33 +383,8 @@ export class Informer<T extends { metadata: ObjectMeta }> {
       try {
         fn(ev);
       } catch (err) {
-        this.log.error({ err: describe(err), event: ev.type, name: ev.obj.metadata.name }, 'event handler threw');
+        this.log.error({ err: errorFields(err), event: ev.type, name: ev.obj.metadata.name }, 'event handler threw');
       }
     }
   }
-}
-
-/** `namespace/name`, or `name` for cluster-scoped objects — the same key the work queue uses. */
-function cacheKey(namespace: string | undefined, name: string): string {
-  return namespace ? `${namespace}/${name}` : name;
-}
-
-function deepFreeze<O>(obj: O): O {
-  if (obj !== null && typeof obj === 'object' && !Object.isFrozen(obj)) {
-    Object.freeze(obj);
-    for (const v of Object.values(obj)) deepFreeze(v);
-  }
-  return obj;
-}
-
-/** Log-friendly error summary: message, status code and reason, never a whole object. */
-function describe(err: unknown): { message: string; statusCode?: number; reason?: string; code?: string } {
-  if (err instanceof ApiError) {
-    return { message: err.message, statusCode: err.statusCode, ...(err.reason !== undefined ? { reason: err.reason } : {}) };
-  }
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return { message: err.message, ...(typeof code === 'string' ? { code } : {}) };
-  }
-  return { message: String(err) };
 }

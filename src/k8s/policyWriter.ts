@@ -5,7 +5,8 @@
  */
 import type { GuardSpecInput } from '../api/types.js';
 import type { PolicyStatus, SlimGuard, SlimPolicy } from '../api/objects.js';
-import { isNotFound, type ApiClient } from './apiClient.js';
+import { type ApiClient } from './apiClient.js';
+import { isNotFound } from './apiErrors.js';
 import { guardsPath, policiesPath } from './apiPaths.js';
 import { slimPolicy } from './slim.js';
 import { patchFrom } from './preconditionedPatch.js';

@@ -5,7 +5,8 @@
  */
 import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
-import { Informer, type InformerEvent } from '../k8s/informer.js';
+import { Informer } from '../k8s/informer.js';
+import type { InformerEvent } from '../k8s/informerStore.js';
 
 /** What every cached object has: enough to key it by namespace and name. */
 export type Meta = { metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string } };

@@ -17,8 +17,7 @@
  * tryAcquireOrRenew: GET the Lease → create it if 404 → if another holder's lease is still valid, wait → else PUT
  * with the resourceVersion we read (compare-and-swap: a 409 means another candidate won the race).
  *
- * Validity is judged on LOCAL monotonic time: "the lease record last changed at our observedAt; it is valid until
- * observedAt + leaseDurationSeconds". The holder's `renewTime` is never compared with our clock, so clock skew
+ * Validity is judged on local monotonic time, never on the holder's `renewTime` (see leaseRecord.ts), so clock skew
  * between nodes cannot make us steal a live lease.
  *
  * This is not fencing (see the client-go package doc): two replicas may both believe they lead for a moment.
@@ -29,12 +28,13 @@
  * another renew deadline after it wakes.
  */
 import type { Logger } from 'pino';
-import { isConflict, isNotFound, type ApiClient } from '../k8s/apiClient.js';
-import { COORDINATION_API_VERSION } from '../api/names.js';
-import { leasesPath } from '../k8s/apiPaths.js';
+import type { ApiClient } from '../k8s/apiClient.js';
+import { isConflict, isNotFound } from '../k8s/apiErrors.js';
 import { abortableSleep } from '../k8s/sleep.js';
-import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
 import { microTime } from '../api/time.js';
+import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
+import { LeaseLock } from './leaseLock.js';
+import { ObservedLease, acquiredSpec, newLease, releasedSpec, renewedSpec, type Lease } from './leaseRecord.js';
 
 /** client-go's jitter factor for acquire retries (`wait.JitterUntil(..., RetryPeriod, 1.2, ...)`). */
 export const ACQUIRE_JITTER_FACTOR = 1.2;
@@ -76,32 +76,6 @@ export interface LeaderCallbacks {
   onStoppedLeading(): void;
 }
 
-/** `coordination.k8s.io/v1` LeaseSpec; times are MicroTime strings. */
-export interface LeaseSpec {
-  /** Current holder; '' or absent when free. */
-  holderIdentity?: string;
-  /** How long candidates wait after observing the last change; the holder's own setting applies. */
-  leaseDurationSeconds?: number;
-  /** When the current holder acquired the lease. */
-  acquireTime?: string;
-  /** When the holder last renewed (informational: other candidates never compare it with their clock). */
-  renewTime?: string;
-  /** Number of holder changes. */
-  leaseTransitions?: number;
-}
-
-/** The parts of a Lease object we read and write. */
-export interface Lease {
-  /** `coordination.k8s.io/v1`. */
-  apiVersion?: string;
-  /** `Lease`. */
-  kind?: string;
-  /** Kept whole on PUT (labels, annotations); `resourceVersion` makes the PUT a compare-and-swap. */
-  metadata: { name: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
-  /** The election record. */
-  spec?: LeaseSpec;
-}
-
 /** Lease-based leader elector. One instance per process; {@link LeaderElector.run} once. */
 export class LeaderElector {
   private readonly log: Logger;
@@ -109,7 +83,8 @@ export class LeaderElector {
   private readonly wallClock: Clock;
   private readonly timers: Timers;
   private readonly leaseDurationSeconds: number;
-  private readonly path: string;
+  private readonly lock: LeaseLock;
+  private readonly observed: ObservedLease;
   private readonly stopController = new AbortController();
   private leader = false;
   private running: Promise<void> | undefined;
@@ -117,13 +92,6 @@ export class LeaderElector {
   /** Aborts when the current term of leadership ends. */
   private leading: AbortController | undefined;
   private lossReported = false;
-  /** Monotonic time at which the write behind our last successful acquire/renew was sent. */
-  private renewedAt = Number.NEGATIVE_INFINITY;
-  /** The last Lease we read or wrote (its resourceVersion is what our next PUT is checked against). */
-  private lease: Lease | undefined;
-  /** Serialized spec of the last observed record and the monotonic time we first saw it. */
-  private observedRecord = '';
-  private observedAt = 0;
   /** Whether the missing lease namespace was already reported at error level. */
   private toldMissingNamespace = false;
 
@@ -141,7 +109,8 @@ export class LeaderElector {
     this.wallClock = opts.wallClock ?? systemClock;
     this.timers = opts.timers ?? systemTimers;
     this.leaseDurationSeconds = Math.max(1, Math.ceil(opts.leaseDurationMs / 1000));
-    this.path = leasesPath(opts.namespace);
+    this.lock = new LeaseLock(opts.client, opts.namespace, opts.name);
+    this.observed = new ObservedLease(this.clock);
     this.log = opts.logger.child({ lease: `${opts.namespace}/${opts.name}`, identity: opts.identity });
   }
 
@@ -161,7 +130,7 @@ export class LeaderElector {
    */
   stillLeading(): boolean {
     if (!this.leader) return false;
-    const sinceRenewMs = this.clock.now() - this.renewedAt;
+    const sinceRenewMs = this.clock.now() - this.observed.renewedAt;
     if (sinceRenewMs < this.opts.leaseDurationMs) return true;
     this.lose('lost leadership: last renewal is older than the lease duration (paused or starved?)', {
       sinceRenewMs: Math.round(sinceRenewMs),
@@ -187,27 +156,14 @@ export class LeaderElector {
   async release(): Promise<void> {
     this.stopController.abort();
     await this.running;
-    const lease = this.lease;
+    const lease = this.observed.lease;
     if (!lease || lease.spec?.holderIdentity !== this.opts.identity) return;
-    const now = microTime(this.wallClock.now());
-    const body: Lease = {
-      ...lease,
-      spec: {
-        holderIdentity: '',
-        leaseDurationSeconds: 1,
-        acquireTime: now,
-        renewTime: now,
-        leaseTransitions: lease.spec.leaseTransitions ?? 0,
-      },
-    };
+    const body: Lease = { ...lease, spec: releasedSpec(lease.spec, microTime(this.wallClock.now())) };
     // Bounded by the renew deadline: the shutdown budget is finite and an expired lease frees itself anyway.
     const ac = new AbortController();
     const timer = this.timers.setTimeout(() => ac.abort(), this.opts.renewDeadlineMs);
     try {
-      this.lease = await this.opts.client.request<Lease>('PUT', `${this.path}/${encodeURIComponent(this.opts.name)}`, {
-        body,
-        signal: ac.signal,
-      });
+      this.observed.lease = await this.lock.update(body, ac.signal);
       this.log.info('released leader lease');
     } catch (err) {
       this.log.warn({ err: errSummary(err) }, 'could not release leader lease; it will expire instead');
@@ -285,7 +241,7 @@ export class LeaderElector {
           if (await this.tryAcquireOrRenew(signal)) break;
           if (stop.aborted) return undefined;
           // Someone else wrote the Lease with their name: it is theirs until they let it lapse.
-          const holder = this.lease?.spec?.holderIdentity ?? '';
+          const holder = this.observed.holder;
           if (holder !== '' && holder !== this.opts.identity) {
             return { message: 'lost leadership: another candidate holds the lease', fields: { holder } };
           }
@@ -303,109 +259,81 @@ export class LeaderElector {
 
   /** One attempt; true when we hold a freshly written lease. Never throws. */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const client = this.opts.client;
-    const itemPath = `${this.path}/${encodeURIComponent(this.opts.name)}`;
     const now = microTime(this.wallClock.now());
-
-    // Fast path while leading (as newer client-go does): update the cached object directly, skipping the GET.
-    if (this.leader && this.lease && this.lease.spec?.holderIdentity === this.opts.identity && this.leaseValid()) {
-      const sentAt = this.clock.now();
-      try {
-        const updated = await client.request<Lease>('PUT', itemPath, {
-          body: { ...this.lease, spec: { ...this.lease.spec, renewTime: now, leaseDurationSeconds: this.leaseDurationSeconds } },
-          signal,
-        });
-        this.observe(updated, sentAt);
-        return true;
-      } catch (err) {
-        if (signal.aborted) return false;
-        this.log.debug({ err: errSummary(err) }, 'fast renew failed, re-reading lease');
-      }
+    if (this.leader && this.observed.holder === this.opts.identity && this.observed.valid()) {
+      const renewed = await this.fastRenew(now, signal);
+      if (renewed !== undefined) return renewed;
     }
+    const current = await this.read(signal);
+    if (current === 'absent') return this.create(now, signal);
+    if (current === undefined) return false;
+    return this.acquire(current, now, signal);
+  }
 
-    let current: Lease;
+  /**
+   * Fast path while leading (as newer client-go does): update the cached object directly, skipping the GET.
+   * True when renewed, false when aborted, undefined when the caller should re-read the Lease.
+   */
+  private async fastRenew(now: string, signal: AbortSignal): Promise<boolean | undefined> {
+    const lease = this.observed.lease!;
+    const sentAt = this.clock.now();
     try {
-      current = await client.request<Lease>('GET', itemPath, { signal });
+      const updated = await this.lock.update({ ...lease, spec: renewedSpec(lease.spec ?? {}, this.leaseDurationSeconds, now) }, signal);
+      this.observed.wrote(updated, sentAt);
+      return true;
     } catch (err) {
       if (signal.aborted) return false;
-      if (!isNotFound(err)) {
-        this.log.warn({ err: errSummary(err) }, 'error reading leader lease');
-        return false;
-      }
-      const sentAt = this.clock.now();
-      try {
-        const created = await client.request<Lease>('POST', this.path, {
-          body: {
-            apiVersion: COORDINATION_API_VERSION,
-            kind: 'Lease',
-            metadata: { name: this.opts.name, namespace: this.opts.namespace },
-            spec: {
-              holderIdentity: this.opts.identity,
-              leaseDurationSeconds: this.leaseDurationSeconds,
-              acquireTime: now,
-              renewTime: now,
-              leaseTransitions: 0,
-            },
-          } satisfies Lease,
-          signal,
-        });
-        this.observe(created, sentAt);
-        return true;
-      } catch (createErr) {
-        if (signal.aborted) return false;
-        if (isNotFound(createErr)) this.missingNamespace();
-        else this.logAttemptError('creating', createErr);
-        return false;
-      }
+      this.log.debug({ err: errSummary(err) }, 'fast renew failed, re-reading lease');
+      return undefined;
     }
+  }
 
-    const old = current.spec ?? {};
-    const record = recordOf(old);
-    if (record !== this.observedRecord) {
-      // Someone (maybe us) wrote the lease since we last looked: restart the expiry clock from now, locally.
-      this.observedRecord = record;
-      this.observedAt = this.clock.now();
+  /** The Lease as stored, `'absent'` when there is none, undefined when it could not be read. */
+  private async read(signal: AbortSignal): Promise<Lease | 'absent' | undefined> {
+    try {
+      return await this.lock.get(signal);
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      if (isNotFound(err)) return 'absent';
+      this.log.warn({ err: errSummary(err) }, 'error reading leader lease');
+      return undefined;
     }
-    this.lease = current;
-    const holder = old.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.opts.identity && this.leaseValid()) {
+  }
+
+  /** Creates the Lease with us as its holder. */
+  private async create(now: string, signal: AbortSignal): Promise<boolean> {
+    const sentAt = this.clock.now();
+    try {
+      const lease = newLease(this.opts.name, this.opts.namespace, this.opts.identity, this.leaseDurationSeconds, now);
+      this.observed.wrote(await this.lock.create(lease, signal), sentAt);
+      return true;
+    } catch (err) {
+      if (signal.aborted) return false;
+      if (isNotFound(err)) this.missingNamespace();
+      else this.logAttemptError('creating', err);
+      return false;
+    }
+  }
+
+  /** Takes over (or keeps) the Lease just read, unless another holder's lease is still valid. */
+  private async acquire(current: Lease, now: string, signal: AbortSignal): Promise<boolean> {
+    this.observed.saw(current);
+    const holder = this.observed.holder;
+    if (holder !== '' && holder !== this.opts.identity && this.observed.valid()) {
       this.log.debug({ holder }, 'lease held by another candidate');
       return false;
     }
-
-    const weHeldIt = holder === this.opts.identity;
-    const desired: LeaseSpec = {
-      holderIdentity: this.opts.identity,
-      leaseDurationSeconds: this.leaseDurationSeconds,
-      acquireTime: weHeldIt && old.acquireTime ? old.acquireTime : now,
-      renewTime: now,
-      leaseTransitions: (old.leaseTransitions ?? 0) + (weHeldIt ? 0 : 1),
-    };
+    const spec = acquiredSpec(current.spec ?? {}, this.opts.identity, this.leaseDurationSeconds, now);
     const sentAt = this.clock.now();
     try {
       // Compare-and-swap: `current.metadata.resourceVersion` is sent along, so a concurrent writer makes this 409.
-      const updated = await client.request<Lease>('PUT', itemPath, { body: { ...current, spec: desired }, signal });
-      this.observe(updated, sentAt);
-      if (!weHeldIt) this.log.info({ previousHolder: holder || undefined }, 'acquired leader lease');
+      this.observed.wrote(await this.lock.update({ ...current, spec }, signal), sentAt);
+      if (holder !== this.opts.identity) this.log.info({ previousHolder: holder || undefined }, 'acquired leader lease');
       return true;
     } catch (err) {
       if (!signal.aborted) this.logAttemptError('updating', err);
       return false;
     }
-  }
-
-  /** Records a lease we just wrote (the write was sent at `sentAt`): our own write counts as an observed change. */
-  private observe(lease: Lease, sentAt: number): void {
-    this.renewedAt = sentAt;
-    this.lease = lease;
-    this.observedRecord = recordOf(lease.spec ?? {});
-    this.observedAt = this.clock.now();
-  }
-
-  /** client-go `isLeaseValid`: observedAt + the record's own leaseDurationSeconds is still in the future. */
-  private leaseValid(): boolean {
-    const seconds = this.lease?.spec?.leaseDurationSeconds ?? 0;
-    return this.observedAt + seconds * 1000 > this.clock.now();
   }
 
   /**
@@ -427,16 +355,6 @@ export class LeaderElector {
   private sleep(ms: number, signal: AbortSignal): Promise<void> {
     return abortableSleep(ms, signal, this.timers);
   }
-}
-
-function recordOf(spec: LeaseSpec): string {
-  return JSON.stringify([
-    spec.holderIdentity ?? '',
-    spec.leaseDurationSeconds ?? 0,
-    spec.acquireTime ?? '',
-    spec.renewTime ?? '',
-    spec.leaseTransitions ?? 0,
-  ]);
 }
 
 function errSummary(err: unknown): { message: string; statusCode?: number } {

@@ -3,22 +3,18 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ApiClient, PatchContentType, USER_AGENT, resourceOf, type RequestRecord } from '../../src/k8s/apiClient.js';
 import {
-  ApiClient,
   ApiError,
-  PatchContentType,
   RequestTimeoutError,
-  USER_AGENT,
   isAbortError,
   isConflict,
   isForbidden,
   isGone,
   isNotFound,
   isTransient,
-  resourceOf,
-  type RequestRecord,
-  type WatchEvent,
-} from '../../src/k8s/apiClient.js';
+} from '../../src/k8s/apiErrors.js';
+import type { WatchEvent } from '../../src/k8s/watchStream.js';
 
 interface Seen {
   method: string;
@@ -356,28 +352,6 @@ describe('resourceOf', () => {
     ['/healthz', 'other'],
   ];
   for (const [path, want] of cases) it(`${path} → ${want}`, () => assert.equal(resourceOf(path), want));
-});
-
-describe('isTransient', () => {
-  const cases: Array<[string, unknown, boolean]> = [
-    ['500', new ApiError('x', { statusCode: 500 }), true],
-    ['503', new ApiError('x', { statusCode: 503 }), true],
-    ['429', new ApiError('x', { statusCode: 429 }), true],
-    ['409', new ApiError('x', { statusCode: 409 }), false],
-    ['404', new ApiError('x', { statusCode: 404 }), false],
-    ['410', new ApiError('x', { statusCode: 410 }), false],
-    ['ECONNRESET', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), true],
-    ['EACCES', Object.assign(new Error('nope'), { code: 'EACCES' }), false],
-    ['timeout', new RequestTimeoutError('GET', '/x', 1), true],
-    ['plain error', new Error('bug'), false],
-  ];
-  for (const [name, err, want] of cases) it(`${name} → ${want}`, () => assert.equal(isTransient(err), want));
-
-  it('decodes an in-stream watch ERROR Status', () => {
-    const err = ApiError.fromStatus({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
-    assert.equal(isGone(err), true);
-    assert.equal(err.message, '410 Expired: too old resource version');
-  });
 });
 
 /** Resolves once `pred` holds, re-checking on each turn of the event loop (bounded, so a bug fails, not hangs). */

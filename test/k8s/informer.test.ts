@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ApiClient } from '../../src/k8s/apiClient.js';
-import { Informer, type InformerEvent, type InformerOptions } from '../../src/k8s/informer.js';
+import { Informer, type InformerOptions } from '../../src/k8s/informer.js';
+import type { InformerEvent } from '../../src/k8s/informerStore.js';
 
 const LIST_PATH = '/apis/example.com/v1/namespaces/ns1/widgets';
 

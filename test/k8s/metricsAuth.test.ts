@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiErrors.js';
 import { ApiAccessReviewer } from '../../src/k8s/metricsAuth.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 

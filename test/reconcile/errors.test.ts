@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiErrors.js';
 import { PassError, TransientError, classify, deadlineOf, retryAfterMs } from '../../src/reconcile/errors.js';
 
 describe('retryAfterMs', () => {

@@ -10,7 +10,7 @@ import { POLICY_LABEL } from '../../src/api/names.js';
 import type { PolicyStatus, SlimDaemonSet, SlimGuard, SlimPolicy } from '../../src/api/objects.js';
 import { CONFLICT_ATTEMPTS } from '../../src/reconcile/portErrors.js';
 import type { GuardSpecInput } from '../../src/api/types.js';
-import { ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiErrors.js';
 import { classify } from '../../src/reconcile/errors.js';
 import { PolicyReconciler } from '../../src/reconcile/policyReconciler.js';
 import type { PolicyCache, PolicyPorts } from '../../src/reconcile/ports.js';

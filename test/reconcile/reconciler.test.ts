@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
 import type { Announcement, GuardStatus } from '../../src/api/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
-import { ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiErrors.js';
 import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/domain/undo.js';

@@ -7,7 +7,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { ApiClient } from '../../src/k8s/apiClient.js';
 import { microTime } from '../../src/api/time.js';
-import { LeaderElector, type Lease, type LeaseSpec } from '../../src/runtime/leaderElection.js';
+import { LeaderElector } from '../../src/runtime/leaderElection.js';
+import type { Lease, LeaseSpec } from '../../src/runtime/leaseRecord.js';
 import { FakeClock } from '../support/fakeClock.js';
 
 const NS = 'rg-system';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { ApiError } from '../../src/k8s/apiClient.js';
+import { ApiError } from '../../src/k8s/apiErrors.js';
 import { PassError } from '../../src/reconcile/errors.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { Workers, type PassResult } from '../../src/runtime/workers.js';
