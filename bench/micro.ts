@@ -222,13 +222,12 @@ function fixture(c: MicroCase): Fixture {
 export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   const { cache, spec } = fixture(c);
   const memory = new TargetMemory();
-  const key = `${NS}/guard`;
   const policy = { spec, generation: 1 };
   // Two passes 20 s apart establish the rollout and let it reach its steady state (Stalled / Healthy).
-  let prev: GuardStatus = decide(observationOf(gather(cache, memory, key, NS, DS, T0)), {}, policy, T0).status;
-  memory.commit(key);
-  prev = decide(observationOf(gather(cache, memory, key, NS, DS, T0 + 20_000)), prev, policy, T0 + 20_000).status;
-  memory.commit(key);
+  let prev: GuardStatus = decide(observationOf(gather(cache, memory, NS, DS, T0)), {}, policy, T0).status;
+  memory.commit();
+  prev = decide(observationOf(gather(cache, memory, NS, DS, T0 + 20_000)), prev, policy, T0 + 20_000).status;
+  memory.commit();
   const warmup = Math.max(20, Math.round(iterations / 10));
   const total: number[] = [];
   const g: number[] = [];
@@ -237,13 +236,13 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   for (let i = 0; i < warmup + iterations; i++) {
     const now = T0 + 21_000 + i;
     const t0 = performance.now();
-    const obs = observationOf(gather(cache, memory, key, NS, DS, now));
+    const obs = observationOf(gather(cache, memory, NS, DS, now));
     const t1 = performance.now();
     const decision = decide(obs, prev, policy, now);
     const t2 = performance.now();
     mergePatchDiff(prev, decision.status);
     const t3 = performance.now();
-    memory.commit(key);
+    memory.commit();
     last = decision.status;
     if (i >= warmup) {
       total.push(t3 - t0);

@@ -19,54 +19,44 @@ import { mergePatchDiff } from '../api/mergePatch.js';
 /** Bound on the entries kept in status (the CRD's maxItems): a guard whose Events keep failing keeps the newest. */
 export const MAX_ANNOUNCEMENTS = 16;
 
+/** One guard's announcement bookkeeping in this process (held in its GuardMemory). */
 export class Announcements {
-  /** Per guard key, the ids this process has seen announced (created, or refused as already existing). */
-  private readonly done = new Map<string, Set<string>>();
-  /** Per guard key, the last id handed out: ids grow strictly even within one millisecond. */
-  private readonly lastId = new Map<string, number>();
+  /** The ids this process has seen announced (created, or refused as already existing). */
+  private done = new Set<string>();
+  /** The last id handed out: ids grow strictly even within one millisecond. */
+  private lastId = 0;
 
   /**
    * `status` with its announcements: those of `prev` not yet known announced, then `events`, new. When
    * there are no new Events and only announced entries would be dropped, prev's list is kept unchanged, so
    * that dropping them never causes a write of its own.
    */
-  attach(key: string, prev: GuardStatus, status: GuardStatus, events: readonly PlannedEvent[], now: number): GuardStatus {
-    const done = this.done.get(key);
-    const carried = (prev.announcements ?? []).filter((a) => !done?.has(a.id));
+  attach(prev: GuardStatus, status: GuardStatus, events: readonly PlannedEvent[], now: number): GuardStatus {
+    const carried = this.pending(prev);
     if (events.length === 0) {
       const unchanged = withList(status, prev.announcements ?? []);
       if (carried.length === (prev.announcements ?? []).length || mergePatchDiff(prev, unchanged) === undefined) return unchanged;
     }
     const at = new Date(now).toISOString();
-    const fresh = events.map((e): Announcement => ({ ...e, id: this.nextId(key, now), at }));
+    const fresh = events.map((e): Announcement => ({ ...e, id: this.nextId(now), at }));
     return withList(status, [...carried, ...fresh].slice(-MAX_ANNOUNCEMENTS));
   }
 
   /** The entries of `status` that this process has not seen announced. */
-  pending(key: string, status: GuardStatus | undefined): Announcement[] {
-    const done = this.done.get(key);
-    return (status?.announcements ?? []).filter((a) => !done?.has(a.id));
+  pending(status: GuardStatus | undefined): Announcement[] {
+    return (status?.announcements ?? []).filter((a) => !this.done.has(a.id));
   }
 
-  markAnnounced(key: string, ids: readonly string[]): void {
-    if (ids.length === 0) return;
-    let done = this.done.get(key);
-    if (!done) this.done.set(key, (done = new Set()));
-    for (const id of ids) done.add(id);
+  markAnnounced(ids: readonly string[]): void {
+    for (const id of ids) this.done.add(id);
     // Only ids still in status matter; keep the set as small as the status list.
-    if (done.size > 4 * MAX_ANNOUNCEMENTS) this.done.set(key, new Set([...done].slice(-MAX_ANNOUNCEMENTS)));
-  }
-
-  forget(key: string): void {
-    this.done.delete(key);
-    this.lastId.delete(key);
+    if (this.done.size > 4 * MAX_ANNOUNCEMENTS) this.done = new Set([...this.done].slice(-MAX_ANNOUNCEMENTS));
   }
 
   /** Time-ordered, lower-case base-36 (valid in an object name), unique per guard. */
-  private nextId(key: string, now: number): string {
-    const n = Math.max(Math.trunc(now) * 100, (this.lastId.get(key) ?? 0) + 1);
-    this.lastId.set(key, n);
-    return n.toString(36);
+  private nextId(now: number): string {
+    this.lastId = Math.max(Math.trunc(now) * 100, this.lastId + 1);
+    return this.lastId.toString(36);
   }
 }
 

@@ -24,31 +24,30 @@ export interface PodsPending {
 }
 
 /**
- * Remembers, per guard, which nodes were targets on the previous pass, so that when DESIRED shrinks
- * the nodes that left can be named with their reason. It is a cache of earlier observations: after a
+ * Remembers which nodes were one guard's targets on the previous pass, so that when DESIRED shrinks the
+ * nodes that left can be named with their reason. It is a cache of earlier observations: after a
  * restart the count of nodes that left still comes from status (desiredAtStart), only the names may be
  * missing until the next change.
  */
 export class TargetMemory {
   /**
-   * Per guard: the eligible node set the last time it agreed with the controller's DESIRED. It moves
-   * only then, so a node that left is still named on the pass where the DaemonSet status catches up
-   * (node and DaemonSet events arrive in either order).
+   * The eligible node set the last time it agreed with the controller's DESIRED. It moves only then, so
+   * a node that left is still named on the pass where the DaemonSet status catches up (node and
+   * DaemonSet events arrive in either order).
    */
-  private readonly eligible = new Map<string, { uid: string; nodes: Map<string, string> }>();
+  private eligible: Baseline | undefined;
   /**
-   * Per guard: the baseline the last {@link diff} would move to. It becomes the baseline only on
-   * {@link commit}, once the pass that saw the departures has recorded them: a pass that waits for the
-   * cache, holds its write or fails must see the same departures again, or the names are lost.
+   * The baseline the last {@link diff} would move to. It becomes the baseline only on {@link commit},
+   * once the pass that saw the departures has recorded them: a pass that waits for the cache, holds its
+   * write or fails must see the same departures again, or the names are lost.
    */
-  private readonly pending = new Map<string, { uid: string; nodes: Map<string, string> }>();
+  private pending: Baseline | undefined;
 
   /**
    * Nodes eligible at the baseline and not now: `left` still exist (a taint, a label, a selector
    * change), `removed` are gone from the cluster. Stages the next baseline for {@link commit}.
    */
   diff(
-    key: string,
     uid: string,
     nodes: readonly NodeView[],
     existing: ReadonlySet<string>,
@@ -58,15 +57,14 @@ export class TargetMemory {
     // Each eligible node with the fingerprint of its labels and taints, so that a node that leaves can
     // be told apart: did the node change (someone tainted it) or did the template stop selecting it?
     const now = new Map(nodes.filter((n) => n.eligible).map((n) => [n.node, fingerprints.get(n.node) ?? ''] as const));
-    const prev = this.eligible.get(key);
+    const prev = this.eligible;
     if (!prev || prev.uid !== uid) {
       // First sight of this target: nothing to compare with, so the baseline needs no confirmation.
-      this.eligible.set(key, { uid, nodes: now });
-      this.pending.delete(key);
+      this.eligible = { uid, nodes: now };
+      this.pending = undefined;
       return { left: [], removed: [] };
     }
-    if (settled) this.pending.set(key, { uid, nodes: now });
-    else this.pending.delete(key);
+    this.pending = settled ? { uid, nodes: now } : undefined;
     const left: LeftNode[] = [];
     const removed: string[] = [];
     const byName = new Map(nodes.map((n) => [n.node, n]));
@@ -87,19 +85,25 @@ export class TargetMemory {
   }
 
   /** The departures the last {@link diff} reported are recorded: move the baseline past them. */
-  commit(key: string): void {
-    const next = this.pending.get(key);
+  commit(): void {
+    const next = this.pending;
     if (!next) return;
-    this.pending.delete(key);
-    const cur = this.eligible.get(key);
-    if (cur && cur.uid !== next.uid) return;
-    this.eligible.set(key, next);
+    this.pending = undefined;
+    if (this.eligible && this.eligible.uid !== next.uid) return;
+    this.eligible = next;
   }
 
-  forget(key: string): void {
-    this.eligible.delete(key);
-    this.pending.delete(key);
+  /** The target is gone: the next one seen is seen for the first time. */
+  forget(): void {
+    this.eligible = undefined;
+    this.pending = undefined;
   }
+}
+
+/** The eligible nodes of the DaemonSet `uid`, each with the fingerprint of its labels and taints. */
+interface Baseline {
+  uid: string;
+  nodes: Map<string, string>;
 }
 
 /** The undo record annotation, or undefined when absent or not ours to read (malformed). */
@@ -188,13 +192,13 @@ export function observationOf(g: Observation | PodsPending): Observation {
 }
 
 /**
- * Builds the observation for the DaemonSet `namespace/name` at time `now`. `status` is the guard's
- * previous status: while it follows a rollout the pods are needed whatever the counters say.
+ * Builds the observation for the DaemonSet `namespace/name` at time `now`, naming the nodes that left
+ * since the baseline of `targets` (the guard's target memory). `status` is the guard's previous status:
+ * while it follows a rollout the pods are needed whatever the counters say.
  */
 export function gather(
   cache: CacheView,
-  memory: TargetMemory,
-  guardKey: string,
+  targets: TargetMemory,
   namespace: string,
   name: string,
   now: number,
@@ -202,10 +206,41 @@ export function gather(
 ): Observation | PodsPending {
   const ds = cache.daemonSet(namespace, name);
   if (!ds || !ds.metadata.uid) {
-    memory.forget(guardKey);
+    targets.forget();
     return { kind: 'TargetMissing', targetName: name };
   }
   const uid = ds.metadata.uid;
+  const view = daemonSetView(cache, ds, namespace, name, uid);
+  const revisions = revisionsOf(cache, uid);
+  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
+
+  // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
+  // counters, so its pods need not be cached at all (podInterest.ts).
+  const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
+  // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
+  if (needsPods(view, [status]) && podCache !== 'synced') {
+    cache.wantPods?.(namespace, name);
+    return { kind: 'PodsPending', daemonSet: name };
+  }
+  const fromCounters = podCache !== 'synced';
+  const { nodes, known } = nodeViews(cache, ds, fromCounters ? new Map() : podsByNode(cache, view, now));
+  const eligibleCount = nodes.filter((n) => n.eligible).length;
+  const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;
+  const prints = new Map(cache.nodes().map((n) => [n.metadata.name, fingerprint(n)] as const));
+  const { left, removed } = targets.diff(uid, nodes, known, settled, prints);
+  const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
+  const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
+  if (currentRevision) obs.currentRevision = currentRevision;
+  if (fromCounters) obs.podsFromCounters = true;
+  const peers = peersOf(cache, namespace, name);
+  if (peers.length > 0) obs.guards = peers;
+  const skew = cache.clockSkewMs?.();
+  if (skew !== undefined) obs.clockSkewMs = skew;
+  return obs;
+}
+
+/** The DaemonSet as decide reads it: counters, strategy, template, owner, undo record, latest Warning. */
+function daemonSetView(cache: CacheView, ds: Readonly<SlimDaemonSet>, namespace: string, name: string, uid: string): DaemonSetView {
   const view: DaemonSetView = {
     name,
     namespace,
@@ -225,8 +260,12 @@ export function gather(
   if (rec) view.undoRecord = rec;
   const dsWarning = latestWarning(cache.warningsFor?.('DaemonSet', namespace, name));
   if (dsWarning) view.warning = dsWarning;
+  return view;
+}
 
-  const revisions: RevisionView[] = cache
+/** The ControllerRevisions the DaemonSet `uid` controls, newest first. */
+function revisionsOf(cache: CacheView, uid: string): RevisionView[] {
+  return cache
     .revisionsOwnedBy(uid)
     .map((r) => ({
       name: r.metadata.name,
@@ -237,62 +276,55 @@ export function gather(
       ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
     }))
     .sort((a, b) => b.revision - a.revision);
-  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
+}
 
-  // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
-  // counters, so its pods need not be cached at all (podInterest.ts).
-  const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
-  // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
-  const needed = needsPods(view, [status]);
-  if (needed && podCache !== 'synced') {
-    cache.wantPods?.(namespace, name);
-    return { kind: 'PodsPending', daemonSet: name };
-  }
-  const fromCounters = podCache !== 'synced';
-  const podsByNode = new Map<string, PodView[]>();
-  for (const p of fromCounters ? [] : cache.podsOwnedBy(uid)) {
+/** The DaemonSet's cached pods by node name. */
+function podsByNode(cache: CacheView, view: DaemonSetView, now: number): Map<string, PodView[]> {
+  const byNode = new Map<string, PodView[]>();
+  for (const p of cache.podsOwnedBy(view.uid)) {
     if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
-    const list = podsByNode.get(p.node) ?? [];
+    const list = byNode.get(p.node) ?? [];
     const pv = podView(p, view.minReadySeconds, now);
     // Only a pod that is not running yet needs the kubelet's word on why.
     if (!p.ready) {
-      const w = latestWarning(cache.warningsFor?.('Pod', namespace, p.metadata.name));
+      const w = latestWarning(cache.warningsFor?.('Pod', view.namespace, p.metadata.name));
       if (w) pv.warning = w;
     }
     list.push(pv);
-    podsByNode.set(p.node, list);
+    byNode.set(p.node, list);
   }
+  return byNode;
+}
+
+/** Every cached node judged against the DaemonSet's placement with its pods, and `known`: their names. */
+function nodeViews(
+  cache: CacheView,
+  ds: Readonly<SlimDaemonSet>,
+  pods: ReadonlyMap<string, PodView[]>,
+): { nodes: NodeView[]; known: Set<string> } {
   const nodes: NodeView[] = [];
   const known = new Set<string>();
   for (const n of cache.nodes()) {
     known.add(n.metadata.name);
     const e = evaluateNode(ds.spec.placement, { name: n.metadata.name, labels: n.metadata.labels ?? {}, taints: n.taints });
-    const pods = podsByNode.get(n.metadata.name) ?? [];
     // Nodes that neither should nor do run the pod are irrelevant, except to name the ones that left.
-    const nv: NodeView = { node: n.metadata.name, eligible: e.eligible, pods };
+    const nv: NodeView = { node: n.metadata.name, eligible: e.eligible, pods: pods.get(n.metadata.name) ?? [] };
     if (e.reason) nv.ineligibleReason = e.reason;
     if (n.health) nv.health = { ...n.health };
     nodes.push(nv);
   }
   // Pods on nodes we do not know (deleted nodes): still part of the split.
-  for (const [node, pods] of podsByNode) {
-    if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods });
+  for (const [node, onNode] of pods) {
+    if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods: onNode });
   }
-  const eligibleCount = nodes.filter((n) => n.eligible).length;
-  const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;
-  const prints = new Map(cache.nodes().map((n) => [n.metadata.name, fingerprint(n)] as const));
-  const { left, removed } = memory.diff(guardKey, uid, nodes, known, settled, prints);
-  const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
-  const obs: Observation = { kind: 'Target', ds: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
-  if (currentRevision) obs.currentRevision = currentRevision;
-  if (fromCounters) obs.podsFromCounters = true;
+  return { nodes, known };
+}
+
+/** The guards of the same DaemonSet that are not being deleted. */
+function peersOf(cache: CacheView, namespace: string, name: string): GuardPeer[] {
   const guards = cache.guardsTargeting?.(namespace, name) ?? [];
   // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
-  const peers: GuardPeer[] = guards
+  return guards
     .filter((g) => !g.metadata.deletionTimestamp)
     .map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
-  if (peers.length > 0) obs.guards = peers;
-  const skew = cache.clockSkewMs?.();
-  if (skew !== undefined) obs.clockSkewMs = skew;
-  return obs;
 }

@@ -1,11 +1,11 @@
 /**
- * The observe-and-decide half of a reconcile pass for one guard key, shared by the operator's
- * reconciler and the `check` command:
+ * The observe-and-decide half of a reconcile pass for one guard, shared by the operator's reconciler
+ * and the `check` command:
  *
  *   caches ──gather──▶ Observation ──decide(…, cacheWaitMs)──▶ Decision ──▶ { hold? relist? commit() }
  *
- * A GuardPass owns what one guard remembers between passes, so that callers cannot call the pieces out
- * of order:
+ * It reads and updates the guard's {@link GuardMemory} in one order, so that callers cannot call the
+ * pieces out of order:
  * - the target memory (which nodes were targets on the last recorded pass, to name the ones that leave);
  * - the cache wait (how long decide has been setting passes aside for disagreeing caches);
  * - the progress hold (when status was last written, to coalesce progress-only writes).
@@ -19,18 +19,18 @@ import type { BlockedNode, GuardStatus } from '../api/types.js';
 import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';
 import { mergePatchDiff } from '../api/mergePatch.js';
-import { CacheWait } from './cacheWait.js';
-import { TargetMemory, gather } from './gather.js';
+import { gather } from './gather.js';
+import { GuardMemory } from './guardMemory.js';
 import type { CacheView } from './ports.js';
 
 /**
  * A status change that is only progress (counters, node lists, message, lastProgressAt) is written at
  * most once per this interval per guard; the latest one is flushed by a requeue when the interval ends.
  * A rollout's pods change several times per node (old pod deleted, new one created, scheduled, ready),
- * and writing each of those made a healthy 100-node rollout cost ~430 status writes per guard, twice
- * the DaemonSet controller's own requests (npm run bench). Transitions — a new state or cause, an Event,
- * an action, a new generation observed, a node newly blocked for a definite reason — are never held,
- * so detection and explanation are not delayed.
+ * and writing each of those would cost a guard several status writes per node, more requests than the
+ * DaemonSet controller itself makes for the rollout. Transitions — a new state or cause, an Event, an
+ * action, a new generation observed, a node newly blocked for a definite reason — are never held, so
+ * detection and explanation are not delayed.
  * The price: status.rollout.lastProgressAt may be recorded up to this much after the progress was seen.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;
@@ -67,54 +67,50 @@ export interface DecidedPass {
 
 export type PassResult = PodsPendingPass | DecidedPass;
 
-export class GuardPass {
-  private readonly memory = new TargetMemory();
-  private readonly cacheWait = new CacheWait();
-  private lastWriteAt: number | undefined;
+/** Observes guard `memory`'s target in `cache` and decides on it. */
+export function observe(cache: CacheView, memory: GuardMemory, input: PassInput): PassResult {
+  const { targetName, prev, policy, now } = input;
+  const gathered = gather(cache, memory.targets, memory.namespace, targetName, now, prev);
+  if (gathered.kind === 'PodsPending') return gathered;
+  const decision = decide(gathered, prev, policy, now, memory.cacheWait.waitedMs(now));
+  const deferred = decision.deferred === true;
+  const result: DecidedPass = {
+    kind: 'Decided',
+    obs: gathered,
+    decision,
+    holdMs: progressHold(memory.lastWriteAt, prev, decision, now),
+    commit: () => {
+      if (!deferred) memory.targets.commit();
+    },
+  };
+  const waited = memory.cacheWait.record(deferred, now);
+  if (waited !== undefined) result.relistAfterWaitMs = waited;
+  return result;
+}
 
-  /** The guard's namespace, which its DaemonSet shares. */
-  readonly namespace: string;
+/** One guard observed pass after pass with a memory of its own, for a caller that follows one guard. */
+export class GuardPass {
+  readonly memory: GuardMemory;
 
   /** `key` is the guard's `namespace/name`. */
-  constructor(readonly key: string) {
-    this.namespace = key.slice(0, key.indexOf('/'));
+  constructor(key: string) {
+    this.memory = new GuardMemory(key);
   }
 
   observe(cache: CacheView, input: PassInput): PassResult {
-    const { targetName, prev, policy, now } = input;
-    const gathered = gather(cache, this.memory, this.key, this.namespace, targetName, now, prev);
-    if (gathered.kind === 'PodsPending') return gathered;
-    const decision = decide(gathered, prev, policy, now, this.cacheWait.waitedMs(now));
-    const deferred = decision.deferred === true;
-    const result: DecidedPass = {
-      kind: 'Decided',
-      obs: gathered,
-      decision,
-      holdMs: this.progressHold(prev, decision, now),
-      commit: () => {
-        if (!deferred) this.memory.commit(this.key);
-      },
-    };
-    const waited = this.cacheWait.record(deferred, now);
-    if (waited !== undefined) result.relistAfterWaitMs = waited;
-    return result;
+    return observe(cache, this.memory, input);
   }
+}
 
-  /** Status was written at `now` (the progress hold counts from the last write). */
-  written(now: number): void {
-    this.lastWriteAt = now;
-  }
-
-  /** How long to hold this decision's status back: > 0 only for a progress-only change inside the interval. */
-  private progressHold(prev: Readonly<GuardStatus>, d: Decision, now: number): number {
-    if (this.lastWriteAt === undefined || d.events.length > 0 || d.action) return 0;
-    const next = d.status;
-    if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
-    if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
-    const wait = this.lastWriteAt + PROGRESS_WRITE_INTERVAL_MS - now;
-    if (wait <= 0) return 0;
-    return mergePatchDiff(prev, next) === undefined ? 0 : wait;
-  }
+/** How long to hold this decision's status back: > 0 only for a progress-only change inside the interval. */
+function progressHold(lastWriteAt: number | undefined, prev: Readonly<GuardStatus>, d: Decision, now: number): number {
+  if (lastWriteAt === undefined || d.events.length > 0 || d.action) return 0;
+  const next = d.status;
+  if (next.state !== prev.state || next.cause !== prev.cause || next.observedGeneration !== prev.observedGeneration) return 0;
+  if (newlyFailing(prev.blockedNodes, next.blockedNodes)) return 0;
+  const wait = lastWriteAt + PROGRESS_WRITE_INTERVAL_MS - now;
+  if (wait <= 0) return 0;
+  return mergePatchDiff(prev, next) === undefined ? 0 : wait;
 }
 
 /**
@@ -125,23 +121,4 @@ function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedN
   const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
   // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
   return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
-}
-
-/** One {@link GuardPass} per guard key, made on first use and dropped with the guard. */
-export class GuardPasses {
-  private readonly passes = new Map<string, GuardPass>();
-
-  /** The pass of guard `key` (`namespace/name`). */
-  for(key: string): GuardPass {
-    let p = this.passes.get(key);
-    if (!p) {
-      p = new GuardPass(key);
-      this.passes.set(key, p);
-    }
-    return p;
-  }
-
-  forget(key: string): void {
-    this.passes.delete(key);
-  }
 }

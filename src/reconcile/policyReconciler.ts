@@ -8,7 +8,14 @@
  */
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
-import { planPolicy, type DaemonSetRef, type DesiredGuard, type GuardRefView, type NamespaceView } from '../domain/policyPlan.js';
+import {
+  planPolicy,
+  type DaemonSetRef,
+  type DesiredGuard,
+  type GuardRefView,
+  type NamespaceView,
+  type PolicyPlan,
+} from '../domain/policyPlan.js';
 import type { PolicyView } from '../api/objects.js';
 import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../api/names.js';
 import { withDefaults } from '../api/defaults.js';
@@ -74,91 +81,73 @@ export class PolicyReconciler {
     }
   }
 
+  /** gather the cached objects → plan → create, update or delete generated guards → persist the status. */
   private async pass(p: Readonly<SlimPolicy>, log: Logger): Promise<void> {
     const policy = policyView(p);
-    const namespaces: NamespaceView[] = this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
-    const daemonSets: DaemonSetRef[] = this.cache.daemonSets().map((d) => ({
-      namespace: d.metadata.namespace ?? '',
-      name: d.metadata.name,
-      labels: d.metadata.labels ?? {},
-      ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
-    }));
     const cached = this.cache.guards();
     const guards = cached.map(guardView);
     /** Every cached guard by `namespace/name`: a policy over hundreds of DaemonSets looks each up once. */
     const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
-    const plan = planPolicy(policy, this.cache.policies().map(policyView), namespaces, daemonSets, guards);
-
+    const plan = planPolicy(policy, this.cache.policies().map(policyView), this.namespaces(), this.daemonSets(), guards);
     const existing = new Map(
       guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]),
     );
-    for (const d of plan.desired) {
-      const key = `${d.namespace}/${d.name}`;
-      const mine = existing.get(key);
-      if (mine) {
-        const want = withDefaults(d.spec);
-        const guard = byKey.get(key);
-        if (guard && JSON.stringify(withDefaults(mine.spec)) !== JSON.stringify(want)) {
-          log.info({ guard: key }, 'updating generated guard');
-          try {
-            await this.ports.patchGuardSpec(guard, want);
-          } catch (e) {
-            // The guard changed since it was cached: its update event brings this policy back with it.
-            if (!isConflict(e)) throw e;
-            log.debug({ guard: key }, 'generated guard changed under the spec patch; planning it again on its update');
-          }
-        }
-        continue;
-      }
-      if (byKey.has(key)) {
-        // A guard of that name exists but is not ours: never take it over.
-        log.warn({ guard: key }, 'a guard with the generated name exists and is not owned by this policy; skipping');
-        continue;
-      }
-      log.info({ guard: key, target: d.target }, 'creating generated guard');
-      await this.create(p, d);
-    }
+    for (const d of plan.desired) await this.ensure(p, d, existing, byKey, log);
     for (const g of plan.deletions) {
       const uid = byKey.get(`${g.namespace}/${g.name}`)?.metadata.uid;
       log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
       await this.ports.deleteGuard(g.namespace, g.name, uid);
     }
+    await this.ports.writeStatus(p, policyStatus(p, plan, new Date(this.clock.now()).toISOString()));
+  }
 
-    const now = new Date(this.clock.now()).toISOString();
-    const guardsNow = plan.desired.length;
-    const msg = `guards ${guardsNow} of ${plan.matched} matching DaemonSet(s)${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
-    let conditions = [...(p.status?.conditions ?? [])];
-    conditions = setCondition(
-      conditions,
-      { type: 'Ready', status: 'True', reason: 'Reconciled', message: msg },
-      now,
-      p.metadata.generation,
-    ).conditions;
-    conditions = setCondition(
-      conditions,
-      plan.conflicts.length > 0
-        ? {
-            type: 'Conflicting',
-            status: 'True',
-            reason: plan.conflicts[0]?.reason ?? 'Conflict',
-            message: plan.conflicts
-              .slice(0, 3)
-              .map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`)
-              .join('; '),
-          }
-        : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: 'no DaemonSet is claimed twice' },
-      now,
-      p.metadata.generation,
-    ).conditions;
-    const status: PolicyStatus = {
-      observedGeneration: p.metadata.generation ?? 0,
-      matchedDaemonSets: plan.matched,
-      guards: guardsNow,
-      conflictCount: plan.conflicts.length,
-      conflicts: plan.conflicts.slice(0, CONFLICT_CAP),
-      conditions,
-    };
-    await this.ports.writeStatus(p, status);
+  private namespaces(): NamespaceView[] {
+    return this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
+  }
+
+  private daemonSets(): DaemonSetRef[] {
+    return this.cache.daemonSets().map((d) => ({
+      namespace: d.metadata.namespace ?? '',
+      name: d.metadata.name,
+      labels: d.metadata.labels ?? {},
+      ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
+    }));
+  }
+
+  /**
+   * The desired guard `d` exists as planned: created when missing, its spec updated when it differs.
+   * `existing` are this policy's own generated guards; `byKey` every cached guard.
+   */
+  private async ensure(
+    p: Readonly<SlimPolicy>,
+    d: DesiredGuard,
+    existing: ReadonlyMap<string, GuardRefView>,
+    byKey: ReadonlyMap<string, Readonly<SlimGuard>>,
+    log: Logger,
+  ): Promise<void> {
+    const key = `${d.namespace}/${d.name}`;
+    const mine = existing.get(key);
+    if (mine) {
+      const want = withDefaults(d.spec);
+      const guard = byKey.get(key);
+      if (!guard || JSON.stringify(withDefaults(mine.spec)) === JSON.stringify(want)) return;
+      log.info({ guard: key }, 'updating generated guard');
+      try {
+        await this.ports.patchGuardSpec(guard, want);
+      } catch (e) {
+        // The guard changed since it was cached: its update event brings this policy back with it.
+        if (!isConflict(e)) throw e;
+        log.debug({ guard: key }, 'generated guard changed under the spec patch; planning it again on its update');
+      }
+      return;
+    }
+    if (byKey.has(key)) {
+      // A guard of that name exists but is not ours: never take it over.
+      log.warn({ guard: key }, 'a guard with the generated name exists and is not owned by this policy; skipping');
+      return;
+    }
+    log.info({ guard: key, target: d.target }, 'creating generated guard');
+    await this.create(p, d);
   }
 
   private async create(p: Readonly<SlimPolicy>, d: DesiredGuard): Promise<void> {
@@ -182,4 +171,41 @@ export class PolicyReconciler {
       if (!isConflict(e)) throw e;
     }
   }
+}
+
+/** The policy's status after `plan` was carried out at `now`. */
+function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): PolicyStatus {
+  const guardsNow = plan.desired.length;
+  const msg = `guards ${guardsNow} of ${plan.matched} matching DaemonSet(s)${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
+  let conditions = [...(p.status?.conditions ?? [])];
+  conditions = setCondition(
+    conditions,
+    { type: 'Ready', status: 'True', reason: 'Reconciled', message: msg },
+    now,
+    p.metadata.generation,
+  ).conditions;
+  conditions = setCondition(
+    conditions,
+    plan.conflicts.length > 0
+      ? {
+          type: 'Conflicting',
+          status: 'True',
+          reason: plan.conflicts[0]?.reason ?? 'Conflict',
+          message: plan.conflicts
+            .slice(0, 3)
+            .map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`)
+            .join('; '),
+        }
+      : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: 'no DaemonSet is claimed twice' },
+    now,
+    p.metadata.generation,
+  ).conditions;
+  return {
+    observedGeneration: p.metadata.generation ?? 0,
+    matchedDaemonSets: plan.matched,
+    guards: guardsNow,
+    conflictCount: plan.conflicts.length,
+    conflicts: plan.conflicts.slice(0, CONFLICT_CAP),
+    conditions,
+  };
 }

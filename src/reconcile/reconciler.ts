@@ -1,8 +1,8 @@
 /**
  * One reconcile pass for one guard key: gather → decide → act → persist.
  *
- * - gather reads the caches only, and decide is pure: both run in the guard's GuardPass (guardPass.ts),
- *   the same one the check command runs, which also says whether to hold a progress-only write;
+ * - gather reads the caches only, and decide is pure: both run in observe (guardPass.ts), the same one
+ *   the check command runs, over the guard's GuardMemory; it also says whether to hold a progress-only write;
  * - act performs at most the one planned write (undo or its dry run);
  * - persist patches status only when it differs. For an undo, the intent is persisted *before* acting
  *   and the outcome after, so a crash, retry or new leader never repeats it (see domain/undo.ts).
@@ -15,40 +15,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GuardPolicy } from '../domain/decide/pass.js';
-import type { Decision } from '../domain/decision.js';
+import type { Decision, PlannedAction } from '../domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/kit.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
 import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from './portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
-import type { Clock } from './ports.js';
 import { withDefaults } from '../api/defaults.js';
-import type { CacheView, ReconcileObserver, ReconcilerPorts } from './ports.js';
+import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
-import { Announcements } from './announcements.js';
-import { GuardPasses } from './guardPass.js';
+import { GuardMemories, type GuardMemory } from './guardMemory.js';
+import { observe } from './guardPass.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
   /** The decision made, for tests and the check command. */
   decision?: Decision;
 }
-
-/**
- * A guard as our own status write returned it, kept until the informer has caught up with it.
- * `superseded` holds the resourceVersions it replaced (the one each of our writes patched over): while
- * the cache still shows one of those, the cache is older than this copy. Any other cached version (our
- * write arrived, or someone else wrote since) ends the memo. No resourceVersion is ever compared for
- * order, only for identity.
- */
-interface OwnWrite {
-  guard: SlimGuard;
-  superseded: Set<string>;
-}
-
-/** Bound on `superseded`: a watch that never delivers our writes must not make the memo grow forever. */
-const MAX_SUPERSEDED = 64;
 
 export { PROGRESS_WRITE_INTERVAL_MS } from './guardPass.js';
 
@@ -72,17 +56,39 @@ async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T>
   }
 }
 
+/** What decide is given besides the caches, from the guard as read. */
+function policyOf(guard: Readonly<SlimGuard>, spec: GuardSpec): GuardPolicy {
+  const policy: GuardPolicy = { spec, generation: guard.metadata.generation ?? 0, name: guard.metadata.name };
+  if (guard.metadata.creationTimestamp) policy.createdAt = guard.metadata.creationTimestamp;
+  return policy;
+}
+
+/** One pass once decide has spoken and the write is not held: what persist and act work from. */
+interface Decided {
+  guard: Readonly<SlimGuard>;
+  memory: GuardMemory;
+  /** The guard's spec with its defaults. */
+  spec: GuardSpec;
+  prev: GuardStatus;
+  decision: Decision;
+  gRef: ObjectRef;
+  /** The DaemonSet, when the guard's target exists. */
+  tRef: ObjectRef | undefined;
+  log: Logger;
+  now: number;
+}
+
+/** The guard after the decision's status write (or as read, when nothing was written), and the Events not taken yet. */
+interface Persisted {
+  guard: Readonly<SlimGuard>;
+  unannounced: number;
+}
+
+type ActionOf<K extends PlannedAction['kind']> = Extract<PlannedAction, { kind: K }>;
+
 export class Reconciler {
-  /**
-   * Per guard key, our latest status write until the cache shows it. Deciding from the cache right
-   * after our own write would patch with the version we just replaced and draw a 409, a GET and a
-   * second decide: during a rollout's stream of pod events that was over half of all requests.
-   */
-  private readonly ownWrites = new Map<string, OwnWrite>();
-  /** Per guard key, what it remembers between passes: target memory, cache wait, progress hold. */
-  private readonly passes = new GuardPasses();
-  /** Per guard key, which of its Events this process has announced. */
-  private readonly announcements = new Announcements();
+  /** What each guard remembers between passes; a guard that is gone is dropped here and nowhere else. */
+  private readonly memories = new GuardMemories();
 
   constructor(
     private readonly ports: ReconcilerPorts,
@@ -99,20 +105,19 @@ export class Reconciler {
     const log = this.log.child({ guard: key, reconcileID: randomUUID().slice(0, 8) });
     const started = performance.now();
     try {
-      let guard = this.ports.guard(namespace, name);
-      if (!guard) {
-        this.passes.forget(key);
-        this.ownWrites.delete(key);
-        this.announcements.forget(key);
+      const cached = this.ports.guard(namespace, name);
+      if (!cached) {
+        this.memories.drop(key);
         this.metrics.forgetGuard(namespace, name);
         return {};
       }
-      guard = this.freshest(key, guard);
+      const memory = this.memories.of(key);
+      let guard = memory.freshest(cached);
       /** decide's deadline of the latest attempt, kept if the pass fails after deciding. */
       const seen: { requeueAfterMs?: number } = {};
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.pass(guard, key, namespace, log, seen);
+          return await this.pass(guard, memory, log, seen);
         } catch (e) {
           if (isNotFound(e)) return {}; // the guard was deleted under us
           if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
@@ -130,21 +135,17 @@ export class Reconciler {
     }
   }
 
+  /** gather and decide (observe), then persist, then act. */
   private async pass(
     guard: Readonly<SlimGuard>,
-    key: string,
-    namespace: string,
+    memory: GuardMemory,
     log: Logger,
     seen: { requeueAfterMs?: number },
   ): Promise<ReconcileResult> {
     const now = this.clock.now();
     const spec = withDefaults(guard.spec);
-    const generation = guard.metadata.generation ?? 0;
     const prev: GuardStatus = guard.status ?? {};
-    const policy: GuardPolicy = { spec, generation, name: guard.metadata.name };
-    if (guard.metadata.creationTimestamp) policy.createdAt = guard.metadata.creationTimestamp;
-    const pass = this.passes.for(key);
-    const observed = pass.observe(this.cache, { targetName: spec.targetRef.name, prev, policy, now });
+    const observed = observe(this.cache, memory, { targetName: spec.targetRef.name, prev, policy: policyOf(guard, spec), now });
     if (observed.kind === 'PodsPending') {
       // The pods' watch was just asked for; its first list enqueues this guard again.
       log.debug({ daemonSet: observed.daemonSet }, 'waiting for the pods of the DaemonSet to be listed');
@@ -152,141 +153,155 @@ export class Reconciler {
     }
     const { obs, decision } = observed;
     if (decision.requeueAfterMs !== undefined) seen.requeueAfterMs = decision.requeueAfterMs;
-    const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
-    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
-    const action = decision.action;
-
-    if (decision.status.state !== prev.state) {
-      log.info(
-        {
-          from: prev.state ?? 'none',
-          to: decision.status.state,
-          cause: decision.status.cause,
-          action: action?.kind,
-          generation,
-          observedGeneration: prev.observedGeneration,
-        },
-        'state transition',
-      );
-    }
-
-    // A long wait means a cache is behind, not just late: have both listed again rather than wait for
-    // the next watch restart.
-    const waitedMs = observed.relistAfterWaitMs;
-    if (waitedMs !== undefined && this.ports.relistTargetCaches) {
-      log.warn({ waitedMs }, CACHES_DISAGREE_MSG);
-      this.ports.relistTargetCaches(namespace, `guard ${key} waited ${waitedMs} ms for its DaemonSet and revision caches to agree`);
-    }
+    this.logTransition(log, prev, decision, guard.metadata.generation ?? 0);
+    this.relistIfLong(memory, log, observed.relistAfterWaitMs);
 
     const holdMs = observed.holdMs;
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
 
-    // Persist (the intent, when acting, and the Events to announce), then announce.
-    const status = this.announcements.attach(key, prev, decision.status, decision.events, now);
-    const written = await this.write(key, guard, status);
-    observed.commit();
-    const afterIntent = written ?? guard;
-    let unannounced = await this.announce(key, gRef, tRef, afterIntent.status);
+    const { namespace } = memory;
+    const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
+    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
+    const d: Decided = { guard, memory, spec, prev, decision, gRef, tRef, log, now };
+    const persisted = await this.persist(d, () => observed.commit());
     this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
+    return this.act(d, persisted);
+  }
 
-    if (action?.kind === 'Undo' && tRef) {
-      log.info(
-        { fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName },
-        'undo: intent recorded, patching DaemonSet',
-      );
-      const req: UndoRequest = {
-        namespace,
-        name: tRef.name,
-        toRevisionName: action.toRevisionName,
-        expectedUid: action.expectedUid,
-        fromHash: action.fromHash,
-        toHash: action.toHash,
-        record: action.record,
-      };
-      if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
-      const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
-      this.metrics.undos.inc({ outcome: outcome.kind });
-      log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
-      const intent = afterIntent.status ?? decision.status;
-      const r = recordUndoOutcome(intent, outcome, this.clock.now(), generation);
-      this.metrics.setUndoResult(namespace, guard.metadata.name, spec.targetRef.name, r.status.lastUndo?.result);
-      const done = await this.write(key, afterIntent, this.announcements.attach(key, intent, r.status, r.events, this.clock.now()));
-      unannounced = await this.announce(key, gRef, tRef, (done ?? afterIntent).status);
-      // The DaemonSet watch brings the convergence; look again soon in case it is already there.
-      return { requeueAfterMs: 1000, decision };
-    }
-    if (action?.kind === 'CompareAdmission' && tRef) {
-      const outcome = this.ports.compareAdmission
-        ? await targetWrite(
-            () => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node),
-            `admission dry run on DaemonSet ${namespace}/${tRef.name}`,
-          )
-        : { result: 'NotVerified' as const, message: 'this operator has no admission check' };
-      log.info(
-        { result: outcome.result, revision: action.revisionName, node: action.node },
-        'admission compared with the previous revision',
-      );
-      await this.write(
-        key,
-        afterIntent,
-        recordAdmission(afterIntent.status ?? decision.status, action.revisionName, action.forHash, outcome, iso(this.clock.now())),
-      );
-      // The next pass judges with the answer (the plan asked for one soon).
-      return decision.requeueAfterMs !== undefined ? { decision, requeueAfterMs: decision.requeueAfterMs } : { decision };
-    }
-    if (action?.kind === 'DryRunUndo' && tRef) {
-      const outcome = await targetWrite(
-        () => this.ports.dryRun(namespace, tRef.name, action.toRevisionName),
-        `undo dry run on DaemonSet ${namespace}/${tRef.name}`,
-      );
-      log.info({ outcome: outcome.kind }, 'undo dry run');
-      await this.write(key, afterIntent, recordDryRun(afterIntent.status ?? decision.status, outcome));
-    }
+  private logTransition(log: Logger, prev: GuardStatus, decision: Decision, generation: number): void {
+    if (decision.status.state === prev.state) return;
+    log.info(
+      {
+        from: prev.state ?? 'none',
+        to: decision.status.state,
+        cause: decision.status.cause,
+        action: decision.action?.kind,
+        generation,
+        observedGeneration: prev.observedGeneration,
+      },
+      'state transition',
+    );
+  }
+
+  /**
+   * A long wait means a cache is behind, not just late: have both listed again rather than wait for
+   * the next watch restart.
+   */
+  private relistIfLong(memory: GuardMemory, log: Logger, waitedMs: number | undefined): void {
+    if (waitedMs === undefined || !this.ports.relistTargetCaches) return;
+    log.warn({ waitedMs }, CACHES_DISAGREE_MSG);
+    this.ports.relistTargetCaches(
+      memory.namespace,
+      `guard ${memory.key} waited ${waitedMs} ms for its DaemonSet and revision caches to agree`,
+    );
+  }
+
+  /**
+   * Persists the decision (the intent, when acting, and the Events to announce), commits the pass (the
+   * status now holds what it observed), then announces the Events.
+   */
+  private async persist(d: Decided, commit: () => void): Promise<Persisted> {
+    const status = d.memory.announcements.attach(d.prev, d.decision.status, d.decision.events, d.now);
+    const written = await this.write(d.memory, d.guard, status);
+    commit();
+    const guard = written ?? d.guard;
+    return { guard, unannounced: await this.announce(d, guard.status) };
+  }
+
+  /** Performs the planned action, if any, and records its outcome. */
+  private async act(d: Decided, persisted: Persisted): Promise<ReconcileResult> {
+    const { decision, tRef } = d;
+    const action = decision.action;
+    if (action?.kind === 'Undo' && tRef) return this.undo(d, action, tRef, persisted.guard);
+    if (action?.kind === 'CompareAdmission' && tRef) return this.compareAdmission(d, action, tRef, persisted.guard);
+    if (action?.kind === 'DryRunUndo' && tRef) await this.dryRunUndo(d, action, tRef, persisted.guard);
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
     // An Event the API server did not take is tried again soon, not at the next transition.
-    if (unannounced > 0) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? ANNOUNCE_RETRY_MS, ANNOUNCE_RETRY_MS);
+    if (persisted.unannounced > 0) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? ANNOUNCE_RETRY_MS, ANNOUNCE_RETRY_MS);
     return result;
   }
 
+  /** The undo, its intent already in `afterIntent`'s status; its outcome is written and announced. */
+  private async undo(d: Decided, action: ActionOf<'Undo'>, tRef: ObjectRef, afterIntent: Readonly<SlimGuard>): Promise<ReconcileResult> {
+    const { memory, log, decision } = d;
+    const { namespace } = memory;
+    log.info(
+      { fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName },
+      'undo: intent recorded, patching DaemonSet',
+    );
+    const req: UndoRequest = {
+      namespace,
+      name: tRef.name,
+      toRevisionName: action.toRevisionName,
+      expectedUid: action.expectedUid,
+      fromHash: action.fromHash,
+      toHash: action.toHash,
+      record: action.record,
+    };
+    if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+    const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
+    this.metrics.undos.inc({ outcome: outcome.kind });
+    log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
+    const intent = afterIntent.status ?? decision.status;
+    const r = recordUndoOutcome(intent, outcome, this.clock.now(), d.guard.metadata.generation ?? 0);
+    this.metrics.setUndoResult(namespace, d.guard.metadata.name, d.spec.targetRef.name, r.status.lastUndo?.result);
+    const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
+    const done = await this.write(memory, afterIntent, status);
+    await this.announce(d, (done ?? afterIntent).status);
+    // The DaemonSet watch brings the convergence; look again soon in case it is already there.
+    return { requeueAfterMs: 1000, decision };
+  }
+
+  /** Asks whether admission would refuse the previous revision too, and records the answer. */
+  private async compareAdmission(
+    d: Decided,
+    action: ActionOf<'CompareAdmission'>,
+    tRef: ObjectRef,
+    afterIntent: Readonly<SlimGuard>,
+  ): Promise<ReconcileResult> {
+    const { decision, log } = d;
+    const { namespace } = d.memory;
+    const outcome = this.ports.compareAdmission
+      ? await targetWrite(
+          () => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node),
+          `admission dry run on DaemonSet ${namespace}/${tRef.name}`,
+        )
+      : { result: 'NotVerified' as const, message: 'this operator has no admission check' };
+    log.info({ result: outcome.result, revision: action.revisionName, node: action.node }, 'admission compared with the previous revision');
+    const prev = afterIntent.status ?? decision.status;
+    await this.write(d.memory, afterIntent, recordAdmission(prev, action.revisionName, action.forHash, outcome, iso(this.clock.now())));
+    // The next pass judges with the answer (the plan asked for one soon).
+    return decision.requeueAfterMs !== undefined ? { decision, requeueAfterMs: decision.requeueAfterMs } : { decision };
+  }
+
+  private async dryRunUndo(d: Decided, action: ActionOf<'DryRunUndo'>, tRef: ObjectRef, afterIntent: Readonly<SlimGuard>): Promise<void> {
+    const { namespace } = d.memory;
+    const outcome = await targetWrite(
+      () => this.ports.dryRun(namespace, tRef.name, action.toRevisionName),
+      `undo dry run on DaemonSet ${namespace}/${tRef.name}`,
+    );
+    d.log.info({ outcome: outcome.kind }, 'undo dry run');
+    await this.write(d.memory, afterIntent, recordDryRun(afterIntent.status ?? d.decision.status, outcome));
+  }
+
   /** Announces what `status` holds and this process has not announced; returns how many are still not. */
-  private async announce(key: string, gRef: ObjectRef, tRef: ObjectRef | undefined, status: GuardStatus | undefined): Promise<number> {
-    const pending = this.announcements.pending(key, status);
+  private async announce(d: Decided, status: GuardStatus | undefined): Promise<number> {
+    const pending = d.memory.announcements.pending(status);
     if (pending.length === 0) return 0;
-    const ids = await this.ports.emit(gRef, tRef, pending);
-    this.announcements.markAnnounced(key, ids);
+    const ids = await this.ports.emit(d.gRef, d.tRef, pending);
+    d.memory.announcements.markAnnounced(ids);
     return pending.length - ids.length;
   }
 
-  private async write(key: string, guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
+  private async write(memory: GuardMemory, guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {
     const written = await this.ports.writeStatus(guard, status);
     if (written) {
       this.metrics.statusWrites.inc();
-      this.remember(key, guard, written);
-      this.passes.for(key).written(this.clock.now());
+      memory.remember(guard, written);
+      memory.written(this.clock.now());
     }
     return written;
-  }
-
-  /** The cached guard, or our own later write of it when the cache has not caught up yet. */
-  private freshest(key: string, cached: Readonly<SlimGuard>): Readonly<SlimGuard> {
-    const own = this.ownWrites.get(key);
-    if (!own) return cached;
-    const rv = cached.metadata.resourceVersion;
-    if (own.guard.metadata.uid === cached.metadata.uid && rv !== undefined && own.superseded.has(rv)) return own.guard;
-    this.ownWrites.delete(key);
-    return cached;
-  }
-
-  private remember(key: string, from: Readonly<SlimGuard>, written: SlimGuard): void {
-    const prev = this.ownWrites.get(key);
-    const superseded = prev && prev.guard.metadata.uid === written.metadata.uid ? prev.superseded : new Set<string>();
-    if (from.metadata.resourceVersion !== undefined) superseded.add(from.metadata.resourceVersion);
-    if (superseded.size > MAX_SUPERSEDED) {
-      this.ownWrites.delete(key);
-      return;
-    }
-    this.ownWrites.set(key, { guard: written, superseded });
   }
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {

@@ -49,7 +49,6 @@ describe('gather', () => {
     const obs = gather(
       world(2, [node('n1'), node('n2'), node('other', [], 'b')], [pod('n1', '2025-12-31T23:59:00Z'), pod('n2', '2025-12-31T23:59:55Z')]),
       new TargetMemory(),
-      'ns/g',
       'ns',
       'd',
       NOW,
@@ -82,7 +81,7 @@ describe('gather', () => {
       { metadata: { name: 'd-new' }, hash: 'new', revision: 1, templateDigest: 'dnew' },
     ];
     const current = (c: CacheView): string | undefined => {
-      const obs = gather(c, new TargetMemory(), 'ns/g', 'ns', 'd', NOW);
+      const obs = gather(c, new TargetMemory(), 'ns', 'd', NOW);
       return obs.kind === 'Target' ? obs.currentRevision?.hash : undefined;
     };
     assert.equal(current(cache('dnew', tied)), 'new');
@@ -101,7 +100,7 @@ describe('gather', () => {
 
   it('a missing DaemonSet is TargetMissing', () => {
     const cache: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
-    assert.deepEqual(gather(cache, new TargetMemory(), 'ns/g', 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
+    assert.deepEqual(gather(cache, new TargetMemory(), 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
   });
 
   it('names a node that left until the DaemonSet status agrees, and tells deleted nodes apart', () => {
@@ -109,19 +108,19 @@ describe('gather', () => {
     const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];
     const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => `${l.node}: ${l.reason}`) : []);
     const removed = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.removedNodes : []);
-    assert.deepEqual(left(gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'k', 'ns', 'd', NOW)), []);
+    assert.deepEqual(left(gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', 'd', NOW)), []);
     // The taint arrives before the DaemonSet status drops: named, and still named on the next pass.
-    const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
+    const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW);
     assert.deepEqual(left(a), ['n3: untolerated taint gpu=x:NoExecute']);
-    m.commit('k'); // not settled yet: committing must not move the baseline
-    const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW);
+    m.commit(); // not settled yet: committing must not move the baseline
+    const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW);
     assert.deepEqual(left(b), ['n3: untolerated taint gpu=x:NoExecute']);
-    m.commit('k');
+    m.commit();
     // Settled and recorded: nothing left any more.
-    assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'k', 'ns', 'd', NOW)), []);
-    m.commit('k');
+    assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW)), []);
+    m.commit();
     // A deleted node is "removed", not "left".
-    const c = gather(world(1, [node('n1')]), m, 'k', 'ns', 'd', NOW);
+    const c = gather(world(1, [node('n1')]), m, 'ns', 'd', NOW);
     assert.deepEqual([left(c), removed(c)], [[], ['n2']]);
   });
 
@@ -131,12 +130,12 @@ describe('gather', () => {
     const m = new TargetMemory();
     const taint = [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }];
     const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => l.node) : []);
-    gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'k', 'ns', 'd', NOW);
+    gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', 'd', NOW);
     const settledWorld = world(2, [node('n1'), node('n2'), node('n3', taint)]);
-    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), ['n3']); // deferred: no commit
-    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), ['n3']);
-    m.commit('k');
-    assert.deepEqual(left(gather(settledWorld, m, 'k', 'ns', 'd', NOW)), []);
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), ['n3']); // deferred: no commit
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), ['n3']);
+    m.commit();
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), []);
   });
 });
 
@@ -156,7 +155,7 @@ describe('gather: pods only where they are needed', () => {
 
   it('a settled DaemonSet whose pods are not cached is judged from its counters', () => {
     const asked: string[] = [];
-    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {});
+    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', 'd', NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, true);
@@ -172,12 +171,12 @@ describe('gather: pods only where they are needed', () => {
 
   it('a DaemonSet whose counters are not settled waits for its pods, and asks for them', () => {
     const asked: string[] = [];
-    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), {
+    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns', 'd', NOW, {}), {
       kind: 'PodsPending',
       daemonSet: 'd',
     });
     assert.deepEqual(asked, ['ns/d']);
-    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {}), {
+    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns', 'd', NOW, {}), {
       kind: 'PodsPending',
       daemonSet: 'd',
     });
@@ -196,12 +195,12 @@ describe('gather: pods only where they are needed', () => {
       },
     };
     const asked: string[] = [];
-    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, following).kind, 'PodsPending');
+    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', 'd', NOW, following).kind, 'PodsPending');
     assert.deepEqual(asked, ['ns/d']);
   });
 
   it('cached pods are always used when they are there', () => {
-    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns/g', 'ns', 'd', NOW, {});
+    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns', 'd', NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, undefined);

@@ -1,7 +1,7 @@
 /**
- * GuardPass: the observe-and-decide half of a pass that the reconciler and `check` share. It keeps the
- * cache wait (an input to decide), the progress hold and the target memory, and commits the memory only
- * when its caller says the status holds the pass.
+ * GuardPass: the observe-and-decide half of a pass that the reconciler and `check` share. Over the
+ * guard's memory it keeps the cache wait (an input to decide), the progress hold and the target memory,
+ * and commits the target memory only when its caller says the status holds the pass.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,7 +10,7 @@ import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
 import type { SlimDaemonSet, SlimNode, SlimRevision } from '../../src/k8s/slim.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
-import { GuardPass, GuardPasses, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
+import { GuardPass, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
 import { policy } from '../support/fixtures.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
@@ -125,7 +125,7 @@ describe('GuardPass', () => {
     const prev: GuardStatus = { ...base.decision.status, message: 'an older message' };
     const unwritten = decided(pass.observe(cache, { targetName: 'd', prev, policy: POLICY, now: NOW + 100 }));
     assert.equal(unwritten.holdMs, 0, 'no write yet');
-    pass.written(NOW + 100);
+    pass.memory.written(NOW + 100);
     const held = decided(pass.observe(cache, { targetName: 'd', prev, policy: POLICY, now: NOW + 300 }));
     assert.equal(held.holdMs, PROGRESS_WRITE_INTERVAL_MS - 200);
     const after = decided(pass.observe(cache, { targetName: 'd', prev, policy: POLICY, now: NOW + 100 + PROGRESS_WRITE_INTERVAL_MS }));
@@ -152,15 +152,5 @@ describe('GuardPass', () => {
     assert.deepEqual(left(again), ['n3'], 'offered again: the earlier pass was never recorded');
     decided(again).commit();
     assert.deepEqual(left(observe(2, tainted)), [], 'recorded: not named again');
-  });
-
-  it('GuardPasses keeps one pass per key and forgets it with the guard', () => {
-    const passes = new GuardPasses();
-    const a = passes.for('ns/a');
-    assert.equal(passes.for('ns/a'), a);
-    assert.equal(a.namespace, 'ns');
-    assert.notEqual(passes.for('ns/b'), a);
-    passes.forget('ns/a');
-    assert.notEqual(passes.for('ns/a'), a);
   });
 });

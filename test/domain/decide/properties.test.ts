@@ -578,7 +578,6 @@ function counters(w: World, now: number, sc: Scenario): Pick<DaemonSetView, 'des
   };
 }
 
-const GUARD_KEY = `default/${DS_NAME}`;
 const UID = 'uid-decoder';
 
 /** The observation gather would build for the world at `now`, and whether it shows a cache behind the other. */
@@ -639,7 +638,7 @@ function observe(
   }
   const settled = (ds.observedGeneration ?? 0) >= (ds.generation ?? 0) && nodes.filter((n) => n.eligible).length === ds.desired;
   const prints = new Map(w.nodes.map((n) => [n.name, fingerprint(n)] as const));
-  const { left } = memory.diff(GUARD_KEY, UID, nodes, new Set(w.nodes.map((n) => n.name)), settled, prints);
+  const { left } = memory.diff(UID, nodes, new Set(w.nodes.map((n) => n.name)), settled, prints);
   return { obs: targetObs({ ds, nodes: nodes.filter((n) => n.eligible || n.pods.length > 0), revisions, leftNodes: left }), cacheBehind };
 }
 
@@ -751,7 +750,7 @@ function simulate(sc: Scenario): Pass[] {
     const cacheWaitMs = waits.waitedMs(at);
     const decision = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at, cacheWaitMs);
     waits.record(decision.deferred === true, at);
-    if (!decision.deferred) memory.commit(GUARD_KEY);
+    if (!decision.deferred) memory.commit();
     passes.push({
       i,
       at,
