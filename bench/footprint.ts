@@ -1,5 +1,5 @@
 /**
- * What the operator's caches weigh: the same informers the controller runs (src/runtime/controller.ts:
+ * What the operator's caches weigh: the same informers the operator caches (src/runtime/caches.ts:
  * guards, DaemonSets, labelled pods, ControllerRevisions in the watched namespace, nodes cluster-wide,
  * with the same slim functions), started in this process where the garbage collector can be forced, so
  * the heap measured is live objects and not garbage. Index and map-entry overhead (tens of bytes per
@@ -16,7 +16,7 @@ import type { ApiClient } from '../src/k8s/apiClient.js';
 import { Informer } from '../src/k8s/informer.js';
 import { HASH_LABEL } from '../src/api/names.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
-import { DAEMONSET_WARNINGS, POD_WARNINGS } from '../src/runtime/controller.js';
+import { DAEMONSET_WARNINGS, POD_WARNINGS } from '../src/runtime/caches.js';
 
 let gcFn: (() => void) | undefined;
 
@@ -113,7 +113,7 @@ function weighAll(informers: Record<string, { list(): readonly unknown[] }>): Fo
 
 /**
  * What watching Warning Events costs: the operator's two Event informers (`events-daemonsets`,
- * `events-pods`: the same field selectors and slim function as src/runtime/controller.ts) listed on
+ * `events-pods`: the same field selectors and slim function as src/runtime/caches.ts) listed on
  * `ns` and weighed as above, beside how many Events the namespace holds in all (what the server-side
  * field selectors leave out).
  */

@@ -261,7 +261,7 @@ function breakdownOf(scrape: Scrape, rss: number): NonNullable<MemoryPoint['brea
   };
 }
 
-/** The operator's informers on Warning Events (src/runtime/controller.ts). */
+/** The operator's informers on Warning Events (src/runtime/caches.ts). */
 export const EVENT_INFORMERS = ['events-daemonsets', 'events-pods'] as const;
 
 export interface EventCost {

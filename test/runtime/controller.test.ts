@@ -1,6 +1,7 @@
 /**
  * The controller's queues: guards and policies each have their own queue and workers. Against a local
- * HTTP server standing in for the API server, holding one RolloutGuardPolicy and nothing else.
+ * HTTP server standing in for the API server, holding one RolloutGuardPolicy and nothing else; the
+ * caches and reconcilers are assembled as the manager assembles them.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -9,7 +10,9 @@ import { pino } from 'pino';
 import { GROUP, VERSION } from '../../src/api/names.js';
 import type { PolicyPorts } from '../../src/reconcile/ports.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
-import { Controller, type ControllerDeps } from '../../src/runtime/controller.js';
+import type { Caches } from '../../src/runtime/caches.js';
+import type { Controller } from '../../src/runtime/controller.js';
+import { assembleController, type Assembly } from '../../src/runtime/manager.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../../cluster/wait.js';
 import { FakeClock } from '../support/fakeClock.js';
@@ -28,12 +31,14 @@ describe('Controller: one queue per controller', () => {
   let server: http.Server;
   let open: http.ServerResponse[];
   let controller: Controller | undefined;
+  let caches: Caches | undefined;
   let stop: AbortController;
 
   beforeEach(async () => {
     open = [];
     stop = new AbortController();
     controller = undefined;
+    caches = undefined;
     server = http.createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -55,6 +60,7 @@ describe('Controller: one queue per controller', () => {
   afterEach(async () => {
     stop.abort();
     await controller?.stop(1000);
+    await caches?.stop();
     for (const r of open) r.destroy();
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
@@ -62,19 +68,19 @@ describe('Controller: one queue per controller', () => {
 
   async function started(policyPorts: PolicyPorts, lines: Line[], metrics: Metrics): Promise<Controller> {
     const config: OperatorConfig = { ...DEFAULTS, identity: 'test', leaseNamespace: 'rollout-guard-system', policies: true, workers: 1 };
-    const deps: ControllerDeps = {
+    const assembly: Assembly = {
       client: clientFor(server),
       // A guard absent from the cache is forgotten without a request: no port is called in these tests.
-      ports: {} as ControllerDeps['ports'],
-      policyPorts,
+      writes: {} as Assembly['writes'],
+      policyWrites: policyPorts,
       config,
       clock: new FakeClock(Date.parse('2026-01-01T00:00:00Z')),
       metrics,
       log: pino({ level: 'debug' }, { write: (s: string) => lines.push(JSON.parse(s) as Line) }),
     };
-    controller = new Controller(deps);
-    controller.startInformers();
-    await controller.waitForSync();
+    ({ caches, controller } = assembleController(assembly));
+    caches.start();
+    await caches.waitForSync();
     controller.startWorkers(stop.signal);
     return controller;
   }

@@ -1,0 +1,223 @@
+/**
+ * The caches every controller reads: one informer (or one per watched namespace) per kind, their
+ * indexes, and the pod watches. Started on every replica, so a standby has a warm cache; only the
+ * leader's workers act on them.
+ *
+ * What is watched, and why it costs what it costs:
+ * - RolloutGuards and DaemonSets in the watched namespaces: few, small;
+ * - daemon pods, only of the DaemonSets that need them (rolling, baking, or with counters not settled;
+ *   podWatches.ts), slimmed to a few hundred bytes each: needed for the per-node split. A settled
+ *   DaemonSet is judged from its counters, so memory follows what is rolling, not the fleet;
+ * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
+ * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
+ *   left the targets.
+ */
+import type { Logger } from 'pino';
+import type { CacheHealth } from './healthServer.js';
+import type { ApiClient } from '../k8s/apiClient.js';
+import { Informer, type InformerStats } from '../k8s/informer.js';
+import {
+  controllerRevisionsPath,
+  coreEventsPath,
+  daemonSetsPath,
+  guardsPath,
+  namespacesPath,
+  nodesPath,
+  policiesPath,
+} from '../k8s/apiPaths.js';
+import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
+import { DAEMONSET_KIND } from '../api/names.js';
+import {
+  controllerOf,
+  type SlimDaemonSet,
+  type SlimEvent,
+  type SlimGuard,
+  type SlimNamespace,
+  type SlimNode,
+  type SlimPod,
+  type SlimPolicy,
+  type SlimRevision,
+} from '../api/objects.js';
+import type { OperatorConfig } from './config.js';
+import { PodWatches } from './podWatches.js';
+import { systemTimers, type Clock, type Timers } from './clock.js';
+import { InformerSet, type Meta } from './informerSet.js';
+
+/** The index names: guards by target `ns/name`, revisions by owner UID, Warning Events by involved `ns/name`. */
+export const BY_TARGET = 'target';
+export const BY_OWNER = 'owner';
+export const BY_INVOLVED = 'involved';
+
+/**
+ * The Warning Events that explain a blocked node, chosen by field selectors so the API server filters
+ * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals; our own
+ * Warnings mirrored on the DaemonSet are not read back), and the
+ * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off is already in the pod's
+ * status; an unschedulable pod's reason is in its PodScheduled condition). A failing readiness probe is
+ * read (`Unhealthy`): the pod's status says only "containers with unready status", while the kubelet's
+ * Event carries what the probe printed.
+ */
+export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
+export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=FailedScheduling,reason!=ProbeWarning';
+
+/** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
+const POD_WATCH_SYNC_GRACE_MS = 60_000;
+
+export interface CachesDeps {
+  client: ApiClient;
+  config: OperatorConfig;
+  /** Whether the policies and namespaces are cached: only when the policy controller runs. */
+  policies: boolean;
+  clock: Clock;
+  log: Logger;
+  /** Timers of the pod watches' linger; the real ones unless a test drives them. */
+  timers?: Timers;
+}
+
+export class Caches {
+  readonly guards: InformerSet<SlimGuard>;
+  readonly daemonSets: InformerSet<SlimDaemonSet>;
+  readonly pods: PodWatches;
+  readonly revisions: InformerSet<SlimRevision>;
+  readonly nodes: Informer<SlimNode>;
+  readonly dsWarnings: InformerSet<SlimEvent>;
+  readonly podWarnings: InformerSet<SlimEvent>;
+  readonly policies: Informer<SlimPolicy> | undefined;
+  readonly namespaces: Informer<SlimNamespace> | undefined;
+  private readonly podListeners: Array<(namespace: string, name: string) => void> = [];
+
+  constructor(private readonly deps: CachesDeps) {
+    const { client, config, log } = deps;
+    const common = {
+      watchTimeoutSeconds: config.watchTimeoutSeconds,
+      idleTimeoutMs: config.watchIdleTimeoutMs,
+      backoff: config.informerBackoffMs,
+    };
+    const ns = config.namespaces;
+    const set = <T extends Meta>(
+      name: string,
+      listPath: (n: string | undefined) => string,
+      slim: (raw: unknown) => T,
+      fieldSelector?: string,
+    ) =>
+      new InformerSet<T>(
+        client,
+        log,
+        ns,
+        (n) => ({ name, listPath: listPath(n), slim, ...(fieldSelector ? { fieldSelector } : {}) }),
+        common,
+      );
+    const cluster = <T extends Meta>(name: string, listPath: string, slim: (raw: unknown) => T) =>
+      new Informer<T>(client, { name, listPath, slim, ...common }, log);
+    this.guards = set('rolloutguards', guardsPath, slimGuard);
+    this.daemonSets = set('daemonsets', daemonSetsPath, slimDaemonSet);
+    this.pods = new PodWatches(
+      { daemonSet: (n, name) => this.daemonSets.get(n, name), guardsTargeting: (n, name) => this.guardsTargeting(n, name) },
+      {
+        client,
+        log,
+        clock: deps.clock,
+        timers: deps.timers ?? systemTimers,
+        lingerMs: config.podCacheLingerMs,
+        informer: common,
+        onChange: (n, name) => {
+          for (const fn of this.podListeners) fn(n, name);
+        },
+      },
+    );
+    this.revisions = set('controllerrevisions', controllerRevisionsPath, slimRevision);
+    this.nodes = cluster('nodes', nodesPath(), slimNode);
+    this.dsWarnings = set('events-daemonsets', coreEventsPath, slimEvent, DAEMONSET_WARNINGS);
+    this.podWarnings = set('events-pods', coreEventsPath, slimEvent, POD_WARNINGS);
+    this.policies = deps.policies ? cluster('rolloutguardpolicies', policiesPath(), slimPolicy) : undefined;
+    this.namespaces = deps.policies ? cluster('namespaces', namespacesPath(), slimNamespace) : undefined;
+
+    this.guards.addIndex(BY_TARGET, (g) => [`${g.metadata.namespace ?? ''}/${g.spec?.targetRef?.name ?? ''}`]);
+    const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
+      const c = controllerOf(o.metadata, DAEMONSET_KIND);
+      return c ? [c.uid] : [];
+    };
+    const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
+    this.dsWarnings.addIndex(BY_INVOLVED, involved);
+    this.podWarnings.addIndex(BY_INVOLVED, involved);
+    this.revisions.addIndex(BY_OWNER, ownerIndex);
+  }
+
+  /** Called when the pods of DaemonSet `namespace/name` change or their watch lists again. */
+  onPodsChanged(fn: (namespace: string, name: string) => void): void {
+    this.podListeners.push(fn);
+  }
+
+  /** The guards whose targetRef names DaemonSet `namespace/name`. */
+  guardsTargeting(namespace: string | undefined, name: string): ReadonlyArray<Readonly<SlimGuard>> {
+    return this.guards.byIndex(BY_TARGET, `${namespace ?? ''}/${name}`);
+  }
+
+  /** The namespaced caches: one informer per watched namespace each. */
+  private sets(): InformerSet<Meta>[] {
+    return [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[];
+  }
+
+  /** The cluster-scoped caches. */
+  private clusterWide(): Informer<Meta>[] {
+    return [this.nodes, this.policies, this.namespaces].filter((m) => m !== undefined) as unknown as Informer<Meta>[];
+  }
+
+  private allInformers(): Informer<Meta>[] {
+    return [...this.sets().flatMap((s) => s.members), ...this.clusterWide()];
+  }
+
+  /** Every informer with the namespace it watches (`''`: all or cluster-scoped), for metrics. */
+  informerStats(): Array<{ resource: string; namespace: string; daemonset: string; stats: InformerStats }> {
+    const out: Array<{ resource: string; namespace: string; daemonset: string; stats: InformerStats }> = [];
+    for (const set of this.sets()) {
+      set.members.forEach((m, i) => out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', daemonset: '', stats: m.stats() }));
+    }
+    for (const m of this.clusterWide()) out.push({ resource: m.resource, namespace: '', daemonset: '', stats: m.stats() });
+    // One pod watch per DaemonSet that needs its pods: its series come and go with the watch.
+    for (const w of this.pods.samples()) out.push({ resource: 'pods', namespace: w.namespace, daemonset: w.daemonSet, stats: w.stats });
+    return out;
+  }
+
+  /** Starts the informers (on every replica, so a standby has a warm cache). */
+  start(): void {
+    for (const i of this.allInformers()) i.start();
+  }
+
+  /** True once every informer has listed: workers never act on a half-filled cache. */
+  synced(): boolean {
+    return this.allInformers().every((i) => i.hasSynced());
+  }
+
+  /** Each cache's sync and last contact, for /readyz. */
+  cacheHealth(): CacheHealth[] {
+    const out: CacheHealth[] = [];
+    for (const set of this.sets()) {
+      set.members.forEach((m, i) =>
+        out.push({ resource: m.resource, namespace: set.scopes[i] ?? '', synced: m.hasSynced(), ...lastEvent(m.stats()) }),
+      );
+    }
+    for (const m of this.clusterWide()) out.push({ resource: m.resource, namespace: '', synced: m.hasSynced(), ...lastEvent(m.stats()) });
+    // A pod watch starts whenever a rollout does: only one that has listed, or that still has not after
+    // the grace, says something about this replica's health.
+    const now = this.deps.clock.now();
+    for (const w of this.pods.samples()) {
+      if (w.synced || now - w.startedAt > POD_WATCH_SYNC_GRACE_MS)
+        out.push({ resource: `pods of ${w.daemonSet}`, namespace: w.namespace, synced: w.synced, ...lastEvent(w.stats) });
+    }
+    return out;
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.allInformers().map((i) => i.waitForSync(signal)));
+  }
+
+  /** Closes every watch, the pod watches' too. */
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.allInformers().map((i) => i.stop()), this.pods.stop()]);
+  }
+}
+
+function lastEvent(s: InformerStats): { lastEventAt?: number } {
+  return s.lastEventAt !== undefined ? { lastEventAt: s.lastEventAt } : {};
+}

@@ -1,0 +1,128 @@
+/**
+ * From watch events to keys (level-based): a handler only says which keys to look at again, and a
+ * pass reads the caches, never the event's payload. A DaemonSet, daemon pod or ControllerRevision event
+ * maps back to the guards that target its DaemonSet; a node whose labels or taints change re-enqueues
+ * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
+ */
+import type { InformerEvent } from '../k8s/informer.js';
+import { DAEMONSET_KIND, POLICY_LABEL } from '../api/names.js';
+import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
+import type { Caches } from './caches.js';
+import type { InformerSet, Meta } from './informerSet.js';
+
+/** Where the keys go: the guards' queue (`namespace/name`) and the policies' queue (a name). */
+export interface KeySink {
+  guard(key: string): void;
+  /** Absent when policies are disabled. */
+  policy?(name: string): void;
+}
+
+const keyOf = (o: { metadata: { namespace?: string; name: string } }): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Enqueues every guard targeting DaemonSet `namespace/name`. */
+export function enqueueForTarget(caches: Caches, sink: KeySink, namespace: string | undefined, name: string): void {
+  for (const g of caches.guardsTargeting(namespace, name)) sink.guard(keyOf(g));
+}
+
+export function enqueuePolicies(caches: Caches, sink: KeySink): void {
+  for (const p of caches.policies?.list() ?? []) sink.policy?.(p.metadata.name);
+}
+
+/** Every guard and every policy. */
+export function enqueueAll(caches: Caches, sink: KeySink): void {
+  for (const g of caches.guards.list()) sink.guard(keyOf(g));
+  enqueuePolicies(caches, sink);
+}
+
+/** Every DaemonSet the pod watches must look at again: each cached one, and each watched one (it may be gone). */
+function syncPodWatches(caches: Caches): void {
+  const keys = new Set([...caches.daemonSets.list().map(keyOf), ...caches.pods.keys()]);
+  for (const k of keys) {
+    const slash = k.indexOf('/');
+    caches.pods.sync(k.slice(0, slash), k.slice(slash + 1));
+  }
+}
+
+/** Registers the handlers that turn every cache's events into keys for `sink`. */
+export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
+  const forTarget = (namespace: string | undefined, name: string): void => enqueueForTarget(caches, sink, namespace, name);
+  const policies = (): void => enqueuePolicies(caches, sink);
+  const all = (): void => enqueueAll(caches, sink);
+  caches.onPodsChanged(forTarget);
+  caches.guards.onEvent((e) => onGuard(caches, sink, e));
+  caches.daemonSets.onEvent((e) => onDaemonSet(caches, sink, e));
+  // Any policy change can move an overlap's winner: every policy looks again (policies are few).
+  caches.policies?.onEvent(policies);
+  caches.namespaces?.onEvent((e) => {
+    if (e.type !== 'update' || JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels)) policies();
+  });
+  caches.policies?.onRelist(policies);
+  caches.namespaces?.onRelist(policies);
+  caches.daemonSets.onRelist(() => syncPodWatches(caches));
+  caches.guards.onRelist(() => syncPodWatches(caches));
+  caches.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
+    const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
+    if (c) forTarget(e.obj.metadata.namespace, c.name);
+  });
+  // A refusal or a mount failure explains a node: the guards of its DaemonSet look again.
+  caches.dsWarnings.onEvent((e) => {
+    if (e.type !== 'delete') forTarget(e.obj.metadata.namespace, e.obj.involved.name);
+  });
+  caches.podWarnings.onEvent((e) => {
+    if (e.type === 'delete') return;
+    const ns = e.obj.metadata.namespace ?? '';
+    const pod = caches.pods.pod(ns, e.obj.involved.name);
+    const c = pod ? controllerOf(pod.metadata, DAEMONSET_KIND) : undefined;
+    if (c) forTarget(ns, c.name);
+  });
+  caches.nodes.onEvent((e) => {
+    // Heartbeats change only timestamps, which we do not keep: skip updates that change nothing kept.
+    const kept = (n: SlimNode): string => JSON.stringify({ l: n.metadata.labels, t: n.taints, h: n.health });
+    if (e.type === 'update' && e.old && kept(e.old) === kept(e.obj)) return;
+    all();
+  });
+  // After any relist the cache may have jumped (an outage, a 410): look at every guard again.
+  // (A pod watch's relist enqueues the guards of its own DaemonSet: podWatches.ts.)
+  const sets = [
+    caches.guards,
+    caches.daemonSets,
+    caches.revisions,
+    caches.dsWarnings,
+    caches.podWarnings,
+  ] as unknown as InformerSet<Meta>[];
+  for (const s of sets) s.onRelist(all);
+  caches.nodes.onRelist(all);
+}
+
+function onGuard(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>): void {
+  const target = e.obj.spec?.targetRef?.name;
+  const oldTarget = e.old?.spec?.targetRef?.name;
+  // A guard's status says whether it follows a rollout, which decides whether its pods are watched.
+  caches.pods.sync(e.obj.metadata.namespace ?? '', target ?? '');
+  if (e.old && oldTarget !== target) caches.pods.sync(e.old.metadata.namespace ?? '', oldTarget ?? '');
+  sink.guard(keyOf(e.obj));
+  // A guard that appears, goes or retargets can change which guard is in charge of a DaemonSet:
+  // every guard of the old and new target looks again.
+  if (e.type !== 'update' || oldTarget !== target || e.old?.metadata.deletionTimestamp !== e.obj.metadata.deletionTimestamp) {
+    enqueueForTarget(caches, sink, e.obj.metadata.namespace, target ?? '');
+    if (e.old && oldTarget !== target) enqueueForTarget(caches, sink, e.old.metadata.namespace, oldTarget ?? '');
+  }
+  if (!caches.policies) return;
+  const policy = e.obj.metadata.labels?.[POLICY_LABEL];
+  if (policy) sink.policy?.(policy);
+  // A hand-written guard appearing, going or retargeting changes which DaemonSets policies may claim.
+  else if (e.type !== 'update' || oldTarget !== target) enqueuePolicies(caches, sink);
+}
+
+function onDaemonSet(caches: Caches, sink: KeySink, e: InformerEvent<SlimDaemonSet>): void {
+  // Before the guards run: a DaemonSet that starts rolling has its pods listed by then or soon after.
+  caches.pods.sync(e.obj.metadata.namespace ?? '', e.obj.metadata.name);
+  enqueueForTarget(caches, sink, e.obj.metadata.namespace, e.obj.metadata.name);
+  if (
+    e.type !== 'update' ||
+    JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) ||
+    JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)
+  ) {
+    enqueuePolicies(caches, sink);
+  }
+}
