@@ -62,7 +62,7 @@ describe('source size', () => {
     ].join('\n');
     assert.deepEqual(
       functionsIn('x.ts', text).map((f) => `${f.where} ${f.lines}`),
-      ['x.ts:1 a 3', 'x.ts:4 (anonymous) 3', 'x.ts:8 m 3', 'x.ts:11 (anonymous) 3'],
+      ['x.ts:1 a 3', 'x.ts:4 (anonymous) 3', 'x.ts:8 m 3', 'x.ts:12 (anonymous) 3'],
     );
   });
 
