@@ -11,16 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { decide } from '../src/domain/decide/decide.js';
 import type { GuardStatus } from '../src/api/types.js';
 import { mergePatchDiff } from '../src/api/mergePatch.js';
-import {
-  slimDaemonSet,
-  slimNode,
-  slimPod,
-  slimRevision,
-  type SlimDaemonSet,
-  type SlimNode,
-  type SlimPod,
-  type SlimRevision,
-} from '../src/k8s/slim.js';
+import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
+import { type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/api/objects.js';
 import { TargetMemory, gather, observationOf } from '../src/reconcile/gather.js';
 import type { CacheView } from '../src/reconcile/ports.js';
 import { withDefaults } from '../src/api/defaults.js';

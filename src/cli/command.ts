@@ -3,7 +3,8 @@
  * ends, the logger, and the connection to the API server as kubectl would make it.
  */
 import { pino, type Logger } from 'pino';
-import { ApiClient, summarizeError } from '../k8s/apiClient.js';
+import { ApiClient } from '../k8s/apiClient.js';
+import { summarizeError } from '../k8s/apiErrors.js';
 import { loadConnection, type Connection } from '../k8s/kubeConfig.js';
 
 /** Exit codes shared by every subcommand. */

@@ -22,9 +22,11 @@
  */
 import type { Logger } from 'pino';
 import type { GuardStatus } from '../api/types.js';
-import { summarizeError, type ApiClient } from '../k8s/apiClient.js';
+import { summarizeError } from '../k8s/apiErrors.js';
+import { type ApiClient } from '../k8s/apiClient.js';
 import type { Connection } from '../k8s/kubeConfig.js';
-import { systemClock, type Clock } from '../runtime/clock.js';
+import { systemClock } from '../runtime/clock.js';
+import { type Clock } from '../reconcile/ports.js';
 import { UsageError } from '../runtime/config.js';
 import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, outputFormat, parseArgs, text, wantsHelp } from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';

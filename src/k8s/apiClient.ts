@@ -17,7 +17,6 @@ import { exchange, headerValue, type RawResponse } from './httpExchange.js';
 import { streamWatch, type WatchEvent } from './watchStream.js';
 
 // The command-line tools take the client and the error classification they need from this one module.
-export { ApiError, isNotFound, summarizeError } from './apiErrors.js';
 
 /** Default `User-Agent`, so API server audit logs and APF flow schemas can tell our requests apart. */
 export const USER_AGENT = 'rollout-guard/0.1.0';

@@ -34,7 +34,6 @@ import { abortableSleep } from './sleep.js';
 import type { WatchEvent } from './watchStream.js';
 
 // The controller takes the informer and the shape of its changes from this one module.
-export type { InformerEvent } from './informerStore.js';
 
 /** Default list page size; kubectl's `--chunk-size` default, small enough to keep each response cheap. */
 export const DEFAULT_PAGE_SIZE = 500;

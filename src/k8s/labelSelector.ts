@@ -6,8 +6,6 @@
 
 import type { LabelSelector } from '../api/objects.js';
 
-export type { LabelSelector };
-
 /**
  * The selector's string form, with `extra` requirements appended. Keys are sorted, as the API server
  * sorts them, so the same selector always gives the same string. An operator this code does not know

@@ -31,19 +31,6 @@ import type { TemplateFacets } from '../api/types.js';
 import { parseQuantity } from '../domain/compare.js';
 import { canonicalTemplate } from '../domain/undo.js';
 
-export type {
-  Meta,
-  OwnerRef,
-  SlimDaemonSet,
-  SlimEvent,
-  SlimGuard,
-  SlimNamespace,
-  SlimNode,
-  SlimPod,
-  SlimPolicy,
-  SlimRevision,
-} from '../api/objects.js';
-
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
 

@@ -7,7 +7,8 @@
 import type { GuardStatus } from '../api/types.js';
 import type { ApiClient } from './apiClient.js';
 import { guardsPath } from './apiPaths.js';
-import { slimGuard, type SlimGuard } from './slim.js';
+import { slimGuard } from './slim.js';
+import { type SlimGuard } from '../api/objects.js';
 import { patchFrom } from './preconditionedPatch.js';
 
 export class StatusWriter {

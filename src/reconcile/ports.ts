@@ -23,9 +23,6 @@ import type { Announcement, GuardSpecInput, GuardStatus } from '../api/types.js'
 import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
 
-export type { ObjectRef } from '../api/objects.js';
-export type { UndoRequest } from '../domain/undo.js';
-
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
   daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;

@@ -34,8 +34,6 @@ export interface ReconcileResult {
   decision?: Decision;
 }
 
-export { PROGRESS_WRITE_INTERVAL_MS } from './guardPass.js';
-
 /** The log message of a relist caused by a long cache wait (cacheWait.ts); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
 

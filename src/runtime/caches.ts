@@ -40,7 +40,8 @@ import {
 } from '../api/objects.js';
 import type { OperatorConfig } from './config.js';
 import { PodWatches } from './podWatches.js';
-import { systemTimers, type Clock, type Timers } from './clock.js';
+import { systemTimers } from '../k8s/sleep.js';
+import { type Clock, type Timers } from '../reconcile/ports.js';
 import { InformerSet, type Meta } from './informerSet.js';
 
 /** The index names: guards by target `ns/name`, revisions by owner UID, Warning Events by involved `ns/name`. */

@@ -11,8 +11,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../reconcile/ports.js';
 
-export type { Clock, Timers } from '../reconcile/ports.js';
-
 /** Wall-clock time (`Date.now()`): epoch milliseconds. Use for timestamps shared with the API server. */
 export const systemClock: Clock = { now: () => Date.now() };
 
@@ -23,4 +21,3 @@ export const systemClock: Clock = { now: () => Date.now() };
 export const monotonicClock: Clock = { now: () => performance.now() };
 
 /** The real Node.js timers (defined beside the abortable sleep that uses them by default). */
-export { systemTimers } from '../k8s/sleep.js';

@@ -4,7 +4,7 @@
  * maps back to the guards that target its DaemonSet; a node whose labels or taints change re-enqueues
  * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
  */
-import type { InformerEvent } from '../k8s/informer.js';
+import type { InformerEvent } from '../k8s/informerStore.js';
 import { DAEMONSET_KIND, POLICY_LABEL } from '../api/names.js';
 import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
 import type { Caches } from './caches.js';

@@ -17,11 +17,11 @@
  *                   ^ └──work─┘ (the deadline moves; the timer is re-armed only when it fires early)
  * ```
  *
- * The collection blocks the event loop for as long as a full collection of the heap takes (32 to 267 ms
- * in the bench, at 100 to 1,000 nodes), once per quiet spell, at a moment nothing is waiting.
+ * The collection blocks the event loop for as long as a full collection of the heap takes (it grows
+ * with the cluster; `npm run bench` reports it), once per quiet spell, at a moment nothing is waiting.
  */
 import v8 from 'node:v8';
-import type { Clock, Timers } from './clock.js';
+import type { Clock, Timers } from '../reconcile/ports.js';
 
 export interface IdleCollectorOptions {
   /** Only differences are read: the operator passes its monotonic clock. */

@@ -32,7 +32,9 @@ import type { ApiClient } from '../k8s/apiClient.js';
 import { isConflict, isNotFound } from '../k8s/apiErrors.js';
 import { abortableSleep } from '../k8s/sleep.js';
 import { microTime } from '../api/time.js';
-import { monotonicClock, systemClock, systemTimers, type Clock, type Timers } from './clock.js';
+import { monotonicClock, systemClock } from './clock.js';
+import { systemTimers } from '../k8s/sleep.js';
+import { type Clock, type Timers } from '../reconcile/ports.js';
 import { LeaseLock } from './leaseLock.js';
 import { ObservedLease, acquiredSpec, newLease, releasedSpec, renewedSpec, type Lease } from './leaseRecord.js';
 

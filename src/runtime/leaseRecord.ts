@@ -8,7 +8,7 @@
  * between nodes cannot make us steal a live lease.
  */
 import { COORDINATION_API_VERSION } from '../api/names.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../reconcile/ports.js';
 
 /** `coordination.k8s.io/v1` LeaseSpec; times are MicroTime strings. */
 export interface LeaseSpec {

@@ -12,8 +12,6 @@ import { createHash } from 'node:crypto';
 import { errorMessage } from '../reconcile/portErrors.js';
 import type { AccessReviewer } from '../k8s/metricsAuth.js';
 
-export type { AccessReviewer, Authentication, UserInfo } from '../k8s/metricsAuth.js';
-
 /**
  * What the filter answers for one request. 401: no token, or one the API server does not accept; 403: a
  * known user without the grant; 503: the API server could not be asked (never cached).

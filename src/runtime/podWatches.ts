@@ -28,7 +28,7 @@ import { podsPath } from '../k8s/apiPaths.js';
 import { slimPod } from '../k8s/slim.js';
 import { needsPods } from '../domain/podInterest.js';
 import { settledCountersOf } from '../reconcile/gather.js';
-import type { Clock, Timers } from './clock.js';
+import type { Clock, Timers } from '../reconcile/ports.js';
 
 const BY_OWNER = 'owner';
 /**

@@ -20,7 +20,9 @@
  * }
  * ```
  */
-import { monotonicClock, systemTimers, type Clock, type Timers } from './clock.js';
+import { monotonicClock } from './clock.js';
+import { systemTimers } from '../k8s/sleep.js';
+import { type Clock, type Timers } from '../reconcile/ports.js';
 
 /** Constructor options of {@link WorkQueue}. */
 export interface WorkQueueOptions {

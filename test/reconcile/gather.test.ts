@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
+import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
 import type { GuardStatus } from '../../src/api/types.js';
 import { TargetMemory, gather } from '../../src/reconcile/gather.js';
 import type { CacheView } from '../../src/reconcile/ports.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GuardStatus, PlannedEvent } from '../../src/api/types.js';
-import type { SlimDaemonSet, SlimGuard, SlimNode, SlimRevision } from '../../src/k8s/slim.js';
+import type { SlimDaemonSet, SlimGuard, SlimNode, SlimRevision } from '../../src/api/objects.js';
 import { GuardMemories, GuardMemory } from '../../src/reconcile/guardMemory.js';
 import { observe, type PassInput, type PassResult } from '../../src/reconcile/guardPass.js';
 import type { CacheView } from '../../src/reconcile/ports.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GuardStatus } from '../../src/api/types.js';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
-import type { SlimDaemonSet, SlimNode, SlimRevision } from '../../src/k8s/slim.js';
+import type { SlimDaemonSet, SlimNode, SlimRevision } from '../../src/api/objects.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { GuardPass, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';

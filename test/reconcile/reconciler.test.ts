@@ -12,10 +12,11 @@ import { ApiError } from '../../src/k8s/apiErrors.js';
 import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
-import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/k8s/slim.js';
+import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
 import type { CacheView, ReconcilerPorts } from '../../src/reconcile/ports.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
-import { PROGRESS_WRITE_INTERVAL_MS, Reconciler } from '../../src/reconcile/reconciler.js';
+import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/reconcile/guardPass.js';
+import { Reconciler } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 const NS = 'team';

@@ -6,14 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  METRICS_ATTRIBUTES,
-  MetricsAuthFilter,
-  bearerToken,
-  type AccessReviewer,
-  type Authentication,
-  type UserInfo,
-} from '../../src/runtime/metricsAuth.js';
+import { METRICS_ATTRIBUTES, MetricsAuthFilter, bearerToken } from '../../src/runtime/metricsAuth.js';
+import { type AccessReviewer, type Authentication, type UserInfo } from '../../src/k8s/metricsAuth.js';
 
 /** Tokens the fake API server knows, the users they name, and which users hold `get /metrics`. */
 class FakeReviewer implements AccessReviewer {

@@ -14,7 +14,8 @@ import { pino } from 'pino';
 import { UsageError } from '../../src/runtime/config.js';
 import { startProbeServer } from '../../src/runtime/healthServer.js';
 import { Metrics } from '../../src/runtime/metrics.js';
-import { MetricsAuthFilter, type AccessReviewer } from '../../src/runtime/metricsAuth.js';
+import { MetricsAuthFilter } from '../../src/runtime/metricsAuth.js';
+import { type AccessReviewer } from '../../src/k8s/metricsAuth.js';
 import { loadServingCert, startMetricsServer } from '../../src/runtime/metricsServer.js';
 
 const LOOPBACK = { host: '127.0.0.1', port: 0 };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { SlimDaemonSet, SlimGuard } from '../../src/k8s/slim.js';
+import type { SlimDaemonSet, SlimGuard } from '../../src/api/objects.js';
 import { PodWatches } from '../../src/runtime/podWatches.js';
 import { FakeClock } from '../support/fakeClock.js';
 import { clientFor, listenLocal } from '../support/localApi.js';

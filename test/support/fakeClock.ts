@@ -3,7 +3,7 @@
  * fires due timers in deadline order (ties in scheduling order), including timers scheduled by fired callbacks
  * that fall inside the advanced window.
  */
-import type { Clock, Timers } from '../../src/runtime/clock.js';
+import type { Clock, Timers } from '../../src/reconcile/ports.js';
 
 interface FakeTimer {
   id: number;
