@@ -1,4 +1,4 @@
--- Argo CD health check for rolloutguard.dev/RolloutGuard (README, "Argo CD").
+-- Argo CD health check for rolloutguard.dev/RolloutGuard (docs/install.md, "Argo CD").
 -- Argo CD runs it with the guard as `obj` (gopher-lua, Lua 5.1) and reads the table it returns.
 --
 -- A guard's health is that of the rollout it judges:

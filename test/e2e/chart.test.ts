@@ -203,7 +203,7 @@ const EXPECTED: ReadonlyArray<{ mode: string; dir: string; values: string[]; dif
   },
 ];
 
-/** One value of each kind a platform team sets on day one (README, "Install with Helm"). */
+/** One value of each kind a platform team sets on day one (docs/install.md, "Install with Helm"). */
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 const DAY_ONE: readonly string[] = [
   '--set',
@@ -799,7 +799,7 @@ describe('Helm chart', () => {
       cleanups.push(async () => {
         await kubectl(['delete', 'namespace', ns, ...watched, '--ignore-not-found', '--wait=false']);
       });
-      // The release namespace warns (and enforces) on the restricted profile, as README says to label it.
+      // The release namespace warns (and enforces) on the restricted profile, as docs/install.md says to label it.
       const psa = {
         'pod-security.kubernetes.io/enforce': 'restricted',
         'pod-security.kubernetes.io/warn': 'restricted',

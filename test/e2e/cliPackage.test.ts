@@ -159,6 +159,11 @@ describe('the npm package: installed with production dependencies only, as a CLI
     ]) {
       assert.ok(files.includes(f), `${f} missing from ${files.join(' ')}`);
     }
+    // The pages under docs/ stay in the repository, which README.md links to; they are not packaged.
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('docs/')),
+      [],
+    );
     const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/src\/.+\.js|config\/crd\/[^/]+\.yaml)$/.test(f));
     assert.deepEqual(stray, []);
   });

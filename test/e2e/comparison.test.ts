@@ -60,7 +60,7 @@ const noUndo = async (n: string, img: string): Promise<void> =>
     describe: `no undo: ${img} stays`,
   });
 const stalled = (g: GuardObj): boolean => g.status?.state === 'Stalled';
-/** `kubectl describe rg` of scenario namespace `n`, kept for the README when RG_CAPTURE_DIR names a folder. */
+/** `kubectl describe rg` of scenario namespace `n`, kept for docs/states-and-causes.md when RG_CAPTURE_DIR names a folder. */
 async function capture(n: string, file: string): Promise<void> {
   const dir = process.env.RG_CAPTURE_DIR;
   if (dir) await writeFile(join(dir, file), (await kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n })).stdout);

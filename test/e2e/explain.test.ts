@@ -1,7 +1,7 @@
 /**
  * End to end: the API documents itself. Every spec and status field of RolloutGuard and
  * RolloutGuardPolicy carries a description in config/crd, and the API server publishes it, so
- * `kubectl explain` answers what a field means without the README.
+ * `kubectl explain` answers what a field means without the docs.
  *
  * 1. `kubectl explain <field>` against the real API server, for a sample of fields across both CRDs
  *    (spec, nested objects, enums, array items, status): its DESCRIPTION contains a distinctive phrase

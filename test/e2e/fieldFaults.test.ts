@@ -22,7 +22,7 @@ import { PrivateCluster, type KillableNodePool } from '../../cluster/privateClus
 
 const GOOD = 'registry.local/decoder:2';
 let pc: PrivateCluster;
-/** `kubectl describe rg` of the node-blamed stall, kept for the README when RG_CAPTURE names a file. */
+/** `kubectl describe rg` of the node-blamed stall, kept for docs/states-and-causes.md ("Whose fault") when RG_CAPTURE names a file. */
 let describeStalled = '';
 const procs: OperatorProcess[] = [];
 

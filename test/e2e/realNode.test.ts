@@ -4,8 +4,8 @@
  * there from a good busybox revision to one that fails as it would in the field, and asserts the guard's
  * cause, owner and message on what the kubelet itself reported: nothing here is scripted by kwok.
  *
- * The kwok stage for the same case (cluster/stages.yaml) is named beside each one; the README's "The real
- * node" section lists where the two differ.
+ * The kwok stage for the same case (cluster/stages.yaml) is named beside each one; docs/development.md's "The
+ * real node" section lists where the two differ.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -85,7 +85,7 @@ async function rollOut(c: Case, spec: Record<string, unknown>, broken: Record<st
   return n;
 }
 
-/** `kubectl describe rg` and the guard's Events, kept for the README when RG_CAPTURE_DIR names a folder. */
+/** `kubectl describe rg` and the guard's Events, kept for the docs when RG_CAPTURE_DIR names a folder. */
 async function capture(n: string, file: string): Promise<void> {
   const dir = process.env.RG_CAPTURE_DIR;
   if (dir) await writeFile(join(dir, file), (await pc.kubectl(['describe', 'rolloutguard', 'decoder'], { ns: n })).stdout);

@@ -75,7 +75,7 @@ async function kustomize(dir: string): Promise<Obj[]> {
 }
 
 /**
- * deploy/ hardened as the README says: a throw-away kustomization of deploy/ with the component
+ * deploy/ hardened as docs/install.md ("NetworkPolicy") says: a throw-away kustomization of deploy/ with the component
  * deploy/networkpolicy and these `patches` entries (one YAML line each).
  */
 async function hardened(patches: readonly string[] = []): Promise<Obj[]> {
@@ -1028,7 +1028,7 @@ describe('security', () => {
     });
 
     it('the API server address and the monitoring namespace are each one patch line, and the patched policy is accepted', async () => {
-      // The lines the README gives a user's kustomization.yaml.
+      // The lines docs/install.md ("NetworkPolicy") gives a user's kustomization.yaml.
       const docs = await overlay([
         `{target: {kind: NetworkPolicy, name: rollout-guard}, patch: '[{"op": "replace", "path": "/spec/egress/0/to/0/ipBlock/cidr", "value": "10.0.0.10/32"}]'}`,
         `{target: {kind: NetworkPolicy, name: rollout-guard}, patch: '[{"op": "replace", "path": "/spec/ingress/0/from/0/namespaceSelector/matchLabels", "value": {"kubernetes.io/metadata.name": "observability"}}]'}`,

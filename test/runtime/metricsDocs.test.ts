@@ -1,5 +1,5 @@
 /**
- * The README's metrics table against the registry: every metric the operator exports is listed, with
+ * The metrics table of docs/metrics.md against the registry: every metric the operator exports is listed, with
  * exactly the labels the code gives it, and the table lists nothing the code does not export. A label
  * added in code and not in the table (or the reverse) would send a dashboard author after a series
  * that does not exist.
@@ -12,12 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 /** This file runs as dist/test/runtime/metricsDocs.test.js. */
-const README = join(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'), 'README.md');
+const METRICS_DOC = join(resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'), 'docs', 'metrics.md');
 
-/** `name{a,b}` → labels, from the rows of the README table that start with a metric name. */
+/** `name{a,b}` → labels, from the rows of the docs/metrics.md table that start with a metric name. */
 function documented(): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const m of readFileSync(README, 'utf8').matchAll(/^\| `(rollout_guard_\w+)(?:\{([^}]*)\})?` \|/gm)) {
+  for (const m of readFileSync(METRICS_DOC, 'utf8').matchAll(/^\| `(rollout_guard_\w+)(?:\{([^}]*)\})?` \|/gm)) {
     out.set(m[1]!, m[2] ? m[2].split(',').map((l) => l.trim()) : []);
   }
   return out;
@@ -37,7 +37,7 @@ function exported(): Map<string, string[]> {
   return out;
 }
 
-describe('README metrics table', () => {
+describe('docs/metrics.md metrics table', () => {
   it('lists every exported metric with the labels the code gives it, and no other', () => {
     const docs = documented();
     const code = exported();

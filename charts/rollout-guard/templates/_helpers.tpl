@@ -1,6 +1,6 @@
 {{/*
 Object names are fixed, as in deploy/, so that the chart and `kubectl apply -k` install the same objects
-and the README's commands apply to both. The RBAC is cluster-scoped: install one release per cluster.
+and the commands of README.md and docs/ apply to both. The RBAC is cluster-scoped: install one release per cluster.
 */}}
 
 {{/* Helm's standard labels, on every object the chart templates (the CRDs in crds/ are not templated). */}}

@@ -866,7 +866,7 @@ const nodeIsReady = (h: NodeHealth | undefined): boolean =>
 
 /**
  * Whether the generator built this pod to fail for a reason of its own template, as the domain lists them
- * (README, "Whose fault": an image that cannot be pulled, a crash loop or an OOM kill, a config error, requests
+ * (docs/states-and-causes.md, "Whose fault": an image that cannot be pulled, a crash loop or an OOM kill, a config error, requests
  * beyond the node or a placement it cannot satisfy, readiness failing, a restart after starting, a volume the
  * new revision added or changed that does not mount). Not the revision's: waiting out minReadySeconds, a pod
  * no scheduler looked at, a sandbox the node cannot create, a plain Pending or ContainerCreating.
@@ -1048,7 +1048,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
   });
 
   /*
-   * 3. Progress, as the domain defines it (README, "Progress means any high-water mark going up"), read
+   * 3. Progress, as the domain defines it (docs/states-and-causes.md, "Progress means any high-water mark going up"), read
    *    from the observations: a run is the consecutive passes decide judged (not set aside) with the same
    *    current revision. On a pass where the controller has observed the DaemonSet's generation, if
    *    - the target nodes whose live pods are all of the current revision, one of them available, or
