@@ -10,7 +10,9 @@
  *    config/namespaced, config/report-only and config/no-policies, object by object, after stripping
  *    Helm's standard labels and deploy/'s Namespace (the chart installs into the release namespace). The
  *    differences that remain are listed in EXPECTED, each with its reason; any other difference fails.
- *    crds/ must be byte-identical to config/crd, and the chart's appVersion package.json's version.
+ *    files/crds/ (rendered by templates/crds.yaml) must be byte-identical to config/crd, the rendered CRDs
+ *    equal to it in content, and the chart's appVersion package.json's version. Each value renders where
+ *    it belongs; two releases with different names share no object name.
  * 4. The API server accepts the rendered chart (`kubectl apply --dry-run=server`, nothing stored): the
  *    defaults in a namespace warning on the Pod Security `restricted` profile (no warning allowed), the
  *    namespaced mode, and the monitoring objects against the prometheus-operator CRDs (PodMonitor,
@@ -22,6 +24,10 @@
  *    namespaced mode, the watched ones), with a unique suffix on cluster-scoped names so that concurrent
  *    suites cannot collide with the copies; deleted afterwards. The question lists are security.test.ts's
  *    (both from test/support/rbac.ts).
+ * 6. A release of the previous layout (CRDs in crds/, which Helm never upgrades) is upgraded for real: the
+ *    CRDs adopted with the documented kubectl commands, upgraded by `helm upgrade`, and kept, with a guard,
+ *    by `helm uninstall`. The CRDs are copies under a unique API group, so the suites that use the real
+ *    ones never see an older schema.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -58,7 +64,13 @@ const TEST_LABEL = 'rollout-guard.dev/chart-test';
 /** The prometheus-operator release whose CRDs validate the monitoring objects. */
 const PROMETHEUS_OPERATOR_MODULE = 'github.com/prometheus-operator/prometheus-operator';
 const PROMETHEUS_OPERATOR_VERSION = 'v0.85.0';
-const MONITORING_CRDS = ['monitoring.coreos.com_podmonitors.yaml', 'monitoring.coreos.com_prometheusrules.yaml'];
+const MONITORING_CRDS = [
+  'monitoring.coreos.com_podmonitors.yaml',
+  'monitoring.coreos.com_prometheusrules.yaml',
+  'monitoring.coreos.com_servicemonitors.yaml',
+];
+/** Helm's annotation that keeps an object at `helm uninstall` (crds.keep). */
+const KEEP = 'helm.sh/resource-policy';
 
 interface RunResult {
   code: number;
@@ -97,17 +109,9 @@ const docsOf = (yaml: string): Obj[] =>
     .map((d) => d.toJS() as Obj)
     .filter((d) => d !== null && typeof d === 'object');
 
-/** `helm template` of `chart` into `ns`; fails the test on a non-zero exit. */
-async function template(values: readonly string[], opts: { ns?: string; chart?: string; crds?: boolean } = {}): Promise<Obj[]> {
-  const res = await helm([
-    'template',
-    'rollout-guard',
-    opts.chart ?? CHART,
-    '-n',
-    opts.ns ?? INSTALL_NS,
-    ...(opts.crds ? ['--include-crds'] : []),
-    ...values,
-  ]);
+/** `helm template` of `chart` into `ns` as `release` (default rollout-guard); fails the test on a non-zero exit. */
+async function template(values: readonly string[], opts: { ns?: string; chart?: string; release?: string } = {}): Promise<Obj[]> {
+  const res = await helm(['template', opts.release ?? 'rollout-guard', opts.chart ?? CHART, '-n', opts.ns ?? INSTALL_NS, ...values]);
   assert.equal(res.code, 0, `helm template ${values.join(' ')}: ${res.stderr}`);
   return docsOf(res.stdout);
 }
@@ -131,7 +135,8 @@ const envOf = (docs: readonly Obj[], name: string): string | undefined =>
 
 /**
  * An object as the comparison sees it: without Helm's standard labels (on the object and on a pod
- * template; a labels map left empty goes too), and with the container env sorted by name. Kustomize's
+ * template; a labels map left empty goes too) and the CRDs' keep annotation (Helm's, as the labels), and
+ * with the container env sorted by name. Kustomize's
  * strategic merge puts the entries a patch adds first (WATCH_NAMESPACES, ENABLE_POLICIES), the chart
  * keeps one order; no value refers to another ($(VAR)), so the order has no meaning (asserted).
  */
@@ -143,6 +148,10 @@ function normalize(d: Obj): Obj {
     if (Object.keys(meta.labels as Obj).length === 0) delete meta.labels;
   };
   strip(o.metadata as Obj);
+  if (o.metadata.annotations) {
+    delete o.metadata.annotations[KEEP];
+    if (Object.keys(o.metadata.annotations as Obj).length === 0) delete o.metadata.annotations;
+  }
   const pod = o.spec?.template as Obj | undefined;
   if (pod?.metadata) strip(pod.metadata as Obj);
   for (const c of (pod?.spec?.containers ?? []) as Obj[]) {
@@ -255,6 +264,11 @@ const COMBINATIONS: ReadonlyArray<readonly string[]> = [
     '--set-json',
     'networkPolicy.metricsFromNamespaceSelector={"matchExpressions":[{"key":"team","operator":"In","values":["observability"]}]}',
   ],
+  ['--set', 'crds.enabled=false'],
+  ['--set', 'crds.keep=false'],
+  ['--set', 'nameOverride=rg-blue,fullnameOverride=blue'],
+  ['--set', 'serviceAccount.create=false,serviceAccount.name=platform-sa'],
+  ['--set', 'monitoring.serviceMonitor.enabled=true,monitoring.serviceMonitor.interval=30s,metrics.secure=true'],
 ];
 
 /** A chart copy in a temporary directory, with `files/prometheus-rules.yaml` as given (absent for undefined). */
@@ -272,6 +286,34 @@ async function chartCopy(rules: string | undefined): Promise<{ dir: string; clea
 
 /** A recording rule, a test fixture only: the chart's alert rules are not this suite's to write. */
 const FIXTURE_RULES = 'groups:\n  - name: chart-test-fixture\n    rules:\n      - record: chart_test:fixture\n        expr: vector(1)\n';
+
+/** The CRD files of a directory (config/crd, the chart's files/crds), sorted, without the kustomization. */
+const crdFiles = async (dir: string): Promise<string[]> =>
+  (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+
+/** config/crd's CRDs, parsed, by name. */
+async function configCrds(): Promise<Map<string, Obj>> {
+  const dir = resolve(ROOT, 'config/crd');
+  const docs = await Promise.all((await crdFiles(dir)).map(async (f) => parseYaml(await readFile(join(dir, f), 'utf8')) as Obj));
+  return new Map(docs.map((d) => [d.metadata.name as string, d]));
+}
+
+/**
+ * Whether `actual` holds everything `expected` holds: the API server adds defaults and status to what it
+ * stores, so a stored CRD is compared as a superset of its file (arrays element by element, same length).
+ */
+function contains(actual: unknown, expected: unknown): boolean {
+  if (Array.isArray(expected))
+    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => contains(actual[i], e));
+  if (typeof expected === 'object' && expected !== null)
+    return (
+      typeof actual === 'object' && actual !== null && Object.entries(expected as Obj).every(([k, v]) => contains((actual as Obj)[k], v))
+    );
+  return isDeepStrictEqual(actual, expected);
+}
+
+/** Cluster-scoped kinds the chart renders: the names two releases must not share. */
+const CLUSTER_KINDS: ReadonlySet<string> = new Set(['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition']);
 
 // ---------------------------------------------------------------------------------------------
 // RBAC questions: the same lists as test/e2e/security.test.ts, from test/support/rbac.ts.
@@ -451,6 +493,31 @@ describe('Helm chart', () => {
         message: /at '\/serviceAccount': additional properties 'annotation' not allowed/,
       },
       {
+        name: 'crds.enabled: "yes" (a string)',
+        yaml: 'crds:\n  enabled: "yes"\n',
+        message: /at '\/crds\/enabled': got string, want boolean/,
+      },
+      {
+        name: 'crds.keep: null (removing a required switch)',
+        yaml: 'crds:\n  keep: null\n',
+        message: /at '\/crds': missing property 'keep'/,
+      },
+      {
+        name: 'fullnameOverride that is not a DNS label',
+        yaml: 'fullnameOverride: Team_A\n',
+        message: /at '\/fullnameOverride': 'Team_A' does not match pattern/,
+      },
+      {
+        name: 'serviceAccount.create: "false" (a string)',
+        yaml: 'serviceAccount:\n  create: "false"\n',
+        message: /at '\/serviceAccount\/create': got string, want boolean/,
+      },
+      {
+        name: 'monitoring.serviceMonitor.interval: often',
+        yaml: 'monitoring:\n  serviceMonitor:\n    interval: often\n',
+        message: /at '\/monitoring\/serviceMonitor\/interval': 'often' does not match pattern/,
+      },
+      {
         name: 'a bad operator in metricsFromNamespaceSelector',
         yaml: 'networkPolicy:\n  metricsFromNamespaceSelector:\n    matchExpressions: [{key: team, operator: Is}]\n',
         message:
@@ -515,29 +582,32 @@ describe('Helm chart', () => {
   describe('helm template renders what kustomize renders', { concurrency: 4 }, () => {
     for (const m of EXPECTED) {
       it(`${m.mode} (${m.values.join(' ') || 'no values'}) = kubectl kustomize ${m.dir}, except ${m.differences.length} listed difference(s)`, async () => {
-        const [chart, kustomized] = await Promise.all([template(m.values, { crds: true }), kustomize(m.dir)]);
+        const [chart, kustomized] = await Promise.all([template(m.values), kustomize(m.dir)]);
         assert.ok(chart.length >= 10, `rendered objects: ${chart.length}`);
+        assert.ok(
+          chart.some((d) => d.kind === 'CustomResourceDefinition'),
+          'the CRDs are templates now',
+        );
         assert.deepEqual(differences(chart, kustomized, m.dir), m.differences);
-        // Every templated object carries Helm's standard labels; the CRDs are crds/ as is.
-        for (const d of chart.filter((x) => x.kind !== 'CustomResourceDefinition')) {
+        // Every object carries Helm's standard labels, the CRDs included.
+        for (const d of chart) {
           for (const l of HELM_LABELS) assert.ok(d.metadata.labels?.[l], `${key(d)}: ${l}`);
           assert.equal(d.metadata.labels['app.kubernetes.io/instance'], 'rollout-guard');
         }
       });
     }
 
-    it('crds/ is byte-identical to config/crd (the same files, the same bytes)', async () => {
-      const yamlFiles = async (dir: string): Promise<string[]> =>
-        (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-      const theirs = await yamlFiles(resolve(ROOT, 'config/crd'));
-      const ours = await yamlFiles(join(CHART, 'crds'));
+    it('files/crds/ is byte-identical to config/crd (the same files, the same bytes), and the chart has no crds/', async () => {
+      const theirs = await crdFiles(resolve(ROOT, 'config/crd'));
+      const ours = await crdFiles(join(CHART, 'files/crds'));
       assert.deepEqual(ours, theirs);
       assert.ok(theirs.length >= 2);
       for (const f of theirs) {
-        const a = await readFile(join(CHART, 'crds', f));
+        const a = await readFile(join(CHART, 'files/crds', f));
         const b = await readFile(resolve(ROOT, 'config/crd', f));
-        assert.ok(a.equals(b), `charts/rollout-guard/crds/${f} differs from config/crd/${f}: copy it again`);
+        assert.ok(a.equals(b), `charts/rollout-guard/files/crds/${f} differs from config/crd/${f}: copy it again`);
       }
+      await assert.rejects(access(join(CHART, 'crds')), 'crds/ is gone: Helm would install it besides the templates and never upgrade it');
       // config/crd's kustomization lists exactly these files.
       const k = parseYaml(await readFile(resolve(ROOT, 'config/crd/kustomization.yaml'), 'utf8')) as Obj;
       assert.deepEqual([...(k.resources as string[])].sort(), theirs);
@@ -733,6 +803,144 @@ describe('Helm chart', () => {
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /files\/prometheus-rules\.yaml has no rule groups/);
     });
+
+    it('crds: the templates render config/crd in content, with the standard labels and helm.sh/resource-policy: keep; crds.keep=false drops the annotation; crds.enabled=false renders no CRD', async () => {
+      const [docs, expected] = await Promise.all([template([]), configCrds()]);
+      const crds = docs.filter((d) => d.kind === 'CustomResourceDefinition');
+      assert.deepEqual(crds.map((d) => d.metadata.name as string).sort(), [...expected.keys()].sort());
+      for (const crd of crds) {
+        const file = expected.get(crd.metadata.name as string)!;
+        // The content is config/crd's: the metadata gains the labels and the annotation only.
+        assert.deepEqual({ ...crd, metadata: undefined }, { ...file, metadata: undefined }, crd.metadata.name as string);
+        assert.deepEqual(Object.keys(crd.metadata as Obj).sort(), ['annotations', 'labels', 'name']);
+        assert.deepEqual(crd.metadata.annotations, { [KEEP]: 'keep' });
+        for (const l of HELM_LABELS) assert.ok(crd.metadata.labels[l], `${key(crd)}: ${l}`);
+      }
+      const unkept = (await template(['--set', 'crds.keep=false'])).filter((d) => d.kind === 'CustomResourceDefinition');
+      assert.equal(unkept.length, crds.length);
+      for (const crd of unkept) assert.equal(crd.metadata.annotations, undefined, `${key(crd)}: no keep annotation`);
+      const none = await template(['--set', 'crds.enabled=false']);
+      assert.deepEqual(none.filter((d) => d.kind === 'CustomResourceDefinition').map(key), []);
+      assert.equal(none.length, docs.length - crds.length, 'everything else stays');
+    });
+
+    it('names: nameOverride and fullnameOverride name every object; the default release rollout-guard keeps deploy/ names and no LEASE_NAME', async () => {
+      const plain = await template([]);
+      assert.deepEqual(
+        plain
+          .filter((d) => d.kind !== 'CustomResourceDefinition')
+          .map((d) => d.metadata.name as string)
+          .filter((n) => !n.startsWith('rollout-guard')),
+        [],
+      );
+      assert.equal(envOf(plain, 'LEASE_NAME'), undefined, "the operator's default Lease, rollout-guard, as deploy/");
+      const other = await template([], { release: 'team-a' });
+      assert.equal(
+        pick(other, 'Deployment').metadata.name,
+        'team-a-rollout-guard',
+        '<release>-<chart> when the release lacks the chart name',
+      );
+      assert.equal(envOf(other, 'LEASE_NAME'), 'team-a-rollout-guard', 'one Lease per release');
+      const docs = await template(['--set', 'fullnameOverride=blue,nameOverride=rg-blue,metrics.secure=true']);
+      for (const d of docs.filter((x) => x.kind !== 'CustomResourceDefinition'))
+        assert.match(d.metadata.name as string, /^blue(-[a-z-]+)?$/, key(d));
+      assert.equal(envOf(docs, 'LEASE_NAME'), 'blue');
+      const dep = pick(docs, 'Deployment');
+      assert.deepEqual(dep.spec.selector.matchLabels, { 'app.kubernetes.io/name': 'rg-blue' });
+      assert.equal(dep.spec.template.metadata.labels['app.kubernetes.io/name'], 'rg-blue');
+      assert.equal(dep.spec.template.spec.serviceAccountName, 'blue');
+      for (const d of docs)
+        for (const s of (d.subjects ?? []) as Obj[])
+          assert.deepEqual(s, { kind: 'ServiceAccount', name: 'blue', namespace: INSTALL_NS }, key(d));
+      const named = await template([], { release: 'rollout-guard-team-b' });
+      assert.equal(
+        pick(named, 'Deployment').metadata.name,
+        'rollout-guard-team-b',
+        'a release name that contains the chart name is the fullname',
+      );
+    });
+
+    it('two releases with different names (the second with crds.enabled=false, as the CRDs are shared) render no object name in common, cluster-scoped ones included', async () => {
+      for (const mode of [
+        ['--set', 'metrics.secure=true,monitoring.serviceMonitor.enabled=true'],
+        ['--set', 'watchNamespaces={w1}'],
+      ]) {
+        const [a, b] = await Promise.all([
+          template(mode, { release: 'team-a', ns: 'team-a' }),
+          template([...mode, '--set', 'crds.enabled=false'], { release: 'team-b', ns: 'team-b' }),
+        ]);
+        // Namespaced objects too, by kind and name alone: the two releases could share a namespace.
+        const names = (docs: readonly Obj[]): Set<string> => new Set(docs.map((d) => `${d.kind}/${d.metadata.name}`));
+        const common = [...names(a)].filter((n) => names(b).has(n));
+        assert.deepEqual(common, [], mode.join(' '));
+        const clusterScoped = (docs: readonly Obj[]): number => docs.filter((d) => CLUSTER_KINDS.has(d.kind as string)).length;
+        assert.ok(clusterScoped(a) >= 4 && clusterScoped(b) >= 2, 'both releases have cluster-scoped objects');
+        assert.ok(!b.some((d) => d.kind === 'CustomResourceDefinition'));
+        // Each release's bindings name its own roles and its own ServiceAccount.
+        for (const [docs, rel] of [
+          [a, 'team-a'],
+          [b, 'team-b'],
+        ] as const)
+          for (const d of docs.filter((x) => x.roleRef)) {
+            assert.ok((d.roleRef.name as string).startsWith(`${rel}-rollout-guard`), key(d));
+            assert.deepEqual(d.subjects, [{ kind: 'ServiceAccount', name: `${rel}-rollout-guard`, namespace: rel }], key(d));
+          }
+        assert.notEqual(envOf(a, 'LEASE_NAME'), envOf(b, 'LEASE_NAME'));
+      }
+    });
+
+    it('serviceAccount.create=false: no ServiceAccount, the named one in the pod and every binding; name alone renames the created one', async () => {
+      const docs = await template(['--set', 'serviceAccount.create=false,serviceAccount.name=platform-sa,watchNamespaces={w1}'], {
+        ns: 'ops',
+      });
+      assert.deepEqual(docs.filter((d) => d.kind === 'ServiceAccount').map(key), []);
+      assert.equal(pick(docs, 'Deployment').spec.template.spec.serviceAccountName, 'platform-sa');
+      const bindings = docs.filter((d) => d.subjects);
+      assert.ok(bindings.length >= 3);
+      for (const d of bindings) assert.deepEqual(d.subjects, [{ kind: 'ServiceAccount', name: 'platform-sa', namespace: 'ops' }], key(d));
+      const renamed = await template(['--set', 'serviceAccount.name=rg-operator']);
+      assert.equal(pick(renamed, 'ServiceAccount').metadata.name, 'rg-operator');
+      assert.equal(pick(renamed, 'Deployment').spec.template.spec.serviceAccountName, 'rg-operator');
+      assert.equal(pick(await template([]), 'ServiceAccount').metadata.name, 'rollout-guard');
+    });
+
+    it('monitoring.serviceMonitor: a Service on the metrics port and a ServiceMonitor selecting it, labels and interval as given; HTTPS with a token under metrics.secure', async () => {
+      const ON = [
+        '--set',
+        'monitoring.serviceMonitor.enabled=true,monitoring.serviceMonitor.interval=30s',
+        '--set-json',
+        'monitoring.serviceMonitor.labels={"release":"kube-prometheus-stack"}',
+      ];
+      const docs = await template(ON);
+      const svc = pick(docs, 'Service');
+      const sm = pick(docs, 'ServiceMonitor');
+      const selector = pick(docs, 'Deployment').spec.selector.matchLabels as Obj;
+      assert.equal(svc.metadata.name, 'rollout-guard-metrics');
+      assert.deepEqual(svc.spec.selector, selector);
+      assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' }]);
+      assert.ok((container(docs).ports as Obj[]).some((p) => p.name === 'metrics' && p.containerPort === 8080));
+      assert.equal(sm.apiVersion, 'monitoring.coreos.com/v1');
+      assert.equal(sm.metadata.labels.release, 'kube-prometheus-stack');
+      assert.ok(contains(svc.metadata.labels, sm.spec.selector.matchLabels), 'the ServiceMonitor selects the Service');
+      assert.deepEqual(sm.spec.namespaceSelector, { matchNames: [INSTALL_NS] });
+      assert.deepEqual(sm.spec.endpoints, [{ port: 'metrics', honorLabels: true, interval: '30s' }]);
+      const secure = await template([...ON, '--set', 'metrics.secure=true,metrics.certSecretName=my-tls']);
+      assert.deepEqual(pick(secure, 'ServiceMonitor').spec.endpoints, [
+        {
+          port: 'metrics',
+          honorLabels: true,
+          interval: '30s',
+          scheme: 'https',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          tlsConfig: { serverName: `rollout-guard-metrics.${INSTALL_NS}.svc`, ca: { secret: { name: 'my-tls', key: 'ca.crt' } } },
+        },
+      ]);
+      const plain = await template([]);
+      assert.deepEqual(
+        plain.filter((d) => d.kind === 'Service' || d.kind === 'ServiceMonitor'),
+        [],
+      );
+    });
   });
 
   describe('kubectl apply --dry-run=server accepts the rendered chart', () => {
@@ -809,8 +1017,8 @@ describe('Helm chart', () => {
       for (const w of watched) await createNamespaceIn(kubectl, w);
     });
 
-    it('defaults, with the CRDs of crds/: accepted without a Pod Security warning, and nothing stored', async () => {
-      const docs = await template([], { ns, crds: true });
+    it('defaults, with the CRD templates: accepted without a Pod Security warning, and nothing stored', async () => {
+      const docs = await template([], { ns });
       assert.ok(docs.some((d) => d.kind === 'CustomResourceDefinition'));
       const res = await dryRun(docs);
       assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
@@ -858,7 +1066,7 @@ describe('Helm chart', () => {
       assert.doesNotMatch(res.stderr, /PodSecurity|would violate/i, res.stderr);
     });
 
-    it(`monitoring on: the PodMonitor and a PrometheusRule accepted by the prometheus-operator ${PROMETHEUS_OPERATOR_VERSION} CRDs`, async (t) => {
+    it(`monitoring on: the PodMonitor, the ServiceMonitor (plain and secure) and a PrometheusRule accepted by the prometheus-operator ${PROMETHEUS_OPERATOR_VERSION} CRDs`, async (t) => {
       const crds = await monitoringCrds();
       if (typeof crds === 'string') {
         monitoringSkip = crds;
@@ -868,7 +1076,11 @@ describe('Helm chart', () => {
         return;
       }
       for (const f of crds) await kubectl(['apply', '--server-side', '--force-conflicts', '-f', f]);
-      await waitForCrdsEstablished(kubectl, ['podmonitors.monitoring.coreos.com', 'prometheusrules.monitoring.coreos.com']);
+      await waitForCrdsEstablished(kubectl, [
+        'podmonitors.monitoring.coreos.com',
+        'prometheusrules.monitoring.coreos.com',
+        'servicemonitors.monitoring.coreos.com',
+      ]);
       const copy = await chartCopy(FIXTURE_RULES);
       cleanups.push(copy.cleanup);
       const docs = await template(['--set', 'monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true'], {
@@ -880,6 +1092,12 @@ describe('Helm chart', () => {
       await dryRun(docs);
       // The chart as it is (with files/prometheus-rules.yaml if it has been written).
       await dryRun(await template(['--set', 'monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true'], { ns }));
+      // The Service and ServiceMonitor, plain and under metrics.secure (HTTPS, token, CA of the Secret).
+      const SM = '--set=monitoring.serviceMonitor.enabled=true,monitoring.serviceMonitor.interval=30s';
+      const plainSm = await template([SM], { ns });
+      assert.equal(plainSm.filter((d) => d.kind === 'ServiceMonitor' || d.kind === 'Service').length, 2);
+      await dryRun(plainSm);
+      await dryRun(await template([SM, '--set=metrics.secure=true'], { ns }));
       // Negative control: the CRD's schema is in force, so the dry run would catch a broken object.
       const bad = structuredClone(monitoring.find((d) => d.kind === 'PodMonitor')!);
       bad.spec.podMetricsEndpoints[0].honorLabels = 'yes';
@@ -887,6 +1105,120 @@ describe('Helm chart', () => {
       assert.notEqual(res.code, 0, 'a PodMonitor with a string honorLabels was accepted');
       assert.match(res.stderr, /honorLabels/);
     });
+  });
+
+  describe('helm upgrade from the crds/ layout adopts and upgrades the CRDs; helm uninstall keeps them', () => {
+    const rel = uniqueName('rollout-guard-up');
+    /** A unique API group for the CRD copies: the real rolloutguard.dev CRDs serve the other suites. */
+    const group = `${rel.split('-').at(-1)!}.chart-test.rolloutguard.dev`;
+    const crdNames = ['rolloutguards', 'rolloutguardpolicies'].map((p) => `${p}.${group}`);
+    /** The previous chart's RolloutGuard CRD lacks this printer column and this enum value. */
+    const DROPPED_COLUMN = '        - {name: Fault, type: string, jsonPath: .status.owner}\n';
+    const DROPPED_ENUM: readonly [string, string] = ['enum: [Report, Undo]', 'enum: [Report]'];
+    // No pod is ever scheduled: the release's operator must not reconcile the other suites' guards.
+    const VALUES = [
+      '--set',
+      'replicaCount=1,undo.enabled=false,policies.enabled=false',
+      '--set-json',
+      `nodeSelector={"${TEST_LABEL}":"no-such-node"}`,
+    ];
+    let ns: string;
+    let previous: string;
+    let current: string;
+
+    /** The current chart with its CRDs under `group`, and the previous layout: the same with crds/ and an older RolloutGuard CRD. */
+    async function buildCharts(tmp: string): Promise<void> {
+      current = join(tmp, 'current/rollout-guard');
+      previous = join(tmp, 'previous/rollout-guard');
+      await cp(CHART, current, { recursive: true });
+      for (const f of await crdFiles(join(CHART, 'files/crds')))
+        await writeFile(
+          join(current, 'files/crds', f),
+          (await readFile(join(CHART, 'files/crds', f), 'utf8')).replaceAll('rolloutguard.dev', group),
+        );
+      await cp(current, previous, { recursive: true });
+      await rm(join(previous, 'templates/crds.yaml'));
+      await rm(join(previous, 'files/crds'), { recursive: true });
+      await mkdir(join(previous, 'crds'));
+      for (const f of await crdFiles(join(current, 'files/crds'))) {
+        let text = await readFile(join(current, 'files/crds', f), 'utf8');
+        if (f === 'rolloutguards.yaml') {
+          assert.ok(text.includes(DROPPED_COLUMN) && text.includes(DROPPED_ENUM[0]), 'the fixture edits still apply to config/crd');
+          text = text.replace(DROPPED_COLUMN, '').replace(...DROPPED_ENUM);
+        }
+        await writeFile(join(previous, 'crds', f), text);
+      }
+    }
+
+    const liveCrd = async (name: string): Promise<Obj> => JSON.parse((await kubectl(['get', 'crd', name, '-o', 'json'])).stdout) as Obj;
+    const columns = (crd: Obj): string[] => ((crd.spec.versions[0].additionalPrinterColumns ?? []) as Obj[]).map((c) => c.name as string);
+    const actionEnum = (crd: Obj): unknown =>
+      crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.onStall.properties.action.enum;
+
+    before(async () => {
+      const tmp = await mkdtemp(join(tmpdir(), 'rg-chart-upgrade-'));
+      ns = uniqueName('chart-upgrade');
+      cleanups.push(async () => {
+        await helm(['uninstall', rel, '-n', ns, '--ignore-not-found']);
+        await kubectl(['delete', 'crd', ...crdNames, '--ignore-not-found', '--wait=false']);
+        await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=false']);
+        await rm(tmp, { recursive: true, force: true });
+      });
+      await buildCharts(tmp);
+      await createNamespaceIn(kubectl, ns);
+    });
+
+    it('install of the previous layout, a guard, the adoption commands, helm upgrade, helm uninstall', async () => {
+      const install = await helm(['install', rel, previous, '-n', ns, ...VALUES]);
+      assert.equal(install.code, 0, install.stderr);
+      await waitForCrdsEstablished(kubectl, crdNames);
+      const old = await liveCrd(crdNames[0]!);
+      assert.ok(!columns(old).includes('Fault') && isDeepStrictEqual(actionEnum(old), ['Report']), 'the previous CRD is installed');
+      await apply({
+        apiVersion: `${group}/v1alpha1`,
+        kind: 'RolloutGuard',
+        metadata: { name: 'kept', namespace: ns },
+        spec: { targetRef: { kind: 'DaemonSet', name: 'kept' } },
+      });
+      // Without the adoption commands Helm refuses the CRDs it did not create as release objects.
+      const refused = await helm(['upgrade', rel, current, '-n', ns, ...VALUES]);
+      assert.notEqual(refused.code, 0, refused.stdout);
+      assert.match(refused.stderr, /cannot be imported into the current release: invalid ownership metadata/);
+      // The commands of NOTES.txt and the upgrade docs.
+      await kubectl(['label', 'crd', ...crdNames, 'app.kubernetes.io/managed-by=Helm', '--overwrite']);
+      await kubectl([
+        'annotate',
+        'crd',
+        ...crdNames,
+        `meta.helm.sh/release-name=${rel}`,
+        `meta.helm.sh/release-namespace=${ns}`,
+        '--overwrite',
+      ]);
+      const upgrade = await helm(['upgrade', rel, current, '-n', ns, ...VALUES]);
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      await assertCurrentCrds();
+      const uninstall = await helm(['uninstall', rel, '-n', ns]);
+      assert.equal(uninstall.code, 0, uninstall.stderr);
+      const gone = await kubectl(['get', 'clusterrole', rel], { allowFail: true });
+      assert.notEqual(gone.code, 0, "the release's ClusterRole went with it");
+      for (const n of crdNames) assert.equal((await liveCrd(n)).metadata.annotations?.[KEEP], 'keep', `${n} kept`);
+      const guard = await kubectl(['get', `rolloutguards.${group}`, 'kept', '-n', ns, '-o', 'name']);
+      assert.equal(guard.stdout.trim(), `rolloutguard.${group}/kept`);
+    });
+
+    /** The stored CRDs hold the current files' content (under the test group), Helm's labels and the keep annotation. */
+    async function assertCurrentCrds(): Promise<void> {
+      for (const f of await crdFiles(join(current, 'files/crds'))) {
+        const file = parseYaml(await readFile(join(current, 'files/crds', f), 'utf8')) as Obj;
+        const live = await liveCrd(file.metadata.name as string);
+        assert.ok(contains(live.spec, file.spec), `${f}: the stored spec is the current file's`);
+        assert.equal(live.metadata.labels['app.kubernetes.io/instance'], rel);
+        assert.equal(live.metadata.annotations[KEEP], 'keep');
+      }
+      const upgraded = await liveCrd(crdNames[0]!);
+      assert.ok(columns(upgraded).includes('Fault'), 'the printer column is back');
+      assert.deepEqual(actionEnum(upgraded), ['Report', 'Undo']);
+    }
   });
 
   describe('RBAC of the chart, installed and asked with kubectl auth can-i', { concurrency: 8 }, () => {
