@@ -43,6 +43,8 @@ export const Reason = {
   Suspended: 'Suspended',
   NoUndo: 'NoUndo',
   UndoApplied: 'UndoApplied',
+  /** Ready=False: the installed CRD refused a status value it does not know; it is older than the operator. */
+  CRDOutdated: 'CRDOutdated',
 } as const;
 
 /** The `action` field of events.k8s.io/v1 Events, by what the controller was doing. */

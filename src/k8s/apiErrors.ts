@@ -28,7 +28,7 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
     this.statusCode = init.statusCode;
-    const kind = KIND_OF_STATUS[init.statusCode];
+    const kind = KIND_OF_STATUS[init.statusCode] ?? (isStatusSchemaRefusal(init) ? 'SchemaOutdated' : undefined);
     if (kind !== undefined) this.kind = kind;
     if (init.reason !== undefined) this.reason = init.reason;
     if (init.retryAfterSeconds !== undefined) this.retryAfterSeconds = init.retryAfterSeconds;
@@ -76,6 +76,34 @@ export class ApiError extends Error {
       ...(rawBody !== '' ? { body: parsed ?? rawBody } : {}),
     });
   }
+}
+
+/** What the API server says of a status value its schema does not know: an enum value, an undeclared field. */
+const UNKNOWN_TO_SCHEMA = /Unsupported value|field not declared in schema/;
+/** A field path under status, as a validation cause names it (`status.cause`) or its message quotes it (`.status.x`). */
+const STATUS_FIELD = /^\.?status(\.|\[|$)/;
+
+/**
+ * True for the 422 Invalid a CRD older than the operator answers a status write with: the Status names
+ * only `status.` fields, each refused as a value the schema does not know (`FieldValueNotSupported`,
+ * "Unsupported value", "field not declared in schema"). Not for a spec field, nor for a value the schema
+ * knows and bounds (too long, out of range): those are no sign of an older CRD.
+ */
+export function isStatusSchemaRefusal(init: { statusCode: number; reason?: string; body?: unknown }): boolean {
+  if (init.statusCode !== 422 || init.reason !== 'Invalid' || !isRecord(init.body)) return false;
+  const details = isRecord(init.body.details) ? init.body.details : {};
+  const causes = Array.isArray(details.causes) ? details.causes.filter(isRecord) : [];
+  if (causes.length > 0) {
+    return causes.every(
+      (c) =>
+        typeof c.field === 'string' &&
+        STATUS_FIELD.test(c.field) &&
+        (c.reason === 'FieldValueNotSupported' || (typeof c.message === 'string' && UNKNOWN_TO_SCHEMA.test(c.message))),
+    );
+  }
+  // No causes (an older server, or a refusal from the field manager): read the message, `<field>: <why>`.
+  const message = typeof init.body.message === 'string' ? init.body.message : '';
+  return /(^|[\s:])\.?status[.[][^\s:]*: (Unsupported value|field not declared in schema)/.test(message);
 }
 
 /** One line for an error from the API server or the network, without a stack. */

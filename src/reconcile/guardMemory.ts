@@ -9,7 +9,9 @@
  * - the cache wait (cacheWait.ts): how long decide has been setting passes aside;
  * - the progress hold: when status was last written;
  * - the announcements (announcements.ts): which Events this process has announced, and the last id;
- * - the own write: our latest status write until the cache shows it.
+ * - the own write: our latest status write until the cache shows it;
+ * - the schema refusal: what the installed CRD last refused of this guard's status, so that it is logged
+ *   once, not on every pass (schemaOutdated.ts).
  */
 import type { SlimGuard } from '../api/objects.js';
 import { Announcements } from './announcements.js';
@@ -41,6 +43,11 @@ export class GuardMemory {
   readonly cacheWait = new CacheWait();
   /** Which of this guard's Events this process has announced. */
   readonly announcements = new Announcements();
+  /**
+   * The API server's message of the last status write an outdated CRD refused (schemaOutdated.ts), while
+   * it keeps refusing; undefined once a full status is written again.
+   */
+  schemaRefusal: string | undefined;
   private lastWrite: number | undefined;
   /**
    * Our latest status write until the cache shows it. Deciding from the cache right after our own

@@ -5,14 +5,20 @@
  * which client made the call.
  */
 
-/** NotFound: the object is gone. Conflict: it changed since it was read (or the name is taken). Forbidden: RBAC refused. */
-export type PortErrorKind = 'NotFound' | 'Conflict' | 'Forbidden';
+/**
+ * NotFound: the object is gone. Conflict: it changed since it was read (or the name is taken). Forbidden: RBAC refused.
+ * SchemaOutdated: the API server's schema of our own resource refused a status field value it does not
+ * know (a new enum value, an undeclared field): the installed CRD is older than the operator.
+ */
+export type PortErrorKind = 'NotFound' | 'Conflict' | 'Forbidden' | 'SchemaOutdated';
+
+const KINDS: ReadonlySet<unknown> = new Set<PortErrorKind>(['NotFound', 'Conflict', 'Forbidden', 'SchemaOutdated']);
 
 /** The kind an error carries, if any. */
 export function errorKind(e: unknown): PortErrorKind | undefined {
   if (typeof e !== 'object' || e === null) return undefined;
   const k = (e as { kind?: unknown }).kind;
-  return k === 'NotFound' || k === 'Conflict' || k === 'Forbidden' ? k : undefined;
+  return KINDS.has(k) ? (k as PortErrorKind) : undefined;
 }
 
 export function isNotFound(e: unknown): boolean {
@@ -25,6 +31,10 @@ export function isConflict(e: unknown): boolean {
 
 export function isForbidden(e: unknown): boolean {
   return errorKind(e) === 'Forbidden';
+}
+
+export function isSchemaOutdated(e: unknown): boolean {
+  return errorKind(e) === 'SchemaOutdated';
 }
 
 /**

@@ -78,6 +78,8 @@ export interface ReconcilerPorts {
 export interface ReconcileObserver {
   reconcileDuration: { observe(seconds: number): void };
   statusWrites: { inc(): void };
+  /** Status writes the API server refused for a reason a person must fix (`SchemaOutdated`: the CRD is older). */
+  statusWritesRefused: { inc(labels: { reason: string }): void };
   undos: { inc(labels: { outcome: string }): void };
   undosSkipped: { inc(labels: { reason: string }): void };
   detectionLatency: { observe(seconds: number): void };

@@ -10,7 +10,8 @@
  * A 409 on the DaemonSet is the undo's own business (bounded and re-checked there), never a reason to
  * re-run the pass. The Events of a transition are written into status with it and announced after it,
  * so none is lost or doubled (announcements.ts). A pass that fails after decide keeps decide's deadline
- * ({@link PassError}).
+ * ({@link PassError}). A status the installed CRD is too old to accept is reported in one it accepts
+ * (schemaOutdated.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -20,13 +21,14 @@ import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/kit.js';
 import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
-import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound } from './portErrors.js';
+import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound, isSchemaOutdated } from './portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
 import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
 import { GuardMemories, type GuardMemory } from './guardMemory.js';
 import { observe } from './guardPass.js';
+import { CRD_OUTDATED_MSG, SCHEMA_OUTDATED_RETRY_MS, crdOutdatedStatus } from './schemaOutdated.js';
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
@@ -161,9 +163,47 @@ export class Reconciler {
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
     const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
     const d: Decided = { guard, memory, spec, prev, decision, gRef, tRef, log, now };
-    const persisted = await this.persist(d, () => observed.commit());
-    this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
-    return this.act(d, persisted);
+    /** The guard as last stored: the act's writes patch from the persisted one. */
+    let stored = guard;
+    try {
+      const persisted = await this.persist(d, () => observed.commit());
+      stored = persisted.guard;
+      this.accepted(memory, log);
+      this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
+      return await this.act(d, persisted);
+    } catch (e) {
+      if (!isSchemaOutdated(e)) throw e;
+      return this.crdOutdated(d, stored, e);
+    }
+  }
+
+  /** A full status was written: a refusal of the installed CRD, if there was one, is over. */
+  private accepted(memory: GuardMemory, log: Logger): void {
+    if (memory.schemaRefusal === undefined) return;
+    memory.schemaRefusal = undefined;
+    log.info('the installed CRD accepts the status again');
+  }
+
+  /**
+   * The installed CRD refused the status (a value it does not know): logged once per refusal, counted,
+   * reported as Ready=False CRDOutdated in a status it accepts, and looked at again later (schemaOutdated.ts).
+   */
+  private async crdOutdated(d: Decided, guard: Readonly<SlimGuard>, e: unknown): Promise<ReconcileResult> {
+    const { memory, log } = d;
+    const refusal = errorMessage(e);
+    this.metrics.statusWritesRefused.inc({ reason: 'SchemaOutdated' });
+    if (memory.schemaRefusal !== refusal) log.error({ refused: refusal, state: d.decision.status.state }, CRD_OUTDATED_MSG);
+    else log.debug({ refused: refusal }, 'status still refused by the installed CRD');
+    memory.schemaRefusal = refusal;
+    const reduced = crdOutdatedStatus(guard.status ?? {}, refusal, iso(this.clock.now()), guard.metadata.generation ?? 0);
+    try {
+      await this.write(memory, guard, reduced);
+    } catch (again) {
+      if (!isSchemaOutdated(again)) throw again;
+      this.metrics.statusWritesRefused.inc({ reason: 'SchemaOutdated' });
+      log.warn({ refused: errorMessage(again) }, 'the installed CRD refused the CRDOutdated condition too');
+    }
+    return { decision: d.decision, requeueAfterMs: SCHEMA_OUTDATED_RETRY_MS };
   }
 
   private logTransition(log: Logger, prev: GuardStatus, decision: Decision, generation: number): void {

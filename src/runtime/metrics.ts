@@ -84,6 +84,12 @@ export class Metrics implements ReconcileObserver {
     help: 'Status patches sent (passes whose status did not change send none).',
     registers: [this.registry],
   });
+  readonly statusWritesRefused = new Counter({
+    name: 'rollout_guard_status_writes_refused_total',
+    help: 'Status patches the API server refused for a reason only a person can fix: SchemaOutdated (the installed CRD is older than the operator and does not know a value it writes; apply config/crd).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly undos = new Counter({
     name: 'rollout_guard_undos_total',
     help: 'Undo attempts by outcome.',

@@ -18,6 +18,8 @@ import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/reconcile/guardPass.js';
 import { Reconciler } from '../../src/reconcile/reconciler.js';
 import { Metrics } from '../../src/runtime/metrics.js';
+import { CRD_OUTDATED_MSG, SCHEMA_OUTDATED_RETRY_MS } from '../../src/reconcile/schemaOutdated.js';
+import { enumRefusalBody } from '../support/apiStatus.js';
 
 const NS = 'team';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -88,6 +90,8 @@ class World implements CacheView {
   emitFailuresLeft = 0;
   /** Status writes refused with 403 Forbidden. */
   forbidden = false;
+  /** A cause the installed CRD does not know: a status write carrying it draws the API server's 422. */
+  refusedCause: string | undefined;
   /** Undo patches that draw a 409 escaping the undo port. */
   undoConflict = false;
   rv = 1;
@@ -127,6 +131,10 @@ class World implements CacheView {
       },
       writeStatus: (g: Readonly<SlimGuard>, s: GuardStatus) => {
         if (mergePatchDiff(g.status ?? {}, s) === undefined) return Promise.resolve(undefined);
+        if (this.refusedCause !== undefined && s.cause === this.refusedCause) {
+          this.log.push('write:422');
+          return Promise.reject(ApiError.fromResponse(422, enumRefusalBody('decoder', 'status.cause', this.refusedCause)));
+        }
         if (this.forbidden) {
           this.log.push('write:403');
           return Promise.reject(
@@ -646,6 +654,112 @@ describe('Reconciler', () => {
         'no guard re-read, no second undo in this pass',
       );
       assert.equal(w.guardObj.status?.lastUndo?.result, 'Pending', 'the intent stays recorded for the next pass to re-check');
+    });
+  });
+  describe('a CRD older than the operator', () => {
+    /** A reconciler whose log lines are kept, parsed, and whose metrics are read back. */
+    function observed(w: World, clock: { t: number }) {
+      const lines: Array<Record<string, unknown>> = [];
+      const metrics = new Metrics(false);
+      const log = pino({ level: 'debug' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+      const r = new Reconciler(w.ports(), w, { now: () => clock.t }, metrics, log);
+      const refused = async (): Promise<number> => {
+        const m = await metrics.registry.getSingleMetric('rollout_guard_status_writes_refused_total')?.get();
+        return m?.values.find((v) => v.labels.reason === 'SchemaOutdated')?.value ?? 0;
+      };
+      return { r, lines, refused };
+    }
+    const ready = (w: World) => w.guardObj.status?.conditions?.find((c) => c.type === 'Ready');
+
+    it('writes Ready=False CRDOutdated in the status as stored, logs once per refusal, counts each one, and backs off', async () => {
+      const w = new World();
+      w.healthy();
+      const clock = { t: T0 };
+      const { r, lines, refused } = observed(w, clock);
+      const key = `${NS}/decoder`;
+      await r.reconcile(key);
+      w.stalled();
+      w.refusedCause = 'ImagePullFailure';
+      w.log = [];
+      clock.t += 100;
+      const first = await r.reconcile(key);
+      assert.deepEqual(w.log, ['write:422', 'write:Healthy'], 'the refused status, then the reduced one; no Event announced');
+      assert.equal(first.requeueAfterMs, SCHEMA_OUTDATED_RETRY_MS, 'looked at again in a minute, not at once');
+      const s = w.guardObj.status!;
+      assert.equal(s.state, 'Healthy', 'the state as stored');
+      assert.equal(s.cause ?? '', '', 'no value the old schema does not know');
+      assert.equal(ready(w)?.status, 'False');
+      assert.equal(ready(w)?.reason, 'CRDOutdated');
+      assert.ok(ready(w)?.message.startsWith(`${CRD_OUTDATED_MSG}; `), ready(w)?.message);
+      assert.match(ready(w)?.message ?? '', /status\.cause: Unsupported value: "ImagePullFailure": supported values: ""/);
+
+      // The next passes are refused again: counted, the reduced status already written, the error not repeated.
+      for (const step of [5_000, 31_000]) {
+        w.log = [];
+        clock.t += step;
+        assert.equal((await r.reconcile(key)).requeueAfterMs, SCHEMA_OUTDATED_RETRY_MS);
+        assert.deepEqual(w.log, ['write:422'], 'no undo, no Event, nothing else written while the CRD refuses');
+      }
+      const errors = lines.filter((l) => l.msg === CRD_OUTDATED_MSG);
+      assert.equal(errors.length, 1, 'logged once per guard and refusal');
+      assert.equal(errors[0]?.level, 50, 'at error level');
+      assert.match(String(errors[0]?.refused), /^422 Invalid: RolloutGuard\.rolloutguard\.dev "decoder" is invalid: status\.cause: /);
+      assert.equal(await refused(), 3);
+    });
+
+    it('writes the full status again once the CRD knows the value, and logs a new refusal again', async () => {
+      const w = new World();
+      w.healthy();
+      const clock = { t: T0 };
+      const { r, lines } = observed(w, clock);
+      const key = `${NS}/decoder`;
+      await r.reconcile(key);
+      w.stalled();
+      w.refusedCause = 'ImagePullFailure';
+      clock.t += 100;
+      await r.reconcile(key);
+      assert.equal(ready(w)?.reason, 'CRDOutdated');
+
+      w.refusedCause = undefined; // config/crd applied
+      w.log = [];
+      clock.t += 1000;
+      await r.reconcile(key);
+      assert.equal(w.guardObj.status?.cause, 'ImagePullFailure');
+      assert.notEqual(ready(w)?.reason, 'CRDOutdated');
+      assert.ok(w.log.includes('event:RolloutStarted'), `the transition's Event is announced once written: ${w.log.join(', ')}`);
+      assert.equal(lines.filter((l) => l.msg === 'the installed CRD accepts the status again').length, 1);
+
+      w.refusedCause = 'ImagePullFailure'; // an older CRD applied again
+      w.guardObj = { ...w.guardObj, status: { ...w.guardObj.status, cause: '' } };
+      clock.t += 1000;
+      await r.reconcile(key);
+      assert.equal(lines.filter((l) => l.msg === CRD_OUTDATED_MSG).length, 2, 'a refusal after a recovery is logged again');
+    });
+
+    it('a refusal after the undo intent was written reports on top of that write, no second undo', async () => {
+      const { w, clock, r } = await healthyGuard();
+      w.stalled();
+      await r.reconcile(`${NS}/decoder`);
+      clock.t += 30_000;
+      w.undoOutcome = { kind: 'Applied' };
+      // The intent (state Stalled) is accepted; the outcome is refused as if its state were unknown.
+      const ports = w.ports();
+      const writeStatus = (g: Readonly<SlimGuard>, s: GuardStatus) => w.ports().writeStatus(g, s);
+      ports.writeStatus = (g, s) =>
+        s.state === 'RollingBack'
+          ? Promise.reject(ApiError.fromResponse(422, enumRefusalBody('decoder', 'status.state', 'RollingBack', ['Stalled'])))
+          : writeStatus(g, s);
+      const r2 = new Reconciler(ports, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+      w.log = [];
+      const res = await r2.reconcile(`${NS}/decoder`);
+      assert.equal(res.requeueAfterMs, SCHEMA_OUTDATED_RETRY_MS);
+      assert.deepEqual(
+        w.log.filter((l) => l.startsWith('write') || l.startsWith('undo') || l === 'read'),
+        ['write:Stalled/Pending', 'undo:decoder-good', 'write:Stalled/Pending'],
+        'the reduced status patches from the intent just written: no 409, no re-read',
+      );
+      assert.equal(ready(w)?.reason, 'CRDOutdated');
+      assert.equal(w.guardObj.status?.lastUndo?.result, 'Pending', 'the intent stays for the next pass to re-check');
     });
   });
 });
