@@ -2,7 +2,8 @@
 /**
  * rollout-guard: the command line. `rollout-guard run` starts the operator (runtime/manager.ts);
  * `rollout-guard check` runs the same observe-and-decide logic once per interval for a CI pipeline;
- * `rollout-guard get` shows one rollout node by node. kubectlPlugin.ts runs this same CLI as
+ * `rollout-guard get` shows one rollout node by node, `list` the guards, `undo` makes the operator's undo
+ * now, `completion` prints shell completion. kubectlPlugin.ts runs this same CLI as
  * `kubectl rollout-guard`.
  */
 import { UsageError, loadConfig } from './runtime/config.js';
@@ -11,6 +12,9 @@ import { runCheck } from './cli/check.js';
 import { ExitCode } from './cli/command.js';
 import { packageVersion } from './version.js';
 import { runGet } from './cli/get.js';
+import { runList } from './cli/list.js';
+import { runUndo } from './cli/undo.js';
+import { runComplete, runCompletion } from './cli/completion.js';
 import { KubeConfigError } from './k8s/kubeConfig.js';
 
 const USAGE = `usage:
@@ -18,12 +22,16 @@ const USAGE = `usage:
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json] [connection flags]
-  rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] [connection flags]
+  rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
+  rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
+  rollout-guard list [-n NAMESPACE | -A] [--output text|wide|json|yaml|name] [connection flags]   (also get -A)
+  rollout-guard undo rg/NAME|NAME|ds/NAME [-n NAMESPACE] [--dry-run] [connection flags]
+  rollout-guard completion bash|zsh|kubectl
   rollout-guard version (or --version)
 connection flags, as kubectl's: --kubeconfig PATH[:PATH…] --context NAME --cluster NAME --user NAME
-as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get …
-check --help and get --help describe those commands in full`;
+                                --as USER --as-group GROUP (repeatable)
+as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get|list|undo …
+COMMAND --help describes a command in full`;
 
 async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (err) => {
@@ -38,6 +46,11 @@ async function main(argv: string[]): Promise<number> {
     }
     if (cmd === 'check') return await runCheck(rest);
     if (cmd === 'get') return await runGet(rest);
+    if (cmd === 'list') return await runList(rest);
+    if (cmd === 'undo') return await runUndo(rest);
+    if (cmd === 'completion') return runCompletion(rest);
+    // The kubectl plugin completion protocol (kubectl_complete-rollout_guard runs it): not for people.
+    if (cmd === '__complete') return await runComplete(rest);
     if (cmd === 'version' || cmd === '--version') {
       console.log(`rollout-guard ${packageVersion()}`);
       return ExitCode.Ok;

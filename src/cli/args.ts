@@ -10,14 +10,21 @@
 import type { Connection } from '../k8s/kubeConfig.js';
 import { UsageError } from '../runtime/config.js';
 
-/** One flag: its spellings, and whether it is a switch or converts its value. */
+/**
+ * One flag: its spellings, and whether it is a switch, converts its value, or may be repeated (`many`:
+ * each occurrence adds a value, as kubectl's `--as-group`).
+ */
 export type FlagSpec<T> = { readonly names: readonly string[] } & (
-  { readonly switch: true } | { readonly value: (v: string, flag: string) => T }
+  { readonly switch: true } | { readonly value: (v: string, flag: string) => T } | { readonly many: (v: string, flag: string) => T }
 );
 
-/** What the flags of `spec` parse to: a switch to a boolean, a valued flag to its converter's type. */
+/** What the flags of `spec` parse to: a switch to a boolean, a valued flag to its converter's type, a repeated one to a list. */
 export type Parsed<S extends Record<string, FlagSpec<unknown>>> = {
-  [K in keyof S]?: S[K] extends { value: (v: string, flag: string) => infer T } ? T : boolean;
+  [K in keyof S]?: S[K] extends { many: (v: string, flag: string) => infer T }
+    ? T[]
+    : S[K] extends { value: (v: string, flag: string) => infer T }
+      ? T
+      : boolean;
 };
 
 /** The target and the flags given (absent flags are left out, so each command applies its own defaults). */
@@ -35,24 +42,41 @@ export const CONNECTION_FLAGS = {
   context: { names: ['--context'], value: text },
   cluster: { names: ['--cluster'], value: text },
   user: { names: ['--user'], value: text },
+  as: { names: ['--as'], value: text },
+  asGroups: { names: ['--as-group'], many: text },
 } as const;
 
-/** The connection flags given, absent ones left out. */
-export function connectionOf(flags: Partial<Record<keyof typeof CONNECTION_FLAGS, string>>): Connection {
+/**
+ * The connection flags given, absent ones left out. As kubectl, `--as-group` impersonates groups only
+ * together with a user (`--as`): the API server takes no groups without a user to add them to.
+ */
+export function connectionOf(flags: Parsed<typeof CONNECTION_FLAGS>): Connection {
   const c: Connection = {};
-  for (const k of Object.keys(CONNECTION_FLAGS) as Array<keyof typeof CONNECTION_FLAGS>) {
+  for (const k of ['kubeconfig', 'context', 'cluster', 'user', 'as'] as const) {
     const v = flags[k];
     if (v) c[k] = v;
+  }
+  if (flags.asGroups && flags.asGroups.length > 0) {
+    if (!c.as) throw new UsageError('--as-group impersonates groups of a user: give the user with --as');
+    c.asGroups = flags.asGroups;
   }
   return c;
 }
 
 /** The usage line of the connection flags. */
-export const CONNECTION_USAGE = '[--kubeconfig PATH[:PATH…]] [--context NAME] [--cluster NAME] [--user NAME]';
+export const CONNECTION_USAGE =
+  '[--kubeconfig PATH[:PATH…]] [--context NAME] [--cluster NAME] [--user NAME] [--as USER [--as-group GROUP]…]';
 
-/** `--output`: `text` or `json`. */
-export function outputFormat(v: string): 'text' | 'json' {
-  if (v !== 'text' && v !== 'json') throw new UsageError(`--output wants text or json, got ${JSON.stringify(v)}`);
+/** The help lines of the connection flags, shared by every command's usage. */
+export const CONNECTION_HELP = `  --kubeconfig, --context, --cluster, --user   as kubectl's (a --kubeconfig list is merged as kubectl merges $KUBECONFIG)
+  --as USER, --as-group GROUP   impersonate a user (and groups, repeatable) on every request, as kubectl's`;
+
+/** What `--output` may say: the formats every command prints. */
+export type OutputFormat = 'text' | 'json' | 'yaml';
+
+/** `--output`: `text`, `json` or `yaml`. */
+export function outputFormat(v: string): OutputFormat {
+  if (v !== 'text' && v !== 'json' && v !== 'yaml') throw new UsageError(`--output wants text, json or yaml, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -111,7 +135,8 @@ export function parseArgs<S extends Record<string, FlagSpec<unknown>>>(args: rea
     }
     const v = inline ?? args[++i];
     if (v === undefined) throw new UsageError(`${flag} needs a value`);
-    flags[key as string] = f.value(v, flag);
+    if ('many' in f) flags[key as string] = [...((flags[key as string] as unknown[] | undefined) ?? []), f.many(v, flag)];
+    else flags[key as string] = f.value(v, flag);
   }
   return { target, flags: flags as Parsed<S> };
 }

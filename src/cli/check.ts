@@ -22,9 +22,21 @@ import type { Connection } from '../k8s/kubeConfig.js';
 import { systemClock } from '../runtime/clock.js';
 import { type Clock } from '../reconcile/ports.js';
 import { UsageError } from '../runtime/config.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, duration, outputFormat, parseArgs, text, wantsHelp } from './args.js';
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_HELP,
+  CONNECTION_USAGE,
+  connectionOf,
+  duration,
+  outputFormat,
+  parseArgs,
+  text,
+  wantsHelp,
+  type OutputFormat,
+} from './args.js';
 import { ExitCode, connect, stderrLogger, type Verdict } from './command.js';
 import { DaemonSetObserver, checkSpec, preflight } from './observer.js';
+import { emitYaml } from './yaml.js';
 
 export interface CheckOptions extends Connection {
   name: string;
@@ -32,19 +44,19 @@ export interface CheckOptions extends Connection {
   namespace?: string;
   deadlineSeconds: number;
   suspectSeconds: number;
-  output: 'text' | 'json';
+  output: OutputFormat;
 }
 
 /** Usage of the check subcommand, printed by `check --help`. */
-export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json]
+export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml]
          ${CONNECTION_USAGE}
 
 Watches one DaemonSet rollout and exits when it completes or stalls (no progress for --deadline).
   --deadline   time without progress before the rollout counts as stalled (default 10m)
   --suspect    time without progress before it is reported as suspect (default deadline/5)
-  --output     text (default: the per-node split as it changes) or json (one document at the end)
+  --output     text (default: the per-node split as it changes), json or yaml (one document at the end)
   -n           the namespace (default: the kubeconfig context's, else default)
-  --kubeconfig, --context, --cluster, --user   as kubectl's (a --kubeconfig list is merged as kubectl merges $KUBECONFIG)
+${CONNECTION_HELP}
 exit codes: 0 complete, 1 error, 2 usage, 3 stalled, 4 DaemonSet not found, 5 updateStrategy OnDelete`;
 
 /** The flags of `check`; see {@link CHECK_USAGE}. */
@@ -131,7 +143,7 @@ function progressLines(s: GuardStatus, unobserved: boolean, elapsedMs: number): 
 
 /** What the check prints when it ends with `v`: one JSON document, or the verdict and how to undo a stall. */
 function verdictLines(opts: CheckOptions & { namespace: string }, v: Verdict, status: GuardStatus, elapsedMs: number): string[] {
-  if (opts.output === 'json') {
+  if (opts.output !== 'text') {
     const doc = {
       verdict: v.verdict,
       exitCode: v.code,
@@ -140,7 +152,7 @@ function verdictLines(opts: CheckOptions & { namespace: string }, v: Verdict, st
       elapsedSeconds: Math.round(elapsedMs / 1000),
       status,
     };
-    return [JSON.stringify(doc, null, 2)];
+    return [opts.output === 'yaml' ? emitYaml(doc).trimEnd() : JSON.stringify(doc, null, 2)];
   }
   // decide() words the undo plan for a guard in Report mode; check has no onStall setting to point at.
   const lines = [`${v.verdict}: ${v.message.replace(' (onStall.action is Report).', '.')}`];

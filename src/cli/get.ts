@@ -1,5 +1,5 @@
 /**
- * `rollout-guard get ds/NAME | rg/NAME -n NS [--watch] [--output text|json]`: a read-only view of one
+ * `rollout-guard get ds/NAME | rg/NAME -n NS [--watch] [--output text|json|yaml]`: a read-only view of one
  * rollout, node by node, in the spirit of `kubectl argo rollouts get`.
  *
  * For a DaemonSet it observes exactly as `rollout-guard check` does (the same observer: informers,
@@ -28,12 +28,23 @@ import type { Connection } from '../k8s/kubeConfig.js';
 import { systemClock } from '../runtime/clock.js';
 import { type Clock } from '../reconcile/ports.js';
 import { UsageError } from '../runtime/config.js';
-import { CONNECTION_FLAGS, CONNECTION_USAGE, connectionOf, outputFormat, parseArgs, text, wantsHelp } from './args.js';
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_HELP,
+  CONNECTION_USAGE,
+  connectionOf,
+  outputFormat,
+  parseArgs,
+  text,
+  wantsHelp,
+  type OutputFormat,
+} from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
-import { renderJson, renderText, watchFrame } from './getRender.js';
+import { renderJson, renderText, renderYaml, watchFrame } from './getRender.js';
 import { GetSource } from './getSource.js';
 import { buildView } from './getView.js';
 import { Rerender } from './getWatch.js';
+import { LIST_FLAGS, runList } from './list.js';
 
 export interface GetOptions extends Connection {
   kind: 'DaemonSet' | 'RolloutGuard';
@@ -41,12 +52,13 @@ export interface GetOptions extends Connection {
   /** Absent: the kubeconfig context's namespace, else `default` (as kubectl). */
   namespace?: string;
   watch: boolean;
-  output: 'text' | 'json';
+  output: OutputFormat;
 }
 
 /** Usage of the get subcommand, printed by `get --help`. */
-export const GET_USAGE = `usage: rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] ${CONNECTION_USAGE}
-       kubectl rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json] ${CONNECTION_USAGE}
+export const GET_USAGE = `usage: rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
+       rollout-guard get [-A | -n NAMESPACE] [-o text|wide|json|yaml|name]   (the guards, as rollout-guard list)
+       kubectl rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
 
 Shows one rollout node by node, read-only: the DaemonSet's counters, the state, the cause and whose
 fault it is, the revisions with their node counts, then a row per node: its revision, pod, readiness
@@ -54,10 +66,12 @@ and, for a blocked or empty node, the reason and the owner, e.g. ImagePullBackOf
   ds/NAME      observe the DaemonSet as \`rollout-guard check\` does (its state is judged from the moment
                get starts: a RolloutGuard keeps the history)
   rg/NAME      the RolloutGuard's own status, plus the rows computed live from its DaemonSet
+  no target    the table of guards of the namespace; -A, --all-namespaces: of every namespace (list --help)
   -w, --watch  re-render on every change (API watches) until Ctrl-C
-  -o, --output text (default) or json (with --watch: one JSON document per line)
+  -o, --output text (default), json (with --watch: one JSON document per line) or yaml (with --watch:
+               documents separated by ---)
   -n           the namespace (default: the kubeconfig context's, else default)
-  --kubeconfig, --context, --cluster, --user   as kubectl's (a --kubeconfig list is merged as kubectl merges $KUBECONFIG)
+${CONNECTION_HELP}
 exit codes: 0 shown, 1 error, 2 usage, 4 not found`;
 
 const DS_TARGET = /^(?:ds|daemonsets?|daemonsets?\.apps)\/(.+)$/i;
@@ -72,6 +86,22 @@ const GET_FLAGS = {
   output: { names: ['-o', '--output'], value: outputFormat },
   ...CONNECTION_FLAGS,
 } as const;
+
+/**
+ * Whether `args` ask get for the list of guards (`get -A`, or `get` with no target), which list.ts
+ * serves. Arguments get cannot parse are left to {@link parseGetArgs} to report.
+ */
+export function listsGuards(args: readonly string[]): boolean {
+  let parsed;
+  try {
+    parsed = parseArgs(args, { ...GET_FLAGS, output: { names: ['-o', '--output'], value: text }, allNamespaces: LIST_FLAGS.allNamespaces });
+  } catch {
+    return false;
+  }
+  const list = parsed.target === undefined || parsed.flags.allNamespaces === true;
+  if (list && parsed.flags.watch) throw new UsageError('--watch follows one rollout: name it, ds/NAME or rg/NAME');
+  return list;
+}
 
 export function parseGetArgs(args: readonly string[]): GetOptions {
   const { target, flags } = parseArgs(args, GET_FLAGS);
@@ -131,9 +161,14 @@ export async function get(
     if (decision.deferred && renders > 0) return decision.requeueAfterMs;
     status = decision.status;
     const view = buildView({ kind: opts.kind, namespace, name: opts.name, obs, status, now, ...source.guardsShown() });
-    const text = opts.output === 'json' ? renderJson(view, { compact: opts.watch }) : renderText(view, { color: io.color });
+    const text =
+      opts.output === 'json'
+        ? renderJson(view, { compact: opts.watch })
+        : opts.output === 'yaml'
+          ? renderYaml(view, { separated: opts.watch && renders > 0 })
+          : renderText(view, { color: io.color });
     // The time alone changing is no change.
-    const same = opts.output === 'json' ? renderJson({ ...view, at: '' }, { compact: true }) : text;
+    const same = opts.output === 'text' ? text : renderJson({ ...view, at: '' }, { compact: true });
     if (same !== last) {
       last = same;
       io.out(opts.watch && opts.output === 'text' ? watchFrame(text, view.at, { tty: io.tty, first: renders === 0 }) : text);
@@ -166,6 +201,7 @@ export async function runGet(args: readonly string[]): Promise<number> {
     console.log(GET_USAGE);
     return ExitCode.Ok;
   }
+  if (listsGuards(args)) return runList(args, 'get');
   const opts = parseGetArgs(args);
   const log = stderrLogger('rollout-guard-get');
   const conn = connect('rollout-guard get', opts);

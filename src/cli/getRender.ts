@@ -1,10 +1,11 @@
 /**
  * How `rollout-guard get` shows its view: as text (a header, the node table, the reasons; ANSI colours on
- * a terminal) or as JSON, and how a render is framed under --watch.
+ * a terminal), as JSON or YAML, and how a render is framed under --watch.
  */
 import type { GenerationStatus, RevisionRef } from '../api/types.js';
 import { fmtRev } from '../domain/messages.js';
 import type { GetView, GuardSummary, NodeRow } from './getView.js';
+import { emitYaml } from './yaml.js';
 
 const ANSI = { red: 31, green: 32, yellow: 33, blue: 34, cyan: 36, bold: 1, dim: 2 } as const;
 type Paint = (text: string, ...styles: Array<keyof typeof ANSI>) => string;
@@ -150,6 +151,11 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
 /** The JSON form: the view itself, pretty for one render, one line per render with --watch. */
 export function renderJson(v: GetView, opts: { compact: boolean }): string {
   return opts.compact ? JSON.stringify(v) : JSON.stringify(v, null, 2);
+}
+
+/** The YAML form: the view itself; `separated` starts it with `---`, as each render after the first under --watch. */
+export function renderYaml(v: GetView, opts: { separated: boolean }): string {
+  return `${opts.separated ? '---\n' : ''}${emitYaml(v).trimEnd()}`;
 }
 
 /**

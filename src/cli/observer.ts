@@ -15,7 +15,7 @@ import { Informer } from '../k8s/informer.js';
 import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
 import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
-import { controllerOf, type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
+import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
 import { GuardPass } from '../reconcile/guardPass.js';
 import type { CacheView } from '../reconcile/ports.js';
 import { ExitCode, type Verdict } from './command.js';
@@ -81,11 +81,16 @@ export class DaemonSetObserver {
   /** Ends the current {@link nextChange} wait early; unset when no one waits. */
   private wake: (() => void) | undefined;
 
+  /**
+   * @param guards the guards as read, when the caller has them: with several guards on the DaemonSet,
+   *   decide then names the one in charge as the operator does (the others are in Conflict).
+   */
   constructor(
     client: ApiClient,
     namespace: string,
     private readonly name: string,
     log: Logger,
+    guards?: () => ReadonlyArray<Readonly<SlimGuard>>,
   ) {
     // The DaemonSet is judged as a guard of the same name in its namespace would judge it.
     this.guardPass = new GuardPass(`${namespace}/${name}`);
@@ -125,6 +130,12 @@ export class DaemonSetObserver {
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
       nodes: () => nodeInf.list(),
+      ...(guards
+        ? {
+            guardsTargeting: (n: string, ds: string) =>
+              guards().filter((g) => (g.metadata.namespace ?? n) === n && g.spec.targetRef.name === ds),
+          }
+        : {}),
     };
   }
 

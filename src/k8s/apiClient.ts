@@ -12,6 +12,7 @@ import type { ClockSkew } from './clockSkew.js';
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Impersonation } from './kubeConfig.js';
 import { ApiError } from './apiErrors.js';
 import { exchange, headerValue, type RawResponse } from './httpExchange.js';
 import { streamWatch, type WatchEvent } from './watchStream.js';
@@ -56,6 +57,11 @@ export interface ApiClientOptions {
   onRequest?: (r: RequestRecord) => void;
   /** Fed with every response's `Date` header and the local send and receive times (see clockSkew.ts). */
   clockSkew?: ClockSkew;
+  /**
+   * Who every request acts as (kubectl's `--as`, `--as-group`). client-node sets `Impersonate-User`
+   * only from a kubeconfig user's `as`; this takes its place when given, and adds the groups.
+   */
+  impersonate?: Impersonation;
 }
 
 /** What {@link ApiClientOptions.onRequest} sees: low-cardinality labels only (no names, no namespaces). */
@@ -98,6 +104,7 @@ export class ApiClient {
   private readonly requestTimeoutMs: number;
   private readonly onRequest: ((r: RequestRecord) => void) | undefined;
   private readonly clockSkew: ClockSkew | undefined;
+  private readonly impersonation: http.OutgoingHttpHeaders;
   private agent: http.Agent | undefined;
 
   /**
@@ -119,6 +126,7 @@ export class ApiClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.onRequest = opts.onRequest;
     this.clockSkew = opts.clockSkew;
+    this.impersonation = impersonationHeaders(opts.impersonate);
   }
 
   /**
@@ -233,6 +241,7 @@ export class ApiClient {
       ...authHeaders,
       Accept: 'application/json',
       'User-Agent': this.userAgent,
+      ...this.impersonation,
       ...extraHeaders,
     };
     if (authOpts.auth) headers.Authorization = `Basic ${Buffer.from(authOpts.auth).toString('base64')}`;
@@ -273,6 +282,18 @@ export class ApiClient {
  * Resource label of an API path: `/api/v1/namespaces/ns/pods/p/status` → `pods/status`,
  * `/apis/apps/v1/daemonsets` → `daemonsets`, `/api/v1/namespaces/ns` → `namespaces`.
  */
+/**
+ * The API server's impersonation headers for `i`: `Impersonate-User`, and one `Impersonate-Group` line
+ * per group (node sends an array value as repeated header lines). Empty without a user: groups alone
+ * impersonate no one.
+ */
+export function impersonationHeaders(i: Impersonation | undefined): http.OutgoingHttpHeaders {
+  if (!i?.as) return {};
+  const h: http.OutgoingHttpHeaders = { 'Impersonate-User': i.as };
+  if (i.asGroups && i.asGroups.length > 0) h['Impersonate-Group'] = [...i.asGroups];
+  return h;
+}
+
 export function resourceOf(path: string): string {
   const segs = path
     .split('?')[0]!

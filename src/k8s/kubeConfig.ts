@@ -116,8 +116,14 @@ function loadFiles(path: string | undefined, env: NodeJS.ProcessEnv, exists: (p:
   return kc;
 }
 
+/** Who a request acts as, as kubectl's `--as` and `--as-group` (the API server's impersonation headers). */
+export interface Impersonation {
+  as?: string;
+  asGroups?: string[];
+}
+
 /** How a one-shot command reaches the cluster: kubectl's connection flags. */
-export interface Connection extends KubeConfigOverrides {
+export interface Connection extends KubeConfigOverrides, Impersonation {
   kubeconfig?: string;
 }
 

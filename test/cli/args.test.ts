@@ -43,7 +43,7 @@ describe('parseArgs', () => {
     ['a value missing at the end', ['ds/x', '-n'], '-n needs a value'],
     ['a value missing, long form', ['--namespace'], '--namespace needs a value'],
     ['a switch given a value', ['--watch=yes'], '--watch takes no value, got "yes"'],
-    ['a converter refusing', ['-o', 'yaml'], '--output wants text or json, got "yaml"'],
+    ['a converter refusing', ['-o', 'xml'], '--output wants text, json or yaml, got "xml"'],
     [
       'a duration refused, named by the spelling used',
       ['--deadline=soon'],

@@ -95,7 +95,7 @@ describe('parseCheckArgs', () => {
     ['a bad duration', ['ds/x', '--deadline', 'soon'], /--deadline wants a duration/],
     ['a deadline under 2s', ['ds/x', '--deadline', '1s'], /at least 2s/],
     ['suspect not below deadline', ['ds/x', '--deadline', '10s', '--suspect', '10s'], /shorter than --deadline/],
-    ['an unknown output', ['ds/x', '-o', 'yaml'], /text or json/],
+    ['an unknown output', ['ds/x', '-o', 'xml'], /text, json or yaml/],
   ];
   for (const [what, args, re] of usage) {
     it(`usage error: ${what}`, () => {

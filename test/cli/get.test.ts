@@ -42,7 +42,7 @@ describe('parseGetArgs', () => {
     ['two targets', ['ds/a', 'rg/b'], /only one target/],
     ['an uppercase name', ['rg/Decoder'], /lowercase/],
     ['an invalid name', ['ds/-x'], /not a valid name/],
-    ['an unknown output', ['ds/x', '-o', 'yaml'], /text or json/],
+    ['an unknown output', ['ds/x', '-o', 'xml'], /text, json or yaml/],
     ['an unknown flag', ['ds/x', '--follow'], /unknown flag --follow/],
     ['a flag without value', ['ds/x', '-n'], /-n needs a value/],
   ];

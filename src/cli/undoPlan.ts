@@ -1,0 +1,97 @@
+/**
+ * The pure half of `rollout-guard undo`: which guard judges the DaemonSet, the spec it is judged by,
+ * and what decide's plan says: undo now, or why not. The rules are decide's (domain/decide/plan.ts), not
+ * this file's: the guard's own spec with `onStall.action: Undo` and no delay, over the guard's status, so
+ * the command refuses exactly where the operator in Undo mode would, with the operator's reason.
+ */
+import type { SlimGuard } from '../api/objects.js';
+import type { GuardSpec } from '../api/types.js';
+import type { Decision, PlannedAction } from '../domain/decision.js';
+import { fmtRev } from '../domain/messages.js';
+import type { Observation } from '../domain/observation.js';
+import type { UndoOutcome, UndoRequest } from '../domain/undo.js';
+import { ExitCode } from './command.js';
+
+export type UndoAction = Extract<PlannedAction, { kind: 'Undo' }>;
+
+/** What the plan says: undo (with the request the operator would send), or refused and why. */
+export type UndoVerdict = { kind: 'Undo'; request: UndoRequest; summary: string } | { kind: 'Refused'; code: number; message: string };
+
+/** The spec the undo is judged by: the guard's, asking for the undo now (the person running undo is the delay). */
+export function undoSpec(spec: GuardSpec): GuardSpec {
+  return { ...spec, onStall: { ...spec.onStall, action: 'Undo', delaySeconds: 0 } };
+}
+
+/** The guard in charge of DaemonSet `ds` among `guards`: the oldest by creationTimestamp, then by name, as the operator picks it. */
+export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, ds: string): Readonly<SlimGuard> | undefined {
+  const key = (g: Readonly<SlimGuard>): string => g.metadata.creationTimestamp ?? '';
+  return guards
+    .filter((g) => g.spec.targetRef.name === ds && !g.metadata.deletionTimestamp)
+    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)))[0];
+}
+
+/** The request the reconciler's undo step sends for `action` (reconcile/reconciler.ts), for DaemonSet `namespace/name`. */
+export function undoRequest(namespace: string, name: string, action: UndoAction): UndoRequest {
+  const req: UndoRequest = {
+    namespace,
+    name,
+    toRevisionName: action.toRevisionName,
+    expectedUid: action.expectedUid,
+    fromHash: action.fromHash,
+    toHash: action.toHash,
+    record: action.record,
+  };
+  if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+  return req;
+}
+
+const refused = (message: string): UndoVerdict => ({ kind: 'Refused', code: ExitCode.Refused, message });
+
+/**
+ * decide's answer for DaemonSet `namespace/name`, as an undo verdict: an Undo action is the undo; a
+ * stall whose undo the plan refuses is refused with the plan's reason and message; anything but Stalled
+ * or Failed has nothing to undo.
+ */
+export function judgeUndo(obs: Observation, d: Decision, target: { namespace: string; name: string }): UndoVerdict {
+  if (obs.kind === 'TargetMissing')
+    return { kind: 'Refused', code: ExitCode.NotFound, message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
+  const s = d.status;
+  const state = s.state ?? 'Unknown';
+  if (d.action?.kind === 'Undo') {
+    const a = d.action;
+    const nodes = s.undoPlan?.nodes;
+    const to = fmtRev({ revision: s.lastUndo?.toRevision ?? s.undoPlan?.toRevision, hash: a.toHash });
+    const from = fmtRev({ revision: s.lastUndo?.fromRevision, hash: a.fromHash });
+    const summary = `restore ${to} in place of ${state.toLowerCase()} ${from}${nodes !== undefined ? ` on ${nodes} node(s)` : ''}`;
+    return { kind: 'Undo', request: undoRequest(target.namespace, target.name, a), summary };
+  }
+  // Another guard in charge of the DaemonSet, or this one suspended: the operator acts on nothing.
+  if (state === 'Conflict') return refused(`undo refused (Conflict): ${s.message ?? 'another guard is in charge of the DaemonSet'}`);
+  if (state === 'Suspended') return refused('nothing to undo: the guard is suspended (spec.suspend), so it acts on nothing');
+  const verdict = state === 'Stalled' || state === 'Failed';
+  if (verdict && s.undoSkipped) return refused(`undo refused (${s.undoSkipped.reason}): ${s.undoSkipped.message}`);
+  if (!verdict) return refused(`nothing to undo: the rollout is ${state}`);
+  // Stalled with no undo and no refusal: an undo already in flight, a rollback, or admission being compared first.
+  return refused(`undo not possible now: ${s.message ?? `the rollout is ${state}`}`);
+}
+
+/** What the command says and exits with for the undo port's outcome. */
+export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number; message: string } {
+  switch (o.kind) {
+    case 'Applied':
+      return { code: ExitCode.Ok, message: `undone: ${summary}` };
+    case 'AlreadyAtTarget':
+      return { code: ExitCode.Ok, message: `already undone: the DaemonSet's template is that of the revision to restore` };
+    case 'OptedOut':
+      return { code: ExitCode.Refused, message: 'undo refused (OptedOut): the DaemonSet is now annotated rolloutguard.dev/undo=disabled' };
+    case 'NotUndone':
+      return { code: ExitCode.Refused, message: `undo refused: ${o.detail}` };
+    case 'TemplateChanged':
+      return {
+        code: ExitCode.Refused,
+        message: `undo refused: the template changed since the stall was judged (${o.detail}); a person or tool is acting`,
+      };
+    case 'Failed':
+      return { code: ExitCode.Failure, message: `undo failed: ${o.detail}` };
+  }
+}

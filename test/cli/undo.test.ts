@@ -1,0 +1,160 @@
+/**
+ * `rollout-guard undo`: its arguments, and its refusals, which are decide's: the guard's spec in Undo
+ * mode without delay over the guard's status, judged on fixture observations by the real decide.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SlimGuard } from '../../src/api/objects.js';
+import type { GuardStatus } from '../../src/api/types.js';
+import { ExitCode } from '../../src/cli/command.js';
+import { parseUndoArgs } from '../../src/cli/undo.js';
+import { guardOf, judgeUndo, outcomeVerdict, undoSpec } from '../../src/cli/undoPlan.js';
+import { decide } from '../../src/domain/decide/decide.js';
+import type { Decision } from '../../src/domain/decision.js';
+import type { Observation } from '../../src/domain/observation.js';
+import type { UndoOutcome } from '../../src/domain/undo.js';
+import { UsageError } from '../../src/runtime/config.js';
+import { DS_NAME, HASH, T0, missingObs, nodesOn, sec, targetObs } from '../support/fixtures.js';
+import { classicStall, p } from '../support/getViews.js';
+
+const TARGET = { namespace: 'gpu-system', name: DS_NAME };
+/** The guard's policy as undo judges it. */
+const undoPolicy = { ...p, spec: undoSpec(p.spec) };
+
+/** The decision a deadline after T0, over the status of a first pass at T0 (the guard's history). */
+function judged(obs: Observation): Decision {
+  const first: GuardStatus = decide(obs, {}, undoPolicy, T0).status;
+  return decide(obs, first, undoPolicy, T0 + sec(61));
+}
+
+describe('parseUndoArgs', () => {
+  it('a guard by rg/NAME or its bare name, a DaemonSet by ds/NAME; --dry-run', () => {
+    assert.deepEqual(parseUndoArgs(['rg/decoder', '-n', 'gpu']), {
+      kind: 'RolloutGuard',
+      name: 'decoder',
+      namespace: 'gpu',
+      dryRun: false,
+    });
+    assert.deepEqual(parseUndoArgs(['decoder', '--dry-run']), { kind: 'RolloutGuard', name: 'decoder', dryRun: true });
+    assert.deepEqual(parseUndoArgs(['ds/decoder', '--as', 'alice']), { kind: 'DaemonSet', name: 'decoder', dryRun: false, as: 'alice' });
+  });
+  const bad: Array<[string, string[], RegExp]> = [
+    ['no target', [], /needs a target/],
+    ['another kind', ['deploy/x'], /rg\/NAME, NAME or ds\/NAME/],
+    ['an invalid name', ['rg/-x'], /not a valid name/],
+    ['an unknown flag', ['rg/x', '--force'], /unknown flag --force/],
+  ];
+  for (const [what, args, re] of bad) {
+    it(`usage error: ${what}`, () => {
+      assert.throws(
+        () => parseUndoArgs(args),
+        (e: unknown) => e instanceof UsageError && re.test(e.message),
+      );
+    });
+  }
+});
+
+describe('undoSpec', () => {
+  it("is the guard's spec asking for the undo now", () => {
+    const s = undoSpec({ ...p.spec, onStall: { action: 'Report', delaySeconds: 300 } });
+    assert.deepEqual(s.onStall, { action: 'Undo', delaySeconds: 0 });
+    assert.equal(s.progressDeadlineSeconds, p.spec.progressDeadlineSeconds);
+  });
+});
+
+describe('judgeUndo: what decide plans', () => {
+  it('a stall blamed on the revision: the undo, with the request the operator would send', () => {
+    const obs = classicStall();
+    const v = judgeUndo(obs, judged(obs), TARGET);
+    assert.equal(v.kind, 'Undo', JSON.stringify(v));
+    if (v.kind !== 'Undo') return;
+    assert.equal(v.request.namespace, 'gpu-system');
+    assert.equal(v.request.name, DS_NAME);
+    assert.equal(v.request.fromHash, HASH.B);
+    assert.equal(v.request.toHash, HASH.A);
+    assert.equal(v.request.record?.from, HASH.B, 'the DaemonSet record is written in the same patch');
+    assert.match(v.summary, /restore revision 1 \(aaa111\) in place of stalled revision 2 \(bbb222\)/);
+  });
+
+  it('a healthy rollout: nothing to undo, said with its state', () => {
+    const obs = targetObs({ nodes: nodesOn(HASH.A) });
+    const v = judgeUndo(obs, judged(obs), TARGET);
+    assert.deepEqual(v, { kind: 'Refused', code: ExitCode.Refused, message: 'nothing to undo: the rollout is Healthy' });
+  });
+
+  it('a rollout still within its deadline: nothing to undo yet', () => {
+    const obs = classicStall();
+    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET);
+    assert.equal(v.kind, 'Refused');
+    if (v.kind === 'Refused') assert.match(v.message, /^nothing to undo: the rollout is (Progressing|Suspect)$/);
+  });
+
+  it('a DaemonSet that opted out: refused with the operator reason', () => {
+    const base = classicStall();
+    const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoOptOut: true } } : base;
+    const v = judgeUndo(obs, judged(obs), TARGET);
+    assert.equal(v.kind, 'Refused');
+    if (v.kind === 'Refused') {
+      assert.equal(v.code, ExitCode.Refused);
+      assert.match(v.message, /^undo refused \(OptedOut\): the DaemonSet is annotated rolloutguard\.dev\/undo=disabled$/);
+    }
+  });
+
+  it('a revision undone once already (the record on the DaemonSet): refused, never twice', () => {
+    const base = classicStall();
+    const record = { from: HASH.B, to: HASH.A, at: new Date(T0).toISOString(), guard: 'gpu-system/other' };
+    const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoRecord: record } } : base;
+    const v = judgeUndo(obs, judged(obs), TARGET);
+    assert.equal(v.kind, 'Refused');
+    if (v.kind === 'Refused') assert.match(v.message, /^undo refused \(AlreadyUndone\): .*never twice/);
+  });
+
+  it('a suspended guard acts on nothing', () => {
+    const obs = classicStall();
+    const pol = { ...undoPolicy, spec: { ...undoPolicy.spec, suspend: true } };
+    const v = judgeUndo(obs, decide(obs, {}, pol, T0), TARGET);
+    assert.equal(v.kind, 'Refused');
+    if (v.kind === 'Refused') assert.match(v.message, /suspended/);
+  });
+
+  it('the DaemonSet is gone: not found', () => {
+    const obs = missingObs();
+    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET);
+    assert.equal(v.kind === 'Refused' && v.code, ExitCode.NotFound);
+  });
+});
+
+describe('outcomeVerdict: the undo port answers', () => {
+  const cases: Array<[UndoOutcome, number, RegExp]> = [
+    [{ kind: 'Applied' }, ExitCode.Ok, /^undone: restore/],
+    [{ kind: 'AlreadyAtTarget' }, ExitCode.Ok, /already undone/],
+    [{ kind: 'OptedOut' }, ExitCode.Refused, /OptedOut/],
+    [{ kind: 'NotUndone', detail: 'the rollout completed' }, ExitCode.Refused, /refused: the rollout completed/],
+    [{ kind: 'TemplateChanged', detail: 'template generation 2 became 3' }, ExitCode.Refused, /a person or tool is acting/],
+    [{ kind: 'Failed', detail: 'forbidden' }, ExitCode.Failure, /^undo failed: forbidden/],
+  ];
+  for (const [o, code, re] of cases) {
+    it(`${o.kind} → exit ${code}`, () => {
+      const v = outcomeVerdict(o, 'restore revision 1');
+      assert.equal(v.code, code);
+      assert.match(v.message, re);
+    });
+  }
+});
+
+describe('guardOf', () => {
+  const g = (name: string, target: string, created: string, deleting = false): SlimGuard => ({
+    metadata: { name, namespace: 'gpu', creationTimestamp: created, ...(deleting ? { deletionTimestamp: created } : {}) },
+    spec: { targetRef: { kind: 'DaemonSet', name: target } },
+  });
+  it('the oldest guard of the DaemonSet, then by name, not one being deleted', () => {
+    const guards = [
+      g('b', 'decoder', '2025-01-02T00:00:00Z'),
+      g('a', 'decoder', '2025-01-02T00:00:00Z'),
+      g('old', 'decoder', '2025-01-01T00:00:00Z', true),
+      g('z', 'other', '2024-01-01T00:00:00Z'),
+    ];
+    assert.equal(guardOf(guards, 'decoder')?.metadata.name, 'a');
+    assert.equal(guardOf(guards, 'missing'), undefined);
+  });
+});
