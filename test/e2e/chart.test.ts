@@ -1109,9 +1109,19 @@ describe('Helm chart', () => {
 
   describe('helm upgrade from the crds/ layout adopts and upgrades the CRDs; helm uninstall keeps them', () => {
     const rel = uniqueName('rollout-guard-up');
-    /** A unique API group for the CRD copies: the real rolloutguard.dev CRDs serve the other suites. */
+    /**
+     * The CRD copies live under a unique API group, with kinds, names and no short names or categories of
+     * their own: the real rolloutguard.dev CRDs serve the other suites, and kubectl resolves `rolloutguard`
+     * or `rg` across every group that serves such a name.
+     */
     const group = `${rel.split('-').at(-1)!}.chart-test.rolloutguard.dev`;
-    const crdNames = ['rolloutguards', 'rolloutguardpolicies'].map((p) => `${p}.${group}`);
+    const crdNames = ['charttestrolloutguards', 'charttestrolloutguardpolicies'].map((p) => `${p}.${group}`);
+    const isolate = (crd: string): string =>
+      crd
+        .replaceAll('rolloutguard.dev', group)
+        .replaceAll('RolloutGuard', 'ChartTestRolloutGuard')
+        .replace(/^(\s*(?:name|plural|singular): )rolloutguard/gm, '$1charttestrolloutguard')
+        .replace(/^\s*(?:shortNames|categories): .*\n/gm, '');
     /** The previous chart's RolloutGuard CRD lacks this printer column and this enum value. */
     const DROPPED_COLUMN = '        - {name: Fault, type: string, jsonPath: .status.owner}\n';
     const DROPPED_ENUM: readonly [string, string] = ['enum: [Report, Undo]', 'enum: [Report]'];
@@ -1132,10 +1142,7 @@ describe('Helm chart', () => {
       previous = join(tmp, 'previous/rollout-guard');
       await cp(CHART, current, { recursive: true });
       for (const f of await crdFiles(join(CHART, 'files/crds')))
-        await writeFile(
-          join(current, 'files/crds', f),
-          (await readFile(join(CHART, 'files/crds', f), 'utf8')).replaceAll('rolloutguard.dev', group),
-        );
+        await writeFile(join(current, 'files/crds', f), isolate(await readFile(join(CHART, 'files/crds', f), 'utf8')));
       await cp(current, previous, { recursive: true });
       await rm(join(previous, 'templates/crds.yaml'));
       await rm(join(previous, 'files/crds'), { recursive: true });
@@ -1176,7 +1183,7 @@ describe('Helm chart', () => {
       assert.ok(!columns(old).includes('Fault') && isDeepStrictEqual(actionEnum(old), ['Report']), 'the previous CRD is installed');
       await apply({
         apiVersion: `${group}/v1alpha1`,
-        kind: 'RolloutGuard',
+        kind: 'ChartTestRolloutGuard',
         metadata: { name: 'kept', namespace: ns },
         spec: { targetRef: { kind: 'DaemonSet', name: 'kept' } },
       });
@@ -1202,8 +1209,8 @@ describe('Helm chart', () => {
       const gone = await kubectl(['get', 'clusterrole', rel], { allowFail: true });
       assert.notEqual(gone.code, 0, "the release's ClusterRole went with it");
       for (const n of crdNames) assert.equal((await liveCrd(n)).metadata.annotations?.[KEEP], 'keep', `${n} kept`);
-      const guard = await kubectl(['get', `rolloutguards.${group}`, 'kept', '-n', ns, '-o', 'name']);
-      assert.equal(guard.stdout.trim(), `rolloutguard.${group}/kept`);
+      const guard = await kubectl(['get', `charttestrolloutguards.${group}`, 'kept', '-n', ns, '-o', 'name']);
+      assert.equal(guard.stdout.trim(), `charttestrolloutguard.${group}/kept`);
     });
 
     /** The stored CRDs hold the current files' content (under the test group), Helm's labels and the keep annotation. */
