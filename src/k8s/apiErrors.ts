@@ -92,7 +92,9 @@ const STATUS_FIELD = /^\.?status(\.|\[|$)/;
 export function isStatusSchemaRefusal(init: { statusCode: number; reason?: string; body?: unknown }): boolean {
   if (init.statusCode !== 422 || init.reason !== 'Invalid' || !isRecord(init.body)) return false;
   const details = isRecord(init.body.details) ? init.body.details : {};
-  const causes = Array.isArray(details.causes) ? details.causes.filter(isRecord) : [];
+  // A CRD with CEL rules adds a cause of its own to any schema refusal (no field: "some validation rules
+  // were not checked because the object was invalid"); it says nothing about which field was refused.
+  const causes = (Array.isArray(details.causes) ? details.causes.filter(isRecord) : []).filter((c) => !isUncheckedRulesNote(c));
   if (causes.length > 0) {
     return causes.every(
       (c) =>
@@ -104,6 +106,11 @@ export function isStatusSchemaRefusal(init: { statusCode: number; reason?: strin
   // No causes (an older server, or a refusal from the field manager): read the message, `<field>: <why>`.
   const message = typeof init.body.message === 'string' ? init.body.message : '';
   return /(^|[\s:])\.?status[.[][^\s:]*: (Unsupported value|field not declared in schema)/.test(message);
+}
+
+function isUncheckedRulesNote(c: Record<string, unknown>): boolean {
+  const noField = c.field === undefined || c.field === '' || c.field === '<nil>';
+  return noField && typeof c.message === 'string' && c.message.includes('validation rules were not checked');
 }
 
 /** One line for an error from the API server or the network, without a stack. */

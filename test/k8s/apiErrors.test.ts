@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, RequestTimeoutError, isGone, isTransient } from '../../src/k8s/apiErrors.js';
 import { errorKind, isSchemaOutdated } from '../../src/reconcile/portErrors.js';
-import { enumRefusalBody } from '../support/apiStatus.js';
+import { UNCHECKED_RULES, enumRefusalBody } from '../support/apiStatus.js';
 
 describe('isTransient', () => {
   const cases: Array<[string, unknown, boolean]> = [
@@ -37,7 +37,7 @@ describe('a status refused by an older CRD (SchemaOutdated)', () => {
     assert.equal(err.reason, 'Invalid');
     assert.match(
       err.message,
-      /^422 Invalid: RolloutGuard\.rolloutguard\.dev "decoder" is invalid: status\.cause: Unsupported value: "ImagePullFailure": supported values: "", "InsufficientResources"/,
+      /^422 Invalid: RolloutGuard\.rolloutguard\.dev "decoder" is invalid: \[status\.cause: Unsupported value: "ImagePullFailure": supported values: "", "InsufficientResources"/,
     );
     assert.equal(isTransient(err), false);
   });
@@ -48,6 +48,20 @@ describe('a status refused by an older CRD (SchemaOutdated)', () => {
     };
     body.details.causes.push({ reason: 'FieldValueInvalid', message: 'field not declared in schema', field: '.status.newThing' });
     assert.equal(invalid(body).kind, 'SchemaOutdated');
+  });
+
+  it("the API server's note that CEL rules were not checked says nothing either way: alone, or beside a spec field, it is not marked", () => {
+    const note = { reason: 'FieldValueInvalid', message: UNCHECKED_RULES, field: '<nil>' };
+    const alone = {
+      kind: 'Status',
+      reason: 'Invalid',
+      message: `x is invalid: <nil>: ${UNCHECKED_RULES}`,
+      details: { causes: [note] },
+      code: 422,
+    };
+    assert.equal(invalid(alone).kind, undefined);
+    const spec = { reason: 'FieldValueNotSupported', message: 'Unsupported value: "Deployment"', field: 'spec.targetRef.kind' };
+    assert.equal(invalid({ ...alone, details: { causes: [spec, note] } }).kind, undefined);
   });
 
   it('reads the message when the Status has no causes', () => {

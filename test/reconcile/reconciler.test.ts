@@ -703,7 +703,7 @@ describe('Reconciler', () => {
       const errors = lines.filter((l) => l.msg === CRD_OUTDATED_MSG);
       assert.equal(errors.length, 1, 'logged once per guard and refusal');
       assert.equal(errors[0]?.level, 50, 'at error level');
-      assert.match(String(errors[0]?.refused), /^422 Invalid: RolloutGuard\.rolloutguard\.dev "decoder" is invalid: status\.cause: /);
+      assert.match(String(errors[0]?.refused), /^422 Invalid: RolloutGuard\.rolloutguard\.dev "decoder" is invalid: \[status\.cause: /);
       assert.equal(await refused(), 3);
     });
 
