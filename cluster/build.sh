@@ -138,6 +138,23 @@ else
 fi
 ln -sf "$lua_dir/lua5.1" "$bin/lua5.1"
 
+zsh_dir="$tools/$(basename "$ZSH_DEB" .deb)"
+if [ -x "$zsh_dir/zsh" ]; then
+  step "zsh ($(basename "$ZSH_DEB" .deb)): cached"
+else
+  step "zsh: fetching Debian's package"
+  tmp=$(mktemp -d)
+  unpack_debs "$tmp/root" ZSH
+  mkdir -p "$zsh_dir"
+  cp "$tmp/root/bin/zsh" "$zsh_dir/zsh"
+  # zsh takes its module path from what it was built with, never from the environment: a script that
+  # needs a module sets module_path=("<this dir>/modules") first.
+  cp -r "$tmp/root/usr/lib/x86_64-linux-gnu/zsh/5.9" "$zsh_dir/modules"
+  rm -rf "$tmp"
+  step "zsh: done"
+fi
+ln -sf "$zsh_dir/zsh" "$bin/zsh"
+
 # The real node (npm run cluster:up -- --real-node, and the e2e suite test/e2e/realNode.test.ts): kubelet,
 # containerd, runc, the CNI plugins and two local images, in one directory keyed by their pins.
 node_key=$(cat <(sed -n '/^# The real node/,$p' "$here/versions.env") <(grep '^K8S_VERSION=' "$here/versions.env") \

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -156,6 +156,44 @@ describe('kubectl rollout-guard: --as, -o yaml, list, completion, undo', () => {
     assert.deepEqual(cmds.stdout.trim().split('\n'), ['undo'], show(cmds));
     const names = await run(`kubectl-rollout_guard get -n ${ns} rg/`);
     assert.deepEqual(names.stdout.trim().split('\n'), ['rg/decoder'], show(names));
+  });
+
+  it("completion zsh, sourced in Debian's zsh, completes the commands and the guard names from the cluster", async () => {
+    const script = await plugin(['completion', 'zsh']);
+    assert.equal(script.code, 0, show(script));
+    const file = path.join(pluginDir, 'completion.zsh');
+    await writeFile(file, script.stdout);
+    // cluster/build.sh keeps zsh's modules beside it; zsh reads its module path only from itself.
+    const zsh = path.join(binDir(), 'zsh');
+    const modules = path.join(path.dirname(await realpath(zsh)), 'modules');
+    const run = (line: string): Promise<Result> => {
+      const words = line.split(' ');
+      // compadd is zsh's own builtin inside a completion widget; outside one it prints what it was given.
+      const cmd = [
+        `module_path=('${modules}')`,
+        `source '${file}'`,
+        'compadd() { local -a a; a=("$@"); print -rl -- "${(@)a[${a[(i)--]}+1,-1]}" }',
+        `words=(${words.map((w) => `'${w}'`).join(' ')})`,
+        `CURRENT=${words.length}`,
+        '_rollout_guard',
+      ].join('\n');
+      return new Promise((resolve) => {
+        const env = {
+          ...process.env,
+          KUBECONFIG: kubeconfigPath(),
+          PATH: [pluginDir, binDir(), process.env.PATH ?? ''].join(path.delimiter),
+        };
+        execFile(zsh, ['-f', '-c', cmd], { env, timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? -1 : 0, stdout, stderr }),
+        );
+      });
+    };
+    const cmds = await run('kubectl-rollout_guard u');
+    assert.equal(cmds.code, 0, show(cmds));
+    assert.deepEqual(cmds.stdout.trim().split('\n'), ['undo'], show(cmds));
+    const names = await run(`kubectl-rollout_guard get -n ${ns} rg/`);
+    assert.deepEqual(names.stdout.trim().split('\n'), ['rg/decoder'], show(names));
+    assert.equal(names.stderr, '', show(names));
   });
 
   it('undo on a healthy rollout is refused: nothing to undo, exit 6, nothing changed', async () => {
