@@ -63,7 +63,7 @@ export type StallAction = 'Report' | 'Undo';
 
 /** `spec` of a RolloutGuard, after API-server defaulting. */
 export interface GuardSpec {
-  targetRef: { kind: 'DaemonSet'; name: string };
+  targetRef: { apiVersion?: 'apps/v1'; kind: 'DaemonSet'; name: string };
   suspectAfterSeconds: number;
   progressDeadlineSeconds: number;
   onStall: {

@@ -117,6 +117,11 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
     message: /spec\.targetRef\.name: Required value/,
   },
   {
+    case: 'targetRef.apiVersion other than apps/v1',
+    obj: rawGuard('g', { targetRef: { apiVersion: 'extensions/v1beta1', kind: 'DaemonSet', name: 'decoder' } }),
+    message: /spec\.targetRef\.apiVersion: Unsupported value: "extensions\/v1beta1": supported values: "apps\/v1"/,
+  },
+  {
     case: 'wrong kind (Deployment)',
     obj: rawGuard('g', { targetRef: { kind: 'Deployment', name: 'decoder' } }),
     message: /spec\.targetRef\.kind: Unsupported value: "Deployment": supported values: "DaemonSet"/,
@@ -265,12 +270,17 @@ describe('bad input', () => {
       });
     }
 
-    it('the valid edges are accepted: a 63-character guard name, a 40-character policy name, In with values', async () => {
+    it('the valid edges are accepted: a 63-character guard name, targetRef.apiVersion apps/v1, a 40-character policy name, In with values', async () => {
       const g = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
         ns,
         input: JSON.stringify(rawGuard('a'.repeat(63), { targetRef: ref })),
       });
       assert.match(g.stdout, /created \(server dry run\)/);
+      const withVersion = await kubectl(['apply', '--dry-run=server', '-f', '-'], {
+        ns,
+        input: JSON.stringify(rawGuard('v', { targetRef: { apiVersion: 'apps/v1', ...ref } })),
+      });
+      assert.match(withVersion.stdout, /created \(server dry run\)/);
       const p = policy('p'.repeat(40), {
         namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] },
         selector: { matchExpressions: [{ key: 'tier', operator: 'Exists' }] },
