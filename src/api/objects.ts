@@ -32,8 +32,17 @@ export interface OwnerRef {
 
 export interface SlimGuard {
   metadata: Meta;
-  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string } };
+  /**
+   * targetRef is absent on a guard with a selector (the CRD allows exactly one of the two); such a guard
+   * never reaches the guard reconciler (see isSelectorGuard).
+   */
+  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string }; selector?: LabelSelector };
   status?: GuardStatus;
+}
+
+/** A guard that selects DaemonSets by label and generates one guard per match instead of judging one. */
+export function isSelectorGuard(g: Readonly<SlimGuard>): boolean {
+  return g.spec?.selector !== undefined && !g.spec?.targetRef;
 }
 
 export interface SlimDaemonSet {
@@ -199,6 +208,11 @@ export interface GuardTemplate {
 export interface PolicyView {
   name: string;
   uid: string;
+  /**
+   * Set for a guard with a selector: it claims DaemonSets of this namespace only (namespaceSelector is
+   * not read), and its generated guards carry SELECTOR_GUARD_LABEL instead of POLICY_LABEL.
+   */
+  namespace?: string;
   namespaceSelector?: LabelSelector;
   selector?: LabelSelector;
   guard?: GuardTemplate;

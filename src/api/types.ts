@@ -4,6 +4,7 @@
  *
  * Everything here is plain data (JSON-serialisable), so the status written is exactly what is read back.
  */
+import type { SelectedDaemonSet } from './selected.js';
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
 export const GUARD_STATES = [
@@ -348,6 +349,8 @@ export interface GuardStatus {
   announcements?: Announcement[];
   /** Why a Stalled rollout is not undone (or would not be, in Report mode). */
   undoSkipped?: UndoSkip;
+  /** A guard with a selector: one record per DaemonSet it selects (see SelectedDaemonSet). */
+  daemonSets?: SelectedDaemonSet[];
   conditions?: Condition[];
 }
 

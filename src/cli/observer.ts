@@ -133,7 +133,7 @@ export class DaemonSetObserver {
       ...(guards
         ? {
             guardsTargeting: (n: string, ds: string) =>
-              guards().filter((g) => (g.metadata.namespace ?? n) === n && g.spec.targetRef.name === ds),
+              guards().filter((g) => (g.metadata.namespace ?? n) === n && g.spec.targetRef?.name === ds),
           }
         : {}),
     };

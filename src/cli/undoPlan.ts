@@ -26,7 +26,7 @@ export function undoSpec(spec: GuardSpec): GuardSpec {
 export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, ds: string): Readonly<SlimGuard> | undefined {
   const key = (g: Readonly<SlimGuard>): string => g.metadata.creationTimestamp ?? '';
   return guards
-    .filter((g) => g.spec.targetRef.name === ds && !g.metadata.deletionTimestamp)
+    .filter((g) => g.spec.targetRef?.name === ds && !g.metadata.deletionTimestamp)
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)))[0];
 }
 

@@ -9,6 +9,10 @@
  *  3. several policies select it → the one with the lexicographically smallest name wins, every loser
  *     reports the conflict (deterministic, independent of event order);
  *  4. otherwise the policy keeps exactly one generated guard for it.
+ *
+ * A guard with a selector is planned the same way, as a policy confined to its own namespace
+ * (PolicyView.namespace). Among the claimants of one DaemonSet, selector guards rank before policies
+ * (the namespace's own choice is the more specific one), then names sort.
  */
 import type { LabelSelector, PolicyView } from '../api/objects.js';
 import { DAEMONSET_KIND } from '../api/names.js';
@@ -59,6 +63,8 @@ export interface GuardRefView {
   target: string;
   /** The policy label, when a policy generated it. */
   policy?: string;
+  /** The selector guard label, when a guard with a selector generated it. */
+  selectorGuard?: string;
   /** UID of the controller owner, for generated guards. */
   ownerUid?: string;
   spec: GuardSpecInput;
@@ -74,7 +80,8 @@ export interface DesiredGuard {
 export interface Conflict {
   namespace: string;
   daemonSet: string;
-  reason: 'HandWrittenGuard' | 'OverlappingPolicy';
+  /** OverlappingPolicy between two policies; OverlappingSelector when a selector guard is one of them. */
+  reason: 'HandWrittenGuard' | 'OverlappingPolicy' | 'OverlappingSelector';
   /** The guard or policy that guards it instead. */
   winner: string;
 }
@@ -119,8 +126,28 @@ export function guardSpecFor(policy: PolicyView, target: string): GuardSpecInput
   return spec;
 }
 
+function isEmpty(sel: LabelSelector | undefined): boolean {
+  return Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
+}
+
 function policySelects(p: PolicyView, ns: NamespaceView | undefined, ds: DaemonSetRef): boolean {
+  // A selector guard's empty selector selects nothing (the CRD refuses it): never every DaemonSet.
+  if (p.namespace !== undefined) return ds.namespace === p.namespace && !isEmpty(p.selector) && matchesSelector(p.selector, ds.labels);
   return ns !== undefined && matchesSelector(p.namespaceSelector, ns.labels) && matchesSelector(p.selector, ds.labels);
+}
+
+/** How a claimant is named in conflicts: `rolloutguard/<name>` or `rolloutguardpolicy/<name>`. */
+export function claimantRef(p: PolicyView): string {
+  return p.namespace !== undefined ? `rolloutguard/${p.name}` : `rolloutguardpolicy/${p.name}`;
+}
+
+/** Sort key of claimants: selector guards first, then by name. */
+const rank = (p: PolicyView): string => `${p.namespace !== undefined ? 0 : 1}/${p.name}`;
+
+/** Whether generated guard `g` is `p`'s own: its label names `p` and its controller owner is `p`. */
+export function generatedBy(g: GuardRefView, p: PolicyView): boolean {
+  if (g.ownerUid !== p.uid) return false;
+  return p.namespace !== undefined ? g.selectorGuard === p.name && g.namespace === p.namespace : g.policy === p.name;
 }
 
 /** Plans one policy against the whole (cached) world. */
@@ -133,8 +160,9 @@ export function planPolicy(
 ): PolicyPlan {
   const nsByName = new Map(namespaces.map((n) => [n.name, n]));
   const handWritten = new Map<string, GuardRefView>();
-  for (const g of guards) if (!g.policy) handWritten.set(`${g.namespace}/${g.target}`, g);
-  const mine = guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid);
+  for (const g of guards) if (!g.policy && !g.selectorGuard) handWritten.set(`${g.namespace}/${g.target}`, g);
+  const mine = guards.filter((g) => generatedBy(g, policy));
+  const self = rank(policy);
 
   const desired: DesiredGuard[] = [];
   const conflicts: Conflict[] = [];
@@ -149,29 +177,22 @@ export function planPolicy(
       conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'HandWrittenGuard', winner: `rolloutguard/${hw.name}` });
       continue;
     }
-    const winner = allPolicies
-      .filter((p) => policySelects(p, ns, ds))
-      .map((p) => p.name)
-      .sort()[0];
-    const others = allPolicies.filter((p) => p.name !== policy.name && policySelects(p, ns, ds));
-    if (winner !== policy.name) {
-      conflicts.push({
-        namespace: ds.namespace,
-        daemonSet: ds.name,
-        reason: 'OverlappingPolicy',
-        winner: `rolloutguardpolicy/${winner ?? '?'}`,
-      });
+    const claimants = allPolicies.filter((p) => policySelects(p, ns, ds)).sort((a, b) => rank(a).localeCompare(rank(b)));
+    const winner = claimants[0];
+    const others = claimants.filter((p) => rank(p) !== self);
+    const overlap = (w: PolicyView): Conflict => ({
+      namespace: ds.namespace,
+      daemonSet: ds.name,
+      reason:
+        policy.namespace === undefined && claimants.every((p) => p.namespace === undefined) ? 'OverlappingPolicy' : 'OverlappingSelector',
+      winner: claimantRef(w),
+    });
+    if (winner && rank(winner) !== self) {
+      conflicts.push(overlap(winner));
       continue;
     }
-    if (others.length > 0) {
-      // The winner reports the overlap too, so both policies show it.
-      conflicts.push({
-        namespace: ds.namespace,
-        daemonSet: ds.name,
-        reason: 'OverlappingPolicy',
-        winner: `rolloutguardpolicy/${policy.name}`,
-      });
-    }
+    // The winner reports the overlap too, so both claimants show it.
+    if (others.length > 0) conflicts.push(overlap(policy));
     desired.push({
       namespace: ds.namespace,
       name: generatedGuardName(policy.name, ds.name),

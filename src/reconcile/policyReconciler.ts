@@ -8,18 +8,11 @@
  */
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
-import {
-  planPolicy,
-  type DaemonSetRef,
-  type DesiredGuard,
-  type GuardRefView,
-  type NamespaceView,
-  type PolicyPlan,
-} from '../domain/policyPlan.js';
-import type { PolicyView } from '../api/objects.js';
-import { API_VERSION, GENERATED_BY_ANNOTATION, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL } from '../api/names.js';
-import { withDefaults } from '../api/defaults.js';
-import { controllerOf, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
+import { planPolicy, type DaemonSetRef, type GuardRefView, type NamespaceView, type PolicyPlan } from '../domain/policyPlan.js';
+import type { PolicyView, SlimDaemonSet } from '../api/objects.js';
+import { GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import { controllerOf, isSelectorGuard, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
+import { applyPlan } from './generatedGuards.js';
 import { CONFLICT_ATTEMPTS, isConflict } from './portErrors.js';
 import type { Clock } from './ports.js';
 import { TransientError } from './errors.js';
@@ -28,7 +21,7 @@ import type { PolicyCache, PolicyPorts } from './ports.js';
 /** Conflicts listed in status; the count stays exact. */
 const CONFLICT_CAP = 50;
 
-function policyView(p: Readonly<SlimPolicy>): PolicyView {
+export function policyView(p: Readonly<SlimPolicy>): PolicyView {
   const v: PolicyView = { name: p.metadata.name, uid: p.metadata.uid ?? '' };
   if (p.spec?.namespaceSelector) v.namespaceSelector = p.spec.namespaceSelector;
   if (p.spec?.selector) v.selector = p.spec.selector;
@@ -36,7 +29,7 @@ function policyView(p: Readonly<SlimPolicy>): PolicyView {
   return v;
 }
 
-function guardView(g: Readonly<SlimGuard>): GuardRefView {
+export function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = {
     namespace: g.metadata.namespace ?? '',
     name: g.metadata.name,
@@ -45,8 +38,25 @@ function guardView(g: Readonly<SlimGuard>): GuardRefView {
   };
   const policy = g.metadata.labels?.[POLICY_LABEL];
   if (policy) v.policy = policy;
-  const owner = controllerOf(g.metadata, POLICY_KIND);
+  const selectorGuard = g.metadata.labels?.[SELECTOR_GUARD_LABEL];
+  if (selectorGuard) v.selectorGuard = selectorGuard;
+  const owner = controllerOf(g.metadata, POLICY_KIND) ?? controllerOf(g.metadata, GUARD_KIND);
   if (owner) v.ownerUid = owner.uid;
+  return v;
+}
+
+/** A guard with a selector, planned as a policy confined to its namespace, with its own settings. */
+export function selectorGuardView(g: Readonly<SlimGuard>): PolicyView {
+  const v: PolicyView = { name: g.metadata.name, uid: g.metadata.uid ?? '', namespace: g.metadata.namespace ?? '' };
+  if (g.spec.selector) v.selector = g.spec.selector;
+  const s = g.spec;
+  const guard: NonNullable<PolicyView['guard']> = {};
+  if (s.suspectAfterSeconds !== undefined) guard.suspectAfterSeconds = s.suspectAfterSeconds;
+  if (s.progressDeadlineSeconds !== undefined) guard.progressDeadlineSeconds = s.progressDeadlineSeconds;
+  if (s.onStall !== undefined) guard.onStall = { ...s.onStall };
+  if (s.failedNodesThreshold !== undefined) guard.failedNodesThreshold = s.failedNodesThreshold;
+  if (s.bakeSeconds !== undefined) guard.bakeSeconds = s.bakeSeconds;
+  v.guard = guard;
   return v;
 }
 
@@ -88,16 +98,11 @@ export class PolicyReconciler {
     const guards = cached.map(guardView);
     /** Every cached guard by `namespace/name`: a policy over hundreds of DaemonSets looks each up once. */
     const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
-    const plan = planPolicy(policy, this.cache.policies().map(policyView), this.namespaces(), this.daemonSets(), guards);
-    const existing = new Map(
-      guards.filter((g) => g.policy === policy.name && g.ownerUid === policy.uid).map((g) => [`${g.namespace}/${g.name}`, g]),
-    );
-    for (const d of plan.desired) await this.ensure(p, d, existing, byKey, log);
-    for (const g of plan.deletions) {
-      const uid = byKey.get(`${g.namespace}/${g.name}`)?.metadata.uid;
-      log.info({ guard: `${g.namespace}/${g.name}` }, 'deleting generated guard: its DaemonSet no longer matches');
-      await this.ports.deleteGuard(g.namespace, g.name, uid);
-    }
+    // Guards with a selector claim DaemonSets too: they compete with the policies for them.
+    const claimants = [...this.cache.policies().map(policyView), ...cached.filter(isSelectorGuard).map(selectorGuardView)];
+    const plan = planPolicy(policy, claimants, this.namespaces(), this.daemonSets(), guards);
+    const gen = { view: policy, kind: POLICY_KIND, label: POLICY_LABEL, generatedBy: `rolloutguardpolicy/${p.metadata.name}` };
+    await applyPlan(this.ports, gen, plan, guards, byKey, log);
     await this.ports.writeStatus(p, policyStatus(p, plan, new Date(this.clock.now()).toISOString()));
   }
 
@@ -106,71 +111,18 @@ export class PolicyReconciler {
   }
 
   private daemonSets(): DaemonSetRef[] {
-    return this.cache.daemonSets().map((d) => ({
-      namespace: d.metadata.namespace ?? '',
-      name: d.metadata.name,
-      labels: d.metadata.labels ?? {},
-      ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
-    }));
+    return daemonSetRefs(this.cache.daemonSets());
   }
+}
 
-  /**
-   * The desired guard `d` exists as planned: created when missing, its spec updated when it differs.
-   * `existing` are this policy's own generated guards; `byKey` every cached guard.
-   */
-  private async ensure(
-    p: Readonly<SlimPolicy>,
-    d: DesiredGuard,
-    existing: ReadonlyMap<string, GuardRefView>,
-    byKey: ReadonlyMap<string, Readonly<SlimGuard>>,
-    log: Logger,
-  ): Promise<void> {
-    const key = `${d.namespace}/${d.name}`;
-    const mine = existing.get(key);
-    if (mine) {
-      const want = withDefaults(d.spec);
-      const guard = byKey.get(key);
-      if (!guard || JSON.stringify(withDefaults(mine.spec)) === JSON.stringify(want)) return;
-      log.info({ guard: key }, 'updating generated guard');
-      try {
-        await this.ports.patchGuardSpec(guard, want);
-      } catch (e) {
-        // The guard changed since it was cached: its update event brings this policy back with it.
-        if (!isConflict(e)) throw e;
-        log.debug({ guard: key }, 'generated guard changed under the spec patch; planning it again on its update');
-      }
-      return;
-    }
-    if (byKey.has(key)) {
-      // A guard of that name exists but is not ours: never take it over.
-      log.warn({ guard: key }, 'a guard with the generated name exists and is not owned by this policy; skipping');
-      return;
-    }
-    log.info({ guard: key, target: d.target }, 'creating generated guard');
-    await this.create(p, d);
-  }
-
-  private async create(p: Readonly<SlimPolicy>, d: DesiredGuard): Promise<void> {
-    const body = {
-      apiVersion: API_VERSION,
-      kind: GUARD_KIND,
-      metadata: {
-        name: d.name,
-        namespace: d.namespace,
-        labels: { [POLICY_LABEL]: p.metadata.name },
-        annotations: { [GENERATED_BY_ANNOTATION]: `rolloutguardpolicy/${p.metadata.name}` },
-        // Deleting the policy deletes its guards (garbage collection), and only its guards.
-        ownerReferences: [{ apiVersion: API_VERSION, kind: POLICY_KIND, name: p.metadata.name, uid: p.metadata.uid, controller: true }],
-      },
-      spec: withDefaults(d.spec),
-    };
-    try {
-      await this.ports.createGuard(body);
-    } catch (e) {
-      // Already created by an earlier pass whose event we have not seen yet: the next pass updates it.
-      if (!isConflict(e)) throw e;
-    }
-  }
+/** The DaemonSets as planning reads them. */
+export function daemonSetRefs(list: ReadonlyArray<Readonly<SlimDaemonSet>>): DaemonSetRef[] {
+  return list.map((d) => ({
+    namespace: d.metadata.namespace ?? '',
+    name: d.metadata.name,
+    labels: d.metadata.labels ?? {},
+    ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
+  }));
 }
 
 /** The policy's status after `plan` was carried out at `now`. */

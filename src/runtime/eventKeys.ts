@@ -5,8 +5,8 @@
  * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
  */
 import type { InformerEvent } from '../k8s/informerStore.js';
-import { DAEMONSET_KIND, POLICY_LABEL } from '../api/names.js';
-import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
+import { DAEMONSET_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import { controllerOf, isSelectorGuard, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
 import type { Caches } from './caches.js';
 import type { InformerSet, Meta } from './informerSet.js';
 
@@ -22,6 +22,11 @@ const keyOf = (o: { metadata: { namespace?: string; name: string } }): string =>
 /** Enqueues every guard targeting DaemonSet `namespace/name`. */
 export function enqueueForTarget(caches: Caches, sink: KeySink, namespace: string | undefined, name: string): void {
   for (const g of caches.guardsTargeting(namespace, name)) sink.guard(keyOf(g));
+}
+
+/** Every guard with a selector in `namespace`: they plan from its DaemonSets and guards. */
+export function enqueueSelectorGuards(caches: Caches, sink: KeySink, namespace: string | undefined): void {
+  for (const g of caches.guards.list()) if (g.metadata.namespace === namespace && isSelectorGuard(g)) sink.guard(keyOf(g));
 }
 
 export function enqueuePolicies(caches: Caches, sink: KeySink): void {
@@ -107,11 +112,29 @@ function onGuard(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>): vo
     enqueueForTarget(caches, sink, e.obj.metadata.namespace, target ?? '');
     if (e.old && oldTarget !== target) enqueueForTarget(caches, sink, e.old.metadata.namespace, oldTarget ?? '');
   }
+  onGuardForSelectors(caches, sink, e, oldTarget !== target);
   if (!caches.policies) return;
   const policy = e.obj.metadata.labels?.[POLICY_LABEL];
   if (policy) sink.policy?.(policy);
   // A hand-written guard appearing, going or retargeting changes which DaemonSets policies may claim.
   else if (e.type !== 'update' || oldTarget !== target) enqueuePolicies(caches, sink);
+}
+
+/**
+ * A generated guard's change (its status above all) updates its selector guard's records; a guard
+ * appearing, going, retargeting or changing its selector changes what the namespace's selector guards
+ * may claim.
+ */
+function onGuardForSelectors(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>, retargeted: boolean): void {
+  const ns = e.obj.metadata.namespace;
+  const parent = e.obj.metadata.labels?.[SELECTOR_GUARD_LABEL];
+  if (parent) sink.guard(`${ns ?? ''}/${parent}`);
+  const selectorChanged = JSON.stringify(e.old?.spec?.selector) !== JSON.stringify(e.obj.spec?.selector);
+  if (!parent && (e.type !== 'update' || retargeted || selectorChanged)) {
+    enqueueSelectorGuards(caches, sink, ns);
+    // A selector guard competes with the policies for its DaemonSets.
+    if (isSelectorGuard(e.obj) && e.type === 'update' && selectorChanged) enqueuePolicies(caches, sink);
+  }
 }
 
 function onDaemonSet(caches: Caches, sink: KeySink, e: InformerEvent<SlimDaemonSet>): void {
@@ -124,5 +147,6 @@ function onDaemonSet(caches: Caches, sink: KeySink, e: InformerEvent<SlimDaemonS
     JSON.stringify(e.old?.metadata.annotations) !== JSON.stringify(e.obj.metadata.annotations)
   ) {
     enqueuePolicies(caches, sink);
+    enqueueSelectorGuards(caches, sink, e.obj.metadata.namespace);
   }
 }

@@ -18,6 +18,7 @@ import { MAX_CLOCK_SKEW_MS } from '../api/defaults.js';
 import type { CacheView, PolicyCache, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { PolicyReconciler } from '../reconcile/policyReconciler.js';
+import { guardDispatch } from './selectorWiring.js';
 import { monotonicClock, systemClock } from './clock.js';
 import { systemTimers } from '../k8s/sleep.js';
 import { type Clock, type Timers } from '../reconcile/ports.js';
@@ -309,9 +310,15 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
     log,
   );
   const policyReconciler = policyWrites && new PolicyReconciler(policyCache(caches, config.namespaces), policyWrites, a.clock, log);
+  // The guard writes come with the policies' RBAC; without them a selector guard says so in its status.
+  const reconcileGuard = guardDispatch(caches, reconciler, {
+    ports: { ...(policyWrites ? { guardWrites: policyWrites } : {}), readGuard: a.writes.readGuard, writeStatus: a.writes.writeStatus },
+    clock: a.clock,
+    log,
+  });
   const controller = new Controller({
     caches,
-    reconcileGuard: (key) => reconciler.reconcile(key),
+    reconcileGuard,
     ...(policyReconciler ? { reconcilePolicy: (name: string) => policyReconciler.reconcile(name) } : {}),
     config,
     metrics: a.metrics,

@@ -110,7 +110,29 @@ const ref = { kind: 'DaemonSet', name: 'decoder' };
 /** Invalid guards: what a user might write, and the sentence the API server answers with. */
 const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>; message: RegExp }> = [
   { case: 'no spec at all', obj: rawGuard('g'), message: /spec: Required value/ },
-  { case: 'missing targetRef', obj: rawGuard('g', {}), message: /spec\.targetRef: Required value/ },
+  // Neither targetRef nor selector, both, or a selector that would select every DaemonSet.
+  { case: 'neither targetRef nor selector', obj: rawGuard('g', {}), message: /set either targetRef or selector/ },
+  {
+    case: 'both targetRef and selector',
+    obj: rawGuard('g', { targetRef: ref, selector: { matchLabels: { tier: 'agent' } } }),
+    message: /set either targetRef or selector/,
+  },
+  {
+    case: 'an empty selector',
+    obj: rawGuard('g', { selector: {} }),
+    message:
+      /selector must not be empty \(it would select every DaemonSet of the namespace\): give at least one matchLabels entry or matchExpressions requirement/,
+  },
+  {
+    case: 'a selector with empty matchLabels and matchExpressions',
+    obj: rawGuard('g', { selector: { matchLabels: {}, matchExpressions: [] } }),
+    message: /selector must not be empty/,
+  },
+  {
+    case: 'a selector operator In without values',
+    obj: rawGuard('g', { selector: { matchExpressions: [{ key: 'tier', operator: 'In' }] } }),
+    message: /In and NotIn need values; Exists and DoesNotExist take none/,
+  },
   {
     case: 'targetRef without a name',
     obj: rawGuard('g', { targetRef: { kind: 'DaemonSet' } }),
@@ -299,6 +321,13 @@ describe('bad input', () => {
       const g = await kubectlJson<GuardObj>(['get', 'rolloutguard', 'immutable'], { ns });
       assert.equal(g.spec.targetRef.name, 'decoder');
       assert.equal(g.spec.progressDeadlineSeconds, 900);
+    });
+
+    it('a guard cannot switch between targetRef and selector', async () => {
+      await apply(guard('no-switch', ns, 'decoder'), ns);
+      const err = await refusal(rawGuard('no-switch', { selector: { matchLabels: { tier: 'agent' } } }), { ns });
+      assert.match(err, /a guard cannot switch between targetRef and selector: create a new guard/);
+      await kubectl(['delete', 'rolloutguard', 'no-switch', '--wait=true'], { ns });
     });
 
     it('a target in another namespace cannot be expressed: targetRef.namespace is refused or pruned, never stored', async () => {
