@@ -14,7 +14,7 @@ import type { Condition, GuardState, GuardStatus } from '../api/types.js';
 import type { SelectedDaemonSet } from '../api/selected.js';
 import { applyPlan, type GuardWrites } from './generatedGuards.js';
 import { daemonSetRefs, guardView, policyView, selectorGuardView } from './policyReconciler.js';
-import { CONFLICT_ATTEMPTS, isConflict } from './portErrors.js';
+import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isForbidden } from './portErrors.js';
 import { TransientError } from './errors.js';
 import type { Clock } from './ports.js';
 
@@ -81,10 +81,13 @@ export class SelectorReconciler {
   private async pass(g: Readonly<SlimGuard>, log: Logger): Promise<void> {
     const now = new Date(this.clock.now()).toISOString();
     const writes = this.ports.guardWrites;
+    // Never an error: a retry cannot grant the permission; the condition says what would.
+    const needsWrites = (detail: string): Promise<unknown> => {
+      const msg = `a guard with a selector needs create, patch and delete on rolloutguards in namespace ${g.metadata.namespace ?? ''}, ${detail}: ${this.enableHint}, or use targetRef guards`;
+      return this.ports.writeStatus(g, withReady(g, { status: 'False', reason: 'SelectorNeedsGuardWrites', message: msg }, now, {}));
+    };
     if (!writes) {
-      // Never an error: a retry cannot grant the permission; the condition says what would.
-      const msg = `a guard with a selector needs create, patch and delete on rolloutguards in namespace ${g.metadata.namespace ?? ''}, which this operator is not granted: ${this.enableHint}, or use targetRef guards`;
-      await this.ports.writeStatus(g, withReady(g, { status: 'False', reason: 'SelectorNeedsGuardWrites', message: msg }, now, {}));
+      await needsWrites('which this operator is not granted');
       return;
     }
     const view = selectorGuardView(g);
@@ -95,7 +98,15 @@ export class SelectorReconciler {
     const namespaces = (this.cache.namespaces?.() ?? []).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
     const plan = planPolicy(view, claimants, namespaces, daemonSetRefs(this.cache.daemonSets()), guards);
     const gen = { view, kind: GUARD_KIND, label: SELECTOR_GUARD_LABEL, generatedBy: `rolloutguard/${g.metadata.name}` };
-    await applyPlan(writes, gen, plan, guards, byKey, log);
+    try {
+      await applyPlan(writes, gen, plan, guards, byKey, log);
+    } catch (e) {
+      // The writes are wired but RBAC refuses them (a namespaced install run with --policies=true).
+      if (!isForbidden(e)) throw e;
+      log.warn({ err: errorMessage(e) }, 'generating guards is forbidden');
+      await needsWrites(`and the API server refused: ${errorMessage(e)}`);
+      return;
+    }
     await this.ports.writeStatus(g, selectorStatus(g, plan, byKey, now));
   }
 }

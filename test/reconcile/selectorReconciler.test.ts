@@ -60,7 +60,7 @@ interface Recorded {
   statuses: Array<{ rv: string | undefined; status: GuardStatus }>;
 }
 
-function run(o: { guards: SlimGuard[]; dss: SlimDaemonSet[]; writes?: boolean; statusConflicts?: number }): {
+function run(o: { guards: SlimGuard[]; dss: SlimDaemonSet[]; writes?: boolean; statusConflicts?: number; forbidden?: boolean }): {
   r: SelectorReconciler;
   rec: Recorded;
 } {
@@ -84,6 +84,8 @@ function run(o: { guards: SlimGuard[]; dss: SlimDaemonSet[]; writes?: boolean; s
       : {
           guardWrites: {
             createGuard: (body) => {
+              if (o.forbidden)
+                return Promise.reject(new ApiError('rolloutguards is forbidden: cannot create', { statusCode: 403, reason: 'Forbidden' }));
               rec.created.push(body as Recorded['created'][number]);
               return Promise.resolve();
             },
@@ -170,6 +172,14 @@ describe('SelectorReconciler', () => {
     assert.equal(ready?.reason, 'SelectorNeedsGuardWrites');
     assert.match(ready?.message ?? '', /create, patch and delete on rolloutguards in namespace team/);
     assert.match(ready?.message ?? '', /policies\.enabled=true/);
+  });
+
+  it('guard writes refused by RBAC: the same Ready=False condition with the refusal, and no error', async () => {
+    const { r, rec } = run({ guards: [parent()], dss: three, forbidden: true });
+    await r.reconcile('team', 'agents');
+    const ready = rec.statuses[0]?.status.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.reason, 'SelectorNeedsGuardWrites');
+    assert.match(ready?.message ?? '', /the API server refused: .*forbidden/);
   });
 
   it('a status conflict re-reads the guard and writes again on the fresh resourceVersion', async () => {
