@@ -89,6 +89,13 @@ export class GetSource {
       const guard = await readGuard(client, t.namespace, t.name);
       if (!guard)
         return { code: ExitCode.NotFound, verdict: 'not found', message: `RolloutGuard ${t.name} not found in namespace ${t.namespace}` };
+      // A guard with a selector judges no DaemonSet itself: its generated guards do (status.daemonSets).
+      if (!guard.spec.targetRef)
+        return {
+          code: ExitCode.Usage,
+          verdict: 'selector guard',
+          message: `RolloutGuard ${t.name} selects DaemonSets by label: get one of its generated guards (status.daemonSets) instead`,
+        };
       target = guard.spec.targetRef.name;
       // The rows are judged with the guard's own deadlines; what the guard does about a stall is its business.
       const gs = withDefaults(guard.spec);

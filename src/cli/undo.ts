@@ -102,6 +102,11 @@ async function resolveGuard(
     throw e;
   }
   const guard = opts.kind === 'DaemonSet' ? guardOf(guards, name) : guards.find((g) => g.metadata.name === name);
+  if (guard && !guard.spec.targetRef)
+    return {
+      code: ExitCode.Usage,
+      message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.daemonSets)`,
+    };
   if (guard) return { guard, guards };
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };
   return {
