@@ -54,7 +54,7 @@ describe('RolloutGuard spec.selector end to end', () => {
     apiVersion: API,
     kind: 'RolloutGuard',
     metadata: { name },
-    spec: { selector: { matchLabels: { tier: 'node-agent' } }, suspectAfterSeconds: 2, progressDeadlineSeconds: 5, bakeSeconds: 0 },
+    spec: { selector: { matchLabels: { tier: 'sel-agent' } }, suspectAfterSeconds: 2, progressDeadlineSeconds: 5, bakeSeconds: 0 },
   });
   const guards = async (): Promise<GuardObj[]> => (await kubectlJson<{ items: GuardObj[] }>(['get', 'rolloutguards'], { ns })).items;
   const generated = async (of = parent): Promise<GuardObj[]> =>
@@ -66,6 +66,7 @@ describe('RolloutGuard spec.selector end to end', () => {
       .join();
   const parentObj = (name = parent): Promise<GuardObj> => kubectlJson<GuardObj>(['get', 'rolloutguard', name], { ns });
 
+  // A label no other suite's policy selects: policies run in this operator too (the guard writes come with them).
   before(async () => {
     await ensureCluster();
     await installCrds();
@@ -74,8 +75,8 @@ describe('RolloutGuard spec.selector end to end', () => {
     const n = await createNamespace('sel');
     cleanups.push(n.cleanup);
     ns = n.name;
-    await apply(ds('agent-a', 'node-agent'), ns);
-    await apply(ds('agent-b', 'node-agent'), ns);
+    await apply(ds('agent-a', 'sel-agent'), ns);
+    await apply(ds('agent-b', 'sel-agent'), ns);
     await apply(ds('app', 'app'), ns);
     op = await OperatorProcess.start({ namespaces: [ns], policies: true });
   });
