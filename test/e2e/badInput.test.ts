@@ -346,7 +346,6 @@ describe('bad input', () => {
       );
       assert.match(patched.stderr, /unknown field "spec\.targetRef\.namespace"/);
       assert.match(patched.stdout, /patched \(no change\)/);
-      // And the schema the server serves has no such field at all.
       const crd = await kubectlJson<{
         spec: {
           versions: Array<{
@@ -354,7 +353,9 @@ describe('bad input', () => {
           }>;
         };
       }>(['get', 'crd', 'rolloutguards.rolloutguard.dev']);
+      // And the schema the server serves has no such field at all (apiVersion is apps/v1 or absent).
       assert.deepEqual(Object.keys(crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.targetRef.properties).sort(), [
+        'apiVersion',
         'kind',
         'name',
       ]);
