@@ -48,7 +48,7 @@ export const UNDO_USAGE = `usage: rollout-guard undo rg/NAME|NAME|ds/NAME [-n NA
 Undoes a stalled or failed rollout the way the operator does in onStall.action: Undo, now: judged by the
 guard's spec and status, refused with the operator's reason where it would refuse (the stall blamed on
 the nodes, no earlier revision, the DaemonSet annotated rolloutguard.dev/undo=disabled, already undone
-once, …), then the DaemonSet's template restored from the previous ControllerRevision with the undo
+once, …) and unless the operator's own status already blames this revision, then the DaemonSet's template restored from the previous ControllerRevision with the undo
 record annotation, so the operator never undoes that revision again. The guard's status is left to the
 operator.
   rg/NAME, NAME  the RolloutGuard whose DaemonSet to undo
@@ -138,7 +138,7 @@ async function judge(
       createdAt: guard.metadata.creationTimestamp ?? '',
     };
     const { obs, decision } = observer.pass(guard.status ?? {}, policy, now());
-    return judgeUndo(obs, decision, { namespace, name: target });
+    return judgeUndo(obs, decision, { namespace, name: target }, guard.status ?? {});
   } finally {
     await observer.stop();
   }

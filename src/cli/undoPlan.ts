@@ -5,11 +5,11 @@
  * the command refuses exactly where the operator in Undo mode would, with the operator's reason.
  */
 import type { SlimGuard } from '../api/objects.js';
-import type { GuardSpec } from '../api/types.js';
+import type { GuardSpec, GuardStatus } from '../api/types.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import { fmtRev } from '../domain/messages.js';
 import type { Observation } from '../domain/observation.js';
-import type { UndoOutcome, UndoRequest } from '../domain/undo.js';
+import { undoRequest, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import { ExitCode } from './command.js';
 
 export type UndoAction = Extract<PlannedAction, { kind: 'Undo' }>;
@@ -30,29 +30,25 @@ export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, ds: string):
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)))[0];
 }
 
-/** The request the reconciler's undo step sends for `action` (reconcile/reconciler.ts), for DaemonSet `namespace/name`. */
-export function undoRequest(namespace: string, name: string, action: UndoAction): UndoRequest {
-  const req: UndoRequest = {
-    namespace,
-    name,
-    toRevisionName: action.toRevisionName,
-    expectedUid: action.expectedUid,
-    fromHash: action.fromHash,
-    toHash: action.toHash,
-    record: action.record,
-  };
-  if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
-  return req;
-}
-
 const refused = (message: string): UndoVerdict => ({ kind: 'Refused', code: ExitCode.Refused, message });
 
 /**
  * decide's answer for DaemonSet `namespace/name`, as an undo verdict: an Undo action is the undo; a
  * stall whose undo the plan refuses is refused with the plan's reason and message; anything but Stalled
  * or Failed has nothing to undo.
+ *
+ * The command judges on this machine's clock and without the Warning Events the operator watches, so an
+ * Undo it plans is made only on the operator's own verdict too (`operator`, the guard's stored status):
+ * Stalled or Failed, blamed on the revision, for the very revision the plan would undo. A clock ahead of
+ * the operator's cannot turn a rollout still within its deadline into an undo, and an Event that
+ * exonerates the revision, which the command does not read, has already been read by the operator.
  */
-export function judgeUndo(obs: Observation, d: Decision, target: { namespace: string; name: string }): UndoVerdict {
+export function judgeUndo(
+  obs: Observation,
+  d: Decision,
+  target: { namespace: string; name: string },
+  operator: Readonly<GuardStatus>,
+): UndoVerdict {
   if (obs.kind === 'TargetMissing')
     return { kind: 'Refused', code: ExitCode.NotFound, message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
   const s = d.status;
@@ -63,6 +59,8 @@ export function judgeUndo(obs: Observation, d: Decision, target: { namespace: st
     const to = fmtRev({ revision: s.lastUndo?.toRevision ?? s.undoPlan?.toRevision, hash: a.toHash });
     const from = fmtRev({ revision: s.lastUndo?.fromRevision, hash: a.fromHash });
     const summary = `restore ${to} in place of ${state.toLowerCase()} ${from}${nodes !== undefined ? ` on ${nodes} node(s)` : ''}`;
+    const withoutVerdict = withoutOperatorVerdict(operator, a.fromHash);
+    if (withoutVerdict) return refused(withoutVerdict);
     return { kind: 'Undo', request: undoRequest(target.namespace, target.name, a), summary };
   }
   // Another guard in charge of the DaemonSet, or this one suspended: the operator acts on nothing.
@@ -73,6 +71,17 @@ export function judgeUndo(obs: Observation, d: Decision, target: { namespace: st
   if (!verdict) return refused(`nothing to undo: the rollout is ${state}`);
   // Stalled with no undo and no refusal: an undo already in flight, a rollback, or admission being compared first.
   return refused(`undo not possible now: ${s.message ?? `the rollout is ${state}`}`);
+}
+
+/** Why the operator's stored status does not back an undo of `fromHash`, or undefined when it does. */
+function withoutOperatorVerdict(operator: Readonly<GuardStatus>, fromHash: string): string | undefined {
+  const judged = operator.state === 'Stalled' || operator.state === 'Failed';
+  if (judged && operator.owner === 'Revision' && operator.rollout?.toRevision.hash === fromHash) return undefined;
+  const said = `${operator.state ?? 'no state'}${operator.owner ? `, owner ${operator.owner}` : ''}`;
+  return (
+    `undo refused (NoOperatorVerdict): the operator has not judged ${fmtRev({ hash: fromHash })} stalled by the revision's own fault ` +
+    `(the guard's status says ${said}); the command acts only on the operator's verdict, timed on its clock and read with the Events it watches`
+  );
 }
 
 /** What the command says and exits with for the undo port's outcome. */

@@ -9,6 +9,7 @@
  */
 import { UNDO_OPT_OUT_ANNOTATION } from '../api/names.js';
 import { setCondition } from './conditions.js';
+import type { PlannedAction } from './decision.js';
 import { fmtRev, truncate } from './messages.js';
 import { EventAction, Reason } from '../api/reasons.js';
 import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent } from '../api/types.js';
@@ -38,6 +39,24 @@ export interface UndoRequest {
   toHash?: string;
   /** Written to the DaemonSet's undo record annotation in the same patch. */
   record?: DaemonSetUndoRecord;
+}
+
+/**
+ * The request an Undo action of decide's plan is sent as, for DaemonSet `namespace/name`: the operator's
+ * act step and `rollout-guard undo` send the same one, re-checks and record included.
+ */
+export function undoRequest(namespace: string, name: string, action: Extract<PlannedAction, { kind: 'Undo' }>): UndoRequest {
+  const req: UndoRequest = {
+    namespace,
+    name,
+    toRevisionName: action.toRevisionName,
+    expectedUid: action.expectedUid,
+    fromHash: action.fromHash,
+    toHash: action.toHash,
+    record: action.record,
+  };
+  if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+  return req;
 }
 
 /** The result of the act step's undo attempt. */

@@ -20,7 +20,7 @@ import type { Decision, PlannedAction } from '../domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/kit.js';
-import { recordDryRun, recordUndoOutcome, type UndoRequest } from '../domain/undo.js';
+import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
 import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound, isSchemaOutdated } from './portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
 import { withDefaults } from '../api/defaults.js';
@@ -268,16 +268,7 @@ export class Reconciler {
       { fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName },
       'undo: intent recorded, patching DaemonSet',
     );
-    const req: UndoRequest = {
-      namespace,
-      name: tRef.name,
-      toRevisionName: action.toRevisionName,
-      expectedUid: action.expectedUid,
-      fromHash: action.fromHash,
-      toHash: action.toHash,
-      record: action.record,
-    };
-    if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+    const req = undoRequest(namespace, tRef.name, action);
     const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
     this.metrics.undos.inc({ outcome: outcome.kind });
     log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');

@@ -27,6 +27,13 @@ function judged(obs: Observation): Decision {
   return decide(obs, first, undoPolicy, T0 + sec(61));
 }
 
+/** The status the operator (the guard's own spec) stored for the same history, at `at`. */
+function operatorAt(obs: Observation, at: number): GuardStatus {
+  const first: GuardStatus = decide(obs, {}, p, T0).status;
+  return at === T0 ? first : decide(obs, first, p, at).status;
+}
+const operator = (obs: Observation): GuardStatus => operatorAt(obs, T0 + sec(61));
+
 describe('parseUndoArgs', () => {
   it('a guard by rg/NAME or its bare name, a DaemonSet by ds/NAME; --dry-run', () => {
     assert.deepEqual(parseUndoArgs(['rg/decoder', '-n', 'gpu']), {
@@ -65,7 +72,7 @@ describe('undoSpec', () => {
 describe('judgeUndo: what decide plans', () => {
   it('a stall blamed on the revision: the undo, with the request the operator would send', () => {
     const obs = classicStall();
-    const v = judgeUndo(obs, judged(obs), TARGET);
+    const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.equal(v.kind, 'Undo', JSON.stringify(v));
     if (v.kind !== 'Undo') return;
     assert.equal(v.request.namespace, 'gpu-system');
@@ -76,15 +83,43 @@ describe('judgeUndo: what decide plans', () => {
     assert.match(v.summary, /restore revision 1 \(aaa111\) in place of stalled revision 2 \(bbb222\)/);
   });
 
+  it("this machine's clock ahead of the operator's: the command's decide says Stalled, the operator's status does not; refused", () => {
+    const obs = classicStall();
+    const cli = judged(obs);
+    assert.equal(cli.action?.kind, 'Undo', 'the command alone would undo');
+    const stored = operatorAt(obs, T0 + sec(30));
+    assert.notEqual(stored.state, 'Stalled');
+    const v = judgeUndo(obs, cli, TARGET, stored);
+    assert.equal(v.kind, 'Refused');
+    if (v.kind === 'Refused') {
+      assert.equal(v.code, ExitCode.Refused);
+      assert.match(
+        v.message,
+        /^undo refused \(NoOperatorVerdict\): the operator has not judged hash bbb222 stalled by the revision's own fault \(the guard's status says (Progressing|Suspect)/,
+      );
+    }
+  });
+
+  it('the operator blamed someone else, or judged another revision: refused, whatever the command finds', () => {
+    const obs = classicStall();
+    const stored = operator(obs);
+    assert.equal(stored.state, 'Stalled');
+    assert.equal(judgeUndo(obs, judged(obs), TARGET, stored).kind, 'Undo', 'with the operator verdict, the undo');
+    const nodes = judgeUndo(obs, judged(obs), TARGET, { ...stored, owner: 'Node' });
+    assert.equal(nodes.kind === 'Refused' && /NoOperatorVerdict.*owner Node/.test(nodes.message), true, JSON.stringify(nodes));
+    const other = { ...stored, rollout: { ...stored.rollout!, toRevision: { revision: 3, hash: 'ccc333' } } };
+    assert.equal(judgeUndo(obs, judged(obs), TARGET, other).kind, 'Refused');
+  });
+
   it('a healthy rollout: nothing to undo, said with its state', () => {
     const obs = targetObs({ nodes: nodesOn(HASH.A) });
-    const v = judgeUndo(obs, judged(obs), TARGET);
+    const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.deepEqual(v, { kind: 'Refused', code: ExitCode.Refused, message: 'nothing to undo: the rollout is Healthy' });
   });
 
   it('a rollout still within its deadline: nothing to undo yet', () => {
     const obs = classicStall();
-    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET);
+    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET, operatorAt(obs, T0));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') assert.match(v.message, /^nothing to undo: the rollout is (Progressing|Suspect)$/);
   });
@@ -92,7 +127,7 @@ describe('judgeUndo: what decide plans', () => {
   it('a DaemonSet that opted out: refused with the operator reason', () => {
     const base = classicStall();
     const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoOptOut: true } } : base;
-    const v = judgeUndo(obs, judged(obs), TARGET);
+    const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') {
       assert.equal(v.code, ExitCode.Refused);
@@ -104,7 +139,7 @@ describe('judgeUndo: what decide plans', () => {
     const base = classicStall();
     const record = { from: HASH.B, to: HASH.A, at: new Date(T0).toISOString(), guard: 'gpu-system/other' };
     const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoRecord: record } } : base;
-    const v = judgeUndo(obs, judged(obs), TARGET);
+    const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') assert.match(v.message, /^undo refused \(AlreadyUndone\): .*never twice/);
   });
@@ -112,14 +147,14 @@ describe('judgeUndo: what decide plans', () => {
   it('a suspended guard acts on nothing', () => {
     const obs = classicStall();
     const pol = { ...undoPolicy, spec: { ...undoPolicy.spec, suspend: true } };
-    const v = judgeUndo(obs, decide(obs, {}, pol, T0), TARGET);
+    const v = judgeUndo(obs, decide(obs, {}, pol, T0), TARGET, operatorAt(obs, T0));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') assert.match(v.message, /suspended/);
   });
 
   it('the DaemonSet is gone: not found', () => {
     const obs = missingObs();
-    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET);
+    const v = judgeUndo(obs, decide(obs, {}, undoPolicy, T0), TARGET, operatorAt(obs, T0));
     assert.equal(v.kind === 'Refused' && v.code, ExitCode.NotFound);
   });
 });
