@@ -597,8 +597,18 @@ describe('bad input', () => {
 
       it('a DaemonSet broken from its first revision (no history to restore): Stalled, no undo, and the status says why', async () => {
         const c: Case = 'nohistory';
-        await apply(guard('decoder', ns[c], 'decoder', { ...FAST, onStall: { action: 'Undo' } }));
+        // The DaemonSet controller observes the DaemonSet before the guard looks: with the case's 4 s
+        // deadline, a controller slowed by a loaded machine would otherwise be the stall's rightful
+        // cause (ControllerNotObserving, owner ControlPlane), and this case is about the revision.
         await apply(decoderDaemonSet({ name: 'decoder', ns: ns[c], pool: pools.life.name, image: BROKEN }));
+        await waitFor(
+          async () => {
+            const ds = await kubectlJson<{ status?: { observedGeneration?: number } }>(['get', 'ds', 'decoder'], { ns: ns[c] });
+            return ds.status?.observedGeneration === 1 ? true : undefined;
+          },
+          { timeoutMs: 60_000, describe: 'the DaemonSet controller observed the new DaemonSet' },
+        );
+        await apply(guard('decoder', ns[c], 'decoder', { ...FAST, onStall: { action: 'Undo' } }));
         const g = await waitGuard(c, (x) => x.status?.state === 'Stalled', 'Stalled');
         assert.equal(g.status?.cause, 'ImagePullFailure');
         // Which sentence depends on whether the guard's first look at the DaemonSet already had a revision

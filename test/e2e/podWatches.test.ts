@@ -94,9 +94,12 @@ describe('pods are watched only where they are needed', () => {
     );
     assert.equal(during.has('agent-b'), false, 'agent-b is not rolling: its pods are not cached');
     assert.ok((await podLists()) >= 1, 'the pods of agent-a were listed once it began to roll');
+    // The rollout of the new revision: a guard whose first look tracked the v1 rollout to its end still
+    // shows that one Healthy and completed until its next write.
+    const v1 = healthy.status?.currentRevision?.hash;
     const done = await read.waitGuard(
       ns,
-      (g) => g.status?.state === 'Healthy' && g.status.rollout?.completedAt !== undefined,
+      (g) => g.status?.state === 'Healthy' && g.status.rollout?.completedAt !== undefined && g.status.rollout.toRevision?.hash !== v1,
       'agent-a rolled out and baked',
       60_000,
       'agent-a',

@@ -60,6 +60,7 @@ export interface GuardObj {
       failedAt?: string;
       failures?: { count: number; nodes: Array<{ node: string; restarts: number; at: string; reason: string }> };
       fromRevision?: { revision?: number; hash: string };
+      toRevision?: { revision?: number; hash: string };
       superseded?: Array<{ revision?: number; hash: string }>;
       restored?: boolean;
       unavailableAtStart?: Array<{ node: string; cause: string }>;
