@@ -29,13 +29,17 @@ const KUBELET_LEASE_SECONDS = 40;
  * is 0, and kwok refuses to start), so every option kwok defaults is written out with its default.
  */
 export function kwokConfigYaml(podWorkers: number): string {
+  // Node Leases are renewed by their own workers (default 4): 5,000 kubelets renew every 10 s, 500
+  // requests a second, and a renewal four workers leave late past the grace period turns a node
+  // Unknown, a node fault no operator could be blamed for. Raised with the pod workers.
+  const leaseWorkers = Math.max(4, Math.round(podWorkers / 2));
   return toYaml({
     apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
     kind: 'KwokConfiguration',
     options: {
       podPlayStageParallelism: podWorkers,
       nodePlayStageParallelism: 4,
-      nodeLeaseParallelism: 4,
+      nodeLeaseParallelism: leaseWorkers,
       podsOnNodeSyncParallelism: 1,
       manageAllNodes: false,
       enableDebuggingHandlers: true,

@@ -72,6 +72,9 @@ export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]):
 }
 
 /** Polls until every named node reports `Ready=True`. */
+/** Up to this many nodes are read by name; more are picked out of one list of all nodes. */
+const NAMED_GET_MAX = 50;
+
 export async function waitForNodesReady(
   kubectl: Kubectl,
   names: readonly string[],
@@ -81,16 +84,25 @@ export async function waitForNodesReady(
   await waitFor(
     async () => {
       await opts.whileWaiting?.();
-      const res = await kubectl(['get', 'nodes', ...names, '-o', 'json'], { allowFail: true });
+      // kubectl GETs each name it is given, one request after another: a pool of thousands is read in one
+      // list instead, and its nodes picked out by name.
+      const many = names.length > NAMED_GET_MAX;
+      const res = await kubectl(['get', 'nodes', ...(many ? [] : names), '-o', 'json'], { allowFail: true });
       if (res.code !== 0) return false;
-      type NodeLike = { status?: { conditions?: Array<{ type: string; status: string }> } };
+      type NodeLike = { metadata?: { name?: string }; status?: { conditions?: Array<{ type: string; status: string }> } };
       // One name gets the Node itself, several a List.
       const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
-      const items = 'items' in parsed ? parsed.items : [parsed];
+      const wanted = new Set(names);
+      const all = 'items' in parsed ? parsed.items : [parsed];
+      const items = many ? all.filter((n) => wanted.has(n.metadata?.name ?? '')) : all;
       return (
         items.length === names.length && items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
       );
     },
-    { timeoutMs: opts.timeoutMs, intervalMs: 250, describe: `nodes ${names.join(', ')} Ready` },
+    {
+      timeoutMs: opts.timeoutMs,
+      intervalMs: 250,
+      describe: `${names.length > 5 ? `${names.length} nodes (${names.slice(0, 3).join(', ')}, …)` : `nodes ${names.join(', ')}`} Ready`,
+    },
   );
 }
