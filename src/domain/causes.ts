@@ -4,6 +4,7 @@
  * The kubelet and scheduler already say why, in different places (container waiting reasons, the
  * PodScheduled condition); this module maps them onto a few classes with one remedy each.
  */
+import type { SlimPod } from '../api/objects.js';
 import type { BlockedNode, CauseClass, EmptyNode } from '../api/types.js';
 import type { PodView } from './observation.js';
 
@@ -33,6 +34,23 @@ export function podBlockReason(pod: PodView): { reason: string; message: string 
   if (pod.phase === 'Running' && !pod.ready) return { reason: 'NotReady', message: 'container running but not ready' };
   if (pod.ready && !pod.available) return { reason: 'NotReady', message: 'ready, but not yet for minReadySeconds' };
   return { reason: pod.phase || 'Unknown', message: `pod phase ${pod.phase || 'unknown'}` };
+}
+
+/** What of a pod says it failed. */
+type PodFailureView = Pick<SlimPod, 'waitingReason' | 'waitingMessage' | 'lastTermination'>;
+
+/**
+ * Whether a pod's change brings a definite failure it did not show before: a waiting reason of a cause
+ * a person acts on (an image that cannot be pulled, a pod that cannot be scheduled, a crash loop), or a
+ * container termination that is not a clean exit. A pod merely starting, or getting Ready, is not one.
+ */
+export function podNewlyFailing(prev: PodFailureView | undefined, next: PodFailureView): boolean {
+  const reason = next.waitingReason;
+  if (reason !== undefined && reason !== prev?.waitingReason && !isVague(classifyReason(reason, next.waitingMessage ?? ''))) return true;
+  const t = next.lastTermination;
+  if (t === undefined || (t.exitCode === 0 && t.reason !== 'OOMKilled')) return false;
+  const p = prev?.lastTermination;
+  return p === undefined || p.at !== t.at || p.container !== t.container;
 }
 
 /** Precedence when nodes disagree: the most specific, most actionable cause first. */

@@ -117,7 +117,7 @@ function progressHold(lastWriteAt: number | undefined, prev: Readonly<GuardStatu
  * A node newly blocked for a definite reason (an image that cannot be pulled, a pod that cannot be
  * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
  */
-function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
+export function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
   const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
   // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
   return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));

@@ -75,6 +75,9 @@ export interface ReconcilerPorts {
  * What the guard reconciler reports, and nothing more: the counters and gauges it moves. The metrics
  * registry implements it; tests may pass anything of this shape.
  */
+/** The parts of a first explanation's time in the operator (rollout_guard_explanation_seconds). */
+export type ExplanationPart = 'queue' | 'pass' | 'write' | 'total';
+
 export interface ReconcileObserver {
   reconcileDuration: { observe(seconds: number): void };
   statusWrites: { inc(): void };
@@ -83,6 +86,8 @@ export interface ReconcileObserver {
   undos: { inc(labels: { outcome: string }): void };
   undosSkipped: { inc(labels: { reason: string }): void };
   detectionLatency: { observe(seconds: number): void };
+  /** A status write that newly names a failing node: its parts, in seconds (queue, pass, write, total). */
+  explanation: { observe(labels: { part: ExplanationPart }, seconds: number): void };
   setState(namespace: string, guard: string, daemonset: string, state: string): void;
   setUndoResult(namespace: string, guard: string, daemonset: string, result: string | undefined): void;
   countStall(namespace: string, guard: string, daemonset: string, cause: string, owner: string): void;

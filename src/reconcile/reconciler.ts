@@ -27,7 +27,7 @@ import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
 import { GuardMemories, type GuardMemory } from './guardMemory.js';
-import { observe } from './guardPass.js';
+import { newlyFailing, observe } from './guardPass.js';
 import { CRD_OUTDATED_MSG, SCHEMA_OUTDATED_RETRY_MS, crdOutdatedStatus } from './schemaOutdated.js';
 
 export interface ReconcileResult {
@@ -81,7 +81,16 @@ interface Decided {
 /** The guard after the decision's status write (or as read, when nothing was written), and the Events not taken yet. */
 interface Persisted {
   guard: Readonly<SlimGuard>;
+  /** A status was written, and when its answer came (performance.now()). */
+  wrote: boolean;
+  wroteAt: number;
   unannounced: number;
+}
+
+/** When a pass began (performance.now()) and how long its key had waited for a worker before. */
+interface PassTiming {
+  queueWaitMs: number;
+  started: number;
 }
 
 type ActionOf<K extends PlannedAction['kind']> = Extract<PlannedAction, { kind: K }>;
@@ -98,7 +107,8 @@ export class Reconciler {
     private readonly log: Logger,
   ) {}
 
-  async reconcile(key: string): Promise<ReconcileResult> {
+  /** `queueWaitMs`: how long the key waited for a worker (the first part of an explanation's time). */
+  async reconcile(key: string, queueWaitMs = 0): Promise<ReconcileResult> {
     const slash = key.indexOf('/');
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
@@ -117,7 +127,7 @@ export class Reconciler {
       const seen: { requeueAfterMs?: number } = {};
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.pass(guard, memory, log, seen);
+          return await this.pass(guard, memory, log, seen, { queueWaitMs, started });
         } catch (e) {
           if (isNotFound(e)) return {}; // the guard was deleted under us
           if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
@@ -141,6 +151,7 @@ export class Reconciler {
     memory: GuardMemory,
     log: Logger,
     seen: { requeueAfterMs?: number },
+    timing: PassTiming,
   ): Promise<ReconcileResult> {
     const now = this.clock.now();
     const spec = withDefaults(guard.spec);
@@ -166,8 +177,11 @@ export class Reconciler {
     /** The guard as last stored: the act's writes patch from the persisted one. */
     let stored = guard;
     try {
+      const writeStarted = performance.now();
       const persisted = await this.persist(d, () => observed.commit());
       stored = persisted.guard;
+      if (persisted.wrote && newlyFailing(prev.blockedNodes, decision.status.blockedNodes))
+        this.observeExplanation(timing, writeStarted, persisted.wroteAt);
       this.accepted(memory, log);
       this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
       return await this.act(d, persisted);
@@ -175,6 +189,18 @@ export class Reconciler {
       if (!isSchemaOutdated(e)) throw e;
       return this.crdOutdated(d, stored, e);
     }
+  }
+
+  /**
+   * The parts of a write that newly names a failing node, the moment a person can first read why: the
+   * queue wait, the pass up to the write, the write itself. Where the time of a slow explanation went.
+   */
+  private observeExplanation(t: PassTiming, writeStarted: number, wroteAt: number): void {
+    const m = this.metrics.explanation;
+    m.observe({ part: 'queue' }, t.queueWaitMs / 1000);
+    m.observe({ part: 'pass' }, (writeStarted - t.started) / 1000);
+    m.observe({ part: 'write' }, (wroteAt - writeStarted) / 1000);
+    m.observe({ part: 'total' }, (t.queueWaitMs + wroteAt - t.started) / 1000);
   }
 
   /** A full status was written: a refusal of the installed CRD, if there was one, is over. */
@@ -241,9 +267,10 @@ export class Reconciler {
   private async persist(d: Decided, commit: () => void): Promise<Persisted> {
     const status = d.memory.announcements.attach(d.prev, d.decision.status, d.decision.events, d.now);
     const written = await this.write(d.memory, d.guard, status);
+    const wroteAt = performance.now();
     commit();
     const guard = written ?? d.guard;
-    return { guard, unannounced: await this.announce(d, guard.status) };
+    return { guard, wrote: written !== undefined, wroteAt, unannounced: await this.announce(d, guard.status) };
   }
 
   /** Performs the planned action, if any, and records its outcome. */

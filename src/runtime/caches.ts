@@ -85,7 +85,7 @@ export class Caches {
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
-  private readonly podListeners: Array<(namespace: string, name: string) => void> = [];
+  private readonly podListeners: Array<(namespace: string, name: string, urgent: boolean) => void> = [];
 
   constructor(private readonly deps: CachesDeps) {
     const { client, config, log } = deps;
@@ -121,8 +121,8 @@ export class Caches {
         timers: deps.timers ?? systemTimers,
         lingerMs: config.podCacheLingerMs,
         informer: common,
-        onChange: (n, name) => {
-          for (const fn of this.podListeners) fn(n, name);
+        onChange: (n, name, urgent) => {
+          for (const fn of this.podListeners) fn(n, name, urgent);
         },
       },
     );
@@ -145,7 +145,7 @@ export class Caches {
   }
 
   /** Called when the pods of DaemonSet `namespace/name` change or their watch lists again. */
-  onPodsChanged(fn: (namespace: string, name: string) => void): void {
+  onPodsChanged(fn: (namespace: string, name: string, urgent: boolean) => void): void {
     this.podListeners.push(fn);
   }
 

@@ -15,7 +15,7 @@ import { Workers, type PassResult } from './workers.js';
 export interface ControllerDeps {
   caches: Caches;
   /** One pass of the guard reconciler for key `namespace/name`. */
-  reconcileGuard: (key: string) => Promise<PassResult>;
+  reconcileGuard: (key: string, waitedMs: number) => Promise<PassResult>;
   /** One pass of the policy reconciler for a policy's name; absent when policies are disabled. */
   reconcilePolicy?: (name: string) => Promise<PassResult>;
   config: OperatorConfig;
@@ -52,7 +52,10 @@ export class Controller {
     this.policyWork =
       reconcilePolicy && new Workers({ name: 'policy', queueName: 'policies', queue: queue(), reconcile: reconcilePolicy, ...work });
     const policyWork = this.policyWork;
-    this.keys = { guard: (key) => this.guardWork.add(key), ...(policyWork ? { policy: (name: string) => policyWork.add(name) } : {}) };
+    this.keys = {
+      guard: (key, urgent) => this.guardWork.add(key, urgent),
+      ...(policyWork ? { policy: (name: string) => policyWork.add(name) } : {}),
+    };
     mapEventsToKeys(deps.caches, this.keys);
   }
 

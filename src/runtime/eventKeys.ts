@@ -12,16 +12,17 @@ import type { InformerSet, Meta } from './informerSet.js';
 
 /** Where the keys go: the guards' queue (`namespace/name`) and the policies' queue (a name). */
 export interface KeySink {
-  guard(key: string): void;
+  /** `urgent`: a change that explains a node (a pod that just failed), served before the others. */
+  guard(key: string, urgent?: boolean): void;
   /** Absent when policies are disabled. */
   policy?(name: string): void;
 }
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Enqueues every guard targeting DaemonSet `namespace/name`. */
-export function enqueueForTarget(caches: Caches, sink: KeySink, namespace: string | undefined, name: string): void {
-  for (const g of caches.guardsTargeting(namespace, name)) sink.guard(keyOf(g));
+/** Enqueues every guard targeting DaemonSet `namespace/name`; `urgent` as in {@link KeySink.guard}. */
+export function enqueueForTarget(caches: Caches, sink: KeySink, namespace: string | undefined, name: string, urgent = false): void {
+  for (const g of caches.guardsTargeting(namespace, name)) sink.guard(keyOf(g), urgent);
 }
 
 /** Every guard with a selector in `namespace`: they plan from its DaemonSets and guards. */
@@ -53,7 +54,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   const forTarget = (namespace: string | undefined, name: string): void => enqueueForTarget(caches, sink, namespace, name);
   const policies = (): void => enqueuePolicies(caches, sink);
   const all = (): void => enqueueAll(caches, sink);
-  caches.onPodsChanged(forTarget);
+  caches.onPodsChanged((namespace, name, urgent) => enqueueForTarget(caches, sink, namespace, name, urgent));
   caches.guards.onEvent((e) => onGuard(caches, sink, e));
   caches.daemonSets.onEvent((e) => onDaemonSet(caches, sink, e));
   // Any policy change can move an overlap's winner: every policy looks again (policies are few).
@@ -69,16 +70,16 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
     const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
     if (c) forTarget(e.obj.metadata.namespace, c.name);
   });
-  // A refusal or a mount failure explains a node: the guards of its DaemonSet look again.
+  // A refusal or a mount failure explains a node: the guards of its DaemonSet look again, first.
   caches.dsWarnings.onEvent((e) => {
-    if (e.type !== 'delete') forTarget(e.obj.metadata.namespace, e.obj.involved.name);
+    if (e.type !== 'delete') enqueueForTarget(caches, sink, e.obj.metadata.namespace, e.obj.involved.name, true);
   });
   caches.podWarnings.onEvent((e) => {
     if (e.type === 'delete') return;
     const ns = e.obj.metadata.namespace ?? '';
     const pod = caches.pods.pod(ns, e.obj.involved.name);
     const c = pod ? controllerOf(pod.metadata, DAEMONSET_KIND) : undefined;
-    if (c) forTarget(ns, c.name);
+    if (c) enqueueForTarget(caches, sink, ns, c.name, true);
   });
   caches.nodes.onEvent((e) => {
     // Heartbeats change only timestamps, which we do not keep: skip updates that change nothing kept.

@@ -67,6 +67,13 @@ export class Metrics implements ReconcileObserver {
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
     registers: [this.registry],
   });
+  readonly explanation = new Histogram({
+    name: 'rollout_guard_explanation_seconds',
+    help: "The operator's side of a first explanation, for each status write that newly names a node blocked for a definite reason (ImagePullBackOff, Unschedulable, a crash loop, …), by part: queue (the guard's wait for a worker since the change that brought the failure), pass (gather and decide), write (the status PATCH), total.",
+    labelNames: ['part'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
   readonly reconcileDuration = new Histogram({
     name: 'rollout_guard_reconcile_duration_seconds',
     help: 'Duration of one reconcile pass (gather, decide, act, persist).',

@@ -26,6 +26,7 @@ import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
 import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimPod } from '../api/objects.js';
 import { podsPath } from '../k8s/apiPaths.js';
 import { slimPod } from '../k8s/slim.js';
+import { podNewlyFailing } from '../domain/causes.js';
 import { needsPods } from '../domain/podInterest.js';
 import { settledCountersOf } from '../reconcile/gather.js';
 import type { Clock, Timers } from '../reconcile/ports.js';
@@ -52,8 +53,11 @@ export interface PodWatchOptions {
   lingerMs: number;
   /** Options every watch shares with the controller's other informers. */
   informer: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } };
-  /** Called with `namespace/name` of the DaemonSet when its pods changed or were (re)listed. */
-  onChange(namespace: string, name: string): void;
+  /**
+   * Called with `namespace/name` of the DaemonSet when its pods changed or were (re)listed; `urgent` when
+   * a pod just failed (domain/causes.ts podNewlyFailing): the change a person waits to read about.
+   */
+  onChange(namespace: string, name: string, urgent: boolean): void;
 }
 
 interface Watch {
@@ -236,9 +240,9 @@ export class PodWatches {
     const w: Watch = { namespace, name, uid, selector, informer, startedAt: this.opts.clock.now() };
     informer.onEvent((e) => {
       const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
-      if (c?.uid === uid) this.opts.onChange(namespace, name);
+      if (c?.uid === uid) this.opts.onChange(namespace, name, e.type !== 'delete' && podNewlyFailing(e.old, e.obj));
     });
-    informer.onRelist(() => this.opts.onChange(namespace, name));
+    informer.onRelist(() => this.opts.onChange(namespace, name, false));
     this.watches.set(`${namespace}/${name}`, w);
     this.byUid.set(uid, w);
     this.started++;

@@ -26,14 +26,14 @@ export function guardDispatch(
   caches: Caches,
   reconciler: Pick<Reconciler, 'reconcile'>,
   deps: { ports: SelectorPorts; clock: Clock; log: Logger },
-): (key: string) => Promise<ReconcileResult> {
+): (key: string, waitedMs: number) => Promise<ReconcileResult> {
   const selector = new SelectorReconciler(selectorCache(caches), deps.ports, deps.clock, deps.log);
-  return async (key) => {
+  return async (key, waitedMs) => {
     const slash = key.indexOf('/');
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
     const cached = caches.guards.get(namespace, name);
-    if (!cached || !isSelectorGuard(cached)) return reconciler.reconcile(key);
+    if (!cached || !isSelectorGuard(cached)) return reconciler.reconcile(key, waitedMs);
     await selector.reconcile(namespace, name);
     return {};
   };

@@ -7,6 +7,10 @@
  * - a key is never handed to two workers at once (`processing`); a key added while processing is marked dirty
  *   and re-queued exactly once by {@link WorkQueue.done};
  * - per key, only the earliest pending {@link WorkQueue.addAfter} deadline is kept;
+ * - a key added with {@link WorkQueue.addUrgent} is handed out before every key added plainly (first in,
+ *   first out among urgent keys), and a key already waiting moves up when it turns urgent: a pod that just
+ *   failed is named before the progress of every other rollout is recounted (controller-runtime's
+ *   priority queue does the same for the changes it ranks above initial-list events);
  * - how long a key waited is measured from the add that made it dirty to the worker taking it (client-go's
  *   `workqueue_queue_duration_seconds`): a key added while its own pass runs waits for that pass too,
  *   which is what the change that added it waited before a pass could see it.
@@ -48,6 +52,10 @@ interface Delayed {
 /** Keyed work queue: dedup, per-key exclusivity, delayed and rate-limited adds. */
 export class WorkQueue {
   private readonly queue: string[] = [];
+  /** Keys added urgently, handed out before {@link queue}'s. */
+  private readonly urgentQueue: string[] = [];
+  /** Keys to run urgently once their pass in process is done. */
+  private readonly urgentWhenDone = new Set<string>();
   /** Keys to run (again), each with when it was first added since it was last taken (the queue's clock). */
   private readonly dirty = new Map<string, number>();
   private readonly processing = new Set<string>();
@@ -79,6 +87,28 @@ export class WorkQueue {
     this.dirty.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.queue.push(key);
+    this.dispatch();
+  }
+
+  /**
+   * Queues `key` ahead of every key queued plainly: a change a person needs to read about at once. A key
+   * already waiting moves up; a key in process runs again, first, after {@link WorkQueue.done}.
+   */
+  addUrgent(key: string): void {
+    if (this.shutdown) return;
+    if (this.processing.has(key)) {
+      if (!this.dirty.has(key)) this.dirty.set(key, this.clock.now());
+      this.urgentWhenDone.add(key);
+      return;
+    }
+    if (this.dirty.has(key)) {
+      const at = this.queue.indexOf(key);
+      if (at < 0) return; // already urgent
+      this.queue.splice(at, 1);
+    } else {
+      this.dirty.set(key, this.clock.now());
+    }
+    this.urgentQueue.push(key);
     this.dispatch();
   }
 
@@ -133,7 +163,7 @@ export class WorkQueue {
    * and the queue is drained. The caller must call {@link WorkQueue.done} with the key when finished.
    */
   get(): Promise<string | undefined> {
-    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.len() > 0) return Promise.resolve(this.take());
     if (this.shutdown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.getters.push(resolve));
   }
@@ -142,8 +172,9 @@ export class WorkQueue {
   done(key: string): void {
     this.processing.delete(key);
     this.waited.delete(key);
+    const urgent = this.urgentWhenDone.delete(key);
     if (this.dirty.has(key)) {
-      this.queue.push(key);
+      (urgent ? this.urgentQueue : this.queue).push(key);
       this.dispatch();
     }
   }
@@ -174,11 +205,11 @@ export class WorkQueue {
 
   /** Number of keys ready to be handed out (not counting keys being processed or delayed). */
   len(): number {
-    return this.queue.length;
+    return this.urgentQueue.length + this.queue.length;
   }
 
   private take(): string {
-    const key = this.queue.shift()!;
+    const key = (this.urgentQueue.length > 0 ? this.urgentQueue : this.queue).shift()!;
     this.processing.add(key);
     const added = this.dirty.get(key)!;
     this.dirty.delete(key);
@@ -189,8 +220,8 @@ export class WorkQueue {
 
   /** Hands ready keys to waiting getters; after shutdown with an empty queue, releases them with `undefined`. */
   private dispatch(): void {
-    while (this.getters.length > 0 && this.queue.length > 0) this.getters.shift()!(this.take());
-    if (this.shutdown && this.queue.length === 0) {
+    while (this.getters.length > 0 && this.len() > 0) this.getters.shift()!(this.take());
+    if (this.shutdown && this.len() === 0) {
       while (this.getters.length > 0) this.getters.shift()!(undefined);
     }
   }

@@ -28,7 +28,8 @@ export interface WorkersOptions {
   /** The queue's name, plural (`guards`, `policies`): the `queue` label of the queue depth. */
   queueName: string;
   queue: WorkQueue;
-  reconcile: (key: string) => Promise<PassResult>;
+  /** `waitedMs`: how long the key waited for this worker, as the queue measured it. */
+  reconcile: (key: string, waitedMs: number) => Promise<PassResult>;
   /** How many keys may be reconciled at once (never the same key twice: the queue sees to it). */
   count: number;
   metrics: Pick<Metrics, 'queueDepth' | 'queueWait' | 'reconcileErrors'>;
@@ -50,9 +51,13 @@ export class Workers {
 
   constructor(private readonly opts: WorkersOptions) {}
 
-  /** Queues `key` (deduplicated by the queue) and reports the new depth. */
-  add(key: string): void {
-    this.opts.queue.add(key);
+  /**
+   * Queues `key` (deduplicated by the queue) and reports the new depth; `urgent` puts it ahead of the
+   * keys queued plainly (see WorkQueue.addUrgent).
+   */
+  add(key: string, urgent = false): void {
+    if (urgent) this.opts.queue.addUrgent(key);
+    else this.opts.queue.add(key);
     this.reportDepth();
     this.opts.onWork?.();
   }
@@ -91,9 +96,10 @@ export class Workers {
         return;
       }
       this.reportDepth();
-      this.opts.metrics.queueWait.observe({ queue: this.opts.queueName }, queue.waitedMs(key) / 1000);
+      const waitedMs = queue.waitedMs(key);
+      this.opts.metrics.queueWait.observe({ queue: this.opts.queueName }, waitedMs / 1000);
       try {
-        const r = await this.opts.reconcile(key);
+        const r = await this.opts.reconcile(key, waitedMs);
         queue.forget(key);
         if (r?.requeueAfterMs !== undefined) queue.addAfter(key, r.requeueAfterMs);
       } catch (e) {

@@ -3,7 +3,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CAUSE_HINT, classifyReason, dominantCause, failuresFirst, podBlockReason } from '../../src/domain/causes.js';
+import { CAUSE_HINT, classifyReason, dominantCause, failuresFirst, podBlockReason, podNewlyFailing } from '../../src/domain/causes.js';
 import type { BlockedNode, CauseClass, EmptyNode } from '../../src/api/types.js';
 import type { PodView } from '../../src/domain/observation.js';
 import { HASH, pod } from '../support/fixtures.js';
@@ -172,4 +172,42 @@ describe('failuresFirst', () => {
       'the input is not reordered',
     );
   });
+});
+
+describe('podNewlyFailing: which pod changes are served first', () => {
+  const crash = { container: 'c', reason: 'Error', exitCode: 1, at: '2026-01-01T00:00:05Z' };
+  const cases: Array<{
+    name: string;
+    prev?: Parameters<typeof podNewlyFailing>[0];
+    next: Parameters<typeof podNewlyFailing>[1];
+    want: boolean;
+  }> = [
+    { name: 'a new pod already failing to pull', next: { waitingReason: 'ErrImagePull' }, want: true },
+    {
+      name: 'pulling → back-off: the same cause, a new reason',
+      prev: { waitingReason: 'ErrImagePull' },
+      next: { waitingReason: 'ImagePullBackOff' },
+      want: true,
+    },
+    { name: 'still in back-off', prev: { waitingReason: 'ImagePullBackOff' }, next: { waitingReason: 'ImagePullBackOff' }, want: false },
+    {
+      name: 'the scheduler finds no room',
+      next: { waitingReason: 'Unschedulable', waitingMessage: '0/3 nodes: 3 Insufficient cpu' },
+      want: true,
+    },
+    { name: 'a crash loop begins', prev: { waitingReason: 'ContainerCreating' }, next: { waitingReason: 'CrashLoopBackOff' }, want: true },
+    { name: 'merely starting', prev: {}, next: { waitingReason: 'ContainerCreating' }, want: false },
+    { name: 'Ready: nothing waits', prev: { waitingReason: 'ContainerCreating' }, next: {}, want: false },
+    { name: 'a first crash after running', prev: {}, next: { lastTermination: crash }, want: true },
+    { name: 'the same crash seen again', prev: { lastTermination: crash }, next: { lastTermination: crash }, want: false },
+    {
+      name: 'a later crash',
+      prev: { lastTermination: crash },
+      next: { lastTermination: { ...crash, at: '2026-01-01T00:01:00Z' } },
+      want: true,
+    },
+    { name: 'a clean exit', prev: {}, next: { lastTermination: { ...crash, exitCode: 0, reason: 'Completed' } }, want: false },
+    { name: 'OOMKilled', prev: {}, next: { lastTermination: { ...crash, exitCode: 137, reason: 'OOMKilled' } }, want: true },
+  ];
+  for (const c of cases) it(c.name, () => assert.equal(podNewlyFailing(c.prev, c.next), c.want));
 });

@@ -363,6 +363,40 @@ describe('Reconciler', () => {
     assert.ok(w.log[0]?.startsWith('write:Stalled'), w.log.join(' '));
   });
 
+  it('times each write that newly names a failing node, by part (queue, pass, write, total), and no other write', async () => {
+    const w = new World();
+    w.healthy();
+    const clock = { t: T0 };
+    const metrics = new Metrics(false);
+    const r = new Reconciler(w.ports(), w, { now: () => clock.t }, metrics, pino({ level: 'silent' }));
+    const counts = async (): Promise<Record<string, number>> => {
+      const m = await metrics.registry.getSingleMetric('rollout_guard_explanation_seconds')?.get();
+      const out: Record<string, number> = {};
+      for (const v of m?.values ?? [])
+        if ((v as { metricName?: string }).metricName?.endsWith('_count')) out[String(v.labels.part)] = v.value;
+      return out;
+    };
+    const sums = async (): Promise<Record<string, number>> => {
+      const m = await metrics.registry.getSingleMetric('rollout_guard_explanation_seconds')?.get();
+      const out: Record<string, number> = {};
+      for (const v of m?.values ?? [])
+        if ((v as { metricName?: string }).metricName?.endsWith('_sum')) out[String(v.labels.part)] = v.value;
+      return out;
+    };
+    await r.reconcile(`${NS}/decoder`, 7);
+    assert.deepEqual(await counts(), {}, 'a Healthy write names no failing node');
+    w.stalled();
+    clock.t += 1000;
+    await r.reconcile(`${NS}/decoder`, 250);
+    assert.deepEqual(await counts(), { queue: 1, pass: 1, write: 1, total: 1 }, 'n3 newly ImagePullBackOff: one explanation');
+    const s = await sums();
+    assert.equal(s.queue, 0.25, "the queue part is the key's wait the worker passed in");
+    assert.ok(s.total! >= s.queue + s.pass! + s.write! - 1e-9, 'the total holds every part');
+    clock.t += 30_000;
+    await r.reconcile(`${NS}/decoder`, 3);
+    assert.equal((await counts()).total, 1, 'the Stalled write names n3 again, not newly: not an explanation');
+  });
+
   it('gives up after repeated conflicts with a transient error (the queue backs off)', async () => {
     const w = new World();
     w.healthy();

@@ -94,7 +94,7 @@ describe('PodWatches', () => {
         timers: clock,
         lingerMs: 30_000,
         informer: { watchTimeoutSeconds: 300, idleTimeoutMs: 600_000, backoff: { initialMs: 1000, maxMs: 1000 } },
-        onChange: (ns, name) => changes.push(`${ns}/${name}`),
+        onChange: (ns, name, urgent) => changes.push(`${ns}/${name}${urgent ? ' urgent' : ''}`),
       },
     );
   });
@@ -159,6 +159,35 @@ describe('PodWatches', () => {
     assert.equal(watches.pod('gpu', 'stray')?.metadata.name, 'stray');
     assert.ok(changes.includes('gpu/agent'));
     assert.equal(watches.samples()[0]?.stats.objects, 3);
+  });
+
+  it('a pod that just failed is an urgent change; one getting Ready, or failing the same way again, is not', async () => {
+    ds = daemonSet({ updatedNumberScheduled: 1 });
+    watches.sync('gpu', 'agent');
+    await synced();
+    for (let i = 0; i < 200 && open.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    const base = pod('p1', UID) as { metadata: Record<string, unknown>; status: Record<string, unknown> };
+    const send = async (rv: string, status: Record<string, unknown>): Promise<void> => {
+      const before = changes.length;
+      const obj = { ...base, metadata: { ...base.metadata, resourceVersion: rv }, status };
+      open[0]!.write(JSON.stringify({ type: 'MODIFIED', object: obj }) + '\n');
+      for (let i = 0; i < 200 && changes.length === before; i++) await new Promise((r) => setTimeout(r, 5));
+    };
+    const pulling = {
+      phase: 'Pending',
+      containerStatuses: [
+        { name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off' } } },
+      ],
+    };
+    changes = [];
+    await send('11', {
+      phase: 'Pending',
+      containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
+    });
+    await send('12', pulling);
+    await send('13', { ...pulling, conditions: [{ type: 'Ready', status: 'False' }] });
+    await send('14', { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
+    assert.deepEqual(changes, ['gpu/agent', 'gpu/agent urgent', 'gpu/agent', 'gpu/agent']);
   });
 
   it('a rollout that ends keeps its watch for the linger, then drops it and its pods', async () => {

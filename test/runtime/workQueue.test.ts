@@ -290,3 +290,50 @@ describe('WorkQueue: shutDown', () => {
 function maxPendingDelay(clock: FakeClock): number {
   return Math.max(0, ...clock.pendingDelays());
 }
+
+describe('WorkQueue: urgent keys', () => {
+  // Each step: `+k` add, `!k` addUrgent, `take` get (recorded), `done k`.
+  const cases: Array<{ name: string; steps: string[]; want: string[] }> = [
+    { name: 'an urgent key is handed out before the plain ones', steps: ['+a', '+b', '!c'], want: ['c', 'a', 'b'] },
+    { name: 'urgent keys keep FIFO order among themselves', steps: ['+a', '!b', '!c'], want: ['b', 'c', 'a'] },
+    { name: 'a waiting key moves up when it turns urgent, once', steps: ['+a', '+b', '+c', '!c', '!c'], want: ['c', 'a', 'b'] },
+    { name: 'an urgent key added plainly again stays urgent', steps: ['+a', '!b', '+b'], want: ['b', 'a'] },
+    {
+      name: 'a key in process that turns urgent runs again first, after done',
+      steps: ['+a', 'take', '+b', '!a', 'done a'],
+      want: ['a', 'a', 'b'],
+    },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const { q } = newQueue();
+      const got: string[] = [];
+      for (const st of c.steps) {
+        if (st.startsWith('+')) q.add(st.slice(1));
+        else if (st.startsWith('!')) q.addUrgent(st.slice(1));
+        else if (st === 'take') got.push((await q.get())!);
+        else q.done(st.slice('done '.length));
+      }
+      got.push(...(await drainReady(q)));
+      assert.deepEqual(got, c.want);
+    });
+  }
+
+  it('an urgent key is measured from the add that first queued it, not from the urgent one', async () => {
+    const { q, clock } = newQueue();
+    q.add('a');
+    clock.advance(300);
+    q.addUrgent('a');
+    clock.advance(200);
+    assert.equal(await q.get(), 'a');
+    assert.equal(q.waitedMs('a'), 500);
+  });
+
+  it('after shutdown an urgent add is refused like any other', async () => {
+    const { q } = newQueue();
+    q.shutDown();
+    q.addUrgent('a');
+    assert.equal(q.len(), 0);
+    assert.equal(await q.get(), undefined);
+  });
+});
