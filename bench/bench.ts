@@ -58,6 +58,10 @@
  *   --pod-cache-linger-ms N POD_CACHE_LINGER_MS 5000 the operator's linger of a finished rollout's pod watch
  *                                                  (its default is 30 s; shorter here so the release is
  *                                                  measured without a long wait)
+ *   --min-explanations N MIN_EXPLANATIONS    50    first explanations to measure per size at least (smoke: 4):
+ *                                                  after the fleet-wide rollout the failing DaemonSets are
+ *                                                  restored and broken again, wave after wave, until there
+ *                                                  are that many (bench/waves.ts)
  *   --micro-iterations N MICRO_ITERATIONS    1000  timed passes per micro-benchmark case
  *   --out DIR            BENCH_OUT           bench/results
  *   --smoke                                        tiny run for CI (< 2 min): 4 nodes, 3 DaemonSets (one
@@ -152,6 +156,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     'node-cpu',
     'containment-nodes',
     'pod-cache-linger-ms',
+    'min-explanations',
     'micro-iterations',
     'out',
   ];
@@ -178,6 +183,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     nodeCpu: num('node-cpu', 'NODE_CPU', 8),
     containmentNodes: num('containment-nodes', 'CONTAINMENT_NODES', CONTAINMENT_NODES),
     podCacheLingerMs: num('pod-cache-linger-ms', 'POD_CACHE_LINGER_MS', 5000, 2000),
+    minExplanations: num('min-explanations', 'MIN_EXPLANATIONS', 50, 4),
   };
   if (base.brokenFraction + base.exhaustedFraction > 1) throw new Error('broken + exhausted fractions exceed 1');
   if (base.suspectSeconds >= base.deadlineSeconds)

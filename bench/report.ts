@@ -74,6 +74,38 @@ export function renderTables(r: BenchResults): string {
         ]),
       ),
     );
+    out.push('', 'First explanation, failure → node and cause in status (seconds; p50/p99/max and the number of samples)');
+    out.push(
+      table(
+        [
+          'size (nodes×DS)',
+          'all samples',
+          'n',
+          'fleet-wide rollout',
+          'n',
+          'waves',
+          'n',
+          'waves run',
+          'unexplained',
+          'in the operator p99 ms: queue/pass/write/total (writes)',
+        ],
+        r.sizes.map((s) => {
+          const e = s.explanation;
+          return [
+            `${s.nodes}×${s.daemonsets}`,
+            trio(e.fromFailureS),
+            String(e.fromFailureS.count),
+            trio(e.fleetFromFailureS),
+            String(e.fleetFromFailureS.count),
+            trio(e.wavesFromFailureS),
+            String(e.wavesFromFailureS.count),
+            String(e.waves.count),
+            String(e.waves.unexplained.length),
+            `${f(e.operator.queue.p99Ms, 0)}/${f(e.operator.pass.p99Ms, 0)}/${f(e.operator.write.p99Ms, 0)}/${f(e.operator.total.p99Ms, 0)} (${e.operator.total.count})`,
+          ];
+        }),
+      ),
+    );
     out.push('', "API load (operator's exact request count) and status writes");
     out.push(
       table(

@@ -24,8 +24,10 @@ import { waitFor } from '../cluster/wait.js';
 import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
+import { explanationOf } from './explanation.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
+import { explanationWaves, wavesNeeded, type WaveSample, type WavesResult } from './waves.js';
 import { Scrape, histogramDelta, parseMetrics, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
 
 /** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
@@ -49,6 +51,8 @@ export interface SizeParams {
   containmentNodes: number;
   /** The operator's --pod-cache-linger-ms: how long a finished rollout's pods stay cached. */
   podCacheLingerMs: number;
+  /** First explanations to measure at least, the fleet-wide rollout's included (bench/waves.ts). */
+  minExplanations: number;
 }
 
 export interface Ctx {
@@ -60,11 +64,6 @@ export interface Ctx {
   /** Directory to keep each size's full operator log in (BENCH_OPERATOR_LOG_DIR), for diagnosis. */
   operatorLogDir?: string;
 }
-
-const EXPECTED: Record<Exclude<Category, 'healthy'>, { cause: string; reason: string }> = {
-  broken: { cause: 'ImagePullFailure', reason: 'ImagePullBackOff' },
-  exhausted: { cause: 'InsufficientResources', reason: 'Unschedulable' },
-};
 
 /** Per-guard outcome of the rollout. */
 export interface GuardResult {
@@ -119,7 +118,23 @@ export interface SizeResult {
     /** The operator's own rollout_guard_detection_latency_seconds over the rollout (bucket-interpolated). */
     operatorHistogram: { count: number; p50?: number; p99?: number };
   };
-  explanation: { fromPodS: Summary; fromFailureS: Summary; nodeNamedFromFailureS: Summary };
+  /**
+   * First explanations: `fromFailureS` over every sample (the fleet-wide rollout's and the waves'),
+   * `fleetFromFailureS` and `wavesFromFailureS` apart, and the waves' own record.
+   */
+  explanation: {
+    fromPodS: Summary;
+    fromFailureS: Summary;
+    nodeNamedFromFailureS: Summary;
+    fleetFromFailureS: Summary;
+    wavesFromFailureS: Summary;
+    waves: { count: number; seconds: number[]; unexplained: WavesResult['unexplained']; samples: WaveSample[] };
+    /**
+     * The operator's own rollout_guard_explanation_seconds over the fleet-wide rollout and the waves: each
+     * status write that newly named a failing node, by part (ms, bucket-interpolated).
+     */
+    operator: Record<'queue' | 'pass' | 'write' | 'total', HistogramSummary>;
+  };
   api: {
     /** Requests by `VERB resource` in each window (WATCH = watches opened). */
     startup: Record<string, number>;
@@ -485,7 +500,9 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     const after = await clusterSnapshot(client, run.ns);
     run.loads.push(...sampler.load, loadavg()[0] ?? 0);
     const guards = run.names.map((n) => guardResult(run, obs, fleet, events.items, n));
-    const result = sizeResult(run, { before, after, s0, mem0, fp0, idle, steady, single, fleet, guards, sampler });
+    const waves = await runWaves(run, obs, fleet, guards);
+    const wavesEnd = await op.scrape();
+    const result = sizeResult(run, { before, after, s0, mem0, fp0, idle, steady, single, fleet, guards, sampler, waves, wavesEnd });
 
     // --- Containment: a revision that crashes after readiness, on its own pool (bench/containment.ts). ---
     if (run.containmentNodes.length > 0) {
@@ -814,17 +831,10 @@ function guardResult(run: SizeRun, obs: Observer, fleet: FleetRollout, events: r
   }
 
   // Explanation: the first status naming a node whose new pod is blocked, with its cause.
-  const exp = EXPECTED[cat];
-  const newPods = [...obs.podLog.values()].filter((x) => x.ds === n && x.hash !== fleet.v1Hash.get(n) && x.seenAt >= t0);
-  const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
-  const firstPod = Math.min(...newPods.map((x) => x.seenAt));
-  const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
-  const namesNode = (g: GuardObs) => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
-  const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
-  const named = hist.find(namesNode);
-  if (explained && Number.isFinite(firstPod)) r.explanationFromPodS = secs(explained.t - firstPod);
-  if (explained && Number.isFinite(firstFailure)) r.explanationFromFailureS = secs(explained.t - firstFailure);
-  if (named && Number.isFinite(firstFailure)) r.nodeNamedFromFailureS = secs(named.t - firstFailure);
+  const e = explanationOf(obs, n, cat, t0, fleet.v1Hash.get(n));
+  if (e.fromPodS !== undefined) r.explanationFromPodS = e.fromPodS;
+  if (e.fromFailureS !== undefined) r.explanationFromFailureS = e.fromFailureS;
+  if (e.nodeNamedFromFailureS !== undefined) r.nodeNamedFromFailureS = e.nodeNamedFromFailureS;
   return r;
 }
 
@@ -841,6 +851,9 @@ interface Measured {
   fleet: FleetRollout;
   guards: GuardResult[];
   sampler: Sampler;
+  waves: WavesResult;
+  /** The operator's metrics after the waves. */
+  wavesEnd: Scrape;
 }
 
 const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
@@ -891,11 +904,7 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
         p99: round(histogramQuantile(0.99, detHist.buckets)),
       },
     },
-    explanation: {
-      fromPodS: rSum(summarize(stallValues(guards, (g) => g.explanationFromPodS))),
-      fromFailureS: rSum(summarize(stallValues(guards, (g) => g.explanationFromFailureS))),
-      nodeNamedFromFailureS: rSum(summarize(stallValues(guards, (g) => g.nodeNamedFromFailureS))),
-    },
+    explanation: explanationResult(guards, m),
     api: apiResult(run, m),
     cost: costResult(m),
     alert: {
@@ -930,6 +939,60 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
     },
     guards,
   };
+}
+
+/** The first explanations of the fleet-wide rollout (one per failing guard) and of the waves after it. */
+function explanationResult(guards: readonly GuardResult[], m: Measured): SizeResult['explanation'] {
+  const { waves } = m;
+  const part = (p: string) => histogramSummary(histogramDelta(m.single.s2f, m.wavesEnd, 'rollout_guard_explanation_seconds', { part: p }));
+  const wave = (f: (s: WaveSample) => number | undefined) => waves.samples.map(f).filter((v): v is number => v !== undefined);
+  const both = (g: (r: GuardResult) => number | undefined, w: (s: WaveSample) => number | undefined) =>
+    rSum(summarize([...stallValues(guards, g), ...wave(w)]));
+  return {
+    fromPodS: both(
+      (g) => g.explanationFromPodS,
+      (s) => s.fromPodS,
+    ),
+    fromFailureS: both(
+      (g) => g.explanationFromFailureS,
+      (s) => s.fromFailureS,
+    ),
+    nodeNamedFromFailureS: both(
+      (g) => g.nodeNamedFromFailureS,
+      (s) => s.nodeNamedFromFailureS,
+    ),
+    fleetFromFailureS: rSum(summarize(stallValues(guards, (g) => g.explanationFromFailureS))),
+    wavesFromFailureS: rSum(summarize(wave((s) => s.fromFailureS))),
+    waves: { count: waves.waves, seconds: waves.seconds, unexplained: waves.unexplained, samples: waves.samples },
+    operator: { queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
+  };
+}
+
+/** Enough explanation waves (bench/waves.ts) for p.minExplanations samples with the fleet-wide rollout's. */
+async function runWaves(run: SizeRun, obs: Observer, fleet: FleetRollout, guards: readonly GuardResult[]): Promise<WavesResult> {
+  const { p, ns, pool, names, catOf } = run;
+  const failing = names.flatMap((name) => {
+    const category = catOf.get(name)!;
+    return category === 'healthy' ? [] : [{ name, category }];
+  });
+  const have = stallValues(guards, (g) => g.explanationFromFailureS).length;
+  const waves = wavesNeeded(p.minExplanations, have, failing.length);
+  if (waves === 0) return { waves: 0, samples: [], unexplained: [], seconds: [] };
+  const result = await explanationWaves(
+    {
+      failing,
+      obs,
+      v1Hash: fleet.v1Hash,
+      log: run.ctx.log,
+      timeoutMs: 120_000 + p.nodes * 100,
+      apply: async (version, which) => {
+        await run.ctx.kubectl(['apply', '-f', '-'], { input: list(which.map((n) => dsManifest(ns, n, pool, p, version, catOf.get(n)!))) });
+      },
+    },
+    waves,
+  );
+  run.phase('waves');
+  return result;
 }
 
 /** The operator's API requests in each window, and its status writes per guard. */
@@ -1020,7 +1083,9 @@ function costResult(m: Measured): SizeResult['cost'] {
 }
 
 /** p50 and p99 of a histogram's delta in ms, and the bucket the p99 falls in. */
-function histogramSummary(h: ReturnType<typeof histogramDelta>): { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number } {
+type HistogramSummary = { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+
+function histogramSummary(h: ReturnType<typeof histogramDelta>): HistogramSummary {
   return {
     count: h.count,
     p50Ms: round((histogramQuantile(0.5, h.buckets) ?? NaN) * 1000, 1),

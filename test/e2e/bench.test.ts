@@ -79,9 +79,26 @@ describe('npm run bench -- --smoke', () => {
     const s = results.sizes[0]!;
     const n = s.verdict.expectedStalls;
     const { operatorHistogram, ...detection } = s.detection;
-    for (const [name, summary] of Object.entries({ ...detection, ...s.explanation })) {
+    const { waves, fromPodS, fromFailureS, nodeNamedFromFailureS, fleetFromFailureS, wavesFromFailureS } = s.explanation;
+    for (const [name, summary] of Object.entries({ ...detection, fleetFromFailureS })) {
       assert.ok(
         summary.count === n && finite(summary.p50) && finite(summary.p99) && finite(summary.max),
+        `${name}: ${JSON.stringify(summary)}`,
+      );
+    }
+    // Explanation waves: the failing DaemonSets restored and broken again until the size has the
+    // explanations it asks for (--min-explanations, 4 in the smoke run), each one measured.
+    assert.ok(waves.count >= 1, 'the smoke run needs at least one wave for its 4 explanations');
+    assert.deepEqual(waves.unexplained, [], 'every wave explained every failing DaemonSet');
+    assert.equal(waves.samples.length, waves.count * n);
+    assert.equal(wavesFromFailureS.count, waves.count * n);
+    // The operator timed each write that newly named a failing node, by part.
+    const parts = s.explanation.operator;
+    assert.ok(parts.total.count >= n + waves.count * n, `one timed write per explanation at least: ${JSON.stringify(parts)}`);
+    for (const part of [parts.queue, parts.pass, parts.write]) assert.equal(part.count, parts.total.count);
+    for (const [name, summary] of Object.entries({ fromPodS, fromFailureS, nodeNamedFromFailureS })) {
+      assert.ok(
+        summary.count === n + waves.count * n && summary.count >= Number(results.params.minExplanations) && finite(summary.p99),
         `${name}: ${JSON.stringify(summary)}`,
       );
     }

@@ -1,0 +1,50 @@
+/**
+ * The first explanation of a failing rollout: from a new pod's first failure (the bench's watch seeing
+ * ImagePullBackOff or Unschedulable) to the first guard status that names a node so failing, with the
+ * reason and the guard-level cause. Shared by the fleet-wide rollout and the explanation waves
+ * (bench/waves.ts), so both measure the same thing.
+ *
+ * @module
+ */
+import type { GuardObs, Observer } from './observer.js';
+
+export type FailingCategory = 'broken' | 'exhausted';
+
+/** What a failing category's guard must say: the cause, and the reason on a blocked node. */
+export const EXPECTED: Record<FailingCategory, { cause: string; reason: string }> = {
+  broken: { cause: 'ImagePullFailure', reason: 'ImagePullBackOff' },
+  exhausted: { cause: 'InsufficientResources', reason: 'Unschedulable' },
+};
+
+/** One rollout's first explanation, in seconds; a field is absent when its moment was not seen. */
+export interface Explanation {
+  /** From the first new pod appearing to a status naming a failing node and the cause. */
+  fromPodS?: number;
+  /** From that pod's first failure to the same status: the figure the target is judged on. */
+  fromFailureS?: number;
+  /** From the failure to the first status naming the node with that reason, cause or not. */
+  nodeNamedFromFailureS?: number;
+}
+
+const secs = (ms: number): number => Math.round(ms) / 1000;
+
+/**
+ * The explanation of DaemonSet `ds` rolling at or after `since` to a revision other than `oldHash`,
+ * from what the bench's watch saw: its pods (podLog) and the guard's statuses (guardLog).
+ */
+export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, since: number, oldHash: string | undefined): Explanation {
+  const exp = EXPECTED[cat];
+  const hist = (obs.guardLog.get(ds) ?? []).filter((g) => g.t >= since);
+  const newPods = [...obs.podLog.values()].filter((x) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since);
+  const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
+  const firstPod = Math.min(...newPods.map((x) => x.seenAt));
+  const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
+  const namesNode = (g: GuardObs): boolean => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
+  const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
+  const named = hist.find(namesNode);
+  const out: Explanation = {};
+  if (explained && Number.isFinite(firstPod)) out.fromPodS = secs(explained.t - firstPod);
+  if (explained && Number.isFinite(firstFailure)) out.fromFailureS = secs(explained.t - firstFailure);
+  if (named && Number.isFinite(firstFailure)) out.nodeNamedFromFailureS = secs(named.t - firstFailure);
+  return out;
+}
