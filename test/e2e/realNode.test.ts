@@ -156,9 +156,12 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it('a container that exits (the real CrashLoopBackOff): CrashLoop, the revision blamed, undone', async () => {
+    // A bake window, as by default: on a loaded machine the shell can live long enough for the exec
+    // readiness probe to pass once, and the controller then counts the pod available. Without a bake
+    // that completes the rollout, and the crash that follows is no longer this rollout's to undo.
     const n = await rollOut(
       'exit',
-      { onStall: { action: 'Undo' } },
+      { onStall: { action: 'Undo' }, bakeSeconds: 60 },
       daemonSet(ns.exit, { command: ['sh', '-c', 'echo starting; exit 3'] }),
     );
     const stalled = await waitGuard(
