@@ -152,8 +152,13 @@ const noEarlierRevision: Check<UndoCase> = ({ rollout, plan }) => {
       reason: 'NoEarlierRevision',
       message: 'the revision this rollout started from is unknown (the guard first saw it mid-rollout with no older pods)',
     };
+  // The template is the one the guard last saw on every node: pods lost, a node added, or a revision
+  // failing after its rollout completed and baked. Undo restores a template that changed, nothing older.
   if (from.hash === rollout.toRevision.hash)
-    return { reason: 'NoEarlierRevision', message: 'the template did not change: there is no earlier revision to restore' };
+    return {
+      reason: 'NoEarlierRevision',
+      message: `the template did not change: there is no earlier revision to restore (${fmtRev(rollout.toRevision)} already ran on every node; a revision failing after its rollout completed is not undone by the guard: kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched after its counters complete)`,
+    };
   if (!plan)
     return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
   return undefined;

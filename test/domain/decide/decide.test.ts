@@ -1965,3 +1965,37 @@ describe('decide: the ControllerRevision cache behind the DaemonSet', () => {
     assert.equal(ds[2]!.status.rollout?.desiredAtStart, 3, 'the rollout starts from the DESIRED before the template change');
   });
 });
+
+describe('decide: a revision that fails after its rollout completed', () => {
+  /** Revision 2 on every node, node-3's container crash-looping (kubectl get ds: READY 2/3, UP-TO-DATE 3). */
+  const crashAfterComplete = (): Observation =>
+    targetObs({
+      nodes: [
+        node('node-1', [pod({ hash: HASH.B })]),
+        node('node-2', [pod({ hash: HASH.B })]),
+        node('node-3', [{ ...crashLoopPod(HASH.B), ready: false, available: false }]),
+      ],
+      revisions: [A1, B2],
+      ds: dsAt2({ desired: 3, current: 3, ready: 2, updated: 3, available: 2 }),
+    });
+  const ds = run(fromHealthy(completeB(), [sec(10), crashAfterComplete()], [sec(10) + sec(601), crashAfterComplete()]), {
+    policy: policy({ onStall: { action: 'Undo' }, bakeSeconds: 0 }),
+  });
+  const [, complete, , stalled] = ds as [Decision, Decision, Decision, Decision];
+
+  it('with no bake the rollout completes; the crash after it is judged, blamed on the revision, and not undone, saying why', () => {
+    assert.equal(complete.status.state, 'Healthy');
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.cause, 'CrashLoop');
+    assert.equal(stalled.action, undefined);
+    assert.equal(stalled.status.undoSkipped?.reason, 'NoEarlierRevision');
+    assert.match(
+      stalled.status.undoSkipped?.message ?? '',
+      /^the template did not change: .*revision 2 \([^)]+\) already ran on every node/,
+    );
+    assert.match(
+      stalled.status.undoSkipped?.message ?? '',
+      /kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched/,
+    );
+  });
+});
