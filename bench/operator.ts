@@ -14,6 +14,8 @@ import { Scrape, parseMetrics } from './stats.js';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 export class BenchOperator {
+  private readonly retried: string[] = [];
+
   private constructor(private readonly op: OperatorChild) {}
 
   /** Port of /metrics. */
@@ -78,22 +80,40 @@ export class BenchOperator {
   }
 
   /** GET over plain HTTP: /metrics from the metrics port, every other path from the probe port. */
-  get(path: string): Promise<{ status: number; body: string }> {
+  get(path: string): Promise<{ status: number; body: string; error?: string }> {
     return this.op.get(path);
   }
 
-  /** One scrape of /metrics; throws when the operator does not answer (it died: the run is void). */
+  /**
+   * One scrape of /metrics; throws when the operator does not answer (it died: the run is void).
+   *
+   * A connection that fails before any answer is tried once more, on a new connection, as Prometheus's
+   * HTTP client retries a GET whose reused connection the server had closed. The bench's own event loop
+   * blocks for seconds while it weighs a 5,000-node cache (bench/footprint.ts), so its pooled keep-alive
+   * connection can outlive the operator's keep-alive timeout: the next GET on it meets a closed socket,
+   * which says nothing about the operator. `retriedScrapes` counts these, and the result records them.
+   */
   async scrape(): Promise<Scrape> {
     const at = Date.now();
-    const r = await this.get('/metrics');
+    const r = await againOnFailedConnection(
+      () => this.get('/metrics'),
+      () => this.alive,
+      (error) => this.retried.push(error),
+    );
     if (r.status !== 200) {
       // Whether it died (and how) or lives and did not answer decides where to look: say which.
       const state = this.alive
         ? `the process is alive (pid ${this.pid})`
         : `the process exited (code ${String(this.op.exitCode)}, signal ${String(this.op.exitSignal)})`;
-      throw new Error(`operator /metrics answered ${r.status}: ${state}\n${this.logs.slice(-30).join('\n')}`);
+      const why = r.error !== undefined ? ` (${r.error})` : '';
+      throw new Error(`operator /metrics answered ${r.status}${why}: ${state}\n${this.logs.slice(-30).join('\n')}`);
     }
     return new Scrape(parseMetrics(r.body), at);
+  }
+
+  /** The connection errors of scrapes that were tried again, in order (see {@link scrape}). */
+  get retriedScrapes(): readonly string[] {
+    return this.retried;
   }
 
   /** Current and peak resident set size in bytes, from the kernel. */
@@ -107,6 +127,21 @@ export class BenchOperator {
   stop(): Promise<number | null> {
     return this.op.stop(30_000);
   }
+}
+
+/**
+ * `get`, and once more when its connection failed before any answer (status 0) while the process it
+ * asks is alive; `onRetry` gets the first connection's error. A second failure is returned as it is.
+ */
+export async function againOnFailedConnection<R extends { status: number; error?: string }>(
+  get: () => Promise<R>,
+  alive: () => boolean,
+  onRetry: (error: string) => void,
+): Promise<R> {
+  const first = await get();
+  if (first.status !== 0 || !alive()) return first;
+  onRetry(first.error ?? 'no error');
+  return get();
 }
 
 /**

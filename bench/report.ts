@@ -308,6 +308,11 @@ export function renderTables(r: BenchResults): string {
         ]),
       ),
     );
+    const retried = r.sizes.filter((s) => (s.verdict.retriedScrapes ?? []).length > 0);
+    if (retried.length > 0) {
+      out.push('', 'Scrapes answered on a second connection (the first failed before any answer)');
+      for (const s of retried) out.push(`  ${s.nodes}×${s.daemonsets}: ${s.verdict.retriedScrapes.join('; ')}`);
+    }
     out.push('', 'Phase durations (s)');
     out.push(
       table(

@@ -208,6 +208,11 @@ export interface SizeResult {
     /** Suspect or Stalled guards of the single rollout (it is healthy: any is a false verdict). */
     singleFalse: string[];
     operatorExitCode: number | null;
+    /**
+     * Scrapes of the operator's /metrics whose connection failed before any answer and that a new
+     * connection then answered, with the first connection's error (bench/operator.ts).
+     */
+    retriedScrapes: string[];
   };
   /**
    * Pods cached against what rolls: idle (every guard Healthy, nothing rolling), one DaemonSet of all
@@ -527,6 +532,7 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     await obs.stop();
     run.observer = undefined;
     result.verdict.operatorExitCode = await op.stop();
+    result.verdict.retriedScrapes = [...op.retriedScrapes];
     run.op = undefined;
     return result;
   } finally {
@@ -922,6 +928,7 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
       undos: fleet.s3.sum('rollout_guard_undos_total') - m.idle.s1.sum('rollout_guard_undos_total'),
       singleFalse: single.singleFalse,
       operatorExitCode: null,
+      retriedScrapes: [],
     },
     podCache: {
       lingerMs: p.podCacheLingerMs,

@@ -195,15 +195,18 @@ export class OperatorChild {
     return this.child.pid;
   }
 
-  /** GET over plain HTTP: /metrics from the metrics port, every other path from the probe port; status 0 when nothing answers. */
-  async get(urlPath: string): Promise<{ status: number; body: string }> {
+  /**
+   * GET over plain HTTP: /metrics from the metrics port, every other path from the probe port; status 0
+   * when nothing answers, with the connection's error (`ECONNRESET`, `other side closed`, …) in `error`.
+   */
+  async get(urlPath: string): Promise<{ status: number; body: string; error?: string }> {
     const port = urlPath.split('?')[0] === '/metrics' ? this.metricsPort : this.probePort;
-    if (port === null) return { status: 0, body: '' };
+    if (port === null) return { status: 0, body: '', error: 'no port' };
     try {
       const res = await fetch(`http://127.0.0.1:${port}${urlPath}`);
       return { status: res.status, body: await res.text() };
-    } catch {
-      return { status: 0, body: '' };
+    } catch (e) {
+      return { status: 0, body: '', error: connectionError(e) };
     }
   }
 
@@ -239,4 +242,11 @@ export class OperatorChild {
     this.child.kill('SIGKILL');
     await this.exited;
   }
+}
+
+/** fetch's TypeError says only "fetch failed"; the socket's own error is its cause. */
+function connectionError(e: unknown): string {
+  const err = e as { message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const cause = err.cause ? [err.cause.code, err.cause.message].filter((x) => typeof x === 'string').join(' ') : '';
+  return [typeof err.message === 'string' ? err.message : String(e), cause].filter((x) => x !== '').join(': ');
 }
