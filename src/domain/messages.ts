@@ -138,6 +138,9 @@ export function stallSentence(args: {
     if (args.blocked.length + args.empty.length > 0) why += `; ${describeBlocked(args.blocked, args.empty)}`;
   } else if (args.blocked.length + args.empty.length > 0) {
     why = describeBlocked(args.blocked, args.empty);
+    // Dead nodes leave the targets too (unreachable:NoSchedule): the drop is said, after what blocks.
+    if (args.left.length > 0 && args.ds.desired < args.desiredAtStart)
+      why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.ds.desired}: ${describeLeft(args.left)} left the targets`;
   } else if (args.refusal) {
     why = `no node is blocked, but the DaemonSet controller cannot create the new pods: ${args.refusal}`;
   } else {

@@ -125,6 +125,14 @@ describe('stallSentence', () => {
       want: [/DESIRED dropped from 3 to 2: node-3 \(taint\) left the targets/, /Cause TargetShrank/],
     },
     {
+      name: "a shrink beside a blocked node, under the blocked node's cause, says the drop after what blocks",
+      args: { ...base, cause: 'ImagePullFailure', ds: dsView({ desired: 2 }), left: [{ node: 'node-4', reason: 'taint' }] },
+      want: [
+        /node-3 ImagePullBackOff \(Back-off\); DESIRED dropped from 3 to 2: node-4 \(taint\) left the targets;/,
+        /Cause ImagePullFailure/,
+      ],
+    },
+    {
       name: 'nothing blocked',
       args: { ...base, cause: 'Unknown', blocked: [], gens: [base.gens[0]!] },
       want: [/no node is blocked, but the DaemonSet controller reports no progress\. Cause Unknown/],

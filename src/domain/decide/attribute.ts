@@ -187,6 +187,12 @@ function attributeShrinkage(input: AttributionInput, result: Attribution, byName
     if (shrink === 'Revision' && deadLeft.length === 0)
       result.revisionEvidence = [...revisionEvidence, ...input.left.filter((l) => l.nodeChanged === false).map((l) => l.node)];
     if (result.owner === 'Revision' && downByRevision.length > 0) result.cause = 'NodeNotReady';
+    // Blamed by its own pods on Ready nodes while the nodes that left are down or were changed: the
+    // cause is what those pods say. "TargetShrank" would read as the revision having shrunk the targets.
+    if (result.owner === 'Revision' && shrink !== 'Revision' && downByRevision.length === 0) {
+      const own = [...result.blocked, ...result.empty].filter((x) => x.owner === 'Revision');
+      if (own.length > 0) result.cause = dominantOf(own);
+    }
     return result;
   }
 }

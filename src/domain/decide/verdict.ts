@@ -118,9 +118,9 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
   if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) return rollbackFailedVerdict(rollout, f, prev, v);
   if (t.complete) return completedVerdict(t, rollout, v, nowIso);
 
-  // A shrink made of dead nodes is named for them; any other shrink for the drop in DESIRED.
-  const cause: CauseClass =
-    t.shrank && a.cause !== 'NodeNotReady' ? (t.ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  // A shrink made of dead nodes is named for them, one beside a revision failing on Ready nodes for
+  // what its pods say; any other shrink for the drop in DESIRED.
+  const cause: CauseClass = t.shrank && !a.cause ? (t.ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
   v.cause = cause;
   v.owner = a.owner;
   // Our undo is applied but the controller has not made the restored revision current yet (it

@@ -22,6 +22,7 @@ import {
   cond,
   condSummary,
   crashLoopPod,
+  deadKubelet,
   deepFreeze,
   imagePullPod,
   iso,
@@ -38,6 +39,7 @@ import {
   sec,
   targetObs,
   unschedulablePod,
+  withHealth,
   type RunOptions,
   type Step,
 } from '../../support/fixtures.js';
@@ -1068,6 +1070,42 @@ describe('decide: DESIRED shrink', () => {
         );
         assert.deepEqual(reasons(later!), []);
         assert.equal(later!.status.state, 'Stalled');
+      },
+    },
+    {
+      name: 'by a dead node while the new image cannot be pulled on a Ready node: Stalled on the image, the dead node named as the node',
+      steps: (() => {
+        const unreachable = 'untolerated taint node.kubernetes.io/unreachable:NoSchedule';
+        const world = (left: { node: string; reason: string; nodeChanged: boolean }[]): Observation =>
+          targetObs({
+            nodes: [
+              withHealth(node('node-1', [], false, unreachable), deadKubelet()),
+              node('node-2', [pod({ hash: HASH.A })]),
+              node('node-3', [imagePullPod(HASH.B)]),
+            ],
+            revisions: [A1, B2],
+            leftNodes: left,
+            ds: dsAt2({ desired: 2, current: 2, ready: 1, updated: 1, available: 1 }),
+          });
+        return fromHealthy(world([{ node: 'node-1', reason: unreachable, nodeChanged: true }]), [sec(600), world([])]);
+      })(),
+      check: (ds) => {
+        const progressing = ds[1]!.status;
+        assert.equal(progressing.cause, 'ImagePullFailure', 'named while it progresses, not TargetShrank');
+        assert.equal(progressing.owner, 'Revision');
+        const s = ds[2]!.status;
+        assert.equal(s.state, 'Stalled');
+        assert.equal(s.cause, 'ImagePullFailure');
+        assert.equal(s.owner, 'Revision');
+        assert.deepEqual(
+          s.emptyNodes?.map((e) => [e.node, e.owner, e.cause]),
+          [['node-1', 'Node', 'NodeNotReady']],
+        );
+        assert.match(s.message!, /node-3 ImagePullBackOff/);
+        assert.match(
+          s.message!,
+          /DESIRED dropped from 3 to 2: node-1 \(untolerated taint node\.kubernetes\.io\/unreachable:NoSchedule\) left the targets/,
+        );
       },
     },
     {
