@@ -81,6 +81,11 @@ export interface SlimPod {
   schedulingAttempted?: false;
   waitingReason?: string;
   waitingMessage?: string;
+  /**
+   * Running with Ready False while ContainersReady is True and no readiness gate waits: no probe said
+   * so. The node lifecycle controller marks a node's pods not ready when the node stops reporting.
+   */
+  markedNotReady?: true;
   restartCount: number;
   /** The most recent container termination (lastState.terminated), if any container restarted. */
   lastTermination?: { container: string; reason: string; exitCode: number; at?: string };

@@ -31,6 +31,8 @@ export function classifyReason(reason: string, message: string): CauseClass {
 export function podBlockReason(pod: PodView): { reason: string; message: string } {
   if (pod.waitingReason) return { reason: pod.waitingReason, message: pod.waitingMessage ?? '' };
   if (!pod.scheduled) return { reason: 'Pending', message: 'pod is not yet scheduled' };
+  if (pod.phase === 'Running' && !pod.ready && pod.markedNotReady)
+    return { reason: 'NotReady', message: 'containers ready, but the pod was marked not ready (no probe failed)' };
   if (pod.phase === 'Running' && !pod.ready) return { reason: 'NotReady', message: 'container running but not ready' };
   if (pod.ready && !pod.available) return { reason: 'NotReady', message: 'ready, but not yet for minReadySeconds' };
   return { reason: pod.phase || 'Unknown', message: `pod phase ${pod.phase || 'unknown'}` };

@@ -81,6 +81,21 @@ export function nodeFault(h: NodeHealth | undefined): { cause: CauseClass; messa
   return undefined;
 }
 
+/**
+ * No probe of the revision said not ready: the node lifecycle controller marked the pod while its node
+ * was unreachable, and the kubelet, back, has not re-reported it. The previous revision's pod on this
+ * node was marked the same way: the node's outage, not the revision, and an undo would not help.
+ */
+function markedByNodeLifecycle(b: BlockedNode, pod: PodView | undefined): BlockedNode | undefined {
+  if (!pod?.markedNotReady || pod.ready) return undefined;
+  return {
+    ...b,
+    owner: 'Node',
+    cause: 'NodeNotReady',
+    message: `${b.message}: as the node lifecycle controller marks the pods of a node that stopped reporting; the kubelet has not reported it ready again`,
+  };
+}
+
 /** Owner and cause of one node blocked on a pod of the target revision. */
 export function attributeBlocked(
   b: BlockedNode,
@@ -102,6 +117,8 @@ export function attributeBlocked(
       ...(k ? { comparison: k.comparison } : {}),
     };
   }
+  const marked = markedByNodeLifecycle(b, pod);
+  if (marked) return marked;
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
   if (pod?.ready && !pod.available && pod.restartCount > 0) {
     return {

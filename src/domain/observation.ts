@@ -29,6 +29,8 @@ export interface PodView {
   /** Set when the pod is not ready: a kubelet-level reason (ImagePullBackOff, Unschedulable, …). */
   waitingReason?: string;
   waitingMessage?: string;
+  /** Not ready by someone else's word, not a probe's (api/objects.ts SlimPod.markedNotReady). */
+  markedNotReady?: true;
   restartCount: number;
   /** The latest Warning Event about this pod that explains a pod that does not start (FailedMount, …). */
   warning?: WarningView;

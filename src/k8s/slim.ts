@@ -135,6 +135,19 @@ function podNode(spec: any): string | undefined {
   return undefined;
 }
 
+/**
+ * The kubelet computes Ready as ContainersReady and every readiness gate, so Ready False beside
+ * ContainersReady True with each gate True was set by someone else: the node lifecycle controller does it
+ * to every pod of a node that stopped reporting, and the kubelet puts it back only on a later status sync.
+ */
+function markedNotReady(raw: any, conds: any[]): boolean {
+  if (raw?.status?.phase !== 'Running') return false;
+  const status = (type: string): unknown => conds.find((c) => c?.type === type)?.status;
+  if (status('Ready') !== 'False' || status('ContainersReady') !== 'True') return false;
+  const gates: any[] = raw?.spec?.readinessGates ?? [];
+  return gates.every((g) => status(String(g?.conditionType ?? '')) === 'True');
+}
+
 export function slimPod(raw: any): SlimPod {
   const st = raw?.status ?? {};
   const conds: any[] = st.conditions ?? [];
@@ -154,6 +167,7 @@ export function slimPod(raw: any): SlimPod {
     restartCount: statuses.reduce((n, c) => n + (c?.restartCount ?? 0), 0),
   };
   if (!raw?.spec?.nodeName && sched === undefined) out.schedulingAttempted = false;
+  if (markedNotReady(raw, conds)) out.markedNotReady = true;
   const node = podNode(raw?.spec);
   if (node) out.node = node;
   if (out.ready && readyCond?.lastTransitionTime) out.readySince = String(readyCond.lastTransitionTime);

@@ -163,6 +163,7 @@ function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): Po
     createdAt: p.metadata.creationTimestamp ?? '',
   };
   if (p.schedulingAttempted === false) v.schedulingAttempted = false;
+  if (p.markedNotReady) v.markedNotReady = true;
   if (p.lastTermination) v.lastTermination = { ...p.lastTermination };
   if (p.metadata.deletionTimestamp) v.deletionAt = p.metadata.deletionTimestamp;
   if (p.ready && p.readySince) v.readySince = p.readySince;

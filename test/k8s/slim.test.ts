@@ -37,6 +37,44 @@ describe('slimPod', () => {
     assert.deepEqual(p.metadata.ownerReferences, owner);
   });
 
+  it('marked not ready: Ready False beside ContainersReady True and every readiness gate True, only while Running', () => {
+    const running = (conditions: { type: string; status: string }[], extra: Record<string, unknown> = {}, phase = 'Running') =>
+      slimPod({
+        metadata: { name: 'p', labels: { 'controller-revision-hash': 'h' } },
+        spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }], ...extra },
+        status: { phase, conditions, containerStatuses: [{ name: 'c', ready: true, restartCount: 0, state: { running: {} } }] },
+      });
+    const marked = [
+      { type: 'Ready', status: 'False' },
+      { type: 'ContainersReady', status: 'True' },
+    ];
+    const gate = { readinessGates: [{ conditionType: 'example.com/lb' }] };
+    const cases: { name: string; pod: ReturnType<typeof slimPod>; want: boolean }[] = [
+      { name: 'the node lifecycle controller marked it (no gates)', pod: running(marked), want: true },
+      {
+        name: 'a readiness probe failing: ContainersReady False',
+        pod: running([
+          { type: 'Ready', status: 'False' },
+          { type: 'ContainersReady', status: 'False' },
+        ]),
+        want: false,
+      },
+      { name: 'a readiness gate not yet True', pod: running([...marked, { type: 'example.com/lb', status: 'False' }], gate), want: false },
+      { name: 'a readiness gate with no condition yet', pod: running(marked, gate), want: false },
+      { name: 'every readiness gate True', pod: running([...marked, { type: 'example.com/lb', status: 'True' }], gate), want: true },
+      {
+        name: 'Ready True',
+        pod: running([
+          { type: 'Ready', status: 'True' },
+          { type: 'ContainersReady', status: 'True' },
+        ]),
+        want: false,
+      },
+      { name: 'not Running (Succeeded)', pod: running(marked, {}, 'Succeeded'), want: false },
+    ];
+    for (const tc of cases) assert.equal(tc.pod.markedNotReady === true, tc.want, tc.name);
+  });
+
   it('a container waiting reason wins, transient ones (ContainerCreating) do not count', () => {
     const base = {
       metadata: { name: 'p', labels: { 'controller-revision-hash': 'h' } },

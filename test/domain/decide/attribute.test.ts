@@ -186,6 +186,33 @@ describe('attributeBlocked: one node blocked on a pod of the target revision', (
       cause: 'NodePressure',
       message: /^node reports DiskPressure; Back-off pulling image/,
     },
+    // Back from an outage: the node is Ready, the pod's containers are ready, its Ready was set False by
+    // the node lifecycle controller and not yet set back.
+    {
+      name: 'Ready True, the pod marked not ready while its containers are ready',
+      h: health(),
+      pod: { ...notReadyPod(HASH.B), markedNotReady: true },
+      owner: 'Node',
+      cause: 'NodeNotReady',
+      message:
+        'containers ready, but the pod was marked not ready (no probe failed): as the node lifecycle controller marks the pods of a node that stopped reporting; the kubelet has not reported it ready again',
+    },
+    {
+      name: 'Ready True, the pod marked not ready after a restart: still the outage, not a probe',
+      h: health(),
+      pod: { ...notReadyPod(HASH.B), markedNotReady: true, restartCount: 1 },
+      owner: 'Node',
+      cause: 'NodeNotReady',
+      message: /^containers ready, but the pod was marked not ready/,
+    },
+    {
+      name: 'Ready True, the pod not ready by its probe: the revision',
+      h: health(),
+      pod: notReadyPod(HASH.B),
+      owner: 'Revision',
+      cause: 'NotReady',
+      message: 'container running but not ready',
+    },
     // A configured wait.
     {
       name: 'ready 4 s of minReadySeconds 12',
@@ -681,6 +708,45 @@ describe('attribute: the owner of the rollout', () => {
       owner: 'Revision',
       cause: '',
       evidence: ['node-3'],
+    },
+    {
+      name: 'a shrink by a dead node beside image pulls failing on Ready nodes: the revision, for what its pods say',
+      in: input(
+        [
+          readyNode('node-1', [imagePullPod(HASH.B)]),
+          readyNode('node-2', [imagePullPod(HASH.B)]),
+          onA('node-3'),
+          nodeWith('node-4', [], deadKubelet()),
+        ],
+        {
+          shrank: true,
+          left: [{ node: 'node-4', reason: 'untolerated taint node.kubernetes.io/unreachable:NoSchedule', nodeChanged: true }],
+        },
+      ),
+      owner: 'Revision',
+      cause: 'ImagePullFailure',
+      evidence: ['node-1', 'node-2'],
+      nodes: { 'node-1': 'Revision', 'node-2': 'Revision', 'node-4': 'Node' },
+    },
+    {
+      name: 'a shrink by a changed node beside an image pull failing on a Ready node: the revision, for its pods',
+      in: input([readyNode('node-1', [imagePullPod(HASH.B)]), onB('node-2')], {
+        shrank: true,
+        left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: true }],
+      }),
+      owner: 'Revision',
+      cause: 'ImagePullFailure',
+      evidence: ['node-1'],
+    },
+    {
+      name: 'a shrink by the template beside an image pull failing on a Ready node: the revision, for the shrink',
+      in: input([readyNode('node-1', [imagePullPod(HASH.B)]), onB('node-2')], {
+        shrank: true,
+        left: [{ node: 'node-3', reason: 'untolerated taint x=y:NoExecute', nodeChanged: false }],
+      }),
+      owner: 'Revision',
+      cause: '',
+      evidence: ['node-1', 'node-3'],
     },
     {
       name: 'a shrink where it is not known whether the node changed: Unknown',
