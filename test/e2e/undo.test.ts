@@ -62,7 +62,12 @@ async function waitGuard(n: string, pred: (g: GuardObj) => boolean, what: string
     );
   } catch (e) {
     throw new Error(
-      `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n${op.logs.slice(-20).join('\n')}`,
+      `${e instanceof Error ? e.message : String(e)}; last status: ${JSON.stringify(last?.status)}\n` +
+        // This guard's own lines (the suite's eight guards share one operator), the last 60 of them.
+        op.logs
+          .filter((l) => l.includes(`"${n}/`))
+          .slice(-60)
+          .join('\n'),
     );
   }
   return last!;
