@@ -71,10 +71,36 @@ export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]):
   }
 }
 
-/** Polls until every named node reports `Ready=True`. */
 /** Up to this many nodes are read by name; more are picked out of one list of all nodes. */
 const NAMED_GET_MAX = 50;
 
+/**
+ * The taints the API server (TaintNodesByCondition admission, on create) and the node-lifecycle
+ * controller put on a node that is not Ready. DaemonSet pods tolerate them only as NoExecute, so while a
+ * Ready node still carries the NoSchedule one the DaemonSet controller leaves it out of DESIRED.
+ */
+const CONDITION_TAINTS: ReadonlySet<string> = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+
+interface NodeLike {
+  metadata?: { name?: string };
+  spec?: { taints?: Array<{ key: string }> };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+/**
+ * A node the workloads can use: `Ready=True`, and the not-ready taint already lifted. kwok reports Ready
+ * first and the controller manager lifts the taint after it sees that, a moment later (seconds on a busy
+ * machine): a DaemonSet created in between counts the node out of DESIRED, `kubectl rollout status`
+ * succeeds without its pod, and the pod then arrives as if a rollout were under way.
+ */
+export function nodeUsable(n: NodeLike): boolean {
+  return (
+    (n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
+    !(n.spec?.taints ?? []).some((t) => CONDITION_TAINTS.has(t.key))
+  );
+}
+
+/** Polls until every named node is usable ({@link nodeUsable}): Ready, its not-ready taint lifted. */
 export async function waitForNodesReady(
   kubectl: Kubectl,
   names: readonly string[],
@@ -89,15 +115,12 @@ export async function waitForNodesReady(
       const many = names.length > NAMED_GET_MAX;
       const res = await kubectl(['get', 'nodes', ...(many ? [] : names), '-o', 'json'], { allowFail: true });
       if (res.code !== 0) return false;
-      type NodeLike = { metadata?: { name?: string }; status?: { conditions?: Array<{ type: string; status: string }> } };
       // One name gets the Node itself, several a List.
       const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
       const wanted = new Set(names);
       const all = 'items' in parsed ? parsed.items : [parsed];
       const items = many ? all.filter((n) => wanted.has(n.metadata?.name ?? '')) : all;
-      return (
-        items.length === names.length && items.every((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-      );
+      return items.length === names.length && items.every(nodeUsable);
     },
     {
       timeoutMs: opts.timeoutMs,

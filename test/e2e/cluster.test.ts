@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import {
   FatalWaitError,
+  POOL_LABEL,
   createNamespace,
   createNodePool,
   daemonSetRow,
@@ -295,6 +296,25 @@ describe('local control plane reproduces DaemonSet rollout behaviour', { concurr
       assert.equal(new Set(after.map(hashOf)).size, 1, 'all nodes back on one revision');
       assert.equal(hashOf(after[0]!), await latestHash(ns));
       assert.deepEqual(after.map((p) => p.spec.nodeName).sort(), [...pool.nodes].sort());
+    });
+  });
+
+  it('a new pool is usable as createNodePool returns: no not-ready taint left, and rollout status means a pod on every node', async () => {
+    await scenario('rg-fresh', 3, {}, async (ns, pool) => {
+      // Straight after the pool, before anything else could give the controller manager time.
+      const nodes = await kubectlJson<{ items: Array<{ metadata: { name: string }; spec: { taints?: Array<{ key: string }> } }> }>([
+        'get',
+        'nodes',
+        '-l',
+        `${POOL_LABEL}=${pool.name}`,
+      ]);
+      assert.deepEqual(
+        nodes.items.map((n) => [n.metadata.name, (n.spec.taints ?? []).map((t) => t.key)]).sort(),
+        pool.nodes.map((n) => [n, []]).sort(),
+      );
+      await applyDaemonSet(ns, pool.name, GOOD);
+      await kubectl(['rollout', 'status', `ds/${DS}`, '--timeout=60s'], { ns });
+      assert.deepEqual(await daemonSetRow(ns, DS), { desired: 3, current: 3, ready: 3, upToDate: 3, available: 3 });
     });
   });
 
