@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { NOT_READY_TAINT, UNREACHABLE_TAINT } from '../src/api/names.js';
 import type { Kubectl } from './kubectl.js';
 import { waitFor } from './wait.js';
 
@@ -74,29 +75,54 @@ export async function createNodes(kubectl: Kubectl, specs: readonly NodeSpec[]):
 /** Up to this many nodes are read by name; more are picked out of one list of all nodes. */
 const NAMED_GET_MAX = 50;
 
-/**
- * The taints the API server (TaintNodesByCondition admission, on create) and the node-lifecycle
- * controller put on a node that is not Ready. DaemonSet pods tolerate them only as NoExecute, so while a
- * Ready node still carries the NoSchedule one the DaemonSet controller leaves it out of DESIRED.
- */
-const CONDITION_TAINTS: ReadonlySet<string> = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
+/** The parts of a Node the node-health helpers read. */
+export interface NodeObject {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }> };
+  status?: {
+    conditions?: Array<{
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      lastHeartbeatTime?: string;
+    }>;
+  };
+}
 
-interface NodeLike {
-  metadata?: { name?: string };
-  spec?: { taints?: Array<{ key: string }> };
-  status?: { conditions?: Array<{ type: string; status: string }> };
+/** A node's Ready condition, if it has one. */
+export function readyCondition(
+  node: Pick<NodeObject, 'status'>,
+): NonNullable<NonNullable<NodeObject['status']>['conditions']>[number] | undefined {
+  return node.status?.conditions?.find((c) => c.type === 'Ready');
 }
 
 /**
- * A node the workloads can use: `Ready=True`, and the not-ready taint already lifted. kwok reports Ready
- * first and the controller manager lifts the taint after it sees that, a moment later (seconds on a busy
- * machine): a DaemonSet created in between counts the node out of DESIRED, `kubectl rollout status`
- * succeeds without its pod, and the pod then arrives as if a rollout were under way.
+ * What the node-lifecycle controller does to a node that stopped reporting: `Ready=Unknown`, reason
+ * `NodeStatusUnknown`, and the `unreachable:NoExecute` taint.
  */
-export function nodeUsable(n: NodeLike): boolean {
+export function isUnreachable(node: NodeObject): boolean {
+  const ready = readyCondition(node);
   return (
-    (n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
-    !(n.spec?.taints ?? []).some((t) => CONDITION_TAINTS.has(t.key))
+    ready?.status === 'Unknown' &&
+    ready.reason === 'NodeStatusUnknown' &&
+    (node.spec.taints ?? []).some((t) => t.key === UNREACHABLE_TAINT && t.effect === 'NoExecute')
+  );
+}
+
+/**
+ * A node the workloads can use: `Ready=True`, and neither the not-ready taint (put on by the API server at
+ * creation) nor the unreachable one (put on by the node-lifecycle controller) left, whatever its effect.
+ * kwok reports Ready first and the controller manager lifts the taint after it sees that, a moment later
+ * (seconds on a busy machine). DaemonSet pods tolerate these taints only as NoExecute: a DaemonSet created
+ * in between counts the node out of DESIRED, `kubectl rollout status` succeeds without its pod, and the
+ * pod then arrives as if a rollout were under way.
+ */
+export function nodeUsable(node: Pick<NodeObject, 'status'> & { spec?: NodeObject['spec'] }): boolean {
+  return (
+    readyCondition(node)?.status === 'True' &&
+    !(node.spec?.taints ?? []).some((t) => t.key === NOT_READY_TAINT || t.key === UNREACHABLE_TAINT)
   );
 }
 
@@ -116,7 +142,7 @@ export async function waitForNodesReady(
       const res = await kubectl(['get', 'nodes', ...(many ? [] : names), '-o', 'json'], { allowFail: true });
       if (res.code !== 0) return false;
       // One name gets the Node itself, several a List.
-      const parsed = JSON.parse(res.stdout) as NodeLike | { items: NodeLike[] };
+      const parsed = JSON.parse(res.stdout) as NodeObject | { items: NodeObject[] };
       const wanted = new Set(names);
       const all = 'items' in parsed ? parsed.items : [parsed];
       const items = many ? all.filter((n) => wanted.has(n.metadata?.name ?? '')) : all;

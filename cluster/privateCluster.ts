@@ -26,7 +26,15 @@ import { buildBinaries } from './binaries.js';
 import { REAL_NODE_ENV } from './controlPlane.js';
 import { kubectlRunner, waitForCrdsEstablished, type Kubectl, type KubectlOptions, type KubectlResult } from './kubectl.js';
 import { createNamespace, uniqueName } from './namespaces.js';
-import { KWOK_NODE_ANNOTATION, POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from './nodes.js';
+import {
+  KWOK_NODE_ANNOTATION,
+  POOL_LABEL,
+  createNodes,
+  readyCondition,
+  waitForNodesReady,
+  type NodeObject,
+  type NodeSpec,
+} from './nodes.js';
 import { CLUSTER_DIR_ENV, ROOT } from './paths.js';
 import { DEFAULT_PORTS, PORT_ENV, type Ports } from './ports.js';
 import { binaryOf, kwokInstanceName, type ComponentName, type ProcessName } from './processes.js';
@@ -121,48 +129,6 @@ export interface KillableNodePool extends PrivateNodePool {
   resume(): void;
   /** Stops the pool's kwok for good (a frozen one too); the nodes stay. `down` stops it anyway. */
   stop(): Promise<void>;
-}
-
-/** Key of the taint the node-lifecycle controller puts on a node whose Ready condition is Unknown. */
-export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
-
-/** The parts of a Node the node-health helpers read. */
-export interface NodeObject {
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec: { taints?: Array<{ key: string; value?: string; effect: string; timeAdded?: string }> };
-  status?: {
-    conditions?: Array<{
-      type: string;
-      status: string;
-      reason?: string;
-      message?: string;
-      lastTransitionTime?: string;
-      lastHeartbeatTime?: string;
-    }>;
-  };
-}
-
-/** A node's Ready condition, if it has one. */
-export function readyCondition(node: NodeObject): NonNullable<NonNullable<NodeObject['status']>['conditions']>[number] | undefined {
-  return node.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-/**
- * What the node-lifecycle controller does to a node that stopped reporting: `Ready=Unknown`, reason
- * `NodeStatusUnknown`, and the `unreachable:NoExecute` taint.
- */
-export function isUnreachable(node: NodeObject): boolean {
-  const ready = readyCondition(node);
-  return (
-    ready?.status === 'Unknown' &&
-    ready.reason === 'NodeStatusUnknown' &&
-    (node.spec.taints ?? []).some((t) => t.key === UNREACHABLE_TAINT && t.effect === 'NoExecute')
-  );
-}
-
-/** `Ready=True` and no `unreachable` taint of any effect left. */
-export function isReachable(node: NodeObject): boolean {
-  return readyCondition(node)?.status === 'True' && !(node.spec.taints ?? []).some((t) => t.key === UNREACHABLE_TAINT);
 }
 
 /** A running private cluster. Create with {@link PrivateCluster.start}; {@link PrivateCluster.down} at the end. */
@@ -385,7 +351,7 @@ export class PrivateCluster {
   }
 
   /**
-   * Polls until every named node satisfies `pred` (e.g. {@link isUnreachable}, {@link isReachable}) and
+   * Polls until every named node satisfies `pred` (e.g. {@link isUnreachable}, {@link nodeUsable}) and
    * returns them; the timeout message shows each node's Ready condition and taints.
    */
   async waitForNodes(

@@ -19,22 +19,14 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FaultOwner, RevisionRef, UndoSkip } from '../src/api/types.js';
+import { UNREACHABLE_TAINT } from '../src/api/names.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import type { Kubectl } from '../cluster/kubectl.js';
 import { createNamespace } from '../cluster/namespaces.js';
-import { POOL_LABEL } from '../cluster/nodes.js';
+import { POOL_LABEL, isUnreachable, nodeUsable, readyCondition, type NodeObject } from '../cluster/nodes.js';
 import { waitFor } from '../cluster/wait.js';
-import {
-  PrivateCluster,
-  isReachable,
-  isUnreachable,
-  readyCondition,
-  UNREACHABLE_TAINT,
-  type KillableNodePool,
-  type NodeObject,
-  type PrivateNodePool,
-} from '../cluster/privateCluster.js';
+import { PrivateCluster, type KillableNodePool, type PrivateNodePool } from '../cluster/privateCluster.js';
 import {
   DEFAULT_NAMESPACE,
   LiveView,
@@ -353,7 +345,7 @@ async function follow(sc: Scene, what: string, done: (s: Snapshot, nodes: NodeOb
 
     // The dying nodes as the node lifecycle controller sees them: narrated when all of them have turned.
     const down = dyingNodes.length === sc.dying.nodes.length && dyingNodes.every(isUnreachable);
-    const up = dyingNodes.length === sc.dying.nodes.length && dyingNodes.every(isReachable);
+    const up = dyingNodes.length === sc.dying.nodes.length && dyingNodes.every(nodeUsable);
     if (down && !wasDown) {
       wasDown = true;
       sc.record.unknownAt ??= s.at - sc.t0;

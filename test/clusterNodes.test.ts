@@ -5,15 +5,29 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nodeUsable } from '../cluster/nodes.js';
+import { NOT_READY_TAINT, UNREACHABLE_TAINT } from '../src/api/names.js';
 
 const ready = { status: { conditions: [{ type: 'Ready', status: 'True' }] } };
 
 describe('nodeUsable', () => {
   const rows: Array<[string, Parameters<typeof nodeUsable>[0], boolean]> = [
     ['Ready, no taint', ready, true],
-    ['Ready, a taint of its own (not a condition taint)', { ...ready, spec: { taints: [{ key: 'nvidia.com/gpu' }] } }, true],
-    ['Ready, the not-ready taint not lifted yet', { ...ready, spec: { taints: [{ key: 'node.kubernetes.io/not-ready' }] } }, false],
-    ['Ready, the unreachable taint not lifted yet', { ...ready, spec: { taints: [{ key: 'node.kubernetes.io/unreachable' }] } }, false],
+    [
+      'Ready, a taint of its own (not a condition taint)',
+      { ...ready, spec: { taints: [{ key: 'nvidia.com/gpu', effect: 'NoSchedule' }] } },
+      true,
+    ],
+    ['Ready, the not-ready taint not lifted yet', { ...ready, spec: { taints: [{ key: NOT_READY_TAINT, effect: 'NoSchedule' }] } }, false],
+    [
+      'Ready, the unreachable taint not lifted yet',
+      { ...ready, spec: { taints: [{ key: UNREACHABLE_TAINT, effect: 'NoSchedule' }] } },
+      false,
+    ],
+    [
+      'Ready, the unreachable NoExecute taint not lifted yet',
+      { ...ready, spec: { taints: [{ key: UNREACHABLE_TAINT, effect: 'NoExecute' }] } },
+      false,
+    ],
     ['Ready False', { status: { conditions: [{ type: 'Ready', status: 'False' }] } }, false],
     ['Ready Unknown', { status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } }, false],
     ['no conditions yet (kwok has not initialised it)', { status: {} }, false],

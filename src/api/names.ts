@@ -24,6 +24,13 @@ export const COORDINATION_API_VERSION = 'coordination.k8s.io/v1';
 export const AUTHENTICATION_API_VERSION = 'authentication.k8s.io/v1';
 export const AUTHORIZATION_API_VERSION = 'authorization.k8s.io/v1';
 
+/**
+ * The taints the node-lifecycle controller (and, on create, the API server's TaintNodesByCondition
+ * admission) puts on a node whose Ready condition is False or Unknown.
+ */
+export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
+export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable';
+
 /** The reportingController of our Events. */
 export const CONTROLLER_NAME = 'rolloutguard.dev/rollout-guard';
 

@@ -7,6 +7,7 @@
  * name the empty node, or the node that left when DESIRED shrank and why, we need *which*.
  */
 import type { NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration } from '../api/objects.js';
+import { NOT_READY_TAINT, UNREACHABLE_TAINT } from '../api/names.js';
 
 /** The scheduling-relevant part of a pod template. */
 export interface PlacementSpec {
@@ -27,8 +28,8 @@ export interface NodePlacement {
  * AddOrUpdateDaemonPodTolerations), so these taints never remove a node from the targets.
  */
 const DAEMON_TOLERATIONS: Toleration[] = [
-  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+  { key: NOT_READY_TAINT, operator: 'Exists', effect: 'NoExecute' },
+  { key: UNREACHABLE_TAINT, operator: 'Exists', effect: 'NoExecute' },
   { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
   { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
   { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },

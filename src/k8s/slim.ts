@@ -10,9 +10,11 @@ import {
   DAEMONSET_KIND,
   HASH_LABEL,
   IGNORE_ANNOTATION,
+  NOT_READY_TAINT,
   TEMPLATE_GENERATION_ANNOTATION,
   UNDO_OPT_OUT_ANNOTATION,
   UNDO_RECORD_ANNOTATION,
+  UNREACHABLE_TAINT,
 } from '../api/names.js';
 import type { Taint } from '../api/objects.js';
 import type {
@@ -294,7 +296,7 @@ export function slimEvent(raw: any): SlimEvent {
 /** Node conditions that, when True, mean the node cannot be trusted to run a new pod. */
 const PRESSURE = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
 /** Taints the node lifecycle controller sets on a node it cannot reach or that is not ready. */
-const LIFECYCLE_TAINTS = ['node.kubernetes.io/unreachable', 'node.kubernetes.io/not-ready'];
+const LIFECYCLE_TAINTS = [UNREACHABLE_TAINT, NOT_READY_TAINT];
 
 /**
  * Keeps labels, taints and what the Ready and pressure conditions say, never their heartbeat times:

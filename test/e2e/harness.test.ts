@@ -19,14 +19,8 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { NODE_LIFECYCLE_TIMINGS } from '../../cluster/controllers.js';
 import { daemonSetManifest } from '../../cluster/manifests.js';
 import { FatalWaitError, POOL_LABEL, holdsFor, waitFor } from '../support/cluster.js';
-import {
-  PrivateCluster,
-  isReachable,
-  isUnreachable,
-  readyCondition,
-  type KillableNodePool,
-  type PrivateNodePool,
-} from '../../cluster/privateCluster.js';
+import { isUnreachable, nodeUsable, readyCondition } from '../../cluster/nodes.js';
+import { PrivateCluster, type KillableNodePool, type PrivateNodePool } from '../../cluster/privateCluster.js';
 
 interface PodObj {
   metadata: { name: string; deletionTimestamp?: string };
@@ -73,7 +67,7 @@ function daemonSet(pools: string[], image: string): Record<string, unknown> {
 /** Fails the surrounding wait at once when the main kwok's node stops being Ready (it must never). */
 async function assertNormalNodeReady(): Promise<void> {
   const [node] = await pc.getNodes(normal.nodes);
-  if (!isReachable(node!)) {
+  if (!nodeUsable(node!)) {
     throw new FatalWaitError(
       new Error(
         `${normal.nodes[0]} (main kwok) is not Ready: ${JSON.stringify(readyCondition(node!))}, taints ${JSON.stringify(node!.spec.taints)}`,
@@ -115,7 +109,7 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
     [killable, normal] = await Promise.all([pc.createKillableNodePool('hk', 2), pc.createNodePool('hn', 1)]);
     t.diagnostic(`pools Ready in ${secs(Date.now() - started)}`);
     const all = [...killable.nodes, ...normal.nodes];
-    assert.ok((await pc.getNodes(all)).every(isReachable), 'all three nodes Ready, untainted');
+    assert.ok((await pc.getNodes(all)).every(nodeUsable), 'all three nodes Ready, untainted');
 
     await pc.apply(daemonSet([killable.name, normal.name], 'registry.local/agent:1'), ns);
     await waitFor(
@@ -213,7 +207,7 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
   it('thawed kwok: the nodes are Ready again, the taint is gone, the deletion completes and the DaemonSet is whole', async (t: TestContext) => {
     const thawedAt = Date.now();
     killable.resume();
-    const nodes = await pc.waitForNodes(killable.nodes, isReachable, {
+    const nodes = await pc.waitForNodes(killable.nodes, nodeUsable, {
       timeoutMs: 30_000,
       intervalMs: 200,
       describe: 'the thawed pool Ready and untainted',
@@ -304,6 +298,6 @@ describe('fault harness: dead kubelets and a frozen controller manager (private 
     // its node-lifecycle controller did not take the pause for silence from the nodes.
     assert.equal(await kcmHealthz(), 200, 'KCM /healthz');
     await pc.cli(['status']); // rejects unless every component and the kwok instance are alive
-    assert.ok((await pc.getNodes([...killable.nodes, ...normal.nodes])).every(isReachable), 'all nodes still Ready after the KCM pause');
+    assert.ok((await pc.getNodes([...killable.nodes, ...normal.nodes])).every(nodeUsable), 'all nodes still Ready after the KCM pause');
   });
 });
