@@ -81,8 +81,9 @@
  *
  * The cluster is the one `npm run cluster:up` starts (reused when running), or `RG_TEST_KUBECONFIG`.
  * A cluster the bench starts itself gets the controller manager and scheduler at 200 requests/s
- * (RG_CONTROLLER_QPS) and kwok with 32 pod workers (RG_KWOK_PARALLELISM; `npm run cluster:down`
- * first to get both), recorded in the results' params.
+ * (RG_CONTROLLER_QPS), kwok with 32 pod workers (RG_KWOK_PARALLELISM) and node Leases of 200 s with a
+ * 250 s grace period (RG_NODE_LEASE_SECONDS; `npm run cluster:down` first to get all three), recorded
+ * in the results' params.
  * The bench asks it for no default nodes; it works in its own namespace and node pool per size and
  * deletes both afterwards. Other suites may share the cluster: each size records the load average and
  * the other namespaces it saw, so a result from a shared machine says so.
@@ -96,7 +97,7 @@ import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { ensureCluster } from '../cluster/controlPlane.js';
 import { kubectlRunner, waitForCrdsEstablished } from '../cluster/kubectl.js';
-import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV } from '../cluster/state.js';
+import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, NODE_LEASE_SECONDS_ENV, monitorGraceFor, type Raises } from '../cluster/state.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -121,6 +122,14 @@ interface Params {
 const BENCH_CONTROLLER_QPS = 200;
 /** kwok's pod workers when the bench starts the cluster itself (see KWOK_PARALLELISM_ENV for why). */
 const BENCH_KWOK_PARALLELISM = 32;
+/**
+ * kwok's node Lease duration when the bench starts the cluster itself (see NODE_LEASE_SECONDS_ENV): a
+ * renewal every 50 s instead of 10 s, and a 250 s grace period. At 5,000 nodes a kubelet's 40 s Lease
+ * is 500 renewals a second from one kwok process on the machine's two cores; during a fleet-wide
+ * rollout it fell behind and turned up to 1,481 healthy nodes NotReady. No part of the bench times a
+ * node's death, so the longer grace period changes nothing it measures.
+ */
+const BENCH_NODE_LEASE_SECONDS = 200;
 
 const log = (line: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -423,7 +432,7 @@ async function main(): Promise<number> {
     `params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`,
   );
   const micro = p.micro ? runMicro(p) : [];
-  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], failures: [], serverVersion: '' };
+  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], failures: [], serverVersion: '', raises: {} };
   await writeResults(p, { started, micro, run, ...(operatorNice !== undefined ? { operatorNice } : {}) });
   return run.failures.length > 0 ? 1 : 0;
 }
@@ -444,10 +453,8 @@ interface ClusterRun {
   /** One line per size that failed. */
   failures: string[];
   serverVersion: string;
-  /** The control plane's raised API QPS (RG_CONTROLLER_QPS), recorded with the results. */
-  controllerQps?: number;
-  /** kwok's raised pod workers (RG_KWOK_PARALLELISM), recorded with the results. */
-  kwokParallelism?: number;
+  /** The cluster's fleet-scale settings (RG_CONTROLLER_QPS, RG_KWOK_PARALLELISM, RG_NODE_LEASE_SECONDS), recorded with the results. */
+  raises: Raises;
 }
 
 async function runCluster(p: Params): Promise<ClusterRun> {
@@ -458,15 +465,15 @@ async function runCluster(p: Params): Promise<ClusterRun> {
     ...process.env,
     [CONTROLLER_QPS_ENV]: process.env[CONTROLLER_QPS_ENV] ?? String(BENCH_CONTROLLER_QPS),
     [KWOK_PARALLELISM_ENV]: process.env[KWOK_PARALLELISM_ENV] ?? String(BENCH_KWOK_PARALLELISM),
+    [NODE_LEASE_SECONDS_ENV]: process.env[NODE_LEASE_SECONDS_ENV] ?? String(BENCH_NODE_LEASE_SECONDS),
   };
-  const { kubeconfig, binDir, controllerQps, kwokParallelism } = await ensureCluster({ log, nodes: 0, env });
-  const run: ClusterRun = {
-    sizes: [],
-    failures: [],
-    serverVersion: '',
+  const { kubeconfig, binDir, controllerQps, kwokParallelism, nodeLeaseSeconds } = await ensureCluster({ log, nodes: 0, env });
+  const raises: Raises = {
     ...(controllerQps !== undefined ? { controllerQps } : {}),
     ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
+    ...(nodeLeaseSeconds !== undefined ? { nodeLeaseSeconds } : {}),
   };
+  const run: ClusterRun = { sizes: [], failures: [], serverVersion: '', raises };
   const kubectl = kubectlRunner(binDir, kubeconfig);
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
   try {
@@ -508,7 +515,7 @@ async function runOneSize(ctx: Ctx, p: Params, i: number, run: ClusterRun): Prom
 /** Judges the run against its targets and writes the results (JSON, SVG) and the tables (stdout). */
 async function writeResults(p: Params, r: { started: Date; micro: MicroResult[]; run: ClusterRun; operatorNice?: number }): Promise<void> {
   const { started, micro, run } = r;
-  const { sizes, serverVersion, controllerQps, kwokParallelism } = run;
+  const { sizes, serverVersion, raises } = run;
   const finished = new Date();
   const { targets, notes } = judge(micro, sizes);
   for (const f of run.failures) notes.push(`size failed: ${f}`);
@@ -533,8 +540,8 @@ async function writeResults(p: Params, r: { started: Date; micro: MicroResult[];
       sizes: p.sizes,
       microIterations: p.microIterations,
       smoke: p.smoke,
-      ...(controllerQps !== undefined ? { controllerQps } : {}),
-      ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
+      ...raises,
+      ...(raises.nodeLeaseSeconds !== undefined ? { nodeMonitorGracePeriodSeconds: monitorGraceFor(raises.nodeLeaseSeconds) } : {}),
       ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
       ...(r.operatorNice !== undefined ? { operatorPriority: r.operatorNice } : {}),
     },

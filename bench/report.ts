@@ -106,6 +106,13 @@ export function renderTables(r: BenchResults): string {
         }),
       ),
     );
+    for (const s of r.sizes) {
+      const e = s.explanation;
+      if (e.wavesWatchedFromFailureS === undefined) continue; // a result from before the split
+      out.push(
+        `${s.nodes}×${s.daemonsets} waves: pods still watched at the break ${trio(e.wavesWatchedFromFailureS)} s (${e.wavesWatchedFromFailureS.count}), a new pod watch first ${trio(e.wavesUnwatchedFromFailureS)} s (${e.wavesUnwatchedFromFailureS.count})`,
+      );
+    }
     out.push('', "API load (operator's exact request count) and status writes");
     out.push(
       table(

@@ -27,7 +27,7 @@ import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
 import { explanationOf } from './explanation.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
-import { explanationWaves, wavesNeeded, type WaveSample, type WavesResult } from './waves.js';
+import { explanationWaves, podsWatched, wavesNeeded, type WaveSample, type WavesResult } from './waves.js';
 import { Scrape, histogramDelta, parseMetrics, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
 
 /** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
@@ -128,6 +128,9 @@ export interface SizeResult {
     nodeNamedFromFailureS: Summary;
     fleetFromFailureS: Summary;
     wavesFromFailureS: Summary;
+    /** The waves' samples whose DaemonSet's pods the operator still watched at the break, and the others. */
+    wavesWatchedFromFailureS: Summary;
+    wavesUnwatchedFromFailureS: Summary;
     waves: { count: number; seconds: number[]; unexplained: WavesResult['unexplained']; samples: WaveSample[] };
     /**
      * The operator's own rollout_guard_explanation_seconds over the fleet-wide rollout and the waves: each
@@ -970,6 +973,8 @@ function explanationResult(guards: readonly GuardResult[], m: Measured): SizeRes
     ),
     fleetFromFailureS: rSum(summarize(stallValues(guards, (g) => g.explanationFromFailureS))),
     wavesFromFailureS: rSum(summarize(wave((s) => s.fromFailureS))),
+    wavesWatchedFromFailureS: rSum(summarize(wave((s) => (s.podsWatched === true ? s.fromFailureS : undefined)))),
+    wavesUnwatchedFromFailureS: rSum(summarize(wave((s) => (s.podsWatched === false ? s.fromFailureS : undefined)))),
     waves: { count: waves.waves, seconds: waves.seconds, unexplained: waves.unexplained, samples: waves.samples },
     operator: { queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
   };
@@ -977,7 +982,7 @@ function explanationResult(guards: readonly GuardResult[], m: Measured): SizeRes
 
 /** Enough explanation waves (bench/waves.ts) for p.minExplanations samples with the fleet-wide rollout's. */
 async function runWaves(run: SizeRun, obs: Observer, fleet: FleetRollout, guards: readonly GuardResult[]): Promise<WavesResult> {
-  const { p, ns, pool, names, catOf } = run;
+  const { p, ns, pool, names, catOf, op } = run;
   const failing = names.flatMap((name) => {
     const category = catOf.get(name)!;
     return category === 'healthy' ? [] : [{ name, category }];
@@ -992,6 +997,7 @@ async function runWaves(run: SizeRun, obs: Observer, fleet: FleetRollout, guards
       v1Hash: fleet.v1Hash,
       log: run.ctx.log,
       timeoutMs: 120_000 + p.nodes * 100,
+      ...(op ? { podsWatched: async () => podsWatched(await op.scrape(), ns) } : {}),
       apply: async (version, which) => {
         await run.ctx.kubectl(['apply', '-f', '-'], { input: list(which.map((n) => dsManifest(ns, n, pool, p, version, catOf.get(n)!))) });
       },

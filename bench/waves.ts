@@ -11,6 +11,7 @@
 import { waitFor } from '../cluster/wait.js';
 import { explanationOf, type Explanation, type FailingCategory } from './explanation.js';
 import type { Observer } from './observer.js';
+import type { Scrape } from './stats.js';
 
 /** One wave's first explanation of one DaemonSet. */
 export interface WaveSample extends Explanation {
@@ -18,6 +19,12 @@ export interface WaveSample extends Explanation {
   category: FailingCategory;
   /** 1, 2, …: the wave (the fleet-wide rollout is wave 0 and is reported apart). */
   wave: number;
+  /**
+   * Whether the operator still watched the DaemonSet's pods when the break was applied (its watch had
+   * not yet ended the linger after the restore). When it did not, the explanation waits for a new pod
+   * watch's first list, as it does for a DaemonSet that was idle; absent when not read.
+   */
+  podsWatched?: boolean;
 }
 
 export interface WaveDeps {
@@ -31,6 +38,8 @@ export interface WaveDeps {
   log: (line: string) => void;
   /** Allowance for one restore or one break to settle, ms. */
   timeoutMs: number;
+  /** The DaemonSets whose pods the operator watches now (read from its /metrics), if the bench can tell. */
+  podsWatched?: () => Promise<ReadonlySet<string>>;
 }
 
 export interface WavesResult {
@@ -46,6 +55,19 @@ export interface WavesResult {
 export function wavesNeeded(minSamples: number, have: number, perWave: number): number {
   if (perWave <= 0 || have >= minSamples) return 0;
   return Math.ceil((minSamples - have) / perWave);
+}
+
+/**
+ * The DaemonSets of namespace `ns` whose pods the operator watches, from a scrape of its /metrics: each
+ * pod watch has its own rollout_guard_informer_objects series, labelled with its DaemonSet, while it runs.
+ */
+export function podsWatched(scrape: Scrape, ns: string): Set<string> {
+  return new Set(
+    scrape
+      .all('rollout_guard_informer_objects')
+      .filter((x) => x.labels.resource === 'pods' && x.labels.namespace === ns && x.labels.daemonset)
+      .map((x) => x.labels.daemonset!),
+  );
 }
 
 /** The version a wave's break applies: distinct per wave, so each break is a new revision. */
@@ -67,6 +89,7 @@ export async function explanationWaves(d: WaveDeps, waves: number): Promise<Wave
       { timeoutMs: d.timeoutMs, intervalMs: 250, describe: `wave ${w}: every failing DaemonSet restored to v1 and Healthy` },
     );
     // Break: a new failing revision; the wave ends when each guard has named a failing node and the cause.
+    const watched = await d.podsWatched?.();
     const tBreak = Date.now();
     await d.apply(waveVersion(w), names);
     const explain = (f: { name: string; category: FailingCategory }): Explanation =>
@@ -79,7 +102,7 @@ export async function explanationWaves(d: WaveDeps, waves: number): Promise<Wave
     for (const f of d.failing) {
       const e = explain(f);
       if (e.fromFailureS === undefined) out.unexplained.push({ guard: f.name, wave: w });
-      out.samples.push({ guard: f.name, category: f.category, wave: w, ...e });
+      out.samples.push({ guard: f.name, category: f.category, wave: w, ...e, ...(watched ? { podsWatched: watched.has(f.name) } : {}) });
     }
     out.seconds.push(Math.round((Date.now() - start) / 100) / 10);
     const got = out.samples.filter((s) => s.wave === w && s.fromFailureS !== undefined).map((s) => s.fromFailureS!);

@@ -58,7 +58,7 @@ export interface UpOptions {
 }
 
 /** What {@link up} produced. */
-export interface ClusterInfo {
+export interface ClusterInfo extends Raises {
   /** Absolute path of the admin kubeconfig. */
   kubeconfig: string;
   /** Directory holding the pinned binaries (kubectl included). */
@@ -70,10 +70,6 @@ export interface ClusterInfo {
   /** Wall time of the whole `up`. */
   totalMs: number;
   ports: Ports;
-  /** The controller manager's and scheduler's API QPS when raised (see {@link CONTROLLER_QPS_ENV}). */
-  controllerQps?: number;
-  /** kwok's pod workers when raised (see {@link KWOK_PARALLELISM_ENV}). */
-  kwokParallelism?: number;
 }
 
 /** Env var that, set to `1`, makes {@link up} add the real node (as `up --real-node` does). */
@@ -119,7 +115,7 @@ export async function up(opts: UpOptions = {}): Promise<ClusterInfo> {
 }
 
 /** A cluster to run against: its admin kubeconfig, the pinned binaries, and the raised settings {@link up} reports. */
-export type ClusterConnection = Pick<ClusterInfo, 'kubeconfig' | 'binDir' | 'controllerQps' | 'kwokParallelism'>;
+export type ClusterConnection = Pick<ClusterInfo, 'kubeconfig' | 'binDir' | keyof Raises>;
 
 /**
  * The cluster {@link EXTERNAL_KUBECONFIG_ENV} names, for which only the binaries are built (it needs a kwok

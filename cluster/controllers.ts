@@ -10,7 +10,7 @@ import { SERVICE_CIDR } from './apiServer.js';
 import { httpGet } from './http.js';
 import { paths } from './paths.js';
 import type { ComponentSpec } from './processes.js';
-import type { State } from './state.js';
+import { monitorGraceFor, type State } from './state.js';
 
 /**
  * Node-health timings of a cluster created with {@link NODE_LIFECYCLE_ENV}. Upstream defaults (kubelet
@@ -55,7 +55,7 @@ export function controllerManagerSpec(state: State): ComponentSpec {
       `--service-account-private-key-file=${saKey}`,
       `--root-ca-file=${path.join(p.pki, 'apiserver.crt')}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
+      ...(state.nodeLifecycle ? nodeLifecycleFlags() : nodeLeaseFlags(state)),
       ...apiQps,
     ],
     ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
@@ -78,6 +78,14 @@ export function schedulerSpec(state: State): ComponentSpec {
     ],
     ready: async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`)).status === 200,
   };
+}
+
+/**
+ * The grace period for a raised node Lease ({@link State.nodeLeaseSeconds}); none at a kubelet's Lease,
+ * where the controller manager's default (50 s) already fits it.
+ */
+export function nodeLeaseFlags(state: Pick<State, 'nodeLeaseSeconds'>): string[] {
+  return state.nodeLeaseSeconds ? [`--node-monitor-grace-period=${monitorGraceFor(state.nodeLeaseSeconds)}s`] : [];
 }
 
 /**

@@ -14,14 +14,11 @@ import { KWOK_NODE_ANNOTATION } from './nodes.js';
 import { paths } from './paths.js';
 import { freePort } from './ports.js';
 import type { ComponentSpec, ProcessName } from './processes.js';
-import type { State } from './state.js';
+import { KUBELET_LEASE_SECONDS, type State } from './state.js';
 
 // Pod IPs come from a range distinct from Services so a wrong IP in a test failure is recognisable.
 const POD_CIDR = '10.244.0.0/16';
 const NODE_IP = '10.0.0.1';
-
-/** A kubelet's default node Lease duration (it renews every quarter of it). */
-const KUBELET_LEASE_SECONDS = 40;
 
 /**
  * kwok's configuration file for {@link KWOK_PARALLELISM_ENV}: a second `--config` beside the stages.
@@ -52,6 +49,15 @@ export function kwokConfigYaml(podWorkers: number): string {
 }
 
 /**
+ * kwok's node Lease duration: the short one of a nodeLifecycle cluster (its tests time node deaths), else
+ * the raised one of a fleet-scale cluster, else a kubelet's 40 s (renewed every 10 s).
+ */
+export function nodeLeaseSeconds(state: Pick<State, 'nodeLifecycle' | 'nodeLeaseSeconds'>): number {
+  if (state.nodeLifecycle) return NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds;
+  return state.nodeLeaseSeconds ?? KUBELET_LEASE_SECONDS;
+}
+
+/**
  * A kwok process managing the nodes annotated `kwok.x-k8s.io/node=<selectorValue>`: the main one
  * (`fake`) or a kwok instance. All share the stages file and the pod CIDR/node IP flags, so a pool's
  * pods behave the same whichever kwok drives them.
@@ -72,8 +78,7 @@ export function kwokSpec(state: State, name: ProcessName, selectorValue: string,
       // The node-lifecycle controller (always running: it lifts TaintNodesByCondition's taint) counts a
       // node alive while its Lease is renewed. Without the flag kwok keeps no Lease, and its status
       // heartbeat (every 10 minutes) is far past the 50 s grace period: every node would turn Unknown.
-      // A kubelet's 40 s lease (renewed every 10 s), or the short one of a nodeLifecycle cluster.
-      `--node-lease-duration-seconds=${state.nodeLifecycle ? NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds : KUBELET_LEASE_SECONDS}`,
+      `--node-lease-duration-seconds=${nodeLeaseSeconds(state)}`,
     ],
     // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
     // stages from silently changing pod behaviour in tests.

@@ -31,6 +31,26 @@ export const CONTROLLER_QPS_ENV = 'RG_CONTROLLER_QPS';
  * fault the benchmark would report against the operator.
  */
 export const KWOK_PARALLELISM_ENV = 'RG_KWOK_PARALLELISM';
+/**
+ * Env var that, set to a number of seconds when a cluster is created, gives kwok's node Leases that
+ * duration (a kubelet's is 40 s, renewed every quarter of it) and the controller manager a
+ * `--node-monitor-grace-period` in upstream's ratio to it ({@link monitorGraceFor}). For a fleet of
+ * thousands of simulated nodes: one kwok process renews every node's Lease on the machine's shared cores,
+ * 500 requests a second at 5,000 nodes, and a renewal it leaves late past the grace period turns a
+ * healthy node NotReady, a fault of the simulation that every guard would rightly follow.
+ */
+export const NODE_LEASE_SECONDS_ENV = 'RG_NODE_LEASE_SECONDS';
+
+/** A kubelet's default node Lease duration (it renews every quarter of it). */
+export const KUBELET_LEASE_SECONDS = 40;
+
+/**
+ * The controller manager's grace period for a node Lease of `leaseSeconds`, in upstream's ratio (a
+ * 40 s Lease, a 50 s grace period): five renewals fit in it.
+ */
+export function monitorGraceFor(leaseSeconds: number): number {
+  return Math.ceil(leaseSeconds * 1.25);
+}
 
 /** The contents of a cluster's `state.json`. */
 export interface State {
@@ -47,13 +67,16 @@ export interface State {
   controllerQps?: number;
   /** kwok's pod workers (see {@link KWOK_PARALLELISM_ENV}); absent means kwok's default. */
   kwokParallelism?: number;
+  /** kwok's node Lease duration, seconds (see {@link NODE_LEASE_SECONDS_ENV}); absent means a kubelet's 40 s. */
+  nodeLeaseSeconds?: number;
 }
 
 /** The fleet-scale settings a cluster takes when it is created, each from its env var; absent means the component's default. */
-export type Raises = Pick<State, 'controllerQps' | 'kwokParallelism'>;
+export type Raises = Pick<State, 'controllerQps' | 'kwokParallelism' | 'nodeLeaseSeconds'>;
 export const RAISES: ReadonlyArray<{ key: keyof Raises; env: string; integer: boolean }> = [
   { key: 'controllerQps', env: CONTROLLER_QPS_ENV, integer: false },
   { key: 'kwokParallelism', env: KWOK_PARALLELISM_ENV, integer: true },
+  { key: 'nodeLeaseSeconds', env: NODE_LEASE_SECONDS_ENV, integer: true },
 ];
 
 /** What {@link RAISES} sets, from the env: only the variables that are set, each checked. */
