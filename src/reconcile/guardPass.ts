@@ -30,7 +30,8 @@ import type { CacheView } from './ports.js';
  * and writing each of those would cost a guard several status writes per node, more requests than the
  * DaemonSet controller itself makes for the rollout. Transitions — a new state or cause, an Event, an
  * action, a new generation observed, a node newly blocked for a definite reason — are never held, so
- * detection and explanation are not delayed.
+ * detection and explanation are not delayed. (The queue's batch period, runtime/workQueue.ts, may put a
+ * pass itself off by up to 500 ms after the last one; never a pass for a failed pod or a deadline.)
  * The price: status.rollout.lastProgressAt may be recorded up to this much after the progress was seen.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 1000;

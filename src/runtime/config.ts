@@ -50,6 +50,14 @@ export interface OperatorConfig {
   queueQps: number;
   queueBurst: number;
   /**
+   * The guards' batch period (runtime/workQueue.ts): a guard queued by a plain change (not a pod that just
+   * failed, not a deadline) within this long after its last pass waits until it is over, and one pass sees
+   * every change that came meanwhile. 500 ms: half the interval at which progress is written anyway, so a
+   * completion or a shrink is written at most that much later, while a DaemonSet rolling over thousands of
+   * nodes queues its guard with every pod event. 0 turns it off.
+   */
+  batchPeriodMs: number;
+  /**
    * Safety-net resync: every guard re-enqueued every 10 min ±10 %. Correctness never depends on it;
    * deadlines use requeueAfter.
    */
@@ -124,6 +132,7 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   backoffMaxMs: 300_000,
   queueQps: 10,
   queueBurst: 100,
+  batchPeriodMs: 500,
   resyncMs: 600_000,
   watchTimeoutSeconds: 300,
   watchIdleTimeoutMs: 180_000,
@@ -149,6 +158,7 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
   '--lease-name': { env: 'LEASE_NAME', key: 'leaseName', kind: 'string' },
   '--identity': { env: 'POD_NAME', key: 'identity', kind: 'string' },
   '--workers': { env: 'WORKERS', key: 'workers', kind: 'int' },
+  '--batch-period-ms': { env: 'BATCH_PERIOD_MS', key: 'batchPeriodMs', kind: 'int' },
   '--kubeconfig': { env: 'KUBECONFIG', key: 'kubeconfig', kind: 'string' },
   '--lease-duration-ms': { env: 'LEASE_DURATION_MS', key: 'leaseDurationMs', kind: 'int' },
   '--renew-deadline-ms': { env: 'RENEW_DEADLINE_MS', key: 'renewDeadlineMs', kind: 'int' },

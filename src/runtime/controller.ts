@@ -38,8 +38,14 @@ export class Controller {
 
   constructor(private readonly deps: ControllerDeps) {
     const { config } = deps;
-    const queue = (): WorkQueue =>
-      new WorkQueue({ baseDelayMs: config.backoffBaseMs, maxDelayMs: config.backoffMaxMs, qps: config.queueQps, burst: config.queueBurst });
+    const queue = (batchMs = 0): WorkQueue =>
+      new WorkQueue({
+        baseDelayMs: config.backoffBaseMs,
+        maxDelayMs: config.backoffMaxMs,
+        qps: config.queueQps,
+        burst: config.queueBurst,
+        batchMs,
+      });
     const work = {
       count: config.workers,
       metrics: deps.metrics,
@@ -47,7 +53,13 @@ export class Controller {
       ...(deps.onWork ? { onWork: deps.onWork } : {}),
       ...(deps.mayRun ? { mayRun: deps.mayRun } : {}),
     };
-    this.guardWork = new Workers({ name: 'guard', queueName: 'guards', queue: queue(), reconcile: deps.reconcileGuard, ...work });
+    this.guardWork = new Workers({
+      name: 'guard',
+      queueName: 'guards',
+      queue: queue(config.batchPeriodMs),
+      reconcile: deps.reconcileGuard,
+      ...work,
+    });
     const reconcilePolicy = deps.reconcilePolicy;
     this.policyWork =
       reconcilePolicy && new Workers({ name: 'policy', queueName: 'policies', queue: queue(), reconcile: reconcilePolicy, ...work });

@@ -11,9 +11,15 @@
  *   first out among urgent keys), and a key already waiting moves up when it turns urgent: a pod that just
  *   failed is named before the progress of every other rollout is recounted (controller-runtime's
  *   priority queue does the same for the changes it ranks above initial-list events);
+ * - with a batch period, a key added plainly within that period after its last pass ended is held until
+ *   the period is over, and the changes that come meanwhile are seen by one pass (the EndpointSlice
+ *   controller's `--endpointslice-updates-batch-period`): during a wide rollout every pod event of a
+ *   DaemonSet queues its guards, and passes that recount progress the status would not show yet took
+ *   the CPU that the passes naming failed nodes and the API server's answers needed. Urgent adds and
+ *   {@link WorkQueue.addAfter} deadlines are never held;
  * - how long a key waited is measured from the add that made it dirty to the worker taking it (client-go's
  *   `workqueue_queue_duration_seconds`): a key added while its own pass runs waits for that pass too,
- *   which is what the change that added it waited before a pass could see it.
+ *   which is what the change that added it waited before a pass could see it; a held key, its hold too.
  *
  * The worker loop (workers.ts runs it, one queue per controller), in short:
  * ```ts
@@ -42,7 +48,12 @@ export interface WorkQueueOptions {
   clock?: Clock;
   /** Timers for delayed adds; defaults to the real ones. */
   timers?: Timers;
+  /** Batch period of plain adds after a key's pass (see the class comment); 0 or absent: none. */
+  batchMs?: number;
 }
+
+/** Size of the last-pass record past which entries older than the batch period are dropped. */
+const LAST_DONE_PRUNE_AT = 1024;
 
 interface Delayed {
   readyAt: number;
@@ -64,6 +75,12 @@ export class WorkQueue {
   /** How long each key in process waited to be taken. */
   private readonly waited = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
+  /** Dirty keys held back by the batch period, each with the timer that queues it at the period's end. */
+  private readonly held = new Map<string, unknown>();
+  /** Keys whose deadline came while their pass ran: queued after it without a hold. */
+  private readonly dueWhenDone = new Set<string>();
+  /** When each key's last pass ended (with a batch period only; pruned once past it). */
+  private readonly lastDone = new Map<string, number>();
   private shutdown = false;
   private readonly clock: Clock;
   private readonly timers: Timers;
@@ -86,8 +103,7 @@ export class WorkQueue {
     if (this.shutdown || this.dirty.has(key)) return;
     this.dirty.set(key, this.clock.now());
     if (this.processing.has(key)) return;
-    this.queue.push(key);
-    this.dispatch();
+    this.queueOrHold(key);
   }
 
   /**
@@ -102,9 +118,11 @@ export class WorkQueue {
       return;
     }
     if (this.dirty.has(key)) {
-      const at = this.queue.indexOf(key);
-      if (at < 0) return; // already urgent
-      this.queue.splice(at, 1);
+      if (!this.release(key)) {
+        const at = this.queue.indexOf(key);
+        if (at < 0) return; // already urgent
+        this.queue.splice(at, 1);
+      }
     } else {
       this.dirty.set(key, this.clock.now());
     }
@@ -132,7 +150,7 @@ export class WorkQueue {
       // Guard against a stale timer whose entry was replaced or cleared meanwhile.
       if (this.waiting.get(key)?.handle !== handle) return;
       this.waiting.delete(key);
-      this.add(key);
+      this.addDue(key);
     }, delayMs);
     this.waiting.set(key, { readyAt, handle });
   }
@@ -172,10 +190,18 @@ export class WorkQueue {
   done(key: string): void {
     this.processing.delete(key);
     this.waited.delete(key);
+    if (this.batchMs() > 0) this.markDone(key);
     const urgent = this.urgentWhenDone.delete(key);
-    if (this.dirty.has(key)) {
-      (urgent ? this.urgentQueue : this.queue).push(key);
+    const due = this.dueWhenDone.delete(key);
+    if (!this.dirty.has(key)) return;
+    if (urgent) {
+      this.urgentQueue.push(key);
       this.dispatch();
+    } else if (due) {
+      this.queue.push(key);
+      this.dispatch();
+    } else {
+      this.queueOrHold(key);
     }
   }
 
@@ -187,6 +213,8 @@ export class WorkQueue {
     this.shutdown = true;
     for (const { handle } of this.waiting.values()) this.timers.clearTimeout(handle);
     this.waiting.clear();
+    // A held key is a queued one whose pass was put off: it is still handed out.
+    for (const key of [...this.held.keys()]) if (this.release(key)) this.queue.push(key);
     this.dispatch();
   }
 
@@ -206,6 +234,65 @@ export class WorkQueue {
   /** Number of keys ready to be handed out (not counting keys being processed or delayed). */
   len(): number {
     return this.urgentQueue.length + this.queue.length;
+  }
+
+  private batchMs(): number {
+    return this.opts.batchMs ?? 0;
+  }
+
+  /** Queues dirty `key`, or holds it until the batch period after its last pass is over. */
+  private queueOrHold(key: string): void {
+    const last = this.lastDone.get(key);
+    const holdMs = last === undefined ? 0 : last + this.batchMs() - this.clock.now();
+    if (holdMs > 0 && this.batchMs() > 0) {
+      const handle = this.timers.setTimeout(() => {
+        if (this.held.get(key) !== handle) return;
+        this.held.delete(key);
+        this.queue.push(key);
+        this.dispatch();
+      }, holdMs);
+      this.held.set(key, handle);
+      return;
+    }
+    this.queue.push(key);
+    this.dispatch();
+  }
+
+  /** Ends `key`'s hold, if it has one (the caller queues it). */
+  private release(key: string): boolean {
+    const handle = this.held.get(key);
+    if (handle === undefined) return false;
+    this.timers.clearTimeout(handle);
+    this.held.delete(key);
+    return true;
+  }
+
+  /** A deadline came ({@link WorkQueue.addAfter}): queued now, never held by the batch period. */
+  private addDue(key: string): void {
+    if (this.shutdown) return;
+    if (this.processing.has(key)) {
+      if (!this.dirty.has(key)) this.dirty.set(key, this.clock.now());
+      this.dueWhenDone.add(key);
+      return;
+    }
+    if (this.dirty.has(key)) {
+      if (this.release(key)) {
+        this.queue.push(key);
+        this.dispatch();
+      }
+      return; // queued already
+    }
+    this.dirty.set(key, this.clock.now());
+    this.queue.push(key);
+    this.dispatch();
+  }
+
+  /** Notes when `key`'s pass ended; entries past the period are dropped now and then, so deleted keys go too. */
+  private markDone(key: string): void {
+    const now = this.clock.now();
+    this.lastDone.set(key, now);
+    if (this.lastDone.size <= LAST_DONE_PRUNE_AT) return;
+    for (const [k, at] of this.lastDone) if (now - at >= this.batchMs()) this.lastDone.delete(k);
   }
 
   private take(): string {

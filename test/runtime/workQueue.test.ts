@@ -337,3 +337,88 @@ describe('WorkQueue: urgent keys', () => {
     assert.equal(await q.get(), undefined);
   });
 });
+
+describe('WorkQueue: the batch period', () => {
+  // Steps: `+k` add, `!k` addUrgent, `@k:ms` addAfter, `run k` get and done k (must be k), `wait ms`
+  // advance the fake clock, `ready a,b` what is ready now, in order (drained as passes that end at once).
+  const cases: Array<{ name: string; steps: string[] }> = [
+    { name: 'a key never passed is queued at once', steps: ['+a', 'ready a'] },
+    {
+      name: 'a plain add within the period after a pass waits for its end, and the adds meanwhile make one pass',
+      steps: ['+a', 'run a', 'wait 100', '+a', 'ready -', 'wait 200', '+a', '+a', 'ready -', 'wait 199', 'ready -', 'wait 1', 'ready a'],
+    },
+    { name: 'a plain add after the period is queued at once', steps: ['+a', 'run a', 'wait 500', '+a', 'ready a'] },
+    {
+      name: 'an urgent add is never held, and ends a hold',
+      steps: ['+a', 'run a', 'wait 10', '+a', 'ready -', '!a', 'ready a', 'wait 1000', 'ready -'],
+    },
+    { name: 'an urgent add right after a pass is not held', steps: ['+a', 'run a', '!a', 'ready a'] },
+    {
+      name: 'a deadline is never held, and ends a hold',
+      steps: ['+a', 'run a', '@a:50', '+a', 'wait 50', 'ready a', 'wait 1000', 'ready -'],
+    },
+    {
+      name: 'a deadline that fires while the pass runs is queued at its end, unheld',
+      steps: ['+a', 'take a', '@a:50', 'wait 50', 'done a', 'ready a'],
+    },
+    {
+      name: 'a plain add while the pass runs is held after it',
+      steps: ['+a', 'take a', '+a', 'wait 50', 'done a', 'ready -', 'wait 499', 'ready -', 'wait 1', 'ready a'],
+    },
+    { name: 'other keys are not held by a key’s period', steps: ['+a', 'run a', '+a', '+b', 'ready b', 'wait 500', 'ready a'] },
+  ];
+  for (const c of cases) {
+    it(c.name, async () => {
+      const { q, clock } = newQueue({ batchMs: 500 });
+      for (const st of c.steps) {
+        const [verb, arg = ''] = st.includes(' ') ? st.split(' ') : [st[0]!, st.slice(1)];
+        if (verb === '+') q.add(arg);
+        else if (verb === '!') q.addUrgent(arg);
+        else if (verb === '@') q.addAfter(arg.split(':')[0]!, Number(arg.split(':')[1]));
+        else if (verb === 'wait') clock.advance(Number(arg));
+        else if (verb === 'take') assert.equal(await q.get(), arg, st);
+        else if (verb === 'done') q.done(arg);
+        else if (verb === 'run') {
+          assert.equal(await q.get(), arg, st);
+          q.done(arg);
+        } else if (verb === 'ready') {
+          const got = await drainReady(q);
+          for (const k of got) q.done(k);
+          assert.deepEqual(got, arg === '-' ? [] : arg.split(','), `${st} (after ${c.steps.slice(0, c.steps.indexOf(st)).join('; ')})`);
+        } else throw new Error(`bad step ${st}`);
+      }
+    });
+  }
+
+  it("a held key's wait counts its hold: the change that queued it waited that long", async () => {
+    const { q, clock } = newQueue({ batchMs: 500 });
+    q.add('a');
+    q.done((await q.get())!);
+    clock.advance(100);
+    q.add('a');
+    clock.advance(400);
+    assert.equal(await q.get(), 'a');
+    assert.equal(q.waitedMs('a'), 400);
+  });
+
+  it('without a batch period nothing is held', async () => {
+    const { q } = newQueue();
+    q.add('a');
+    q.done((await q.get())!);
+    q.add('a');
+    assert.equal(q.len(), 1);
+  });
+
+  it('at shutdown a held key is still handed out, and its timer is gone', async () => {
+    const { q, clock } = newQueue({ batchMs: 500 });
+    q.add('a');
+    q.done((await q.get())!);
+    q.add('a');
+    assert.equal(q.len(), 0);
+    q.shutDown();
+    assert.equal(await q.get(), 'a');
+    q.done('a');
+    assert.equal(await q.get(), undefined);
+    assert.equal(clock.pending(), 0);
+  });
+});
