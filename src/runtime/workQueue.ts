@@ -137,7 +137,7 @@ export class WorkQueue {
   addAfter(key: string, delayMs: number): void {
     if (this.shutdown) return;
     if (!(delayMs > 0)) {
-      this.add(key);
+      this.addDue(key); // a deadline already past: at once, never held by the batch period
       return;
     }
     const readyAt = this.clock.now() + delayMs;
