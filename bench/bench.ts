@@ -97,7 +97,8 @@ import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { ensureCluster } from '../cluster/controlPlane.js';
 import { kubectlRunner, waitForCrdsEstablished } from '../cluster/kubectl.js';
-import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, NODE_LEASE_SECONDS_ENV, monitorGraceFor, type Raises } from '../cluster/state.js';
+import { nodeLeaseTimings } from '../cluster/controllers.js';
+import { CONTROLLER_QPS_ENV, KWOK_PARALLELISM_ENV, NODE_LEASE_SECONDS_ENV, type Raises } from '../cluster/state.js';
 import { alertRace } from './alertRace.js';
 import { CONTAINMENT_NODES } from './containment.js';
 import { defaultMicroCases, runMicroCase, type MicroResult } from './micro.js';
@@ -541,7 +542,7 @@ async function writeResults(p: Params, r: { started: Date; micro: MicroResult[];
       microIterations: p.microIterations,
       smoke: p.smoke,
       ...raises,
-      ...(raises.nodeLeaseSeconds !== undefined ? { nodeMonitorGracePeriodSeconds: monitorGraceFor(raises.nodeLeaseSeconds) } : {}),
+      ...(raises.nodeLeaseSeconds !== undefined ? { nodeMonitorGracePeriodSeconds: nodeLeaseTimings(raises).graceSeconds } : {}),
       ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
       ...(r.operatorNice !== undefined ? { operatorPriority: r.operatorNice } : {}),
     },

@@ -10,7 +10,7 @@ import { SERVICE_CIDR } from './apiServer.js';
 import { httpGet } from './http.js';
 import { paths } from './paths.js';
 import type { ComponentSpec } from './processes.js';
-import { monitorGraceFor, type State } from './state.js';
+import { KUBELET_LEASE_SECONDS, monitorGraceFor, type State } from './state.js';
 
 /**
  * Node-health timings of a cluster created with {@link NODE_LIFECYCLE_ENV}. Upstream defaults (kubelet
@@ -55,7 +55,8 @@ export function controllerManagerSpec(state: State): ComponentSpec {
       `--service-account-private-key-file=${saKey}`,
       `--root-ca-file=${path.join(p.pki, 'apiserver.crt')}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      ...(state.nodeLifecycle ? nodeLifecycleFlags() : nodeLeaseFlags(state)),
+      ...nodeLeaseFlags(state),
+      ...(state.nodeLifecycle ? nodeLifecycleFlags() : []),
       ...apiQps,
     ],
     ready: async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`)).status === 200,
@@ -81,11 +82,24 @@ export function schedulerSpec(state: State): ComponentSpec {
 }
 
 /**
- * The grace period for a raised node Lease ({@link State.nodeLeaseSeconds}); none at a kubelet's Lease,
- * where the controller manager's default (50 s) already fits it.
+ * The node Lease kwok keeps and the grace period the controller manager allows it: the short timings of
+ * a nodeLifecycle cluster first (its tests time node deaths), else a raised Lease with a grace period in
+ * upstream's ratio to it, else a kubelet's 40 s and the controller manager's default grace period.
  */
-export function nodeLeaseFlags(state: Pick<State, 'nodeLeaseSeconds'>): string[] {
-  return state.nodeLeaseSeconds ? [`--node-monitor-grace-period=${monitorGraceFor(state.nodeLeaseSeconds)}s`] : [];
+export function nodeLeaseTimings(state: Pick<State, 'nodeLifecycle' | 'nodeLeaseSeconds'>): {
+  leaseSeconds: number;
+  graceSeconds?: number;
+} {
+  if (state.nodeLifecycle)
+    return { leaseSeconds: NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds, graceSeconds: NODE_LIFECYCLE_TIMINGS.monitorGracePeriodSeconds };
+  if (state.nodeLeaseSeconds) return { leaseSeconds: state.nodeLeaseSeconds, graceSeconds: monitorGraceFor(state.nodeLeaseSeconds) };
+  return { leaseSeconds: KUBELET_LEASE_SECONDS };
+}
+
+/** The controller manager's grace period for {@link nodeLeaseTimings}' Lease; none where its default fits. */
+export function nodeLeaseFlags(state: Pick<State, 'nodeLifecycle' | 'nodeLeaseSeconds'>): string[] {
+  const { graceSeconds } = nodeLeaseTimings(state);
+  return graceSeconds === undefined ? [] : [`--node-monitor-grace-period=${graceSeconds}s`];
 }
 
 /**
@@ -97,9 +111,5 @@ export function nodeLeaseFlags(state: Pick<State, 'nodeLeaseSeconds'>): string[]
  */
 export function nodeLifecycleFlags(): string[] {
   const t = NODE_LIFECYCLE_TIMINGS;
-  return [
-    `--node-monitor-period=${t.monitorPeriodSeconds}s`,
-    `--node-monitor-grace-period=${t.monitorGracePeriodSeconds}s`,
-    '--node-eviction-rate=10',
-  ];
+  return [`--node-monitor-period=${t.monitorPeriodSeconds}s`, '--node-eviction-rate=10'];
 }

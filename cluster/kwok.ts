@@ -8,13 +8,13 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { NODE_LIFECYCLE_TIMINGS } from './controllers.js';
+import { nodeLeaseTimings } from './controllers.js';
 import { httpGet } from './http.js';
 import { KWOK_NODE_ANNOTATION } from './nodes.js';
 import { paths } from './paths.js';
 import { freePort } from './ports.js';
 import type { ComponentSpec, ProcessName } from './processes.js';
-import { KUBELET_LEASE_SECONDS, type State } from './state.js';
+import type { State } from './state.js';
 
 // Pod IPs come from a range distinct from Services so a wrong IP in a test failure is recognisable.
 const POD_CIDR = '10.244.0.0/16';
@@ -49,15 +49,6 @@ export function kwokConfigYaml(podWorkers: number): string {
 }
 
 /**
- * kwok's node Lease duration: the short one of a nodeLifecycle cluster (its tests time node deaths), else
- * the raised one of a fleet-scale cluster, else a kubelet's 40 s (renewed every 10 s).
- */
-export function nodeLeaseSeconds(state: Pick<State, 'nodeLifecycle' | 'nodeLeaseSeconds'>): number {
-  if (state.nodeLifecycle) return NODE_LIFECYCLE_TIMINGS.leaseDurationSeconds;
-  return state.nodeLeaseSeconds ?? KUBELET_LEASE_SECONDS;
-}
-
-/**
  * A kwok process managing the nodes annotated `kwok.x-k8s.io/node=<selectorValue>`: the main one
  * (`fake`) or a kwok instance. All share the stages file and the pod CIDR/node IP flags, so a pool's
  * pods behave the same whichever kwok drives them.
@@ -78,7 +69,7 @@ export function kwokSpec(state: State, name: ProcessName, selectorValue: string,
       // The node-lifecycle controller (always running: it lifts TaintNodesByCondition's taint) counts a
       // node alive while its Lease is renewed. Without the flag kwok keeps no Lease, and its status
       // heartbeat (every 10 minutes) is far past the 50 s grace period: every node would turn Unknown.
-      `--node-lease-duration-seconds=${nodeLeaseSeconds(state)}`,
+      `--node-lease-duration-seconds=${nodeLeaseTimings(state).leaseSeconds}`,
     ],
     // kwok also loads ~/.kwok/kwok.yaml when it exists; a private HOME keeps a developer's own
     // stages from silently changing pod behaviour in tests.

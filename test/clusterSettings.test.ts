@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { controllerManagerSpec, nodeLeaseFlags } from '../cluster/controllers.js';
-import { nodeLeaseSeconds } from '../cluster/kwok.js';
+import { controllerManagerSpec, nodeLeaseFlags, nodeLeaseTimings } from '../cluster/controllers.js';
 import { DEFAULT_PORTS } from '../cluster/ports.js';
 import { KUBELET_LEASE_SECONDS, NODE_LEASE_SECONDS_ENV, monitorGraceFor, raisesFrom, type State } from '../cluster/state.js';
 
@@ -46,7 +45,7 @@ describe('cluster settings: the node Lease of a fleet-scale cluster', () => {
       [{ nodeLifecycle: true }, 8],
       [{ nodeLifecycle: true, nodeLeaseSeconds: 200 }, 8],
     ];
-    for (const [s, want] of rows) assert.equal(nodeLeaseSeconds(s), want, JSON.stringify(s));
+    for (const [s, want] of rows) assert.equal(nodeLeaseTimings(s).leaseSeconds, want, JSON.stringify(s));
   });
 
   it("the controller manager's grace period follows a raised Lease, and keeps its default otherwise", () => {

@@ -65,8 +65,8 @@ export class WorkQueue {
   private readonly queue: string[] = [];
   /** Keys added urgently, handed out before {@link queue}'s. */
   private readonly urgentQueue: string[] = [];
-  /** Keys to run urgently once their pass in process is done. */
-  private readonly urgentWhenDone = new Set<string>();
+  /** Keys added while their pass runs that go back without a hold once it is done: urgently, or as a deadline. */
+  private readonly whenDone = new Map<string, 'urgent' | 'due'>();
   /** Keys to run (again), each with when it was first added since it was last taken (the queue's clock). */
   private readonly dirty = new Map<string, number>();
   private readonly processing = new Set<string>();
@@ -77,8 +77,6 @@ export class WorkQueue {
   private readonly getters: Array<(key: string | undefined) => void> = [];
   /** Dirty keys held back by the batch period, each with the timer that queues it at the period's end. */
   private readonly held = new Map<string, unknown>();
-  /** Keys whose deadline came while their pass ran: queued after it without a hold. */
-  private readonly dueWhenDone = new Set<string>();
   /** When each key's last pass ended (with a batch period only; pruned once past it). */
   private readonly lastDone = new Map<string, number>();
   private shutdown = false;
@@ -113,8 +111,7 @@ export class WorkQueue {
   addUrgent(key: string): void {
     if (this.shutdown) return;
     if (this.processing.has(key)) {
-      if (!this.dirty.has(key)) this.dirty.set(key, this.clock.now());
-      this.urgentWhenDone.add(key);
+      this.afterPass(key, 'urgent');
       return;
     }
     if (this.dirty.has(key)) {
@@ -126,8 +123,7 @@ export class WorkQueue {
     } else {
       this.dirty.set(key, this.clock.now());
     }
-    this.urgentQueue.push(key);
-    this.dispatch();
+    this.enqueue(key, true);
   }
 
   /**
@@ -191,18 +187,11 @@ export class WorkQueue {
     this.processing.delete(key);
     this.waited.delete(key);
     if (this.batchMs() > 0) this.markDone(key);
-    const urgent = this.urgentWhenDone.delete(key);
-    const due = this.dueWhenDone.delete(key);
+    const how = this.whenDone.get(key);
+    this.whenDone.delete(key);
     if (!this.dirty.has(key)) return;
-    if (urgent) {
-      this.urgentQueue.push(key);
-      this.dispatch();
-    } else if (due) {
-      this.queue.push(key);
-      this.dispatch();
-    } else {
-      this.queueOrHold(key);
-    }
+    if (how) this.enqueue(key, how === 'urgent');
+    else this.queueOrHold(key);
   }
 
   /**
@@ -248,14 +237,24 @@ export class WorkQueue {
       const handle = this.timers.setTimeout(() => {
         if (this.held.get(key) !== handle) return;
         this.held.delete(key);
-        this.queue.push(key);
-        this.dispatch();
+        this.enqueue(key);
       }, holdMs);
       this.held.set(key, handle);
       return;
     }
-    this.queue.push(key);
+    this.enqueue(key);
+  }
+
+  /** Puts `key` at the end of the urgent or the plain queue and hands out what is ready. */
+  private enqueue(key: string, urgent = false): void {
+    (urgent ? this.urgentQueue : this.queue).push(key);
     this.dispatch();
+  }
+
+  /** `key` was added while its pass runs: it runs again after it, without a hold (urgent wins over due). */
+  private afterPass(key: string, how: 'urgent' | 'due'): void {
+    if (!this.dirty.has(key)) this.dirty.set(key, this.clock.now());
+    if (how === 'urgent' || !this.whenDone.has(key)) this.whenDone.set(key, how);
   }
 
   /** Ends `key`'s hold, if it has one (the caller queues it). */
@@ -271,20 +270,15 @@ export class WorkQueue {
   private addDue(key: string): void {
     if (this.shutdown) return;
     if (this.processing.has(key)) {
-      if (!this.dirty.has(key)) this.dirty.set(key, this.clock.now());
-      this.dueWhenDone.add(key);
+      this.afterPass(key, 'due');
       return;
     }
     if (this.dirty.has(key)) {
-      if (this.release(key)) {
-        this.queue.push(key);
-        this.dispatch();
-      }
+      if (this.release(key)) this.enqueue(key);
       return; // queued already
     }
     this.dirty.set(key, this.clock.now());
-    this.queue.push(key);
-    this.dispatch();
+    this.enqueue(key);
   }
 
   /** Notes when `key`'s pass ended; entries past the period are dropped now and then, so deleted keys go too. */
