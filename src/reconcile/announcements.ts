@@ -23,6 +23,8 @@ export const MAX_ANNOUNCEMENTS = 16;
 export class Announcements {
   /** The ids this process has seen announced (created, or refused as already existing). */
   private done = new Set<string>();
+  /** The ids being announced now (taken, not yet settled): a pass meanwhile carries them, but does not send them again. */
+  private readonly sending = new Set<string>();
   /** The last id handed out: ids grow strictly even within one millisecond. */
   private lastId = 0;
 
@@ -45,6 +47,19 @@ export class Announcements {
   /** The entries of `status` that this process has not seen announced. */
   pending(status: GuardStatus | undefined): Announcement[] {
     return (status?.announcements ?? []).filter((a) => !this.done.has(a.id));
+  }
+
+  /** The entries of `status` to announce now: not known announced and not being announced; marked as being announced. */
+  take(status: GuardStatus | undefined): Announcement[] {
+    const batch = this.pending(status).filter((a) => !this.sending.has(a.id));
+    for (const a of batch) this.sending.add(a.id);
+    return batch;
+  }
+
+  /** Ends the announcement of `batch` (from {@link take}): `announced` are known to exist; the rest are pending again. */
+  settle(batch: readonly Announcement[], announced: readonly string[]): void {
+    for (const a of batch) this.sending.delete(a.id);
+    this.markAnnounced(announced);
   }
 
   markAnnounced(ids: readonly string[]): void {

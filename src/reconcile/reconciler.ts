@@ -9,7 +9,8 @@
  * A 409 on the guard re-reads it and re-runs decide: a status computed from stale data is never sent.
  * A 409 on the DaemonSet is the undo's own business (bounded and re-checked there), never a reason to
  * re-run the pass. The Events of a transition are written into status with it and announced after it,
- * so none is lost or doubled (announcements.ts). A pass that fails after decide keeps decide's deadline
+ * so none is lost or doubled (announcements.ts), beside the guard's passes rather than in them
+ * (announcer.ts). A pass that fails after decide keeps decide's deadline
  * ({@link PassError}). A status the installed CRD is too old to accept is reported in one it accepts
  * (schemaOutdated.ts).
  */
@@ -28,6 +29,7 @@ import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './por
 import { PassError, TransientError } from './errors.js';
 import { GuardMemories, type GuardMemory } from './guardMemory.js';
 import { newlyFailing, observe } from './guardPass.js';
+import { Announcer } from './announcer.js';
 import { CRD_OUTDATED_MSG, SCHEMA_OUTDATED_RETRY_MS, crdOutdatedStatus } from './schemaOutdated.js';
 
 export interface ReconcileResult {
@@ -38,9 +40,6 @@ export interface ReconcileResult {
 
 /** The log message of a relist caused by a long cache wait (cacheWait.ts); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
-
-/** How soon an Event the API server did not take is offered again. */
-const ANNOUNCE_RETRY_MS = 5000;
 
 /**
  * Runs a write to the DaemonSet. Its conflicts are handled (bounded, each attempt re-checked) inside the
@@ -78,13 +77,18 @@ interface Decided {
   now: number;
 }
 
-/** The guard after the decision's status write (or as read, when nothing was written), and the Events not taken yet. */
+/** The guard after the decision's status write (or as read, when nothing was written). */
 interface Persisted {
   guard: Readonly<SlimGuard>;
   /** A status was written, and when its answer came (performance.now()). */
   wrote: boolean;
   wroteAt: number;
-  unannounced: number;
+}
+
+/** What the reconciler may ask of the queue that runs it. */
+export interface ReconcilerOptions {
+  /** Brings `key` back after `afterMs`: an Event the API server did not take is offered again then. */
+  requeue?: (key: string, afterMs: number) => void;
 }
 
 /** When a pass began (performance.now()) and how long its key had waited for a worker before. */
@@ -98,6 +102,7 @@ type ActionOf<K extends PlannedAction['kind']> = Extract<PlannedAction, { kind: 
 export class Reconciler {
   /** What each guard remembers between passes; a guard that is gone is dropped here and nowhere else. */
   private readonly memories = new GuardMemories();
+  private readonly announcer: Announcer;
 
   constructor(
     private readonly ports: ReconcilerPorts,
@@ -105,7 +110,15 @@ export class Reconciler {
     private readonly clock: Clock,
     private readonly metrics: ReconcileObserver,
     private readonly log: Logger,
-  ) {}
+    options: ReconcilerOptions = {},
+  ) {
+    this.announcer = new Announcer((g, t, e) => this.ports.emit(g, t, e), options.requeue);
+  }
+
+  /** Resolves when every announcement under way has ended (at shutdown; what is left stays in status). */
+  settled(): Promise<void> {
+    return this.announcer.settled();
+  }
 
   /** `queueWaitMs`: how long the key waited for a worker (the first part of an explanation's time). */
   async reconcile(key: string, queueWaitMs = 0): Promise<ReconcileResult> {
@@ -270,7 +283,8 @@ export class Reconciler {
     const wroteAt = performance.now();
     commit();
     const guard = written ?? d.guard;
-    return { guard, wrote: written !== undefined, wroteAt, unannounced: await this.announce(d, guard.status) };
+    this.announce(d, guard.status);
+    return { guard, wrote: written !== undefined, wroteAt };
   }
 
   /** Performs the planned action, if any, and records its outcome. */
@@ -282,8 +296,6 @@ export class Reconciler {
     if (action?.kind === 'DryRunUndo' && tRef) await this.dryRunUndo(d, action, tRef, persisted.guard);
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
-    // An Event the API server did not take is tried again soon, not at the next transition.
-    if (persisted.unannounced > 0) result.requeueAfterMs = Math.min(result.requeueAfterMs ?? ANNOUNCE_RETRY_MS, ANNOUNCE_RETRY_MS);
     return result;
   }
 
@@ -304,7 +316,7 @@ export class Reconciler {
     this.metrics.setUndoResult(namespace, d.guard.metadata.name, d.spec.targetRef.name, r.status.lastUndo?.result);
     const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
     const done = await this.write(memory, afterIntent, status);
-    await this.announce(d, (done ?? afterIntent).status);
+    this.announce(d, (done ?? afterIntent).status);
     // The DaemonSet watch brings the convergence; look again soon in case it is already there.
     return { requeueAfterMs: 1000, decision };
   }
@@ -341,13 +353,9 @@ export class Reconciler {
     await this.write(d.memory, afterIntent, recordDryRun(afterIntent.status ?? d.decision.status, outcome));
   }
 
-  /** Announces what `status` holds and this process has not announced; returns how many are still not. */
-  private async announce(d: Decided, status: GuardStatus | undefined): Promise<number> {
-    const pending = d.memory.announcements.pending(status);
-    if (pending.length === 0) return 0;
-    const ids = await this.ports.emit(d.gRef, d.tRef, pending);
-    d.memory.announcements.markAnnounced(ids);
-    return pending.length - ids.length;
+  /** Starts announcing the Events `status` holds (announcer.ts); returns at once. */
+  private announce(d: Decided, status: GuardStatus | undefined): void {
+    this.announcer.start({ memory: d.memory, guard: d.gRef, target: d.tRef, status, log: d.log });
   }
 
   private async write(memory: GuardMemory, guard: Readonly<SlimGuard>, status: GuardStatus): Promise<SlimGuard | undefined> {

@@ -25,6 +25,8 @@ export interface ControllerDeps {
   onWork?: () => void;
   /** Asked before every pass of either controller: false stops the workers (see WorkersOptions.mayRun). */
   mayRun?: () => boolean;
+  /** Work the passes left running beside them (the guards' announcements), awaited at stop after the passes. */
+  settled?: () => Promise<void>;
 }
 
 export class Controller {
@@ -92,12 +94,13 @@ export class Controller {
   }
 
   /**
-   * Graceful stop: no new keys are handed out and in-flight reconciles get `budgetMs` to finish. The
+   * Graceful stop: no new keys are handed out and in-flight reconciles, then the announcements they
+   * started, get `budgetMs` to finish. The
    * watches stay open: the caches are the manager's to close, after this.
    */
   async stop(budgetMs: number): Promise<void> {
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
-    const drained = Promise.all([this.guardWork.shutDown(), this.policyWork?.shutDown()]);
+    const drained = Promise.all([this.guardWork.shutDown(), this.policyWork?.shutDown()]).then(() => this.deps.settled?.());
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       drained,

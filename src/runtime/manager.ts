@@ -308,6 +308,8 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
     a.clock,
     a.metrics,
     log,
+    // The controller is made below from this reconciler; a requeue comes only after a pass, once it exists.
+    { requeue: (key, afterMs) => controller.guardWork.addAfter(key, afterMs) },
   );
   const policyReconciler = policyWrites && new PolicyReconciler(policyCache(caches, config.namespaces), policyWrites, a.clock, log);
   // The guard writes come with the policies' RBAC; without them a selector guard says so in its status.
@@ -325,6 +327,7 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
     log,
     ...(a.onWork ? { onWork: a.onWork } : {}),
     ...(a.mayRun ? { mayRun: a.mayRun } : {}),
+    settled: () => reconciler.settled(),
   });
   return { caches, controller };
 }

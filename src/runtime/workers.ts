@@ -62,6 +62,12 @@ export class Workers {
     this.opts.onWork?.();
   }
 
+  /** Queues `key` after `delayMs`, as a deadline (see WorkQueue.addAfter). */
+  addAfter(key: string, delayMs: number): void {
+    this.opts.queue.addAfter(key, delayMs);
+    this.opts.onWork?.();
+  }
+
   /** Starts the loops, once; they end when `signal` aborts or the queue is shut down and drained. */
   start(signal: AbortSignal): void {
     if (this.started) return;

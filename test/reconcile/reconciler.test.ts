@@ -577,25 +577,70 @@ describe('Reconciler', () => {
       assert.deepEqual(w.log, [], 'an announced entry is not dropped by a write of its own, nor sent again');
     });
 
-    it('an Event the API server did not take is announced on a soon pass, exactly once', async () => {
-      const { w, clock, r } = await healthyGuard();
+    it('an Event the API server did not take brings the guard back soon and is announced then, exactly once', async () => {
+      const { w, clock } = await healthyGuard();
+      const requeued: Array<[string, number]> = [];
+      const r = new Reconciler(w.ports(), w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }), {
+        requeue: (key, afterMs) => requeued.push([key, afterMs]),
+      });
+      await r.reconcile(`${NS}/decoder`);
       w.stalled();
       w.emitFailuresLeft = 1;
       w.log = [];
-      const first = await r.reconcile(`${NS}/decoder`);
-      assert.deepEqual(w.log, ['write:Progressing', 'event-failed:RolloutStarted']);
-      assert.ok(
-        first.requeueAfterMs !== undefined && first.requeueAfterMs <= 5000,
-        `retried soon, not at the deadline: ${first.requeueAfterMs}`,
-      );
-      w.log = [];
-      clock.t += first.requeueAfterMs;
       await r.reconcile(`${NS}/decoder`);
+      await r.settled();
+      assert.deepEqual(w.log, ['write:Progressing', 'event-failed:RolloutStarted']);
+      assert.equal(requeued.length, 1, 'brought back once');
+      const [key, afterMs] = requeued[0]!;
+      assert.equal(key, `${NS}/decoder`);
+      assert.ok(afterMs > 0 && afterMs <= 5000, `retried soon, not at the deadline: ${afterMs}`);
+      w.log = [];
+      clock.t += afterMs;
+      await r.reconcile(`${NS}/decoder`);
+      await r.settled();
       assert.deepEqual(w.log, ['event:RolloutStarted'], 'announced without a status write');
       w.log = [];
       clock.t += 1000;
       await r.reconcile(`${NS}/decoder`);
+      await r.settled();
       assert.deepEqual(w.log, []);
+      assert.equal(requeued.length, 1, 'nothing left to bring back');
+    });
+
+    it('a pass does not wait for its Events: the next pass runs meanwhile, carries them in status and does not send them again', async () => {
+      const { w, clock } = await healthyGuard();
+      const answers: Array<() => void> = [];
+      const sent: string[] = [];
+      const slow: ReconcilerPorts = {
+        ...w.ports(),
+        // Every POST answers only when the test says so, each with the ids it was given.
+        emit: (_g, _t, events) => {
+          sent.push(...events.map((e) => e.reason));
+          return new Promise<string[]>((resolve) => answers.push(() => resolve(events.map((e) => e.id))));
+        },
+      };
+      const r = new Reconciler(slow, w, { now: () => clock.t }, new Metrics(false), pino({ level: 'silent' }));
+      w.stalled();
+      await r.reconcile(`${NS}/decoder`); // resolves although the Event's POST has not answered
+      assert.deepEqual(sent, ['RolloutStarted']);
+      const id = w.guardObj.status?.announcements?.[0]?.id;
+      assert.ok(id !== undefined);
+
+      let settled = false;
+      void r.settled().then(() => (settled = true));
+      clock.t += 30_000; // Stalled: a transition of its own, written while the first Event is still being sent
+      w.undoOutcome = { kind: 'NotUndone', detail: 'test' };
+      await r.reconcile(`${NS}/decoder`);
+      assert.equal(w.guardObj.status?.state, 'Stalled');
+      assert.ok(
+        w.guardObj.status?.announcements?.some((a) => a.id === id),
+        'the Event being sent is kept in status until it is known announced',
+      );
+      assert.equal(sent.filter((x) => x === 'RolloutStarted').length, 1, 'not sent a second time while the first is under way');
+      assert.equal(settled, false, 'settled waits for the announcement under way');
+      for (const answer of answers) answer();
+      await r.settled();
+      assert.equal(settled, true);
     });
 
     it('a crash between the status write and the Events: the next process announces them, and one already created is refused, not doubled', async () => {

@@ -125,6 +125,19 @@ describe('Workers', () => {
     assert.equal(r.clock.pending(), 0, 'the second pass asked for nothing');
   });
 
+  it('addAfter brings a key back after the delay (an announcement to retry), told as work', async () => {
+    let work = 0;
+    const r = rig(() => ({}), { onWork: () => work++ });
+    r.workers.addAfter('ns/a', 5000);
+    assert.equal(work, 1, 'the delayed add is work');
+    assert.equal(r.clock.nextDelay(), 5000);
+    r.clock.advance(4999);
+    await new Promise((res) => setImmediate(res));
+    assert.deepEqual(r.calls, [], 'not before the delay');
+    r.clock.advance(1);
+    await until(() => r.calls.length === 1, 'run at the delay');
+  });
+
   it('a failing key is retried with per-key backoff (1 s, 2 s, ...), counted, logged with the key, and forgotten after a success', async () => {
     const r = rig((_k, call) => {
       if (call <= 2) throw new Error('boom');
