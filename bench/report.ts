@@ -119,6 +119,7 @@ export function renderTables(r: BenchResults): string {
         [
           'size',
           'watches opened',
+          'ended early',
           'steady window',
           'steady non-watch req',
           'rollout window',
@@ -133,6 +134,7 @@ export function renderTables(r: BenchResults): string {
         r.sizes.map((s) => [
           `${s.nodes}×${s.daemonsets}`,
           String(s.api.watchesOpened),
+          s.api.watchEarlyEnds === undefined ? '-' : String(s.api.watchEarlyEnds),
           `${f(s.api.steadySeconds, 0)} s`,
           String(s.api.steadyNonWatch),
           `${f(s.api.rolloutSeconds, 0)} s`,

@@ -150,6 +150,11 @@ export interface SizeResult {
     rolloutTotal: number;
     /** Watches the operator opened over the whole run (one per informer unless one was restarted). */
     watchesOpened: number;
+    /**
+     * Watches the API server ended before their timeout, counted by the informers still open at the end
+     * of the fleet-wide rollout (a pod watch that ended took its count with it): gaps in the operator's view.
+     */
+    watchEarlyEnds?: number;
     statusWritesPerGuard: { operatorCounterMean: number; byCategory: Record<Category, Summary> };
     /** Status writes ÷ target changes during the rollout, over all guards: how much the queue coalesces. */
     writesPerTargetChange: number;
@@ -1032,6 +1037,7 @@ function apiResult(run: SizeRun, m: Measured): SizeResult['api'] {
     rolloutSeconds: secs(s3.at - s2f.at),
     rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
     watchesOpened: s3.sum('rollout_guard_api_requests_total', { verb: 'WATCH' }),
+    watchEarlyEnds: s3.sum('rollout_guard_informer_watch_early_ends_total'),
     statusWritesPerGuard: {
       operatorCounterMean: round(
         (s3.sum('rollout_guard_status_writes_total') - s2f.sum('rollout_guard_status_writes_total')) / run.names.length,

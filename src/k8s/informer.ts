@@ -28,7 +28,7 @@ import type { Logger } from 'pino';
 import type { ApiClient } from './apiClient.js';
 import { errorFields } from './apiErrors.js';
 import { InformerStore, type Entry, type InformerEvent, type ObjectMeta } from './informerStore.js';
-import { watchOnce, type WatchOutcome } from './informerWatch.js';
+import { endedEarly, watchOnce, type WatchOutcome } from './informerWatch.js';
 import { listAll } from './listPager.js';
 import { abortableSleep } from './sleep.js';
 import type { WatchEvent } from './watchStream.js';
@@ -84,6 +84,8 @@ export interface InformerStats {
   relists: number;
   /** Restarts after an error, a 410 or the watchdog (a normal watch end is not a restart). */
   restarts: number;
+  /** Watches the server ended normally before their timeout ({@link endedEarly}). */
+  earlyEnds: number;
   /** Wall-clock ms of the last watch event, bookmark or completed list; absent before the first. */
   lastEventAt?: number;
 }
@@ -112,6 +114,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
   private rejectSync!: (err: Error) => void;
   private relists = 0;
   private restarts = 0;
+  private earlyEnds = 0;
   private lastEventAt: number | undefined;
   /** Ends the open watch so the loop lists again; set while a watch is open. */
   private endWatchForRelist: (() => void) | undefined;
@@ -242,6 +245,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
       objects: this.store.size,
       relists: this.relists,
       restarts: this.restarts,
+      earlyEnds: this.earlyEnds,
       ...(this.lastEventAt !== undefined ? { lastEventAt: this.lastEventAt } : {}),
     };
   }
@@ -268,7 +272,13 @@ export class Informer<T extends { metadata: ObjectMeta }> {
             return;
           case 'closed':
             if (!r.progress && r.durationMs < MIN_HEALTHY_WATCH_MS) delay = this.softFailure(++failures);
-            this.log.debug({ resourceVersion: this.resourceVersion }, 'watch ended, re-watching');
+            if (endedEarly(r.durationMs, this.watchTimeoutSeconds)) {
+              this.earlyEnds++;
+              this.log.info(
+                { resourceVersion: this.resourceVersion, durationMs: Math.round(r.durationMs) },
+                'the API server ended the watch before its timeout, re-watching',
+              );
+            } else this.log.debug({ resourceVersion: this.resourceVersion }, 'watch ended, re-watching');
             break;
           case 'gone':
             needList = true;

@@ -18,6 +18,16 @@ export interface WatchOutcome {
   durationMs: number;
 }
 
+/**
+ * Whether a watch the server ended normally ended before its timeout could have run out (the timeout is
+ * jittered down to 0.9 of `watchTimeoutSeconds`). Such an end is the API server's doing: a restart, or
+ * its watch cache dropping a watcher that did not read its events fast enough. The informer resumes from
+ * its resourceVersion either way; the count says how often its view had such a gap.
+ */
+export function endedEarly(durationMs: number, watchTimeoutSeconds: number): boolean {
+  return durationMs < Math.max(1, Math.round(watchTimeoutSeconds * 0.9)) * 1000;
+}
+
 /** What to watch, and where the events go. */
 export interface WatchOnceOptions {
   /** Collection path. */

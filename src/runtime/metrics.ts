@@ -267,6 +267,11 @@ export class Metrics implements ReconcileObserver {
       'Informer restarts after an error, an expired watch (410) or a silent watch.',
       (s) => s.restarts,
     );
+    counter(
+      'rollout_guard_informer_watch_early_ends_total',
+      'Watches the API server ended before their timeout (its watch cache drops a watcher that reads too slowly); each resumes from its resourceVersion.',
+      (s) => s.earlyEnds,
+    );
   }
 
   /** Drops the series of a deleted guard. */

@@ -487,6 +487,7 @@ describe('Informer', { timeout: 15_000 }, () => {
     assert.equal(h.server.watches()[2]!.query.get('resourceVersion'), bookmarkRv);
     assert.equal(h.server.lists().length, 1, 'no relist');
     assert.equal(h.informer.stats().restarts, 0);
+    assert.equal(h.informer.stats().earlyEnds, 2, 'both ends came long before the 60 s timeout');
   });
 
   it('500 on list: backs off and recovers', async () => {

@@ -21,8 +21,8 @@ async function scrape(m: Metrics): Promise<Map<string, number>> {
 describe('Metrics', () => {
   it("exports each informer's objects, relists, restarts and last event time, labelled by resource, namespace and DaemonSet", async () => {
     const m = new Metrics(false);
-    const pods: InformerStats = { objects: 3, relists: 1, restarts: 0, lastEventAt: 1_700_000_000_500 };
-    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
+    const pods: InformerStats = { objects: 3, relists: 1, restarts: 0, earlyEnds: 0, lastEventAt: 1_700_000_000_500 };
+    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0, earlyEnds: 0 };
     const samples: InformerSample[] = [
       { resource: 'pods', namespace: 'team-a', stats: pods },
       { resource: 'nodes', namespace: '', stats: nodes },
@@ -50,19 +50,21 @@ describe('Metrics', () => {
 
     // A restart and a relist later, scraped twice: the counters follow the informer, not the scrape count.
     pods.restarts = 1;
+    pods.earlyEnds = 2;
     pods.relists = 2;
     pods.objects = 5;
     await scrape(m);
     s = await scrape(m);
     assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="team-a",daemonset=""}'), 1);
     assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="team-a",daemonset=""}'), 2);
+    assert.equal(s.get('rollout_guard_informer_watch_early_ends_total{resource="pods",namespace="team-a",daemonset=""}'), 2);
     assert.equal(s.get('rollout_guard_informer_objects{resource="pods",namespace="team-a",daemonset=""}'), 5);
   });
 
   it('a pod watch that ended takes its series with it; one that starts again begins from 0', async () => {
     const m = new Metrics(false);
-    const watch: InformerStats = { objects: 40, relists: 2, restarts: 1, lastEventAt: 1_700_000_000_000 };
-    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0 };
+    const watch: InformerStats = { objects: 40, relists: 2, restarts: 1, earlyEnds: 3, lastEventAt: 1_700_000_000_000 };
+    const nodes: InformerStats = { objects: 2, relists: 1, restarts: 0, earlyEnds: 0 };
     let samples: InformerSample[] = [
       { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: watch },
       { resource: 'nodes', namespace: '', stats: nodes },
@@ -82,7 +84,10 @@ describe('Metrics', () => {
       'the other informers keep theirs',
     );
 
-    samples = [...samples, { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: { objects: 3, relists: 1, restarts: 0 } }];
+    samples = [
+      ...samples,
+      { resource: 'pods', namespace: 'gpu', daemonset: 'agent', stats: { objects: 3, relists: 1, restarts: 0, earlyEnds: 0 } },
+    ];
     s = await scrape(m);
     assert.equal(s.get('rollout_guard_informer_relists_total{resource="pods",namespace="gpu",daemonset="agent"}'), 1);
     assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="gpu",daemonset="agent"}'), 0);
