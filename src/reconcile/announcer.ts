@@ -49,7 +49,10 @@ export class Announcer {
       .then((ids) => {
         r.memory.announcements.settle(batch, ids);
         if (ids.length < batch.length) this.requeue?.(r.memory.key, ANNOUNCE_RETRY_MS);
-      });
+      })
+      // Nothing above is expected to throw; if it did, it must not become an unhandled rejection that
+      // ends the process. The Events stay in status for the next pass.
+      .catch((e: unknown) => r.log.error({ err: errorMessage(e) }, 'settling an announcement failed'));
     this.running.add(run);
     void run.finally(() => this.running.delete(run));
   }

@@ -65,6 +65,34 @@ describe('Announcer', () => {
     });
   }
 
+  it('a failure while settling is logged, never an unhandled rejection; the Event stays pending', async () => {
+    const memory = new GuardMemory(KEY);
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'error' }, { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const announcer = new Announcer(
+      () => Promise.resolve([]),
+      () => {
+        throw new Error('queue gone');
+      },
+    );
+    const s = status(ann('a', 'RolloutStarted'));
+    announcer.start({ memory, guard: guardRef('gpu', 'decoder', 'uid'), target: undefined, status: s, log });
+    await announcer.settled();
+    assert.deepEqual(
+      lines.map((l) => l.msg),
+      ['settling an announcement failed'],
+    );
+    assert.deepEqual(
+      memory.announcements.pending(s).map((x) => x.id),
+      ['a'],
+    );
+    assert.deepEqual(
+      memory.announcements.take(s).map((x) => x.id),
+      ['a'],
+      'no longer under way: the next pass sends it',
+    );
+  });
+
   it('an Event under way is not sent again by a second start; once it fails, the next start sends it', async () => {
     const sent: string[][] = [];
     const answers: Array<(ids: string[]) => void> = [];
