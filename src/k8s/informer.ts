@@ -84,7 +84,7 @@ export interface InformerStats {
   relists: number;
   /** Restarts after an error, a 410 or the watchdog (a normal watch end is not a restart). */
   restarts: number;
-  /** Watches the server ended normally before their timeout ({@link endedEarly}). */
+  /** Watches the server ended normally before the timeout they asked for ({@link endedEarly}). */
   earlyEnds: number;
   /** Wall-clock ms of the last watch event, bookmark or completed list; absent before the first. */
   lastEventAt?: number;
@@ -272,7 +272,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
             return;
           case 'closed':
             if (!r.progress && r.durationMs < MIN_HEALTHY_WATCH_MS) delay = this.softFailure(++failures);
-            if (endedEarly(r.durationMs, this.watchTimeoutSeconds)) {
+            if (endedEarly(r)) {
               this.earlyEnds++;
               this.log.info(
                 { resourceVersion: this.resourceVersion, durationMs: Math.round(r.durationMs) },

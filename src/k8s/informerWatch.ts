@@ -16,16 +16,19 @@ export interface WatchOutcome {
   /** Whether it delivered any event or bookmark. */
   progress: boolean;
   durationMs: number;
+  /** The server-side timeout this watch asked for (`watchTimeoutSeconds`, jittered). */
+  timeoutSeconds: number;
 }
 
 /**
- * Whether a watch the server ended normally ended before its timeout could have run out (the timeout is
- * jittered down to 0.9 of `watchTimeoutSeconds`). Such an end is the API server's doing: a restart, or
- * its watch cache dropping a watcher that did not read its events fast enough. The informer resumes from
- * its resourceVersion either way; the count says how often its view had such a gap.
+ * Whether the server ended the watch normally before the timeout it asked for. `durationMs` counts from
+ * before the request was sent, so a watch the server ends at its timeout is never early. An early end is
+ * the API server's doing: a restart, or its watch cache dropping a watcher that did not read its events
+ * fast enough. The informer resumes from its resourceVersion either way; the count says how often its
+ * view had such a gap.
  */
-export function endedEarly(durationMs: number, watchTimeoutSeconds: number): boolean {
-  return durationMs < Math.max(1, Math.round(watchTimeoutSeconds * 0.9)) * 1000;
+export function endedEarly(o: Pick<WatchOutcome, 'end' | 'durationMs' | 'timeoutSeconds'>): boolean {
+  return o.end === 'closed' && o.durationMs < o.timeoutSeconds * 1000;
 }
 
 /** What to watch, and where the events go. */
@@ -66,7 +69,7 @@ export async function watchOnce(client: ApiClient, o: WatchOnceOptions, stop: Ab
     ac.abort();
   });
   const timeoutSeconds = Math.max(1, Math.round(o.watchTimeoutSeconds * (0.9 + Math.random() * 0.2)));
-  const result = (e: WatchEnd): WatchOutcome => ({ end: e, progress, durationMs: performance.now() - startedAt });
+  const result = (e: WatchEnd): WatchOutcome => ({ end: e, progress, durationMs: performance.now() - startedAt, timeoutSeconds });
   try {
     await client.watch(
       o.path,

@@ -275,7 +275,8 @@ export class Reconciler {
 
   /**
    * Persists the decision (the intent, when acting, and the Events to announce), commits the pass (the
-   * status now holds what it observed), then announces the Events.
+   * status now holds what it observed), then starts announcing the Events (announcer.ts: the pass
+   * does not wait for them).
    */
   private async persist(d: Decided, commit: () => void): Promise<Persisted> {
     const status = d.memory.announcements.attach(d.prev, d.decision.status, d.decision.events, d.now);

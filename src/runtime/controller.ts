@@ -95,8 +95,8 @@ export class Controller {
 
   /**
    * Graceful stop: no new keys are handed out and in-flight reconciles, then the announcements they
-   * started, get `budgetMs` to finish. The
-   * watches stay open: the caches are the manager's to close, after this.
+   * started, get `budgetMs` to finish. The watches stay open: the caches are the manager's to close,
+   * after this.
    */
   async stop(budgetMs: number): Promise<void> {
     if (this.resyncTimer) clearTimeout(this.resyncTimer);

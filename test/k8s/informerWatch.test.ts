@@ -1,24 +1,28 @@
 /**
- * One watch's ending, classified: a normal end that came before the watch's jittered timeout could run out
- * is the API server's doing (its watch cache dropping a slow watcher, a restart). The informer tests cover
- * the watch itself against a local server.
+ * One watch's ending, classified: a normal end before the timeout the watch asked for is the API
+ * server's doing (its watch cache dropping a slow watcher, a restart). The informer tests cover the watch
+ * itself against a local server.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { endedEarly } from '../../src/k8s/informerWatch.js';
+import { endedEarly, type WatchEnd } from '../../src/k8s/informerWatch.js';
 
-describe('endedEarly: a normal end before the jittered timeout could run out', () => {
-  const cases: Array<[durationMs: number, timeoutSeconds: number, early: boolean]> = [
-    [100, 300, true], // the watch cache dropped a slow watcher
-    [269_999, 300, true], // just under the lowest jittered timeout (0.9 × 300 s)
-    [270_000, 300, false],
-    [330_000, 300, false], // the highest jittered timeout
-    [500, 1, true], // the jitter never goes below 1 s
-    [1_000, 1, false],
+describe('endedEarly: a normal end before the timeout the watch asked for', () => {
+  const cases: Array<[durationMs: number, timeoutSeconds: number, end: WatchEnd, early: boolean]> = [
+    [100, 300, 'closed', true], // the watch cache dropped a slow watcher
+    [296_999, 297, 'closed', true], // just under a jittered timeout
+    [297_000, 297, 'closed', false], // at it
+    [300_400, 300, 'closed', false], // its timeout, plus the time to send the request
+    [500, 1, 'closed', true],
+    [1_000, 1, 'closed', false],
+    [100, 300, 'gone', false], // a 410 is a restart, counted as one
+    [100, 300, 'idle', false], // the watchdog's doing, not the server's
+    [100, 300, 'relist', false],
+    [100, 300, 'stopped', false],
   ];
-  for (const [ms, timeout, early] of cases) {
-    it(`${ms} ms with a ${timeout} s timeout: ${early ? 'early' : 'at its timeout'}`, () => {
-      assert.equal(endedEarly(ms, timeout), early);
+  for (const [ms, timeout, end, early] of cases) {
+    it(`${end} after ${ms} ms, having asked for ${timeout} s: ${early ? 'early' : 'not early'}`, () => {
+      assert.equal(endedEarly({ end, durationMs: ms, timeoutSeconds: timeout }), early);
     });
   }
 });

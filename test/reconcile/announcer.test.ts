@@ -108,7 +108,7 @@ describe('Announcer', () => {
     void announcer.settled().then(() => (settled = true));
     answers[0]!([]); // 'a' not taken
     answers[1]!(['b']);
-    await new Promise((r) => setImmediate(r));
+    await announcer.settled();
     assert.equal(settled, true, 'settled once both answered');
     announcer.start(req(s));
     assert.deepEqual(sent.at(-1), ['a'], 'pending again, sent again');
