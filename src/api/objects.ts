@@ -139,7 +139,14 @@ export interface PolicyStatus {
 
 /** A namespace as cached: name and labels only. */
 export interface SlimNamespace {
-  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    uid?: string;
+    /** Set while the namespace is being terminated (its content is being deleted). */
+    deletionTimestamp?: string;
+  };
 }
 
 /** The controller owner of an object, if it is of `kind`. */

@@ -17,6 +17,8 @@ export const Reason = {
   NoNodesMatched: 'NoNodesMatched',
   TargetNotFound: 'TargetNotFound',
   TargetFound: 'TargetFound',
+  /** The DaemonSet or its namespace is being deleted: nothing is judged and nothing is done. */
+  TargetDeleting: 'TargetDeleting',
   UndoStarted: 'UndoStarted',
   UndoComplete: 'UndoComplete',
   UndoSkipped: 'UndoSkipped',

@@ -105,6 +105,9 @@ function splitLines(s: GuardStatus): string[] {
 export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs: number, deadlineMs: number): Verdict | undefined {
   if (obs.kind === 'TargetMissing')
     return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `DaemonSet ${obs.targetName} not found` };
+  // A DaemonSet being deleted has no rollout left to finish: as good as gone.
+  if (obs.kind === 'TargetDeleting')
+    return { code: ExitCode.NotFound, verdict: 'being deleted', message: status.message ?? `DaemonSet ${obs.targetName} is being deleted` };
   const ds = obs.ds;
   if (ds.strategy === 'OnDelete')
     return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };

@@ -51,6 +51,7 @@ export function judgeUndo(
 ): UndoVerdict {
   if (obs.kind === 'TargetMissing')
     return { kind: 'Refused', code: ExitCode.NotFound, message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
+  if (obs.kind === 'TargetDeleting') return { kind: 'Refused', code: ExitCode.NotFound, message: d.status.message ?? 'being deleted' };
   const s = d.status;
   const state = s.state ?? 'Unknown';
   if (d.action?.kind === 'Undo') {

@@ -115,6 +115,17 @@ export interface GuardPeer {
 export type Observation =
   | { kind: 'TargetMissing'; targetName: string }
   | {
+      kind: 'TargetDeleting';
+      targetName: string;
+      /**
+       * What is being deleted: the DaemonSet itself (its deletionTimestamp is set) or its namespace (the
+       * namespace is terminating, and the namespace controller is deleting what it holds).
+       */
+      by: 'Target' | 'Namespace';
+      /** When the deletion began, as far as it is known. */
+      since?: string;
+    }
+  | {
       kind: 'Target';
       ds: DaemonSetView;
       /** The revision matching the live template (the highest one), when the controller has recorded it. */

@@ -32,6 +32,18 @@ function live(pods: readonly PodView[]): PodView[] {
 }
 
 /**
+ * The pod a node is counted by in the generations: its newest live pod, the one the rollout put there
+ * last. A node holds two live pods while a surge pod starts beside the old one (or cannot start: a host
+ * port or requests that leave no room), and it is still one node: counting it under both revisions made
+ * three nodes read as four.
+ */
+function newestPod(pods: readonly PodView[]): PodView | undefined {
+  let out: PodView | undefined;
+  for (const p of pods) if (!out || p.createdAt > out.createdAt || (p.createdAt === out.createdAt && p.name > out.name)) out = p;
+  return out;
+}
+
+/**
  * Computes the split for `targetHash` (the revision the DaemonSet is rolling to). Without a target hash
  * (the controller has not recorded the revision yet) nothing is blocked: there is nothing to wait for.
  */
@@ -46,20 +58,17 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
 
   for (const n of nodes) {
     const pods = live(n.pods);
-    const seen = new Set<string>();
-    for (const p of pods) {
-      let g = gens.get(p.hash);
+    const counted = newestPod(pods);
+    if (counted) {
+      let g = gens.get(counted.hash);
       if (!g) {
-        g = { hash: p.hash, images: [...p.images], nodes: 0, ready: 0 };
-        const rev = revByHash.get(p.hash);
+        g = { hash: counted.hash, images: [...counted.images], nodes: 0, ready: 0 };
+        const rev = revByHash.get(counted.hash);
         if (rev !== undefined) g.revision = rev;
-        gens.set(p.hash, g);
+        gens.set(counted.hash, g);
       }
-      if (!seen.has(p.hash)) {
-        g.nodes++;
-        seen.add(p.hash);
-      }
-      if (p.ready) g.ready++;
+      g.nodes++;
+      if (counted.ready) g.ready++;
     }
     if (!n.eligible) continue;
     eligible++;

@@ -113,6 +113,19 @@ function isUncheckedRulesNote(c: Record<string, unknown>): boolean {
   return noField && typeof c.message === 'string' && c.message.includes('validation rules were not checked');
 }
 
+/**
+ * True for the API server's refusal to create anything in a namespace that is being deleted (the
+ * NamespaceLifecycle admission plugin: 403 Forbidden, "unable to create new content in namespace X
+ * because it is being terminated", with a cause of type `NamespaceTerminating`). Retrying cannot help.
+ */
+export function isNamespaceTerminating(e: unknown): boolean {
+  if (!(e instanceof ApiError) || e.statusCode !== 403 || !isRecord(e.body)) return false;
+  const details = isRecord(e.body.details) ? e.body.details : {};
+  const causes = Array.isArray(details.causes) ? details.causes.filter(isRecord) : [];
+  if (causes.some((c) => c.type === 'NamespaceTerminating')) return true;
+  return typeof e.body.message === 'string' && /because it is being terminated/.test(e.body.message);
+}
+
 /** One line for an error from the API server or the network, without a stack. */
 export function summarizeError(e: unknown): string {
   if (e instanceof ApiError) return `${e.message} (HTTP ${e.statusCode})`;

@@ -5,11 +5,15 @@
  * name derives from its announcement id, so sending one twice is refused as AlreadyExists and counts as
  * announced. A failure is logged and reported back, never thrown: Events complement status, they do not
  * replace it, and the reconciler announces what is left on a later pass.
+ *
+ * One refusal is final: a namespace being terminated takes no new content, so an Event refused for that
+ * reason counts as settled (not offered again), and the namespace is remembered as terminating from that
+ * moment (see {@link EventRecorder.terminatingSince}).
  */
 import type { Logger } from 'pino';
 import type { Announcement } from '../api/types.js';
 import { type ApiClient } from './apiClient.js';
-import { isAlreadyExists } from './apiErrors.js';
+import { isAlreadyExists, isNamespaceTerminating } from './apiErrors.js';
 import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION } from '../api/names.js';
 import type { ObjectRef } from '../api/objects.js';
 import { microTime } from '../api/time.js';
@@ -26,11 +30,24 @@ export function eventName(regarding: ObjectRef, id: string, related?: ObjectRef)
 }
 
 export class EventRecorder {
+  /** Namespaces the API server refused an Event in because they are being terminated, with when it first did. */
+  private readonly terminating = new Map<string, string>();
+
   constructor(
     private readonly client: ApiClient,
     private readonly instance: string,
     private readonly log: Logger,
+    private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * When the API server first refused an Event in `namespace` because the namespace is being terminated,
+   * if it has. Gather reads it where no namespace cache says so; it compares it with the DaemonSet's
+   * creation, so a namespace of the same name made anew is not taken for the old one.
+   */
+  terminatingSince(namespace: string): string | undefined {
+    return this.terminating.get(namespace);
+  }
 
   /**
    * Emits each announcement on the guard, and on the DaemonSet when `onTarget` and the target exists.
@@ -63,9 +80,17 @@ export class EventRecorder {
     };
     try {
       await this.client.request('POST', eventsPath(regarding.namespace), { body });
+      this.terminating.delete(regarding.namespace); // it takes content: a namespace of that name made anew
       return true;
     } catch (err) {
       if (isAlreadyExists(err)) return true;
+      if (isNamespaceTerminating(err)) {
+        if (!this.terminating.has(regarding.namespace)) {
+          this.terminating.set(regarding.namespace, new Date(this.now()).toISOString());
+          this.log.info({ namespace: regarding.namespace, reason: e.reason }, 'event not recorded: its namespace is being terminated');
+        }
+        return true;
+      }
       this.log.warn(
         { err, reason: e.reason, regarding: `${regarding.kind}/${regarding.name}` },
         'event not recorded yet: it stays in status and is announced on a later pass',

@@ -202,6 +202,19 @@ export function slimPod(raw: any): SlimPod {
 }
 
 /**
+ * The node port a container port takes. On a pod with `hostNetwork: true` the API server defaults every
+ * container and init container port's `hostPort` to its `containerPort` (kubernetes/kubernetes
+ * pkg/apis/core/v1/defaults.go, SetDefaults_Pod), so the scheduler counts it as a host port. It does so
+ * on pods only, not on the template or its ControllerRevision: a template that declares
+ * `containerPort: 61678` and no `hostPort` still takes port 61678 on every node it runs on.
+ */
+function hostPortOf(port: any, hostNetwork: boolean): number | undefined {
+  if (typeof port?.hostPort === 'number' && port.hostPort > 0) return port.hostPort;
+  if (hostNetwork && typeof port?.containerPort === 'number' && port.containerPort > 0) return port.containerPort;
+  return undefined;
+}
+
+/**
  * The facets of a pod template that scheduling and admission failures are about. Requests are what the
  * scheduler counts for a pod: the larger of the app containers' sum and any one init container, per
  * resource, plus the pod overhead.
@@ -231,7 +244,8 @@ export function templateFacets(template: unknown): TemplateFacets {
   const hostPorts = new Set<string>();
   for (const c of [...containers, ...inits]) {
     for (const p of Array.isArray(c?.ports) ? c.ports : []) {
-      if (typeof p?.hostPort === 'number' && p.hostPort > 0) hostPorts.add(`${p.hostPort}/${String(p.protocol ?? 'TCP')}`);
+      const port = hostPortOf(p, spec.hostNetwork === true);
+      if (port !== undefined) hostPorts.add(`${port}/${String(p.protocol ?? 'TCP')}`);
     }
   }
   const security = {
@@ -351,6 +365,7 @@ export function slimNamespace(raw: any): SlimNamespace {
       labels: { ...(raw?.metadata?.labels ?? {}) },
       resourceVersion: raw?.metadata?.resourceVersion,
       uid: raw?.metadata?.uid,
+      ...(raw?.metadata?.deletionTimestamp ? { deletionTimestamp: String(raw.metadata.deletionTimestamp) } : {}),
     },
   };
 }

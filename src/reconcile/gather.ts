@@ -210,6 +210,8 @@ export function gather(
     targets.forget();
     return { kind: 'TargetMissing', targetName: name };
   }
+  const deleting = deletionOf(cache, ds, namespace);
+  if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
   const uid = ds.metadata.uid;
   const view = daemonSetView(cache, ds, namespace, name, uid);
   const revisions = revisionsOf(cache, uid);
@@ -238,6 +240,23 @@ export function gather(
   const skew = cache.clockSkewMs?.();
   if (skew !== undefined) obs.clockSkewMs = skew;
   return obs;
+}
+
+/**
+ * Whether the DaemonSet is going away: its own deletionTimestamp, or its namespace terminating. A
+ * namespace that terminated after the DaemonSet was created holds it; a DaemonSet created after that
+ * moment is in a namespace of the same name made anew (nothing can be created in a terminating one).
+ */
+function deletionOf(
+  cache: CacheView,
+  ds: Readonly<SlimDaemonSet>,
+  namespace: string,
+): { by: 'Target' | 'Namespace'; since?: string } | undefined {
+  const since = cache.namespaceTerminatingSince?.(namespace);
+  const created = ds.metadata.creationTimestamp;
+  if (since !== undefined && (created === undefined || Date.parse(created) <= Date.parse(since))) return { by: 'Namespace', since };
+  if (ds.metadata.deletionTimestamp) return { by: 'Target', since: ds.metadata.deletionTimestamp };
+  return undefined;
 }
 
 /** The DaemonSet as decide reads it: counters, strategy, template, owner, undo record, latest Warning. */

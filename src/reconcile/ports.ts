@@ -48,6 +48,12 @@ export interface CacheView {
   podCache?(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
   /** Asks for the pods of DaemonSet `namespace/name` to be watched: gather needs them and they are not cached. */
   wantPods?(namespace: string, name: string): void;
+  /**
+   * When `namespace` began terminating, if it is: from the namespace cache where the operator has one,
+   * else from the API server refusing to create an Event there for that reason. Optional: without it no
+   * namespace is known to terminate.
+   */
+  namespaceTerminatingSince?(namespace: string): string | undefined;
 }
 
 /** The API operations a reconcile pass may perform; the controller wires the real ones. */

@@ -143,7 +143,7 @@ export async function startManager(cfg: OperatorConfig, exitCodes: ExitCodes): P
   const skew = new ClockSkew();
   const client = ApiClient.fromKubeConfig(loadKubeConfig(cfg.kubeconfig), { onRequest: (r) => metrics.recordRequest(r), clockSkew: skew });
   metrics.observeClockSkew(() => skew.estimateMs());
-  const { writes, policyWrites, elector } = leaderGatedWrites(client, cfg, log);
+  const { writes, policyWrites, elector, namespaceTerminatingSince } = leaderGatedWrites(client, cfg, log);
   const idle = idleCollector(cfg, log, metrics);
   const { caches, controller } = assembleController({
     client,
@@ -158,6 +158,7 @@ export async function startManager(cfg: OperatorConfig, exitCodes: ExitCodes): P
     metrics,
     log,
     clockSkewMs: () => skew.estimateMs(),
+    namespaceTerminatingSince,
   });
   metrics.observeInformers(() => caches.informerStats());
   // Twice the watchdog's idle timeout: by then a silent watch was restarted and is still silent.
@@ -211,7 +212,7 @@ function leaderGatedWrites(
   client: ApiClient,
   cfg: OperatorConfig,
   log: Logger,
-): { writes: Assembly['writes']; policyWrites: PolicyPorts; elector: LeaderElector | undefined } {
+): Pick<Assembly, 'writes' | 'namespaceTerminatingSince'> & { policyWrites: PolicyPorts; elector: LeaderElector | undefined } {
   const statusWriter = new StatusWriter(client);
   const undo = new DaemonSetUndo(client);
   const admission = new AdmissionCheck(client);
@@ -261,7 +262,7 @@ function leaderGatedWrites(
     dryRun: leading((ns, name, rev) => undo.dryRun(ns, name, rev)),
     compareAdmission: leading((ns, name, rev, node) => admission.compare(ns, name, rev, node)),
   };
-  return { writes, policyWrites, elector };
+  return { writes, policyWrites, elector, namespaceTerminatingSince: (ns) => events.terminatingSince(ns) };
 }
 
 /** What the caches and controllers are assembled from. */
@@ -279,6 +280,8 @@ export interface Assembly {
   clockSkewMs?: () => number | undefined;
   /** Timers of the pod watches' linger; the real ones unless a test drives them. */
   timers?: Timers;
+  /** Namespaces the API server refused an Event in as terminating (k8s/eventRecorder.ts), beside the namespace cache. */
+  namespaceTerminatingSince?: (namespace: string) => string | undefined;
   onWork?: () => void;
   mayRun?: () => boolean;
 }
@@ -304,7 +307,7 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
         caches.revisions.requestRelist(n, reason);
       },
     },
-    cacheView(caches, a.clockSkewMs),
+    cacheView(caches, a),
     a.clock,
     a.metrics,
     log,
@@ -333,7 +336,8 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
 }
 
 /** What a guard's pass reads: the caches, never the API. */
-function cacheView(caches: Caches, clockSkewMs: (() => number | undefined) | undefined): CacheView {
+function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceTerminatingSince'>): CacheView {
+  const { clockSkewMs } = a;
   return {
     daemonSet: (n, name) => caches.daemonSets.get(n, name),
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
@@ -344,6 +348,8 @@ function cacheView(caches: Caches, clockSkewMs: (() => number | undefined) | und
     guardsTargeting: (n, name) => caches.guardsTargeting(n, name),
     warningsFor: (kind, n, name) => (kind === 'DaemonSet' ? caches.dsWarnings : caches.podWarnings).byIndex(BY_INVOLVED, `${n}/${name}`),
     ...(clockSkewMs ? { clockSkewMs } : {}),
+    // The namespace cache runs with the policies; without it, the API server's refusals say it.
+    namespaceTerminatingSince: (n) => caches.namespaces?.get(undefined, n)?.metadata.deletionTimestamp ?? a.namespaceTerminatingSince?.(n),
   };
 }
 

@@ -9,6 +9,8 @@ import type { NodeView } from '../../src/domain/observation.js';
 import { HASH, crashLoopPod, imagePullPod, node, nodesOn, notReadyPod, pod, rev } from '../support/fixtures.js';
 
 const REVS = [rev(HASH.A, 1), rev(HASH.B, 2)];
+/** A surge pod is created after the old pod it stands beside. */
+const LATER = '2025-01-01T00:05:00.000Z';
 
 /** Compact view of a split for table assertions. */
 function summary(s: Split): { gens: string[]; blocked: string[]; empty: string[]; onTarget: number; oldGone: number; eligible: number } {
@@ -44,11 +46,11 @@ describe('computeSplit', () => {
       },
     },
     {
-      name: 'maxSurge: old ready + new broken on one node → blocked (not empty), counted in both generations',
-      nodes: [node('node-1', [pod({ hash: HASH.A }), crashLoopPod(HASH.B)])],
+      name: 'maxSurge: old ready + new broken on one node → blocked (not empty), one node, counted by its newest pod',
+      nodes: [node('node-1', [pod({ hash: HASH.A, name: 'old' }), { ...crashLoopPod(HASH.B), name: 'surge', createdAt: LATER }])],
       target: HASH.B,
       want: {
-        gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:1/1`],
+        gens: [`2:${HASH.B}:1/0`],
         blocked: ['node-1:CrashLoopBackOff'],
         empty: [],
         onTarget: 0,
@@ -57,10 +59,30 @@ describe('computeSplit', () => {
       },
     },
     {
-      name: 'maxSurge: new available but old not yet deleted → neither blocked nor on target (the oldest pod wins)',
-      nodes: [node('node-1', [pod({ hash: HASH.A }), pod({ hash: HASH.B })])],
+      name: 'maxSurge: new available but old not yet deleted → neither blocked nor on target (the oldest pod wins), one node',
+      nodes: [node('node-1', [pod({ hash: HASH.A, name: 'old' }), pod({ hash: HASH.B, name: 'surge', createdAt: LATER })])],
       target: HASH.B,
-      want: { gens: [`2:${HASH.B}:1/1`, `1:${HASH.A}:1/1`], blocked: [], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
+      want: { gens: [`2:${HASH.B}:1/1`], blocked: [], empty: [], onTarget: 0, oldGone: 0, eligible: 1 },
+    },
+    {
+      name: 'maxSurge on three nodes, the surge pod unschedulable beside the old one: 1 node on revision 2, 2 on revision 1 (not 1 + 3)',
+      nodes: [
+        node('node-1', [pod({ hash: HASH.A, name: 'a1' })]),
+        node('node-2', [pod({ hash: HASH.A, name: 'a2' })]),
+        node('node-3', [
+          pod({ hash: HASH.A, name: 'a3' }),
+          pod({ hash: HASH.B, name: 'b3', createdAt: LATER, phase: 'Pending', scheduled: false, waitingReason: 'Unschedulable' }),
+        ]),
+      ],
+      target: HASH.B,
+      want: {
+        gens: [`2:${HASH.B}:1/0`, `1:${HASH.A}:2/2`],
+        blocked: ['node-3:Unschedulable'],
+        empty: [],
+        onTarget: 0,
+        oldGone: 0,
+        eligible: 3,
+      },
     },
     {
       name: 'an eligible node with no pod is empty (NoPod)',

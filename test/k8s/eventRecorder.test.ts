@@ -24,6 +24,9 @@ describe('EventRecorder', () => {
   let posted: Posted[] = [];
   /** Creates answered with 500 before they succeed again. */
   let failing = 0;
+  /** Namespaces whose creates are refused as the NamespaceLifecycle admission plugin refuses them. */
+  const terminating = new Set<string>();
+  let refused = 0;
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -49,6 +52,23 @@ describe('EventRecorder', () => {
           message: 'etcd timeout',
         });
       }
+      if (terminating.has(ev.metadata.namespace)) {
+        refused++;
+        const message = `events "${ev.metadata.name}" is forbidden: unable to create new content in namespace ${ev.metadata.namespace} because it is being terminated`;
+        return json(403, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'Forbidden',
+          code: 403,
+          message,
+          details: {
+            name: ev.metadata.name,
+            kind: 'events',
+            causes: [{ type: 'NamespaceTerminating', message, field: 'metadata.namespace' }],
+          },
+        });
+      }
       if (existing.has(ev.metadata.name)) {
         return json(409, {
           kind: 'Status',
@@ -72,13 +92,15 @@ describe('EventRecorder', () => {
   let recorder: EventRecorder;
   before(async () => {
     await listenLocal(server);
-    recorder = new EventRecorder(clientFor(server), 'test', pino({ level: 'silent' }));
+    recorder = new EventRecorder(clientFor(server), 'test', pino({ level: 'silent' }), () => Date.parse('2026-12-01T10:00:05Z'));
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
     existing.clear();
     posted = [];
     failing = 0;
+    terminating.clear();
+    refused = 0;
   });
 
   const ann = (id: string, onTarget = true): Announcement => ({
@@ -124,5 +146,20 @@ describe('EventRecorder', () => {
       ['decoder.decoder.y1.ds', 'decoder.y2'],
       'the DaemonSet copy of y1 went through; y1 is retried as a whole later',
     );
+  });
+
+  it('a namespace being terminated: the refusal is final (settled, not offered again), and the namespace is remembered until it takes content again', async () => {
+    terminating.add('gpu');
+    const g = guardRef('gpu', 'decoder');
+    assert.equal(recorder.terminatingSince('gpu'), undefined);
+    assert.deepEqual(await recorder.emit(g, ds, [ann('t1'), ann('t2', false)]), ['t1', 't2'], 'settled: nothing to retry');
+    assert.equal(refused, 3, 't1 on the guard and on the DaemonSet, t2 on the guard; nothing created');
+    assert.equal(posted.length, 0);
+    assert.equal(recorder.terminatingSince('gpu'), '2026-12-01T10:00:05.000Z');
+    assert.equal(recorder.terminatingSince('other'), undefined);
+    // A namespace of the same name made anew takes content: it is not the terminating one.
+    terminating.delete('gpu');
+    assert.deepEqual(await recorder.emit(g, undefined, [ann('t3', false)]), ['t3']);
+    assert.equal(recorder.terminatingSince('gpu'), undefined);
   });
 });

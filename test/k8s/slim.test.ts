@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { slimDaemonSet, slimEvent, slimNode, slimPod, slimRevision } from '../../src/k8s/slim.js';
+import { slimDaemonSet, slimEvent, slimNode, slimPod, slimRevision, templateFacets } from '../../src/k8s/slim.js';
 
 const owner = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'decoder', uid: 'ds-1', controller: true }];
 
@@ -297,6 +297,41 @@ describe('slim: what attribution reads', () => {
       {},
       'no volumes is known, and empty',
     );
+  });
+
+  it("host ports follow the API server's defaulting: on hostNetwork every container port is a host port", () => {
+    const cases: Array<{ name: string; spec: Record<string, unknown>; want: string[] }> = [
+      {
+        name: 'hostNetwork, containerPort only (aws-node): the port is taken on the node',
+        spec: { hostNetwork: true, containers: [{ name: 'aws-node', ports: [{ containerPort: 61678, name: 'metrics' }] }] },
+        want: ['61678/TCP'],
+      },
+      {
+        name: 'hostNetwork, init container and UDP ports too',
+        spec: {
+          hostNetwork: true,
+          initContainers: [{ name: 'init', ports: [{ containerPort: 9000 }] }],
+          containers: [{ name: 'a', ports: [{ containerPort: 8472, protocol: 'UDP' }] }],
+        },
+        want: ['8472/UDP', '9000/TCP'],
+      },
+      {
+        name: 'hostNetwork with hostPort written out: the same port, once',
+        spec: { hostNetwork: true, containers: [{ name: 'a', ports: [{ containerPort: 9100, hostPort: 9100 }] }] },
+        want: ['9100/TCP'],
+      },
+      {
+        name: 'pod network, containerPort only: no host port',
+        spec: { containers: [{ name: 'a', ports: [{ containerPort: 9100 }] }] },
+        want: [],
+      },
+      {
+        name: 'pod network, hostPort declared: that host port',
+        spec: { containers: [{ name: 'a', ports: [{ containerPort: 80, hostPort: 8080 }] }] },
+        want: ['8080/TCP'],
+      },
+    ];
+    for (const c of cases) assert.deepEqual(templateFacets({ spec: c.spec }).hostPorts, c.want, c.name);
   });
 
   it('a Warning Event keeps the involved object, reason, time and a bounded message', () => {

@@ -103,6 +103,48 @@ describe('gather', () => {
     assert.deepEqual(gather(cache, new TargetMemory(), 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
   });
 
+  it('a DaemonSet being deleted, or in a namespace being terminated, is TargetDeleting; one made anew in a namespace of that name is not', () => {
+    const base = world(1, [node('n1')], [pod('n1', '2025-12-31T23:59:00Z')]);
+    const ds = base.daemonSet('ns', 'd')!;
+    const cases: Array<{ name: string; ds: Partial<SlimDaemonSet['metadata']>; terminating?: string; want: unknown }> = [
+      { name: 'live DaemonSet, live namespace', ds: {}, want: 'Target' },
+      {
+        name: 'the DaemonSet has a deletionTimestamp',
+        ds: { deletionTimestamp: '2025-12-31T23:59:30Z' },
+        want: { kind: 'TargetDeleting', targetName: 'd', by: 'Target', since: '2025-12-31T23:59:30Z' },
+      },
+      {
+        name: 'its namespace began terminating after it was created',
+        ds: { creationTimestamp: '2025-12-31T20:00:00Z' },
+        terminating: '2025-12-31T23:59:40Z',
+        want: { kind: 'TargetDeleting', targetName: 'd', by: 'Namespace', since: '2025-12-31T23:59:40Z' },
+      },
+      {
+        name: 'both: the namespace is named, it is what was deleted',
+        ds: { creationTimestamp: '2025-12-31T20:00:00Z', deletionTimestamp: '2025-12-31T23:59:41Z' },
+        terminating: '2025-12-31T23:59:40Z',
+        want: { kind: 'TargetDeleting', targetName: 'd', by: 'Namespace', since: '2025-12-31T23:59:40Z' },
+      },
+      {
+        name: 'created after the namespace of that name was seen terminating: a new namespace, judged as usual',
+        ds: { creationTimestamp: '2025-12-31T23:59:50Z' },
+        terminating: '2025-12-31T23:59:40Z',
+        want: 'Target',
+      },
+    ];
+    for (const c of cases) {
+      const withMeta: SlimDaemonSet = { ...ds, metadata: { ...ds.metadata, ...c.ds } };
+      const cache: CacheView = {
+        ...base,
+        daemonSet: () => withMeta,
+        namespaceTerminatingSince: (n) => (n === 'ns' ? c.terminating : undefined),
+      };
+      const obs = gather(cache, new TargetMemory(), 'ns', 'd', NOW);
+      if (c.want === 'Target') assert.equal(obs.kind, 'Target', c.name);
+      else assert.deepEqual(obs, c.want, c.name);
+    }
+  });
+
   it('names a node that left until the DaemonSet status agrees, and tells deleted nodes apart', () => {
     const m = new TargetMemory();
     const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];

@@ -4,6 +4,8 @@
  *
  * - spec.suspend: observe nothing, act on nothing, and say so;
  * - the target is missing: a condition, never a crash;
+ * - the target, or its namespace, is being deleted: a condition, no verdict and no action (a dying
+ *   DaemonSet stops rolling, and its pods go: judged, that would read as a stall);
  * - another guard is in charge of the same DaemonSet: Conflict, naming it, acting on nothing;
  * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
  */
@@ -42,7 +44,11 @@ export function settle(input: DecideInput): Decision | undefined {
     rolledBackCondition(conds, status);
     return { status: { ...status, conditions: conds.list }, events };
   };
-  const status = suspended(input, conds) ?? targetMissing(input, conds, events) ?? notInCharge(input, conds, events);
+  const status =
+    suspended(input, conds) ??
+    targetMissing(input, conds, events) ??
+    targetDeleting(input, conds, events) ??
+    notInCharge(input, conds, events);
   if (status) return finish(status);
   return cachesHalfway(input);
 }
@@ -76,6 +82,35 @@ function targetMissing({ obs, prev, policy }: DecideInput, conds: ConditionSet, 
     emptyNodeCount: 0,
   };
   if (prev.lastUndo) status.lastUndo = prev.lastUndo;
+  return status;
+}
+
+function targetDeleting({ obs, prev, policy }: DecideInput, conds: ConditionSet, events: PlannedEvent[]): GuardStatus | undefined {
+  if (obs.kind !== 'TargetDeleting') return undefined;
+  const since = obs.since ? ` since ${obs.since}` : '';
+  const msg =
+    obs.by === 'Namespace'
+      ? `the namespace of DaemonSet ${obs.targetName} is being terminated${since}: the guard judges nothing and acts on nothing while its content is deleted`
+      : `DaemonSet ${obs.targetName} is being deleted${since}: the guard judges nothing and acts on nothing while it goes`;
+  // Normal, not Warning: someone asked for the deletion. In a terminating namespace the API server
+  // refuses the Event, and the announcer does not offer it again.
+  if (notJudging(conds, 'False', Reason.TargetDeleting, msg)) events.push(event('Normal', Reason.TargetDeleting, msg, false));
+  // What was judged before stays as a record (the rollout, the last undo); what would lead to an action
+  // (an undo plan, blocked nodes) is cleared.
+  const status: GuardStatus = {
+    ...prev,
+    observedGeneration: policy.generation,
+    state: 'Unknown',
+    cause: '',
+    message: msg,
+    blockedNodes: [],
+    blockedNodeCount: 0,
+    emptyNodes: [],
+    emptyNodeCount: 0,
+  };
+  delete status.owner;
+  delete status.undoPlan;
+  delete status.undoSkipped;
   return status;
 }
 

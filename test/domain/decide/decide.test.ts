@@ -997,12 +997,12 @@ describe('decide: the cause at the deadline', () => {
     });
   }
 
-  it('maxSurge: a node with the old ready pod and a broken new pod is blocked, not empty; both generations count it', () => {
+  it('maxSurge: a node with the old ready pod and a broken new pod is blocked, not empty; counted once, by its newest pod', () => {
     const surge = targetObs({
       nodes: [
         node('node-1', [pod({ hash: HASH.A })]),
         node('node-2', [pod({ hash: HASH.A })]),
-        node('node-3', [pod({ hash: HASH.A }), imagePullPod(HASH.B)]),
+        node('node-3', [pod({ hash: HASH.A }), { ...imagePullPod(HASH.B), createdAt: iso(T1) }]),
       ],
       revisions: [A1, B2],
       ds: dsAt2({ desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
@@ -1020,9 +1020,11 @@ describe('decide: the cause at the deadline', () => {
       s.generations?.map((g) => [g.hash, g.nodes, g.ready]),
       [
         [HASH.B, 1, 0],
-        [HASH.A, 3, 3],
+        [HASH.A, 2, 2],
       ],
+      'three nodes: 1 on revision 2, 2 on revision 1',
     );
+    assert.match(s.message ?? '', /1 node on revision 2 \([a-z0-9]+\), 2 nodes on revision 1/);
   });
 });
 
@@ -1202,6 +1204,45 @@ describe('decide: target missing', () => {
         assert.equal(s.currentRevision, undefined);
         assert.deepEqual(s.lastUndo, ds[2]!.status.lastUndo);
         assert.equal(ds[3]!.action, undefined);
+      },
+    },
+  ]);
+});
+
+describe('decide: target being deleted', () => {
+  const deleting = (by: 'Target' | 'Namespace'): Observation => ({ kind: 'TargetDeleting', targetName: 'decoder', by, since: iso(T1) });
+  table([
+    {
+      name: 'a DaemonSet deleted mid-rollout past its deadline: Unknown with Ready=False TargetDeleting, no stall, no undo, one Normal Event',
+      steps: [...fromHealthy(stallWorld()), { obs: deleting('Target'), at: T1 + sec(600) }, { obs: deleting('Target'), at: T1 + sec(700) }],
+      policy: UNDO,
+      check: (ds) => {
+        const d = ds[2]!;
+        assert.equal(d.status.state, 'Unknown');
+        assert.equal(d.action, undefined, 'no action of any kind');
+        assert.equal(cond(d.status, 'Ready').reason, 'TargetDeleting');
+        assert.equal(cond(d.status, 'Stalled').status, 'Unknown');
+        assert.deepEqual(reasons(d), ['TargetDeleting']);
+        assert.equal(d.events[0]!.type, 'Normal');
+        assert.equal(d.events[0]!.onTarget, false, 'nothing is written on a DaemonSet being deleted');
+        assert.match(d.status.message!, /DaemonSet decoder is being deleted since .*acts on nothing/);
+        assert.equal(d.status.undoPlan, undefined);
+        assert.equal(d.status.owner, undefined);
+        assert.deepEqual(reasons(ds[3]!), [], 'said once');
+        assert.equal(ds[3]!.action, undefined);
+      },
+    },
+    {
+      name: 'a namespace terminating after an undo: the undo record stays, nothing goes back to RollingBack, no action',
+      steps: [...fromHealthy(stallWorld(), [sec(600)]), { obs: deleting('Namespace'), at: T1 + sec(700) }],
+      policy: UNDO,
+      check: (ds) => {
+        assert.equal(ds[2]!.action?.kind, 'Undo');
+        const d = ds[3]!;
+        assert.deepEqual(d.status.lastUndo, ds[2]!.status.lastUndo);
+        assert.equal(d.status.state, 'Unknown');
+        assert.equal(d.action, undefined);
+        assert.match(d.status.message!, /the namespace of DaemonSet decoder is being terminated/);
       },
     },
   ]);
