@@ -27,6 +27,25 @@ export const NODE_LIFECYCLE_TIMINGS = {
   monitorPeriodSeconds: 1,
 } as const;
 
+/** The controllers the controller manager runs on every cluster (the node-lifecycle timings add two). */
+export const CONTROLLERS = [
+  'daemonset',
+  'statefulset-controller',
+  'serviceaccount',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'namespace',
+  'garbagecollector',
+  'deployment',
+  'replicaset',
+  'resourcequota',
+  'node-lifecycle-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+  'disruption-controller',
+] as const;
+
 /** Client rate flags; the controller manager and the scheduler share one rate (RG_CONTROLLER_QPS). */
 function apiQpsFlags(state: State): string[] {
   return state.controllerQps ? [`--kube-api-qps=${state.controllerQps}`, `--kube-api-burst=${state.controllerQps * 2}`] : [];
@@ -51,7 +70,11 @@ export function controllerManagerSpec(state: State): ComponentSpec {
       // and the token volume it adds need (the account, its token, the kube-root-ca.crt ConfigMap);
       // node-lifecycle always, to lift TaintNodesByCondition's not-ready taint from a new node (upstream
       // timings unless nodeLifecycle shortens them; pod eviction only then).
-      `--controllers=daemonset,serviceaccount,serviceaccount-token-controller,root-ca-certificate-publisher-controller,namespace,garbagecollector,deployment,replicaset,resourcequota,node-lifecycle-controller${state.nodeLifecycle ? ',podgc,taint-eviction-controller' : ''}`,
+      // statefulset, and the volume controllers a StatefulSet's claims need as in a real cluster: the
+      // persistent volume binder (a WaitForFirstConsumer claim binds to a static PV once the scheduler
+      // picks a node) and the PVC and PV protection finalizers (a claim in use is not removed under its
+      // pod). disruption: a PodDisruptionBudget's status, without which every eviction is refused.
+      `--controllers=${[...CONTROLLERS, ...(state.nodeLifecycle ? ['podgc', 'taint-eviction-controller'] : [])].join(',')}`,
       `--service-account-private-key-file=${saKey}`,
       `--root-ca-file=${path.join(p.pki, 'apiserver.crt')}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,

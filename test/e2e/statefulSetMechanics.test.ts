@@ -1,0 +1,284 @@
+/**
+ * The StatefulSet mechanics a guard of StatefulSets rests on, as this control plane's own controllers
+ * (statefulset, persistent volume binder, PVC and PV protection) and scheduler play them, with kwok
+ * pods. Nothing of the operator runs here: these are the facts its verdicts and its forced rollback
+ * assume, held so that a new Kubernetes version that changes one of them fails here first.
+ *
+ * - OrderedReady replaces the highest ordinal first and stops at a pod that is not Ready. After
+ *   `kubectl rollout undo` the template is restored but the broken pod is never replaced (the
+ *   controller waits for it to become Ready first, kubernetes/kubernetes#67250); deleting it by hand,
+ *   the documented "forced rollback", finishes the rollback.
+ * - Parallel does not wait: after the same revert the controller replaces the broken pod itself.
+ * - A partition updates only the ordinals at or above it, and the rollout then waits there:
+ *   `currentRevision` stays the old one and `updatedReplicas` counts the updated ordinals.
+ * - A claim of a WaitForFirstConsumer class binds to a static PersistentVolume once the scheduler picks
+ *   the node the volume is pinned to.
+ */
+// Manifests are edited as the plain JSON they are.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  POOL_LABEL,
+  createNamespace,
+  createNodePool,
+  ensureCluster,
+  holdsFor,
+  kubectl,
+  kubectlJson,
+  uniqueName,
+  waitFor,
+  type NodePool,
+} from '../support/cluster.js';
+import { apply } from '../support/operator.js';
+
+const GOOD = 'registry.local/store:1';
+const BROKEN = 'registry.local/store:2-broken';
+const cleanups: Array<() => Promise<void>> = [];
+
+interface PodRow {
+  name: string;
+  uid: string;
+  revision: string;
+  ready: boolean;
+  waiting?: string;
+  node?: string;
+}
+interface StsStatus {
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+  currentRevision?: string;
+  updateRevision?: string;
+  observedGeneration?: number;
+}
+
+/** A namespace and a node pool of its own, removed after the suite. */
+async function scene(prefix: string, nodes = 3): Promise<{ ns: string; pool: NodePool }> {
+  const n = await createNamespace(prefix);
+  const pool = await createNodePool(uniqueName(prefix), nodes);
+  cleanups.push(n.cleanup, pool.cleanup);
+  return { ns: n.name, pool };
+}
+
+function statefulSet(o: {
+  ns: string;
+  pool: string;
+  policy?: 'OrderedReady' | 'Parallel';
+  partition?: number;
+  claims?: string;
+}): Record<string, any> {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'store', namespace: o.ns },
+    spec: {
+      serviceName: 'store',
+      replicas: 3,
+      podManagementPolicy: o.policy ?? 'OrderedReady',
+      selector: { matchLabels: { app: 'store' } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? 0 } },
+      template: {
+        metadata: { labels: { app: 'store' } },
+        spec: {
+          nodeSelector: { [POOL_LABEL]: o.pool },
+          containers: [
+            {
+              name: 'store',
+              image: GOOD,
+              resources: { requests: { cpu: '100m', memory: '64Mi' } },
+              ...(o.claims ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}),
+            },
+          ],
+        },
+      },
+      ...(o.claims
+        ? {
+            volumeClaimTemplates: [
+              {
+                metadata: { name: 'data' },
+                spec: { accessModes: ['ReadWriteOnce'], storageClassName: o.claims, resources: { requests: { storage: '1Gi' } } },
+              },
+            ],
+          }
+        : {}),
+    },
+  };
+}
+
+const status = async (ns: string): Promise<StsStatus> => (await kubectlJson<{ status: StsStatus }>(['get', 'sts', 'store'], { ns })).status;
+
+async function pods(ns: string): Promise<Map<string, PodRow>> {
+  const list = await kubectlJson<{ items: any[] }>(['get', 'pods', '-l', 'app=store'], { ns });
+  return new Map(
+    list.items.map((p) => {
+      const c = (p.status?.containerStatuses ?? [])[0];
+      const row: PodRow = {
+        name: p.metadata.name,
+        uid: p.metadata.uid,
+        revision: p.metadata.labels?.['controller-revision-hash'] ?? '',
+        ready: (p.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'),
+      };
+      if (c?.state?.waiting?.reason) row.waiting = c.state.waiting.reason;
+      if (p.spec?.nodeName) row.node = p.spec.nodeName;
+      return [row.name, row];
+    }),
+  );
+}
+
+/** Waits until the three replicas are Ready on one revision, the rollout done. */
+async function settled(ns: string): Promise<StsStatus> {
+  return waitFor(
+    async () => {
+      const s = await status(ns);
+      return s.readyReplicas === 3 && s.updatedReplicas === 3 && s.currentRevision === s.updateRevision ? s : false;
+    },
+    { timeoutMs: 120_000, describe: 'store: 3/3 Ready on one revision' },
+  );
+}
+
+const setImage = (ns: string, image: string): Promise<unknown> => kubectl(['set', 'image', 'sts/store', `store=${image}`], { ns });
+
+/** Waits until `store-2` runs the update revision and waits pulling its image. */
+async function brokenAtTwo(ns: string): Promise<{ s: StsStatus; p: Map<string, PodRow> }> {
+  return waitFor(
+    async () => {
+      const s = await status(ns);
+      const p = await pods(ns);
+      const two = p.get('store-2');
+      return two && s.updateRevision && two.revision === s.updateRevision && two.waiting === 'ImagePullBackOff' ? { s, p } : false;
+    },
+    { timeoutMs: 90_000, describe: 'store-2 on the broken revision, ImagePullBackOff' },
+  );
+}
+
+describe('StatefulSet rollouts on the local control plane: the mechanics a guard relies on', { concurrency: true }, () => {
+  before(() => ensureCluster());
+  after(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  });
+
+  it('OrderedReady: the highest ordinal first, stopped at a pod that is not Ready; rollout undo leaves it stuck; deleting it finishes the rollback', async () => {
+    const { ns, pool } = await scene('sts-ordered');
+    await apply(statefulSet({ ns, pool: pool.name }));
+    const before = await settled(ns);
+    const old = await pods(ns);
+    await setImage(ns, BROKEN);
+    const { s, p } = await brokenAtTwo(ns);
+    assert.notEqual(s.currentRevision, s.updateRevision);
+    assert.equal(s.updatedReplicas, 1);
+    // The controller waits for store-2: store-0 and store-1 keep their pods and the old revision.
+    await holdsFor(
+      async () => {
+        const now = await pods(ns);
+        return ['store-0', 'store-1'].every((n) => now.get(n)?.uid === old.get(n)?.uid && now.get(n)?.revision === old.get(n)?.revision);
+      },
+      { durationMs: 5_000, describe: 'store-0 and store-1 untouched' },
+    );
+
+    // The template restored as `kubectl rollout undo` restores it: the broken pod stays.
+    await kubectl(['rollout', 'undo', 'sts/store'], { ns });
+    await waitFor(async () => (await status(ns)).updateRevision === before.currentRevision, {
+      timeoutMs: 30_000,
+      describe: 'the previous revision is the update revision again',
+    });
+    const stuck = p.get('store-2')!;
+    await holdsFor(
+      async () => {
+        const two = (await pods(ns)).get('store-2');
+        return two?.uid === stuck.uid && two.revision === stuck.revision && !two.ready;
+      },
+      { durationMs: 10_000, describe: 'store-2 never replaced after the revert (kubernetes#67250)' },
+    );
+
+    // The forced rollback: the stuck pod deleted by hand; the controller recreates it on the restored revision.
+    await kubectl(['delete', 'pod', 'store-2', '--wait=false'], { ns });
+    const done = await settled(ns);
+    assert.equal(done.currentRevision, before.currentRevision);
+    const after = await pods(ns);
+    assert.notEqual(after.get('store-2')?.uid, stuck.uid);
+    assert.equal(after.get('store-0')?.uid, old.get('store-0')?.uid, 'the other ordinals were never touched');
+  });
+
+  it('Parallel: after the same revert the controller replaces the broken pod itself', async () => {
+    const { ns, pool } = await scene('sts-parallel');
+    await apply(statefulSet({ ns, pool: pool.name, policy: 'Parallel' }));
+    const before = await settled(ns);
+    await setImage(ns, BROKEN);
+    const { p } = await brokenAtTwo(ns);
+    await kubectl(['rollout', 'undo', 'sts/store'], { ns });
+    const done = await settled(ns);
+    assert.equal(done.currentRevision, before.currentRevision);
+    assert.notEqual((await pods(ns)).get('store-2')?.uid, p.get('store-2')?.uid, 'store-2 replaced by the controller');
+  });
+
+  it('partition 2 of 3: only store-2 is updated, and the rollout waits there with currentRevision the old one', async () => {
+    const { ns, pool } = await scene('sts-partition');
+    await apply(statefulSet({ ns, pool: pool.name, partition: 2 }));
+    const before = await settled(ns);
+    await setImage(ns, 'registry.local/store:2');
+    const s = await waitFor(
+      async () => {
+        const x = await status(ns);
+        const two = (await pods(ns)).get('store-2');
+        return x.updatedReplicas === 1 && x.readyReplicas === 3 && two?.revision === x.updateRevision && two?.ready === true ? x : false;
+      },
+      { timeoutMs: 60_000, describe: 'store-2 updated and Ready' },
+    );
+    assert.equal(s.currentRevision, before.currentRevision, 'currentRevision stays until every ordinal is updated');
+    assert.notEqual(s.updateRevision, s.currentRevision);
+    await holdsFor(
+      async () => {
+        const x = await status(ns);
+        const p = await pods(ns);
+        return x.updatedReplicas === 1 && p.get('store-0')?.revision === before.currentRevision;
+      },
+      { durationMs: 4_000, describe: 'the rollout waits at its partition' },
+    );
+  });
+
+  it('a WaitForFirstConsumer claim binds to the static PersistentVolume pinned to the node the scheduler picks', async () => {
+    const { ns, pool } = await scene('sts-volumes');
+    const sc = uniqueName('sts-local');
+    await apply({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: sc },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+    });
+    const pvs = pool.nodes.map((node, i) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `${sc}-${i}` },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: sc,
+        persistentVolumeReclaimPolicy: 'Retain',
+        local: { path: `/mnt/disk${i}` },
+        nodeAffinity: {
+          required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] },
+        },
+      },
+    }));
+    for (const pv of pvs) await apply(pv);
+    cleanups.push(async () => {
+      await kubectl(['delete', 'pv', ...pvs.map((v) => v.metadata.name), '--ignore-not-found', '--wait=false']);
+      await kubectl(['delete', 'storageclass', sc, '--ignore-not-found']);
+    });
+    await apply(statefulSet({ ns, pool: pool.name, claims: sc }));
+    await settled(ns);
+    const claims = await kubectlJson<{ items: any[] }>(['get', 'pvc'], { ns });
+    assert.equal(claims.items.length, 3);
+    const byPv = new Map(
+      pvs.map((v) => [v.metadata.name, v.spec.nodeAffinity.required.nodeSelectorTerms[0]!.matchExpressions[0]!.values[0]]),
+    );
+    const p = await pods(ns);
+    for (const c of claims.items) {
+      assert.equal(c.status?.phase, 'Bound', c.metadata.name);
+      const ordinal = String(c.metadata.name).replace(/^data-/, '');
+      assert.equal(p.get(ordinal)?.node, byPv.get(c.spec.volumeName), `${ordinal} runs where its volume is`);
+    }
+  });
+});
