@@ -34,7 +34,7 @@ import {
 } from '../api/names.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord } from '../api/types.js';
-import { CONFLICT_ATTEMPTS, errorMessage } from '../reconcile/portErrors.js';
+import { errorMessage, retryOnConflict } from '../reconcile/portErrors.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
 import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
@@ -58,56 +58,59 @@ export class DaemonSetUndo {
     const refused = checkRevision(revision, req.toRevisionName, req.expectedUid, req.toHash);
     if (refused) return { kind: 'Failed', detail: refused };
     const template = templatePatch(revision);
-    for (let attempt = 1; ; attempt++) {
-      let ds: any;
-      try {
-        ds = await this.client.request('GET', daemonSetsPath(req.namespace, req.name));
-      } catch (e) {
-        if (isNotFound(e)) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted' };
-        throw e;
-      }
-      if (ds?.metadata?.uid !== req.expectedUid) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted and recreated' };
-      if (ds?.metadata?.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled') return { kind: 'OptedOut' };
-      const owners: any[] = Array.isArray(ds?.metadata?.ownerReferences) ? ds.metadata.ownerReferences : [];
-      const owner = owners.find((o) => o?.controller === true);
-      if (owner)
-        return {
-          kind: 'NotUndone',
-          detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
-        };
-      const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
-      if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
-      if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {
-        const by =
-          recorded?.from === req.fromHash
-            ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}`
-            : ' (the record on the DaemonSet)';
-        return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone${by}` };
-      }
-      const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
-      if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
-        return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
-      }
-      if (rolloutComplete(ds))
-        return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
-      try {
-        // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
-        const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
-        const annotations = record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(record) } : undefined;
-        await this.patch(req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
-        return { kind: 'Applied' };
-      } catch (e) {
-        if (isConflict(e)) {
-          if (attempt < CONFLICT_ATTEMPTS) continue;
-          return {
-            kind: 'NotUndone',
-            detail: `the DaemonSet changed under each of ${CONFLICT_ATTEMPTS} attempts to patch it: another writer is active, and the undo does not race it`,
-          };
-        }
-        if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'patch daemonsets') };
-        if (e instanceof ApiError && (e.statusCode === 422 || e.statusCode === 400)) return { kind: 'Failed', detail: e.message };
-        throw e;
-      }
+    return retryOnConflict(
+      () => this.attempt(req, template),
+      (attempts) => ({
+        kind: 'NotUndone',
+        detail: `the DaemonSet changed under each of ${attempts} attempts to patch it: another writer is active, and the undo does not race it`,
+      }),
+    );
+  }
+
+  /** One read, check and patch of the DaemonSet; a Conflict is thrown for {@link retryOnConflict}. */
+  private async attempt(req: UndoRequest, template: TemplatePatch): Promise<UndoOutcome> {
+    let ds: any;
+    try {
+      ds = await this.client.request('GET', daemonSetsPath(req.namespace, req.name));
+    } catch (e) {
+      if (isNotFound(e)) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted' };
+      throw e;
+    }
+    if (ds?.metadata?.uid !== req.expectedUid) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted and recreated' };
+    if (ds?.metadata?.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled') return { kind: 'OptedOut' };
+    const owners: any[] = Array.isArray(ds?.metadata?.ownerReferences) ? ds.metadata.ownerReferences : [];
+    const owner = owners.find((o) => o?.controller === true);
+    if (owner)
+      return {
+        kind: 'NotUndone',
+        detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
+      };
+    const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
+    if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
+    if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {
+      const by =
+        recorded?.from === req.fromHash
+          ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}`
+          : ' (the record on the DaemonSet)';
+      return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone${by}` };
+    }
+    const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
+    if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
+      return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
+    }
+    if (rolloutComplete(ds))
+      return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
+    try {
+      // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
+      const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
+      const annotations = record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(record) } : undefined;
+      await this.patch(req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
+      return { kind: 'Applied' };
+    } catch (e) {
+      if (isConflict(e)) throw e; // the next attempt reads the DaemonSet again and re-checks it
+      if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'patch daemonsets') };
+      if (e instanceof ApiError && (e.statusCode === 422 || e.statusCode === 400)) return { kind: 'Failed', detail: e.message };
+      throw e;
     }
   }
 

@@ -13,7 +13,7 @@ import type { PolicyView, SlimDaemonSet } from '../api/objects.js';
 import { GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
 import { controllerOf, isSelectorGuard, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
 import { applyPlan } from './generatedGuards.js';
-import { CONFLICT_ATTEMPTS, isConflict } from './portErrors.js';
+import { retryOnConflict } from './portErrors.js';
 import type { Clock } from './ports.js';
 import { TransientError } from './errors.js';
 import type { PolicyCache, PolicyPorts } from './ports.js';
@@ -73,22 +73,24 @@ export class PolicyReconciler {
    * times, as a guard's status does: a status computed from a stale policy is never sent.
    */
   async reconcile(name: string): Promise<void> {
-    let p = this.cache.policy(name);
-    if (!p) return; // deleted: the garbage collector removes its guards through their ownerReferences
+    const cached = this.cache.policy(name);
+    if (!cached) return; // deleted: the garbage collector removes its guards through their ownerReferences
+    let p: Readonly<SlimPolicy> = cached;
     const log = this.log.child({ policy: name });
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.pass(p, log);
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        if (attempt >= CONFLICT_ATTEMPTS)
-          throw new TransientError(`status of policy ${name} kept conflicting after ${attempt} attempts`, { cause: e });
-        log.debug({ attempt }, 'policy status conflict: re-reading the policy and planning again');
-        const fresh = await this.ports.readPolicy(name);
-        if (!fresh) return;
-        p = fresh;
-      }
-    }
+    await retryOnConflict(
+      async (attempt) => {
+        if (attempt > 1) {
+          log.debug({ attempt }, 'policy status conflict: re-reading the policy and planning again');
+          const fresh = await this.ports.readPolicy(name);
+          if (!fresh) return;
+          p = fresh;
+        }
+        await this.pass(p, log);
+      },
+      (attempts, e) => {
+        throw new TransientError(`status of policy ${name} kept conflicting after ${attempts} attempts`, { cause: e });
+      },
+    );
   }
 
   /** gather the cached objects → plan → create, update or delete generated guards → persist the status. */

@@ -45,6 +45,28 @@ export function isSchemaOutdated(e: unknown): boolean {
  */
 export const CONFLICT_ATTEMPTS = 5;
 
+/**
+ * Runs `run` again while it fails with a Conflict, at most {@link CONFLICT_ATTEMPTS} times in all; then
+ * `exhausted` says what becomes of the last Conflict (an error to throw, or an outcome to record). Any
+ * other error is thrown as it is. `run` is told its attempt number and re-reads what it decides from on
+ * every attempt after the first, so that nothing computed from a stale object is sent: the one loop of
+ * every write decided from what it read (a guard's, a selector guard's and a policy's status, the
+ * undo's patch).
+ */
+export async function retryOnConflict<R>(
+  run: (attempt: number) => Promise<R>,
+  exhausted: (attempts: number, cause: unknown) => R | Promise<R>,
+): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(attempt);
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      if (attempt >= CONFLICT_ATTEMPTS) return exhausted(attempt, e);
+    }
+  }
+}
+
 /** One line for a failure, without a stack: what log lines and status messages quote. */
 export function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);

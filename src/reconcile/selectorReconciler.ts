@@ -14,7 +14,7 @@ import type { Condition, GuardState, GuardStatus } from '../api/types.js';
 import type { SelectedDaemonSet } from '../api/selected.js';
 import { applyPlan, type GuardWrites } from './generatedGuards.js';
 import { daemonSetRefs, guardView, policyView, selectorGuardView } from './policyReconciler.js';
-import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isForbidden } from './portErrors.js';
+import { errorMessage, isForbidden, retryOnConflict } from './portErrors.js';
 import { TransientError } from './errors.js';
 import type { Clock } from './ports.js';
 
@@ -63,19 +63,19 @@ export class SelectorReconciler {
 
   /** A Conflict on the status re-reads the guard and plans again, at most CONFLICT_ATTEMPTS times. */
   async reconcile(namespace: string, name: string): Promise<void> {
-    let g = this.cache.guard(namespace, name);
-    if (!g || !isSelectorGuard(g) || g.metadata.deletionTimestamp) return; // deleted: garbage collection removes its guards
+    const cached = this.cache.guard(namespace, name);
+    if (!cached || !isSelectorGuard(cached) || cached.metadata.deletionTimestamp) return; // deleted: garbage collection removes its guards
+    let g: Readonly<SlimGuard> = cached;
     const log = this.log.child({ guard: `${namespace}/${name}`, selector: true });
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.pass(g, log);
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        if (attempt >= CONFLICT_ATTEMPTS)
-          throw new TransientError(`status of ${namespace}/${name} kept conflicting after ${attempt} attempts`, { cause: e });
-        g = await this.ports.readGuard(namespace, name);
-      }
-    }
+    await retryOnConflict(
+      async (attempt) => {
+        if (attempt > 1) g = await this.ports.readGuard(namespace, name);
+        await this.pass(g, log);
+      },
+      (attempts, e) => {
+        throw new TransientError(`status of ${namespace}/${name} kept conflicting after ${attempts} attempts`, { cause: e });
+      },
+    );
   }
 
   private async pass(g: Readonly<SlimGuard>, log: Logger): Promise<void> {
