@@ -13,7 +13,8 @@ import type { GuardStatus } from '../src/api/types.js';
 import { mergePatchDiff } from '../src/api/mergePatch.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
 import { type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/api/objects.js';
-import { TargetMemory, gather, observationOf } from '../src/reconcile/gather.js';
+import { gather, observationOf } from '../src/reconcile/gather.js';
+import { TargetMemory } from '../src/reconcile/targetMemory.js';
 import type { CacheView } from '../src/reconcile/ports.js';
 import { withDefaults } from '../src/api/defaults.js';
 import { round, summarize } from './stats.js';
@@ -216,9 +217,9 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   const memory = new TargetMemory();
   const policy = { spec, generation: 1 };
   // Two passes 20 s apart establish the rollout and let it reach its steady state (Stalled / Healthy).
-  let prev: GuardStatus = decide(observationOf(gather(cache, memory, NS, DS, T0)), {}, policy, T0).status;
+  let prev: GuardStatus = decide(observationOf(gather(cache, memory, NS, { kind: 'DaemonSet', name: DS }, T0)), {}, policy, T0).status;
   memory.commit();
-  prev = decide(observationOf(gather(cache, memory, NS, DS, T0 + 20_000)), prev, policy, T0 + 20_000).status;
+  prev = decide(observationOf(gather(cache, memory, NS, { kind: 'DaemonSet', name: DS }, T0 + 20_000)), prev, policy, T0 + 20_000).status;
   memory.commit();
   const warmup = Math.max(20, Math.round(iterations / 10));
   const total: number[] = [];
@@ -228,7 +229,7 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
   for (let i = 0; i < warmup + iterations; i++) {
     const now = T0 + 21_000 + i;
     const t0 = performance.now();
-    const obs = observationOf(gather(cache, memory, NS, DS, now));
+    const obs = observationOf(gather(cache, memory, NS, { kind: 'DaemonSet', name: DS }, now));
     const t1 = performance.now();
     const decision = decide(obs, prev, policy, now);
     const t2 = performance.now();

@@ -79,6 +79,9 @@ export interface GuardSpec {
   suspend: boolean;
 }
 
+/** The kinds of workload a guard can target, as its targetRef names them. */
+export type TargetKind = GuardSpec['targetRef']['kind'];
+
 /**
  * A guard spec as stored or generated: every field but targetRef may be left out (the CRD defaults and
  * `withDefaults` in src/api/defaults.ts fill them in).

@@ -108,7 +108,7 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
   // A DaemonSet being deleted has no rollout left to finish: as good as gone.
   if (obs.kind === 'TargetDeleting')
     return { code: ExitCode.NotFound, verdict: 'being deleted', message: status.message ?? `DaemonSet ${obs.targetName} is being deleted` };
-  const ds = obs.ds;
+  const ds = obs.target;
   if (ds.strategy === 'OnDelete')
     return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
   const msg = status.message ?? '';
@@ -197,7 +197,7 @@ export async function check(
       const now = clock.now();
       const { obs, decision: d } = observer.pass(status, { spec, generation: 1 }, now);
       status = d.status;
-      const unobserved = obs.kind === 'Target' && obs.ds.observedGeneration < obs.ds.generation;
+      const unobserved = obs.kind === 'Target' && obs.target.observedGeneration < obs.target.generation;
       if (!unobserved) unobservedSince = undefined;
       else unobservedSince ??= now;
       const unobservedForMs = unobservedSince === undefined ? 0 : now - unobservedSince;

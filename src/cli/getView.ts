@@ -159,7 +159,7 @@ function explanations(obs: Target, status: GuardStatus, now: number): Explanatio
         n,
         n?.pods.find((p) => p.name === b.pod),
         now,
-        obs.ds.minReadySeconds,
+        obs.target.minReadySeconds,
       ),
     );
   }
@@ -258,11 +258,11 @@ export function buildView(args: {
   guardedBy?: GuardRef[];
 }): GetView {
   const { obs, status } = args;
-  const dsName = obs.kind === 'Target' ? obs.ds.name : obs.targetName;
+  const dsName = obs.kind === 'Target' ? obs.target.name : obs.targetName;
   const daemonSet: DaemonSetSummary = { namespace: args.namespace, name: dsName, found: obs.kind === 'Target' };
   let state: string = status.state ?? 'Unknown';
   if (obs.kind === 'Target') {
-    const { ds } = obs;
+    const ds = obs.target;
     Object.assign(daemonSet, {
       desired: ds.desired,
       current: ds.current,

@@ -4,7 +4,7 @@
  */
 import { CAUSE_HINT } from './causes.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef } from '../api/types.js';
-import type { DaemonSetView } from './observation.js';
+import type { TargetView } from './observation.js';
 
 /** "revision 3 (5d8f9c7b4)" or "hash 5d8f9c7b4" when the number is unknown. */
 export function fmtRev(r: RevisionRef | undefined): string {
@@ -47,8 +47,8 @@ export function describeGenerations(gens: readonly GenerationStatus[]): string {
 }
 
 /** The kubectl get ds columns as a user sees them. */
-export function dsColumns(ds: DaemonSetView): string {
-  return `kubectl get ds shows DESIRED ${ds.desired}, READY ${ds.ready}, UP-TO-DATE ${ds.updated}, AVAILABLE ${ds.available}`;
+export function dsColumns(target: TargetView): string {
+  return `kubectl get ds shows DESIRED ${target.desired}, READY ${target.ready}, UP-TO-DATE ${target.updated}, AVAILABLE ${target.available}`;
 }
 
 /**
@@ -60,7 +60,7 @@ export function attributionSentence(args: {
   cause: CauseClass | '';
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
-  ds: DaemonSetView;
+  target: TargetView;
   left?: readonly LeftNode[];
   /** The rollout is the guard's own undo converging: it is never undone in turn. */
   rollback?: boolean;
@@ -105,7 +105,7 @@ export function attributionSentence(args: {
         return 'The configuration around the DaemonSet, not the revision, refuses the new pods (see above). An undo would not help.';
       return `${names}: the namespace's configuration refuses the new pod (${truncate(mine[0]!.message, 200)}). An undo would not help: the old revision needs the same room.`;
     case 'ConfiguredWait':
-      return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.ds.minReadySeconds}, or a termination grace period): not a stall.`;
+      return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.target.minReadySeconds}, or a termination grace period): not a stall.`;
     case 'Unknown':
       return `Nothing the API states explains ${names || 'it'} yet: the fault is not attributed, so no undo is justified.`;
     default:
@@ -127,29 +127,29 @@ export function stallSentence(args: {
   empty: readonly EmptyNode[];
   left: readonly LeftNode[];
   gens: readonly GenerationStatus[];
-  ds: DaemonSetView;
+  target: TargetView;
   desiredAtStart: number;
 }): string {
   const head = `Rollout to ${fmtRev(args.to)} ${args.verb} for ${fmtDuration(args.idleMs)}`;
   let why: string;
   if (args.cause === 'TargetShrank' || args.cause === 'NoNodesMatched') {
-    why = `DESIRED dropped from ${args.desiredAtStart} to ${args.ds.desired}`;
+    why = `DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}`;
     if (args.left.length > 0) why += `: ${describeLeft(args.left)} left the targets`;
     if (args.blocked.length + args.empty.length > 0) why += `; ${describeBlocked(args.blocked, args.empty)}`;
   } else if (args.blocked.length + args.empty.length > 0) {
     why = describeBlocked(args.blocked, args.empty);
     // Dead nodes leave the targets too (unreachable:NoSchedule): the drop is said, after what blocks.
-    if (args.left.length > 0 && args.ds.desired < args.desiredAtStart)
-      why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.ds.desired}: ${describeLeft(args.left)} left the targets`;
+    if (args.left.length > 0 && args.target.desired < args.desiredAtStart)
+      why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}: ${describeLeft(args.left)} left the targets`;
   } else if (args.refusal) {
     why = `no node is blocked, but the DaemonSet controller cannot create the new pods: ${args.refusal}`;
   } else {
     why = 'no node is blocked, but the DaemonSet controller reports no progress';
   }
   const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens)}` : '';
-  const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.ds)}.`;
+  const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.target)}.`;
   if (!args.owner) return base;
-  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, ds: args.ds, left: args.left, rollback: args.rollback === true })}`;
+  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, target: args.target, left: args.left, rollback: args.rollback === true })}`;
 }
 
 /** Event notes are limited to 1 kB by the API server. */

@@ -2,7 +2,7 @@
  * What `decide` knows about the world: the observation that `gather` builds from the informer caches.
  */
 import type { NodeHealth } from '../api/objects.js';
-import type { DaemonSetUndoRecord, LeftNode, TemplateFacets } from '../api/types.js';
+import type { DaemonSetUndoRecord, LeftNode, TargetKind, TemplateFacets } from '../api/types.js';
 
 /** A pod as `decide` needs it: revision, readiness and why it is not ready. */
 export interface PodView {
@@ -59,7 +59,7 @@ export interface RevisionView {
   revision: number;
   /** Each pod volume's name with a digest of its source, to tell a volume the revision added or changed. */
   volumes?: Record<string, string>;
-  /** A digest of the template the revision stores (see DaemonSetView.templateDigest). */
+  /** A digest of the template the revision stores (see TargetView.templateDigest). */
   templateDigest?: string;
   /** What scheduling and admission failures are about in that template. */
   facets?: TemplateFacets;
@@ -74,7 +74,9 @@ export interface WarningView {
 }
 
 /** The DaemonSet as observed through the cache. */
-export interface DaemonSetView {
+export interface TargetView {
+  /** The kind of workload: what its units are (a DaemonSet's are nodes) and which adapter observed it. */
+  kind: TargetKind;
   name: string;
   namespace: string;
   uid: string;
@@ -127,7 +129,7 @@ export type Observation =
     }
   | {
       kind: 'Target';
-      ds: DaemonSetView;
+      target: TargetView;
       /** The revision matching the live template (the highest one), when the controller has recorded it. */
       currentRevision?: RevisionView;
       revisions: RevisionView[];

@@ -14,12 +14,12 @@
  * - a guard of the DaemonSet still follows a rollout (it is rolling or baking, or Stalled on one), so
  *   evidence against the new revision keeps being collected until the bake ends.
  */
-import type { DaemonSetView } from './observation.js';
+import type { TargetView } from './observation.js';
 import type { GuardStatus } from '../api/types.js';
 
 /** The DaemonSet status counters the predicate reads. */
 export type SettledCounters = Pick<
-  DaemonSetView,
+  TargetView,
   'generation' | 'observedGeneration' | 'desired' | 'current' | 'updated' | 'ready' | 'available' | 'misscheduled'
 >;
 

@@ -5,7 +5,7 @@
  */
 import { podBlockReason } from './causes.js';
 import type { BlockedNode, EmptyNode, GenerationStatus } from '../api/types.js';
-import type { DaemonSetView, NodeView, PodView, RevisionView } from './observation.js';
+import type { TargetView, NodeView, PodView, RevisionView } from './observation.js';
 
 /** Lists in status are capped so a 5,000-node DaemonSet cannot blow the object size; counts stay exact. */
 export const STATUS_LIST_CAP = 20;
@@ -114,14 +114,20 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
  * show. Nothing is blocked or empty: the counters say so.
  */
 export function splitFromCounters(
-  ds: Pick<DaemonSetView, 'desired' | 'ready' | 'images'>,
+  target: Pick<TargetView, 'desired' | 'ready' | 'images'>,
   eligible: number,
   current: RevisionView | undefined,
 ): Split {
   const generations: GenerationStatus[] = [];
-  if (current && ds.desired > 0)
-    generations.push({ hash: current.hash, images: [...ds.images], nodes: ds.desired, ready: ds.ready, revision: current.revision });
-  const out: Split = { generations, blocked: [], empty: [], onTarget: ds.desired, oldGone: current ? ds.desired : 0, eligible };
+  if (current && target.desired > 0)
+    generations.push({
+      hash: current.hash,
+      images: [...target.images],
+      nodes: target.desired,
+      ready: target.ready,
+      revision: current.revision,
+    });
+  const out: Split = { generations, blocked: [], empty: [], onTarget: target.desired, oldGone: current ? target.desired : 0, eligible };
   if (current) out.targetHash = current.hash;
   return out;
 }

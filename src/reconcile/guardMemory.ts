@@ -16,7 +16,7 @@
 import type { SlimGuard } from '../api/objects.js';
 import { Announcements } from './announcements.js';
 import { CacheWait } from './cacheWait.js';
-import { TargetMemory } from './gather.js';
+import { TargetMemory } from './targetMemory.js';
 
 /**
  * A guard as our own status write returned it, kept until the informer has caught up with it.

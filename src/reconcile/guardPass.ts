@@ -71,7 +71,7 @@ export type PassResult = PodsPendingPass | DecidedPass;
 /** Observes guard `memory`'s target in `cache` and decides on it. */
 export function observe(cache: CacheView, memory: GuardMemory, input: PassInput): PassResult {
   const { targetName, prev, policy, now } = input;
-  const gathered = gather(cache, memory.targets, memory.namespace, targetName, now, prev);
+  const gathered = gather(cache, memory.targets, memory.namespace, { kind: policy.spec.targetRef.kind, name: targetName }, now, prev);
   if (gathered.kind === 'PodsPending') return gathered;
   const decision = decide(gathered, prev, policy, now, memory.cacheWait.waitedMs(now));
   const deferred = decision.deferred === true;

@@ -22,7 +22,7 @@ import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/kit.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
-import { CONFLICT_ATTEMPTS, errorMessage, isConflict, isNotFound, isSchemaOutdated } from './portErrors.js';
+import { errorMessage, isConflict, isNotFound, isSchemaOutdated, retryOnConflict } from './portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
 import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
@@ -138,20 +138,25 @@ export class Reconciler {
       let guard = memory.freshest(cached);
       /** decide's deadline of the latest attempt, kept if the pass fails after deciding. */
       const seen: { requeueAfterMs?: number } = {};
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.pass(guard, memory, log, seen, { queueWaitMs, started });
-        } catch (e) {
-          if (isNotFound(e)) return {}; // the guard was deleted under us
-          if (!isConflict(e)) throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
-          if (attempt >= CONFLICT_ATTEMPTS) {
-            throw new PassError(`status of ${key} kept conflicting after ${attempt} attempts`, seen.requeueAfterMs, {
+      try {
+        return await retryOnConflict(
+          async (attempt) => {
+            if (attempt > 1) {
+              log.debug({ attempt }, 'status conflict: re-reading the guard and deciding again');
+              guard = await this.ports.readGuard(namespace, name);
+            }
+            return await this.pass(guard, memory, log, seen, { queueWaitMs, started });
+          },
+          (attempts, e) => {
+            throw new PassError(`status of ${key} kept conflicting after ${attempts} attempts`, seen.requeueAfterMs, {
               cause: new TransientError('guard status conflicts', { cause: e }),
             });
-          }
-          log.debug({ attempt }, 'status conflict: re-reading the guard and deciding again');
-          guard = await this.ports.readGuard(namespace, name);
-        }
+          },
+        );
+      } catch (e) {
+        if (e instanceof PassError) throw e; // the conflicts ran out
+        if (isNotFound(e)) return {}; // the guard was deleted under us
+        throw new PassError(`reconcile of ${key} failed: ${errorMessage(e)}`, seen.requeueAfterMs, { cause: e });
       }
     } finally {
       this.metrics.reconcileDuration.observe((performance.now() - started) / 1000);
@@ -185,7 +190,7 @@ export class Reconciler {
 
     const { namespace } = memory;
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
-    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.ds.name, obs.ds.uid) : undefined;
+    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.target.name, obs.target.uid) : undefined;
     const d: Decided = { guard, memory, spec, prev, decision, gRef, tRef, log, now };
     /** The guard as last stored: the act's writes patch from the persisted one. */
     let stored = guard;

@@ -28,7 +28,7 @@ import { podsPath } from '../k8s/apiPaths.js';
 import { slimPod } from '../k8s/slim.js';
 import { podNewlyFailing } from '../domain/causes.js';
 import { needsPods } from '../domain/podInterest.js';
-import { settledCountersOf } from '../reconcile/gather.js';
+import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
 import type { Clock, Timers } from '../reconcile/ports.js';
 
 const BY_OWNER = 'owner';

@@ -114,7 +114,7 @@ describe('verdictOf', () => {
   it('a missing DaemonSet is exit 4, OnDelete exit 5', () => {
     const m = missingObs();
     assert.equal(verdictOf(m, decide(m, {}, p, T0).status, 0, deadline)?.code, ExitCode.NotFound);
-    const od = targetObs({ ds: { strategy: 'OnDelete' }, nodes: nodesOn(HASH.A) });
+    const od = targetObs({ target: { strategy: 'OnDelete' }, nodes: nodesOn(HASH.A) });
     assert.equal(verdictOf(od, decide(od, {}, p, T0).status, 0, deadline)?.code, ExitCode.NotGuardable);
   });
 
@@ -127,7 +127,7 @@ describe('verdictOf', () => {
 
   it('right after `kubectl set image` (generation not yet observed) it keeps waiting instead of reporting the old template complete', () => {
     // The controller has not seen generation 2: every counter still describes revision 1, all good.
-    const o = targetObs({ ds: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
+    const o = targetObs({ target: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
     const s = decide(o, {}, p, T0).status;
     assert.equal(s.state, 'Healthy', 'decide alone would call this healthy, which is why check needs the rule');
     assert.equal(verdictOf(o, s, 0, deadline), undefined);
@@ -144,7 +144,7 @@ describe('verdictOf', () => {
       node('node-2', [imagePullPod(HASH.B)]),
       node('node-3', [pod({ hash: HASH.A })]),
     ];
-    const o = targetObs({ ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 2, available: 2 }, revisions, nodes });
+    const o = targetObs({ target: { generation: 2, observedGeneration: 2, updated: 1, ready: 2, available: 2 }, revisions, nodes });
     const first = decide(o, {}, p, T0);
     assert.equal(verdictOf(o, first.status, 0, deadline), undefined);
     const later = decide(o, first.status, p, T0 + deadline + 1);
@@ -156,7 +156,7 @@ describe('verdictOf', () => {
   });
 
   it('a DaemonSet matching no node is a failure, not a success', () => {
-    const o = targetObs({ ds: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } });
+    const o = targetObs({ target: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } });
     assert.equal(verdictOf(o, decide(o, {}, p, T0).status, 0, deadline)?.code, ExitCode.Stalled);
   });
 
@@ -169,7 +169,7 @@ describe('verdictOf', () => {
         lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: new Date(T0).toISOString() },
       });
     const nodes = [node('node-1', [crashed()]), node('node-2', [crashed()]), node('node-3', [pod({ hash: HASH.A })])];
-    const o = targetObs({ ds: { generation: 2, observedGeneration: 2, updated: 2, ready: 3, available: 3 }, revisions, nodes });
+    const o = targetObs({ target: { generation: 2, observedGeneration: 2, updated: 2, ready: 3, available: 3 }, revisions, nodes });
     const s = decide(o, {}, p, T0).status;
     assert.equal(s.state, 'Failed');
     const v = verdictOf(o, s, 0, deadline);

@@ -131,7 +131,7 @@ describe('renderText', () => {
   });
 
   it('before the controller observes a new template the state is Waiting, not Healthy', () => {
-    const o = targetObs({ ds: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
+    const o = targetObs({ target: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
     const v = view(o, decide(o, {}, p, T0).status);
     assert.equal(v.state, 'Waiting');
     assert.match(renderText(v, { color: false }), /^State: +Waiting /m);

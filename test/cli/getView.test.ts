@@ -45,7 +45,7 @@ describe('nodeRows', () => {
 
   it('a node that should run the pod and has none is a row without a pod; a terminating old pod shows as Terminating', () => {
     const obs = targetObs({
-      ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 1, available: 1 },
+      target: { generation: 2, observedGeneration: 2, updated: 1, ready: 1, available: 1 },
       revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
       nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', []), node('node-3', [deletingPod(HASH.A, T0 + sec(30))])],
     });
@@ -62,7 +62,7 @@ describe('nodeRows', () => {
 
   it('a node that is down is its own fault, even where it still runs the old revision', () => {
     const obs = targetObs({
-      ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 1, available: 1 },
+      target: { generation: 2, observedGeneration: 2, updated: 1, ready: 1, available: 1 },
       revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
       nodes: [
         node('node-1', [pod({ hash: HASH.B })]),
@@ -81,7 +81,7 @@ describe('nodeRows', () => {
     const n = 25;
     const nodes = Array.from({ length: n }, (_, i) => node(`node-${String(i + 1).padStart(2, '0')}`, [imagePullPod(HASH.B)]));
     const obs = targetObs({
-      ds: { generation: 2, observedGeneration: 2, desired: n, current: n, updated: n, ready: 0, available: 0 },
+      target: { generation: 2, observedGeneration: 2, desired: n, current: n, updated: n, ready: 0, available: 0 },
       revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
       nodes,
     });
@@ -106,7 +106,7 @@ describe('buildView', () => {
   const obs = classicStall();
   const status = stalled(obs);
   const missing: Observation = { kind: 'TargetMissing', targetName: DS_NAME };
-  const unobserved = targetObs({ ds: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
+  const unobserved = targetObs({ target: { generation: 2, observedGeneration: 1 }, nodes: nodesOn(HASH.A) });
   const guard = guardSummary('gpu-system', 'decoder-guard', undefined, DS_NAME);
   /** What each case is checked on: the header's data, and how many rows and revisions. */
   const shape = (v: ReturnType<typeof view>) => ({

@@ -126,7 +126,7 @@ describe('judgeUndo: what decide plans', () => {
 
   it('a DaemonSet that opted out: refused with the operator reason', () => {
     const base = classicStall();
-    const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoOptOut: true } } : base;
+    const obs: Observation = base.kind === 'Target' ? { ...base, target: { ...base.target, undoOptOut: true } } : base;
     const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') {
@@ -138,7 +138,7 @@ describe('judgeUndo: what decide plans', () => {
   it('a revision undone once already (the record on the DaemonSet): refused, never twice', () => {
     const base = classicStall();
     const record = { from: HASH.B, to: HASH.A, at: new Date(T0).toISOString(), guard: 'gpu-system/other' };
-    const obs: Observation = base.kind === 'Target' ? { ...base, ds: { ...base.ds, undoRecord: record } } : base;
+    const obs: Observation = base.kind === 'Target' ? { ...base, target: { ...base.target, undoRecord: record } } : base;
     const v = judgeUndo(obs, judged(obs), TARGET, operator(obs));
     assert.equal(v.kind, 'Refused');
     if (v.kind === 'Refused') assert.match(v.message, /^undo refused \(AlreadyUndone\): .*never twice/);

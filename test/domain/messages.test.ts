@@ -107,7 +107,7 @@ describe('stallSentence', () => {
       { revision: 2, hash: 'bbb', images: [], nodes: 1, ready: 0 },
       { revision: 1, hash: 'aaa', images: [], nodes: 2, ready: 2 },
     ],
-    ds: dsView({ desired: 3, ready: 2, updated: 1, available: 2 }),
+    target: dsView({ desired: 3, ready: 2, updated: 1, available: 2 }),
     desiredAtStart: 3,
   };
   const cases: { name: string; args: Parameters<typeof stallSentence>[0]; want: RegExp[] }[] = [
@@ -121,12 +121,12 @@ describe('stallSentence', () => {
     },
     {
       name: 'a shrink names the nodes that left',
-      args: { ...base, cause: 'TargetShrank', ds: dsView({ desired: 2 }), left: [{ node: 'node-3', reason: 'taint' }] },
+      args: { ...base, cause: 'TargetShrank', target: dsView({ desired: 2 }), left: [{ node: 'node-3', reason: 'taint' }] },
       want: [/DESIRED dropped from 3 to 2: node-3 \(taint\) left the targets/, /Cause TargetShrank/],
     },
     {
       name: "a shrink beside a blocked node, under the blocked node's cause, says the drop after what blocks",
-      args: { ...base, cause: 'ImagePullFailure', ds: dsView({ desired: 2 }), left: [{ node: 'node-4', reason: 'taint' }] },
+      args: { ...base, cause: 'ImagePullFailure', target: dsView({ desired: 2 }), left: [{ node: 'node-4', reason: 'taint' }] },
       want: [
         /node-3 ImagePullBackOff \(Back-off\); DESIRED dropped from 3 to 2: node-4 \(taint\) left the targets;/,
         /Cause ImagePullFailure/,

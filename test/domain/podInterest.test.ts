@@ -88,13 +88,13 @@ describe('splitFromCounters', () => {
   it('decide writes the same status from the counters as from the pods, so a watch that stops changes nothing', () => {
     const images = [`registry.example/decoder:${HASH.B}`];
     const withPods = targetObs({
-      ds: { generation: 2, observedGeneration: 2, images },
+      target: { generation: 2, observedGeneration: 2, images },
       revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
       nodes: nodesOn(HASH.B),
     });
     const fromCounters = {
       ...targetObs({
-        ds: { generation: 2, observedGeneration: 2, images },
+        target: { generation: 2, observedGeneration: 2, images },
         revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
         nodes: [node('node-1'), node('node-2'), node('node-3')],
       }),

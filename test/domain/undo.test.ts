@@ -16,14 +16,14 @@ function pendingStatus(): GuardStatus {
   const stall = targetObs({
     nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
     revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-    ds: { generation: 2, observedGeneration: 2, templateGeneration: '2', updated: 1, ready: 2, available: 2 },
+    target: { generation: 2, observedGeneration: 2, templateGeneration: '2', updated: 1, ready: 2, available: 2 },
   });
-  const ds = run(
+  const target = run(
     [
       {
         obs: targetObs({
           nodes: [node('node-1', [pod({ hash: HASH.A })])],
-          ds: { desired: 1, current: 1, updated: 1, ready: 1, available: 1 },
+          target: { desired: 1, current: 1, updated: 1, ready: 1, available: 1 },
         }),
         at: T0,
       },
@@ -32,7 +32,7 @@ function pendingStatus(): GuardStatus {
     ],
     { policy: policy({ onStall: { action: 'Undo' } }) },
   );
-  const s = ds[2]!.status;
+  const s = target[2]!.status;
   assert.equal(s.lastUndo?.result, 'Pending', 'fixture precondition');
   return s;
 }

@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
 import type { GuardStatus } from '../../src/api/types.js';
-import { TargetMemory, gather } from '../../src/reconcile/gather.js';
+import { gather } from '../../src/reconcile/gather.js';
+import { TargetMemory } from '../../src/reconcile/targetMemory.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
+/** The target every case gathers. */
+const D = { kind: 'DaemonSet', name: 'd' } as const;
 
 function world(desired: number, nodes: SlimNode[], pods: SlimPod[] = []): CacheView {
   const ds: SlimDaemonSet = {
@@ -50,7 +53,7 @@ describe('gather', () => {
       world(2, [node('n1'), node('n2'), node('other', [], 'b')], [pod('n1', '2025-12-31T23:59:00Z'), pod('n2', '2025-12-31T23:59:55Z')]),
       new TargetMemory(),
       'ns',
-      'd',
+      D,
       NOW,
     );
     assert.equal(obs.kind, 'Target');
@@ -81,7 +84,7 @@ describe('gather', () => {
       { metadata: { name: 'd-new' }, hash: 'new', revision: 1, templateDigest: 'dnew' },
     ];
     const current = (c: CacheView): string | undefined => {
-      const obs = gather(c, new TargetMemory(), 'ns', 'd', NOW);
+      const obs = gather(c, new TargetMemory(), 'ns', D, NOW);
       return obs.kind === 'Target' ? obs.currentRevision?.hash : undefined;
     };
     assert.equal(current(cache('dnew', tied)), 'new');
@@ -100,7 +103,7 @@ describe('gather', () => {
 
   it('a missing DaemonSet is TargetMissing', () => {
     const cache: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
-    assert.deepEqual(gather(cache, new TargetMemory(), 'ns', 'd', NOW), { kind: 'TargetMissing', targetName: 'd' });
+    assert.deepEqual(gather(cache, new TargetMemory(), 'ns', D, NOW), { kind: 'TargetMissing', targetName: 'd' });
   });
 
   it('a DaemonSet being deleted, or in a namespace being terminated, is TargetDeleting; one made anew in a namespace of that name is not', () => {
@@ -139,7 +142,7 @@ describe('gather', () => {
         daemonSet: () => withMeta,
         namespaceTerminatingSince: (n) => (n === 'ns' ? c.terminating : undefined),
       };
-      const obs = gather(cache, new TargetMemory(), 'ns', 'd', NOW);
+      const obs = gather(cache, new TargetMemory(), 'ns', D, NOW);
       if (c.want === 'Target') assert.equal(obs.kind, 'Target', c.name);
       else assert.deepEqual(obs, c.want, c.name);
     }
@@ -150,19 +153,19 @@ describe('gather', () => {
     const taint = [{ key: 'gpu', value: 'x', effect: 'NoExecute' }];
     const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => `${l.node}: ${l.reason}`) : []);
     const removed = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.removedNodes : []);
-    assert.deepEqual(left(gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', 'd', NOW)), []);
+    assert.deepEqual(left(gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', D, NOW)), []);
     // The taint arrives before the DaemonSet status drops: named, and still named on the next pass.
-    const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW);
+    const a = gather(world(3, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', D, NOW);
     assert.deepEqual(left(a), ['n3: untolerated taint gpu=x:NoExecute']);
     m.commit(); // not settled yet: committing must not move the baseline
-    const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW);
+    const b = gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', D, NOW);
     assert.deepEqual(left(b), ['n3: untolerated taint gpu=x:NoExecute']);
     m.commit();
     // Settled and recorded: nothing left any more.
-    assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', 'd', NOW)), []);
+    assert.deepEqual(left(gather(world(2, [node('n1'), node('n2'), node('n3', taint)]), m, 'ns', D, NOW)), []);
     m.commit();
     // A deleted node is "removed", not "left".
-    const c = gather(world(1, [node('n1')]), m, 'ns', 'd', NOW);
+    const c = gather(world(1, [node('n1')]), m, 'ns', D, NOW);
     assert.deepEqual([left(c), removed(c)], [[], ['n2']]);
   });
 
@@ -172,12 +175,12 @@ describe('gather', () => {
     const m = new TargetMemory();
     const taint = [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }];
     const left = (o: ReturnType<typeof gather>) => (o.kind === 'Target' ? o.leftNodes.map((l) => l.node) : []);
-    gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', 'd', NOW);
+    gather(world(3, [node('n1'), node('n2'), node('n3')]), m, 'ns', D, NOW);
     const settledWorld = world(2, [node('n1'), node('n2'), node('n3', taint)]);
-    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), ['n3']); // deferred: no commit
-    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), ['n3']);
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', D, NOW)), ['n3']); // deferred: no commit
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', D, NOW)), ['n3']);
     m.commit();
-    assert.deepEqual(left(gather(settledWorld, m, 'ns', 'd', NOW)), []);
+    assert.deepEqual(left(gather(settledWorld, m, 'ns', D, NOW)), []);
   });
 });
 
@@ -197,7 +200,7 @@ describe('gather: pods only where they are needed', () => {
 
   it('a settled DaemonSet whose pods are not cached is judged from its counters', () => {
     const asked: string[] = [];
-    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', 'd', NOW, {});
+    const obs = gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', D, NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, true);
@@ -213,12 +216,12 @@ describe('gather: pods only where they are needed', () => {
 
   it('a DaemonSet whose counters are not settled waits for its pods, and asks for them', () => {
     const asked: string[] = [];
-    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns', 'd', NOW, {}), {
+    assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns', D, NOW, {}), {
       kind: 'PodsPending',
       daemonSet: 'd',
     });
     assert.deepEqual(asked, ['ns/d']);
-    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns', 'd', NOW, {}), {
+    assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns', D, NOW, {}), {
       kind: 'PodsPending',
       daemonSet: 'd',
     });
@@ -237,12 +240,12 @@ describe('gather: pods only where they are needed', () => {
       },
     };
     const asked: string[] = [];
-    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', 'd', NOW, following).kind, 'PodsPending');
+    assert.equal(gather(withCache(2, 'off', asked), new TargetMemory(), 'ns', D, NOW, following).kind, 'PodsPending');
     assert.deepEqual(asked, ['ns/d']);
   });
 
   it('cached pods are always used when they are there', () => {
-    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns', 'd', NOW, {});
+    const obs = gather(withCache(2, 'synced', []), new TargetMemory(), 'ns', D, NOW, {});
     assert.equal(obs.kind, 'Target');
     if (obs.kind !== 'Target') return;
     assert.equal(obs.podsFromCounters, undefined);

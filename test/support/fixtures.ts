@@ -8,7 +8,7 @@
  */
 import { decide } from '../../src/domain/decide/decide.js';
 import type { GuardPolicy } from '../../src/domain/decide/pass.js';
-import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
+import type { TargetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
 import type { NodeHealth } from '../../src/api/objects.js';
 import type { Decision } from '../../src/domain/decision.js';
 import type { GuardSpec, GuardStatus, LeftNode } from '../../src/api/types.js';
@@ -28,7 +28,7 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 /** Pod-template hashes used across tests: A is the good revision, B the broken one, C a third. */
 export const HASH = { A: 'aaa111', B: 'bbb222', C: 'ccc333' } as const;
 
-/** A ControllerRevision view: name `<ds>-<hash>`, as the DaemonSet controller names it. */
+/** A ControllerRevision view: name `<target>-<hash>`, as the DaemonSet controller names it. */
 export function rev(hash: string, revision: number): RevisionView {
   return { name: `${DS_NAME}-${hash}`, hash, revision };
 }
@@ -58,8 +58,9 @@ export function policy(
 }
 
 /** A DaemonSet view: by default a fully rolled-out 3-node RollingUpdate (maxUnavailable 1) at generation 1. */
-export function dsView(overrides: Partial<DaemonSetView> = {}): DaemonSetView {
+export function dsView(overrides: Partial<TargetView> = {}): TargetView {
   return {
+    kind: 'DaemonSet',
     name: DS_NAME,
     namespace: 'default',
     uid: 'uid-decoder',
@@ -153,7 +154,7 @@ export function withHealth(n: NodeView, h: NodeHealth): NodeView {
   return { ...n, health: { ...h } };
 }
 
-/** A node; pods without a name get `<ds>-<hash>-<node>`. */
+/** A node; pods without a name get `<target>-<hash>-<node>`. */
 export function node(name: string, pods: PodView[] = [], eligible = true, ineligibleReason?: string): NodeView {
   const n: NodeView = {
     node: name,
@@ -166,7 +167,7 @@ export function node(name: string, pods: PodView[] = [], eligible = true, inelig
 
 /** Options of {@link targetObs}. `currentRevision` defaults to the highest revision (as gather picks it); pass `null` for none. */
 export interface TargetObsOptions {
-  ds?: Partial<DaemonSetView>;
+  target?: Partial<TargetView>;
   nodes?: NodeView[];
   revisions?: RevisionView[];
   currentRevision?: RevisionView | null;
@@ -183,7 +184,7 @@ export function targetObs(o: TargetObsOptions = {}): Observation {
   const current = o.currentRevision === null ? undefined : (o.currentRevision ?? highest);
   const obs: Observation = {
     kind: 'Target',
-    ds: dsView(o.ds),
+    target: dsView(o.target),
     revisions,
     nodes: o.nodes ?? [],
     leftNodes: o.leftNodes ?? [],

@@ -13,7 +13,7 @@ export const p = policy({ suspectAfterSeconds: 30, progressDeadlineSeconds: 60 }
 /** The classic stall: revision 2 cannot pull its image on node-2, node-1 and node-3 still run revision 1. */
 export function classicStall(): Observation {
   return targetObs({
-    ds: { generation: 2, observedGeneration: 2, updated: 1, ready: 2, available: 2, images: [`registry.example/decoder:${HASH.B}`] },
+    target: { generation: 2, observedGeneration: 2, updated: 1, ready: 2, available: 2, images: [`registry.example/decoder:${HASH.B}`] },
     revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
     nodes: [node('node-3', [pod({ hash: HASH.A })]), node('node-2', [imagePullPod(HASH.B)]), node('node-1', [pod({ hash: HASH.A })])],
   });

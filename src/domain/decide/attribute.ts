@@ -260,18 +260,18 @@ export function attributeShrink(left: readonly LeftNode[]): FaultOwner {
 
 /** Attribution as a phase of decide: its input from the tracked rollout. */
 export function attributePass({ obs, spec, now, tracked: t }: Tracking): Attribution {
-  const { ds, split } = t;
+  const { target, split } = t;
   return attribute(
     {
       split,
       nodes: obs.nodes,
-      minReadySeconds: ds.minReadySeconds,
+      minReadySeconds: target.minReadySeconds,
       observed: t.observed,
       incomplete: t.active && !t.complete,
       left: t.rollout?.leftNodes ?? [],
       shrank: t.shrank,
       ...(t.active && t.rollout ? { since: Date.parse(t.rollout.startedAt) } : {}),
-      ...(ds.warning ? { warning: ds.warning } : {}),
+      ...(target.warning ? { warning: target.warning } : {}),
       volumeChanged: volumeChange(obs, t.rollout),
       ...(t.active ? { comparison: comparisonOf(obs.revisions, t.rollout, spec.failedNodesThreshold) } : {}),
     },

@@ -5,7 +5,7 @@
  * never another phase.
  */
 import type { Split } from '../split.js';
-import type { DaemonSetView, Observation } from '../observation.js';
+import type { TargetView, Observation } from '../observation.js';
 import type { PlannedAction } from '../decision.js';
 import type {
   BlockedNode,
@@ -53,7 +53,7 @@ export interface TargetInput extends DecideInput {
 
 /** What tracking found, for the phases after it. */
 export interface Tracked {
-  ds: DaemonSetView;
+  target: TargetView;
   split: Split;
   /** The controller has observed the DaemonSet's generation: its counters describe the live template. */
   observed: boolean;

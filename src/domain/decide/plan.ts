@@ -98,7 +98,7 @@ const undoneByThisGuard: Check<UndoCase> = ({ rollout, undone }) =>
 
 /** Undone by any guard, as the record on the DaemonSet says. */
 const undoneOnDaemonSet: Check<UndoCase> = ({ obs, rollout }) => {
-  const rec = obs.ds.undoRecord;
+  const rec = obs.target.undoRecord;
   if (!rec || !undoneOn(rec).includes(rollout.toRevision.hash)) return undefined;
   const when = rec.from === rollout.toRevision.hash ? ` at ${rec.at} by RolloutGuard ${rec.guard}` : '';
   return {
@@ -109,13 +109,13 @@ const undoneOnDaemonSet: Check<UndoCase> = ({ obs, rollout }) => {
 };
 
 const optedOut: Check<UndoCase> = ({ obs }) =>
-  obs.ds.undoOptOut ? { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` } : undefined;
+  obs.target.undoOptOut ? { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` } : undefined;
 
-const ownedByController: Check<UndoCase> = ({ obs: { ds } }) =>
-  ds.owner
+const ownedByController: Check<UndoCase> = ({ obs: { target } }) =>
+  target.owner
     ? {
         reason: 'OwnedByController',
-        message: `the DaemonSet is managed by ${ds.owner.kind}/${ds.owner.name}, which would revert an undo: roll back there`,
+        message: `the DaemonSet is managed by ${target.owner.kind}/${target.owner.name}, which would revert an undo: roll back there`,
       }
     : undefined;
 
@@ -177,7 +177,7 @@ const MAY_UNDO: readonly Check<UndoCase>[] = [
 
 /** Restoring a revision undone as broken would invert that undo. */
 const restoresUndone: Check<RestoreCase> = ({ obs, undone, from, plan }) => {
-  const rec = obs.ds.undoRecord;
+  const rec = obs.target.undoRecord;
   if (!(rec && undoneOn(rec).includes(plan.toHash)) && !undone.includes(plan.toHash)) return undefined;
   const when = rec?.from === plan.toHash ? ` at ${rec.at}` : '';
   return {
@@ -270,7 +270,7 @@ function neverObserved({ prev, policy: { spec } }: Judged, out: Plan): Plan {
 /** A stalled or failed rollout of a new revision: the undo, or why not. */
 function planStalled(pass: Judged, rollout: RolloutStatus, out: Plan): Plan {
   const { obs, prev, tracked: t, attribution: a, verdict: v } = pass;
-  const plan = planUndo(obs, rollout, t.split.onTarget, obs.ds.desired);
+  const plan = planUndo(obs, rollout, t.split.onTarget, obs.target.desired);
   // A Failed verdict rests on the crashes it counted, all on Ready nodes: that is the evidence.
   const evidence: Attribution =
     v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
@@ -383,14 +383,14 @@ function pendingUndo(rollout: RolloutStatus, plan: UndoPlan, target: string, evi
 }
 
 /** The undo patch, guarded by the DaemonSet's uid and template generation, with its record for the DaemonSet. */
-function undoAction({ obs: { ds }, policy }: Judged, rollout: RolloutStatus, plan: UndoPlan, at: string): PlannedAction {
+function undoAction({ obs: { target }, policy }: Judged, rollout: RolloutStatus, plan: UndoPlan, at: string): PlannedAction {
   return {
     kind: 'Undo',
     fromHash: rollout.toRevision.hash,
     toHash: plan.toHash,
     toRevisionName: plan.toRevisionName,
-    expectedUid: ds.uid,
-    record: { from: rollout.toRevision.hash, to: plan.toHash, at, guard: `${ds.namespace}/${policy.name ?? ''}` },
-    ...(ds.templateGeneration !== undefined ? { expectedTemplateGeneration: ds.templateGeneration } : {}),
+    expectedUid: target.uid,
+    record: { from: rollout.toRevision.hash, to: plan.toHash, at, guard: `${target.namespace}/${policy.name ?? ''}` },
+    ...(target.templateGeneration !== undefined ? { expectedTemplateGeneration: target.templateGeneration } : {}),
   };
 }

@@ -40,22 +40,22 @@ export function openStatus(pass: Tracking): Opened | { decision: Decision } {
   keepRevisionPair(pass, base);
   const events: PlannedEvent[] = [];
   if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
-    events.push(event('Normal', Reason.TargetFound, `DaemonSet ${t.ds.name} found; guarding its rollouts`, false));
+    events.push(event('Normal', Reason.TargetFound, `DaemonSet ${t.target.name} found; guarding its rollouts`, false));
   }
-  if (t.ds.strategy === 'OnDelete') return { decision: onDelete(base, conds, events) };
+  if (t.target.strategy === 'OnDelete') return { decision: onDelete(base, conds, events) };
   return { base, conds, events };
 }
 
 function countersStatus({ prev, policy, tracked: t }: Tracking): GuardStatus {
-  const { ds, split } = t;
+  const { target, split } = t;
   const base: GuardStatus = {
     ...prev,
     observedGeneration: policy.generation,
-    desired: ds.desired,
-    current: ds.current,
-    updated: ds.updated,
-    ready: ds.ready,
-    available: ds.available,
+    desired: target.desired,
+    current: target.current,
+    updated: target.updated,
+    ready: target.ready,
+    available: target.available,
     generations: split.generations.slice(0, STATUS_LIST_CAP),
     blockedNodes: split.blocked.slice(0, STATUS_LIST_CAP),
     blockedNodeCount: split.blocked.length,
@@ -75,15 +75,17 @@ function countersStatus({ prev, policy, tracked: t }: Tracking): GuardStatus {
  * or an undo), so it records none until the controller observes one.
  */
 function keepRevisionPair({ obs, prev, tracked: t }: Tracking, base: GuardStatus): void {
-  const { ds } = t;
+  const { target } = t;
   const templateMoved =
-    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+    target.templateGeneration !== undefined &&
+    prev.templateGeneration !== undefined &&
+    target.templateGeneration !== prev.templateGeneration;
   const revisionMoved =
     t.curRef !== undefined && prev.currentRevision !== undefined && !sameRevision(t.curRef, prev.currentRevision, obs.revisions);
   // Kept, `base` has the previous pair already (or none).
   const keepPair = !t.observed && !revisionMoved && (templateMoved || prev.templateGeneration === undefined);
   if (keepPair) return;
-  if (ds.templateGeneration !== undefined) base.templateGeneration = ds.templateGeneration;
+  if (target.templateGeneration !== undefined) base.templateGeneration = target.templateGeneration;
   else delete base.templateGeneration;
 }
 
@@ -194,7 +196,7 @@ function stalledConditions({ spec, tracked: t, verdict: v }: Planned, conds: Con
 
 /** DeadlineTooShort while progressDeadlineSeconds does not outlast minReadySeconds, announced when it appears. */
 function deadlineCondition({ spec, tracked: t }: Planned, conds: ConditionSet, events: PlannedEvent[]): void {
-  const minReady = t.ds.minReadySeconds;
+  const minReady = t.target.minReadySeconds;
   if (minReady <= 0 || spec.progressDeadlineSeconds > minReady) {
     conds.drop(DEADLINE_TOO_SHORT);
     return;

@@ -119,7 +119,7 @@ function notInCharge({ obs, prev, policy }: DecideInput, conds: ConditionSet, ev
   const boss = policy.name !== undefined && obs.guards && obs.guards.length > 1 ? guardInCharge(obs.guards) : undefined;
   if (!boss || boss.name === policy.name) return undefined;
   const others = obs.guards!.length - 1;
-  const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.ds.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
+  const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.target.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
   if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
   // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
   // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
@@ -165,12 +165,14 @@ function notInCharge({ obs, prev, policy }: DecideInput, conds: ConditionSet, ev
  */
 function cachesHalfway({ obs, prev, cacheWaitMs }: DecideInput): Decision | undefined {
   if (obs.kind !== 'Target') return undefined;
-  const { ds, currentRevision: cur } = obs;
-  const observed = ds.observedGeneration >= ds.generation;
+  const { target, currentRevision: cur } = obs;
+  const observed = target.observedGeneration >= target.generation;
   const templateMoved =
-    ds.templateGeneration !== undefined && prev.templateGeneration !== undefined && ds.templateGeneration !== prev.templateGeneration;
+    target.templateGeneration !== undefined &&
+    prev.templateGeneration !== undefined &&
+    target.templateGeneration !== prev.templateGeneration;
   const revisionMoved = cur !== undefined && prev.currentRevision !== undefined && !sameRevision(cur, prev.currentRevision, obs.revisions);
-  const dsBehind = revisionMoved && ds.templateGeneration !== undefined && ds.templateGeneration === prev.templateGeneration;
+  const dsBehind = revisionMoved && target.templateGeneration !== undefined && target.templateGeneration === prev.templateGeneration;
   const revisionsBehind =
     templateMoved &&
     cur !== undefined &&
@@ -179,7 +181,7 @@ function cachesHalfway({ obs, prev, cacheWaitMs }: DecideInput): Decision | unde
     observed;
   const revisionMissing = observed && cur === undefined;
   const templatesDiffer =
-    observed && cur?.templateDigest !== undefined && ds.templateDigest !== undefined && cur.templateDigest !== ds.templateDigest;
+    observed && cur?.templateDigest !== undefined && target.templateDigest !== undefined && cur.templateDigest !== target.templateDigest;
   if ((revisionMissing || dsBehind || revisionsBehind || templatesDiffer) && cacheWaitMs < CACHE_WAIT_LIMIT_MS) {
     return { status: { ...prev }, events: [], requeueAfterMs: MIN_REQUEUE_MS, deferred: true };
   }

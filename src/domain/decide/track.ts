@@ -31,10 +31,10 @@ function startOnChange(
   nowIso: string,
   t: Tracked,
 ): void {
-  const { ds } = obs;
+  const { target } = obs;
   const prevHash = prev.currentRevision?.hash;
   let lastUndo = t.lastUndo;
-  const recorded = ds.undoRecord;
+  const recorded = target.undoRecord;
   // Our own undo (recorded in status), or any guard's (recorded on the DaemonSet): a rollback, which is
   // never undone in turn.
   const isRollback =
@@ -47,8 +47,8 @@ function startOnChange(
     toRevision: curRef,
     startedAt: nowIso,
     lastProgressAt: nowIso,
-    desiredAtStart: Math.max(prev.desired ?? ds.desired, 0),
-    progress: marksOf(ds.observedGeneration, 0, 0, 0, 0, 0),
+    desiredAtStart: Math.max(prev.desired ?? target.desired, 0),
+    progress: marksOf(target.observedGeneration, 0, 0, 0, 0, 0),
   };
   if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
   if (!isRollback) continueFrom(rollout, prev.rollout, curRef);
@@ -59,7 +59,7 @@ function startOnChange(
     lastUndo = confirmUndo(t, lastUndo, curRef);
   } else {
     lastUndo = noteOthersChange(t, prev, spec, curRef, lastUndo);
-    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, ds.desired)));
+    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, target.desired)));
   }
   t.lastUndo = lastUndo;
   t.rollout = rollout;
@@ -188,15 +188,15 @@ function unavailableAtStart(
 
 /** Not complete and nothing tracked: first sight mid-rollout, a new node being populated, or pods lost. */
 function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef: RevisionRef, nowIso: string, t: Tracked): void {
-  const { ds } = obs;
+  const { target } = obs;
   const prevHash = prev.currentRevision?.hash;
   const from = prevHash === undefined ? dominantOtherHash(t.split.generations, curRef.hash) : undefined;
   const rollout: RolloutStatus = {
     toRevision: curRef,
     startedAt: nowIso,
     lastProgressAt: nowIso,
-    desiredAtStart: Math.max(prev.desired ?? 0, ds.desired),
-    progress: marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, t.split.onTarget, t.split.oldGone),
+    desiredAtStart: Math.max(prev.desired ?? 0, target.desired),
+    progress: marksOf(target.observedGeneration, target.updated, target.available, target.ready, t.split.onTarget, t.split.oldGone),
   };
   // A generation whose ControllerRevision is gone (history pruned) has no number: leave the key out, as
   // JSON would, so the status decided is the status read back.
@@ -204,11 +204,11 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
   else if (prevHash !== undefined) rollout.fromRevision = { ...curRef };
   // A guard that first sees a DaemonSet midway through an undo (it was recreated, or another guard
   // made it) must not take the broken revision for the one to return to.
-  const recorded = ds.undoRecord;
+  const recorded = target.undoRecord;
   if (recorded && recorded.to === curRef.hash && (from === undefined || from.hash === recorded.from)) rollout.rollback = true;
   const note = from
-    ? `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} in progress (first observed now): ${ds.updated}/${ds.desired} updated`
-    : `${fmtRev(curRef)} is being placed on nodes: ${ds.available}/${ds.desired} available`;
+    ? `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} in progress (first observed now): ${target.updated}/${target.desired} updated`
+    : `${fmtRev(curRef)} is being placed on nodes: ${target.available}/${target.desired} available`;
   t.events.push(event('Normal', Reason.RolloutStarted, note));
   t.rollout = rollout;
   t.startedNow = true;
@@ -218,13 +218,15 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
 export function trackRollout(input: TargetInput): Tracked {
   const { t, fromCounters, countersSplit } = openTracking(input);
   const { obs, prev, nowIso } = input;
-  const { ds, curRef, observed } = t;
-  const countersComplete = observed && ds.updated >= ds.desired && ds.available >= ds.desired;
+  const { target, curRef, observed } = t;
+  const countersComplete = observed && target.updated >= target.desired && target.available >= target.desired;
   // A spec change the controller has not observed: timed from when it was first seen, across passes.
   if (!observed) {
     const u = prev.unobserved;
     t.unobserved =
-      u && u.generation <= ds.generation ? { generation: ds.generation, since: u.since } : { generation: ds.generation, since: nowIso };
+      u && u.generation <= target.generation
+        ? { generation: target.generation, since: u.since }
+        : { generation: target.generation, since: nowIso };
   }
   // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
   if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
@@ -256,9 +258,9 @@ export function trackRollout(input: TargetInput): Tracked {
 
 /** The tracking of one pass before anything is compared: the split and the previous rollout record. */
 function openTracking({ obs, prev }: TargetInput): { t: Tracked; fromCounters: boolean; countersSplit: () => Split } {
-  const { ds } = obs;
+  const { target } = obs;
   const cur = obs.currentRevision;
-  const observed = ds.observedGeneration >= ds.generation;
+  const observed = target.observedGeneration >= target.generation;
   const curRef: RevisionRef | undefined = cur ? { revision: cur.revision, hash: cur.hash } : undefined;
   // With no rollout followed, settled counters are the DaemonSet controller's word that every node it
   // targets runs an updated, ready, available pod. Pod and DaemonSet updates arrive on two watches, so
@@ -268,11 +270,11 @@ function openTracking({ obs, prev }: TargetInput): { t: Tracked; fromCounters: b
   // pass that sees a new revision (one may start here), the pods stay the word: counters can still
   // describe the previous template for a moment.
   const sameTemplate = cur !== undefined && (prev.currentRevision === undefined || sameRevision(cur, prev.currentRevision, obs.revisions));
-  const fromCounters = obs.podsFromCounters === true || (sameTemplate && countersSettled(ds) && !followsRollout(prev));
-  const countersSplit = (): Split => splitFromCounters(ds, obs.nodes.filter((n) => n.eligible).length, cur);
+  const fromCounters = obs.podsFromCounters === true || (sameTemplate && countersSettled(target) && !followsRollout(prev));
+  const countersSplit = (): Split => splitFromCounters(target, obs.nodes.filter((n) => n.eligible).length, cur);
   const split = fromCounters ? countersSplit() : computeSplit(obs.nodes, obs.revisions, cur?.hash);
   const t: Tracked = {
-    ds,
+    target,
     split,
     observed,
     curRef,
@@ -283,7 +285,7 @@ function openTracking({ obs, prev }: TargetInput): { t: Tracked; fromCounters: b
     complete: false,
     baking: false,
     shrank: false,
-    expectedDesired: ds.desired,
+    expectedDesired: target.desired,
     lastUndo: prev.lastUndo ? { ...prev.lastUndo } : undefined,
     unobserved: undefined,
     events: [],
@@ -293,7 +295,7 @@ function openTracking({ obs, prev }: TargetInput): { t: Tracked; fromCounters: b
 
 /** DESIRED changes, reported with or without a rollout. */
 function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
-  const { ds, observed } = t;
+  const { target, observed } = t;
   // Steady-state DESIRED changes are reported even without a rollout: standard alerts never see them.
   // Nodes deleted from the cluster lower DESIRED legitimately (scale-down); they are not a shrink.
   // The set is kept in status, so a deletion reported on several passes counts once.
@@ -303,22 +305,22 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
   }
   // A drop with a node that still exists but left the targets (a taint, a label): name it. A drop made
   // only of deleted nodes is a scale-down and says nothing.
-  const shrankNow = observed && prev.desired !== undefined && ds.desired < prev.desired && obs.leftNodes.length > 0;
-  if (shrankNow && ds.desired > 0) {
+  const shrankNow = observed && prev.desired !== undefined && target.desired < prev.desired && obs.leftNodes.length > 0;
+  if (shrankNow && target.desired > 0) {
     t.events.push(
       event(
         'Warning',
         Reason.DesiredShrank,
-        `DESIRED dropped from ${prev.desired} to ${ds.desired}: ${describeLeft(obs.leftNodes)} left the targets`,
+        `DESIRED dropped from ${prev.desired} to ${target.desired}: ${describeLeft(obs.leftNodes)} left the targets`,
       ),
     );
   }
-  if (observed && ds.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
+  if (observed && target.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
     t.events.push(
       event(
         'Warning',
         Reason.NoNodesMatched,
-        `DaemonSet ${ds.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`,
+        `DaemonSet ${target.name} matches no node (DESIRED 0): check its nodeSelector, affinity and tolerations`,
       ),
     );
   }
@@ -326,15 +328,15 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
 
 /** A rollout in flight: its high-water marks, the nodes that left, the shrink and the evidence. */
 function followProgress({ obs, prev, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
-  const { ds, observed, split } = t;
+  const { target, observed, split } = t;
   if (prev.state === 'Suspended' || prev.state === 'Conflict') rollout.lastProgressAt = nowIso; // the clock does not run while not judging
   // Unobserved counters describe the previous template: raising the marks with them would make later
   // real progress look like none. observedGeneration and the pod split are current.
   const r = raise(
     rollout.progress,
     observed
-      ? marksOf(ds.observedGeneration, ds.updated, ds.available, ds.ready, split.onTarget, split.oldGone)
-      : marksOf(ds.observedGeneration, 0, 0, 0, split.onTarget, split.oldGone),
+      ? marksOf(target.observedGeneration, target.updated, target.available, target.ready, split.onTarget, split.oldGone)
+      : marksOf(target.observedGeneration, 0, 0, 0, split.onTarget, split.oldGone),
   );
   rollout.progress = r.marks; // a baseline set for a missing mark is kept, progress or not
   if (r.progressed) {
@@ -344,7 +346,7 @@ function followProgress({ obs, prev, nowIso }: TargetInput, t: Tracked, rollout:
   if (obs.leftNodes.length > 0) rollout.leftNodes = mergeLeft(rollout.leftNodes, obs.leftNodes);
   const templateChange = rollout.fromRevision !== undefined && rollout.fromRevision.hash !== rollout.toRevision.hash;
   t.expectedDesired = rollout.desiredAtStart - (rollout.removedNodes?.length ?? 0);
-  t.shrank = observed && templateChange && ds.desired < t.expectedDesired;
+  t.shrank = observed && templateChange && target.desired < t.expectedDesired;
   // Evidence against the new revision counts while it rolls out and while it bakes. For our own undo
   // converging it is evidence that the undo did not help (a rollback is never undone in turn).
   {

@@ -18,21 +18,21 @@ import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutFailures, R
 
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
-  const { ds, curRef } = t;
+  const { target, curRef } = t;
   const v: Verdict = {
     state: prev.state === 'RolledBack' && t.rollout?.rollback ? 'RolledBack' : 'Healthy',
     cause: '',
     owner: '',
     message: t.observed
-      ? `${ds.available}/${ds.desired} nodes available on ${fmtRev(curRef)}`
-      : `Waiting for the DaemonSet controller to observe generation ${ds.generation}`,
+      ? `${target.available}/${target.desired} nodes available on ${fmtRev(curRef)}`
+      : `Waiting for the DaemonSet controller to observe generation ${target.generation}`,
     undoInFlight: false,
     lastUndo: t.lastUndo,
     events: [],
   };
   if (!t.observed) awaitController(t, v);
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
-  if (ds.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
+  if (target.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
 
   // A spec change the controller never observes is a rollout that never starts: time it like one.
   if (!t.observed && t.unobserved && unobservedTooLong(t, t.unobserved.since, prev, spec, now, v)) return v;
@@ -50,22 +50,22 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
 }
 
 /** Before the controller observes the DaemonSet's generation: Progressing while it has work left to place. */
-function awaitController({ ds, curRef }: Tracked, v: Verdict): void {
-  if (!curRef || ds.observedGeneration === 0) {
+function awaitController({ target, curRef }: Tracked, v: Verdict): void {
+  if (!curRef || target.observedGeneration === 0) {
     // A DaemonSet its controller has never synced (just created, or created while the controller is
     // down) has no pod and counters that mean nothing: it is being placed, not healthy. Its revision
     // may already be cached: the controller writes it before it creates pods and reports the
     // generation observed.
     v.state = 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${ds.name} (generation ${ds.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
-  } else if (ds.updated < ds.desired || ds.available < ds.desired) {
+    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${target.name} (generation ${target.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
+  } else if (target.updated < target.desired || target.available < target.desired) {
     // A spec change the controller has not observed yet, while the generation it last observed is not
     // on every node (a guard created, or recreated, right after a template change or an undo of a stuck
     // rollout). The counters describe that generation and say some node lacks an updated, available
     // pod. No rollout is tracked yet (one starts only from observed counters), so the guard shows the
     // wait for the controller rather than health, and names the revision it last saw rolling.
     v.state = 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration}); at generation ${ds.observedGeneration}, ${ds.updated}/${ds.desired} nodes were updated to ${fmtRev(curRef)} and ${ds.available}/${ds.desired} available`;
+    v.message = `Waiting for the DaemonSet controller to observe generation ${target.generation} (observed ${target.observedGeneration}); at generation ${target.observedGeneration}, ${target.updated}/${target.desired} nodes were updated to ${fmtRev(curRef)} and ${target.available}/${target.desired} available`;
   }
 }
 
@@ -74,12 +74,12 @@ function awaitController({ ds, curRef }: Tracked, v: Verdict): void {
  * true when that makes the verdict Suspect or Stalled, otherwise sets when to look again.
  */
 function unobservedTooLong(t: Tracked, since: string, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number, v: Verdict): boolean {
-  const { ds } = t;
+  const { target } = t;
   const idle = now - (parseTime(since) ?? now);
   const suspectMs = spec.suspectAfterSeconds * 1000;
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
-  const what = `The DaemonSet controller has not observed generation ${ds.generation} (observed ${ds.observedGeneration}) since ${since}`;
-  const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], ds });
+  const what = `The DaemonSet controller has not observed generation ${target.generation} (observed ${target.observedGeneration}) since ${since}`;
+  const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], target });
   if (idle >= deadlineMs) {
     Object.assign(v, {
       state: 'Stalled',
@@ -120,7 +120,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
 
   // A shrink made of dead nodes is named for them, one beside a revision failing on Ready nodes for
   // what its pods say; any other shrink for the drop in DESIRED.
-  const cause: CauseClass = t.shrank && !a.cause ? (t.ds.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
+  const cause: CauseClass = t.shrank && !a.cause ? (t.target.desired === 0 ? 'NoNodesMatched' : 'TargetShrank') : a.cause || 'Unknown';
   v.cause = cause;
   v.owner = a.owner;
   // Our undo is applied but the controller has not made the restored revision current yet (it
@@ -193,7 +193,7 @@ function undoInFlightVerdict(rollout: RolloutStatus, lastUndo: UndoRecord, { now
 /** Every node updated and available, in the bake window: Progressing until the bake ends. */
 function bakingVerdict(t: Tracked, rollout: RolloutStatus, spec: GuardSpec, bakeEndsAt: number, now: number, v: Verdict): void {
   v.state = 'Progressing';
-  v.message = `All ${t.ds.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
+  v.message = `All ${t.target.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
   if (rollout.failures)
     v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
   v.requeueAfterMs = bakeEndsAt - now;
@@ -204,11 +204,11 @@ function bakingVerdict(t: Tracked, rollout: RolloutStatus, spec: GuardSpec, bake
 
 /** The verdict by time without progress: waiting for the controller, Stalled, Suspect, or Progressing. */
 function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause: CauseClass, clock: RolloutClock, v: Verdict): void {
-  const { ds } = t;
+  const { target } = t;
   const { idle, suspectMs, deadlineMs } = clock;
   if (!t.observed && idle < deadlineMs) {
     v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to observe generation ${ds.generation} (observed ${ds.observedGeneration})`;
+    v.message = `Waiting for the DaemonSet controller to observe generation ${target.generation} (observed ${target.observedGeneration})`;
     v.requeueAfterMs = deadlineMs - idle;
     // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
     v.cause = '';
@@ -218,7 +218,7 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: deadlineMs, verb: 'has made no progress' });
     if (!t.observed)
-      v.message = `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
+      v.message = `The DaemonSet controller has not observed generation ${target.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
   } else if (idle >= suspectMs) {
     v.state = 'Suspect';
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: suspectMs, verb: 'has made no progress' });
@@ -238,7 +238,7 @@ function sentenceArgs(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     empty: a.empty,
     left: rollout.leftNodes ?? [],
     gens: t.split.generations,
-    ds: t.ds,
+    target: t.target,
     desiredAtStart: t.expectedDesired,
     rollback: rollout.rollback === true,
     ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
@@ -247,13 +247,13 @@ function sentenceArgs(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
 
 /** The rollout reached every node: Healthy, or RolledBack when it was our undo converging. */
 function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso: string): Verdict {
-  const { ds } = t;
+  const { target } = t;
   rollout.completedAt = nowIso;
   v.state = rollout.rollback ? 'RolledBack' : 'Healthy';
-  v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${ds.updated}/${ds.desired} nodes updated and available`;
+  v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${target.updated}/${target.desired} nodes updated and available`;
   if (rollout.rollback && v.lastUndo) {
     v.lastUndo = { ...v.lastUndo, result: 'Complete', message: `every node is back on ${fmtRev(rollout.toRevision)}` };
-    v.message = `Undo complete: all ${ds.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
+    v.message = `Undo complete: all ${target.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
     v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
   } else {
     v.events.push(event('Normal', Reason.RolloutComplete, v.message));
@@ -263,7 +263,7 @@ function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso
 
 /** Evidence against the revision reached failedNodesThreshold: the verdict Failed, whatever the counters. */
 function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v: Verdict, spec: GuardSpec, nowIso: string): void {
-  const { ds } = t;
+  const { target } = t;
   // Evidence, not time: the new revision crashed after starting on enough Ready nodes. The verdict is
   // given at once, however the counters look, so an undo contains it to the nodes already reached.
   rollout.failedAt ??= nowIso;
@@ -275,26 +275,26 @@ function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v
       ? `${n.node} (NotReady since ${n.at}, right after the new pod started)`
       : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
   );
-  const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? ds.updated;
+  const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? target.updated;
   const what =
     v.cause === 'NodeNotReady'
       ? `takes its own node down: ${f.count} node${f.count === 1 ? '' : 's'} turned NotReady right after its pod started there, Ready under the previous revision, while no node still on it fell`
       : `crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'}`;
   v.message =
     `${fmtRev(rollout.toRevision)} ${what} ` +
-    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${ds.desired} nodes. ` +
+    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${target.desired} nodes. ` +
     `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
 }
 
 /** Moving, or not stuck for long enough yet: Progressing, with a cause only once one is definite. */
 function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, v: Verdict, untilSuspectMs: number): void {
-  const { ds } = t;
+  const { target } = t;
   v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
-  v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${ds.updated}/${ds.desired} updated, ${ds.available}/${ds.desired} available`;
+  v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${target.updated}/${target.desired} updated, ${target.available}/${target.desired} available`;
   const waiting = a.blocked.length + a.empty.length;
   if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
   if (a.owner === 'ConfiguredWait')
-    v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${ds.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
+    v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${target.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
   v.requeueAfterMs = untilSuspectMs;
   // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
   // soon as one node shows it, even while more nodes of the batch are still starting.
@@ -314,7 +314,7 @@ function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, 
 
 /** The Events of the verdict's transition, if it is one. */
 function announceVerdict(t: Tracked, rollout: RolloutStatus, prev: Readonly<GuardStatus>, v: Verdict): void {
-  const { ds } = t;
+  const { target } = t;
   const prevState: GuardState = prev.state ?? 'Unknown';
   if (v.state === 'Failed' && prevState !== 'Failed') v.events.push(event('Warning', Reason.RevisionFailed, v.message));
   if (v.baking && !prev.rollout?.updatedAt) v.events.push(event('Normal', Reason.RolloutBaking, v.message));
@@ -338,7 +338,7 @@ function announceVerdict(t: Tracked, rollout: RolloutStatus, prev: Readonly<Guar
       event(
         'Normal',
         Reason.RolloutResumed,
-        `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${ds.updated}/${ds.desired} updated`,
+        `Rollout to ${fmtRev(rollout.toRevision)} is moving again: ${target.updated}/${target.desired} updated`,
       ),
     );
   }

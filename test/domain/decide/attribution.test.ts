@@ -12,7 +12,7 @@ import { decide } from '../../../src/domain/decide/decide.js';
 import type { GuardPolicy } from '../../../src/domain/decide/pass.js';
 import { recordUndoOutcome } from '../../../src/domain/undo.js';
 import type { DaemonSetUndoRecord, GuardStatus } from '../../../src/api/types.js';
-import type { DaemonSetView, GuardPeer, NodeView, Observation, PodView } from '../../../src/domain/observation.js';
+import type { TargetView, GuardPeer, NodeView, Observation, PodView } from '../../../src/domain/observation.js';
 import type { NodeHealth } from '../../../src/api/objects.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import {
@@ -61,43 +61,43 @@ const ready = (name: string, pods: PodView[]): NodeView => withHealth(node(name,
 const sick = (name: string, pods: PodView[], h: NodeHealth): NodeView => withHealth(node(name, pods), h);
 
 /** Revision 1 (A) fully rolled out on three Ready nodes. */
-function healthyA(ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
+function healthyA(target: Partial<TargetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
   return targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
     revisions: [A1],
-    ds,
+    target,
     ...extra,
   });
 }
 
-/** The DaemonSet at template 2 (revision B), observed, counters from `ds`. */
-function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
-  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...ds };
+/** The DaemonSet at template 2 (revision B), observed, counters from `target`. */
+function dsAt2(target: Partial<TargetView> = {}): Partial<TargetView> {
+  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...target };
 }
 
 /** A rollout to B with the given nodes. */
-function rolloutB(nodes: NodeView[], ds: Partial<DaemonSetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
-  return targetObs({ nodes, revisions: [A1, B2], ds: dsAt2(ds), ...extra });
+function rolloutB(nodes: NodeView[], target: Partial<TargetView> = {}, extra: Partial<TargetObsOptions> = {}): Observation {
+  return targetObs({ nodes, revisions: [A1, B2], target: dsAt2(target), ...extra });
 }
 
 /** The classic stall: node-1 and node-2 on A, node-3's new pod given by `node3` (ImagePullBackOff). */
 function stallB(
   node3: PodView[] = [imagePullPod(HASH.B)],
-  ds: Partial<DaemonSetView> = {},
+  target: Partial<TargetView> = {},
   extra: Partial<TargetObsOptions> = {},
 ): Observation {
   return rolloutB(
     [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', node3)],
-    { ready: 2, updated: 1, available: 2, ...ds },
+    { ready: 2, updated: 1, available: 2, ...target },
     extra,
   );
 }
 
 /** Revision B fully rolled out. */
-function completeB(ds: Partial<DaemonSetView> = {}): Observation {
+function completeB(target: Partial<TargetView> = {}): Observation {
   return rolloutB(
     [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [pod({ hash: HASH.B })])],
-    ds,
+    target,
   );
 }
 
@@ -110,9 +110,9 @@ function fromHealthy(world: Observation, ...later: [number, Observation?][]): St
 const persistUndo = (d: Decision): GuardStatus =>
   d.action?.kind === 'Undo' ? recordUndoOutcome(d.status, { kind: 'Applied' }, Date.parse(d.action.record.at) + 1000, 1).status : d.status;
 
-const count = (ds: readonly Decision[], reason: string): number =>
-  ds.reduce((n, d) => n + reasons(d).filter((r) => r === reason).length, 0);
-const undos = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action?.kind === 'Undo');
+const count = (target: readonly Decision[], reason: string): number =>
+  target.reduce((n, d) => n + reasons(d).filter((r) => r === reason).length, 0);
+const undos = (target: readonly Decision[]): Decision[] => target.filter((d) => d.action?.kind === 'Undo');
 
 /** What every refused undo looks like at the stall: reported, refused, said once, nothing done. */
 function assertRefusedAtStall(d: Decision, reason: string, pattern: RegExp): void {
@@ -143,11 +143,11 @@ describe('decide: a kubelet stops mid-rollout of a good image', () => {
     ],
     { current: 3, ready: 2, updated: 2, available: 2 },
   );
-  const ds = run(fromHealthy(deadWorld, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO, initial: {} });
-  const [, start, suspect, stalled, ...later] = ds as [Decision, Decision, Decision, Decision, ...Decision[]];
+  const target = run(fromHealthy(deadWorld, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO, initial: {} });
+  const [, start, suspect, stalled, ...later] = target as [Decision, Decision, Decision, Decision, ...Decision[]];
 
   it('no pass ever plans an action', () => {
-    for (const d of ds) assert.equal(d.action, undefined);
+    for (const d of target) assert.equal(d.action, undefined);
   });
 
   it('the node fault is named from the start (early explanation), the revision never', () => {
@@ -155,7 +155,7 @@ describe('decide: a kubelet stops mid-rollout of a good image', () => {
     assert.deepEqual(reasons(start), ['RolloutStarted']);
     assert.equal(start.status.cause, 'NodeNotReady');
     assert.equal(start.status.owner, 'Node');
-    for (const d of ds.slice(1)) assert.notEqual(d.status.owner, 'Revision');
+    for (const d of target.slice(1)) assert.notEqual(d.status.owner, 'Revision');
   });
 
   it('Suspect at suspectAfter, owned by the node', () => {
@@ -199,8 +199,8 @@ describe('decide: a kubelet stops mid-rollout of a good image', () => {
   });
 
   it('exactly one UndoSkipped Event over the whole timeline; later passes are silent and stay Stalled', () => {
-    assert.equal(count(ds, 'UndoSkipped'), 1);
-    assert.equal(count(ds, 'RolloutStalled'), 1);
+    assert.equal(count(target, 'UndoSkipped'), 1);
+    assert.equal(count(target, 'RolloutStalled'), 1);
     for (const d of later) {
       assert.equal(d.status.state, 'Stalled');
       assert.deepEqual(reasons(d), []);
@@ -254,13 +254,13 @@ describe("decide: other node faults at the deadline are the node's, never undone
         updated: 3,
         available: 2,
       });
-      const ds = run(fromHealthy(world, [sec(600)], [sec(900)]), { policy: UNDO });
-      const d = ds[2]!;
+      const target = run(fromHealthy(world, [sec(600)], [sec(900)]), { policy: UNDO });
+      const d = target[2]!;
       assert.equal(d.status.cause, tc.cause);
       assert.equal(d.status.owner, 'Node');
       assertRefusedAtStall(d, 'NotTheRevision', /blamed on the nodes/);
-      assert.equal(undos(ds).length, 0);
-      assert.deepEqual(reasons(ds[3]!), []);
+      assert.equal(undos(target).length, 0);
+      assert.deepEqual(reasons(target[3]!), []);
     });
   }
 });
@@ -275,11 +275,11 @@ describe('decide: the revision fails on a Ready node while another node is dead'
     ],
     { ready: 1, updated: 3, available: 1 },
   );
-  const ds = run(
+  const target = run(
     [...fromHealthy(world, [sec(300)]), { obs: world, at: T1 + sec(600), persist: persistUndo }, { obs: world, at: T1 + sec(700) }],
     { policy: UNDO },
   );
-  const [, start, suspect, stalled, after] = ds as [Decision, Decision, Decision, Decision, Decision];
+  const [, start, suspect, stalled, after] = target as [Decision, Decision, Decision, Decision, Decision];
 
   it('the revision is named from the start, on the evidence of the Ready node', () => {
     assert.equal(start.status.owner, 'Revision');
@@ -362,21 +362,21 @@ describe('decide: a kubelet slow to remove an old pod past its grace period (a f
   );
 
   it('the removal is progress: no Suspect in the moment between the old pod going and the new one coming, 125 s after the last other progress', () => {
-    const ds = run(fromHealthy(terminating, [sec(100)], [sec(125), removed], [sec(126), created]), { policy: UNDO });
+    const target = run(fromHealthy(terminating, [sec(100)], [sec(125), removed], [sec(126), created]), { policy: UNDO });
     assert.deepEqual(
-      ds.slice(1).map((d) => d.status.state),
+      target.slice(1).map((d) => d.status.state),
       ['Progressing', 'Progressing', 'Progressing', 'Progressing'],
     );
-    assert.equal(ds[2]!.status.emptyNodes?.[0]?.owner, 'Node', "past its grace period, the old pod is the kubelet's to remove");
-    assert.equal(ds[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(125)));
-    assert.equal(ds[3]!.status.rollout?.progress.oldGone, 2);
-    assert.equal(count(ds, 'RolloutSuspect'), 0);
+    assert.equal(target[2]!.status.emptyNodes?.[0]?.owner, 'Node', "past its grace period, the old pod is the kubelet's to remove");
+    assert.equal(target[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(125)));
+    assert.equal(target[3]!.status.rollout?.progress.oldGone, 2);
+    assert.equal(count(target, 'RolloutSuspect'), 0);
   });
 
   it('counted once: with nothing moving after the removal, Suspect at suspectAfter and Stalled at the deadline, both from the removal', () => {
-    const ds = run(fromHealthy(terminating, [sec(125), removed], [sec(244)], [sec(246)], [sec(724)], [sec(726)]), { policy: REPORT });
+    const target = run(fromHealthy(terminating, [sec(125), removed], [sec(244)], [sec(246)], [sec(724)], [sec(726)]), { policy: REPORT });
     assert.deepEqual(
-      ds.slice(2).map((d) => d.status.state),
+      target.slice(2).map((d) => d.status.state),
       ['Progressing', 'Progressing', 'Suspect', 'Suspect', 'Stalled'],
     );
   });
@@ -387,7 +387,7 @@ describe('decide: a kubelet slow to remove an old pod past its grace period (a f
       if (st.rollout) delete st.rollout.progress.oldGone;
       return st;
     };
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: removed, at: T1, persist: withoutMark },
@@ -395,8 +395,8 @@ describe('decide: a kubelet slow to remove an old pod past its grace period (a f
       ],
       { policy: REPORT },
     );
-    assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1));
-    assert.equal(ds[2]!.status.rollout?.progress.oldGone, 2);
+    assert.equal(target[2]!.status.rollout?.lastProgressAt, iso(T1));
+    assert.equal(target[2]!.status.rollout?.progress.oldGone, 2);
   });
 });
 
@@ -409,11 +409,11 @@ describe('decide: a controller-manager syncing from a stale revision cache numbe
       revisions: [A1, b],
       // gather takes the revision storing the live template (reconcile/gather.ts), not the first of a tie
       currentRevision: b,
-      ds: dsAt2({ ready: 2, updated: 1, available: 2 }),
+      target: dsAt2({ ready: 2, updated: 1, available: 2 }),
     });
   };
-  const ds = run(fromHealthy(stallAs(1), [sec(60), stallAs(2)], [sec(601), stallAs(2)]), { policy: UNDO });
-  const [, started, renumbered, stalled] = ds as [Decision, Decision, Decision, Decision];
+  const target = run(fromHealthy(stallAs(1), [sec(60), stallAs(2)], [sec(601), stallAs(2)]), { policy: UNDO });
+  const [, started, renumbered, stalled] = target as [Decision, Decision, Decision, Decision];
 
   it('the rollout to B starts once, and the renumbering is neither a new rollout nor a cache to wait for', () => {
     assert.deepEqual(started.status.rollout?.toRevision, { hash: HASH.B, revision: 1 });
@@ -421,14 +421,14 @@ describe('decide: a controller-manager syncing from a stale revision cache numbe
     assert.deepEqual(renumbered.status.currentRevision, { hash: HASH.B, revision: 2 });
     assert.equal(renumbered.status.rollout?.startedAt, iso(T1));
     assert.equal(renumbered.status.rollout?.lastProgressAt, iso(T1));
-    assert.equal(count(ds, 'RolloutStarted'), 1);
+    assert.equal(count(target, 'RolloutStarted'), 1);
   });
 
   it('at the deadline: Stalled on the revision, and the one undo goes back to A', () => {
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Revision');
     assert.deepEqual(stalled.action?.kind === 'Undo' ? [stalled.action.fromHash, stalled.action.toHash] : [], [HASH.B, HASH.A]);
-    assert.equal(undos(ds).length, 1);
+    assert.equal(undos(target).length, 1);
   });
 });
 
@@ -458,8 +458,8 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
   ];
   for (const sc of schedules) {
     it(`${sc.name}: never Suspect or Stalled, ends Healthy, DeadlineTooShort True throughout`, () => {
-      const ds = run([{ obs: healthyA(minReady), at: T0 }, ...sc.at.map((t) => ({ obs: world(t), at: T1 + sec(t) }))], { policy: P10 });
-      for (const [i, d] of ds.entries()) {
+      const target = run([{ obs: healthyA(minReady), at: T0 }, ...sc.at.map((t) => ({ obs: world(t), at: T1 + sec(t) }))], { policy: P10 });
+      for (const [i, d] of target.entries()) {
         assert.ok(d.status.state === 'Healthy' || d.status.state === 'Progressing', `pass ${i}: ${d.status.state}`);
         assert.equal(d.action, undefined);
         assert.equal(d.status.undoSkipped, undefined);
@@ -467,20 +467,20 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
         assert.equal(c.status, 'True');
         assert.equal(c.reason, 'DeadlineNotAboveMinReadySeconds');
       }
-      assert.equal(count(ds, 'RolloutSuspect'), 0);
-      assert.equal(count(ds, 'RolloutStalled'), 0);
-      assert.equal(count(ds, 'RolloutStarted'), 1);
-      assert.equal(count(ds, 'RolloutComplete'), 1);
-      assert.equal(count(ds, 'DeadlineNotAboveMinReadySeconds'), 1, 'the misconfiguration is said once, on the first pass');
-      assert.deepEqual(reasons(ds[0]!), ['DeadlineNotAboveMinReadySeconds']);
-      const end = ds[ds.length - 1]!;
+      assert.equal(count(target, 'RolloutSuspect'), 0);
+      assert.equal(count(target, 'RolloutStalled'), 0);
+      assert.equal(count(target, 'RolloutStarted'), 1);
+      assert.equal(count(target, 'RolloutComplete'), 1);
+      assert.equal(count(target, 'DeadlineNotAboveMinReadySeconds'), 1, 'the misconfiguration is said once, on the first pass');
+      assert.deepEqual(reasons(target[0]!), ['DeadlineNotAboveMinReadySeconds']);
+      const end = target[target.length - 1]!;
       assert.equal(end.status.state, 'Healthy');
       assert.equal(end.status.rollout?.completedAt, iso(T1 + sec(36)));
     });
   }
 
   it('while a node waits: Progressing, no cause and no owner, the node owned by ConfiguredWait, the wait said in the message', () => {
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(minReady), at: T0 },
         { obs: world(0), at: T1 },
@@ -488,7 +488,7 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
       ],
       { policy: P10 },
     );
-    const d = ds[2]!;
+    const d = target[2]!;
     assert.equal(d.status.state, 'Progressing');
     assert.equal(d.status.cause, '');
     assert.equal(d.status.owner, undefined);
@@ -528,7 +528,7 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
   it('raising progressDeadlineSeconds above minReadySeconds removes the condition; lowering it again brings it back, with its Warning', () => {
     const fixed = policy({ progressDeadlineSeconds: 13, suspectAfterSeconds: 5, onStall: { action: 'Undo' } }, 2);
     const broken = policy({ progressDeadlineSeconds: 10, suspectAfterSeconds: 5, onStall: { action: 'Undo' } }, 3);
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(minReady), at: T0 },
         { obs: world(40), at: T1 + sec(40) },
@@ -538,14 +538,14 @@ describe('decide: minReadySeconds 12 with progressDeadlineSeconds 10 (each node 
       ],
       { policy: P10 },
     );
-    assert.equal(cond(ds[1]!.status, 'DeadlineTooShort').status, 'True');
-    for (const d of [ds[2]!, ds[3]!]) {
+    assert.equal(cond(target[1]!.status, 'DeadlineTooShort').status, 'True');
+    for (const d of [target[2]!, target[3]!]) {
       assert.ok(!d.status.conditions?.some((c) => c.type === 'DeadlineTooShort'), 'removed, not set False');
       assert.deepEqual(reasons(d), []);
     }
-    assert.equal(cond(ds[4]!.status, 'DeadlineTooShort').status, 'True');
-    assert.equal(cond(ds[4]!.status, 'DeadlineTooShort').lastTransitionTime, iso(T1 + sec(70)));
-    assert.deepEqual(reasons(ds[4]!), ['DeadlineNotAboveMinReadySeconds']);
+    assert.equal(cond(target[4]!.status, 'DeadlineTooShort').status, 'True');
+    assert.equal(cond(target[4]!.status, 'DeadlineTooShort').lastTransitionTime, iso(T1 + sec(70)));
+    assert.deepEqual(reasons(target[4]!), ['DeadlineNotAboveMinReadySeconds']);
   });
 });
 
@@ -563,7 +563,7 @@ describe('decide: the DaemonSet controller never observes the new generation', (
     [ready('node-1', [pod({ hash: HASH.B })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
     { updated: 1 },
   );
-  const ds = run(
+  const target = run(
     [
       { obs: healthyA(), at: T0 },
       { obs: unobserved, at: T1 },
@@ -576,7 +576,7 @@ describe('decide: the DaemonSet controller never observes the new generation', (
     ],
     { policy: UNDO },
   );
-  const [, first, almost, suspect, stalled, later, resumed, done] = ds;
+  const [, first, almost, suspect, stalled, later, resumed, done] = target;
 
   const timeline: { name: string; d: () => Decision; state: string; cause: string; owner: string | undefined; events: string[] }[] = [
     { name: 'first seen', d: () => first!, state: 'Healthy', cause: '', owner: undefined, events: [] },
@@ -660,8 +660,8 @@ describe('decide: observed, incomplete, and the controller replaces no pod', () 
     [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
     { updated: 0 },
   );
-  const ds = run(fromHealthy(idle, [sec(119)], [sec(120)], [sec(600)], [sec(700)]), { policy: UNDO });
-  const [, start, before, suspect, stalled, later] = ds;
+  const target = run(fromHealthy(idle, [sec(119)], [sec(120)], [sec(600)], [sec(700)]), { policy: UNDO });
+  const [, start, before, suspect, stalled, later] = target;
 
   it('Progressing at first, with nothing named: waiting for the controller is not yet a fault', () => {
     for (const d of [start!, before!]) {
@@ -691,7 +691,7 @@ describe('decide: observed, incomplete, and the controller replaces no pod', () 
   it('later passes: silent, no action', () => {
     assert.equal(later!.status.state, 'Stalled');
     assert.deepEqual(reasons(later!), []);
-    assert.equal(undos(ds).length, 0);
+    assert.equal(undos(target).length, 0);
   });
 });
 
@@ -703,7 +703,7 @@ describe('decide: two guards target the same DaemonSet', () => {
   const both = [older, self];
 
   describe('an older guard is in charge', () => {
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA({}, { guards: both }), at: T0 },
         { obs: stallB(undefined, {}, { guards: both }), at: T1 },
@@ -716,8 +716,8 @@ describe('decide: two guards target the same DaemonSet', () => {
       ],
       { policy: UNDO },
     );
-    const conflict = ds.slice(0, 4);
-    const [takeover, almost, stalled] = ds.slice(4) as [Decision, Decision, Decision];
+    const conflict = target.slice(0, 4);
+    const [takeover, almost, stalled] = target.slice(4) as [Decision, Decision, Decision];
 
     it('state Conflict, naming the guard in charge, on every pass; no action even past the deadline', () => {
       for (const d of conflict) {
@@ -739,7 +739,7 @@ describe('decide: two guards target the same DaemonSet', () => {
       assert.deepEqual(reasons(conflict[0]!), ['Conflict']);
       assert.equal(conflict[0]!.events[0]!.type, 'Warning');
       assert.equal(conflict[0]!.events[0]!.onTarget, true);
-      assert.equal(count(ds, 'Conflict'), 1);
+      assert.equal(count(target, 'Conflict'), 1);
     });
 
     it('when the other guard disappears, this one judges: the rollout is tracked from A, its clock starting then', () => {
@@ -758,7 +758,7 @@ describe('decide: two guards target the same DaemonSet', () => {
       assert.equal(stalled.status.undoSkipped, undefined);
       assert.deepEqual(reasons(stalled), ['RolloutStalled']);
       assert.equal(stalled.action?.kind, 'Undo');
-      assert.equal(undos(ds).length, 1);
+      assert.equal(undos(target).length, 1);
     });
   });
 
@@ -781,7 +781,7 @@ describe('decide: two guards target the same DaemonSet', () => {
   for (const tc of who) {
     it(`with ${tc.name}: ${tc.conflict ? 'Conflict' : 'this guard is in charge'}`, () => {
       const extra: Partial<TargetObsOptions> = tc.guards ? { guards: tc.guards } : {};
-      const ds = run(
+      const target = run(
         [
           { obs: healthyA({}, extra), at: T0 },
           { obs: stallB(undefined, {}, extra), at: T1 },
@@ -790,11 +790,11 @@ describe('decide: two guards target the same DaemonSet', () => {
         { policy: UNDO },
       );
       if (tc.conflict) {
-        for (const d of ds) assert.equal(d.status.state, 'Conflict');
-        assert.equal(undos(ds).length, 0);
+        for (const d of target) assert.equal(d.status.state, 'Conflict');
+        assert.equal(undos(target).length, 0);
       } else {
-        assert.equal(ds[2]!.status.state, 'Stalled');
-        assert.equal(ds[2]!.action?.kind, 'Undo');
+        assert.equal(target[2]!.status.state, 'Stalled');
+        assert.equal(target[2]!.action?.kind, 'Undo');
       }
     });
   }
@@ -804,7 +804,7 @@ describe('decide: two guards target the same DaemonSet', () => {
 
 describe('decide: a DaemonSet owned by another controller', () => {
   const owner = { kind: 'ClusterPolicy', name: 'cluster-policy' };
-  const ds = run(
+  const target = run(
     [
       { obs: healthyA({ owner }), at: T0 },
       { obs: stallB(undefined, { owner }), at: T1 },
@@ -813,7 +813,7 @@ describe('decide: a DaemonSet owned by another controller', () => {
     ],
     { policy: UNDO },
   );
-  const stalled = ds[2]!;
+  const stalled = target[2]!;
 
   it('Stalled with the revision at fault, yet no action: undoSkipped OwnedByController names ClusterPolicy/cluster-policy', () => {
     assert.equal(stalled.status.cause, 'ImagePullFailure');
@@ -824,10 +824,10 @@ describe('decide: a DaemonSet owned by another controller', () => {
   });
 
   it('no pass acts; the refusal is said once', () => {
-    assert.equal(undos(ds).length, 0);
-    assert.equal(count(ds, 'UndoSkipped'), 1);
-    assert.deepEqual(reasons(ds[3]!), []);
-    assert.equal(ds[3]!.status.undoSkipped?.reason, 'OwnedByController');
+    assert.equal(undos(target).length, 0);
+    assert.equal(count(target, 'UndoSkipped'), 1);
+    assert.deepEqual(reasons(target[3]!), []);
+    assert.equal(target[3]!.status.undoSkipped?.reason, 'OwnedByController');
   });
 });
 
@@ -835,11 +835,11 @@ describe("decide: a fresh guard first sees a DaemonSet midway through another gu
   /** Another guard undid B (restoring A, renumbered to revision 3) and recorded it on the DaemonSet. */
   const record: DaemonSetUndoRecord = { from: HASH.B, to: HASH.A, at: iso(T1 - sec(30)), guard: 'default/old' };
   /** node-1 back on A, node-2 still on B waiting its turn, node-3 as given. */
-  const midRollback = (node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+  const midRollback = (node3: PodView[], target: Partial<TargetView> = {}): Observation =>
     targetObs({
       nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', node3)],
       revisions: [A3, B2],
-      ds: {
+      target: {
         generation: 3,
         observedGeneration: 3,
         templateGeneration: '3',
@@ -849,7 +849,7 @@ describe("decide: a fresh guard first sees a DaemonSet midway through another gu
         ready: 2,
         available: 2,
         undoRecord: record,
-        ...ds,
+        ...target,
       },
     });
   const cases: { name: string; world: Observation; owner: string; cause: string }[] = [
@@ -869,8 +869,8 @@ describe("decide: a fresh guard first sees a DaemonSet midway through another gu
   for (const tc of cases) {
     it(`${tc.name}: tracked as a rollback from B to A, and its stall is never undone back to B`, () => {
       const steps: Step[] = [0, 120, 600, 700, 1800].map((s) => ({ obs: tc.world, at: T1 + sec(s), persist: persistUndo }));
-      const ds = run(steps, { policy: UNDO, initial: {} });
-      const [first, suspect, stalled, ...later] = ds as [Decision, Decision, Decision, ...Decision[]];
+      const target = run(steps, { policy: UNDO, initial: {} });
+      const [first, suspect, stalled, ...later] = target as [Decision, Decision, Decision, ...Decision[]];
       assert.equal(first.status.state, 'RollingBack');
       assert.equal(first.status.rollout?.rollback, true);
       assert.deepEqual(first.status.rollout?.fromRevision, { revision: 2, hash: HASH.B });
@@ -881,7 +881,7 @@ describe("decide: a fresh guard first sees a DaemonSet midway through another gu
       assert.equal(stalled.status.owner, tc.owner);
       assert.deepEqual(reasons(stalled), ['RollbackStalled'], 'the undo itself stalled: said once, not retried');
       assert.equal(stalled.status.undoSkipped, undefined);
-      for (const d of ds) {
+      for (const d of target) {
         assert.equal(d.action, undefined);
         assert.equal(d.status.undoPlan, undefined, 'no plan to restore B');
         assert.equal(d.status.lastUndo, undefined, 'this guard made no undo');
@@ -894,12 +894,12 @@ describe("decide: a fresh guard first sees a DaemonSet midway through another gu
   }
 
   it('Report mode: no dry run of an undo back to B either', () => {
-    const ds = run(
+    const target = run(
       [0, 600, 700].map((s) => ({ obs: cases[0]!.world, at: T1 + sec(s) })),
       { policy: REPORT },
     );
-    for (const d of ds) assert.equal(d.action, undefined);
-    assert.equal(ds[1]!.status.state, 'Stalled');
+    for (const d of target) assert.equal(d.action, undefined);
+    assert.equal(target[1]!.status.state, 'Stalled');
   });
 });
 
@@ -929,7 +929,7 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
   ];
   for (const tc of cases) {
     describe(tc.name, () => {
-      const ds = run(
+      const target = run(
         [
           { obs: healthyA(), at: T0 },
           { obs: midway, at: T1 },
@@ -940,7 +940,7 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
         ],
         { policy: UNDO },
       );
-      const [, , left, suspect, stalled, later] = ds;
+      const [, , left, suspect, stalled, later] = target;
 
       it(`DesiredShrank names node-3; TargetShrank with owner ${tc.owner} from then on`, () => {
         assert.deepEqual(reasons(left!), ['DesiredShrank']);
@@ -961,7 +961,7 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
         it('at the deadline: no undo, NotTheRevision; the message says the node changed', () => {
           assertRefusedAtStall(stalled!, 'NotTheRevision', /blamed on the nodes \(TargetShrank\)/);
           assert.match(stalled!.status.message!, /node-3 .* changed during the rollout/);
-          assert.equal(undos(ds).length, 0);
+          assert.equal(undos(target).length, 0);
           assert.deepEqual(reasons(later!), []);
         });
       } else {
@@ -973,7 +973,7 @@ describe('decide: a node leaves the targets mid-rollout of a good image (DESIRED
           assert.match(stalled!.status.lastUndo?.message ?? '', /fails on node-3$/);
           assert.match(stalled!.status.message!, /The new template is at fault/);
           assert.equal(later!.action, undefined, 'applied once, not again');
-          assert.equal(undos(ds).length, 1);
+          assert.equal(undos(target).length, 1);
         });
       }
     });
@@ -998,7 +998,7 @@ describe('decide: regressions from the attribution review', () => {
     );
 
   describe('1. a temporary Conflict does not lose the rollout, nor so the undo', () => {
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: stallB(), at: T1 },
@@ -1008,7 +1008,7 @@ describe('decide: regressions from the attribution review', () => {
       ],
       { policy: UNDO },
     );
-    const [, start, conflict, back, stalled] = ds as [Decision, Decision, Decision, Decision, Decision];
+    const [, start, conflict, back, stalled] = target as [Decision, Decision, Decision, Decision, Decision];
 
     it('Conflict → back in charge → still stalled at T1+800s: Undo to A (fromRevision kept), no NoEarlierRevision, no "being placed on nodes" RolloutStarted', () => {
       assert.equal(conflict.status.state, 'Conflict');
@@ -1027,10 +1027,10 @@ describe('decide: regressions from the attribution review', () => {
         expectedTemplateGeneration: '2',
         record: { from: HASH.B, to: HASH.A, at: iso(T1 + sec(800)), guard: `default/${DS_NAME}` },
       });
-      for (const d of ds) assert.notEqual(d.status.undoSkipped?.reason, 'NoEarlierRevision');
-      assert.equal(count(ds, 'RolloutStarted'), 1, 'only the template change at T1 starts a rollout');
+      for (const d of target) assert.notEqual(d.status.undoSkipped?.reason, 'NoEarlierRevision');
+      assert.equal(count(target, 'RolloutStarted'), 1, 'only the template change at T1 starts a rollout');
       assert.deepEqual(reasons(start), ['RolloutStarted']);
-      for (const d of ds) for (const e of d.events) assert.doesNotMatch(e.note, /being placed on nodes/);
+      for (const d of target) for (const e of d.events) assert.doesNotMatch(e.note, /being placed on nodes/);
     });
 
     it('the Conflict status keeps status.rollout and clears what it no longer judges (blocked/empty nodes, undoSkipped, undoPlan)', () => {
@@ -1099,7 +1099,7 @@ describe('decide: regressions from the attribution review', () => {
         { desired: 2, current: 2, updated: 2, ready: 1, available: 1 },
         { leftNodes },
       );
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: before, at: T1 },
@@ -1109,7 +1109,7 @@ describe('decide: regressions from the attribution review', () => {
       ],
       { policy: UNDO },
     );
-    const [, , left, suspect, stalled] = ds as [Decision, Decision, Decision, Decision, Decision];
+    const [, , left, suspect, stalled] = target as [Decision, Decision, Decision, Decision, Decision];
     assert.deepEqual(reasons(left), ['DesiredShrank']);
     for (const d of [left, suspect, stalled]) assert.equal(d.status.owner, 'Revision');
     assert.equal(suspect.status.state, 'Suspect');
@@ -1121,7 +1121,7 @@ describe('decide: regressions from the attribution review', () => {
     assert.match(stalled.status.lastUndo?.message ?? '', /fails on node-2$/);
     assert.match(stalled.status.message!, /node-2/);
     assert.match(stalled.events[0]!.note, /node-2/);
-    assert.equal(undos(ds).length, 1);
+    assert.equal(undos(target).length, 1);
   });
 
   it('3. a termination grace period longer than the deadlines is a configured wait: Progressing at +120 s, +600 s and +800 s, never Suspect or Stalled', () => {
@@ -1137,8 +1137,8 @@ describe('decide: regressions from the attribution review', () => {
         available: 2,
       },
     );
-    const ds = run(fromHealthy(world, [sec(120)], [sec(600)], [sec(800)]), { policy: UNDO });
-    for (const [i, d] of ds.slice(1).entries()) {
+    const target = run(fromHealthy(world, [sec(120)], [sec(600)], [sec(800)]), { policy: UNDO });
+    for (const [i, d] of target.slice(1).entries()) {
       assert.equal(d.status.state, 'Progressing', `pass ${i + 1}`);
       assert.equal(d.action, undefined);
       assert.equal(d.status.undoSkipped, undefined);
@@ -1148,8 +1148,8 @@ describe('decide: regressions from the attribution review', () => {
       );
       assert.match(d.status.message!, /a termination grace period: a configured wait, not a stall/);
     }
-    assert.equal(count(ds, 'RolloutSuspect'), 0);
-    assert.equal(count(ds, 'RolloutStalled'), 0);
+    assert.equal(count(target, 'RolloutSuspect'), 0);
+    assert.equal(count(target, 'RolloutStalled'), 0);
   });
 
   it('4. readiness flapping under minReadySeconds 30 (restartCount growing) does not reset the clock: one RolloutStalled in 1500 s, no Stalled → Progressing after it (Report)', () => {
@@ -1165,16 +1165,16 @@ describe('decide: regressions from the attribution review', () => {
       const p = node3(t);
       return stallB([p], { ...minReady, ready: p.ready ? 3 : 2 });
     };
-    const ds = run(
+    const target = run(
       [{ obs: healthyA(minReady), at: T0 }, ...Array.from({ length: 151 }, (_, k) => ({ obs: world(10 * k), at: T1 + sec(10 * k) }))],
       { policy: REPORT },
     );
-    assert.equal(count(ds, 'RolloutStalled'), 1);
-    assert.equal(count(ds, 'RolloutResumed'), 0);
-    const first = ds.findIndex((d) => d.status.state === 'Stalled');
+    assert.equal(count(target, 'RolloutStalled'), 1);
+    assert.equal(count(target, 'RolloutResumed'), 0);
+    const first = target.findIndex((d) => d.status.state === 'Stalled');
     assert.ok(first > 0, 'the rollout stalls');
     assert.ok(first <= 1 + 63, `stalled by T1+630s (first at pass ${first})`);
-    for (const [i, d] of ds.slice(first).entries()) {
+    for (const [i, d] of target.slice(first).entries()) {
       assert.equal(d.status.state, 'Stalled', `pass ${first + i} (T1+${10 * (first + i - 1)}s)`);
       assert.equal(d.status.owner, 'Revision');
       assert.equal(d.status.cause, 'CrashLoop');
@@ -1182,8 +1182,8 @@ describe('decide: regressions from the attribution review', () => {
   });
 
   it('5. the UndoSkipped Event note and status.undoSkipped.message name the node at fault (dead kubelet on node-3)', () => {
-    const ds = run(fromHealthy(deadNode3(), [sec(600)]), { policy: UNDO });
-    const stalled = ds[2]!;
+    const target = run(fromHealthy(deadNode3(), [sec(600)]), { policy: UNDO });
+    const stalled = target[2]!;
     assert.deepEqual(reasons(stalled), ['RolloutStalled', 'UndoSkipped']);
     assert.match(stalled.events[1]!.note, /blamed on the nodes \(NodeNotReady: node-3\)/);
     assert.match(stalled.status.undoSkipped!.message, /blamed on the nodes \(NodeNotReady: node-3\)/);
@@ -1195,9 +1195,9 @@ describe('decide: regressions from the attribution review', () => {
     const rollingBack = targetObs({
       nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.B })]), ready('node-3', [crashLoopPod(HASH.A)])],
       revisions: [A3, B2],
-      ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1, undoRecord: record },
+      target: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1, undoRecord: record },
     });
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: stallB(), at: T1 },
@@ -1209,7 +1209,7 @@ describe('decide: regressions from the attribution review', () => {
       ],
       { policy: UNDO },
     );
-    const [, , undone, rb, suspect, stalled, later] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+    const [, , undone, rb, suspect, stalled, later] = target as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
     assert.equal(undone.action?.kind, 'Undo');
     assert.equal(rb.status.state, 'RollingBack');
     assert.equal(rb.status.rollout?.rollback, true);
@@ -1218,7 +1218,7 @@ describe('decide: regressions from the attribution review', () => {
     assert.equal(stalled.status.owner, 'Revision');
     assert.equal(stalled.status.cause, 'CrashLoop');
     assert.deepEqual(reasons(stalled), ['RollbackStalled']);
-    assert.equal(undos(ds).length, 1, 'the undo is never undone');
+    assert.equal(undos(target).length, 1, 'the undo is never undone');
     for (const d of [suspect, stalled, later]) {
       assert.doesNotMatch(d.status.message!, /an undo would restore the previous one/);
       assert.match(d.status.message!, /the guard never undoes its own undo/);
@@ -1234,8 +1234,8 @@ describe('decide: regressions from the attribution review', () => {
       templateGeneration: '2',
       images: [`registry.example/decoder:${HASH.B}`],
     });
-    const ds = run(fromHealthy(unobserved, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO });
-    const [, , suspect, stalled, ...later] = ds as [Decision, Decision, Decision, Decision, ...Decision[]];
+    const target = run(fromHealthy(unobserved, [sec(120)], [sec(600)], [sec(700)], [sec(1800)], [sec(3600)]), { policy: UNDO });
+    const [, , suspect, stalled, ...later] = target as [Decision, Decision, Decision, Decision, ...Decision[]];
     assert.equal(suspect.status.state, 'Suspect');
     assert.equal(suspect.status.undoSkipped, undefined);
     assert.equal(stalled.status.state, 'Stalled');
@@ -1256,7 +1256,7 @@ describe('decide: regressions from the attribution review', () => {
       assert.deepEqual(reasons(d), []);
       assert.equal(d.action, undefined);
     }
-    assert.equal(count(ds, 'UndoSkipped'), 1);
+    assert.equal(count(target, 'UndoSkipped'), 1);
   });
 });
 
@@ -1277,7 +1277,7 @@ function prng(seed: number): () => number {
 /** A world, given the undo record the DaemonSet carries (written with any undo the guard made). */
 type World = { name: string; obs: (rec: DaemonSetUndoRecord | undefined) => Observation };
 const withRecord = (o: Observation, rec: DaemonSetUndoRecord | undefined): Observation =>
-  o.kind === 'Target' && rec ? { ...o, ds: { ...o.ds, undoRecord: { ...rec } } } : o;
+  o.kind === 'Target' && rec ? { ...o, target: { ...o.target, undoRecord: { ...rec } } } : o;
 const WORLDS: World[] = [
   { name: 'healthy A', obs: (r) => withRecord(healthyA(), r) },
   { name: 'B cannot pull on node-3', obs: (r) => withRecord(stallB(), r) },
@@ -1344,7 +1344,7 @@ const WORLDS: World[] = [
             ready('node-3', [imagePullPod(HASH.B)]),
           ],
           revisions: [A3, B2],
-          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 2 },
+          target: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 2 },
         }),
         r,
       ),
@@ -1360,7 +1360,7 @@ const WORLDS: World[] = [
             ready('node-3', [crashLoopPod(HASH.A)]),
           ],
           revisions: [A3, B2],
-          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1 },
+          target: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 2, ready: 2, available: 1 },
         }),
         r,
       ),
@@ -1457,7 +1457,7 @@ describe('decide: properties over generated timelines (seeded, deterministic)', 
 
 describe("decide: the operator's clock is off from the API server's", () => {
   const skewed = (o: Observation, ms: number): Observation => (o.kind === 'Target' ? { ...o, clockSkewMs: ms } : o);
-  const ds = run(
+  const target = run(
     [
       { obs: skewed(healthyA(), 42_000), at: T0 },
       { obs: skewed(stallB(), 42_000), at: T1 },
@@ -1470,15 +1470,15 @@ describe("decide: the operator's clock is off from the API server's", () => {
   );
 
   it('a stall blamed on the revision is reported, and its undo refused while the skew is past the bound: undoSkipped ClockSkew says by how much and who fixes it', () => {
-    const stalled = ds[2]!;
+    const stalled = target[2]!;
     assert.equal(stalled.status.owner, 'Revision');
     assertRefusedAtStall(stalled, 'ClockSkew', /42\.0 s behind the API server's \(bound 5 s\).*fix time sync on the operator's node/);
-    assert.equal(undos(ds.slice(0, 4)).length, 0);
-    assert.equal(count(ds, 'UndoSkipped'), 1, 'said once');
+    assert.equal(undos(target.slice(0, 4)).length, 0);
+    assert.equal(count(target, 'UndoSkipped'), 1, 'said once');
   });
 
   it('once the clocks agree again, the undo proceeds', () => {
-    assert.equal(ds[4]!.action?.kind, 'Undo');
+    assert.equal(target[4]!.action?.kind, 'Undo');
   });
 
   it('a skew within the bound (4.9 s ahead) does not hold the undo back', () => {
@@ -1501,12 +1501,12 @@ describe("decide: a revision undone once is never undone again, even after anoth
     revisions: ReturnType<typeof rev>[],
     hash: string,
     node3: PodView[],
-    ds: Partial<DaemonSetView> = {},
+    target: Partial<TargetView> = {},
   ): Observation =>
     targetObs({
       nodes: [ready('node-1', [pod({ hash })]), ready('node-2', [pod({ hash })]), ready('node-3', node3)],
       revisions,
-      ds: { generation: gen, observedGeneration: gen, templateGeneration: String(gen), ...ds },
+      target: { generation: gen, observedGeneration: gen, templateGeneration: String(gen), ...target },
     });
   const stuck = { ready: 2, updated: 1, available: 2 };
   const C4 = rev(HASH.C, 4);
@@ -1538,27 +1538,27 @@ describe("decide: a revision undone once is never undone again, even after anoth
 
   it('the same guard: B and C are each undone once; B applied again is refused (status.undoneRevisions), even with a DaemonSet record that names only C', () => {
     const onlyC: DaemonSetUndoRecord = { from: HASH.C, to: HASH.A, at: iso(T1 + sec(1600)), guard: 'default/decoder' };
-    const ds = run(timeline(onlyC), { policy: UNDO });
+    const target = run(timeline(onlyC), { policy: UNDO });
     assert.deepEqual(
-      undos(ds).map((d) => (d.action?.kind === 'Undo' ? d.action.fromHash : '')),
+      undos(target).map((d) => (d.action?.kind === 'Undo' ? d.action.fromHash : '')),
       [HASH.B, HASH.C],
     );
-    const again = ds[8]!;
+    const again = target[8]!;
     assert.equal(again.status.state, 'Stalled');
     assert.equal(again.action, undefined);
     assert.equal(again.status.undoSkipped?.reason, 'AlreadyUndone');
     assert.match(again.status.undoSkipped.message, /already undone by this guard/);
     assert.ok(reasons(again).includes('RepeatedBrokenRevision'));
     assert.deepEqual(again.status.undoneRevisions, [HASH.B, HASH.C]);
-    assert.equal(ds[9]!.action, undefined);
+    assert.equal(target[9]!.action, undefined);
   });
 
   it('a fresh guard, with the DaemonSet record listing B among the undone: refused too', () => {
     const both: DaemonSetUndoRecord = { from: HASH.C, to: HASH.A, at: iso(T1 + sec(1600)), guard: 'default/old', undone: [HASH.B, HASH.C] };
     const steps = timeline(both).slice(7);
-    const ds = run(steps, { policy: UNDO, initial: {} });
-    assert.equal(undos(ds).length, 0);
-    assert.equal(ds[1]!.status.undoSkipped?.reason, 'AlreadyUndone');
-    assert.match(ds[1]!.status.undoSkipped.message, /already undone \(annotation on the DaemonSet\)/);
+    const target = run(steps, { policy: UNDO, initial: {} });
+    assert.equal(undos(target).length, 0);
+    assert.equal(target[1]!.status.undoSkipped?.reason, 'AlreadyUndone');
+    assert.match(target[1]!.status.undoSkipped.message, /already undone \(annotation on the DaemonSet\)/);
   });
 });

@@ -40,7 +40,7 @@ const facets = (o: Partial<TemplateFacets> = {}): TemplateFacets => ({
 });
 const withFacets = (r: RevisionView, f: TemplateFacets): RevisionView => ({ ...r, facets: f });
 const ready = (name: string, pods: PodView[]): NodeView => withHealth(node(name, pods), health());
-const undos = (ds: readonly Decision[]): Decision[] => ds.filter((d) => d.action?.kind === 'Undo');
+const undos = (target: readonly Decision[]): Decision[] => target.filter((d) => d.action?.kind === 'Undo');
 const dsAt = (g: number, o: Record<string, unknown> = {}) => ({
   generation: g,
   observedGeneration: g,
@@ -69,7 +69,7 @@ describe('decide by comparison: a surge pod that can never fit', () => {
         ready('node-3', [pod({ hash: HASH.A })]),
       ],
       revisions: [withFacets(rev(HASH.A, 1), fromF), withFacets(rev(HASH.B, 2), toF)],
-      ds: dsAt(2, { updated: 0, available: 3, ready: 3 }),
+      target: dsAt(2, { updated: 0, available: 3, ready: 3 }),
     });
   const cases = [
     {
@@ -112,15 +112,15 @@ describe('decide by comparison: a surge pod that can never fit', () => {
   for (const tc of cases) {
     it(tc.name, () => {
       const revsA = [withFacets(rev(HASH.A, 1), tc.from)];
-      const ds = run(timeline(revsA, surgeWorld(tc.from, tc.to, tc.message), [sec(700), sec(701)]), { policy: UNDO });
-      const stalled = ds[2]!;
+      const target = run(timeline(revsA, surgeWorld(tc.from, tc.to, tc.message), [sec(700), sec(701)]), { policy: UNDO });
+      const stalled = target[2]!;
       assert.equal(stalled.status.state, 'Stalled');
       assert.equal(stalled.status.owner, tc.owner);
       const b = stalled.status.blockedNodes?.find((x) => x.node === 'node-1');
       assert.equal(b?.owner, tc.owner);
       assert.match(b?.comparison ?? '', tc.comparison);
       assert.match(stalled.status.message ?? '', tc.comparison, 'the stall sentence says which comparison decided');
-      assert.equal(undos(ds).length, tc.undo ? 1 : 0);
+      assert.equal(undos(target).length, tc.undo ? 1 : 0);
       if (!tc.undo) assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
     });
   }
@@ -128,9 +128,9 @@ describe('decide by comparison: a surge pod that can never fit', () => {
     const world = surgeWorld(facets(), facets(), FREE_PORTS)();
     const noFacets = (): ReturnType<typeof targetObs> =>
       ({ ...world, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
-    const ds = run(timeline([rev(HASH.A, 1)], noFacets, [sec(700)]), { policy: UNDO });
-    assert.equal(ds[2]!.status.owner, 'Revision');
-    assert.equal(ds[2]!.status.blockedNodes?.[0]?.comparison, undefined);
+    const target = run(timeline([rev(HASH.A, 1)], noFacets, [sec(700)]), { policy: UNDO });
+    assert.equal(target[2]!.status.owner, 'Revision');
+    assert.equal(target[2]!.status.blockedNodes?.[0]?.comparison, undefined);
   });
 });
 
@@ -141,13 +141,13 @@ describe('decide by comparison: a node that was broken before the rollout', () =
   const before = targetObs({
     nodes: [ready('node-1', [crashing(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
     revisions: [rev(HASH.A, 1)],
-    ds: { available: 2, ready: 2 },
+    target: { available: 2, ready: 2 },
   });
   const after = (newOn1: PodView) =>
     targetObs({
       nodes: [ready('node-1', [newOn1]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [pod({ hash: HASH.A })])],
       revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-      ds: dsAt(2, { updated: 1, available: 2, ready: 2 }),
+      target: dsAt(2, { updated: 1, available: 2, ready: 2 }),
     });
   const steps = (newOn1: PodView): Step[] => [
     { obs: before, at: T0 },
@@ -156,9 +156,9 @@ describe('decide by comparison: a node that was broken before the rollout', () =
   ];
 
   it('the new pod crashes there the same way: Node (pre-existing), no undo, and no crash evidence counted', () => {
-    const ds = run(steps(crashing(HASH.B)), { policy: UNDO });
-    const stalled = ds[2]!;
-    assert.deepEqual(ds[1]!.status.rollout?.unavailableAtStart, [{ node: 'node-1', cause: 'CrashLoop' }]);
+    const target = run(steps(crashing(HASH.B)), { policy: UNDO });
+    const stalled = target[2]!;
+    assert.deepEqual(target[1]!.status.rollout?.unavailableAtStart, [{ node: 'node-1', cause: 'CrashLoop' }]);
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Node');
     assert.match(
@@ -166,15 +166,15 @@ describe('decide by comparison: a node that was broken before the rollout', () =
       /already failing on this node before the rollout started \(CrashLoop\)/,
     );
     assert.equal(stalled.status.rollout?.failures, undefined, 'a crash where the old revision crashed too is not evidence');
-    assert.equal(undos(ds).length, 0);
+    assert.equal(undos(target).length, 0);
     assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
   });
 
   it('the new pod fails there otherwise (its image does not pull): the revision, undone', () => {
-    const ds = run(steps(imagePullPod(HASH.B)), { policy: UNDO });
-    assert.equal(ds[2]!.status.owner, 'Revision');
-    assert.match(ds[2]!.status.blockedNodes?.[0]?.comparison ?? '', /fails its own way/);
-    assert.equal(undos(ds).length, 1);
+    const target = run(steps(imagePullPod(HASH.B)), { policy: UNDO });
+    assert.equal(target[2]!.status.owner, 'Revision');
+    assert.match(target[2]!.status.blockedNodes?.[0]?.comparison ?? '', /fails its own way/);
+    assert.equal(undos(target).length, 1);
   });
 
   it('the same crash on a node where the old revision ran fine (a node class it breaks on): the revision, undone', () => {
@@ -182,9 +182,9 @@ describe('decide by comparison: a node that was broken before the rollout', () =
       nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
       revisions: [rev(HASH.A, 1)],
     });
-    const ds = run([{ obs: healthyBefore, at: T0 }, ...steps(crashing(HASH.B)).slice(1)], { policy: UNDO });
-    assert.equal(ds[2]!.status.owner, 'Revision');
-    assert.equal(undos(ds).length, 1);
+    const target = run([{ obs: healthyBefore, at: T0 }, ...steps(crashing(HASH.B)).slice(1)], { policy: UNDO });
+    assert.equal(target[2]!.status.owner, 'Revision');
+    assert.equal(undos(target).length, 1);
   });
 });
 
@@ -200,7 +200,7 @@ describe('decide by comparison: a revision that takes its own node down', () => 
   const knocked = (n: string, created: number, after: number): NodeView =>
     withHealth(node(n, [pod({ hash: HASH.B, createdAt: iso(created), ready: false })]), down(created + after));
   const world = (nodes: NodeView[]) =>
-    targetObs({ nodes, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], ds: dsAt(2, { updated: 2, available: 1, ready: 1 }) });
+    targetObs({ nodes, revisions: [rev(HASH.A, 1), rev(HASH.B, 2)], target: dsAt(2, { updated: 2, available: 1, ready: 1 }) });
   /** Healthy on A, then the template change seen at T1 (before any new pod), then `w` at each time. */
   const steps = (w: ReturnType<typeof targetObs>, ...at: number[]): Step[] => [
     {
@@ -211,7 +211,7 @@ describe('decide by comparison: a revision that takes its own node down', () => 
       obs: targetObs({
         nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
         revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-        ds: dsAt(2, { updated: 0 }),
+        target: dsAt(2, { updated: 0 }),
       }),
       at: T1,
     },
@@ -224,8 +224,8 @@ describe('decide by comparison: a revision that takes its own node down', () => 
       knocked('node-2', T1 + sec(10), sec(3)),
       ready('node-3', [pod({ hash: HASH.A })]),
     ]);
-    const ds = run(steps(w, T1 + sec(20)), { policy: UNDO });
-    const d = ds[2]!;
+    const target = run(steps(w, T1 + sec(20)), { policy: UNDO });
+    const d = target[2]!;
     assert.equal(d.status.state, 'Failed');
     assert.equal(d.status.cause, 'NodeNotReady');
     assert.equal(d.status.owner, 'Revision');
@@ -240,21 +240,21 @@ describe('decide by comparison: a revision that takes its own node down', () => 
       ready('node-2', [pod({ hash: HASH.A })]),
       ready('node-3', [pod({ hash: HASH.A })]),
     ]);
-    const ds = run(steps(w, T1 + sec(20), T1 + sec(700)), { policy: UNDO });
-    const d = ds[3]!;
+    const target = run(steps(w, T1 + sec(20), T1 + sec(700)), { policy: UNDO });
+    const d = target[3]!;
     assert.equal(d.status.state, 'Stalled');
     assert.equal(d.status.owner, 'Node');
     assert.match(d.status.blockedNodes?.[0]?.comparison ?? '', /one node is not enough to blame the revision \(failedNodesThreshold 2\)/);
-    assert.equal(undos(ds).length, 0);
+    assert.equal(undos(target).length, 0);
   });
 
   it('a node still on the old revision falls too: the fleet, not the revision; no undo', () => {
     const oldDown = withHealth(node('node-3', [pod({ hash: HASH.A, ready: false })]), down(T1 + sec(12)));
     const w = world([knocked('node-1', T1 + sec(1), sec(4)), knocked('node-2', T1 + sec(10), sec(3)), oldDown]);
-    const ds = run(steps(w, T1 + sec(20), T1 + sec(700)), { policy: UNDO });
-    assert.notEqual(ds[2]!.status.state, 'Failed');
-    assert.equal(ds[3]!.status.owner, 'Node');
-    assert.equal(undos(ds).length, 0);
+    const target = run(steps(w, T1 + sec(20), T1 + sec(700)), { policy: UNDO });
+    assert.notEqual(target[2]!.status.state, 'Failed');
+    assert.equal(target[3]!.status.owner, 'Node');
+    assert.equal(undos(target).length, 0);
   });
 
   it('a node that turned NotReady long after the new pod started is not read as its doing', () => {
@@ -263,9 +263,9 @@ describe('decide by comparison: a revision that takes its own node down', () => 
       knocked('node-2', T1 + sec(2), sec(600)),
       ready('node-3', [pod({ hash: HASH.A })]),
     ]);
-    const ds = run(steps(w, T1 + sec(620)), { policy: UNDO });
-    assert.notEqual(ds[2]!.status.state, 'Failed');
-    assert.notEqual(ds[2]!.action?.kind, 'Undo');
+    const target = run(steps(w, T1 + sec(620)), { policy: UNDO });
+    assert.notEqual(target[2]!.status.state, 'Failed');
+    assert.notEqual(target[2]!.action?.kind, 'Undo');
   });
 });
 
@@ -278,14 +278,14 @@ describe('decide by comparison: two broken revisions pushed in a row', () => {
   const onB = targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
     revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-    ds: dsAt(2, { updated: 1, available: 2 }),
+    target: dsAt(2, { updated: 1, available: 2 }),
   });
   const onC = targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.C)])],
     revisions: [rev(HASH.A, 1), rev(HASH.B, 2), C3],
-    ds: dsAt(3, { updated: 1, available: 2 }),
+    target: dsAt(3, { updated: 1, available: 2 }),
   });
-  const ds = run(
+  const target = run(
     [
       { obs: healthy, at: T0 },
       { obs: onB, at: T1 },
@@ -298,7 +298,7 @@ describe('decide by comparison: two broken revisions pushed in a row', () => {
   );
 
   it('the second rollout starts from the last revision that ran on every node, and says so', () => {
-    const start = ds[3]!;
+    const start = target[3]!;
     assert.deepEqual(start.status.rollout?.fromRevision, { revision: 1, hash: HASH.A });
     assert.deepEqual(start.status.rollout?.superseded, [{ revision: 2, hash: HASH.B }]);
     assert.match(
@@ -308,7 +308,7 @@ describe('decide by comparison: two broken revisions pushed in a row', () => {
   });
 
   it('one undo, straight to revision 1', () => {
-    const u = undos(ds);
+    const u = undos(target);
     assert.equal(u.length, 1);
     assert.equal(u[0]!.action?.kind === 'Undo' && u[0]!.action.toHash, HASH.A);
     assert.match(
@@ -327,21 +327,21 @@ describe('decide by comparison: a person undoes the rollout while the guard repo
   const onB = targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
     revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-    ds: dsAt(2, { updated: 1, available: 2 }),
+    target: dsAt(2, { updated: 1, available: 2 }),
   });
   // kubectl rollout undo: the template is A again, renumbered 3; node-3's broken pod is being replaced.
   const undone = targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [])],
     revisions: [A3, rev(HASH.B, 2)],
-    ds: dsAt(3, { updated: 2, available: 2, templateGeneration: '3' }),
+    target: dsAt(3, { updated: 2, available: 2, templateGeneration: '3' }),
   });
   const back = targetObs({
     nodes: ['node-1', 'node-2', 'node-3'].map((n) => ready(n, [pod({ hash: HASH.A })])),
     revisions: [A3, rev(HASH.B, 2)],
-    ds: dsAt(3),
+    target: dsAt(3),
   });
   const REPORT_THEN = policy({ onStall: { action: 'Undo', delaySeconds: 300 } });
-  const ds = run(
+  const target = run(
     [
       { obs: healthy, at: T0 },
       { obs: onB, at: T1 },
@@ -354,14 +354,17 @@ describe('decide by comparison: a person undoes the rollout while the guard repo
   );
 
   it('the guard follows: the rollout is marked restored, never undone, never Stalled for it', () => {
-    assert.equal(ds[2]!.status.state, 'Stalled');
-    assert.equal(ds[3]!.status.rollout?.restored, true);
-    assert.match(ds[3]!.events.find((e) => e.reason === 'RolloutStarted')?.note ?? '', /a person or tool undid the rollout; following it/);
-    assert.equal(undos(ds).length, 0);
-    assert.ok(reasons(ds[3]!).includes('UndoSkipped'), 'the scheduled undo is cancelled, and said so');
-    assert.equal(ds[3]!.status.state, 'Progressing', 'no longer Stalled: the restored revision rolls out');
-    assert.equal(ds[4]!.action, undefined, 'the restored rollout, stuck on a node with no pod, is never undone in turn');
-    assert.equal(ds[5]!.status.state, 'Healthy');
+    assert.equal(target[2]!.status.state, 'Stalled');
+    assert.equal(target[3]!.status.rollout?.restored, true);
+    assert.match(
+      target[3]!.events.find((e) => e.reason === 'RolloutStarted')?.note ?? '',
+      /a person or tool undid the rollout; following it/,
+    );
+    assert.equal(undos(target).length, 0);
+    assert.ok(reasons(target[3]!).includes('UndoSkipped'), 'the scheduled undo is cancelled, and said so');
+    assert.equal(target[3]!.status.state, 'Progressing', 'no longer Stalled: the restored revision rolls out');
+    assert.equal(target[4]!.action, undefined, 'the restored rollout, stuck on a node with no pod, is never undone in turn');
+    assert.equal(target[5]!.status.state, 'Healthy');
   });
 });
 
@@ -375,7 +378,7 @@ describe('decide by comparison: admission refuses the new pods', () => {
         withFacets(rev(HASH.A, 1), facets()),
         withFacets(rev(HASH.B, 2), facets({ security: 's2', serviceAccountName: 'agent' })),
       ],
-      ds: dsAt(2, { updated: 0, available: 2, ready: 2, current: 2, warning: { reason: 'FailedCreate', message: PSA, at: iso(at) } }),
+      target: dsAt(2, { updated: 0, available: 2, ready: 2, current: 2, warning: { reason: 'FailedCreate', message: PSA, at: iso(at) } }),
     });
   const answer =
     (result: 'Accepted' | 'Refused' | 'NotVerified') =>
@@ -395,53 +398,53 @@ describe('decide by comparison: admission refuses the new pods', () => {
     timeline([rev(HASH.A, 1)], refused, [sec(1), sec(700), sec(701)]).map((s, i) => (i === 0 ? s : { ...s, persist: answer(result) }));
 
   it('the first pass that sees the refusal asks for a dry run of a pod of the previous revision on the empty node', () => {
-    const ds = run(steps('Accepted'), { policy: UNDO });
-    assert.deepEqual(ds[1]!.action, { kind: 'CompareAdmission', revisionName: 'decoder-aaa111', forHash: HASH.B, node: 'node-3' });
-    assert.equal(ds.filter((d) => d.action?.kind === 'CompareAdmission').length, 1, 'once per broken revision');
+    const target = run(steps('Accepted'), { policy: UNDO });
+    assert.deepEqual(target[1]!.action, { kind: 'CompareAdmission', revisionName: 'decoder-aaa111', forHash: HASH.B, node: 'node-3' });
+    assert.equal(target.filter((d) => d.action?.kind === 'CompareAdmission').length, 1, 'once per broken revision');
   });
 
   it('the old pod is admitted: only the new template is refused; the revision, undone', () => {
-    const ds = run(steps('Accepted'), { policy: UNDO });
-    const stalled = ds[3]!;
+    const target = run(steps('Accepted'), { policy: UNDO });
+    const stalled = target[3]!;
     assert.equal(stalled.status.owner, 'Revision');
     assert.match(
       stalled.status.emptyNodes?.[0]?.comparison ?? '',
       /is admitted \(server-side dry run\): only the new template is refused \(it changed: serviceAccountName default → agent; securityContext, host namespaces or volume types changed\)/,
     );
-    assert.equal(undos(ds).length, 1);
+    assert.equal(undos(target).length, 1);
   });
 
   it('the old pod is refused too: the policy blocks the rollout, Configuration, no undo', () => {
-    const ds = run(steps('Refused'), { policy: UNDO });
-    const stalled = ds[3]!;
+    const target = run(steps('Refused'), { policy: UNDO });
+    const stalled = target[3]!;
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Configuration');
     assert.match(stalled.status.emptyNodes?.[0]?.comparison ?? '', /is refused too .* an undo cannot help/);
-    assert.equal(undos(ds).length, 0);
+    assert.equal(undos(target).length, 0);
     assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
   });
 
   it('not verified (no right to create pods): said, and no undo on the refusal alone', () => {
-    const ds = run(steps('NotVerified'), { policy: UNDO });
-    assert.equal(ds[3]!.status.owner, 'Unknown');
-    assert.match(ds[3]!.status.emptyNodes?.[0]?.comparison ?? '', /not verified/);
-    assert.equal(undos(ds).length, 0);
+    const target = run(steps('NotVerified'), { policy: UNDO });
+    assert.equal(target[3]!.status.owner, 'Unknown');
+    assert.match(target[3]!.status.emptyNodes?.[0]?.comparison ?? '', /not verified/);
+    assert.equal(undos(target).length, 0);
   });
 
   it('no previous revision to try (its ControllerRevision pruned): no dry run asked for, nothing shown as pending', () => {
     const pruned = (at: number) => ({ ...refused(at), revisions: [rev(HASH.B, 2)] }) as ReturnType<typeof targetObs>;
-    const ds = run(timeline([rev(HASH.A, 1)], pruned, [sec(700)]), { policy: UNDO });
-    for (const d of ds) assert.notEqual(d.action?.kind, 'CompareAdmission');
-    assert.equal(ds[2]!.status.emptyNodes?.[0]?.comparison, undefined);
-    assert.equal(ds[2]!.status.undoSkipped?.reason, 'RevisionGone');
+    const target = run(timeline([rev(HASH.A, 1)], pruned, [sec(700)]), { policy: UNDO });
+    for (const d of target) assert.notEqual(d.action?.kind, 'CompareAdmission');
+    assert.equal(target[2]!.status.emptyNodes?.[0]?.comparison, undefined);
+    assert.equal(target[2]!.status.undoSkipped?.reason, 'RevisionGone');
   });
 
   it('no undo before the comparison is known, even past the deadline', () => {
-    const ds = run(timeline([rev(HASH.A, 1)], refused, [sec(700), sec(701)]), { policy: UNDO });
-    assert.equal(ds[2]!.status.state, 'Stalled');
-    assert.equal(ds[2]!.action?.kind, 'CompareAdmission');
-    assert.match(ds[2]!.status.message ?? '', /Comparing with revision 1 .* before any undo/);
-    assert.equal(undos(ds).length, 0);
+    const target = run(timeline([rev(HASH.A, 1)], refused, [sec(700), sec(701)]), { policy: UNDO });
+    assert.equal(target[2]!.status.state, 'Stalled');
+    assert.equal(target[2]!.action?.kind, 'CompareAdmission');
+    assert.match(target[2]!.status.message ?? '', /Comparing with revision 1 .* before any undo/);
+    assert.equal(undos(target).length, 0);
   });
 });
 
@@ -451,11 +454,11 @@ describe('decide by comparison: the previous revision fails now too', () => {
     targetObs({
       nodes: [ready('node-1', [broken(HASH.A)]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
       revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-      ds: dsAt(2, { updated: 1, available: 1 }),
+      target: dsAt(2, { updated: 1, available: 1 }),
     });
 
   it('an old pod that ran at the start crash-loops now: PreviousRevisionFails, no undo', () => {
-    const ds = run(
+    const target = run(
       timeline(
         [rev(HASH.A, 1)],
         () =>
@@ -466,18 +469,18 @@ describe('decide by comparison: the previous revision fails now too', () => {
               ready('node-3', [imagePullPod(HASH.B)]),
             ],
             revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-            ds: dsAt(2, { updated: 1, available: 2 }),
+            target: dsAt(2, { updated: 1, available: 2 }),
           }),
         [],
       ).concat([{ obs: world(), at: T1 + sec(700) }]),
       { policy: UNDO },
     );
-    const stalled = ds[2]!;
+    const stalled = target[2]!;
     assert.equal(stalled.status.state, 'Stalled');
     assert.equal(stalled.status.owner, 'Revision');
     assert.equal(stalled.status.undoSkipped?.reason, 'PreviousRevisionFails');
     assert.match(stalled.status.undoSkipped?.message ?? '', /revision 1 \(aaa111\) fails too, now, on node-1/);
-    assert.equal(undos(ds).length, 0);
+    assert.equal(undos(target).length, 0);
   });
 });
 
@@ -501,7 +504,7 @@ describe('property: never an undo when the previous revision fails the same way 
           const before = targetObs({
             nodes: names.map((n, i) => ready(n, [kind(i) === 'broken-before' ? crashing(HASH.A, restarts) : pod({ hash: HASH.A })])),
             revisions: [revs[0]!],
-            ds: {
+            target: {
               desired: count,
               current: count,
               updated: count,
@@ -523,7 +526,7 @@ describe('property: never an undo when the previous revision fails the same way 
               ),
             ),
             revisions: revs,
-            ds: dsAt(2, {
+            target: dsAt(2, {
               desired: count,
               current: count,
               updated: kinds.slice(0, count).filter((k) => k === 'new' || k === 'broken-before').length,
@@ -540,8 +543,8 @@ describe('property: never an undo when the previous revision fails the same way 
             at += sec(g);
             steps.push({ obs: during, at, persist: persistUndo });
           }
-          const ds = run(steps, { policy: policy({ onStall: { action } }) });
-          for (const d of ds) assert.notEqual(d.action?.kind, 'Undo', JSON.stringify(d.status.blockedNodes));
+          const target = run(steps, { policy: policy({ onStall: { action } }) });
+          for (const d of target) assert.notEqual(d.action?.kind, 'Undo', JSON.stringify(d.status.blockedNodes));
         },
       ),
       { numRuns: 300, seed: 26 },
@@ -566,20 +569,20 @@ describe('decide: an undo that did not help', () => {
   const stuck = targetObs({
     nodes: [ready('node-1', [pod({ hash: HASH.A })]), ready('node-2', [pod({ hash: HASH.A })]), ready('node-3', [imagePullPod(HASH.B)])],
     revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
-    ds: dsAt(2, { updated: 1, available: 2 }),
+    target: dsAt(2, { updated: 1, available: 2 }),
   });
   // The undo restored A (renumbered 3), and A's new pods crash on two nodes.
   const restoredCrashing = targetObs({
     nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])],
     revisions: [A3, rev(HASH.B, 2)],
-    ds: dsAt(3, { updated: 3, available: 1, ready: 1 }),
+    target: dsAt(3, { updated: 3, available: 1, ready: 1 }),
   });
   const countersDone = targetObs({
     nodes: [ready('node-1', [crashed(HASH.A)]), ready('node-2', [crashed(HASH.A)]), ready('node-3', [pod({ hash: HASH.A })])],
     revisions: [A3, rev(HASH.B, 2)],
-    ds: dsAt(3),
+    target: dsAt(3),
   });
-  const ds = run(
+  const target = run(
     [
       { obs: healthy, at: T0 },
       { obs: stuck, at: T1 },
@@ -592,19 +595,19 @@ describe('decide: an undo that did not help', () => {
   );
 
   it('is detected after the fact: Failed (on evidence), RollbackStalled said once, lastUndo RollbackStalled, never retried', () => {
-    assert.equal(undos(ds).length, 1);
-    const d = ds[3]!;
+    assert.equal(undos(target).length, 1);
+    const d = target[3]!;
     assert.equal(d.status.state, 'Failed');
     assert.match(d.status.message ?? '', /The undo did not help: the restored revision 3 \(aaa111\) fails too on 2 nodes/);
     assert.deepEqual(reasons(d), ['RollbackStalled']);
     assert.equal(d.status.lastUndo?.result, 'RollbackStalled');
-    assert.equal(ds[4]!.events.length, 0, 'said once');
-    for (const x of ds.slice(3)) assert.notEqual(x.action?.kind, 'Undo');
+    assert.equal(target[4]!.events.length, 0, 'said once');
+    for (const x of target.slice(3)) assert.notEqual(x.action?.kind, 'Undo');
   });
 
   it('is never called RolledBack, even when the counters look complete', () => {
-    for (const x of ds.slice(3)) assert.notEqual(x.status.state, 'RolledBack');
-    assert.ok(!ds.slice(3).some((x) => reasons(x).includes('UndoComplete')));
-    assert.equal(ds[5]!.status.conditions?.find((c) => c.type === 'RolledBack')?.reason, 'RollbackStalled');
+    for (const x of target.slice(3)) assert.notEqual(x.status.state, 'RolledBack');
+    assert.ok(!target.slice(3).some((x) => reasons(x).includes('UndoComplete')));
+    assert.equal(target[5]!.status.conditions?.find((c) => c.type === 'RolledBack')?.reason, 'RollbackStalled');
   });
 });

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { decide } from '../../../src/domain/decide/decide.js';
 import { CACHE_WAIT_LIMIT_MS } from '../../../src/domain/decide/settle.js';
 import { recordDryRun, recordUndoOutcome } from '../../../src/domain/undo.js';
-import type { DaemonSetView, NodeView, Observation, PodView, RevisionView } from '../../../src/domain/observation.js';
+import type { TargetView, NodeView, Observation, PodView, RevisionView } from '../../../src/domain/observation.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import type { GuardStatus } from '../../../src/api/types.js';
 import {
@@ -52,13 +52,13 @@ const B2 = rev(HASH.B, 2);
 const T1 = T0 + sec(60);
 
 /** Revision 1 (A) fully rolled out on node-1..node-3, DaemonSet generation 1. */
-function healthyA(ds: Partial<DaemonSetView> = {}): Observation {
-  return targetObs({ nodes: nodesOn(HASH.A), revisions: [A1], ds });
+function healthyA(target: Partial<TargetView> = {}): Observation {
+  return targetObs({ nodes: nodesOn(HASH.A), revisions: [A1], target });
 }
 
-/** The template-2 DaemonSet: generation 2, observed, counters from `ds`. */
-function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
-  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...ds };
+/** The template-2 DaemonSet: generation 2, observed, counters from `target`. */
+function dsAt2(target: Partial<TargetView> = {}): Partial<TargetView> {
+  return { generation: 2, observedGeneration: 2, templateGeneration: '2', images: [`registry.example/decoder:${HASH.B}`], ...target };
 }
 
 /**
@@ -66,17 +66,17 @@ function dsAt2(ds: Partial<DaemonSetView> = {}): Partial<DaemonSetView> {
  * revision; node-3's new pod is given by `node3` (ImagePullBackOff by default).
  * kubectl get ds: DESIRED 3 CURRENT 3 READY 2 UP-TO-DATE 1 AVAILABLE 2.
  */
-function stallWorld(node3: PodView[] = [imagePullPod(HASH.B)], ds: Partial<DaemonSetView> = {}): Observation {
+function stallWorld(node3: PodView[] = [imagePullPod(HASH.B)], target: Partial<TargetView> = {}): Observation {
   return targetObs({
     nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', node3)],
     revisions: [A1, B2],
-    ds: dsAt2({ desired: 3, current: 3, ready: 2, updated: 1, available: 2, ...ds }),
+    target: dsAt2({ desired: 3, current: 3, ready: 2, updated: 1, available: 2, ...target }),
   });
 }
 
 /** Revision 2 (B) fully rolled out. */
-function completeB(ds: Partial<DaemonSetView> = {}): Observation {
-  return targetObs({ nodes: nodesOn(HASH.B), revisions: [A1, B2], ds: dsAt2(ds) });
+function completeB(target: Partial<TargetView> = {}): Observation {
+  return targetObs({ nodes: nodesOn(HASH.B), revisions: [A1, B2], target: dsAt2(target) });
 }
 
 /** Healthy on A, then the template changes to B and the world looks like `world` from T1 on. */
@@ -84,7 +84,7 @@ function fromHealthy(world: Observation, ...later: [number, Observation?][]): St
   return [{ obs: healthyA(), at: T0 }, { obs: world, at: T1 }, ...later.map(([dt, obs]) => ({ obs: obs ?? world, at: T1 + dt }))];
 }
 
-const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
+const last = (target: Decision[]): Decision => target[target.length - 1]!;
 
 /**
  * The pass asks to be woken at a deadline `ms` from now: never before it, and at most a timer-skew
@@ -191,7 +191,7 @@ describe('decide: first sight', () => {
               node('node-3', [imagePullPod(HASH.B)]),
             ],
             revisions: [B2],
-            ds: dsAt2({ ready: 2, updated: 1, available: 2 }),
+            target: dsAt2({ ready: 2, updated: 1, available: 2 }),
           }),
           at: T1,
         },
@@ -207,7 +207,7 @@ describe('decide: first sight', () => {
     },
     {
       name: 'a DaemonSet that matches no node is flagged NoNodesMatched on first sight',
-      steps: [{ obs: targetObs({ revisions: [A1], ds: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } }), at: T0 }],
+      steps: [{ obs: targetObs({ revisions: [A1], target: { desired: 0, current: 0, updated: 0, ready: 0, available: 0 } }), at: T0 }],
       check: ([d]) => {
         assert.equal(d!.status.state, 'Healthy');
         assert.equal(d!.status.cause, 'NoNodesMatched');
@@ -227,8 +227,8 @@ describe('decide: template change', () => {
     {
       name: 'a new current revision hash starts a rollout: Progressing, RolloutStarted, requeue at the suspect deadline (+ skew)',
       steps: fromHealthy(stallWorld()),
-      check: (ds) => {
-        const d = ds[1]!;
+      check: (target) => {
+        const d = target[1]!;
         const s = d.status;
         assert.equal(s.state, 'Progressing');
         assert.deepEqual(reasons(d), ['RolloutStarted']);
@@ -256,15 +256,15 @@ describe('decide: template change', () => {
     {
       name: 'a definitive failure is named before the deadline (early explanation)',
       steps: fromHealthy(stallWorld()),
-      check: (ds) => assert.equal(ds[1]!.status.cause, 'ImagePullFailure'),
+      check: (target) => assert.equal(target[1]!.status.cause, 'ImagePullFailure'),
     },
     {
       name: 'an empty node mid-rollout is not a cause yet: the controller simply has not created the pod',
       steps: fromHealthy(stallWorld([], { current: 2, updated: 0, ready: 2, available: 2 })),
-      check: (ds) => {
-        assert.equal(ds[1]!.status.cause, '');
+      check: (target) => {
+        assert.equal(target[1]!.status.cause, '');
         assert.deepEqual(
-          ds[1]!.status.emptyNodes?.map((e) => e.node),
+          target[1]!.status.emptyNodes?.map((e) => e.node),
           ['node-3'],
         );
       },
@@ -274,8 +274,8 @@ describe('decide: template change', () => {
 
 describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)', () => {
   const steps = fromHealthy(stallWorld(), [sec(119)], [sec(120)], [sec(599.999)], [sec(600)], [sec(600)], [sec(900)]);
-  const ds = run(steps);
-  const [, started, before, suspect, almost, stalled, again, later] = ds as [
+  const target = run(steps);
+  const [, started, before, suspect, almost, stalled, again, later] = target as [
     Decision,
     Decision,
     Decision,
@@ -374,7 +374,7 @@ describe('decide: the classic stall (maxUnavailable 1, broken image on node-3)',
   });
 
   it('every status survives a JSON round trip unchanged (it is what the API stores)', () => {
-    for (const d of ds) assert.deepEqual(roundTrip(d.status), d.status);
+    for (const d of target) assert.deepEqual(roundTrip(d.status), d.status);
   });
 });
 
@@ -394,9 +394,9 @@ describe('decide: progress resets the clock', () => {
     signals.map((sg): Case => ({
       name: `${sg.name}: Suspect → Progressing with RolloutResumed, lastProgressAt = now`,
       steps: fromHealthy(stallWorld(), [suspectAt], [resumeAt, sg.after]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Suspect');
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Suspect');
+        const d = target[3]!;
         assert.equal(d.status.state, 'Progressing');
         assert.deepEqual(reasons(d), ['RolloutResumed']);
         assert.equal(d.events[0]!.type, 'Normal');
@@ -411,9 +411,9 @@ describe('decide: progress resets the clock', () => {
     {
       name: 'progress after Stalled also resumes (RolloutResumed, Stalled=False)',
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), stallWorld([pod({ hash: HASH.B })], { updated: 1, available: 3, ready: 3 })]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Stalled');
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Stalled');
+        const d = target[3]!;
         assert.equal(d.status.state, 'Progressing');
         assert.deepEqual(reasons(d), ['RolloutResumed']);
         assert.equal(cond(d.status, 'Stalled').status, 'False');
@@ -428,11 +428,11 @@ describe('decide: progress resets the clock', () => {
         [sec(100), stallWorld(undefined, { updated: 2 })],
         [sec(200), stallWorld(undefined, { updated: 2 })],
       ),
-      check: (ds) => {
-        assert.deepEqual(reasons(ds[2]!), []);
-        assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
-        assert.equal(ds[3]!.status.state, 'Progressing', '100 s after the last progress is not yet suspect');
-        wakesAt(ds[3]!, sec(20));
+      check: (target) => {
+        assert.deepEqual(reasons(target[2]!), []);
+        assert.equal(target[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
+        assert.equal(target[3]!.status.state, 'Progressing', '100 s after the last progress is not yet suspect');
+        wakesAt(target[3]!, sec(20));
       },
     },
   ]);
@@ -453,10 +453,10 @@ describe('decide: what is not progress', () => {
     noProgress.map((np): Case => ({
       name: `${np.name} does not reset the clock: Suspect at suspectAfter`,
       steps: fromHealthy(stallWorld(), [sec(60), np.mid[0]], [sec(100), np.mid[1]], [sec(120), np.mid[1]]),
-      check: (ds) => {
-        for (const d of ds.slice(2)) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
-        assert.equal(last(ds).status.state, 'Suspect');
-        assert.ok(!ds.slice(2).some((d) => reasons(d).includes('RolloutResumed')));
+      check: (target) => {
+        for (const d of target.slice(2)) assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
+        assert.equal(last(target).status.state, 'Suspect');
+        assert.ok(!target.slice(2).some((d) => reasons(d).includes('RolloutResumed')));
       },
     })),
   );
@@ -474,9 +474,9 @@ describe('decide: restart continuity', () => {
         { obs: stallWorld(), at: T1 + sec(300), persist: (d) => roundTrip(d.status) },
         { obs: stallWorld(), at: T1 + sec(600) },
       ],
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Suspect');
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Suspect');
+        const d = target[3]!;
         assert.equal(d.status.state, 'Stalled');
         assert.deepEqual(reasons(d), ['RolloutStalled']);
         assert.equal(d.status.rollout?.lastProgressAt, iso(T1));
@@ -492,10 +492,10 @@ describe('decide: restart continuity', () => {
         { obs: stallWorld(), at: T1 + sec(599), persist: (d) => roundTrip(d.status) },
         { obs: stallWorld(), at: T1 + sec(600) },
       ],
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Suspect');
-        wakesAt(ds[3]!, sec(1));
-        assert.equal(ds[4]!.status.state, 'Stalled');
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Suspect');
+        wakesAt(target[3]!, sec(1));
+        assert.equal(target[4]!.status.state, 'Stalled');
       },
     },
   ]);
@@ -514,9 +514,9 @@ describe('decide: completion', () => {
     {
       name: 'all nodes updated and available → Healthy with RolloutComplete; the next identical pass is silent',
       steps: fromHealthy(stallWorld(), [sec(200)], [sec(250), completeB()], [sec(260), completeB()]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Suspect');
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Suspect');
+        const d = target[3]!;
         assert.equal(d.status.state, 'Healthy');
         assert.deepEqual(reasons(d), ['RolloutComplete']);
         assert.equal(d.events[0]!.type, 'Normal');
@@ -527,7 +527,7 @@ describe('decide: completion', () => {
         assert.equal(cond(d.status, 'Ready').lastTransitionTime, iso(T1 + sec(250)));
         assert.deepEqual(d.status.blockedNodes, []);
         assert.deepEqual(d.status.currentRevision, { revision: 2, hash: HASH.B });
-        const next = ds[4]!;
+        const next = target[4]!;
         assert.equal(next.status.state, 'Healthy');
         assert.deepEqual(reasons(next), []);
         assert.deepEqual(next.status.rollout, d.status.rollout);
@@ -536,10 +536,10 @@ describe('decide: completion', () => {
     {
       name: 'completion after Stalled clears the stall and the undo plan',
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), completeB()]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Stalled');
-        assert.ok(ds[2]!.status.undoPlan);
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Stalled');
+        assert.ok(target[2]!.status.undoPlan);
+        const d = target[3]!;
         assert.equal(d.status.state, 'Healthy');
         assert.deepEqual(reasons(d), ['RolloutComplete']);
         assert.equal(d.status.undoPlan, undefined);
@@ -556,12 +556,12 @@ describe('decide: completion', () => {
         targetObs({
           nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])],
           revisions: [A1, B2],
-          ds: dsAt2(),
+          target: dsAt2(),
         }),
       ]),
-      check: (ds) => {
-        assert.equal(ds[1]!.status.blockedNodeCount, 1, 'while it rolls, the starting node is listed');
-        const d = ds[2]!;
+      check: (target) => {
+        assert.equal(target[1]!.status.blockedNodeCount, 1, 'while it rolls, the starting node is listed');
+        const d = target[2]!;
         assert.equal(d.status.state, 'Healthy');
         assert.deepEqual(reasons(d), ['RolloutComplete']);
         assert.deepEqual(d.status.blockedNodes, []);
@@ -577,7 +577,7 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
   // The controller writes the revision before it reports the generation observed: an observed DaemonSet
   // with no cached revision is the revision cache one event behind, not a DaemonSet without a template.
   // Not observed, it is a DaemonSet the controller has not synced yet.
-  const noRevisionYet = targetObs({ nodes: nodesOn(HASH.A), revisions: [], ds: { generation: 1, observedGeneration: 1 } });
+  const noRevisionYet = targetObs({ nodes: nodesOn(HASH.A), revisions: [], target: { generation: 1, observedGeneration: 1 } });
 
   it('is set aside, writing nothing, until the revision is cached', () => {
     const d = decide(noRevisionYet, {}, policy(), T0);
@@ -599,7 +599,7 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
   const notSyncedYet = targetObs({
     nodes: [node('node-1', []), node('node-2', [])],
     revisions: [],
-    ds: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
+    target: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
   });
 
   it('not yet synced by its controller, it is judged at once and is not called healthy: nothing runs yet', () => {
@@ -626,7 +626,7 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
     const revisionFirst = targetObs({
       nodes: [node('node-1', []), node('node-2', [])],
       revisions: [A1],
-      ds: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
+      target: { generation: 1, observedGeneration: 0, desired: 0, current: 0, updated: 0, ready: 0, available: 0 },
     });
     const afterMissing = decide(missingObs(), {}, policy(), T0).status;
     const d = decide(revisionFirst, afterMissing, policy(), T0 + 100);
@@ -661,10 +661,10 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
   const rollingBack = targetObs({
     nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [notReadyPod(HASH.A)])],
     revisions: [A3, B2],
-    ds: { ...undoAt3, observedGeneration: 3, desired: 3, current: 3, updated: 3, ready: 2, available: 2 },
+    target: { ...undoAt3, observedGeneration: 3, desired: 3, current: 3, updated: 3, ready: 2, available: 2 },
   });
-  const restored = targetObs({ nodes: nodesOn(HASH.A), revisions: [A3, B2], ds: { ...undoAt3, observedGeneration: 3 } });
-  const ds = run(
+  const restored = targetObs({ nodes: nodesOn(HASH.A), revisions: [A3, B2], target: { ...undoAt3, observedGeneration: 3 } });
+  const target = run(
     [
       { obs: undoneNotObserved, at: T1 },
       { obs: rollingBack, at: T1 + sec(1) },
@@ -672,7 +672,7 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
     ],
     { policy: UNDO, initial: {} },
   );
-  const [first, back, done] = ds as [Decision, Decision, Decision];
+  const [first, back, done] = target as [Decision, Decision, Decision];
 
   it('is not called healthy on the broken revision: it waits on the controller and says what the last observed generation showed', () => {
     assert.equal(first.status.state, 'Progressing');
@@ -694,7 +694,7 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
     assert.ok(done.status.state === 'Healthy' || done.status.state === 'RolledBack', done.status.state);
     assert.deepEqual(done.status.currentRevision, { revision: 3, hash: HASH.A });
     assert.deepEqual(
-      ds.map((d) => d.action),
+      target.map((d) => d.action),
       [undefined, undefined, undefined],
     );
   });
@@ -706,12 +706,12 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
   const staleRevisions = targetObs({
     nodes: nodesOn(HASH.A),
     revisions: [withDigest(A1, 'tplA'), withDigest(B2, 'tplB')],
-    ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
+    target: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
   });
   const caughtUp = targetObs({
     nodes: nodesOn(HASH.A),
     revisions: [withDigest(A3, 'tplA'), withDigest(B2, 'tplB')],
-    ds: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
+    target: { ...undoAt3, observedGeneration: 3, templateDigest: 'tplA' },
   });
 
   it('observed, with the newest cached revision storing another template than the live one: set aside, never Healthy on it', () => {
@@ -764,7 +764,7 @@ describe('decide: settled counters and a pod cache one event behind them', () =>
   const podsBehindB = targetObs({
     nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [notReadyPod(HASH.B)])],
     revisions: [A1, B2],
-    ds: dsAt2(),
+    target: dsAt2(),
   });
 
   it("the pass that completes a rollout reports the counters' split, the basis of its verdict", () => {
@@ -796,15 +796,15 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
   const stale = targetObs({
     nodes: nodesOn(HASH.A),
     revisions: [A1, B2],
-    ds: { generation: 2, observedGeneration: 1, templateGeneration: '2' },
+    target: { generation: 2, observedGeneration: 1, templateGeneration: '2' },
   });
 
   table([
     {
       name: 'complete-looking stale counters never make it Healthy or Stalled before the deadline; it waits',
       steps: fromHealthy(stale, [sec(300)], [sec(599)], [sec(600)]),
-      check: (ds) => {
-        const [, start, mid, almost, deadline] = ds;
+      check: (target) => {
+        const [, start, mid, almost, deadline] = target;
         for (const d of [start!, mid!, almost!]) {
           assert.equal(d.status.state, 'Progressing');
           assert.match(d.status.message!, /Waiting for the DaemonSet controller to observe generation 2 \(observed 1\)/);
@@ -824,13 +824,13 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
         { obs: healthyA({ generation: 2, observedGeneration: 1 }), at: T1 },
         { obs: healthyA({ generation: 2, observedGeneration: 2 }), at: T1 + sec(2) },
       ],
-      check: (ds) => {
-        assert.equal(ds[1]!.status.state, 'Healthy');
-        assert.equal(ds[1]!.status.message, 'Waiting for the DaemonSet controller to observe generation 2');
-        assert.deepEqual(reasons(ds[1]!), []);
-        assert.equal(ds[1]!.status.rollout, undefined);
-        assert.equal(ds[2]!.status.state, 'Healthy');
-        assert.deepEqual(reasons(ds[2]!), []);
+      check: (target) => {
+        assert.equal(target[1]!.status.state, 'Healthy');
+        assert.equal(target[1]!.status.message, 'Waiting for the DaemonSet controller to observe generation 2');
+        assert.deepEqual(reasons(target[1]!), []);
+        assert.equal(target[1]!.status.rollout, undefined);
+        assert.equal(target[2]!.status.state, 'Healthy');
+        assert.deepEqual(reasons(target[2]!), []);
       },
     },
     {
@@ -844,10 +844,10 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
         { obs: stallWorld([notReadyPod(HASH.B)], { updated: 1 }), at: T1 + sec(100) },
         { obs: stallWorld([notReadyPod(HASH.B)], { updated: 1 }), at: T1 + sec(200) },
       ],
-      check: (ds) => {
-        assert.equal(ds[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(10)));
-        assert.equal(ds[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
-        assert.equal(ds[4]!.status.state, 'Progressing');
+      check: (target) => {
+        assert.equal(target[2]!.status.rollout?.lastProgressAt, iso(T1 + sec(10)));
+        assert.equal(target[3]!.status.rollout?.lastProgressAt, iso(T1 + sec(100)));
+        assert.equal(target[4]!.status.state, 'Progressing');
       },
     },
     {
@@ -856,7 +856,7 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
         { obs: healthyA(), at: T0 },
         { obs: healthyA({ generation: 2, observedGeneration: 1, desired: 2, current: 2, updated: 2, ready: 2, available: 2 }), at: T1 },
       ],
-      check: (ds) => assert.ok(!reasons(ds[1]!).includes('DesiredShrank')),
+      check: (target) => assert.ok(!reasons(target[1]!).includes('DesiredShrank')),
     },
   ]);
 });
@@ -912,9 +912,9 @@ describe('decide: the cause at the deadline', () => {
   ];
   for (const tc of cases) {
     it(`${tc.name} → ${tc.cause} (early: '${tc.early}')`, () => {
-      const ds = run(fromHealthy(stallWorld(tc.node3), [sec(600)]));
-      assert.equal(ds[1]!.status.cause, tc.early);
-      const s = ds[2]!.status;
+      const target = run(fromHealthy(stallWorld(tc.node3), [sec(600)]));
+      assert.equal(target[1]!.status.cause, tc.early);
+      const s = target[2]!.status;
       assert.equal(s.state, 'Stalled');
       assert.equal(s.cause, tc.cause);
       assert.equal(cond(s, 'Stalled').reason, tc.cause);
@@ -943,7 +943,7 @@ describe('decide: the cause at the deadline', () => {
         node('node-old', [pod({ hash: HASH.A })]),
       ],
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 2 + starting + noPod, current: 1 + starting, ready: 1, updated: 1 + starting, available: 1 }),
+      target: dsAt2({ desired: 2 + starting + noPod, current: 1 + starting, ready: 1, updated: 1 + starting, available: 1 }),
     });
   const earlyCases: { name: string; obs: Observation; cause: string; owner: string }[] = [
     {
@@ -977,7 +977,7 @@ describe('decide: the cause at the deadline', () => {
         node('node-old', [pod({ hash: HASH.A })]),
       ],
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 26, current: 25, ready: 1, updated: 25, available: 1 }),
+      target: dsAt2({ desired: 26, current: 25, ready: 1, updated: 25, available: 1 }),
     });
     const s = run(fromHealthy(wide))[1]!.status;
     assert.equal(s.cause, 'ImagePullFailure');
@@ -989,8 +989,8 @@ describe('decide: the cause at the deadline', () => {
 
   for (const tc of earlyCases) {
     it(`early explanation: ${tc.name} → '${tc.cause}'`, () => {
-      const ds = run(fromHealthy(tc.obs));
-      const s = ds[1]!.status;
+      const target = run(fromHealthy(tc.obs));
+      const s = target[1]!.status;
       assert.equal(s.state, 'Progressing');
       assert.equal(s.cause, tc.cause);
       assert.equal(s.owner ?? '', tc.owner);
@@ -1005,10 +1005,10 @@ describe('decide: the cause at the deadline', () => {
         node('node-3', [pod({ hash: HASH.A }), { ...imagePullPod(HASH.B), createdAt: iso(T1) }]),
       ],
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
+      target: dsAt2({ desired: 3, current: 3, updated: 0, ready: 3, available: 3 }),
     });
-    const ds = run(fromHealthy(surge, [sec(600)]));
-    const s = ds[2]!.status;
+    const target = run(fromHealthy(surge, [sec(600)]));
+    const s = target[2]!.status;
     assert.equal(s.state, 'Stalled');
     assert.equal(s.cause, 'ImagePullFailure');
     assert.deepEqual(
@@ -1038,20 +1038,20 @@ describe('decide: DESIRED shrink', () => {
       nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })]), node('node-3', [], false, taint)],
       revisions: [A1, B2],
       leftNodes,
-      ds: dsAt2({ desired: 2, current: 2, updated: 2, ready: 2, available: 2 }),
+      target: dsAt2({ desired: 2, current: 2, updated: 2, ready: 2, available: 2 }),
     });
   const noneMatch = targetObs({
     nodes: [],
     revisions: [A1, B2],
-    ds: dsAt2({ desired: 0, current: 0, updated: 0, ready: 0, available: 0 }),
+    target: dsAt2({ desired: 0, current: 0, updated: 0, ready: 0, available: 0 }),
   });
 
   table([
     {
       name: 'during a template rollout: never Healthy, DesiredShrank names the node, TargetShrank after the deadline',
       steps: fromHealthy(shrunk(), [sec(120), shrunk([])], [sec(600), shrunk([])], [sec(700), shrunk([])]),
-      check: (ds) => {
-        const [, start, suspect, stalled, later] = ds;
+      check: (target) => {
+        const [, start, suspect, stalled, later] = target;
         assert.equal(start!.status.state, 'Progressing');
         assert.deepEqual(reasons(start!), ['RolloutStarted', 'DesiredShrank']);
         const shrank = start!.events[1]!;
@@ -1087,15 +1087,15 @@ describe('decide: DESIRED shrink', () => {
             ],
             revisions: [A1, B2],
             leftNodes: left,
-            ds: dsAt2({ desired: 2, current: 2, ready: 1, updated: 1, available: 1 }),
+            target: dsAt2({ desired: 2, current: 2, ready: 1, updated: 1, available: 1 }),
           });
         return fromHealthy(world([{ node: 'node-1', reason: unreachable, nodeChanged: true }]), [sec(600), world([])]);
       })(),
-      check: (ds) => {
-        const progressing = ds[1]!.status;
+      check: (target) => {
+        const progressing = target[1]!.status;
         assert.equal(progressing.cause, 'ImagePullFailure', 'named while it progresses, not TargetShrank');
         assert.equal(progressing.owner, 'Revision');
-        const s = ds[2]!.status;
+        const s = target[2]!.status;
         assert.equal(s.state, 'Stalled');
         assert.equal(s.cause, 'ImagePullFailure');
         assert.equal(s.owner, 'Revision');
@@ -1113,11 +1113,11 @@ describe('decide: DESIRED shrink', () => {
     {
       name: 'to zero during a rollout: NoNodesMatched event and cause, no DesiredShrank',
       steps: fromHealthy(noneMatch, [sec(600)]),
-      check: (ds) => {
-        assert.deepEqual(reasons(ds[1]!), ['RolloutStarted', 'NoNodesMatched']);
-        assert.equal(ds[1]!.events[1]!.type, 'Warning');
-        assert.notEqual(ds[1]!.status.state, 'Healthy');
-        const s = ds[2]!.status;
+      check: (target) => {
+        assert.deepEqual(reasons(target[1]!), ['RolloutStarted', 'NoNodesMatched']);
+        assert.equal(target[1]!.events[1]!.type, 'Warning');
+        assert.notEqual(target[1]!.status.state, 'Healthy');
+        const s = target[2]!.status;
         assert.equal(s.state, 'Stalled');
         assert.equal(s.cause, 'NoNodesMatched');
         assert.match(s.message!, /DESIRED dropped from 3 to 0/);
@@ -1132,7 +1132,7 @@ describe('decide: DESIRED shrink', () => {
             nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)],
             revisions: [A1],
             leftNodes: [{ node: 'node-3', reason: taint }],
-            ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+            target: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
           }),
           at: T1,
         },
@@ -1140,19 +1140,19 @@ describe('decide: DESIRED shrink', () => {
           obs: targetObs({
             nodes: [...nodesOn(HASH.A, 2), node('node-3', [], false, taint)],
             revisions: [A1],
-            ds: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
+            target: { desired: 2, current: 2, updated: 2, ready: 2, available: 2 },
           }),
           at: T1 + sec(30),
         },
       ],
-      check: (ds) => {
-        const d = ds[1]!;
+      check: (target) => {
+        const d = target[1]!;
         assert.equal(d.status.state, 'Healthy');
         assert.deepEqual(reasons(d), ['DesiredShrank']);
         assert.match(d.events[0]!.note, /DESIRED dropped from 3 to 2: node-3/);
         assert.equal(d.status.rollout, undefined);
         assert.deepEqual(condSummary(d.status), HEALTHY_CONDITIONS);
-        assert.deepEqual(reasons(ds[2]!), []);
+        assert.deepEqual(reasons(target[2]!), []);
       },
     },
   ]);
@@ -1196,14 +1196,14 @@ describe('decide: target missing', () => {
       name: 'a target deleted mid-rollout drops the rollout but keeps the undo record',
       steps: [...fromHealthy(stallWorld(), [sec(600)]), { obs: missingObs(), at: T1 + sec(700) }],
       policy: UNDO,
-      check: (ds) => {
-        assert.ok(ds[2]!.status.lastUndo);
-        const s = ds[3]!.status;
+      check: (target) => {
+        assert.ok(target[2]!.status.lastUndo);
+        const s = target[3]!.status;
         assert.equal(s.state, 'Unknown');
         assert.equal(s.rollout, undefined);
         assert.equal(s.currentRevision, undefined);
-        assert.deepEqual(s.lastUndo, ds[2]!.status.lastUndo);
-        assert.equal(ds[3]!.action, undefined);
+        assert.deepEqual(s.lastUndo, target[2]!.status.lastUndo);
+        assert.equal(target[3]!.action, undefined);
       },
     },
   ]);
@@ -1216,8 +1216,8 @@ describe('decide: target being deleted', () => {
       name: 'a DaemonSet deleted mid-rollout past its deadline: Unknown with Ready=False TargetDeleting, no stall, no undo, one Normal Event',
       steps: [...fromHealthy(stallWorld()), { obs: deleting('Target'), at: T1 + sec(600) }, { obs: deleting('Target'), at: T1 + sec(700) }],
       policy: UNDO,
-      check: (ds) => {
-        const d = ds[2]!;
+      check: (target) => {
+        const d = target[2]!;
         assert.equal(d.status.state, 'Unknown');
         assert.equal(d.action, undefined, 'no action of any kind');
         assert.equal(cond(d.status, 'Ready').reason, 'TargetDeleting');
@@ -1228,18 +1228,18 @@ describe('decide: target being deleted', () => {
         assert.match(d.status.message!, /DaemonSet decoder is being deleted since .*acts on nothing/);
         assert.equal(d.status.undoPlan, undefined);
         assert.equal(d.status.owner, undefined);
-        assert.deepEqual(reasons(ds[3]!), [], 'said once');
-        assert.equal(ds[3]!.action, undefined);
+        assert.deepEqual(reasons(target[3]!), [], 'said once');
+        assert.equal(target[3]!.action, undefined);
       },
     },
     {
       name: 'a namespace terminating after an undo: the undo record stays, nothing goes back to RollingBack, no action',
       steps: [...fromHealthy(stallWorld(), [sec(600)]), { obs: deleting('Namespace'), at: T1 + sec(700) }],
       policy: UNDO,
-      check: (ds) => {
-        assert.equal(ds[2]!.action?.kind, 'Undo');
-        const d = ds[3]!;
-        assert.deepEqual(d.status.lastUndo, ds[2]!.status.lastUndo);
+      check: (target) => {
+        assert.equal(target[2]!.action?.kind, 'Undo');
+        const d = target[3]!;
+        assert.deepEqual(d.status.lastUndo, target[2]!.status.lastUndo);
         assert.equal(d.status.state, 'Unknown');
         assert.equal(d.action, undefined);
         assert.match(d.status.message!, /the namespace of DaemonSet decoder is being terminated/);
@@ -1289,8 +1289,8 @@ describe('decide: suspend', () => {
         { obs: stallWorld(), at: T1 + sec(3000) },
         { obs: stallWorld(), at: T1 + sec(3600) },
       ],
-      check: (ds) => {
-        const [, , suspect, s1, s2, resumed, stalled] = ds;
+      check: (target) => {
+        const [, , suspect, s1, s2, resumed, stalled] = target;
         assert.equal(suspect!.status.state, 'Suspect');
         for (const d of [s1!, s2!]) {
           assert.equal(d.status.state, 'Suspended');
@@ -1321,10 +1321,10 @@ describe('decide: suspend', () => {
         { obs: stallWorld(), at: T1, policy: UNDO },
         { obs: stallWorld(), at: T1 + sec(600) },
       ],
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Suspended');
-        assert.equal(ds[2]!.action, undefined);
-        assert.equal(ds[2]!.status.lastUndo, undefined);
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Suspended');
+        assert.equal(target[2]!.action, undefined);
+        assert.equal(target[2]!.status.lastUndo, undefined);
       },
     },
   ]);
@@ -1335,11 +1335,11 @@ describe('decide: suspend', () => {
 describe('decide: onStall.action Undo', () => {
   /** After the undo: template A again, its revision renumbered to max+1 = 3, node-3's pod given by `node3`. */
   const A3 = rev(HASH.A, 3);
-  const rollbackWorld = (node3: PodView[], ds: Partial<DaemonSetView> = {}): Observation =>
+  const rollbackWorld = (node3: PodView[], target: Partial<TargetView> = {}): Observation =>
     targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', node3)],
       revisions: [A3, B2],
-      ds: {
+      target: {
         generation: 3,
         observedGeneration: 3,
         templateGeneration: '3',
@@ -1348,7 +1348,7 @@ describe('decide: onStall.action Undo', () => {
         updated: 2,
         ready: 2,
         available: 2,
-        ...ds,
+        ...target,
       },
     });
   const rolledBack = rollbackWorld([pod({ hash: HASH.A })], { updated: 3, ready: 3, available: 3 });
@@ -1360,8 +1360,8 @@ describe('decide: onStall.action Undo', () => {
       name: 'Stalled → Undo action and lastUndo Pending in the same decision',
       policy: UNDO,
       steps: stallSteps,
-      check: (ds) => {
-        const d = ds[2]!;
+      check: (target) => {
+        const d = target[2]!;
         assert.equal(d.status.state, 'Stalled');
         assert.deepEqual(reasons(d), ['RolloutStalled']);
         assert.deepEqual(d.action, {
@@ -1391,18 +1391,18 @@ describe('decide: onStall.action Undo', () => {
       name: 'lastUndo Pending and the world unchanged → the same action again (a retry, not a new record)',
       policy: UNDO,
       steps: [...stallSteps, { obs: stallWorld(), at: T1 + sec(630) }],
-      check: (ds) => {
-        assert.deepEqual(ds[3]!.action, ds[2]!.action);
-        assert.deepEqual(ds[3]!.status.lastUndo, ds[2]!.status.lastUndo);
-        assert.deepEqual(reasons(ds[3]!), []);
+      check: (target) => {
+        assert.deepEqual(target[3]!.action, target[2]!.action);
+        assert.deepEqual(target[3]!.status.lastUndo, target[2]!.status.lastUndo);
+        assert.deepEqual(reasons(target[3]!), []);
       },
     },
     {
       name: 'delaySeconds: no action until stalledAt + delay; requeue points there',
       policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(899)], [sec(900)]),
-      check: (ds) => {
-        const [, , stalled, almost, due] = ds;
+      check: (target) => {
+        const [, , stalled, almost, due] = target;
         assert.equal(stalled!.status.state, 'Stalled');
         assert.equal(stalled!.action, undefined);
         assert.equal(stalled!.status.lastUndo, undefined);
@@ -1419,26 +1419,26 @@ describe('decide: onStall.action Undo', () => {
       name: 'undo opt-out annotation → no action, UndoSkipped once',
       policy: UNDO,
       steps: fromHealthy(stallWorld(undefined, { undoOptOut: true }), [sec(600)], [sec(700)]),
-      check: (ds) => {
-        assert.equal(ds[2]!.action, undefined);
-        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled', 'UndoSkipped']);
-        assert.match(ds[2]!.events[1]!.note, /rolloutguard\.dev\/undo=disabled/);
-        assert.match(ds[2]!.status.message!, /Undo not possible: the DaemonSet is annotated rolloutguard\.dev\/undo=disabled\./);
-        assert.equal(ds[2]!.status.lastUndo, undefined);
-        assert.equal(ds[3]!.action, undefined);
-        assert.deepEqual(reasons(ds[3]!), []);
+      check: (target) => {
+        assert.equal(target[2]!.action, undefined);
+        assert.deepEqual(reasons(target[2]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.match(target[2]!.events[1]!.note, /rolloutguard\.dev\/undo=disabled/);
+        assert.match(target[2]!.status.message!, /Undo not possible: the DaemonSet is annotated rolloutguard\.dev\/undo=disabled\./);
+        assert.equal(target[2]!.status.lastUndo, undefined);
+        assert.equal(target[3]!.action, undefined);
+        assert.deepEqual(reasons(target[3]!), []);
       },
     },
     {
       name: 'the revision to restore is no longer in history → no action, UndoSkipped once',
       policy: UNDO,
       steps: fromHealthy(targetObs({ ...stallObsParts(), revisions: [B2] }), [sec(600)], [sec(700)], [sec(800)]),
-      check: (ds) => {
-        assert.equal(ds[2]!.action, undefined);
-        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled', 'UndoSkipped']);
-        assert.match(ds[2]!.status.message!, /no longer in the DaemonSet's history/);
-        assert.equal(ds[2]!.status.undoPlan, undefined);
-        for (const d of ds.slice(3)) {
+      check: (target) => {
+        assert.equal(target[2]!.action, undefined);
+        assert.deepEqual(reasons(target[2]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.match(target[2]!.status.message!, /no longer in the DaemonSet's history/);
+        assert.equal(target[2]!.status.undoPlan, undefined);
+        for (const d of target.slice(3)) {
           assert.equal(d.action, undefined);
           assert.deepEqual(reasons(d), []);
         }
@@ -1458,24 +1458,24 @@ describe('decide: onStall.action Undo', () => {
           at: T1 + sec(700),
         },
       ],
-      check: (ds) => {
-        assert.equal(ds[0]!.status.rollout?.fromRevision, undefined);
-        assert.equal(ds[1]!.status.state, 'Stalled');
-        assert.equal(ds[1]!.action, undefined);
-        assert.deepEqual(reasons(ds[1]!), ['RolloutStalled', 'UndoSkipped']);
-        assert.deepEqual(reasons(ds[2]!), []);
+      check: (target) => {
+        assert.equal(target[0]!.status.rollout?.fromRevision, undefined);
+        assert.equal(target[1]!.status.state, 'Stalled');
+        assert.equal(target[1]!.action, undefined);
+        assert.deepEqual(reasons(target[1]!), ['RolloutStalled', 'UndoSkipped']);
+        assert.deepEqual(reasons(target[2]!), []);
       },
     },
     {
       name: 'a crash between the patch and the status write: lastUndo Pending, world already restored → Applied, no new action',
       policy: UNDO,
       steps: [...stallSteps, { obs: rollbackWorld([imagePullPod(HASH.B)]), at: T1 + sec(640) }],
-      check: (ds) => {
-        const d = ds[3]!;
+      check: (target) => {
+        const d = target[3]!;
         assert.equal(d.action, undefined);
         assert.equal(d.status.lastUndo?.result, 'Applied');
         assert.match(d.status.lastUndo.message, /confirmed by observation/);
-        assert.equal(d.status.lastUndo?.at, ds[2]!.status.lastUndo?.at);
+        assert.equal(d.status.lastUndo?.at, target[2]!.status.lastUndo?.at);
         assert.deepEqual(reasons(d), ['UndoStarted']);
         assert.equal(d.status.state, 'RollingBack');
         assert.equal(d.status.rollout?.rollback, true);
@@ -1491,13 +1491,13 @@ describe('decide: onStall.action Undo', () => {
           obs: targetObs({
             nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [])],
             revisions: [A1, B2, rev(HASH.C, 3)],
-            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
+            target: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
           }),
           at: T1 + sec(640),
         },
       ],
-      check: (ds) => {
-        const d = ds[3]!;
+      check: (target) => {
+        const d = target[3]!;
         assert.equal(d.action, undefined);
         assert.equal(d.status.lastUndo?.result, 'Failed');
         assert.deepEqual(reasons(d), ['UndoSkipped', 'RolloutStarted']);
@@ -1523,9 +1523,9 @@ describe('decide: onStall.action Undo', () => {
         { obs: stallWorld(), at: T1 + sec(660) },
         { obs: stallWorld(), at: T1 + sec(720) },
       ],
-      check: (ds) => {
-        assert.equal(ds[2]!.action?.kind, 'Undo');
-        for (const d of ds.slice(3)) {
+      check: (target) => {
+        assert.equal(target[2]!.action?.kind, 'Undo');
+        for (const d of target.slice(3)) {
           assert.equal(d.action, undefined);
           assert.equal(d.status.state, 'Stalled');
           assert.equal(d.status.lastUndo?.result, 'Failed');
@@ -1544,11 +1544,11 @@ describe('decide: onStall.action Undo', () => {
     const reapplied = targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [imagePullPod(HASH.B)])],
       revisions: [A3only, B4],
-      ds: { generation: 4, observedGeneration: 4, templateGeneration: '4', desired: 3, current: 3, updated: 1, ready: 2, available: 2 },
+      target: { generation: 4, observedGeneration: 4, templateGeneration: '4', desired: 3, current: 3, updated: 1, ready: 2, available: 2 },
     });
     const R = T1 + sec(700); // the rollback is first observed
     const G = R + sec(300); // GitOps re-applies B
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: stallWorld(), at: T1 },
@@ -1562,7 +1562,7 @@ describe('decide: onStall.action Undo', () => {
       ],
       { policy: UNDO },
     );
-    const [, , stalled, rollingBack, done, stillDone, again, stalledAgain, later] = ds;
+    const [, , stalled, rollingBack, done, stillDone, again, stalledAgain, later] = target;
 
     it('the stall decides the undo', () => assert.equal(stalled!.action?.kind, 'Undo'));
 
@@ -1614,7 +1614,7 @@ describe('decide: onStall.action Undo', () => {
     });
 
     it('every status survives a JSON round trip unchanged', () => {
-      for (const d of ds) assert.deepEqual(roundTrip(d.status), d.status);
+      for (const d of target) assert.deepEqual(roundTrip(d.status), d.status);
     });
   });
 
@@ -1629,9 +1629,9 @@ describe('decide: onStall.action Undo', () => {
         { obs: rollbackWorld([]), at: T1 + sec(1300) },
         { obs: rollbackWorld([]), at: T1 + sec(1900) },
       ],
-      check: (ds) => {
-        assert.equal(ds[3]!.status.state, 'RollingBack');
-        const d = ds[4]!;
+      check: (target) => {
+        assert.equal(target[3]!.status.state, 'RollingBack');
+        const d = target[4]!;
         assert.equal(d.status.state, 'Stalled');
         assert.deepEqual(reasons(d), ['RollbackStalled']);
         assert.equal(d.events[0]!.type, 'Warning');
@@ -1639,8 +1639,8 @@ describe('decide: onStall.action Undo', () => {
         assert.equal(d.status.lastUndo?.result, 'RollbackStalled');
         assert.equal(cond(d.status, 'RolledBack').reason, 'RollbackStalled');
         assert.equal(cond(d.status, 'Stalled').status, 'True');
-        assert.equal(ds[5]!.action, undefined);
-        assert.deepEqual(reasons(ds[5]!), []);
+        assert.equal(target[5]!.action, undefined);
+        assert.deepEqual(reasons(target[5]!), []);
       },
     },
     {
@@ -1653,21 +1653,21 @@ describe('decide: onStall.action Undo', () => {
         { obs: rollbackWorld([]), at: T1 + sec(1300) },
         { obs: rolledBack, at: T1 + sec(1400) },
       ],
-      check: (ds) => {
-        assert.equal(ds[4]!.status.state, 'Stalled');
-        assert.equal(ds[5]!.status.state, 'RolledBack');
-        assert.deepEqual(reasons(ds[5]!), ['UndoComplete']);
-        assert.equal(ds[5]!.status.lastUndo?.result, 'Complete');
+      check: (target) => {
+        assert.equal(target[4]!.status.state, 'Stalled');
+        assert.equal(target[5]!.status.state, 'RolledBack');
+        assert.deepEqual(reasons(target[5]!), ['UndoComplete']);
+        assert.equal(target[5]!.status.lastUndo?.result, 'Complete');
       },
     },
   ]);
 });
 
 /** The pieces of the stall world, for variants that replace one of them. */
-function stallObsParts(): { nodes: NodeView[]; revisions: RevisionView[]; ds: Partial<DaemonSetView> } {
+function stallObsParts(): { nodes: NodeView[]; revisions: RevisionView[]; target: Partial<TargetView> } {
   const o = stallWorld();
   if (o.kind !== 'Target') throw new Error('unreachable');
-  return { nodes: o.nodes, revisions: o.revisions, ds: o.ds };
+  return { nodes: o.nodes, revisions: o.revisions, target: o.target };
 }
 
 // --- Report mode ------------------------------------------------------------------------------------
@@ -1683,8 +1683,8 @@ describe('decide: onStall.action Report', () => {
         { obs: stallWorld(), at: T1 + sec(700) },
         { obs: stallWorld(), at: T1 + sec(800) },
       ],
-      check: (ds) => {
-        const d = ds[2]!;
+      check: (target) => {
+        const d = target[2]!;
         assert.deepEqual(d.action, { kind: 'DryRunUndo', toRevisionName: 'decoder-aaa111', toHash: HASH.A, forHash: HASH.B });
         assert.deepEqual(d.status.undoPlan, {
           toRevision: 1,
@@ -1697,7 +1697,7 @@ describe('decide: onStall.action Report', () => {
         assert.match(d.status.message!, /Would restore revision 1 \(aaa111\) on 1 node\(s\) \(onStall\.action is Report\)\./);
         assert.equal(d.status.lastUndo, undefined);
         assert.deepEqual(reasons(d), ['RolloutStalled']);
-        for (const later of ds.slice(3)) {
+        for (const later of target.slice(3)) {
           assert.equal(later.action, undefined);
           assert.equal(later.status.undoPlan?.dryRun, 'Accepted');
           assert.deepEqual(reasons(later), []);
@@ -1718,7 +1718,7 @@ describe('decide: onStall.action Report', () => {
               node('node-3', [imagePullPod(HASH.C)]),
             ],
             revisions: [A1, B2, rev(HASH.C, 3)],
-            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
+            target: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
           }),
           at: T1 + sec(800),
         },
@@ -1730,14 +1730,14 @@ describe('decide: onStall.action Report', () => {
               node('node-3', [imagePullPod(HASH.C)]),
             ],
             revisions: [A1, B2, rev(HASH.C, 3)],
-            ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
+            target: { generation: 3, observedGeneration: 3, templateGeneration: '3', updated: 1, ready: 2, available: 2 },
           }),
           at: T1 + sec(1400),
         },
       ],
-      check: (ds) => {
-        assert.equal(ds[3]!.status.undoPlan, undefined, 'completion clears the plan');
-        const d = ds[5]!;
+      check: (target) => {
+        assert.equal(target[3]!.status.undoPlan, undefined, 'completion clears the plan');
+        const d = target[5]!;
         assert.equal(d.status.state, 'Stalled');
         assert.deepEqual(d.action, { kind: 'DryRunUndo', toRevisionName: 'decoder-bbb222', toHash: HASH.B, forHash: HASH.C });
         assert.equal(d.status.undoPlan?.dryRun, 'NotRun');
@@ -1746,11 +1746,11 @@ describe('decide: onStall.action Report', () => {
     {
       name: 'nothing to restore → no dry run and no promise in the message',
       steps: fromHealthy(targetObs({ ...stallObsParts(), revisions: [B2] }), [sec(600)]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Stalled');
-        assert.equal(ds[2]!.action, undefined);
-        assert.doesNotMatch(ds[2]!.status.message!, /Would restore/);
-        assert.deepEqual(reasons(ds[2]!), ['RolloutStalled']);
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Stalled');
+        assert.equal(target[2]!.action, undefined);
+        assert.doesNotMatch(target[2]!.status.message!, /Would restore/);
+        assert.deepEqual(reasons(target[2]!), ['RolloutStalled']);
       },
     },
   ]);
@@ -1777,8 +1777,8 @@ describe('decide: requeueAfterMs is never ≤ 0', () => {
   ];
   for (const tc of cases) {
     it(tc.name, () => {
-      const ds = tc.policy ? run(tc.steps, { policy: tc.policy }) : run(tc.steps);
-      const requeues = ds.map((d) => d.requeueAfterMs).filter((r): r is number => r !== undefined);
+      const target = tc.policy ? run(tc.steps, { policy: tc.policy }) : run(tc.steps);
+      const requeues = target.map((d) => d.requeueAfterMs).filter((r): r is number => r !== undefined);
       assert.ok(requeues.length > 0, 'the timeline schedules at least one wake-up');
       for (const r of requeues) {
         assert.ok(Number.isFinite(r), `finite: ${r}`);
@@ -1804,7 +1804,7 @@ describe('decide: properties', () => {
     const many = targetObs({
       nodes: Array.from({ length: 30 }, (_, i) => node(`node-${String(i).padStart(2, '0')}`, [imagePullPod(HASH.B)])),
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 30, current: 30, updated: 30, ready: 0, available: 0 }),
+      target: dsAt2({ desired: 30, current: 30, updated: 30, ready: 0, available: 0 }),
     });
     const [, d] = run([
       { obs: healthyA(), at: T0 },
@@ -1822,10 +1822,10 @@ describe('decide: properties', () => {
         node(`node-${i}`, [pod({ hash: HASH.B, waitingReason: 'ImagePullBackOff', waitingMessage: longMsg })]),
       ),
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 10, current: 10, updated: 10, ready: 0, available: 0 }),
+      target: dsAt2({ desired: 10, current: 10, updated: 10, ready: 0, available: 0 }),
     });
-    const ds = run(fromHealthy(noisy, [sec(120)], [sec(600)]));
-    const notes = ds.flatMap((d) => d.events.map((e) => e.note));
+    const target = run(fromHealthy(noisy, [sec(120)], [sec(600)]));
+    const notes = target.flatMap((d) => d.events.map((e) => e.note));
     assert.ok(notes.length >= 3);
     for (const n of notes) assert.ok(n.length <= 1000, `note of ${n.length} chars`);
   });
@@ -1836,16 +1836,16 @@ describe('decide: a scheduled undo (delaySeconds) pre-empted by a template chang
   const fixedByHuman = targetObs({
     nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [])],
     revisions: [A1, B2, C3],
-    ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
+    target: { generation: 3, observedGeneration: 3, templateGeneration: '3', current: 2, updated: 0, ready: 2, available: 2 },
   });
   table([
     {
       name: 'Undo mode: UndoSkipped (cancelled) and RolloutStarted, no action, no undo record',
       policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), fixedByHuman]),
-      check: (ds) => {
-        assert.equal(ds[2]!.status.state, 'Stalled');
-        const d = ds[3]!;
+      check: (target) => {
+        assert.equal(target[2]!.status.state, 'Stalled');
+        const d = target[3]!;
         assert.deepEqual(reasons(d), ['UndoSkipped', 'RolloutStarted']);
         assert.match(d.events[0]!.note, /cancelled/);
         assert.equal(d.action, undefined);
@@ -1856,7 +1856,7 @@ describe('decide: a scheduled undo (delaySeconds) pre-empted by a template chang
     {
       name: 'Report mode: just RolloutStarted',
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), fixedByHuman]),
-      check: (ds) => assert.deepEqual(reasons(ds[3]!), ['RolloutStarted']),
+      check: (target) => assert.deepEqual(reasons(target[3]!), ['RolloutStarted']),
     },
   ]);
 });
@@ -1867,7 +1867,7 @@ describe('decide: the window between our undo and the controller picking it up',
     // Our patch is visible (generation 3, template generation 3) but the controller has not synced:
     // the highest ControllerRevision is still the broken one.
     const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: stallWorld(), at: T1 },
@@ -1876,7 +1876,7 @@ describe('decide: the window between our undo and the controller picking it up',
       ],
       { policy: UNDO },
     );
-    const d = ds[3]!;
+    const d = target[3]!;
     assert.equal(d.action, undefined);
     assert.equal(d.status.state, 'RollingBack');
     assert.deepEqual(reasons(d), []);
@@ -1901,7 +1901,7 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
         node('node-3', [done ? pod({ hash: HASH.B }) : imagePullPod(HASH.B)]),
       ],
       revisions: [rev(HASH.A, 3), rev(HASH.B, 4)],
-      ds: {
+      target: {
         generation: 4,
         observedGeneration: 4,
         templateGeneration: '4',
@@ -1914,7 +1914,7 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
         undoRecord: record,
       },
     });
-  const ds = run(
+  const target = run(
     [
       { obs: healthyA(), at: T0 },
       { obs: stallWorld(), at: T1 },
@@ -1926,7 +1926,7 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
     ],
     { policy: UNDO },
   );
-  const [, , undone, started, moving, stalled, done] = ds as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
+  const [, , undone, started, moving, stalled, done] = target as [Decision, Decision, Decision, Decision, Decision, Decision, Decision];
 
   it('revision 4 is a new rollout, seen at once: not the revision cache behind, not our undo in flight', () => {
     assert.equal(undone.action?.kind, 'Undo');
@@ -1952,7 +1952,7 @@ describe('decide: the broken revision re-applied before any pass saw our undo ta
     assert.equal(stalled.status.repeatedRevision, HASH.B);
     assert.equal(stalled.status.lastUndo?.result, 'Applied', 'the record of the one undo is kept, not turned into RollbackStalled');
     assert.deepEqual(
-      ds.slice(3).map((d) => d.action),
+      target.slice(3).map((d) => d.action),
       [undefined, undefined, undefined, undefined],
     );
   });
@@ -1967,7 +1967,7 @@ describe('decide: undo that never takes effect, and nodes deleted from the clust
   it('an applied undo the controller never picks up becomes RollbackStalled once, never a repeat or a second undo', () => {
     const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
     const patchedNotSynced = stallWorld(undefined, { generation: 3, observedGeneration: 2, templateGeneration: '3' });
-    const ds = run(
+    const target = run(
       [
         { obs: healthyA(), at: T0 },
         { obs: stallWorld(), at: T1 },
@@ -1977,12 +1977,12 @@ describe('decide: undo that never takes effect, and nodes deleted from the clust
       ],
       { policy: UNDO },
     );
-    const stalled = ds[3]!;
+    const stalled = target[3]!;
     assert.equal(stalled.status.state, 'Stalled');
     assert.deepEqual(reasons(stalled), ['RollbackStalled']);
     assert.equal(stalled.status.lastUndo?.result, 'RollbackStalled');
     assert.equal(stalled.action, undefined);
-    const later = ds[4]!;
+    const later = target[4]!;
     assert.equal(later.action, undefined, 'not retried');
     assert.deepEqual(reasons(later), []);
     assert.equal(later.status.repeatedRevision, undefined, 'not mistaken for a re-applied revision');
@@ -1992,15 +1992,15 @@ describe('decide: undo that never takes effect, and nodes deleted from the clust
     const twoNodes = targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.B })]), node('node-2', [pod({ hash: HASH.B })])],
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 2, current: 2, ready: 2, updated: 2, available: 2 }),
+      target: dsAt2({ desired: 2, current: 2, ready: 2, updated: 2, available: 2 }),
       removedNodes: ['node-3'],
     });
-    const ds = run([
+    const target = run([
       { obs: healthyA(), at: T0 },
       { obs: stallWorld(), at: T1 },
       { obs: twoNodes, at: T1 + sec(5) },
     ]);
-    const d = ds[2]!;
+    const d = target[2]!;
     assert.equal(d.status.state, 'Healthy');
     assert.ok(!reasons(d).includes('DesiredShrank'));
     assert.ok(reasons(d).includes('RolloutComplete'));
@@ -2009,7 +2009,7 @@ describe('decide: undo that never takes effect, and nodes deleted from the clust
 
 describe('decide: status writes are coalesced', () => {
   it('while Suspect or Stalled, passes that observe nothing new produce the same status as time goes on', () => {
-    const ds = run([
+    const target = run([
       { obs: healthyA(), at: T0 },
       { obs: stallWorld(), at: T1 },
       { obs: stallWorld(), at: T1 + sec(130) },
@@ -2017,10 +2017,10 @@ describe('decide: status writes are coalesced', () => {
       { obs: stallWorld(), at: T1 + sec(610) },
       { obs: stallWorld(), at: T1 + sec(900) },
     ]);
-    assert.equal(ds[2]!.status.state, 'Suspect');
-    assert.deepEqual(ds[3]!.status, ds[2]!.status, 'Suspect: no rewrite');
-    assert.equal(ds[4]!.status.state, 'Stalled');
-    assert.deepEqual(ds[5]!.status, ds[4]!.status, 'Stalled: no rewrite');
+    assert.equal(target[2]!.status.state, 'Suspect');
+    assert.deepEqual(target[3]!.status, target[2]!.status, 'Suspect: no rewrite');
+    assert.equal(target[4]!.status.state, 'Stalled');
+    assert.deepEqual(target[5]!.status, target[4]!.status, 'Stalled: no rewrite');
   });
 });
 
@@ -2031,17 +2031,17 @@ describe('decide: the ControllerRevision cache behind the DaemonSet', () => {
     const shrunkBeforeRevision = targetObs({
       nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })])],
       revisions: [A1],
-      ds: { generation: 2, observedGeneration: 2, templateGeneration: '2', desired: 2, current: 2, ready: 2, updated: 2, available: 2 },
+      target: { generation: 2, observedGeneration: 2, templateGeneration: '2', desired: 2, current: 2, ready: 2, updated: 2, available: 2 },
     });
-    const ds = run([
+    const target = run([
       { obs: healthyA(), at: T0 },
       { obs: shrunkBeforeRevision, at: T1 },
       { obs: stallWorld(undefined, { desired: 2, current: 2, ready: 2, updated: 0, available: 2 }), at: T1 + sec(1) },
     ]);
-    assert.deepEqual(ds[1]!.events, [], 'nothing said while the revision is missing');
-    assert.equal(ds[1]!.status.desired, 3, 'the stored DESIRED is not overwritten');
-    assert.ok((ds[1]!.requeueAfterMs ?? 0) > 0);
-    assert.equal(ds[2]!.status.rollout?.desiredAtStart, 3, 'the rollout starts from the DESIRED before the template change');
+    assert.deepEqual(target[1]!.events, [], 'nothing said while the revision is missing');
+    assert.equal(target[1]!.status.desired, 3, 'the stored DESIRED is not overwritten');
+    assert.ok((target[1]!.requeueAfterMs ?? 0) > 0);
+    assert.equal(target[2]!.status.rollout?.desiredAtStart, 3, 'the rollout starts from the DESIRED before the template change');
   });
 });
 
@@ -2055,12 +2055,12 @@ describe('decide: a revision that fails after its rollout completed', () => {
         node('node-3', [{ ...crashLoopPod(HASH.B), ready: false, available: false }]),
       ],
       revisions: [A1, B2],
-      ds: dsAt2({ desired: 3, current: 3, ready: 2, updated: 3, available: 2 }),
+      target: dsAt2({ desired: 3, current: 3, ready: 2, updated: 3, available: 2 }),
     });
-  const ds = run(fromHealthy(completeB(), [sec(10), crashAfterComplete()], [sec(10) + sec(601), crashAfterComplete()]), {
+  const target = run(fromHealthy(completeB(), [sec(10), crashAfterComplete()], [sec(10) + sec(601), crashAfterComplete()]), {
     policy: policy({ onStall: { action: 'Undo' }, bakeSeconds: 0 }),
   });
-  const [, complete, , stalled] = ds as [Decision, Decision, Decision, Decision];
+  const [, complete, , stalled] = target as [Decision, Decision, Decision, Decision];
 
   it('with no bake the rollout completes; the crash after it is judged, blamed on the revision, and not undone, saying why', () => {
     assert.equal(complete.status.state, 'Healthy');

@@ -27,7 +27,7 @@
  * - after an applied undo the DaemonSet's template is the restored revision from the next pass on: a new
  *   generation, the restored ControllerRevision renumbered to the highest number (as the controller numbers
  *   a revision whose hash returns, also on a "flip" back to it), and the undo record annotation written with
- *   the same patch (ds.undoRecord) as src/k8s/daemonSetUndo.ts writes it: the `undone` list carried over
+ *   the same patch (target.undoRecord) as src/k8s/daemonSetUndo.ts writes it: the `undone` list carried over
  *   from the record it replaces. The pods do not move by themselves: they follow the generated per-node
  *   changes and the occasional "converge" step, so a rollback may stall as a rollout does. A later "flip"
  *   step may re-apply the broken revision, as a GitOps tool would, possibly in the very step the undo lands
@@ -54,12 +54,12 @@ import { parse as parseYaml } from 'yaml';
 import { decide } from '../../../src/domain/decide/decide.js';
 import type { GuardPolicy } from '../../../src/domain/decide/pass.js';
 import type { DaemonSetUndoRecord, GuardStatus } from '../../../src/api/types.js';
-import type { DaemonSetView, NodeView, Observation, PodView, RevisionView, WarningView } from '../../../src/domain/observation.js';
+import type { TargetView, NodeView, Observation, PodView, RevisionView, WarningView } from '../../../src/domain/observation.js';
 import type { NodeHealth } from '../../../src/api/objects.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import { recordDryRun, recordUndoOutcome, undoneOn, withUndone } from '../../../src/domain/undo.js';
 import { CacheWait } from '../../../src/reconcile/cacheWait.js';
-import { TargetMemory } from '../../../src/reconcile/gather.js';
+import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import {
   DS_NAME,
   HASH,
@@ -198,7 +198,7 @@ interface World {
   undoRecord?: DaemonSetUndoRecord;
   warning?: WorldWarning;
   nodes: NodeState[];
-  lastDs?: DaemonSetView;
+  lastDs?: TargetView;
 }
 
 const CONDS: ReadonlyArray<{ weight: number; cond: Cond }> = [
@@ -565,7 +565,7 @@ function revisionsAt(w: World, g: number, sc: Scenario): RevisionView[] {
 }
 
 /** What the DaemonSet controller reports for the template it last observed. */
-function counters(w: World, now: number, sc: Scenario): Pick<DaemonSetView, 'desired' | 'current' | 'updated' | 'ready' | 'available'> {
+function counters(w: World, now: number, sc: Scenario): Pick<TargetView, 'desired' | 'current' | 'updated' | 'ready' | 'available'> {
   const ctrl = w.history[w.observedGeneration - 1]!;
   const targets = w.nodes.filter((n) => untolerated(n, ctrl, sc).length === 0);
   const live = (n: NodeState): PodState[] => n.pods.filter(isLive);
@@ -612,7 +612,7 @@ function observe(
           available: w.lastDs.available,
         }
       : counters(w, now, sc);
-  let ds: Partial<DaemonSetView> = {
+  let target: Partial<TargetView> = {
     generation: w.generation,
     observedGeneration: w.observedGeneration,
     templateGeneration: String(w.generation),
@@ -620,8 +620,8 @@ function observe(
     images: [`registry.example/decoder:${HASH_OF[w.template]}`],
     ...c,
   };
-  if (w.undoRecord) ds.undoRecord = { ...w.undoRecord };
-  if (w.warning?.view) ds.warning = { ...w.warning.view };
+  if (w.undoRecord) target.undoRecord = { ...w.undoRecord };
+  if (w.warning?.view) target.warning = { ...w.warning.view };
   let revisions = revisionsAt(w, w.observedGeneration, sc);
   const observed = w.observedGeneration >= w.generation;
   // One watch event behind, on the first pass after a template change.
@@ -633,13 +633,16 @@ function observe(
     cacheBehind = true;
   }
   if (w.changedSinceLastPass && observed && step?.cacheLag === 'daemonSet' && w.lastDs) {
-    ds = { ...w.lastDs };
+    target = { ...w.lastDs };
     cacheBehind = true;
   }
-  const settled = (ds.observedGeneration ?? 0) >= (ds.generation ?? 0) && nodes.filter((n) => n.eligible).length === ds.desired;
+  const settled = (target.observedGeneration ?? 0) >= (target.generation ?? 0) && nodes.filter((n) => n.eligible).length === target.desired;
   const prints = new Map(w.nodes.map((n) => [n.name, fingerprint(n)] as const));
   const { left } = memory.diff(UID, nodes, new Set(w.nodes.map((n) => n.name)), settled, prints);
-  return { obs: targetObs({ ds, nodes: nodes.filter((n) => n.eligible || n.pods.length > 0), revisions, leftNodes: left }), cacheBehind };
+  return {
+    obs: targetObs({ target, nodes: nodes.filter((n) => n.eligible || n.pods.length > 0), revisions, leftNodes: left }),
+    cacheBehind,
+  };
 }
 
 // --- Running a scenario ---------------------------------------------------------------------------------
@@ -769,7 +772,7 @@ function simulate(sc: Scenario): Pass[] {
         nodes: structuredClone(w.nodes),
       },
     });
-    if (obs.kind === 'Target' && !decision.deferred) w.lastDs = obs.ds;
+    if (obs.kind === 'Target' && !decision.deferred) w.lastDs = obs.target;
     if (!decision.deferred) w.changedSinceLastPass = false;
 
     // act + persist
@@ -813,9 +816,11 @@ function trail(passes: readonly Pass[], upTo: number): string {
       const d = p.decision;
       const curHash = p.obs.kind === 'Target' ? p.obs.currentRevision?.hash : undefined;
       const cur = curHash !== undefined ? revOfHash(curHash) : '-';
-      const counts = p.obs.kind === 'Target' ? `D${p.obs.ds.desired} U${p.obs.ds.updated} A${p.obs.ds.available}` : '';
+      const counts = p.obs.kind === 'Target' ? `D${p.obs.target.desired} U${p.obs.target.updated} A${p.obs.target.available}` : '';
       const undone =
-        p.obs.kind === 'Target' && p.obs.ds.undoRecord ? ` record undone [${undoneOn(p.obs.ds.undoRecord).map(revOfHash).join(',')}]` : '';
+        p.obs.kind === 'Target' && p.obs.target.undoRecord
+          ? ` record undone [${undoneOn(p.obs.target.undoRecord).map(revOfHash).join(',')}]`
+          : '';
       const action = d.action
         ? ` ACTION ${d.action.kind}${d.action.kind === 'Undo' ? ` ${revOfHash(d.action.fromHash)}→${revOfHash(d.action.toHash)}${p.acted === 'AlreadyAtTarget' ? ' (already at target)' : ''}` : ''}`
         : '';
@@ -948,10 +953,10 @@ describe('decide: properties over generated sequences of observations (fast-chec
         // The undone revision current again, in a generation after the one the undo restored.
         const undoneAt = cur !== undefined ? undoneAtGeneration.get(cur) : undefined;
         if (cur !== undefined && undoneAt !== undefined && p.world.template === revOfHash(cur)) {
-          if (obs.ds.generation > undoneAt + 1) back = true;
+          if (obs.target.generation > undoneAt + 1) back = true;
           // …and another revision undone after it, then it applied again after that undo too.
           for (const [other, otherAt] of undoneAtGeneration) {
-            if (other === cur || otherAt < undoneAt || obs.ds.generation <= otherAt + 1) continue;
+            if (other === cur || otherAt < undoneAt || obs.target.generation <= otherAt + 1) continue;
             backAfterAnother ??= `${revOfHash(cur)}${revOfHash(other)}${revOfHash(cur)}`;
             const s = p.decision.status;
             if (
@@ -1073,12 +1078,12 @@ describe('decide: properties over generated sequences of observations (fast-chec
         const obs = targetOf(p.obs);
         const hash = obs.currentRevision?.hash;
         if (hash === undefined) continue;
-        const observed = obs.ds.observedGeneration >= obs.ds.generation;
+        const observed = obs.target.observedGeneration >= obs.target.generation;
         const cur = {
           hash,
           onRevision: nodesOnRevision(obs, hash),
-          updated: observed ? obs.ds.updated : -1,
-          available: observed ? obs.ds.available : -1,
+          updated: observed ? obs.target.updated : -1,
+          available: observed ? obs.target.available : -1,
         };
         if (run?.hash === hash && observed && !p.cacheBehind) {
           seen.checked++;

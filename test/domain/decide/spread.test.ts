@@ -52,7 +52,7 @@ function fleet(k: number, crashes: Record<number, number> = {}, crashAt = T1, re
   return targetObs({
     nodes,
     revisions: [A1, B2],
-    ds: {
+    target: {
       generation: 2,
       observedGeneration: 2,
       templateGeneration: '2',
@@ -66,8 +66,8 @@ function fleet(k: number, crashes: Record<number, number> = {}, crashAt = T1, re
   });
 }
 const healthyA = (): Observation =>
-  targetObs({ nodes: nodesOn(HASH.A, N), revisions: [A1], ds: { desired: N, current: N, ready: N, updated: N, available: N } });
-const last = (ds: Decision[]): Decision => ds[ds.length - 1]!;
+  targetObs({ nodes: nodesOn(HASH.A, N), revisions: [A1], target: { desired: N, current: N, ready: N, updated: N, available: N } });
+const last = (target: Decision[]): Decision => target[target.length - 1]!;
 const UNDO = policy({ onStall: { action: 'Undo' } });
 
 describe('decide: a revision that passes readiness and then crashes (12 nodes, maxUnavailable 1)', () => {
@@ -79,8 +79,8 @@ describe('decide: a revision that passes readiness and then crashes (12 nodes, m
     { obs: fleet(3, { 0: 1 }, T1 + sec(6)), at: T1 + sec(6) },
     { obs: fleet(4, { 0: 1, 1: 1 }, T1 + sec(9)), at: T1 + sec(9) },
   ];
-  const ds = run(steps, { policy: UNDO });
-  const [, start, , oneCrash, twoCrashes] = ds as [Decision, Decision, Decision, Decision, Decision];
+  const target = run(steps, { policy: UNDO });
+  const [, start, , oneCrash, twoCrashes] = target as [Decision, Decision, Decision, Decision, Decision];
 
   it('one node crashing is not yet a verdict: still Progressing, the crash recorded', () => {
     assert.equal(start.status.state, 'Progressing');
@@ -207,11 +207,11 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
   });
 
   it('a quiet bake ends Healthy with RolloutComplete at its end, not before', () => {
-    const ds = run([...base, { obs: done(), at: TDONE + sec(179) }, { obs: done(), at: TDONE + sec(180) }], { policy: BAKE() });
-    assert.equal(ds[3]!.status.state, 'Progressing');
-    assert.deepEqual(reasons(ds[3]!), []);
-    assert.equal(ds[4]!.status.state, 'Healthy');
-    assert.deepEqual(reasons(ds[4]!), ['RolloutComplete']);
+    const target = run([...base, { obs: done(), at: TDONE + sec(179) }, { obs: done(), at: TDONE + sec(180) }], { policy: BAKE() });
+    assert.equal(target[3]!.status.state, 'Progressing');
+    assert.deepEqual(reasons(target[3]!), []);
+    assert.equal(target[4]!.status.state, 'Healthy');
+    assert.deepEqual(reasons(target[4]!), ['RolloutComplete']);
   });
 
   it('crashes during the bake are a failure of this rollout: Failed, and the undo restores the revision it started from', () => {
@@ -223,7 +223,7 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
   });
 
   it('one node restarting once during the bake, fine after, does not trip the default threshold (2 nodes): Healthy at the end', () => {
-    const ds = run(
+    const target = run(
       [
         ...base,
         { obs: done({ 5: 1 }, TDONE + sec(30)), at: TDONE + sec(31) },
@@ -231,18 +231,18 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
       ],
       { policy: BAKE() },
     );
-    assert.equal(ds[3]!.status.state, 'Progressing');
-    assert.equal(ds[3]!.status.rollout?.failures?.count, 1);
-    assert.match(ds[3]!.status.message!, /1 node\(s\) crashed so far, below failedNodesThreshold 2/);
-    assert.equal(ds[4]!.status.state, 'Healthy');
-    assert.equal(ds[4]!.action, undefined);
+    assert.equal(target[3]!.status.state, 'Progressing');
+    assert.equal(target[3]!.status.rollout?.failures?.count, 1);
+    assert.match(target[3]!.status.message!, /1 node\(s\) crashed so far, below failedNodesThreshold 2/);
+    assert.equal(target[4]!.status.state, 'Healthy');
+    assert.equal(target[4]!.action, undefined);
   });
 
   it('counters that fall back during the bake restart it when they are done again', () => {
     const back = fleet(N - 1);
-    const ds = run([...base, { obs: back, at: TDONE + sec(10) }, { obs: done(), at: TDONE + sec(20) }], { policy: BAKE() });
-    assert.equal(ds[3]!.status.rollout?.updatedAt, undefined);
-    assert.equal(ds[4]!.status.rollout?.updatedAt, iso(TDONE + sec(20)));
+    const target = run([...base, { obs: back, at: TDONE + sec(10) }, { obs: done(), at: TDONE + sec(20) }], { policy: BAKE() });
+    assert.equal(target[3]!.status.rollout?.updatedAt, undefined);
+    assert.equal(target[4]!.status.rollout?.updatedAt, iso(TDONE + sec(20)));
   });
 
   it('bakeSeconds 0: complete as soon as the counters say so', () => {
@@ -259,7 +259,16 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
         obs: targetObs({
           nodes: nodesOn(HASH.A, N),
           revisions: [B2, rev(HASH.A, 3)],
-          ds: { generation: 3, observedGeneration: 3, templateGeneration: '3', desired: N, current: N, ready: N, updated: N, available: N },
+          target: {
+            generation: 3,
+            observedGeneration: 3,
+            templateGeneration: '3',
+            desired: N,
+            current: N,
+            ready: N,
+            updated: N,
+            available: N,
+          },
         }),
         at: T1 + sec(5),
       },

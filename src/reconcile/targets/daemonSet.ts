@@ -1,0 +1,181 @@
+/**
+ * The gather adapter of DaemonSets: the DaemonSet's counters and template, its pods by node, and every
+ * node judged against its placement (the units of a DaemonSet are nodes). What a DaemonSet shares with
+ * other kinds comes from shared.ts.
+ */
+import { evaluateNode } from '../../domain/nodeEligibility.js';
+import { currentRevisionOf } from '../../domain/decide/kit.js';
+import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
+import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
+import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';
+import type { DaemonSetUndoRecord, GuardStatus } from '../../api/types.js';
+import type { NodeView, Observation, PodView, TargetView } from '../../domain/observation.js';
+import type { CacheView } from '../ports.js';
+import type { TargetMemory } from '../targetMemory.js';
+import { deletionOf, latestWarning, peersOf, podView, revisionsOf, type PodsPending } from './shared.js';
+
+/** The undo record annotation, or undefined when absent or not ours to read (malformed). */
+function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
+    if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
+    const rec: DaemonSetUndoRecord = {
+      from: r.from,
+      to: r.to,
+      at: typeof r.at === 'string' ? r.at : '',
+      guard: typeof r.guard === 'string' ? r.guard : '',
+    };
+    if (Array.isArray(r.undone)) rec.undone = r.undone.filter((h): h is string => typeof h === 'string');
+    return rec;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Each cached node's labels and taints as one string, computed once per cached object (the informer
+ * replaces the object when the node changes). Every guard's pass needs the fingerprints of every node:
+ * computed per pass, they cost a JSON.stringify per node per pass, and kept per guard, one copy of every
+ * string per guard. Shared here, an idle guard's memory of its targets holds references only.
+ */
+const fingerprints = new WeakMap<object, string>();
+function fingerprint(n: Readonly<SlimNode>): string {
+  let f = fingerprints.get(n);
+  if (f === undefined) {
+    f = JSON.stringify([n.metadata.labels ?? {}, n.taints]);
+    fingerprints.set(n, f);
+  }
+  return f;
+}
+
+/** A DaemonSet's generation and its controller's counters, as the pod rule (podInterest.ts) and decide read them. */
+export function settledCountersOf(ds: Readonly<SlimDaemonSet>): SettledCounters {
+  return {
+    generation: ds.metadata.generation ?? 0,
+    observedGeneration: ds.status.observedGeneration,
+    desired: ds.status.desiredNumberScheduled,
+    current: ds.status.currentNumberScheduled,
+    updated: ds.status.updatedNumberScheduled,
+    ready: ds.status.numberReady,
+    available: ds.status.numberAvailable,
+    misscheduled: ds.status.numberMisscheduled,
+  };
+}
+
+/**
+ * Builds the observation for the DaemonSet `namespace/name` at time `now`, naming the nodes that left
+ * since the baseline of `targets` (the guard's target memory). `status` is the guard's previous status:
+ * while it follows a rollout the pods are needed whatever the counters say.
+ */
+export function observeDaemonSet(
+  cache: CacheView,
+  targets: TargetMemory,
+  namespace: string,
+  name: string,
+  now: number,
+  status?: Readonly<GuardStatus>,
+): Observation | PodsPending {
+  const ds = cache.daemonSet(namespace, name);
+  if (!ds || !ds.metadata.uid) {
+    targets.forget();
+    return { kind: 'TargetMissing', targetName: name };
+  }
+  const deleting = deletionOf(cache, ds.metadata, namespace);
+  if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
+  const uid = ds.metadata.uid;
+  const view = daemonSetView(cache, ds, namespace, name, uid);
+  const revisions = revisionsOf(cache, uid);
+  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
+
+  // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
+  // counters, so its pods need not be cached at all (podInterest.ts).
+  const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
+  // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
+  if (needsPods(view, [status]) && podCache !== 'synced') {
+    cache.wantPods?.(namespace, name);
+    return { kind: 'PodsPending', daemonSet: name };
+  }
+  const fromCounters = podCache !== 'synced';
+  const { nodes, known } = nodeViews(cache, ds, fromCounters ? new Map() : podsByNode(cache, view, now));
+  const eligibleCount = nodes.filter((n) => n.eligible).length;
+  const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;
+  const prints = new Map(cache.nodes().map((n) => [n.metadata.name, fingerprint(n)] as const));
+  const { left, removed } = targets.diff(uid, nodes, known, settled, prints);
+  const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
+  const obs: Observation = { kind: 'Target', target: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
+  if (currentRevision) obs.currentRevision = currentRevision;
+  if (fromCounters) obs.podsFromCounters = true;
+  const peers = peersOf(cache, namespace, name);
+  if (peers.length > 0) obs.guards = peers;
+  const skew = cache.clockSkewMs?.();
+  if (skew !== undefined) obs.clockSkewMs = skew;
+  return obs;
+}
+
+/** The DaemonSet as decide reads it: counters, strategy, template, owner, undo record, latest Warning. */
+function daemonSetView(cache: CacheView, ds: Readonly<SlimDaemonSet>, namespace: string, name: string, uid: string): TargetView {
+  const view: TargetView = {
+    kind: 'DaemonSet',
+    name,
+    namespace,
+    uid,
+    ...settledCountersOf(ds),
+    strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
+    minReadySeconds: ds.spec.minReadySeconds,
+    undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
+    images: [...ds.spec.images],
+  };
+  const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
+  if (tg !== undefined) view.templateGeneration = tg;
+  if (ds.spec.templateDigest !== undefined) view.templateDigest = ds.spec.templateDigest;
+  const owner = ds.metadata.ownerReferences?.find((o) => o.controller);
+  if (owner) view.owner = { kind: owner.kind, name: owner.name };
+  const rec = undoRecord(ds.metadata.annotations?.[UNDO_RECORD_ANNOTATION]);
+  if (rec) view.undoRecord = rec;
+  const dsWarning = latestWarning(cache.warningsFor?.('DaemonSet', namespace, name));
+  if (dsWarning) view.warning = dsWarning;
+  return view;
+}
+
+/** The DaemonSet's cached pods by node name. */
+function podsByNode(cache: CacheView, view: TargetView, now: number): Map<string, PodView[]> {
+  const byNode = new Map<string, PodView[]>();
+  for (const p of cache.podsOwnedBy(view.uid)) {
+    if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
+    const list = byNode.get(p.node) ?? [];
+    const pv = podView(p, view.minReadySeconds, now);
+    // Only a pod that is not running yet needs the kubelet's word on why.
+    if (!p.ready) {
+      const w = latestWarning(cache.warningsFor?.('Pod', view.namespace, p.metadata.name));
+      if (w) pv.warning = w;
+    }
+    list.push(pv);
+    byNode.set(p.node, list);
+  }
+  return byNode;
+}
+
+/** Every cached node judged against the DaemonSet's placement with its pods, and `known`: their names. */
+function nodeViews(
+  cache: CacheView,
+  ds: Readonly<SlimDaemonSet>,
+  pods: ReadonlyMap<string, PodView[]>,
+): { nodes: NodeView[]; known: Set<string> } {
+  const nodes: NodeView[] = [];
+  const known = new Set<string>();
+  for (const n of cache.nodes()) {
+    known.add(n.metadata.name);
+    const e = evaluateNode(ds.spec.placement, { name: n.metadata.name, labels: n.metadata.labels ?? {}, taints: n.taints });
+    // Nodes that neither should nor do run the pod are irrelevant, except to name the ones that left.
+    const nv: NodeView = { node: n.metadata.name, eligible: e.eligible, pods: pods.get(n.metadata.name) ?? [] };
+    if (e.reason) nv.ineligibleReason = e.reason;
+    if (n.health) nv.health = { ...n.health };
+    nodes.push(nv);
+  }
+  // Pods on nodes we do not know (deleted nodes): still part of the split.
+  for (const [node, onNode] of pods) {
+    if (!known.has(node)) nodes.push({ node, eligible: false, ineligibleReason: 'node no longer exists', pods: onNode });
+  }
+  return { nodes, known };
+}

@@ -1,0 +1,90 @@
+/**
+ * What gather reads the same way whatever the kind of the target: its pods, its ControllerRevisions
+ * (by controller owner UID, as upstream's controller history does for every kind), the Warning Events
+ * that explain a pod, the other guards of the same target, and whether the target is being deleted.
+ */
+import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
+import type { GuardPeer, PodView, RevisionView, WarningView } from '../../domain/observation.js';
+import type { CacheView } from '../ports.js';
+
+/**
+ * The DaemonSet needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
+ * decided from half a picture: the pass ends, and the watch's first list enqueues the guard again.
+ */
+export interface PodsPending {
+  kind: 'PodsPending';
+  daemonSet: string;
+}
+
+/** The latest of an object's Warning Events: only the newest explanation is kept per pod or DaemonSet. */
+export function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undefined): WarningView | undefined {
+  let best: Readonly<SlimEvent> | undefined;
+  for (const e of events ?? []) if (!best || e.at > best.at) best = e;
+  return best ? { reason: best.reason, message: best.message, at: best.at } : undefined;
+}
+
+/** A pod as decide reads it, available after `minReadySeconds` Ready. */
+export function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: number): PodView {
+  const readyFor = p.readySince ? now - Date.parse(p.readySince) : 0;
+  const v: PodView = {
+    name: p.metadata.name,
+    hash: p.hash,
+    ready: p.ready,
+    available: p.ready && (minReadySeconds === 0 || readyFor >= minReadySeconds * 1000),
+    deleting: Boolean(p.metadata.deletionTimestamp),
+    phase: p.phase,
+    scheduled: p.scheduled,
+    restartCount: p.restartCount,
+    images: [...p.images],
+    createdAt: p.metadata.creationTimestamp ?? '',
+  };
+  if (p.schedulingAttempted === false) v.schedulingAttempted = false;
+  if (p.markedNotReady) v.markedNotReady = true;
+  if (p.lastTermination) v.lastTermination = { ...p.lastTermination };
+  if (p.metadata.deletionTimestamp) v.deletionAt = p.metadata.deletionTimestamp;
+  if (p.ready && p.readySince) v.readySince = p.readySince;
+  if (p.waitingReason) v.waitingReason = p.waitingReason;
+  if (p.waitingMessage !== undefined) v.waitingMessage = p.waitingMessage;
+  return v;
+}
+
+/** The ControllerRevisions the target `uid` controls, newest first. */
+export function revisionsOf(cache: CacheView, uid: string): RevisionView[] {
+  return cache
+    .revisionsOwnedBy(uid)
+    .map((r) => ({
+      name: r.metadata.name,
+      hash: r.hash,
+      revision: r.revision,
+      ...(r.volumes ? { volumes: { ...r.volumes } } : {}),
+      ...(r.facets ? { facets: r.facets } : {}),
+      ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
+    }))
+    .sort((a, b) => b.revision - a.revision);
+}
+
+/** The guards of the same target that are not being deleted. */
+export function peersOf(cache: CacheView, namespace: string, name: string): GuardPeer[] {
+  const guards = cache.guardsTargeting?.(namespace, name) ?? [];
+  // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
+  return guards
+    .filter((g) => !g.metadata.deletionTimestamp)
+    .map((g) => ({ name: g.metadata.name, createdAt: g.metadata.creationTimestamp ?? '' }));
+}
+
+/**
+ * Whether the target is going away: its own deletionTimestamp, or its namespace terminating. A
+ * namespace that terminated after the target was created holds it; a target created after that moment
+ * is in a namespace of the same name made anew (nothing can be created in a terminating one).
+ */
+export function deletionOf(
+  cache: CacheView,
+  target: Readonly<Pick<Meta, 'creationTimestamp' | 'deletionTimestamp'>>,
+  namespace: string,
+): { by: 'Target' | 'Namespace'; since?: string } | undefined {
+  const since = cache.namespaceTerminatingSince?.(namespace);
+  const created = target.creationTimestamp;
+  if (since !== undefined && (created === undefined || Date.parse(created) <= Date.parse(since))) return { by: 'Namespace', since };
+  if (target.deletionTimestamp) return { by: 'Target', since: target.deletionTimestamp };
+  return undefined;
+}
