@@ -95,19 +95,16 @@ function targetDeleting({ obs, prev, policy }: DecideInput, conds: ConditionSet,
   // Normal, not Warning: someone asked for the deletion. In a terminating namespace the API server
   // refuses the Event, and the announcer does not offer it again.
   if (notJudging(conds, 'False', Reason.TargetDeleting, msg)) events.push(event('Normal', Reason.TargetDeleting, msg, false));
-  // What was judged before stays as a record (the rollout, the last undo); what would lead to an action
-  // (an undo plan, blocked nodes) is cleared.
-  const status: GuardStatus = {
-    ...prev,
-    observedGeneration: policy.generation,
-    state: 'Unknown',
-    cause: '',
-    message: msg,
-    blockedNodes: [],
-    blockedNodeCount: 0,
-    emptyNodes: [],
-    emptyNodeCount: 0,
-  };
+  return notJudged(prev, { observedGeneration: policy.generation, state: 'Unknown', cause: '', message: msg });
+}
+
+/**
+ * The status of a guard that judges nothing on this pass: what was judged before stays as a record (the
+ * rollout, the last undo), what would lead to an action or names a fault (blocked and empty nodes, the
+ * owner, an undo plan or skip) is cleared, and `set` says why.
+ */
+function notJudged(prev: Readonly<GuardStatus>, set: Partial<GuardStatus>): GuardStatus {
+  const status: GuardStatus = { ...prev, ...set, blockedNodes: [], blockedNodeCount: 0, emptyNodes: [], emptyNodeCount: 0 };
   delete status.owner;
   delete status.undoPlan;
   delete status.undoSkipped;
@@ -123,22 +120,7 @@ function notInCharge({ obs, prev, policy }: DecideInput, conds: ConditionSet, ev
   if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
   // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
   // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
-  const status: GuardStatus = {
-    ...prev,
-    observedGeneration: policy.generation,
-    state: 'Conflict',
-    cause: '',
-    message: msg,
-    inCharge: boss.name,
-    blockedNodes: [],
-    blockedNodeCount: 0,
-    emptyNodes: [],
-    emptyNodeCount: 0,
-  };
-  delete status.owner;
-  delete status.undoPlan;
-  delete status.undoSkipped;
-  return status;
+  return notJudged(prev, { observedGeneration: policy.generation, state: 'Conflict', cause: '', message: msg, inCharge: boss.name });
 }
 
 /**
