@@ -79,3 +79,23 @@ export function failureCause(f: RolloutFailures): 'OOMKilled' | 'CrashLoop' | 'N
   const oom = f.nodes.filter((n) => n.reason === 'OOMKilled').length;
   return oom * 2 > f.nodes.length ? 'OOMKilled' : 'CrashLoop';
 }
+
+/**
+ * How long a revision judged Failed must run without a crash before its rollout counts as complete
+ * again. The kubelet lets a container's crash back-off grow to 5 minutes and resets it only after the
+ * container has run 10 minutes, so a crash loop is never quieter than this between two crashes. Without
+ * it a revision that crashes after readiness is Failed while its pods are down and Healthy while they
+ * are up, and says so (with its Events) at every restart.
+ */
+export const FAILED_QUIET_MS = 600_000;
+
+/** When a pod of `hash` last crashed, in ms, as its containers' last terminations say. */
+export function lastCrashOf(nodes: readonly NodeView[], hash: string): number | undefined {
+  let last: number | undefined;
+  for (const n of nodes)
+    for (const p of n.pods) {
+      const at = p.hash === hash && p.restartCount > 0 && p.lastTermination?.at ? Date.parse(p.lastTermination.at) : NaN;
+      if (!Number.isNaN(at) && (last === undefined || at > last)) last = at;
+    }
+  return last;
+}

@@ -12,7 +12,7 @@
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
  */
 import { describeLeft, fmtRev } from '../messages.js';
-import { collectFailures } from '../evidence.js';
+import { collectFailures, FAILED_QUIET_MS, lastCrashOf } from '../evidence.js';
 import { countersSettled, followsRollout } from '../podInterest.js';
 import { event, parseTime, sameRevision } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
@@ -359,11 +359,16 @@ function followProgress({ obs, prev, nowIso }: TargetInput, t: Tracked, rollout:
 }
 
 /** Every node updated and available: the bake window, then complete. */
-function bakeOrComplete({ spec, now, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
+function bakeOrComplete({ obs, spec, now, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
   // A rollout is not done when the counters first look done: it stays watched for the bake window,
   // against the revision it started from, so a crash after readiness is still this rollout's failure.
   rollout.updatedAt ??= nowIso;
-  const bakeEndsAt = (parseTime(rollout.updatedAt) ?? now) + (rollout.rollback ? 0 : spec.bakeSeconds * 1000);
+  let bakeEndsAt = (parseTime(rollout.updatedAt) ?? now) + (rollout.rollback ? 0 : spec.bakeSeconds * 1000);
+  // A revision judged Failed stays Failed until it has run quiet (see FAILED_QUIET_MS), however its
+  // counters look between two crashes.
+  const failedAt = parseTime(rollout.failedAt);
+  if (failedAt !== undefined && !rollout.rollback)
+    bakeEndsAt = Math.max(bakeEndsAt, Math.max(failedAt, lastCrashOf(obs.nodes, rollout.toRevision.hash) ?? 0) + FAILED_QUIET_MS);
   if (now < bakeEndsAt) {
     t.baking = true;
     t.bakeEndsAt = bakeEndsAt;

@@ -9,7 +9,7 @@
 import { firstDefinite } from './attribute.js';
 import { CAUSE_HINT } from '../causes.js';
 import { KNOCKED_OUT } from '../compare.js';
-import { failureCause } from '../evidence.js';
+import { FAILED_QUIET_MS, failureCause } from '../evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from '../messages.js';
 import { event, parseTime } from './kit.js';
 import { EventAction, Reason } from '../../api/reasons.js';
@@ -134,9 +134,15 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
     (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
   const clock = rolloutClock(a, rollout, spec, now);
   if (v.undoInFlight && lastUndo) undoInFlightVerdict(rollout, lastUndo, clock, v);
-  else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold)
+  else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
     failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
-  else if (t.baking && t.bakeEndsAt !== undefined) bakingVerdict(t, rollout, spec, t.bakeEndsAt, now, v);
+    // Up again between two crashes: still Failed until the revision has run quiet (track.ts
+    // FAILED_QUIET_MS); looked at again when that ends.
+    if (t.baking && t.bakeEndsAt !== undefined) {
+      v.requeueAfterMs = t.bakeEndsAt - now;
+      v.message += ` Its pods are up again; it stays Failed until ${new Date(t.bakeEndsAt).toISOString()}, ${fmtDuration(FAILED_QUIET_MS)} without a crash.`;
+    }
+  } else if (t.baking && t.bakeEndsAt !== undefined) bakingVerdict(t, rollout, spec, t.bakeEndsAt, now, v);
   else timedVerdict(t, a, rollout, cause, clock, v);
 
   announceVerdict(t, rollout, prev, v);

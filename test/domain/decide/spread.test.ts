@@ -277,3 +277,68 @@ describe('decide: the bake window (bakeSeconds 180)', () => {
     assert.equal(d.status.state, 'RolledBack');
   });
 });
+
+describe('decide: a revision that keeps crashing after its rollout completed, up between two crashes', () => {
+  // bakeSeconds 0 and Report: the rollout completes at once. Then, every 10 s, the pods crash one node
+  // after the other (node-k at +2k s) and are all up again at +8 s: the counters complete between two
+  // crashes.
+  const REPORT = policy({ bakeSeconds: 0, failedNodesThreshold: 2 });
+  const three = ['node-1', 'node-2', 'node-3'];
+  const crashAt = (cycle: number, k: number): number => T1 + sec(10 * cycle + 2 * k);
+  /** Cycle `cycle` with nodes 1..`down` crashed (their crash `cycle`), the others up after crash `cycle - 1`. */
+  const fleet = (cycle: number, down: number): Observation =>
+    targetObs({
+      nodes: three.map((n, i) => {
+        const k = i + 1;
+        const restarts = k <= down ? cycle : cycle - 1;
+        const last =
+          restarts > 0 ? { lastTermination: { container: 'c', reason: 'Error', exitCode: 1, at: iso(crashAt(restarts, k)) } } : {};
+        const p = k <= down ? { ...crashLoopPod(HASH.B), restartCount: restarts } : pod({ hash: HASH.B, restartCount: restarts });
+        return node(n, [{ ...p, name: `p-${n}`, ...last }]);
+      }),
+      revisions: [A1, B2],
+      target: {
+        generation: 2,
+        observedGeneration: 2,
+        templateGeneration: '2',
+        ...(down > 0 ? { ready: 3 - down, available: 3 - down } : {}),
+      },
+    });
+  const steps: Step[] = [
+    { obs: targetObs({ nodes: nodesOn(HASH.A, 3), revisions: [A1] }), at: T0 },
+    { obs: fleet(1, 0), at: T1 },
+  ];
+  const CYCLES = 5;
+  for (let c = 1; c <= CYCLES; c++) {
+    for (const down of [1, 2, 3]) steps.push({ obs: fleet(c, down), at: crashAt(c, down) + sec(1) });
+    steps.push({ obs: fleet(c + 1, 0), at: crashAt(c, 0) + sec(8) });
+  }
+  // Quiet from the last crash on: 9 minutes later still Failed, 10 minutes later complete.
+  const last = crashAt(CYCLES, 3);
+  steps.push({ obs: fleet(CYCLES + 1, 0), at: last + sec(540) }, { obs: fleet(CYCLES + 1, 0), at: last + sec(600) });
+  const ds = run(steps, { policy: REPORT });
+  const cycles = ds.slice(2, 2 + 4 * CYCLES);
+  const [almost, quiet] = ds.slice(2 + 4 * CYCLES) as [Decision, Decision];
+  const failedFrom = cycles.findIndex((d) => d.status.state === 'Failed');
+
+  it('Failed from the second crashed node on, and Failed while its pods are up between crashes: one RevisionFailed, no RolloutComplete', () => {
+    assert.equal(ds[1]!.status.state, 'Healthy');
+    assert.ok(failedFrom >= 0 && failedFrom <= 2, `Failed at the second crashed node: ${cycles.map((d) => d.status.state).join(',')}`);
+    assert.deepEqual(
+      cycles.slice(failedFrom).map((d) => d.status.state),
+      Array<string>(cycles.length - failedFrom).fill('Failed'),
+    );
+    const said = cycles.flatMap(reasons);
+    assert.equal(said.filter((r) => r === 'RevisionFailed').length, 1, said.join(','));
+    assert.ok(!said.includes('RolloutComplete'), said.join(','));
+    const upAgain = cycles[3]!;
+    assert.match(upAgain.status.message!, /Its pods are up again; it stays Failed until .*, 10m without a crash/);
+    assert.ok((upAgain.requeueAfterMs ?? 0) > sec(590), 'looked at again when the quiet window ends');
+  });
+
+  it('Healthy only once it has run 10 minutes without a crash', () => {
+    assert.equal(almost.status.state, 'Failed');
+    assert.equal(quiet.status.state, 'Healthy');
+    assert.deepEqual(reasons(quiet), ['RolloutComplete']);
+  });
+});
