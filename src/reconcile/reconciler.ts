@@ -20,7 +20,7 @@ import type { GuardPolicy } from '../domain/decide/pass.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
-import { iso } from '../domain/decide/kit.js';
+import { iso } from '../domain/decide/timing.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
 import { errorMessage, isConflict, isNotFound, isSchemaOutdated, retryOnConflict } from './portErrors.js';
 import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';

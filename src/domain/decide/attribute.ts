@@ -23,7 +23,7 @@ import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, RolloutS
 import type { NodeView, WarningView } from '../observation.js';
 import { comparisonOf, type Comparison } from '../compare.js';
 import type { Attribution, TargetObservation, Tracking } from './pass.js';
-import { parseTime as parse } from './kit.js';
+import { parseTime as parse } from './timing.js';
 import { attributeBlocked, attributeEmpty, byAdmission, knockedOut, nodeFault, type NodeContext } from '../nodeAttribution.js';
 import { explainNoPod } from '../warnings.js';
 

@@ -51,7 +51,7 @@
  * plan at most one action (plan.ts) → build status and conditions (report.ts).
  */
 import { attributePass } from './attribute.js';
-import { iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sooner } from './kit.js';
+import { iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sooner } from './timing.js';
 import { planAction } from './plan.js';
 import { settle } from './settle.js';
 import { buildStatus, openStatus } from './report.js';

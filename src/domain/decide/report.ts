@@ -9,7 +9,8 @@
  *   says so and never counts the wait as a stall).
  */
 import { fmtRev, truncate } from '../messages.js';
-import { event, sameRevision } from './kit.js';
+import { event } from './plannedEvents.js';
+import { sameRevision } from '../revisions.js';
 import { ConditionSet, rolledBackCondition } from '../conditions.js';
 import { Reason } from '../../api/reasons.js';
 import { failuresFirst } from '../causes.js';

@@ -10,7 +10,9 @@
  * - the DaemonSet and ControllerRevision caches are half-way between two templates: wait for them.
  */
 import { ConditionSet, rolledBackCondition } from '../conditions.js';
-import { event, MIN_REQUEUE_MS, sameRevision } from './kit.js';
+import { event } from './plannedEvents.js';
+import { MIN_REQUEUE_MS } from './timing.js';
+import { sameRevision } from '../revisions.js';
 import { Reason } from '../../api/reasons.js';
 import type { GuardStatus, PlannedEvent } from '../../api/types.js';
 import type { Decision } from '../decision.js';

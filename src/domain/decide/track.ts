@@ -14,7 +14,9 @@
 import { describeLeft, fmtRev } from '../messages.js';
 import { collectFailures, FAILED_QUIET_MS, lastCrashOf } from '../evidence.js';
 import { countersSettled, followsRollout } from '../podInterest.js';
-import { event, parseTime, sameRevision } from './kit.js';
+import { event } from './plannedEvents.js';
+import { parseTime } from './timing.js';
+import { sameRevision } from '../revisions.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';

@@ -4,7 +4,7 @@
  * other kinds comes from shared.ts.
  */
 import { evaluateNode } from '../../domain/nodeEligibility.js';
-import { currentRevisionOf } from '../../domain/decide/kit.js';
+import { currentRevisionOf } from '../../domain/revisions.js';
 import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
 import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';

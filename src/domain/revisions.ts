@@ -1,36 +1,9 @@
 /**
- * Small pieces the phases of decide share (timestamps as status stores them, Event construction, the
- * requeue bounds), and which ControllerRevision is which, for decide and for gather.
+ * Which ControllerRevision is which: the target's current one, and whether two passes saw the same one.
+ * For decide and for the gather adapters alike.
  */
-import { truncate } from '../messages.js';
-import { EventAction } from '../../api/reasons.js';
-import type { PlannedEvent, RevisionRef } from '../../api/types.js';
-import type { RevisionView } from '../observation.js';
-
-/**
- * Timer skew allowance added to every requeue, so we never wake up a hair before a deadline. Node's
- * timers do not fire early by more than a millisecond, so 100 ms is ample and keeps detection within
- * a fraction of a second of the deadline.
- */
-export const REQUEUE_SKEW_MS = 100;
-/** Never requeue sooner than this: a ≤ 0 delay while caches catch up would spin. */
-export const MIN_REQUEUE_MS = 500;
-
-/** Status timestamps: RFC 3339 with milliseconds. */
-export const iso = (ms: number): string => new Date(ms).toISOString();
-/** A status timestamp back to ms; undefined stays undefined. */
-export const parseTime = (s: string | undefined): number | undefined => (s ? Date.parse(s) : undefined);
-
-/** An Event; `onTarget` mirrors it on the DaemonSet. Notes are cut to the API server's 1 kB. */
-export function event(
-  type: PlannedEvent['type'],
-  reason: string,
-  note: string,
-  onTarget = true,
-  action: string = EventAction.Observe,
-): PlannedEvent {
-  return { type, reason, note: truncate(note, 1000), action, onTarget };
-}
+import type { RevisionRef } from '../api/types.js';
+import type { RevisionView } from './observation.js';
 
 /**
  * Whether the current revision `cur` is the one the status recorded, `prev`: the same hash and, when
@@ -54,17 +27,10 @@ export function sameRevision(cur: RevisionRef, prev: RevisionRef, revisions: rea
  * template the number an old one already holds; the first of the tie could be the old one. A lower-numbered
  * revision that stores the live template is not taken: it is an old template coming back (an undo, a
  * re-apply), which the controller renumbers to the highest on its next sync, and until then the cache
- * wait (preconditions.ts) sees the mismatch.
+ * wait (decide/settle.ts) sees the mismatch.
  */
 export function currentRevisionOf(revisions: readonly RevisionView[], templateDigest: string | undefined): RevisionView | undefined {
   const newest = revisions[0];
   if (newest === undefined || templateDigest === undefined) return newest;
   return revisions.find((r) => r.revision === newest.revision && r.templateDigest === templateDigest) ?? newest;
-}
-
-/** The earlier of two optional delays. */
-export function sooner(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return Math.min(a, b);
 }
