@@ -146,9 +146,11 @@ async function brokenAtTwo(ns: string): Promise<{ s: StsStatus; p: Map<string, P
       const s = await status(ns);
       const p = await pods(ns);
       const two = p.get('store-2');
-      return two && s.updateRevision && two.revision === s.updateRevision && two.waiting === 'ImagePullBackOff' ? { s, p } : false;
+      // The controller replaces the pod before it writes its status: wait for both.
+      const updated = s.updatedReplicas === 1 && s.updateRevision !== undefined && s.updateRevision !== s.currentRevision;
+      return updated && two?.revision === s.updateRevision && two?.waiting === 'ImagePullBackOff' ? { s, p } : false;
     },
-    { timeoutMs: 90_000, describe: 'store-2 on the broken revision, ImagePullBackOff' },
+    { timeoutMs: 90_000, describe: 'store-2 on the broken revision, ImagePullBackOff, and the status counting it' },
   );
 }
 
@@ -164,9 +166,7 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
     const before = await settled(ns);
     const old = await pods(ns);
     await setImage(ns, BROKEN);
-    const { s, p } = await brokenAtTwo(ns);
-    assert.notEqual(s.currentRevision, s.updateRevision);
-    assert.equal(s.updatedReplicas, 1);
+    const { p } = await brokenAtTwo(ns);
     // The controller waits for store-2: store-0 and store-1 keep their pods and the old revision.
     await holdsFor(
       async () => {
