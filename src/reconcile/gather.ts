@@ -2,8 +2,8 @@
  * Gather: read the informer caches (never the API) and build the plain Observation decide needs,
  * through the adapter of the target's kind (targets/): only the adapters know what a DaemonSet is.
  *
- * Daemon pods and ControllerRevisions are matched to the DaemonSet by controller ownerReference UID,
- * as the DaemonSet controller and `kubectl rollout history` do: labels alone could pick up another
+ * Pods and ControllerRevisions are matched to their target by controller ownerReference UID, as the
+ * workload controllers and `kubectl rollout history` do: labels alone could pick up another
  * controller's pods.
  */
 import type { GuardStatus, TargetKind } from '../api/types.js';
