@@ -183,7 +183,7 @@ export class DaemonSetObserver {
   pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
     const r = this.guardPass.observe(this.cache, { targetName: this.name, prev: status, policy, now });
     // The observer lists every pod of its DaemonSet itself: its cache is never without them.
-    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.daemonSet} are not cached`);
+    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.target} are not cached`);
     // A command keeps its status in memory: it is "persisted" as soon as it is decided. A one-shot command
     // has its own deadline and no informers to relist, so only decide's own cache-wait limit matters,
     // and it writes nothing, so there is no write to hold.

@@ -11,24 +11,14 @@ import type { Observation } from '../domain/observation.js';
 import type { CacheView } from './ports.js';
 import type { TargetMemory } from './targetMemory.js';
 import { observeDaemonSet } from './targets/daemonSet.js';
-import type { PodsPending } from './targets/shared.js';
-
-/** What gather needs of one kind of workload: its observation, built from the caches. */
-type ObserveTarget = (
-  cache: CacheView,
-  targets: TargetMemory,
-  namespace: string,
-  name: string,
-  now: number,
-  status?: Readonly<GuardStatus>,
-) => Observation | PodsPending;
+import type { ObserveTarget, PodsPending } from './targets/shared.js';
 
 /** One adapter per kind: a new kind is one entry here, its adapter in targets/ and its tests. */
 const ADAPTERS: Readonly<Record<TargetKind, ObserveTarget>> = { DaemonSet: observeDaemonSet };
 
 /** For callers whose cache always holds the pods (no `podCache`): the observation itself. */
 export function observationOf(g: Observation | PodsPending): Observation {
-  if (g.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${g.daemonSet} are not cached`);
+  if (g.kind === 'PodsPending') throw new Error(`the pods of ${g.target} are not cached`);
   return g;
 }
 

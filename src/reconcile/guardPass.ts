@@ -20,6 +20,7 @@ import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';
 import { mergePatchDiff } from '../api/mergePatch.js';
 import { gather } from './gather.js';
+import type { PodsPending } from './targets/shared.js';
 import { GuardMemory } from './guardMemory.js';
 import type { CacheView } from './ports.js';
 
@@ -45,12 +46,6 @@ export interface PassInput {
   now: number;
 }
 
-/** The DaemonSet needs its pods and their watch has not listed them yet: nothing is decided. */
-export interface PodsPendingPass {
-  kind: 'PodsPending';
-  daemonSet: string;
-}
-
 export interface DecidedPass {
   kind: 'Decided';
   obs: Observation;
@@ -66,7 +61,8 @@ export interface DecidedPass {
   commit(): void;
 }
 
-export type PassResult = PodsPendingPass | DecidedPass;
+/** The target's pods not listed yet (nothing is decided), or the pass decided. */
+export type PassResult = PodsPending | DecidedPass;
 
 /** Observes guard `memory`'s target in `cache` and decides on it. */
 export function observe(cache: CacheView, memory: GuardMemory, input: PassInput): PassResult {

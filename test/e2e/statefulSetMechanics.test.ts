@@ -140,7 +140,7 @@ async function settled(ns: string): Promise<StsStatus> {
 const setImage = (ns: string, image: string): Promise<unknown> => kubectl(['set', 'image', 'sts/store', `store=${image}`], { ns });
 
 /** Waits until `store-2` runs the update revision and waits pulling its image. */
-async function brokenAtTwo(ns: string): Promise<{ s: StsStatus; p: Map<string, PodRow> }> {
+async function brokenAtTwo(ns: string): Promise<Map<string, PodRow>> {
   return waitFor(
     async () => {
       const s = await status(ns);
@@ -148,7 +148,7 @@ async function brokenAtTwo(ns: string): Promise<{ s: StsStatus; p: Map<string, P
       const two = p.get('store-2');
       // The controller replaces the pod before it writes its status: wait for both.
       const updated = s.updatedReplicas === 1 && s.updateRevision !== undefined && s.updateRevision !== s.currentRevision;
-      return updated && two?.revision === s.updateRevision && two?.waiting === 'ImagePullBackOff' ? { s, p } : false;
+      return updated && two?.revision === s.updateRevision && two?.waiting === 'ImagePullBackOff' ? p : false;
     },
     { timeoutMs: 90_000, describe: 'store-2 on the broken revision, ImagePullBackOff, and the status counting it' },
   );
@@ -166,7 +166,7 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
     const before = await settled(ns);
     const old = await pods(ns);
     await setImage(ns, BROKEN);
-    const { p } = await brokenAtTwo(ns);
+    const p = await brokenAtTwo(ns);
     // The controller waits for store-2: store-0 and store-1 keep their pods and the old revision.
     await holdsFor(
       async () => {
@@ -205,7 +205,7 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
     await apply(statefulSet({ ns, pool: pool.name, policy: 'Parallel' }));
     const before = await settled(ns);
     await setImage(ns, BROKEN);
-    const { p } = await brokenAtTwo(ns);
+    const p = await brokenAtTwo(ns);
     await kubectl(['rollout', 'undo', 'sts/store'], { ns });
     const done = await settled(ns);
     assert.equal(done.currentRevision, before.currentRevision);

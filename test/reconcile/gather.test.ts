@@ -218,12 +218,12 @@ describe('gather: pods only where they are needed', () => {
     const asked: string[] = [];
     assert.deepEqual(gather(withCache(2, 'off', asked, 1), new TargetMemory(), 'ns', D, NOW, {}), {
       kind: 'PodsPending',
-      daemonSet: 'd',
+      target: 'd',
     });
     assert.deepEqual(asked, ['ns/d']);
     assert.deepEqual(gather(withCache(2, 'syncing', [], 1), new TargetMemory(), 'ns', D, NOW, {}), {
       kind: 'PodsPending',
-      daemonSet: 'd',
+      target: 'd',
     });
   });
 

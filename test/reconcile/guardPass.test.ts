@@ -84,7 +84,7 @@ describe('GuardPass', () => {
       policy: POLICY,
       now: NOW,
     });
-    assert.deepEqual(r, { kind: 'PodsPending', daemonSet: 'd' });
+    assert.deepEqual(r, { kind: 'PodsPending', target: 'd' });
     assert.deepEqual(wanted, ['ns/d']);
   });
 

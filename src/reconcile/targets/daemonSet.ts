@@ -8,11 +8,10 @@ import { currentRevisionOf } from '../../domain/revisions.js';
 import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
 import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';
-import type { DaemonSetUndoRecord, GuardStatus } from '../../api/types.js';
+import type { DaemonSetUndoRecord } from '../../api/types.js';
 import type { NodeView, Observation, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import type { TargetMemory } from '../targetMemory.js';
-import { deletionOf, latestWarning, peersOf, podView, revisionsOf, type PodsPending } from './shared.js';
+import { deletionOf, latestWarning, peersOf, podView, revisionsOf, type ObserveTarget } from './shared.js';
 
 /** The undo record annotation, or undefined when absent or not ours to read (malformed). */
 function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
@@ -63,19 +62,8 @@ export function settledCountersOf(ds: Readonly<SlimDaemonSet>): SettledCounters 
   };
 }
 
-/**
- * Builds the observation for the DaemonSet `namespace/name` at time `now`, naming the nodes that left
- * since the baseline of `targets` (the guard's target memory). `status` is the guard's previous status:
- * while it follows a rollout the pods are needed whatever the counters say.
- */
-export function observeDaemonSet(
-  cache: CacheView,
-  targets: TargetMemory,
-  namespace: string,
-  name: string,
-  now: number,
-  status?: Readonly<GuardStatus>,
-): Observation | PodsPending {
+/** The DaemonSet's observation (see ObserveTarget): its units are nodes, judged against its placement. */
+export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name, now, status) => {
   const ds = cache.daemonSet(namespace, name);
   if (!ds || !ds.metadata.uid) {
     targets.forget();
@@ -94,7 +82,7 @@ export function observeDaemonSet(
   // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
   if (needsPods(view, [status]) && podCache !== 'synced') {
     cache.wantPods?.(namespace, name);
-    return { kind: 'PodsPending', daemonSet: name };
+    return { kind: 'PodsPending', target: name };
   }
   const fromCounters = podCache !== 'synced';
   const { nodes, known } = nodeViews(cache, ds, fromCounters ? new Map() : podsByNode(cache, view, now));
@@ -111,7 +99,7 @@ export function observeDaemonSet(
   const skew = cache.clockSkewMs?.();
   if (skew !== undefined) obs.clockSkewMs = skew;
   return obs;
-}
+};
 
 /** The DaemonSet as decide reads it: counters, strategy, template, owner, undo record, latest Warning. */
 function daemonSetView(cache: CacheView, ds: Readonly<SlimDaemonSet>, namespace: string, name: string, uid: string): TargetView {

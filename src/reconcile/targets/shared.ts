@@ -4,17 +4,34 @@
  * that explain a pod, the other guards of the same target, and whether the target is being deleted.
  */
 import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
-import type { GuardPeer, PodView, RevisionView, WarningView } from '../../domain/observation.js';
+import type { GuardStatus } from '../../api/types.js';
+import type { GuardPeer, Observation, PodView, RevisionView, WarningView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
+import type { TargetMemory } from '../targetMemory.js';
 
 /**
- * The DaemonSet needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
+ * The target needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
  * decided from half a picture: the pass ends, and the watch's first list enqueues the guard again.
  */
 export interface PodsPending {
   kind: 'PodsPending';
-  daemonSet: string;
+  /** The target's name. */
+  target: string;
 }
+
+/**
+ * What a kind's gather adapter does: the observation of target `namespace/name` at time `now`, naming
+ * the units that left since the baseline of `targets` (the guard's target memory). `status` is the
+ * guard's previous status: while it follows a rollout the pods are needed whatever the counters say.
+ */
+export type ObserveTarget = (
+  cache: CacheView,
+  targets: TargetMemory,
+  namespace: string,
+  name: string,
+  now: number,
+  status?: Readonly<GuardStatus>,
+) => Observation | PodsPending;
 
 /** The latest of an object's Warning Events: only the newest explanation is kept per pod or DaemonSet. */
 export function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undefined): WarningView | undefined {
