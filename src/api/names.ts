@@ -18,6 +18,7 @@ export const POLICY_RESOURCE = 'rolloutguardpolicies';
 /** The built-in kinds a guard targets and reads. */
 export const APPS_API_VERSION = 'apps/v1';
 export const DAEMONSET_KIND = 'DaemonSet';
+export const STATEFULSET_KIND = 'StatefulSet';
 export const EVENTS_API_VERSION = 'events.k8s.io/v1';
 /** Leader election's Lease, and the reviews behind `--metrics-secure`. */
 export const COORDINATION_API_VERSION = 'coordination.k8s.io/v1';

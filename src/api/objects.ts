@@ -7,7 +7,7 @@
  * Cached objects are shared by every reader: never mutate them (readers take them Readonly).
  */
 import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './names.js';
-import type { StallAction, Condition, GuardSpec, GuardStatus, TemplateFacets } from './types.js';
+import type { StallAction, Condition, GuardSpec, GuardStatus, TargetKind, TemplateFacets } from './types.js';
 
 export interface Meta {
   name: string;
@@ -36,7 +36,7 @@ export interface SlimGuard {
    * targetRef is absent on a guard with a selector (the CRD allows exactly one of the two); such a guard
    * never reaches the guard reconciler (see isSelectorGuard).
    */
-  spec: Partial<GuardSpec> & { targetRef: { kind: 'DaemonSet'; name: string }; selector?: LabelSelector };
+  spec: Partial<GuardSpec> & { targetRef: { kind: TargetKind; name: string }; selector?: LabelSelector };
   status?: GuardStatus;
 }
 
@@ -64,6 +64,35 @@ export interface SlimDaemonSet {
     numberReady: number;
     numberAvailable: number;
     numberMisscheduled: number;
+  };
+}
+
+/**
+ * A StatefulSet as cached: what its rollout is tracked by. Its units are ordinals: pod `<name>-<i>` for
+ * each i below spec.replicas.
+ */
+export interface SlimStatefulSet {
+  metadata: Meta;
+  spec: {
+    replicas: number;
+    selector?: LabelSelector;
+    podManagementPolicy: 'OrderedReady' | 'Parallel';
+    updateStrategy: { type: string; rollingUpdate?: { partition?: number; maxUnavailable?: string | number } };
+    minReadySeconds: number;
+    images: string[];
+    /** A digest of spec.template, to tell which ControllerRevision stores the live template. */
+    templateDigest?: string;
+  };
+  status: {
+    observedGeneration: number;
+    replicas: number;
+    readyReplicas: number;
+    currentReplicas: number;
+    updatedReplicas: number;
+    availableReplicas: number;
+    /** The ControllerRevision names (`<name>-<hash>`) of the ordinals below and at or above the partition. */
+    currentRevision?: string;
+    updateRevision?: string;
   };
 }
 
@@ -170,7 +199,12 @@ export function guardRef(namespace: string, name: string, uid?: string): ObjectR
 
 /** The reference to a DaemonSet used in Events. */
 export function daemonSetRef(namespace: string, name: string, uid?: string): ObjectRef {
-  return { apiVersion: APPS_API_VERSION, kind: DAEMONSET_KIND, name, namespace, ...(uid ? { uid } : {}) };
+  return workloadRef(DAEMONSET_KIND, namespace, name, uid);
+}
+
+/** The reference to a guard's target (a DaemonSet or a StatefulSet) used in Events. */
+export function workloadRef(kind: TargetKind, namespace: string, name: string, uid?: string): ObjectRef {
+  return { apiVersion: APPS_API_VERSION, kind, name, namespace, ...(uid ? { uid } : {}) };
 }
 
 // Shapes the slim objects share with the rules that read them.

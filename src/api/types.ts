@@ -22,7 +22,6 @@ export const GUARD_STATES = [
 /** What became of a guard's latest undo (status.lastUndo.result). */
 export const UNDO_RESULTS = ['Pending', 'Applied', 'Complete', 'Failed', 'RollbackStalled'] as const;
 export type UndoResult = (typeof UNDO_RESULTS)[number];
-/** One of {@link GUARD_STATES}. */
 export type GuardState = (typeof GUARD_STATES)[number];
 
 /**
@@ -64,7 +63,7 @@ export type StallAction = 'Report' | 'Undo';
 
 /** `spec` of a RolloutGuard, after API-server defaulting. */
 export interface GuardSpec {
-  targetRef: { apiVersion?: 'apps/v1'; kind: 'DaemonSet'; name: string };
+  targetRef: { apiVersion?: 'apps/v1'; kind: TargetKind; name: string };
   suspectAfterSeconds: number;
   progressDeadlineSeconds: number;
   onStall: {
@@ -79,13 +78,11 @@ export interface GuardSpec {
   suspend: boolean;
 }
 
-/** The kinds of workload a guard can target, as its targetRef names them. */
-export type TargetKind = GuardSpec['targetRef']['kind'];
+/** The kinds a guard can target (targetRef.kind; the CRD's enum lists the same). */
+export const TARGET_KINDS = ['DaemonSet', 'StatefulSet'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
 
-/**
- * A guard spec as stored or generated: every field but targetRef may be left out (the CRD defaults and
- * `withDefaults` in src/api/defaults.ts fill them in).
- */
+/** A guard spec as stored or generated: only targetRef is required (the CRD and api/defaults.ts fill in the rest). */
 export type GuardSpecInput = Omit<Partial<GuardSpec>, 'targetRef' | 'onStall'> & {
   targetRef: GuardSpec['targetRef'];
   onStall?: Partial<GuardSpec['onStall']>;
@@ -116,9 +113,11 @@ export interface GenerationStatus {
   ready: number;
 }
 
-/** A node where the daemon pod of the rollout's target revision is not available. */
+/** A unit (a node; a StatefulSet's ordinal) where the pod of the rollout's target revision is not available. */
 export interface BlockedNode {
+  /** The unit: a node, or a StatefulSet's ordinal named by its pod (`host` is then the pod's node). */
   node: string;
+  host?: string;
   pod?: string;
   revision?: number;
   hash?: string;
@@ -133,9 +132,10 @@ export interface BlockedNode {
   comparison?: string;
 }
 
-/** A node that should run the daemon pod but has no pod running. */
+/** A unit that should run a pod but has none running. */
 export interface EmptyNode {
   node: string;
+  host?: string;
   reason: string;
   message: string;
   owner?: FaultOwner;
@@ -144,7 +144,7 @@ export interface EmptyNode {
   comparison?: string;
 }
 
-/** A node whose pod of the previous revision was not available when the rollout started, and why. */
+/** A unit whose pod of the previous revision was not available as the rollout started, and why. */
 export interface UnavailableAtStart {
   node: string;
   cause: CauseClass;

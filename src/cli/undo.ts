@@ -2,7 +2,7 @@
  * `rollout-guard undo rg/NAME | NAME | ds/NAME [-n NS] [--dry-run]`: the undo the operator makes, made
  * now, by a person. The DaemonSet is observed with the one observer and judged by decide with the guard's
  * spec in Undo mode without delay, over the guard's status (undoPlan.ts); the undo goes through the
- * operator's own port (k8s/daemonSetUndo.ts), with all its re-checks, and writes the DaemonSet's undo
+ * operator's own port (k8s/templateUndo.ts), with all its re-checks, and writes the DaemonSet's undo
  * record annotation in the same patch as the template, so neither the operator nor any guard undoes that
  * revision again, and none restores it as if it were good.
  *
@@ -23,7 +23,7 @@ import type { SlimGuard } from '../api/objects.js';
 import { isNotFound, summarizeError } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { guardsPath } from '../k8s/apiPaths.js';
-import { DaemonSetUndo } from '../k8s/daemonSetUndo.js';
+import { TemplateUndo } from '../k8s/templateUndo.js';
 import type { Connection } from '../k8s/kubeConfig.js';
 import { slimGuard } from '../k8s/slim.js';
 import type { ReconcilerPorts } from '../reconcile/ports.js';
@@ -79,7 +79,7 @@ export function parseUndoArgs(args: readonly string[]): UndoOptions {
   return opts;
 }
 
-/** The port undo writes through: the operator's (k8s/daemonSetUndo.ts), or a fake in tests. */
+/** The port undo writes through: the operator's (k8s/templateUndo.ts), or a fake in tests. */
 export type UndoPort = Pick<ReconcilerPorts, 'undo' | 'dryRun'>;
 
 /** The guards of the namespace, slim. */
@@ -168,7 +168,7 @@ export async function undo(
   const where = `DaemonSet ${r.namespace}/${r.name} (RolloutGuard ${guard.metadata.name})`;
   if (opts.dryRun) {
     io.out(`would undo ${where}: ${v.summary}, from ControllerRevision ${r.toRevisionName}`);
-    const d = await port.dryRun(r.namespace, r.name, r.toRevisionName);
+    const d = await port.dryRun(r.kind, r.namespace, r.name, r.toRevisionName);
     if (d.kind === 'Accepted') {
       io.out('server-side dry run: accepted (nothing was changed)');
       return ExitCode.Ok;
@@ -196,7 +196,7 @@ export async function runUndo(args: readonly string[]): Promise<number> {
     return await undo(
       { ...opts, namespace },
       client,
-      new DaemonSetUndo(client),
+      new TemplateUndo(client),
       () => systemClock.now(),
       stderrLogger('rollout-guard-undo'),
       io,

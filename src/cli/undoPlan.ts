@@ -62,7 +62,7 @@ export function judgeUndo(
     const summary = `restore ${to} in place of ${state.toLowerCase()} ${from}${nodes !== undefined ? ` on ${nodes} node(s)` : ''}`;
     const withoutVerdict = withoutOperatorVerdict(operator, a.fromHash);
     if (withoutVerdict) return refused(withoutVerdict);
-    return { kind: 'Undo', request: undoRequest(target.namespace, target.name, a), summary };
+    return { kind: 'Undo', request: undoRequest('DaemonSet', target.namespace, target.name, a), summary };
   }
   // Another guard in charge of the DaemonSet, or this one suspended: the operator acts on nothing.
   if (state === 'Conflict') return refused(`undo refused (Conflict): ${s.message ?? 'another guard is in charge of the DaemonSet'}`);

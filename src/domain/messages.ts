@@ -3,8 +3,33 @@
  * revisions and the kubectl column that shows the problem, so the reader can check it without us.
  */
 import { CAUSE_HINT } from './causes.js';
-import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef } from '../api/types.js';
+import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef, TargetKind } from '../api/types.js';
 import type { TargetView } from './observation.js';
+
+/**
+ * `n` of a target's units as sentences count them: a DaemonSet's nodes, a StatefulSet's pods (one per
+ * ordinal). "3 nodes", "1 pod".
+ */
+export function units(kind: TargetKind, n: number): string {
+  return `${n} ${kind === 'DaemonSet' ? 'node' : 'pod'}${n === 1 ? '' : 's'}`;
+}
+
+/** The unit word alone: "node(s)" or "pod(s)". */
+export function unitWord(kind: TargetKind, plural = true): string {
+  return `${kind === 'DaemonSet' ? 'node' : 'pod'}${plural ? 's' : ''}`;
+}
+
+/**
+ * For a StatefulSet whose partition holds ordinals on another revision: "1 pod on revision 2 (…), 2 pods
+ * on revision 1 (…), 3/3 available; it waits at partition 2: ordinals 0–1 keep their revision until the
+ * partition is lowered". Undefined for anything else (no partition, or every ordinal on one revision).
+ */
+export function heldAtPartition(target: TargetView, gens: readonly GenerationStatus[]): string | undefined {
+  const p = target.partition;
+  if (p === undefined || p <= 0 || gens.length <= 1) return undefined;
+  const held = p === 1 ? 'ordinal 0 keeps its' : `ordinals 0–${p - 1} keep their`;
+  return `${describeGenerations(gens, target.kind)}, ${target.available}/${target.desired} available; it waits at partition ${p}: ${held} revision until the partition is lowered`;
+}
 
 /** "revision 3 (5d8f9c7b4)" or "hash 5d8f9c7b4" when the number is unknown. */
 export function fmtRev(r: RevisionRef | undefined): string {
@@ -41,13 +66,14 @@ export function describeLeft(left: readonly LeftNode[]): string {
   return list(left.map((l) => `${l.node} (${l.reason})`));
 }
 
-/** "2 nodes on revision 1, 1 node on revision 2". */
-export function describeGenerations(gens: readonly GenerationStatus[]): string {
-  return gens.map((g) => `${g.nodes} node${g.nodes === 1 ? '' : 's'} on ${fmtRev(g)}`).join(', ');
+/** "2 nodes on revision 1, 1 node on revision 2" (pods, for a StatefulSet). */
+export function describeGenerations(gens: readonly GenerationStatus[], kind: TargetKind = 'DaemonSet'): string {
+  return gens.map((g) => `${units(kind, g.nodes)} on ${fmtRev(g)}`).join(', ');
 }
 
-/** The kubectl get ds columns as a user sees them. */
+/** The kubectl get columns of the target as a user sees them. */
 export function dsColumns(target: TargetView): string {
+  if (target.kind === 'StatefulSet') return `kubectl get sts shows READY ${target.ready}/${target.desired}`;
   return `kubectl get ds shows DESIRED ${target.desired}, READY ${target.ready}, UP-TO-DATE ${target.updated}, AVAILABLE ${target.available}`;
 }
 
@@ -80,29 +106,31 @@ export function attributionSentence(args: {
         return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
       if (mine[0]?.comparison)
         return `The new revision is at fault on ${names}: ${mine[0].comparison}. An undo would restore the previous one.`;
+      if (args.target.kind !== 'DaemonSet')
+        return `The new revision itself fails on ${names}, on a Ready node: the revision is at fault, and an undo would restore the previous one.`;
       return `The new revision itself fails on Ready node${mine.length === 1 ? '' : 's'} ${names}: the revision is at fault, and an undo would restore the previous one.`;
     case 'Node': {
       if (mine.length === 0)
         return `${describeLeft(args.left ?? [])} changed during the rollout (a taint or label on the node): the nodes, not the revision, are at fault; an undo would not help.`;
       const first = mine[0]!;
       if (first.comparison)
-        return `${names}: ${first.comparison}. The rollout waits for ${mine.length === 1 ? 'the node' : 'the nodes'}; an undo would not help (kubectl describe node ${first.node}).`;
+        return `${names}: ${first.comparison}. The rollout waits for ${mine.length === 1 ? 'the node' : 'the nodes'}; an undo would not help (kubectl describe node ${first.host ?? first.node}).`;
       // "node is Unknown (Kubelet stopped posting node status.)": the node's own words, without what the
       // pod or the targets add after the semicolon.
       const what = truncate(first.message.split('; ')[0] ?? first.message, 160);
       const one = mine.length === 1;
-      return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.node}).`;
+      return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.host ?? first.node}).`;
     }
     case 'ControlPlane':
       if (args.cause === 'ControllerNotObserving')
         return 'The control plane is at fault: is kube-controller-manager running and leading? The guard waits for it; an undo would not help, nothing would carry it out.';
       if (args.cause === 'SchedulerNotActing')
         return `No scheduler has looked at the new pod${mine.length === 1 ? '' : 's'} on ${names}: is kube-scheduler running? An undo would not help.`;
-      return `No node is blocked: the remaining nodes still run the old revision and wait for the DaemonSet controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
+      return `No ${unitWord(args.target.kind, false)} is blocked: the remaining ${unitWord(args.target.kind)} still run the old revision and wait for the ${args.target.kind} controller to replace their pods (kube-controller-manager slow or down). An undo would not help.`;
     case 'Configuration':
       if (mine[0]?.comparison) return `${names}: ${mine[0].comparison}. An undo would not help.`;
       if (mine.length === 0)
-        return 'The configuration around the DaemonSet, not the revision, refuses the new pods (see above). An undo would not help.';
+        return `The configuration around the ${args.target.kind}, not the revision, refuses the new pods (see above). An undo would not help.`;
       return `${names}: the namespace's configuration refuses the new pod (${truncate(mine[0]!.message, 200)}). An undo would not help: the old revision needs the same room.`;
     case 'ConfiguredWait':
       return `${names} only wait${mine.length === 1 ? 's' : ''} out a configured delay (minReadySeconds ${args.target.minReadySeconds}, or a termination grace period): not a stall.`;
@@ -142,11 +170,11 @@ export function stallSentence(args: {
     if (args.left.length > 0 && args.target.desired < args.desiredAtStart)
       why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}: ${describeLeft(args.left)} left the targets`;
   } else if (args.refusal) {
-    why = `no node is blocked, but the DaemonSet controller cannot create the new pods: ${args.refusal}`;
+    why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller cannot create the new pods: ${args.refusal}`;
   } else {
-    why = 'no node is blocked, but the DaemonSet controller reports no progress';
+    why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller reports no progress`;
   }
-  const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens)}` : '';
+  const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens, args.target.kind)}` : '';
   const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.target)}.`;
   if (!args.owner) return base;
   return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, target: args.target, left: args.left, rollback: args.rollback === true })}`;

@@ -40,10 +40,20 @@ export interface PodView {
   createdAt: string;
 }
 
-/** One node that runs, or should run, the daemon pod. */
+/**
+ * One unit of the target: what runs, or should run, one pod of it. A DaemonSet's units are nodes; a
+ * StatefulSet's are ordinals, named by their pod (`web-2`), the name every ordinal's pod keeps.
+ */
 export interface NodeView {
+  /** The unit's name: the node's for a DaemonSet, the ordinal's pod's for a StatefulSet. */
   node: string;
-  /** Absent when the node is not known (deleted) or in tests that do not care. */
+  /** A StatefulSet's unit: its ordinal, and the node its newest pod runs on (absent while unscheduled). */
+  ordinal?: number;
+  host?: string;
+  /**
+   * The health of the node the unit's pod runs on (for a DaemonSet, of the unit itself). Absent when the
+   * node is not known (deleted, or no pod scheduled yet) or in tests that do not care.
+   */
   health?: NodeHealth;
   /** Whether the node is eligible for the current template (NodeShouldRunDaemonPod, as far as we evaluate it). */
   eligible: boolean;
@@ -73,7 +83,11 @@ export interface WarningView {
   at: string;
 }
 
-/** The DaemonSet as observed through the cache. */
+/**
+ * The target as observed through the cache, in the counters of a DaemonSet's status: `desired` units,
+ * `current` with a pod, `updated` to the live template, `ready` and `available`. A StatefulSet's
+ * adapter counts the same of its ordinals (targets/statefulSet.ts).
+ */
 export interface TargetView {
   /** The kind of workload: what its units are (a DaemonSet's are nodes) and which adapter observed it. */
   kind: TargetKind;
@@ -100,6 +114,14 @@ export interface TargetView {
   templateDigest?: string;
   undoOptOut: boolean;
   images: string[];
+  /**
+   * A StatefulSet's rollingUpdate.partition while it holds ordinals on another revision (its status's
+   * currentRevision is not its updateRevision): the ordinals below it keep their revision, and a rollout
+   * that updated every ordinal from it up is done for now (they count as updated).
+   */
+  partition?: number;
+  /** A StatefulSet's podManagementPolicy. */
+  podManagement?: 'OrderedReady' | 'Parallel';
   /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */
   owner?: { kind: string; name: string };
   /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */

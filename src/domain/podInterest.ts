@@ -17,15 +17,20 @@
 import type { TargetView } from './observation.js';
 import type { GuardStatus } from '../api/types.js';
 
-/** The DaemonSet status counters the predicate reads. */
+/** The status counters the predicate reads (a DaemonSet's, or a StatefulSet's in its terms). */
 export type SettledCounters = Pick<
   TargetView,
-  'generation' | 'observedGeneration' | 'desired' | 'current' | 'updated' | 'ready' | 'available' | 'misscheduled'
+  'generation' | 'observedGeneration' | 'desired' | 'current' | 'updated' | 'ready' | 'available' | 'misscheduled' | 'partition'
 >;
 
-/** Every node the controller targets runs an updated, ready, available pod of the observed spec, and no other node runs one. */
+/**
+ * Every unit the controller targets runs an updated, ready, available pod of the observed spec, and no
+ * other unit runs one. A partition holding ordinals on another revision is never settled: the counters
+ * cannot say which ordinal runs which revision, the pods can.
+ */
 export function countersSettled(c: SettledCounters): boolean {
   return (
+    c.partition === undefined &&
     c.observedGeneration >= c.generation &&
     c.current === c.desired &&
     c.updated >= c.desired &&

@@ -43,6 +43,11 @@ function newestPod(pods: readonly PodView[]): PodView | undefined {
   return out;
 }
 
+/** Why a unit has no pod, in its own terms: a node without its daemon pod, an ordinal without its pod. */
+function noPodMessage(n: Readonly<NodeView>): string {
+  return n.ordinal === undefined ? 'no daemon pod exists on this node' : `no pod exists for ordinal ${n.ordinal}`;
+}
+
 /**
  * Computes the split for `targetHash` (the revision the DaemonSet is rolling to). Without a target hash
  * (the controller has not recorded the revision yet) nothing is blocked: there is nothing to wait for.
@@ -76,11 +81,13 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
 
     if (pods.length === 0) {
       const terminating = n.pods.length > 0;
-      empty.push({
+      const e: EmptyNode = {
         node: n.node,
         reason: terminating ? 'Terminating' : 'NoPod',
-        message: terminating ? 'the old pod is terminating and no new pod exists yet' : 'no daemon pod exists on this node',
-      });
+        message: terminating ? 'the old pod is terminating and no new pod exists yet' : noPodMessage(n),
+      };
+      if (n.host !== undefined) e.host = n.host;
+      empty.push(e);
       continue;
     }
     if (targetHash === undefined) continue;
@@ -94,6 +101,7 @@ export function computeSplit(nodes: readonly NodeView[], revisions: readonly Rev
     if (!pod) continue; // old revision only: waiting its turn, not blocked
     const { reason, message } = podBlockReason(pod);
     const b: BlockedNode = { node: n.node, pod: pod.name, hash: pod.hash, reason, message };
+    if (n.host !== undefined) b.host = n.host;
     if (pod.restartCount > 0) b.restarts = pod.restartCount;
     const rev = revByHash.get(pod.hash);
     if (rev !== undefined) b.revision = rev;

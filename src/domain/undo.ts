@@ -12,7 +12,7 @@ import { setCondition } from './conditions.js';
 import type { PlannedAction } from './decision.js';
 import { fmtRev, truncate } from './messages.js';
 import { EventAction, Reason } from '../api/reasons.js';
-import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent } from '../api/types.js';
+import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent, type TargetKind } from '../api/types.js';
 
 /** `list` with `hash` last, once, keeping the newest {@link UNDONE_HISTORY_CAP}. */
 export function withUndone(list: readonly string[] | undefined, hash: string): string[] {
@@ -26,8 +26,9 @@ export function undoneOn(rec: Readonly<Partial<DaemonSetUndoRecord>> | undefined
   return typeof rec.from === 'string' && !list.includes(rec.from) ? [...list, rec.from] : list;
 }
 
-/** An undo as reconcile asks for it: restore `toRevisionName`'s template on DaemonSet `namespace/name`. */
+/** An undo as reconcile asks for it: restore `toRevisionName`'s template on `kind` `namespace/name`. */
 export interface UndoRequest {
+  kind: TargetKind;
   namespace: string;
   name: string;
   toRevisionName: string;
@@ -42,11 +43,17 @@ export interface UndoRequest {
 }
 
 /**
- * The request an Undo action of decide's plan is sent as, for DaemonSet `namespace/name`: the operator's
- * act step and `rollout-guard undo` send the same one, re-checks and record included.
+ * The request an Undo action of decide's plan is sent as, for target `kind` `namespace/name`: the
+ * operator's act step and `rollout-guard undo` send the same one, re-checks and record included.
  */
-export function undoRequest(namespace: string, name: string, action: Extract<PlannedAction, { kind: 'Undo' }>): UndoRequest {
+export function undoRequest(
+  kind: TargetKind,
+  namespace: string,
+  name: string,
+  action: Extract<PlannedAction, { kind: 'Undo' }>,
+): UndoRequest {
   const req: UndoRequest = {
+    kind,
     namespace,
     name,
     toRevisionName: action.toRevisionName,

@@ -12,14 +12,16 @@
  * daemonsets`, which already lets the operator put any template on every node; without it the answer is
  * NotVerified, said in status, and no undo is made on the strength of the refusal alone.
  */
-import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
+import { HASH_LABEL } from '../api/names.js';
+import type { TargetKind } from '../api/types.js';
 import { errorMessage } from '../reconcile/portErrors.js';
 import { truncate } from '../domain/messages.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import { type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
-import { controllerRevisionsPath, daemonSetsPath, podsPath } from './apiPaths.js';
-import { checkRevision } from './daemonSetUndo.js';
+import { controllerRevisionsPath, podsPath } from './apiPaths.js';
+import { checkRevision } from './templateUndo.js';
+import { WORKLOAD_API } from './workloadApi.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
@@ -30,22 +32,28 @@ const RBAC_DENIED = /cannot create resource "pods"/;
 export class AdmissionCheck {
   constructor(private readonly client: ApiClient) {}
 
-  /** Dry-runs a pod of ControllerRevision `revisionName` of DaemonSet `namespace/name` on `node`. */
-  async compare(namespace: string, name: string, revisionName: string, node: string | undefined): Promise<AdmissionOutcome> {
+  /** Dry-runs a pod of ControllerRevision `revisionName` of target `kind` `namespace/name` on `node`. */
+  async compare(
+    kind: TargetKind,
+    namespace: string,
+    name: string,
+    revisionName: string,
+    node: string | undefined,
+  ): Promise<AdmissionOutcome> {
     let revision: any;
     let ds: any;
     try {
       revision = await this.client.request('GET', controllerRevisionsPath(namespace, revisionName));
-      ds = await this.client.request('GET', daemonSetsPath(namespace, name));
+      ds = await this.client.request('GET', WORKLOAD_API[kind].path(namespace, name));
     } catch (e) {
       if (isNotFound(e) || isForbidden(e))
-        return { result: 'NotVerified', message: `could not read ${revisionName} or the DaemonSet: ${errorMessage(e)}` };
+        return { result: 'NotVerified', message: `could not read ${revisionName} or the ${kind}: ${errorMessage(e)}` };
       throw e;
     }
-    const refused = checkRevision(revision, revisionName, String(ds?.metadata?.uid));
+    const refused = checkRevision(revision, revisionName, kind, String(ds?.metadata?.uid));
     if (refused) return { result: 'NotVerified', message: refused };
     try {
-      await this.client.request('POST', podsPath(namespace), { body: podOf(ds, revision, node), query: { dryRun: 'All' } });
+      await this.client.request('POST', podsPath(namespace), { body: podOf(kind, ds, revision, node), query: { dryRun: 'All' } });
       return { result: 'Accepted', message: 'admitted' };
     } catch (e) {
       if (isForbidden(e) && RBAC_DENIED.test(errorMessage(e))) {
@@ -64,12 +72,12 @@ export class AdmissionCheck {
 }
 
 /**
- * The pod the DaemonSet controller would create from the revision on `node`: the revision's template,
- * the hash label, a controller reference to the DaemonSet, and node affinity to the node (as the
- * controller pins daemon pods). blockOwnerDeletion is left out: it needs the right to set finalizers on
- * the DaemonSet, which the operator does not hold.
+ * The pod the workload's controller would create from the revision on `node`: the revision's template,
+ * the hash label, a controller reference to the workload, and node affinity to the node (as the
+ * DaemonSet controller pins daemon pods). blockOwnerDeletion is left out: it needs the right to set
+ * finalizers on the workload, which the operator does not hold.
  */
-export function podOf(ds: any, revision: any, node: string | undefined): Record<string, unknown> {
+export function podOf(kind: TargetKind, ds: any, revision: any, node: string | undefined): Record<string, unknown> {
   const template = revision?.data?.spec?.template ?? {};
   const meta = template.metadata ?? {};
   const spec = structuredClone(template.spec ?? {});
@@ -89,11 +97,9 @@ export function podOf(ds: any, revision: any, node: string | undefined): Record<
     metadata: {
       generateName: `${String(ds?.metadata?.name ?? 'daemon')}-`,
       namespace: ds?.metadata?.namespace,
-      labels: { ...(meta.labels ?? {}), [HASH_LABEL]: String(revision?.metadata?.labels?.[HASH_LABEL] ?? '') },
+      labels: { ...(meta.labels ?? {}), [HASH_LABEL]: WORKLOAD_API[kind].podRevisionLabel(revision) },
       ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
-      ownerReferences: [
-        { apiVersion: 'apps/v1', kind: DAEMONSET_KIND, name: ds?.metadata?.name, uid: ds?.metadata?.uid, controller: true },
-      ],
+      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: ds?.metadata?.name, uid: ds?.metadata?.uid, controller: true }],
     },
     spec,
   };

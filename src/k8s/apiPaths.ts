@@ -42,6 +42,10 @@ export function daemonSetsPath(namespace?: string, name?: string): string {
   return resourcePath(APPS_API_VERSION, 'daemonsets', namespace, name);
 }
 
+export function statefulSetsPath(namespace?: string, name?: string): string {
+  return resourcePath(APPS_API_VERSION, 'statefulsets', namespace, name);
+}
+
 export function controllerRevisionsPath(namespace?: string, name?: string): string {
   return resourcePath(APPS_API_VERSION, 'controllerrevisions', namespace, name);
 }

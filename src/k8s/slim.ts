@@ -11,6 +11,7 @@ import {
   HASH_LABEL,
   IGNORE_ANNOTATION,
   NOT_READY_TAINT,
+  STATEFULSET_KIND,
   TEMPLATE_GENERATION_ANNOTATION,
   UNDO_OPT_OUT_ANNOTATION,
   UNDO_RECORD_ANNOTATION,
@@ -36,7 +37,7 @@ import { canonicalTemplate } from '../domain/undo.js';
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
 
-function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?: boolean } = {}): Meta {
+export function meta(m: any, keep: { labels?: boolean; annotations?: string[]; owners?: boolean } = {}): Meta {
   const out: Meta = { name: m?.name ?? '' };
   if (m?.namespace) out.namespace = m.namespace;
   if (m?.uid) out.uid = m.uid;
@@ -67,7 +68,7 @@ function digest(text: string, chars: number): string {
  * The same digest for a DaemonSet's live template and for the template its ControllerRevision stores
  * (16 hex characters per object instead of either template). About 16 µs per DaemonSet event.
  */
-function templateDigest(template: unknown): string {
+export function templateDigest(template: unknown): string {
   return digest(canonicalTemplate(template), 16);
 }
 
@@ -150,6 +151,20 @@ function markedNotReady(raw: any, conds: any[]): boolean {
   return gates.every((g) => status(String(g?.conditionType ?? '')) === 'True');
 }
 
+/**
+ * The revision hash of a pod. A daemon pod's `controller-revision-hash` label holds the hash; a
+ * StatefulSet pod's holds its ControllerRevision's name, `<statefulset>-<hash>`: both are read as the hash,
+ * as the ControllerRevisions are (slimRevision).
+ */
+function podHash(m: any): string {
+  const label = String(m?.labels?.[HASH_LABEL] ?? '');
+  const owner = Array.isArray(m?.ownerReferences)
+    ? m.ownerReferences.find((o: any) => o?.controller === true && o?.kind === STATEFULSET_KIND)
+    : undefined;
+  const prefix = owner ? `${String(owner.name)}-` : undefined;
+  return prefix !== undefined && label.startsWith(prefix) ? label.slice(prefix.length) : label;
+}
+
 export function slimPod(raw: any): SlimPod {
   const st = raw?.status ?? {};
   const conds: any[] = st.conditions ?? [];
@@ -162,7 +177,7 @@ export function slimPod(raw: any): SlimPod {
   const out: SlimPod = {
     metadata: meta(raw?.metadata, { owners: true }),
     scheduled: Boolean(raw?.spec?.nodeName),
-    hash: raw?.metadata?.labels?.[HASH_LABEL] ?? '',
+    hash: podHash(raw?.metadata),
     images: (raw?.spec?.containers ?? []).map((c: any) => String(c?.image ?? '')),
     phase: st.phase ?? '',
     ready: readyCond?.status === 'True',

@@ -17,15 +17,18 @@ import type {
   SlimPod,
   SlimPolicy,
   SlimRevision,
+  SlimStatefulSet,
   PolicyStatus,
 } from '../api/objects.js';
-import type { Announcement, GuardSpecInput, GuardStatus } from '../api/types.js';
+import type { Announcement, GuardSpecInput, GuardStatus, TargetKind } from '../api/types.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
   daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
+  /** Optional: without it no StatefulSet is known (a guard of one sees its target missing). */
+  statefulSet?(namespace: string, name: string): Readonly<SlimStatefulSet> | undefined;
   /** Pods whose controller owner has this UID. */
   podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
   /** ControllerRevisions whose controller owner has this UID. */
@@ -35,19 +38,19 @@ export interface CacheView {
    * Warning Events about `kind` `namespace/name` (FailedCreate on a DaemonSet; FailedMount, sandbox
    * failures on a pod). Optional: without it no cause is read from Events.
    */
-  warningsFor?(kind: 'DaemonSet' | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
-  /** Guards whose targetRef names DaemonSet `namespace/name` (optional: tests of one guard omit it). */
-  guardsTargeting?(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
+  warningsFor?(kind: TargetKind | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
+  /** Guards whose targetRef names `kind` `namespace/name` (optional: tests of one guard omit it). */
+  guardsTargeting?(kind: TargetKind, namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
   /** API server time − local time, ms, estimated from responses already received (no request of its own). */
   clockSkewMs?(): number | undefined;
   /**
-   * Whether the pods of DaemonSet `namespace/name` (this UID) are cached: `synced` (listed and watched),
-   * `syncing` (the watch is starting) or `off`. Optional: without it pods are always cached (tests, the
-   * check command, which lists them).
+   * Whether the pods of target `kind` `namespace/name` (this UID) are cached: `synced` (listed and
+   * watched), `syncing` (the watch is starting) or `off`. Optional: without it pods are always cached
+   * (tests, the check command, which lists them).
    */
-  podCache?(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
-  /** Asks for the pods of DaemonSet `namespace/name` to be watched: gather needs them and they are not cached. */
-  wantPods?(namespace: string, name: string): void;
+  podCache?(kind: TargetKind, namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off';
+  /** Asks for the pods of target `kind` `namespace/name` to be watched: gather needs them and they are not cached. */
+  wantPods?(kind: TargetKind, namespace: string, name: string): void;
   /**
    * When `namespace` began terminating, if it is: from the namespace cache where the operator has one,
    * else from the API server refusing to create an Event there for that reason. Optional: without it no
@@ -64,12 +67,18 @@ export interface ReconcilerPorts {
   /** Announces Events; returns the ids now known to exist (see announcements.ts). Never throws for an Event. */
   emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
   undo(req: UndoRequest): Promise<UndoOutcome>;
-  dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+  dryRun(kind: TargetKind, namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
   /**
-   * A server-side dry run of a pod of ControllerRevision `revisionName` of DaemonSet `namespace/name`
+   * A server-side dry run of a pod of ControllerRevision `revisionName` of target `kind` `namespace/name`
    * on `node`: would admission refuse the previous revision too? Optional: without it, NotVerified.
    */
-  compareAdmission?(namespace: string, name: string, revisionName: string, node: string | undefined): Promise<AdmissionOutcome>;
+  compareAdmission?(
+    kind: TargetKind,
+    namespace: string,
+    name: string,
+    revisionName: string,
+    node: string | undefined,
+  ): Promise<AdmissionOutcome>;
   /**
    * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
    * again. Optional (tests without informers have nothing to relist).

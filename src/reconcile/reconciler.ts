@@ -23,7 +23,7 @@ import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/timing.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
 import { errorMessage, isConflict, isNotFound, isSchemaOutdated, retryOnConflict } from './portErrors.js';
-import { daemonSetRef, guardRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
+import { guardRef, workloadRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
 import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError } from './errors.js';
@@ -190,7 +190,7 @@ export class Reconciler {
 
     const { namespace } = memory;
     const gRef = guardRef(namespace, guard.metadata.name, guard.metadata.uid);
-    const tRef = obs.kind === 'Target' ? daemonSetRef(namespace, obs.target.name, obs.target.uid) : undefined;
+    const tRef = obs.kind === 'Target' ? workloadRef(obs.target.kind, namespace, obs.target.name, obs.target.uid) : undefined;
     const d: Decided = { guard, memory, spec, prev, decision, gRef, tRef, log, now };
     /** The guard as last stored: the act's writes patch from the persisted one. */
     let stored = guard;
@@ -311,10 +311,10 @@ export class Reconciler {
     const { namespace } = memory;
     log.info(
       { fromHash: action.fromHash, toHash: action.toHash, revision: action.toRevisionName },
-      'undo: intent recorded, patching DaemonSet',
+      `undo: intent recorded, patching ${tRef.kind}`,
     );
-    const req = undoRequest(namespace, tRef.name, action);
-    const outcome = await targetWrite(() => this.ports.undo(req), `undo of DaemonSet ${namespace}/${tRef.name}`);
+    const req = undoRequest(d.spec.targetRef.kind, namespace, tRef.name, action);
+    const outcome = await targetWrite(() => this.ports.undo(req), `undo of ${tRef.kind} ${namespace}/${tRef.name}`);
     this.metrics.undos.inc({ outcome: outcome.kind });
     log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
     const intent = afterIntent.status ?? decision.status;
@@ -338,8 +338,8 @@ export class Reconciler {
     const { namespace } = d.memory;
     const outcome = this.ports.compareAdmission
       ? await targetWrite(
-          () => this.ports.compareAdmission!(namespace, tRef.name, action.revisionName, action.node),
-          `admission dry run on DaemonSet ${namespace}/${tRef.name}`,
+          () => this.ports.compareAdmission!(d.spec.targetRef.kind, namespace, tRef.name, action.revisionName, action.node),
+          `admission dry run on ${tRef.kind} ${namespace}/${tRef.name}`,
         )
       : { result: 'NotVerified' as const, message: 'this operator has no admission check' };
     log.info({ result: outcome.result, revision: action.revisionName, node: action.node }, 'admission compared with the previous revision');
@@ -352,8 +352,8 @@ export class Reconciler {
   private async dryRunUndo(d: Decided, action: ActionOf<'DryRunUndo'>, tRef: ObjectRef, afterIntent: Readonly<SlimGuard>): Promise<void> {
     const { namespace } = d.memory;
     const outcome = await targetWrite(
-      () => this.ports.dryRun(namespace, tRef.name, action.toRevisionName),
-      `undo dry run on DaemonSet ${namespace}/${tRef.name}`,
+      () => this.ports.dryRun(d.spec.targetRef.kind, namespace, tRef.name, action.toRevisionName),
+      `undo dry run on ${tRef.kind} ${namespace}/${tRef.name}`,
     );
     d.log.info({ outcome: outcome.kind }, 'undo dry run');
     await this.write(d.memory, afterIntent, recordDryRun(afterIntent.status ?? d.decision.status, outcome));

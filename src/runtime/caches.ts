@@ -24,12 +24,19 @@ import {
   namespacesPath,
   nodesPath,
   policiesPath,
+  statefulSetsPath,
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
-import { DAEMONSET_KIND } from '../api/names.js';
+import { slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { DAEMONSET_KIND, STATEFULSET_KIND } from '../api/names.js';
+import type { TargetKind } from '../api/types.js';
+import { targetKey } from './targetKey.js';
+import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
+import { statefulSetCounters } from '../reconcile/targets/statefulSet.js';
 import {
   controllerOf,
   type SlimDaemonSet,
+  type SlimStatefulSet,
   type SlimEvent,
   type SlimGuard,
   type SlimNamespace,
@@ -39,7 +46,7 @@ import {
   type SlimRevision,
 } from '../api/objects.js';
 import type { OperatorConfig } from './config.js';
-import { PodWatches } from './podWatches.js';
+import { PodWatches, type WatchedTarget } from './podWatches.js';
 import { systemTimers } from '../k8s/sleep.js';
 import { type Clock, type Timers } from '../reconcile/ports.js';
 import { InformerSet, type Meta } from './informerSet.js';
@@ -59,6 +66,8 @@ export const BY_INVOLVED = 'involved';
  * Event carries what the probe printed.
  */
 export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
+/** The StatefulSet controller's Warnings on StatefulSets (FailedCreate: admission, quota, a missing ServiceAccount). */
+export const STATEFULSET_WARNINGS = 'involvedObject.kind=StatefulSet,type=Warning,source=statefulset-controller';
 export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=FailedScheduling,reason!=ProbeWarning';
 
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
@@ -78,14 +87,16 @@ export interface CachesDeps {
 export class Caches {
   readonly guards: InformerSet<SlimGuard>;
   readonly daemonSets: InformerSet<SlimDaemonSet>;
+  readonly statefulSets: InformerSet<SlimStatefulSet>;
   readonly pods: PodWatches;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
   readonly dsWarnings: InformerSet<SlimEvent>;
+  readonly stsWarnings: InformerSet<SlimEvent>;
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
-  private readonly podListeners: Array<(namespace: string, name: string, urgent: boolean) => void> = [];
+  private readonly podListeners: Array<(kind: TargetKind, namespace: string, name: string, urgent: boolean) => void> = [];
 
   constructor(private readonly deps: CachesDeps) {
     const { client, config, log } = deps;
@@ -112,8 +123,12 @@ export class Caches {
       new Informer<T>(client, { name, listPath, slim, ...common }, log);
     this.guards = set('rolloutguards', guardsPath, slimGuard);
     this.daemonSets = set('daemonsets', daemonSetsPath, slimDaemonSet);
+    this.statefulSets = set('statefulsets', statefulSetsPath, slimStatefulSet);
     this.pods = new PodWatches(
-      { daemonSet: (n, name) => this.daemonSets.get(n, name), guardsTargeting: (n, name) => this.guardsTargeting(n, name) },
+      {
+        target: (kind, n, name) => this.watchedTarget(kind, n, name),
+        guardsTargeting: (kind, n, name) => this.guardsTargeting(kind, n, name),
+      },
       {
         client,
         log,
@@ -121,42 +136,68 @@ export class Caches {
         timers: deps.timers ?? systemTimers,
         lingerMs: config.podCacheLingerMs,
         informer: common,
-        onChange: (n, name, urgent) => {
-          for (const fn of this.podListeners) fn(n, name, urgent);
+        onChange: (kind, n, name, urgent) => {
+          for (const fn of this.podListeners) fn(kind, n, name, urgent);
         },
       },
     );
     this.revisions = set('controllerrevisions', controllerRevisionsPath, slimRevision);
     this.nodes = cluster('nodes', nodesPath(), slimNode);
     this.dsWarnings = set('events-daemonsets', coreEventsPath, slimEvent, DAEMONSET_WARNINGS);
+    this.stsWarnings = set('events-statefulsets', coreEventsPath, slimEvent, STATEFULSET_WARNINGS);
     this.podWarnings = set('events-pods', coreEventsPath, slimEvent, POD_WARNINGS);
     this.policies = deps.policies ? cluster('rolloutguardpolicies', policiesPath(), slimPolicy) : undefined;
     this.namespaces = deps.policies ? cluster('namespaces', namespacesPath(), slimNamespace) : undefined;
 
-    this.guards.addIndex(BY_TARGET, (g) => [`${g.metadata.namespace ?? ''}/${g.spec?.targetRef?.name ?? ''}`]);
+    this.guards.addIndex(BY_TARGET, (g) => [
+      targetKey(g.spec?.targetRef?.kind ?? DAEMONSET_KIND, g.metadata.namespace, g.spec?.targetRef?.name ?? ''),
+    ]);
     const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, DAEMONSET_KIND);
+      const c = controllerOf(o.metadata, DAEMONSET_KIND) ?? controllerOf(o.metadata, STATEFULSET_KIND);
       return c ? [c.uid] : [];
     };
     const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
     this.dsWarnings.addIndex(BY_INVOLVED, involved);
+    this.stsWarnings.addIndex(BY_INVOLVED, involved);
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
   }
 
-  /** Called when the pods of DaemonSet `namespace/name` change or their watch lists again. */
-  onPodsChanged(fn: (namespace: string, name: string, urgent: boolean) => void): void {
+  /** Called when the pods of target `namespace/name` change or their watch lists again. */
+  onPodsChanged(fn: (kind: TargetKind, namespace: string, name: string, urgent: boolean) => void): void {
     this.podListeners.push(fn);
   }
 
-  /** The guards whose targetRef names DaemonSet `namespace/name`. */
-  guardsTargeting(namespace: string | undefined, name: string): ReadonlyArray<Readonly<SlimGuard>> {
-    return this.guards.byIndex(BY_TARGET, `${namespace ?? ''}/${name}`);
+  /** The guards whose targetRef names `kind` `namespace/name`. */
+  guardsTargeting(kind: TargetKind, namespace: string | undefined, name: string): ReadonlyArray<Readonly<SlimGuard>> {
+    return this.guards.byIndex(BY_TARGET, targetKey(kind, namespace, name));
+  }
+
+  /** The cached target as the pod watches read it. */
+  private watchedTarget(kind: TargetKind, namespace: string, name: string): WatchedTarget | undefined {
+    const w = kind === 'DaemonSet' ? this.daemonSets.get(namespace, name) : this.statefulSets.get(namespace, name);
+    if (!w?.metadata.uid) return undefined;
+    const counters = kind === 'DaemonSet' ? settledCountersOf(w as SlimDaemonSet) : statefulSetCounters(w as SlimStatefulSet);
+    return { uid: w.metadata.uid, ...(w.spec.selector ? { selector: w.spec.selector } : {}), counters };
+  }
+
+  /** The cached targets of `kind`, by namespace and name. */
+  targetsOf(kind: TargetKind): Array<{ namespace: string; name: string }> {
+    const list = kind === 'DaemonSet' ? this.daemonSets.list() : this.statefulSets.list();
+    return list.map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
   }
 
   /** The namespaced caches: one informer per watched namespace each. */
   private sets(): InformerSet<Meta>[] {
-    return [this.guards, this.daemonSets, this.revisions, this.dsWarnings, this.podWarnings] as unknown as InformerSet<Meta>[];
+    return [
+      this.guards,
+      this.daemonSets,
+      this.statefulSets,
+      this.revisions,
+      this.dsWarnings,
+      this.stsWarnings,
+      this.podWarnings,
+    ] as unknown as InformerSet<Meta>[];
   }
 
   /** The cluster-scoped caches. */

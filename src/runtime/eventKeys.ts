@@ -1,12 +1,20 @@
 /**
  * From watch events to keys (level-based): a handler only says which keys to look at again, and a
- * pass reads the caches, never the event's payload. A DaemonSet, daemon pod or ControllerRevision event
- * maps back to the guards that target its DaemonSet; a node whose labels or taints change re-enqueues
+ * pass reads the caches, never the event's payload. A DaemonSet or StatefulSet, one of their pods or
+ * ControllerRevisions maps back to the guards that target it; a node whose labels or taints change re-enqueues
  * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
  */
 import type { InformerEvent } from '../k8s/informerStore.js';
-import { DAEMONSET_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
-import { controllerOf, isSelectorGuard, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
+import { DAEMONSET_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL, STATEFULSET_KIND } from '../api/names.js';
+import {
+  controllerOf,
+  isSelectorGuard,
+  type Meta as ObjectMeta,
+  type SlimGuard,
+  type SlimNode,
+  type SlimRevision,
+} from '../api/objects.js';
+import { TARGET_KINDS, type TargetKind } from '../api/types.js';
 import type { Caches } from './caches.js';
 import type { InformerSet, Meta } from './informerSet.js';
 
@@ -20,9 +28,24 @@ export interface KeySink {
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Enqueues every guard targeting DaemonSet `namespace/name`; `urgent` as in {@link KeySink.guard}. */
-export function enqueueForTarget(caches: Caches, sink: KeySink, namespace: string | undefined, name: string, urgent = false): void {
-  for (const g of caches.guardsTargeting(namespace, name)) sink.guard(keyOf(g), urgent);
+/** Enqueues every guard targeting `kind` `namespace/name`; `urgent` as in {@link KeySink.guard}. */
+export function enqueueForTarget(
+  caches: Caches,
+  sink: KeySink,
+  kind: TargetKind,
+  namespace: string | undefined,
+  name: string,
+  urgent = false,
+): void {
+  for (const g of caches.guardsTargeting(kind, namespace, name)) sink.guard(keyOf(g), urgent);
+}
+
+/** The kind and name of the workload controlling an object (a pod, a ControllerRevision), if a guardable one does. */
+function workloadOf(m: Readonly<ObjectMeta>): { kind: TargetKind; name: string } | undefined {
+  const ds = controllerOf(m, DAEMONSET_KIND);
+  if (ds) return { kind: 'DaemonSet', name: ds.name };
+  const sts = controllerOf(m, STATEFULSET_KIND);
+  return sts ? { kind: 'StatefulSet', name: sts.name } : undefined;
 }
 
 /** Every guard with a selector in `namespace`: they plan from its DaemonSets and guards. */
@@ -40,23 +63,26 @@ export function enqueueAll(caches: Caches, sink: KeySink): void {
   enqueuePolicies(caches, sink);
 }
 
-/** Every DaemonSet the pod watches must look at again: each cached one, and each watched one (it may be gone). */
+/** Every target the pod watches must look at again: each cached one, and each watched one (it may be gone). */
 function syncPodWatches(caches: Caches): void {
-  const keys = new Set([...caches.daemonSets.list().map(keyOf), ...caches.pods.keys()]);
-  for (const k of keys) {
-    const slash = k.indexOf('/');
-    caches.pods.sync(k.slice(0, slash), k.slice(slash + 1));
+  const all = [...TARGET_KINDS.flatMap((kind) => caches.targetsOf(kind).map((t) => ({ kind, ...t }))), ...caches.pods.targets()];
+  const seen = new Set<string>();
+  for (const t of all) {
+    const k = `${t.kind}:${t.namespace}/${t.name}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    caches.pods.sync(t.kind, t.namespace, t.name);
   }
 }
 
 /** Registers the handlers that turn every cache's events into keys for `sink`. */
 export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
-  const forTarget = (namespace: string | undefined, name: string): void => enqueueForTarget(caches, sink, namespace, name);
   const policies = (): void => enqueuePolicies(caches, sink);
   const all = (): void => enqueueAll(caches, sink);
-  caches.onPodsChanged((namespace, name, urgent) => enqueueForTarget(caches, sink, namespace, name, urgent));
+  caches.onPodsChanged((kind, namespace, name, urgent) => enqueueForTarget(caches, sink, kind, namespace, name, urgent));
   caches.guards.onEvent((e) => onGuard(caches, sink, e));
-  caches.daemonSets.onEvent((e) => onDaemonSet(caches, sink, e));
+  caches.daemonSets.onEvent((e) => onTarget(caches, sink, 'DaemonSet', e));
+  caches.statefulSets.onEvent((e) => onTarget(caches, sink, 'StatefulSet', e));
   // Any policy change can move an overlap's winner: every policy looks again (policies are few).
   caches.policies?.onEvent(policies);
   caches.namespaces?.onEvent((e) => {
@@ -65,21 +91,25 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   caches.policies?.onRelist(policies);
   caches.namespaces?.onRelist(policies);
   caches.daemonSets.onRelist(() => syncPodWatches(caches));
+  caches.statefulSets.onRelist(() => syncPodWatches(caches));
   caches.guards.onRelist(() => syncPodWatches(caches));
   caches.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
-    const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
-    if (c) forTarget(e.obj.metadata.namespace, c.name);
+    const w = workloadOf(e.obj.metadata);
+    if (w) enqueueForTarget(caches, sink, w.kind, e.obj.metadata.namespace, w.name);
   });
-  // A refusal or a mount failure explains a node: the guards of its DaemonSet look again, first.
+  // A refusal or a mount failure explains a node: the guards of its target look again, first.
   caches.dsWarnings.onEvent((e) => {
-    if (e.type !== 'delete') enqueueForTarget(caches, sink, e.obj.metadata.namespace, e.obj.involved.name, true);
+    if (e.type !== 'delete') enqueueForTarget(caches, sink, 'DaemonSet', e.obj.metadata.namespace, e.obj.involved.name, true);
+  });
+  caches.stsWarnings.onEvent((e) => {
+    if (e.type !== 'delete') enqueueForTarget(caches, sink, 'StatefulSet', e.obj.metadata.namespace, e.obj.involved.name, true);
   });
   caches.podWarnings.onEvent((e) => {
     if (e.type === 'delete') return;
     const ns = e.obj.metadata.namespace ?? '';
     const pod = caches.pods.pod(ns, e.obj.involved.name);
-    const c = pod ? controllerOf(pod.metadata, DAEMONSET_KIND) : undefined;
-    if (c) enqueueForTarget(caches, sink, ns, c.name, true);
+    const w = pod ? workloadOf(pod.metadata) : undefined;
+    if (w) enqueueForTarget(caches, sink, w.kind, ns, w.name, true);
   });
   caches.nodes.onEvent((e) => {
     // Heartbeats change only timestamps, which we do not keep: skip updates that change nothing kept.
@@ -92,8 +122,10 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   const sets = [
     caches.guards,
     caches.daemonSets,
+    caches.statefulSets,
     caches.revisions,
     caches.dsWarnings,
+    caches.stsWarnings,
     caches.podWarnings,
   ] as unknown as InformerSet<Meta>[];
   for (const s of sets) s.onRelist(all);
@@ -103,15 +135,17 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
 function onGuard(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>): void {
   const target = e.obj.spec?.targetRef?.name;
   const oldTarget = e.old?.spec?.targetRef?.name;
+  const kind = e.obj.spec?.targetRef?.kind ?? 'DaemonSet';
+  const oldKind = e.old?.spec?.targetRef?.kind ?? 'DaemonSet';
   // A guard's status says whether it follows a rollout, which decides whether its pods are watched.
-  caches.pods.sync(e.obj.metadata.namespace ?? '', target ?? '');
-  if (e.old && oldTarget !== target) caches.pods.sync(e.old.metadata.namespace ?? '', oldTarget ?? '');
+  caches.pods.sync(kind, e.obj.metadata.namespace ?? '', target ?? '');
+  if (e.old && oldTarget !== target) caches.pods.sync(oldKind, e.old.metadata.namespace ?? '', oldTarget ?? '');
   sink.guard(keyOf(e.obj));
-  // A guard that appears, goes or retargets can change which guard is in charge of a DaemonSet:
+  // A guard that appears, goes or retargets can change which guard is in charge of a target:
   // every guard of the old and new target looks again.
   if (e.type !== 'update' || oldTarget !== target || e.old?.metadata.deletionTimestamp !== e.obj.metadata.deletionTimestamp) {
-    enqueueForTarget(caches, sink, e.obj.metadata.namespace, target ?? '');
-    if (e.old && oldTarget !== target) enqueueForTarget(caches, sink, e.old.metadata.namespace, oldTarget ?? '');
+    enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, target ?? '');
+    if (e.old && oldTarget !== target) enqueueForTarget(caches, sink, oldKind, e.old.metadata.namespace, oldTarget ?? '');
   }
   onGuardForSelectors(caches, sink, e, oldTarget !== target);
   if (!caches.policies) return;
@@ -138,10 +172,12 @@ function onGuardForSelectors(caches: Caches, sink: KeySink, e: InformerEvent<Sli
   }
 }
 
-function onDaemonSet(caches: Caches, sink: KeySink, e: InformerEvent<SlimDaemonSet>): void {
-  // Before the guards run: a DaemonSet that starts rolling has its pods listed by then or soon after.
-  caches.pods.sync(e.obj.metadata.namespace ?? '', e.obj.metadata.name);
-  enqueueForTarget(caches, sink, e.obj.metadata.namespace, e.obj.metadata.name);
+function onTarget(caches: Caches, sink: KeySink, kind: TargetKind, e: InformerEvent<{ metadata: ObjectMeta }>): void {
+  // Before the guards run: a target that starts rolling has its pods listed by then or soon after.
+  caches.pods.sync(kind, e.obj.metadata.namespace ?? '', e.obj.metadata.name);
+  enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, e.obj.metadata.name);
+  // Selector guards and policies choose DaemonSets only: a StatefulSet's labels change nothing of theirs.
+  if (kind !== 'DaemonSet') return;
   if (
     e.type !== 'update' ||
     JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) ||

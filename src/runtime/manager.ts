@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ApiClient } from '../k8s/apiClient.js';
 import { ClockSkew } from '../k8s/clockSkew.js';
 import { AdmissionCheck } from '../k8s/admissionCheck.js';
-import { DaemonSetUndo } from '../k8s/daemonSetUndo.js';
+import { TemplateUndo } from '../k8s/templateUndo.js';
 import { EventRecorder } from '../k8s/eventRecorder.js';
 import { StatusWriter } from '../k8s/statusWriter.js';
 import { PolicyWriter } from '../k8s/policyWriter.js';
@@ -214,7 +214,7 @@ function leaderGatedWrites(
   log: Logger,
 ): Pick<Assembly, 'writes' | 'namespaceTerminatingSince'> & { policyWrites: PolicyPorts; elector: LeaderElector | undefined } {
   const statusWriter = new StatusWriter(client);
-  const undo = new DaemonSetUndo(client);
+  const undo = new TemplateUndo(client);
   const admission = new AdmissionCheck(client);
   const events = new EventRecorder(client, cfg.identity, log);
   const policyWriter = new PolicyWriter(client);
@@ -259,8 +259,8 @@ function leaderGatedWrites(
       publish('undoPatched', () => ({ namespace: req.namespace, name: req.name, outcome }));
       return outcome;
     }),
-    dryRun: leading((ns, name, rev) => undo.dryRun(ns, name, rev)),
-    compareAdmission: leading((ns, name, rev, node) => admission.compare(ns, name, rev, node)),
+    dryRun: leading((kind, ns, name, rev) => undo.dryRun(kind, ns, name, rev)),
+    compareAdmission: leading((kind, ns, name, rev, node) => admission.compare(kind, ns, name, rev, node)),
   };
   return { writes, policyWrites, elector, namespaceTerminatingSince: (ns) => events.terminatingSince(ns) };
 }
@@ -340,13 +340,18 @@ function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceT
   const { clockSkewMs } = a;
   return {
     daemonSet: (n, name) => caches.daemonSets.get(n, name),
+    statefulSet: (n, name) => caches.statefulSets.get(n, name),
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
-    podCache: (n, name, uid) => caches.pods.state(n, name, uid),
-    wantPods: (n, name) => caches.pods.want(n, name),
+    podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
+    wantPods: (kind, n, name) => caches.pods.want(kind, n, name),
     revisionsOwnedBy: (uid) => caches.revisions.byIndex(BY_OWNER, uid),
     nodes: () => caches.nodes.list(),
-    guardsTargeting: (n, name) => caches.guardsTargeting(n, name),
-    warningsFor: (kind, n, name) => (kind === 'DaemonSet' ? caches.dsWarnings : caches.podWarnings).byIndex(BY_INVOLVED, `${n}/${name}`),
+    guardsTargeting: (kind, n, name) => caches.guardsTargeting(kind, n, name),
+    warningsFor: (kind, n, name) =>
+      (kind === 'DaemonSet' ? caches.dsWarnings : kind === 'StatefulSet' ? caches.stsWarnings : caches.podWarnings).byIndex(
+        BY_INVOLVED,
+        `${n}/${name}`,
+      ),
     ...(clockSkewMs ? { clockSkewMs } : {}),
     // The namespace cache runs with the policies; without it, the API server's refusals say it.
     namespaceTerminatingSince: (n) => caches.namespaces?.get(undefined, n)?.metadata.deletionTimestamp ?? a.namespaceTerminatingSince?.(n),

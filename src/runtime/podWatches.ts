@@ -1,5 +1,5 @@
 /**
- * Pod watches that follow what is rolling: one list + watch per DaemonSet whose pods are needed
+ * Pod watches that follow what is rolling: one list + watch per target (a DaemonSet or StatefulSet) whose pods are needed
  * (domain/podInterest.ts), started when it begins to need them and stopped, its cache dropped, once it has
  * not needed them for `lingerMs`.
  *
@@ -22,13 +22,14 @@ import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
-import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
-import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimPod } from '../api/objects.js';
+import { HASH_LABEL } from '../api/names.js';
+import { controllerOf, type LabelSelector, type SlimGuard, type SlimPod } from '../api/objects.js';
+import type { TargetKind } from '../api/types.js';
+import { targetKey } from './targetKey.js';
 import { podsPath } from '../k8s/apiPaths.js';
 import { slimPod } from '../k8s/slim.js';
 import { podNewlyFailing } from '../domain/causes.js';
-import { needsPods } from '../domain/podInterest.js';
-import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
+import { needsPods, type SettledCounters } from '../domain/podInterest.js';
 import type { Clock, Timers } from '../reconcile/ports.js';
 
 const BY_OWNER = 'owner';
@@ -38,10 +39,17 @@ const BY_OWNER = 'owner';
  */
 const ASK_HOLD_MS = 5_000;
 
-/** What the manager reads: the DaemonSet and the guards that target it, from the controller's caches. */
+/** A target as the pod watches read it: its UID, its pod selector and its controller's counters. */
+export interface WatchedTarget {
+  uid: string;
+  selector?: LabelSelector;
+  counters: SettledCounters;
+}
+
+/** What the manager reads: the target and the guards that target it, from the controller's caches. */
 export interface PodWatchSources {
-  daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
-  guardsTargeting(namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
+  target(kind: TargetKind, namespace: string, name: string): WatchedTarget | undefined;
+  guardsTargeting(kind: TargetKind, namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
 }
 
 export interface PodWatchOptions {
@@ -54,13 +62,14 @@ export interface PodWatchOptions {
   /** Options every watch shares with the controller's other informers. */
   informer: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } };
   /**
-   * Called with `namespace/name` of the DaemonSet when its pods changed or were (re)listed; `urgent` when
-   * a pod just failed (domain/causes.ts podNewlyFailing): the change a person waits to read about.
+   * Called with the kind and `namespace/name` of the target when its pods changed or were (re)listed;
+   * `urgent` when a pod just failed (domain/causes.ts podNewlyFailing): the change a person waits to read about.
    */
-  onChange(namespace: string, name: string, urgent: boolean): void;
+  onChange(kind: TargetKind, namespace: string, name: string, urgent: boolean): void;
 }
 
 interface Watch {
+  kind: TargetKind;
   namespace: string;
   name: string;
   uid: string;
@@ -74,7 +83,9 @@ interface Watch {
 
 /** One pod watch, for metrics and /readyz. */
 export interface PodWatchSample {
+  kind: TargetKind;
   namespace: string;
+  /** The target's name. */
   daemonSet: string;
   stats: InformerStats;
   synced: boolean;
@@ -82,13 +93,13 @@ export interface PodWatchSample {
 }
 
 /**
- * The DaemonSet's own selector plus `controller-revision-hash`. A selector this code cannot write (an
- * operator the API may add) falls back to every daemon pod of the namespace: wider, never narrower, and
- * pods are matched by owner UID anyway.
+ * The target's own selector plus `controller-revision-hash` (DaemonSet and StatefulSet pods carry it). A
+ * selector this code cannot write (an operator the API may add) falls back to every such pod of the
+ * namespace: wider, never narrower, and pods are matched by owner UID anyway.
  */
-function podSelector(ds: Readonly<SlimDaemonSet>): string {
+function podSelector(selector: LabelSelector | undefined): string {
   try {
-    return selectorString(ds.spec.selector, [HASH_LABEL]);
+    return selectorString(selector, [HASH_LABEL]);
   } catch {
     return HASH_LABEL;
   }
@@ -110,29 +121,29 @@ export class PodWatches {
   ) {}
 
   /**
-   * Starts, keeps or stops the watch of DaemonSet `namespace/name` as its need says. Called on every
-   * DaemonSet and guard event for it; cheap when nothing changes.
+   * Starts, keeps or stops the watch of target `namespace/name` as its need says. Called on every event
+   * of the target and of its guards; cheap when nothing changes.
    */
-  sync(namespace: string, name: string): void {
+  sync(kind: TargetKind, namespace: string, name: string): void {
     if (this.stopped) return;
-    const key = `${namespace}/${name}`;
-    const ds = this.sources.daemonSet(namespace, name);
+    const key = targetKey(kind, namespace, name);
+    const target = this.sources.target(kind, namespace, name);
     const w = this.watches.get(key);
-    if (!ds?.metadata.uid) {
+    if (!target) {
       this.asked.delete(key);
-      if (w) this.end(w, 'the DaemonSet is gone');
+      if (w) this.end(w, 'the target is gone');
       return;
     }
     const now = this.opts.clock.now();
     const needed = needsPods(
-      settledCountersOf(ds),
-      this.sources.guardsTargeting(namespace, name).map((g) => g.status),
+      target.counters,
+      this.sources.guardsTargeting(kind, namespace, name).map((g) => g.status),
     );
-    const selector = podSelector(ds);
-    if (w && (w.uid !== ds.metadata.uid || w.selector !== selector)) this.end(w, 'the DaemonSet was recreated or its selector changed');
+    const selector = podSelector(target.selector);
+    if (w && (w.uid !== target.uid || w.selector !== selector)) this.end(w, 'the target was recreated or its selector changed');
     let cur = this.watches.get(key);
     if (needed) {
-      if (!cur) this.begin(namespace, name, ds.metadata.uid, selector);
+      if (!cur) this.begin(kind, namespace, name, target.uid, selector);
       else if (cur.idleSince !== undefined) {
         delete cur.idleSince;
         this.clearTimer(cur);
@@ -148,7 +159,7 @@ export class PodWatches {
     }
     if (!cur) {
       if (askedAt === undefined) return;
-      cur = this.begin(namespace, name, ds.metadata.uid, selector);
+      cur = this.begin(kind, namespace, name, target.uid, selector);
     }
     cur.idleSince ??= now;
     const until = Math.max(
@@ -164,20 +175,20 @@ export class PodWatches {
     if (armed.timer === undefined) {
       armed.timer = this.opts.timers.setTimeout(() => {
         delete armed.timer;
-        this.sync(namespace, name);
+        this.sync(kind, namespace, name);
       }, left);
     }
   }
 
-  /** gather needs the pods of DaemonSet `namespace/name` and they are not cached: watch them now. */
-  want(namespace: string, name: string): void {
-    this.asked.set(`${namespace}/${name}`, this.opts.clock.now());
-    this.sync(namespace, name);
+  /** gather needs the pods of target `namespace/name` and they are not cached: watch them now. */
+  want(kind: TargetKind, namespace: string, name: string): void {
+    this.asked.set(targetKey(kind, namespace, name), this.opts.clock.now());
+    this.sync(kind, namespace, name);
   }
 
-  /** Whether the pods of the DaemonSet with this UID are cached. */
-  state(namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off' {
-    const w = this.watches.get(`${namespace}/${name}`);
+  /** Whether the pods of the target with this UID are cached. */
+  state(kind: TargetKind, namespace: string, name: string, uid: string): 'synced' | 'syncing' | 'off' {
+    const w = this.watches.get(targetKey(kind, namespace, name));
     if (!w || w.uid !== uid) return 'off';
     return w.informer.hasSynced() ? 'synced' : 'syncing';
   }
@@ -197,13 +208,14 @@ export class PodWatches {
     return undefined;
   }
 
-  /** Every DaemonSet whose pods are watched, as `namespace/name`. */
-  keys(): string[] {
-    return [...this.watches.keys()];
+  /** Every target whose pods are watched. */
+  targets(): Array<{ kind: TargetKind; namespace: string; name: string }> {
+    return [...this.watches.values()].map((w) => ({ kind: w.kind, namespace: w.namespace, name: w.name }));
   }
 
   samples(): PodWatchSample[] {
     return [...this.watches.values()].map((w) => ({
+      kind: w.kind,
       namespace: w.namespace,
       daemonSet: w.name,
       stats: w.informer.stats(),
@@ -212,9 +224,9 @@ export class PodWatches {
     }));
   }
 
-  /** Asks the watch of DaemonSet `namespace/name` to list again (see {@link Informer.requestRelist}). */
-  requestRelist(namespace: string, name: string, reason: string): boolean {
-    return this.watches.get(`${namespace}/${name}`)?.informer.requestRelist(reason) ?? false;
+  /** Asks the watch of target `namespace/name` to list again (see {@link Informer.requestRelist}). */
+  requestRelist(kind: TargetKind, namespace: string, name: string, reason: string): boolean {
+    return this.watches.get(targetKey(kind, namespace, name))?.informer.requestRelist(reason) ?? false;
   }
 
   async stop(): Promise<void> {
@@ -226,38 +238,38 @@ export class PodWatches {
     await Promise.allSettled(all.map((w) => w.informer.stop()));
   }
 
-  private begin(namespace: string, name: string, uid: string, selector: string): Watch {
+  private begin(kind: TargetKind, namespace: string, name: string, uid: string, selector: string): Watch {
     const path = podsPath(namespace);
     const informer = new Informer<SlimPod>(
       this.opts.client,
       { name: 'pods', listPath: path, labelSelector: selector, slim: slimPod, ...this.opts.informer },
-      this.opts.log.child({ daemonSet: `${namespace}/${name}` }),
+      this.opts.log.child(logKey(kind, namespace, name)),
     );
     informer.addIndex(BY_OWNER, (p) => {
-      const c = controllerOf(p.metadata, DAEMONSET_KIND);
+      const c = controllerOf(p.metadata, kind);
       return c ? [c.uid] : [];
     });
-    const w: Watch = { namespace, name, uid, selector, informer, startedAt: this.opts.clock.now() };
+    const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now() };
     informer.onEvent((e) => {
-      const c = controllerOf(e.obj.metadata, DAEMONSET_KIND);
-      if (c?.uid === uid) this.opts.onChange(namespace, name, e.type !== 'delete' && podNewlyFailing(e.old, e.obj));
+      const c = controllerOf(e.obj.metadata, kind);
+      if (c?.uid === uid) this.opts.onChange(kind, namespace, name, e.type !== 'delete' && podNewlyFailing(e.old, e.obj));
     });
-    informer.onRelist(() => this.opts.onChange(namespace, name, false));
-    this.watches.set(`${namespace}/${name}`, w);
+    informer.onRelist(() => this.opts.onChange(kind, namespace, name, false));
+    this.watches.set(targetKey(kind, namespace, name), w);
     this.byUid.set(uid, w);
     this.started++;
-    this.opts.log.debug({ daemonSet: `${namespace}/${name}`, selector }, 'watching the pods of the DaemonSet');
+    this.opts.log.debug({ ...logKey(kind, namespace, name), selector }, 'watching the pods of the target');
     informer.start();
     return w;
   }
 
   private end(w: Watch, why: string): void {
     this.clearTimer(w);
-    const key = `${w.namespace}/${w.name}`;
+    const key = targetKey(w.kind, w.namespace, w.name);
     if (this.watches.get(key) === w) this.watches.delete(key);
     if (this.byUid.get(w.uid) === w) this.byUid.delete(w.uid);
     this.ended++;
-    this.opts.log.debug({ daemonSet: key, why }, 'no longer watching the pods of the DaemonSet');
+    this.opts.log.debug({ ...logKey(w.kind, w.namespace, w.name), why }, 'no longer watching the pods of the target');
     void w.informer.stop();
   }
 
@@ -265,4 +277,9 @@ export class PodWatches {
     if (w.timer !== undefined) this.opts.timers.clearTimeout(w.timer);
     delete w.timer;
   }
+}
+
+/** How the logs name a target: `daemonSet` or `statefulSet`, `namespace/name`. */
+function logKey(kind: TargetKind, namespace: string, name: string): Record<string, string> {
+  return { [kind === 'DaemonSet' ? 'daemonSet' : 'statefulSet']: `${namespace}/${name}` };
 }

@@ -19,7 +19,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
-  POOL_LABEL,
   createNamespace,
   createNodePool,
   ensureCluster,
@@ -31,27 +30,10 @@ import {
   type NodePool,
 } from '../support/cluster.js';
 import { apply } from '../support/operator.js';
+import { setStoreImage, settledSts, stsPods, stsStatus, storeStatefulSet, type PodRow } from '../support/statefulSets.js';
 
-const GOOD = 'registry.local/store:1';
 const BROKEN = 'registry.local/store:2-broken';
 const cleanups: Array<() => Promise<void>> = [];
-
-interface PodRow {
-  name: string;
-  uid: string;
-  revision: string;
-  ready: boolean;
-  waiting?: string;
-  node?: string;
-}
-interface StsStatus {
-  replicas?: number;
-  readyReplicas?: number;
-  updatedReplicas?: number;
-  currentRevision?: string;
-  updateRevision?: string;
-  observedGeneration?: number;
-}
 
 /** A namespace and a node pool of its own, removed after the suite. */
 async function scene(prefix: string, nodes = 3): Promise<{ ns: string; pool: NodePool }> {
@@ -61,90 +43,12 @@ async function scene(prefix: string, nodes = 3): Promise<{ ns: string; pool: Nod
   return { ns: n.name, pool };
 }
 
-function statefulSet(o: {
-  ns: string;
-  pool: string;
-  policy?: 'OrderedReady' | 'Parallel';
-  partition?: number;
-  claims?: string;
-}): Record<string, any> {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name: 'store', namespace: o.ns },
-    spec: {
-      serviceName: 'store',
-      replicas: 3,
-      podManagementPolicy: o.policy ?? 'OrderedReady',
-      selector: { matchLabels: { app: 'store' } },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? 0 } },
-      template: {
-        metadata: { labels: { app: 'store' } },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: o.pool },
-          containers: [
-            {
-              name: 'store',
-              image: GOOD,
-              resources: { requests: { cpu: '100m', memory: '64Mi' } },
-              ...(o.claims ? { volumeMounts: [{ name: 'data', mountPath: '/data' }] } : {}),
-            },
-          ],
-        },
-      },
-      ...(o.claims
-        ? {
-            volumeClaimTemplates: [
-              {
-                metadata: { name: 'data' },
-                spec: { accessModes: ['ReadWriteOnce'], storageClassName: o.claims, resources: { requests: { storage: '1Gi' } } },
-              },
-            ],
-          }
-        : {}),
-    },
-  };
-}
-
-const status = async (ns: string): Promise<StsStatus> => (await kubectlJson<{ status: StsStatus }>(['get', 'sts', 'store'], { ns })).status;
-
-async function pods(ns: string): Promise<Map<string, PodRow>> {
-  const list = await kubectlJson<{ items: any[] }>(['get', 'pods', '-l', 'app=store'], { ns });
-  return new Map(
-    list.items.map((p) => {
-      const c = (p.status?.containerStatuses ?? [])[0];
-      const row: PodRow = {
-        name: p.metadata.name,
-        uid: p.metadata.uid,
-        revision: p.metadata.labels?.['controller-revision-hash'] ?? '',
-        ready: (p.status?.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'),
-      };
-      if (c?.state?.waiting?.reason) row.waiting = c.state.waiting.reason;
-      if (p.spec?.nodeName) row.node = p.spec.nodeName;
-      return [row.name, row];
-    }),
-  );
-}
-
-/** Waits until the three replicas are Ready on one revision, the rollout done. */
-async function settled(ns: string): Promise<StsStatus> {
-  return waitFor(
-    async () => {
-      const s = await status(ns);
-      return s.readyReplicas === 3 && s.updatedReplicas === 3 && s.currentRevision === s.updateRevision ? s : false;
-    },
-    { timeoutMs: 120_000, describe: 'store: 3/3 Ready on one revision' },
-  );
-}
-
-const setImage = (ns: string, image: string): Promise<unknown> => kubectl(['set', 'image', 'sts/store', `store=${image}`], { ns });
-
 /** Waits until `store-2` runs the update revision and waits pulling its image. */
 async function brokenAtTwo(ns: string): Promise<Map<string, PodRow>> {
   return waitFor(
     async () => {
-      const s = await status(ns);
-      const p = await pods(ns);
+      const s = await stsStatus(ns);
+      const p = await stsPods(ns);
       const two = p.get('store-2');
       // The controller replaces the pod before it writes its status: wait for both.
       const updated = s.updatedReplicas === 1 && s.updateRevision !== undefined && s.updateRevision !== s.currentRevision;
@@ -162,15 +66,15 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
 
   it('OrderedReady: the highest ordinal first, stopped at a pod that is not Ready; rollout undo leaves it stuck; deleting it finishes the rollback', async () => {
     const { ns, pool } = await scene('sts-ordered');
-    await apply(statefulSet({ ns, pool: pool.name }));
-    const before = await settled(ns);
-    const old = await pods(ns);
-    await setImage(ns, BROKEN);
+    await apply(storeStatefulSet({ ns, pool: pool.name }));
+    const before = await settledSts(ns);
+    const old = await stsPods(ns);
+    await setStoreImage(ns, BROKEN);
     const p = await brokenAtTwo(ns);
     // The controller waits for store-2: store-0 and store-1 keep their pods and the old revision.
     await holdsFor(
       async () => {
-        const now = await pods(ns);
+        const now = await stsPods(ns);
         return ['store-0', 'store-1'].every((n) => now.get(n)?.uid === old.get(n)?.uid && now.get(n)?.revision === old.get(n)?.revision);
       },
       { durationMs: 5_000, describe: 'store-0 and store-1 untouched' },
@@ -178,14 +82,14 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
 
     // The template restored as `kubectl rollout undo` restores it: the broken pod stays.
     await kubectl(['rollout', 'undo', 'sts/store'], { ns });
-    await waitFor(async () => (await status(ns)).updateRevision === before.currentRevision, {
+    await waitFor(async () => (await stsStatus(ns)).updateRevision === before.currentRevision, {
       timeoutMs: 30_000,
       describe: 'the previous revision is the update revision again',
     });
     const stuck = p.get('store-2')!;
     await holdsFor(
       async () => {
-        const two = (await pods(ns)).get('store-2');
+        const two = (await stsPods(ns)).get('store-2');
         return two?.uid === stuck.uid && two.revision === stuck.revision && !two.ready;
       },
       { durationMs: 10_000, describe: 'store-2 never replaced after the revert (kubernetes#67250)' },
@@ -193,34 +97,34 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
 
     // The forced rollback: the stuck pod deleted by hand; the controller recreates it on the restored revision.
     await kubectl(['delete', 'pod', 'store-2', '--wait=false'], { ns });
-    const done = await settled(ns);
+    const done = await settledSts(ns);
     assert.equal(done.currentRevision, before.currentRevision);
-    const after = await pods(ns);
+    const after = await stsPods(ns);
     assert.notEqual(after.get('store-2')?.uid, stuck.uid);
     assert.equal(after.get('store-0')?.uid, old.get('store-0')?.uid, 'the other ordinals were never touched');
   });
 
   it('Parallel: after the same revert the controller replaces the broken pod itself', async () => {
     const { ns, pool } = await scene('sts-parallel');
-    await apply(statefulSet({ ns, pool: pool.name, policy: 'Parallel' }));
-    const before = await settled(ns);
-    await setImage(ns, BROKEN);
+    await apply(storeStatefulSet({ ns, pool: pool.name, policy: 'Parallel' }));
+    const before = await settledSts(ns);
+    await setStoreImage(ns, BROKEN);
     const p = await brokenAtTwo(ns);
     await kubectl(['rollout', 'undo', 'sts/store'], { ns });
-    const done = await settled(ns);
+    const done = await settledSts(ns);
     assert.equal(done.currentRevision, before.currentRevision);
-    assert.notEqual((await pods(ns)).get('store-2')?.uid, p.get('store-2')?.uid, 'store-2 replaced by the controller');
+    assert.notEqual((await stsPods(ns)).get('store-2')?.uid, p.get('store-2')?.uid, 'store-2 replaced by the controller');
   });
 
   it('partition 2 of 3: only store-2 is updated, and the rollout waits there with currentRevision the old one', async () => {
     const { ns, pool } = await scene('sts-partition');
-    await apply(statefulSet({ ns, pool: pool.name, partition: 2 }));
-    const before = await settled(ns);
-    await setImage(ns, 'registry.local/store:2');
+    await apply(storeStatefulSet({ ns, pool: pool.name, partition: 2 }));
+    const before = await settledSts(ns);
+    await setStoreImage(ns, 'registry.local/store:2');
     const s = await waitFor(
       async () => {
-        const x = await status(ns);
-        const two = (await pods(ns)).get('store-2');
+        const x = await stsStatus(ns);
+        const two = (await stsPods(ns)).get('store-2');
         return x.updatedReplicas === 1 && x.readyReplicas === 3 && two?.revision === x.updateRevision && two?.ready === true ? x : false;
       },
       { timeoutMs: 60_000, describe: 'store-2 updated and Ready' },
@@ -229,8 +133,8 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
     assert.notEqual(s.updateRevision, s.currentRevision);
     await holdsFor(
       async () => {
-        const x = await status(ns);
-        const p = await pods(ns);
+        const x = await stsStatus(ns);
+        const p = await stsPods(ns);
         return x.updatedReplicas === 1 && p.get('store-0')?.revision === before.currentRevision;
       },
       { durationMs: 4_000, describe: 'the rollout waits at its partition' },
@@ -267,14 +171,14 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
       await kubectl(['delete', 'pv', ...pvs.map((v) => v.metadata.name), '--ignore-not-found', '--wait=false']);
       await kubectl(['delete', 'storageclass', sc, '--ignore-not-found']);
     });
-    await apply(statefulSet({ ns, pool: pool.name, claims: sc }));
-    await settled(ns);
+    await apply(storeStatefulSet({ ns, pool: pool.name, claims: sc }));
+    await settledSts(ns);
     const claims = await kubectlJson<{ items: any[] }>(['get', 'pvc'], { ns });
     assert.equal(claims.items.length, 3);
     const byPv = new Map(
       pvs.map((v) => [v.metadata.name, v.spec.nodeAffinity.required.nodeSelectorTerms[0]!.matchExpressions[0]!.values[0]]),
     );
-    const p = await pods(ns);
+    const p = await stsPods(ns);
     for (const c of claims.items) {
       assert.equal(c.status?.phase, 'Bound', c.metadata.name);
       const ordinal = String(c.metadata.name).replace(/^data-/, '');

@@ -194,7 +194,7 @@ describe('gather: pods only where they are needed', () => {
       ...base,
       daemonSet: () => ({ ...ds, status: { ...ds.status, updatedNumberScheduled: updated } }),
       podCache: () => state,
-      wantPods: (n, name) => asked.push(`${n}/${name}`),
+      wantPods: (_kind, n, name) => asked.push(`${n}/${name}`),
     };
   };
 

@@ -50,7 +50,7 @@ function world(o: WorldOptions): CacheView {
     nodes: () => o.nodes,
     podCache: () => o.podCache ?? 'off',
   };
-  if (o.wanted) cache.wantPods = (ns, name) => o.wanted!.push(`${ns}/${name}`);
+  if (o.wanted) cache.wantPods = (_kind, ns, name) => o.wanted!.push(`${ns}/${name}`);
   return cache;
 }
 const node = (name: string, taints: SlimNode['taints'] = []): SlimNode => ({ metadata: { name, labels: { pool: 'a' } }, taints });

@@ -179,7 +179,7 @@ class World implements CacheView {
         if (this.undoConflict) return Promise.reject(new ApiError('the object has been modified', { statusCode: 409, reason: 'Conflict' }));
         return Promise.resolve(this.undoOutcome);
       },
-      dryRun: (_ns: string, _n: string, rev: string): Promise<DryRunOutcome> => {
+      dryRun: (_kind: string, _ns: string, _n: string, rev: string): Promise<DryRunOutcome> => {
         this.log.push(`dryrun:${rev}`);
         return Promise.resolve({ kind: 'Accepted' });
       },

@@ -7,7 +7,8 @@ import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { SlimDaemonSet, SlimGuard } from '../../src/api/objects.js';
-import { PodWatches } from '../../src/runtime/podWatches.js';
+import { PodWatches, type WatchedTarget } from '../../src/runtime/podWatches.js';
+import { settledCountersOf } from '../../src/reconcile/targets/daemonSet.js';
 import { FakeClock } from '../support/fakeClock.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
@@ -34,6 +35,17 @@ function daemonSet(counters: Partial<SlimDaemonSet['status']> = {}, uid = UID): 
       ...counters,
     },
   };
+}
+
+/** The DaemonSet as the pod watches read it from the caches. */
+function watchedOf(ds: SlimDaemonSet | undefined): WatchedTarget | undefined {
+  if (!ds?.metadata.uid) return undefined;
+  return { uid: ds.metadata.uid, ...(ds.spec.selector ? { selector: ds.spec.selector } : {}), counters: settledCountersOf(ds) };
+}
+
+/** The watched targets as `namespace/name`. */
+function keysOf(watches: PodWatches): string[] {
+  return watches.targets().map((t) => `${t.namespace}/${t.name}`);
 }
 
 function pod(name: string, ownerUid: string): object {
@@ -86,7 +98,7 @@ describe('PodWatches', () => {
     ds = daemonSet();
     guards = [unjudged];
     watches = new PodWatches(
-      { daemonSet: () => ds, guardsTargeting: () => guards },
+      { target: () => watchedOf(ds), guardsTargeting: () => guards },
       {
         client: clientFor(server),
         log: pino({ level: 'silent' }),
@@ -94,7 +106,7 @@ describe('PodWatches', () => {
         timers: clock,
         lingerMs: 30_000,
         informer: { watchTimeoutSeconds: 300, idleTimeoutMs: 600_000, backoff: { initialMs: 1000, maxMs: 1000 } },
-        onChange: (ns, name, urgent) => changes.push(`${ns}/${name}${urgent ? ' urgent' : ''}`),
+        onChange: (_kind, ns, name, urgent) => changes.push(`${ns}/${name}${urgent ? ' urgent' : ''}`),
       },
     );
   });
@@ -107,8 +119,8 @@ describe('PodWatches', () => {
   });
 
   const synced = async (): Promise<void> => {
-    for (let i = 0; i < 200 && watches.state('gpu', 'agent', UID) !== 'synced'; i++) await new Promise((r) => setImmediate(r));
-    assert.equal(watches.state('gpu', 'agent', UID), 'synced');
+    for (let i = 0; i < 200 && watches.state('DaemonSet', 'gpu', 'agent', UID) !== 'synced'; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'synced');
   };
 
   it('a settled DaemonSet no guard follows a rollout of: no watch, no request', () => {
@@ -119,24 +131,24 @@ describe('PodWatches', () => {
         status: { state: 'Healthy', rollout: { completedAt: '2026-01-01T00:00:00Z' } as never },
       },
     ];
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'off');
-    assert.deepEqual(watches.keys(), []);
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off');
+    assert.deepEqual(keysOf(watches), []);
     assert.deepEqual(requests, []);
   });
 
   it('a DaemonSet no guard targets is never watched, rolling or not', () => {
     guards = [];
     ds = daemonSet({ updatedNumberScheduled: 1 });
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'off');
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off');
     assert.deepEqual(requests, []);
   });
 
   it('a DaemonSet that starts rolling has its own pods listed and watched by its selector; the list enqueues its guards', async () => {
     ds = daemonSet({ updatedNumberScheduled: 1 });
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'syncing');
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'syncing');
     await synced();
     for (let i = 0; i < 200 && requests.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(
@@ -163,7 +175,7 @@ describe('PodWatches', () => {
 
   it('a pod that just failed is an urgent change; one getting Ready, or failing the same way again, is not', async () => {
     ds = daemonSet({ updatedNumberScheduled: 1 });
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     for (let i = 0; i < 200 && open.length < 1; i++) await new Promise((r) => setTimeout(r, 5));
     const base = pod('p1', UID) as { metadata: Record<string, unknown>; status: Record<string, unknown> };
@@ -192,14 +204,14 @@ describe('PodWatches', () => {
 
   it('a rollout that ends keeps its watch for the linger, then drops it and its pods', async () => {
     ds = daemonSet({ updatedNumberScheduled: 1 });
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     ds = daemonSet();
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     clock.advance(29_999);
-    assert.equal(watches.state('gpu', 'agent', UID), 'synced', 'still cached within the linger');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'synced', 'still cached within the linger');
     clock.advance(1);
-    assert.equal(watches.state('gpu', 'agent', UID), 'off');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off');
     assert.deepEqual(watches.podsOwnedBy(UID), []);
     assert.deepEqual(watches.samples(), []);
     assert.equal(watches.ended, 1);
@@ -207,15 +219,15 @@ describe('PodWatches', () => {
 
   it('a DaemonSet that needs its pods again within the linger keeps the same watch (no second list)', async () => {
     ds = daemonSet({ numberReady: 2, numberAvailable: 2 });
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     ds = daemonSet();
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     clock.advance(20_000);
     ds = daemonSet({ numberReady: 2, numberAvailable: 2 });
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     clock.advance(60_000);
-    assert.equal(watches.state('gpu', 'agent', UID), 'synced');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'synced');
     assert.equal(requests.filter((r) => !r.watch).length, 1);
     assert.equal(watches.started, 1);
   });
@@ -228,25 +240,25 @@ describe('PodWatches', () => {
         status: { state: 'Progressing', rollout: { updatedAt: '2026-01-01T00:00:00Z' } as never },
       },
     ];
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     clock.advance(120_000);
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'synced');
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'synced');
     guards = [{ ...guards[0]!, status: { state: 'Healthy', rollout: { completedAt: '2026-01-01T00:03:00Z' } as never } }];
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     clock.advance(30_000);
-    assert.equal(watches.state('gpu', 'agent', UID), 'off');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off');
   });
 
   it('gather asking for the pods starts a watch that lasts at least 5 s, even with the counters settled', async () => {
-    watches.want('gpu', 'agent');
+    watches.want('DaemonSet', 'gpu', 'agent');
     await synced();
     clock.advance(29_000);
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'synced');
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'synced');
     clock.advance(1_000);
-    assert.equal(watches.state('gpu', 'agent', UID), 'off');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off');
   });
 
   it('a selector it cannot write falls back to every daemon pod of the namespace, still matched by owner', async () => {
@@ -254,7 +266,7 @@ describe('PodWatches', () => {
       ...daemonSet({ updatedNumberScheduled: 1 }),
       spec: { ...daemonSet().spec, selector: { matchExpressions: [{ key: 'tier', operator: 'Gt', values: ['1'] }] } },
     };
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     assert.equal(requests[0]?.selector, 'controller-revision-hash');
     assert.deepEqual(
@@ -268,16 +280,16 @@ describe('PodWatches', () => {
 
   it('a recreated DaemonSet (new UID) gets a new watch; a deleted one loses its watch at once', async () => {
     ds = daemonSet({ updatedNumberScheduled: 0 });
-    watches.sync('gpu', 'agent');
+    watches.sync('DaemonSet', 'gpu', 'agent');
     await synced();
     ds = daemonSet({ updatedNumberScheduled: 0 }, 'ds-uid-2');
-    watches.sync('gpu', 'agent');
-    assert.equal(watches.state('gpu', 'agent', UID), 'off', 'the old UID has no watch');
-    assert.equal(watches.state('gpu', 'agent', 'ds-uid-2'), 'syncing');
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', UID), 'off', 'the old UID has no watch');
+    assert.equal(watches.state('DaemonSet', 'gpu', 'agent', 'ds-uid-2'), 'syncing');
     assert.equal(watches.started, 2);
     ds = undefined;
-    watches.sync('gpu', 'agent');
-    assert.deepEqual(watches.keys(), []);
+    watches.sync('DaemonSet', 'gpu', 'agent');
+    assert.deepEqual(keysOf(watches), []);
     assert.equal(watches.ended, 2);
   });
 });

@@ -45,11 +45,13 @@ function wire(guards: SlimGuard[]): {
   const caches = {
     guards: g.set,
     daemonSets: d.set,
+    statefulSets: other(),
     revisions: other(),
     dsWarnings: other(),
+    stsWarnings: other(),
     podWarnings: other(),
     nodes: other(),
-    pods: { sync: () => undefined, keys: () => [], pod: () => undefined },
+    pods: { sync: () => undefined, targets: () => [], pod: () => undefined },
     onPodsChanged: () => undefined,
     guardsTargeting: () => [],
   } as unknown as Caches;

@@ -11,7 +11,7 @@
  * It also times a spec change the DaemonSet controller has not observed (`status.unobserved`): with the
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
  */
-import { describeLeft, fmtRev } from '../messages.js';
+import { describeLeft, fmtRev, units, unitWord } from '../messages.js';
 import { collectFailures, FAILED_QUIET_MS, lastCrashOf } from '../evidence.js';
 import { countersSettled, followsRollout } from '../podInterest.js';
 import { event } from './plannedEvents.js';
@@ -61,7 +61,7 @@ function startOnChange(
     lastUndo = confirmUndo(t, lastUndo, curRef);
   } else {
     lastUndo = noteOthersChange(t, prev, spec, curRef, lastUndo);
-    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, target.desired)));
+    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, units(target.kind, target.desired))));
   }
   t.lastUndo = lastUndo;
   t.rollout = rollout;
@@ -142,10 +142,10 @@ function noteOthersChange(
   return lastUndo;
 }
 
-function startNote(rollout: RolloutStatus, prev: Readonly<GuardStatus>, curRef: RevisionRef, desired: number): string {
+function startNote(rollout: RolloutStatus, prev: Readonly<GuardStatus>, curRef: RevisionRef, desired: string): string {
   return rollout.restored
     ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
-    : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${desired} nodes` +
+    : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${desired}` +
         (rollout.superseded
           ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})`
           : '');
@@ -210,7 +210,7 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
   if (recorded && recorded.to === curRef.hash && (from === undefined || from.hash === recorded.from)) rollout.rollback = true;
   const note = from
     ? `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} in progress (first observed now): ${target.updated}/${target.desired} updated`
-    : `${fmtRev(curRef)} is being placed on nodes: ${target.available}/${target.desired} available`;
+    : `${fmtRev(curRef)} is being placed on ${unitWord(target.kind)}: ${target.available}/${target.desired} available`;
   t.events.push(event('Normal', Reason.RolloutStarted, note));
   t.rollout = rollout;
   t.startedNow = true;
@@ -253,8 +253,9 @@ export function trackRollout(input: TargetInput): Tracked {
   }
   bakeOrComplete(input, t, t.rollout);
   // The verdict "all nodes updated and available" is the counters'; so is the split it reports, or a
-  // pod one event behind them would be listed as blocked under it.
-  if (t.complete && !fromCounters) t.split = countersSplit();
+  // pod one event behind them would be listed as blocked under it. Not at a partition: the counters
+  // cannot say which ordinals it holds on which revision.
+  if (t.complete && !fromCounters && obs.target.partition === undefined) t.split = countersSplit();
   return t;
 }
 
@@ -317,7 +318,8 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
       ),
     );
   }
-  if (observed && target.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
+  // A StatefulSet scaled to zero was scaled there on purpose; a DaemonSet that matches no node was not.
+  if (observed && target.kind === 'DaemonSet' && target.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
     t.events.push(
       event(
         'Warning',

@@ -10,7 +10,7 @@ import { firstDefinite } from './attribute.js';
 import { CAUSE_HINT } from '../causes.js';
 import { KNOCKED_OUT } from '../compare.js';
 import { FAILED_QUIET_MS, failureCause } from '../evidence.js';
-import { attributionSentence, fmtDuration, fmtRev, list, stallSentence, truncate } from '../messages.js';
+import { attributionSentence, fmtDuration, fmtRev, heldAtPartition, list, stallSentence, truncate, units, unitWord } from '../messages.js';
 import { event } from './plannedEvents.js';
 import { parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
@@ -25,15 +25,16 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
     cause: '',
     owner: '',
     message: t.observed
-      ? `${target.available}/${target.desired} nodes available on ${fmtRev(curRef)}`
-      : `Waiting for the DaemonSet controller to observe generation ${target.generation}`,
+      ? (heldAtPartition(target, t.split.generations) ??
+        `${target.available}/${units(target.kind, target.desired)} available on ${fmtRev(curRef)}`)
+      : `Waiting for the ${target.kind} controller to observe generation ${target.generation}`,
     undoInFlight: false,
     lastUndo: t.lastUndo,
     events: [],
   };
   if (!t.observed) awaitController(t, v);
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
-  if (target.desired === 0 && t.observed) v.cause = 'NoNodesMatched';
+  if (target.desired === 0 && t.observed && target.kind === 'DaemonSet') v.cause = 'NoNodesMatched';
 
   // A spec change the controller never observes is a rollout that never starts: time it like one.
   if (!t.observed && t.unobserved && unobservedTooLong(t, t.unobserved.since, prev, spec, now, v)) return v;
@@ -58,7 +59,7 @@ function awaitController({ target, curRef }: Tracked, v: Verdict): void {
     // may already be cached: the controller writes it before it creates pods and reports the
     // generation observed.
     v.state = 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to sync DaemonSet ${target.name} (generation ${target.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
+    v.message = `Waiting for the ${target.kind} controller to sync ${target.kind} ${target.name} (generation ${target.generation}): ${curRef ? 'no pod yet' : 'no revision and no pod yet'}`;
   } else if (target.updated < target.desired || target.available < target.desired) {
     // A spec change the controller has not observed yet, while the generation it last observed is not
     // on every node (a guard created, or recreated, right after a template change or an undo of a stuck
@@ -66,7 +67,7 @@ function awaitController({ target, curRef }: Tracked, v: Verdict): void {
     // pod. No rollout is tracked yet (one starts only from observed counters), so the guard shows the
     // wait for the controller rather than health, and names the revision it last saw rolling.
     v.state = 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to observe generation ${target.generation} (observed ${target.observedGeneration}); at generation ${target.observedGeneration}, ${target.updated}/${target.desired} nodes were updated to ${fmtRev(curRef)} and ${target.available}/${target.desired} available`;
+    v.message = `Waiting for the ${target.kind} controller to observe generation ${target.generation} (observed ${target.observedGeneration}); at generation ${target.observedGeneration}, ${target.updated}/${units(target.kind, target.desired)} were updated to ${fmtRev(curRef)} and ${target.available}/${target.desired} available`;
   }
 }
 
@@ -79,7 +80,7 @@ function unobservedTooLong(t: Tracked, since: string, prev: Readonly<GuardStatus
   const idle = now - (parseTime(since) ?? now);
   const suspectMs = spec.suspectAfterSeconds * 1000;
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
-  const what = `The DaemonSet controller has not observed generation ${target.generation} (observed ${target.observedGeneration}) since ${since}`;
+  const what = `The ${target.kind} controller has not observed generation ${target.generation} (observed ${target.observedGeneration}) since ${since}`;
   const why = attributionSentence({ owner: 'ControlPlane', cause: 'ControllerNotObserving', blocked: [], empty: [], target });
   if (idle >= deadlineMs) {
     Object.assign(v, {
@@ -134,7 +135,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
     lastUndo.fromHash === rollout.toRevision.hash &&
     (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
   const clock = rolloutClock(a, rollout, spec, now);
-  if (v.undoInFlight && lastUndo) undoInFlightVerdict(rollout, lastUndo, clock, v);
+  if (v.undoInFlight && lastUndo) undoInFlightVerdict(t, rollout, lastUndo, clock, v);
   else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
     failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
     // Up again between two crashes: still Failed until the revision has run quiet (track.ts
@@ -181,11 +182,17 @@ function rollbackFailedVerdict(rollout: RolloutStatus, f: RolloutFailures, prev:
 }
 
 /** Our undo is applied and the restored revision not current yet: RollingBack, Stalled after the deadline. */
-function undoInFlightVerdict(rollout: RolloutStatus, lastUndo: UndoRecord, { now, deadlineMs }: RolloutClock, v: Verdict): void {
+function undoInFlightVerdict(
+  t: Tracked,
+  rollout: RolloutStatus,
+  lastUndo: UndoRecord,
+  { now, deadlineMs }: RolloutClock,
+  v: Verdict,
+): void {
   const sinceUndo = now - (parseTime(lastUndo.at) ?? now);
   if (sinceUndo < deadlineMs) {
     v.state = 'RollingBack';
-    v.message = `Undo applied at ${lastUndo.at}: waiting for the DaemonSet controller to roll ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} out again`;
+    v.message = `Undo applied at ${lastUndo.at}: waiting for the ${t.target.kind} controller to roll ${fmtRev({ revision: lastUndo.toRevision, hash: lastUndo.toHash })} out again`;
     v.requeueAfterMs = deadlineMs - sinceUndo;
     v.cause = '';
     v.owner = '';
@@ -194,13 +201,14 @@ function undoInFlightVerdict(rollout: RolloutStatus, lastUndo: UndoRecord, { now
   v.state = 'Stalled';
   v.cause = 'ControllerNotActing';
   v.owner = 'ControlPlane';
-  v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the DaemonSet controller still reports ${fmtRev(rollout.toRevision)} as current`;
+  v.message = `The undo applied at ${lastUndo.at} has not taken effect for ${fmtDuration(sinceUndo)}: the ${t.target.kind} controller still reports ${fmtRev(rollout.toRevision)} as current`;
 }
 
 /** Every node updated and available, in the bake window: Progressing until the bake ends. */
 function bakingVerdict(t: Tracked, rollout: RolloutStatus, spec: GuardSpec, bakeEndsAt: number, now: number, v: Verdict): void {
   v.state = 'Progressing';
-  v.message = `All ${t.target.desired} nodes updated and available on ${fmtRev(rollout.toRevision)}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
+  const held = heldAtPartition(t.target, t.split.generations);
+  v.message = `${held ? `Updated as far as the partition: ${held}` : `All ${units(t.target.kind, t.target.desired)} updated and available on ${fmtRev(rollout.toRevision)}`}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
   if (rollout.failures)
     v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
   v.requeueAfterMs = bakeEndsAt - now;
@@ -215,7 +223,7 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
   const { idle, suspectMs, deadlineMs } = clock;
   if (!t.observed && idle < deadlineMs) {
     v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
-    v.message = `Waiting for the DaemonSet controller to observe generation ${target.generation} (observed ${target.observedGeneration})`;
+    v.message = `Waiting for the ${target.kind} controller to observe generation ${target.generation} (observed ${target.observedGeneration})`;
     v.requeueAfterMs = deadlineMs - idle;
     // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
     v.cause = '';
@@ -225,7 +233,7 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: deadlineMs, verb: 'has made no progress' });
     if (!t.observed)
-      v.message = `The DaemonSet controller has not observed generation ${target.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
+      v.message = `The ${target.kind} controller has not observed generation ${target.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
   } else if (idle >= suspectMs) {
     v.state = 'Suspect';
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: suspectMs, verb: 'has made no progress' });
@@ -257,10 +265,17 @@ function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso
   const { target } = t;
   rollout.completedAt = nowIso;
   v.state = rollout.rollback ? 'RolledBack' : 'Healthy';
-  v.message = `Rollout to ${fmtRev(rollout.toRevision)} complete: ${target.updated}/${target.desired} nodes updated and available`;
+  const held = heldAtPartition(target, t.split.generations);
+  v.message = held
+    ? `Rollout to ${fmtRev(rollout.toRevision)} complete as far as the partition: ${held}`
+    : `Rollout to ${fmtRev(rollout.toRevision)} complete: ${target.updated}/${units(target.kind, target.desired)} updated and available`;
   if (rollout.rollback && v.lastUndo) {
-    v.lastUndo = { ...v.lastUndo, result: 'Complete', message: `every node is back on ${fmtRev(rollout.toRevision)}` };
-    v.message = `Undo complete: all ${target.desired} nodes back on ${fmtRev(rollout.toRevision)}, one generation again`;
+    v.lastUndo = {
+      ...v.lastUndo,
+      result: 'Complete',
+      message: `every ${unitWord(target.kind, false)} is back on ${fmtRev(rollout.toRevision)}`,
+    };
+    v.message = `Undo complete: all ${units(target.kind, target.desired)} back on ${fmtRev(rollout.toRevision)}, one generation again`;
     v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
   } else {
     v.events.push(event('Normal', Reason.RolloutComplete, v.message));
@@ -299,7 +314,7 @@ function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, 
   v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
   v.message = `Rolling out ${fmtRev(rollout.toRevision)}: ${target.updated}/${target.desired} updated, ${target.available}/${target.desired} available`;
   const waiting = a.blocked.length + a.empty.length;
-  if (waiting > 0) v.message += `; waiting on ${waiting} node(s)`;
+  if (waiting > 0) v.message += `; waiting on ${units(target.kind, waiting)}`;
   if (a.owner === 'ConfiguredWait')
     v.message += ` (${a.cause === 'MinReadySeconds' ? `minReadySeconds ${target.minReadySeconds}` : 'a termination grace period'}: a configured wait, not a stall)`;
   v.requeueAfterMs = untilSuspectMs;

@@ -6,31 +6,11 @@
 import { evaluateNode } from '../../domain/nodeEligibility.js';
 import { currentRevisionOf } from '../../domain/revisions.js';
 import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
-import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
+import { TEMPLATE_GENERATION_ANNOTATION } from '../../api/names.js';
 import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';
-import type { DaemonSetUndoRecord } from '../../api/types.js';
 import type { NodeView, Observation, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import { deletionOf, latestWarning, peersOf, podView, revisionsOf, type ObserveTarget } from './shared.js';
-
-/** The undo record annotation, or undefined when absent or not ours to read (malformed). */
-function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
-  if (!raw) return undefined;
-  try {
-    const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
-    if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
-    const rec: DaemonSetUndoRecord = {
-      from: r.from,
-      to: r.to,
-      at: typeof r.at === 'string' ? r.at : '',
-      guard: typeof r.guard === 'string' ? r.guard : '',
-    };
-    if (Array.isArray(r.undone)) rec.undone = r.undone.filter((h): h is string => typeof h === 'string');
-    return rec;
-  } catch {
-    return undefined;
-  }
-}
+import { deletionOf, explainedPodView, peersOf, revisionsOf, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
 
 /**
  * Each cached node's labels and taints as one string, computed once per cached object (the informer
@@ -78,10 +58,10 @@ export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name,
 
   // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
   // counters, so its pods need not be cached at all (podInterest.ts).
-  const podCache = cache.podCache?.(namespace, name, uid) ?? 'synced';
+  const podCache = cache.podCache?.('DaemonSet', namespace, name, uid) ?? 'synced';
   // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
   if (needsPods(view, [status]) && podCache !== 'synced') {
-    cache.wantPods?.(namespace, name);
+    cache.wantPods?.('DaemonSet', namespace, name);
     return { kind: 'PodsPending', target: name };
   }
   const fromCounters = podCache !== 'synced';
@@ -94,7 +74,7 @@ export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name,
   const obs: Observation = { kind: 'Target', target: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
   if (currentRevision) obs.currentRevision = currentRevision;
   if (fromCounters) obs.podsFromCounters = true;
-  const peers = peersOf(cache, namespace, name);
+  const peers = peersOf(cache, 'DaemonSet', namespace, name);
   if (peers.length > 0) obs.guards = peers;
   const skew = cache.clockSkewMs?.();
   if (skew !== undefined) obs.clockSkewMs = skew;
@@ -111,19 +91,13 @@ function daemonSetView(cache: CacheView, ds: Readonly<SlimDaemonSet>, namespace:
     ...settledCountersOf(ds),
     strategy: ds.spec.updateStrategy.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate',
     minReadySeconds: ds.spec.minReadySeconds,
-    undoOptOut: ds.metadata.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled',
+    undoOptOut: undoOptedOut(ds.metadata),
     images: [...ds.spec.images],
   };
   const tg = ds.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   if (tg !== undefined) view.templateGeneration = tg;
   if (ds.spec.templateDigest !== undefined) view.templateDigest = ds.spec.templateDigest;
-  const owner = ds.metadata.ownerReferences?.find((o) => o.controller);
-  if (owner) view.owner = { kind: owner.kind, name: owner.name };
-  const rec = undoRecord(ds.metadata.annotations?.[UNDO_RECORD_ANNOTATION]);
-  if (rec) view.undoRecord = rec;
-  const dsWarning = latestWarning(cache.warningsFor?.('DaemonSet', namespace, name));
-  if (dsWarning) view.warning = dsWarning;
-  return view;
+  return withSharedFacts(cache, view, ds.metadata);
 }
 
 /** The DaemonSet's cached pods by node name. */
@@ -132,13 +106,7 @@ function podsByNode(cache: CacheView, view: TargetView, now: number): Map<string
   for (const p of cache.podsOwnedBy(view.uid)) {
     if (!p.node || !p.hash) continue; // a pod without a node or hash label cannot be placed in the split
     const list = byNode.get(p.node) ?? [];
-    const pv = podView(p, view.minReadySeconds, now);
-    // Only a pod that is not running yet needs the kubelet's word on why.
-    if (!p.ready) {
-      const w = latestWarning(cache.warningsFor?.('Pod', view.namespace, p.metadata.name));
-      if (w) pv.warning = w;
-    }
-    list.push(pv);
+    list.push(explainedPodView(cache, p, view, now));
     byNode.set(p.node, list);
   }
   return byNode;

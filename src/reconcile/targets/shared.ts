@@ -3,9 +3,10 @@
  * (by controller owner UID, as upstream's controller history does for every kind), the Warning Events
  * that explain a pod, the other guards of the same target, and whether the target is being deleted.
  */
+import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
 import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
-import type { GuardStatus } from '../../api/types.js';
-import type { GuardPeer, Observation, PodView, RevisionView, WarningView } from '../../domain/observation.js';
+import type { DaemonSetUndoRecord, GuardStatus, TargetKind } from '../../api/types.js';
+import type { GuardPeer, Observation, PodView, RevisionView, TargetView, WarningView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
 import type { TargetMemory } from '../targetMemory.js';
 
@@ -38,6 +39,57 @@ export function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undef
   let best: Readonly<SlimEvent> | undefined;
   for (const e of events ?? []) if (!best || e.at > best.at) best = e;
   return best ? { reason: best.reason, message: best.message, at: best.at } : undefined;
+}
+
+/**
+ * A pod of `target` as decide reads it, with the kubelet's latest Warning about it when it is not Ready:
+ * only a pod that is not running yet needs the kubelet's word on why.
+ */
+export function explainedPodView(cache: CacheView, p: Readonly<SlimPod>, target: Readonly<TargetView>, now: number): PodView {
+  const pv = podView(p, target.minReadySeconds, now);
+  if (!p.ready) {
+    const w = latestWarning(cache.warningsFor?.('Pod', target.namespace, p.metadata.name));
+    if (w) pv.warning = w;
+  }
+  return pv;
+}
+
+/** Whether the target opted out of undo (`rolloutguard.dev/undo: disabled`). */
+export function undoOptedOut(m: Readonly<Meta>): boolean {
+  return m.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled';
+}
+
+/**
+ * What every kind's view reads the same way from the target's metadata and Events: its controller owner,
+ * the undo record a guard left on it, its controller's latest Warning (FailedCreate).
+ */
+export function withSharedFacts(cache: CacheView, view: TargetView, m: Readonly<Meta>): TargetView {
+  const owner = m.ownerReferences?.find((o) => o.controller);
+  if (owner) view.owner = { kind: owner.kind, name: owner.name };
+  const rec = undoRecord(m.annotations?.[UNDO_RECORD_ANNOTATION]);
+  if (rec) view.undoRecord = rec;
+  const warning = latestWarning(cache.warningsFor?.(view.kind, view.namespace, view.name));
+  if (warning) view.warning = warning;
+  return view;
+}
+
+/** The undo record annotation, or undefined when absent or not ours to read (malformed). */
+function undoRecord(raw: string | undefined): DaemonSetUndoRecord | undefined {
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Partial<DaemonSetUndoRecord>;
+    if (typeof r.from !== 'string' || typeof r.to !== 'string') return undefined;
+    const rec: DaemonSetUndoRecord = {
+      from: r.from,
+      to: r.to,
+      at: typeof r.at === 'string' ? r.at : '',
+      guard: typeof r.guard === 'string' ? r.guard : '',
+    };
+    if (Array.isArray(r.undone)) rec.undone = r.undone.filter((h): h is string => typeof h === 'string');
+    return rec;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A pod as decide reads it, available after `minReadySeconds` Ready. */
@@ -81,8 +133,8 @@ export function revisionsOf(cache: CacheView, uid: string): RevisionView[] {
 }
 
 /** The guards of the same target that are not being deleted. */
-export function peersOf(cache: CacheView, namespace: string, name: string): GuardPeer[] {
-  const guards = cache.guardsTargeting?.(namespace, name) ?? [];
+export function peersOf(cache: CacheView, kind: TargetKind, namespace: string, name: string): GuardPeer[] {
+  const guards = cache.guardsTargeting?.(kind, namespace, name) ?? [];
   // Guards being deleted are leaving: the next oldest takes charge now rather than after they go.
   return guards
     .filter((g) => !g.metadata.deletionTimestamp)

@@ -1,5 +1,5 @@
 /**
- * DaemonSetUndo against a small local HTTP API: the fresh read before the patch refuses when the world
+ * TemplateUndo against a small local HTTP API: the fresh read before the patch refuses when the world
  * no longer justifies the undo, and the patch sends the template plus the operator's record annotation.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { UNDO_RECORD_ANNOTATION } from '../../src/api/names.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
-import { DaemonSetUndo } from '../../src/k8s/daemonSetUndo.js';
+import { TemplateUndo } from '../../src/k8s/templateUndo.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
 const NS = 'ns1';
@@ -100,6 +100,7 @@ function serve(world: World): http.RequestListener {
 }
 
 const REQ: UndoRequest = {
+  kind: 'DaemonSet',
   namespace: NS,
   name: 'decoder',
   toRevisionName: 'decoder-aaa',
@@ -110,14 +111,14 @@ const REQ: UndoRequest = {
   record: { from: 'bbb', to: 'aaa', at: '2026-01-01T00:00:00.000Z', guard: `${NS}/decoder` },
 };
 
-describe('DaemonSetUndo', () => {
+describe('TemplateUndo', () => {
   const world: World = { ds: daemonSet(), patches: [], conflicts: 0, revision: controllerRevision() };
   const server = http.createServer(serve(world));
-  let undo: DaemonSetUndo;
+  let undo: TemplateUndo;
 
   before(async () => {
     await listenLocal(server);
-    undo = new DaemonSetUndo(clientFor(server));
+    undo = new TemplateUndo(clientFor(server));
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
@@ -297,7 +298,7 @@ describe('DaemonSetUndo', () => {
 
     it('the dry run checks the revision the same way', async () => {
       world.revision = controllerRevision({ ownerUid: 'uid-other' });
-      const out = await undo.dryRun(NS, 'decoder', 'decoder-aaa');
+      const out = await undo.dryRun('DaemonSet', NS, 'decoder', 'decoder-aaa');
       assert.equal(out.kind, 'Rejected');
       assert.equal(world.patches.length, 0);
     });

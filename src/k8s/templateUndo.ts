@@ -1,7 +1,9 @@
 /**
- * The undo, done the way `kubectl rollout undo` does it (kubectl's DaemonSetRollbacker): a
- * strategic-merge patch that replaces `spec.template` wholesale with the template a ControllerRevision
- * keeps, touching nothing else of the DaemonSet.
+ * The undo, done the way `kubectl rollout undo` does it (kubectl's DaemonSetRollbacker and
+ * StatefulSetRollbacker alike): a strategic-merge patch that replaces `spec.template` wholesale with the
+ * template a ControllerRevision keeps, touching nothing else of the workload. It is written for a
+ * DaemonSet below; a StatefulSet is undone the same way (workloadApi.ts holds what differs).
+ *
  *
  * The revision is checked before anything is copied from it: it must be controlled by this DaemonSet
  * (its UID) and carry the hash the decision named. Only its `spec.template` is sent, never its `data`
@@ -25,28 +27,24 @@
  *     the reconciler never re-runs a pass for a conflict on the DaemonSet. The same patch writes the
  *     undo record annotation, so the template and the record of why it changed can never be seen apart.
  */
-import {
-  DAEMONSET_KIND,
-  HASH_LABEL,
-  TEMPLATE_GENERATION_ANNOTATION,
-  UNDO_OPT_OUT_ANNOTATION,
-  UNDO_RECORD_ANNOTATION,
-} from '../api/names.js';
+import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
-import type { DaemonSetUndoRecord } from '../api/types.js';
+import type { DaemonSetUndoRecord, TargetKind } from '../api/types.js';
 import { errorMessage, retryOnConflict } from '../reconcile/portErrors.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
-import { controllerRevisionsPath, daemonSetsPath } from './apiPaths.js';
+import { controllerRevisionsPath } from './apiPaths.js';
+import { revisionHashOf, WORKLOAD_API } from './workloadApi.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
 
-export class DaemonSetUndo {
+export class TemplateUndo {
   constructor(private readonly client: ApiClient) {}
 
-  /** Restores the DaemonSet's template from the named ControllerRevision, guarded as described above. */
+  /** Restores the workload's template from the named ControllerRevision, guarded as described above. */
   async undo(req: UndoRequest): Promise<UndoOutcome> {
+    const kind = req.kind ?? 'DaemonSet';
     let revision: any;
     try {
       revision = await this.client.request('GET', controllerRevisionsPath(req.namespace, req.toRevisionName));
@@ -55,35 +53,36 @@ export class DaemonSetUndo {
       if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'get controllerrevisions') };
       throw e;
     }
-    const refused = checkRevision(revision, req.toRevisionName, req.expectedUid, req.toHash);
+    const refused = checkRevision(revision, req.toRevisionName, kind, req.expectedUid, req.toHash);
     if (refused) return { kind: 'Failed', detail: refused };
     const template = templatePatch(revision);
     return retryOnConflict(
-      () => this.attempt(req, template),
+      () => this.attempt(req, kind, template),
       (attempts) => ({
         kind: 'NotUndone',
-        detail: `the DaemonSet changed under each of ${attempts} attempts to patch it: another writer is active, and the undo does not race it`,
+        detail: `the ${kind} changed under each of ${attempts} attempts to patch it: another writer is active, and the undo does not race it`,
       }),
     );
   }
 
   /** One read, check and patch of the DaemonSet; a Conflict is thrown for {@link retryOnConflict}. */
-  private async attempt(req: UndoRequest, template: TemplatePatch): Promise<UndoOutcome> {
+  private async attempt(req: UndoRequest, kind: TargetKind, template: TemplatePatch): Promise<UndoOutcome> {
+    const api = WORKLOAD_API[kind];
     let ds: any;
     try {
-      ds = await this.client.request('GET', daemonSetsPath(req.namespace, req.name));
+      ds = await this.client.request('GET', api.path(req.namespace, req.name));
     } catch (e) {
-      if (isNotFound(e)) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted' };
+      if (isNotFound(e)) return { kind: 'TemplateChanged', detail: `the ${kind} was deleted` };
       throw e;
     }
-    if (ds?.metadata?.uid !== req.expectedUid) return { kind: 'TemplateChanged', detail: 'the DaemonSet was deleted and recreated' };
+    if (ds?.metadata?.uid !== req.expectedUid) return { kind: 'TemplateChanged', detail: `the ${kind} was deleted and recreated` };
     if (ds?.metadata?.annotations?.[UNDO_OPT_OUT_ANNOTATION] === 'disabled') return { kind: 'OptedOut' };
     const owners: any[] = Array.isArray(ds?.metadata?.ownerReferences) ? ds.metadata.ownerReferences : [];
     const owner = owners.find((o) => o?.controller === true);
     if (owner)
       return {
         kind: 'NotUndone',
-        detail: `the DaemonSet is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
+        detail: `the ${kind} is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
       };
     const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
     if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
@@ -91,40 +90,43 @@ export class DaemonSetUndo {
       const by =
         recorded?.from === req.fromHash
           ? ` at ${String(recorded.at)} by RolloutGuard ${String(recorded.guard)}`
-          : ' (the record on the DaemonSet)';
+          : ` (the record on the ${kind})`;
       return { kind: 'NotUndone', detail: `the revision ${req.fromHash} was already undone${by}` };
     }
     const tg = ds?.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
     if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
       return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
     }
-    if (rolloutComplete(ds))
-      return { kind: 'NotUndone', detail: 'the rollout completed before the undo was made: every node is updated and available' };
+    if (api.rolloutComplete(ds))
+      return {
+        kind: 'NotUndone',
+        detail: `the rollout completed before the undo was made: every ${kind === 'DaemonSet' ? 'node' : 'pod'} is updated and available`,
+      };
     try {
       // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
       const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
       const annotations = record ? { [UNDO_RECORD_ANNOTATION]: JSON.stringify(record) } : undefined;
-      await this.patch(req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
+      await this.patch(kind, req.namespace, req.name, template, String(ds.metadata.resourceVersion), false, annotations);
       return { kind: 'Applied' };
     } catch (e) {
-      if (isConflict(e)) throw e; // the next attempt reads the DaemonSet again and re-checks it
-      if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'patch daemonsets') };
+      if (isConflict(e)) throw e; // the next attempt reads the workload again and re-checks it
+      if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, `patch ${resource(kind)}`) };
       if (e instanceof ApiError && (e.statusCode === 422 || e.statusCode === 400)) return { kind: 'Failed', detail: e.message };
       throw e;
     }
   }
 
   /** Server-side dry run of the same patch (`dryRun=All`): validated and admitted, not persisted. */
-  async dryRun(namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome> {
+  async dryRun(kind: TargetKind, namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome> {
     try {
       const revision: any = await this.client.request('GET', controllerRevisionsPath(namespace, toRevisionName));
-      const ds: any = await this.client.request('GET', daemonSetsPath(namespace, name));
-      const refused = checkRevision(revision, toRevisionName, String(ds?.metadata?.uid));
+      const ds: any = await this.client.request('GET', WORKLOAD_API[kind].path(namespace, name));
+      const refused = checkRevision(revision, toRevisionName, kind, String(ds?.metadata?.uid));
       if (refused) return { kind: 'Rejected', detail: refused };
-      await this.patch(namespace, name, templatePatch(revision), undefined, true);
+      await this.patch(kind, namespace, name, templatePatch(revision), undefined, true);
       return { kind: 'Accepted' };
     } catch (e) {
-      if (isForbidden(e)) return { kind: 'Rejected', detail: forbidden(e, 'patch daemonsets (dry run)') };
+      if (isForbidden(e)) return { kind: 'Rejected', detail: forbidden(e, `patch ${resource(kind)} (dry run)`) };
       if (e instanceof ApiError && e.statusCode >= 400 && e.statusCode < 500 && !isConflict(e) && e.statusCode !== 429) {
         return { kind: 'Rejected', detail: e.message };
       }
@@ -133,6 +135,7 @@ export class DaemonSetUndo {
   }
 
   private async patch(
+    kind: TargetKind,
     namespace: string,
     name: string,
     data: TemplatePatch,
@@ -143,7 +146,7 @@ export class DaemonSetUndo {
     // Only spec.template changes, plus our own record annotation.
     const metadata = { ...(resourceVersion ? { resourceVersion } : {}), ...(annotations ? { annotations } : {}) };
     const body = Object.keys(metadata).length > 0 ? { ...(data as object), metadata } : data;
-    await this.client.request('PATCH', daemonSetsPath(namespace, name), {
+    await this.client.request('PATCH', WORKLOAD_API[kind].path(namespace, name), {
       body,
       contentType: PatchContentType.StrategicMerge,
       ...(dry ? { query: { dryRun: 'All' } } : {}),
@@ -151,14 +154,17 @@ export class DaemonSetUndo {
   }
 }
 
-/** Why the revision must not be copied from, or undefined when it may (its controller, its hash, a template). */
-export function checkRevision(revision: any, name: string, dsUid: string, hash?: string): string | undefined {
+/**
+ * Why the revision must not be copied from, or undefined when it may (its controller is this `kind`
+ * with this UID, its hash, a template).
+ */
+export function checkRevision(revision: any, name: string, kind: TargetKind, dsUid: string, hash?: string): string | undefined {
   const owners: any[] = Array.isArray(revision?.metadata?.ownerReferences) ? revision.metadata.ownerReferences : [];
   const owner = owners.find((o) => o?.controller === true);
-  if (owner?.kind !== DAEMONSET_KIND || owner?.uid !== dsUid) {
-    return `ControllerRevision ${name} is not controlled by this DaemonSet (uid ${dsUid}; its controller is ${owner ? `${String(owner.kind)} ${String(owner.uid)}` : 'none'}): refusing to copy a template from it`;
+  if (owner?.kind !== kind || owner?.uid !== dsUid) {
+    return `ControllerRevision ${name} is not controlled by this ${kind} (uid ${dsUid}; its controller is ${owner ? `${String(owner.kind)} ${String(owner.uid)}` : 'none'}): refusing to copy a template from it`;
   }
-  const label = revision?.metadata?.labels?.[HASH_LABEL];
+  const label = revisionHashOf(revision);
   if (hash !== undefined && label !== hash) {
     return `ControllerRevision ${name} carries hash ${String(label)}, not the ${hash} the decision named: refusing to copy a template from it`;
   }
@@ -177,16 +183,9 @@ function templatePatch(revision: any): TemplatePatch {
   return { spec: { template: { ...(revision.data.spec.template as Record<string, unknown>), $patch: 'replace' } } };
 }
 
-/** The counters of the observed generation say every node is updated and available. */
-function rolloutComplete(ds: any): boolean {
-  const s = ds?.status ?? {};
-  const desired = Number(s.desiredNumberScheduled ?? 0);
-  return (
-    Number(s.observedGeneration ?? 0) >= Number(ds?.metadata?.generation ?? 0) &&
-    desired > 0 &&
-    Number(s.updatedNumberScheduled ?? 0) >= desired &&
-    Number(s.numberAvailable ?? 0) >= desired
-  );
+/** The RBAC resource of a kind, as a refusal names the right that is missing. */
+function resource(kind: TargetKind): string {
+  return kind === 'DaemonSet' ? 'daemonsets' : 'statefulsets';
 }
 
 function readRecord(raw: unknown): Partial<DaemonSetUndoRecord> | undefined {

@@ -1,0 +1,56 @@
+/**
+ * The slim StatefulSet the informers cache (see slim.ts): its replicas, update strategy, template digest
+ * and the controller's counters and revisions.
+ */
+import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
+import type { SlimStatefulSet } from '../api/objects.js';
+import { meta, templateDigest } from './slim.js';
+
+// The raw object comes straight from JSON; it is typed loosely on purpose and read defensively.
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
+
+export function slimStatefulSet(raw: any): SlimStatefulSet {
+  const spec = raw?.spec ?? {};
+  const s = raw?.status ?? {};
+  const rolling = spec.updateStrategy?.rollingUpdate;
+  return {
+    metadata: meta(raw?.metadata, {
+      labels: true,
+      owners: true,
+      annotations: [UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION],
+    }),
+    spec: {
+      // The API server defaults replicas to 1; a StatefulSet read before defaulting says the same.
+      replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
+      selector: {
+        ...(spec.selector?.matchLabels ? { matchLabels: { ...spec.selector.matchLabels } } : {}),
+        ...(Array.isArray(spec.selector?.matchExpressions) ? { matchExpressions: structuredClone(spec.selector.matchExpressions) } : {}),
+      },
+      podManagementPolicy: spec.podManagementPolicy === 'Parallel' ? 'Parallel' : 'OrderedReady',
+      updateStrategy: {
+        type: spec.updateStrategy?.type ?? 'RollingUpdate',
+        ...(rolling
+          ? {
+              rollingUpdate: {
+                ...(typeof rolling.partition === 'number' ? { partition: rolling.partition } : {}),
+                ...(rolling.maxUnavailable !== undefined ? { maxUnavailable: rolling.maxUnavailable } : {}),
+              },
+            }
+          : {}),
+      },
+      minReadySeconds: spec.minReadySeconds ?? 0,
+      images: (spec.template?.spec?.containers ?? []).map((c: any) => String(c?.image ?? '')),
+      ...(spec.template ? { templateDigest: templateDigest(spec.template) } : {}),
+    },
+    status: {
+      observedGeneration: s.observedGeneration ?? 0,
+      replicas: s.replicas ?? 0,
+      readyReplicas: s.readyReplicas ?? 0,
+      currentReplicas: s.currentReplicas ?? 0,
+      updatedReplicas: s.updatedReplicas ?? 0,
+      availableReplicas: s.availableReplicas ?? 0,
+      ...(s.currentRevision ? { currentRevision: String(s.currentRevision) } : {}),
+      ...(s.updateRevision ? { updateRevision: String(s.updateRevision) } : {}),
+    },
+  };
+}

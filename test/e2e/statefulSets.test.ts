@@ -1,0 +1,174 @@
+/**
+ * StatefulSet guards end to end on the local control plane (the statefulset controller and the
+ * scheduler real, kwok playing the pods): the field cases of a StatefulSet rollout, each with its
+ * verdict, owner, message and what is named per ordinal. onStall.action is Report throughout (the CRD
+ * refuses Undo for a StatefulSet); the Report-mode dry run of the undo runs against the StatefulSet.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
+import { GuardSuite, type GuardObj } from '../support/guards.js';
+import { apply, guard } from '../support/operator.js';
+import { setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
+
+const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
+const SCENARIOS = ['image', 'crash', 'canary', 'canarybroken', 'parallel', 'scaleup', 'minready', 'admission', 'kind'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
+const read = suite.read;
+
+const waitStore = (ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
+  read.waitGuard(ns, pred, what, timeoutMs, 'store');
+
+/** Scenario `s`'s StatefulSet `store` settled on its pool, then its guard, once Healthy. */
+async function guarded(s: Scenario, o: Partial<StoreOptions> = {}, spec: Record<string, unknown> = {}): Promise<string> {
+  const ns = suite.ns[s];
+  await apply(storeStatefulSet({ ns, pool: suite.pools[s].name, ...o }));
+  await settledSts(ns, o.replicas ?? 3);
+  await apply(guard('store', ns, 'store', { ...SPEC, ...spec, targetRef: { kind: 'StatefulSet', name: 'store' } }));
+  await waitStore(ns, (g) => g.status?.state === 'Healthy', 'Healthy');
+  return ns;
+}
+
+const blockedNames = (g: GuardObj): string[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])].map((b) => b.node);
+
+describe('StatefulSet guards on the local control plane', { concurrency: true }, () => {
+  before(() => suite.setUp());
+  after(() => suite.tearDown());
+
+  it('OrderedReady, an image that does not pull: Stalled, ImagePullFailure, the revision blamed, the highest ordinal named', async () => {
+    const ns = await guarded('image');
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'ImagePullFailure', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision');
+    assert.deepEqual(blockedNames(g), ['store-2']);
+    assert.match(g.status?.message ?? '', /store-2/);
+    // The guard names the next step for a person: the undo it would make, dry-run against the StatefulSet.
+    const planned = await waitStore(ns, (x) => x.status?.undoPlan?.dryRun === 'Accepted', 'the undo dry-run accepted');
+    assert.equal(planned.status?.undoPlan?.toRevision, 1);
+    // The verdict is announced on the StatefulSet as well as on the guard (kubectl describe sts).
+    await waitFor(async () => (await read.reasons(ns, 'StatefulSet', 'store')).includes('RolloutStalled'), {
+      timeoutMs: 30_000,
+      describe: 'RolloutStalled on the StatefulSet',
+    });
+  });
+
+  it('OrderedReady, a revision that crash-loops: Stalled or Failed, CrashLoop, the revision blamed', async () => {
+    const ns = await guarded('crash');
+    await setStoreImage(ns, 'registry.local/store:2-crashloop');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled' || x.status?.state === 'Failed', 'Stalled or Failed');
+    assert.equal(g.status?.cause, 'CrashLoop', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision');
+    assert.deepEqual(blockedNames(g), ['store-2']);
+  });
+
+  it('partition 2 of 3, a healthy revision: Healthy, waiting at partition 2, never Suspect', async () => {
+    const ns = await guarded('canary', { partition: 2 });
+    await setStoreImage(ns, 'registry.local/store:2');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Healthy' && x.status?.generations?.length === 2, 'Healthy on two revisions');
+    assert.match(
+      g.status?.message ?? '',
+      /1 pod on revision 2 .*, 2 pods on revision 1 .*it waits at partition 2: ordinals 0–1/,
+      g.status?.message,
+    );
+    // Past suspectAfterSeconds and the deadline: a rollout waiting at its partition is not a stall.
+    await holdsFor(async () => (await read.guard(ns, 'store')).status?.state === 'Healthy', {
+      durationMs: (SPEC.progressDeadlineSeconds + 3) * 1000,
+      describe: 'Healthy while it waits at the partition',
+    });
+  });
+
+  it('partition 2 of 3, a broken revision: Stalled, the revision blamed, only the canary ordinal named', async () => {
+    const ns = await guarded('canarybroken', { partition: 2 });
+    const before = await stsPods(ns);
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
+    assert.deepEqual(blockedNames(g), ['store-2']);
+    const now = await stsPods(ns);
+    for (const n of ['store-0', 'store-1']) assert.equal(now.get(n)?.uid, before.get(n)?.uid, `${n} untouched`);
+  });
+
+  it('Parallel, a broken revision: Stalled, every broken ordinal named', async () => {
+    const ns = await guarded('parallel', { policy: 'Parallel' });
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
+    const pods = await stsPods(ns);
+    const broken = [...pods.values()].filter((p) => p.waiting === 'ImagePullBackOff').map((p) => p.name);
+    assert.ok(broken.length >= 1);
+    for (const b of broken) assert.ok(blockedNames(g).includes(b), `${b} named: ${JSON.stringify(g.status?.blockedNodes)}`);
+  });
+
+  it('a scale-up during a healthy rollout: no false verdict, Healthy at the end on every ordinal', async () => {
+    const ns = await guarded('scaleup', { minReadySeconds: 2 });
+    await setStoreImage(ns, 'registry.local/store:2');
+    await waitStore(ns, (x) => x.status?.state === 'Progressing', 'Progressing');
+    await kubectl(['scale', 'sts/store', '--replicas=5'], { ns });
+    const seen = new Set<string>();
+    const g = await waitStore(
+      ns,
+      (x) => {
+        if (x.status?.state) seen.add(x.status.state);
+        return x.status?.state === 'Healthy' && x.status?.generations?.length === 1 && x.status.generations[0]?.nodes === 5;
+      },
+      'Healthy on 5 ordinals',
+      120_000,
+    );
+    assert.ok(!seen.has('Stalled') && !seen.has('Suspect'), [...seen].join(','));
+    assert.match(g.status?.message ?? '', /5/);
+  });
+
+  it('minReadySeconds longer than the deadline per ordinal, healthy: never Stalled while each ordinal progresses', async () => {
+    const ns = await guarded('minready', { minReadySeconds: 18 }, { suspectAfterSeconds: 5, progressDeadlineSeconds: 10 });
+    await setStoreImage(ns, 'registry.local/store:2');
+    const seen = new Set<string>();
+    await waitStore(
+      ns,
+      (x) => {
+        if (x.status?.state) seen.add(x.status.state);
+        return x.status?.state === 'Healthy' && x.status?.generations?.length === 1;
+      },
+      'Healthy on one revision',
+      180_000,
+    );
+    assert.ok(!seen.has('Stalled') && !seen.has('Suspect'), [...seen].join(','));
+  });
+
+  it('admission refuses the new pod (only the StatefulSet says so): Stalled, the refusal quoted, the revision blamed by comparison', async () => {
+    const ns = await guarded('admission');
+    // The ServiceAccount admission plugin refuses a pod whose ServiceAccount does not exist: the only
+    // trace is the StatefulSet controller's FailedCreate Event.
+    await kubectl(
+      ['patch', 'sts/store', '--type=merge', '-p', JSON.stringify({ spec: { template: { spec: { serviceAccountName: 'missing' } } } })],
+      {
+        ns,
+      },
+    );
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'AdmissionRefused', JSON.stringify(g.status));
+    assert.match(g.status?.message ?? '', /missing/);
+    assert.equal(g.status?.rollout?.admission?.result, 'Accepted', JSON.stringify(g.status?.rollout));
+    assert.equal(g.status?.owner, 'Revision');
+  });
+
+  it('the KIND column and targetRef.kind: shown, immutable, and Undo refused for a StatefulSet', async () => {
+    const ns = await guarded('kind');
+    const table = (await kubectl(['get', 'rg', 'store'], { ns })).stdout;
+    assert.match(table.split('\n')[0] ?? '', /\bKIND\b/);
+    assert.match(table.split('\n')[1] ?? '', /\bStatefulSet\b/);
+    const retarget = await kubectl(['patch', 'rg/store', '--type=merge', '-p', '{"spec":{"targetRef":{"kind":"DaemonSet"}}}'], {
+      ns,
+      allowFail: true,
+    });
+    assert.notEqual(retarget.code, 0);
+    assert.match(retarget.stderr, /targetRef.kind is immutable/);
+    const undo = await kubectl(['patch', 'rg/store', '--type=merge', '-p', '{"spec":{"onStall":{"action":"Undo"}}}'], {
+      ns,
+      allowFail: true,
+    });
+    assert.notEqual(undo.code, 0);
+    assert.match(undo.stderr, /Undo is not available for a StatefulSet/);
+  });
+});
