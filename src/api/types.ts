@@ -166,20 +166,7 @@ export interface AdmissionComparison {
   at: string;
 }
 
-/**
- * The facets of a revision's pod template that scheduling and admission failures are about, kept
- * instead of the template (k8s/slim.ts computes them).
- */
-export interface TemplateFacets {
-  /** `port/protocol` of every hostPort, sorted. */
-  hostPorts: string[];
-  /** What the scheduler counts for the pod, per resource (cpu in cores, memory in bytes). */
-  requests: Record<string, number>;
-  serviceAccountName?: string;
-  priorityClassName?: string;
-  /** A digest of the pod's and containers' securityContext, host namespaces and volume types. */
-  security?: string;
-}
+export type { TemplateFacets } from './templateFacets.js';
 
 /** A node that left the DaemonSet's targets during a rollout, and why. */
 export interface LeftNode {

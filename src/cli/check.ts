@@ -13,7 +13,7 @@
  *   5  the DaemonSet cannot be checked by deadline (updateStrategy OnDelete)
  */
 import type { Logger } from 'pino';
-import type { GuardStatus } from '../api/types.js';
+import type { GuardStatus, TargetKind } from '../api/types.js';
 import { fmtDuration, fmtRev } from '../domain/messages.js';
 import type { Observation } from '../domain/observation.js';
 import { summarizeError } from '../k8s/apiErrors.js';
@@ -35,10 +35,11 @@ import {
   type OutputFormat,
 } from './args.js';
 import { ExitCode, connect, stderrLogger, type Verdict } from './command.js';
-import { DaemonSetObserver, checkSpec, preflight } from './observer.js';
+import { TargetObserver, checkSpec, preflight } from './observer.js';
 import { emitYaml } from './yaml.js';
 
 export interface CheckOptions extends Connection {
+  kind: TargetKind;
   name: string;
   /** Absent: the kubeconfig context's namespace, else `default`, as kubectl. */
   namespace?: string;
@@ -48,7 +49,7 @@ export interface CheckOptions extends Connection {
 }
 
 /** Usage of the check subcommand, printed by `check --help`. */
-export const CHECK_USAGE = `usage: rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml]
+export const CHECK_USAGE = `usage: rollout-guard check ds/NAME|sts/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml]
          ${CONNECTION_USAGE}
 
 Watches one DaemonSet rollout and exits when it completes or stalls (no progress for --deadline).
@@ -71,15 +72,18 @@ const CHECK_FLAGS = {
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
   const { target, flags } = parseArgs(args, CHECK_FLAGS);
   const { namespace, deadline = 600, suspect, output = 'text' } = flags;
-  if (!target) throw new UsageError('check needs a target: ds/NAME');
+  if (!target) throw new UsageError('check needs a target: ds/NAME or sts/NAME');
   // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
-  const m = /^(?:ds|daemonsets?|daemonsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(target);
-  if (m?.[1] && m[1] !== m[1].toLowerCase()) throw new UsageError(`a DaemonSet name is lowercase, got ${JSON.stringify(m[1])}`);
-  if (!m?.[1]) throw new UsageError(`target must look like ds/NAME, got ${JSON.stringify(target)}`);
+  const m = /^(?:(ds|daemonsets?|daemonsets?\.apps)|sts|statefulsets?|statefulsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(
+    target,
+  );
+  const kind: TargetKind = m?.[1] !== undefined ? 'DaemonSet' : 'StatefulSet';
+  if (m?.[2] && m[2] !== m[2].toLowerCase()) throw new UsageError(`a ${kind} name is lowercase, got ${JSON.stringify(m[2])}`);
+  if (!m?.[2]) throw new UsageError(`target must look like ds/NAME or sts/NAME, got ${JSON.stringify(target)}`);
   if (deadline < 2) throw new UsageError('--deadline must be at least 2s');
   const suspectSeconds = suspect ?? Math.max(1, Math.floor(deadline / 5));
   if (suspectSeconds >= deadline) throw new UsageError('--suspect must be shorter than --deadline');
-  const opts: CheckOptions = { name: m[1], deadlineSeconds: deadline, suspectSeconds, output, ...connectionOf(flags) };
+  const opts: CheckOptions = { kind, name: m[2], deadlineSeconds: deadline, suspectSeconds, output, ...connectionOf(flags) };
   if (namespace !== undefined) opts.namespace = namespace;
   return opts;
 }
@@ -102,12 +106,18 @@ function splitLines(s: GuardStatus): string[] {
  * when a pipeline runs `check`, that would be a false "complete"; kubectl rollout status waits for
  * observedGeneration for the same reason.
  */
-export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs: number, deadlineMs: number): Verdict | undefined {
+export function verdictOf(
+  obs: Observation,
+  status: GuardStatus,
+  unobservedForMs: number,
+  deadlineMs: number,
+  kind: TargetKind = 'DaemonSet',
+): Verdict | undefined {
   if (obs.kind === 'TargetMissing')
-    return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `DaemonSet ${obs.targetName} not found` };
-  // A DaemonSet being deleted has no rollout left to finish: as good as gone.
+    return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `${kind} ${obs.targetName} not found` };
+  // A target being deleted has no rollout left to finish: as good as gone.
   if (obs.kind === 'TargetDeleting')
-    return { code: ExitCode.NotFound, verdict: 'being deleted', message: status.message ?? `DaemonSet ${obs.targetName} is being deleted` };
+    return { code: ExitCode.NotFound, verdict: 'being deleted', message: status.message ?? `${kind} ${obs.targetName} is being deleted` };
   const ds = obs.target;
   if (ds.strategy === 'OnDelete')
     return { code: ExitCode.NotGuardable, verdict: 'not checkable', message: status.message ?? 'updateStrategy OnDelete' };
@@ -121,7 +131,7 @@ export function verdictOf(obs: Observation, status: GuardStatus, unobservedForMs
     return {
       code: ExitCode.Stalled,
       verdict: 'rollout stalled',
-      message: `The DaemonSet controller has not observed generation ${ds.generation} for ${fmtDuration(unobservedForMs)} (observed ${ds.observedGeneration}): is kube-controller-manager running?`,
+      message: `The ${kind} controller has not observed generation ${ds.generation} for ${fmtDuration(unobservedForMs)} (observed ${ds.observedGeneration}): is kube-controller-manager running?`,
     };
   }
   if (status.state === 'Healthy') return { code: ExitCode.Ok, verdict: 'rollout complete', message: msg };
@@ -161,7 +171,9 @@ function verdictLines(opts: CheckOptions & { namespace: string }, v: Verdict, st
   const lines = [`${v.verdict}: ${v.message.replace(' (onStall.action is Report).', '.')}`];
   const plan = status.undoPlan;
   if (v.code === ExitCode.Stalled && plan?.toRevision !== undefined) {
-    lines.push(`to undo: kubectl rollout undo daemonset/${opts.name} -n ${opts.namespace} --to-revision=${plan.toRevision}`);
+    lines.push(
+      `to undo: kubectl rollout undo ${opts.kind.toLowerCase()}/${opts.name} -n ${opts.namespace} --to-revision=${plan.toRevision}`,
+    );
   }
   return lines;
 }
@@ -180,11 +192,11 @@ export async function check(
     return v.code;
   };
 
-  const observer = new DaemonSetObserver(client, opts.namespace, opts.name, log);
+  const observer = new TargetObserver(client, opts, log);
   const early = await preflight(client, opts, Object.values(observer.paths));
   if (early) return finish(early, {}, clock.now());
 
-  const spec = checkSpec(opts.name, opts.deadlineSeconds, opts.suspectSeconds);
+  const spec = checkSpec(opts.kind, opts.name, opts.deadlineSeconds, opts.suspectSeconds);
   const deadlineMs = opts.deadlineSeconds * 1000;
   let status: GuardStatus = {};
   let lastPrinted = '';
@@ -206,7 +218,7 @@ export async function check(
         lastPrinted = key;
         for (const l of progressLines(status, unobserved, now - started)) out(l);
       }
-      const v = verdictOf(obs, status, unobservedForMs, deadlineMs);
+      const v = verdictOf(obs, status, unobservedForMs, deadlineMs, opts.kind);
       if (v) return finish(v, status, now);
       // Wait for a cache change or the next deadline, whichever comes first.
       let waitMs = d.requeueAfterMs ?? 30_000;

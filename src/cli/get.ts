@@ -21,7 +21,7 @@
  * (getRender.ts), once or, with --watch, on every change (getWatch.ts).
  */
 import type { Logger } from 'pino';
-import type { GuardStatus } from '../api/types.js';
+import type { GuardStatus, TargetKind } from '../api/types.js';
 import { summarizeError } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import type { Connection } from '../k8s/kubeConfig.js';
@@ -47,7 +47,7 @@ import { Rerender } from './getWatch.js';
 import { LIST_FLAGS, runList } from './list.js';
 
 export interface GetOptions extends Connection {
-  kind: 'DaemonSet' | 'RolloutGuard';
+  kind: TargetKind | 'RolloutGuard';
   name: string;
   /** Absent: the kubeconfig context's namespace, else `default` (as kubectl). */
   namespace?: string;
@@ -56,9 +56,9 @@ export interface GetOptions extends Connection {
 }
 
 /** Usage of the get subcommand, printed by `get --help`. */
-export const GET_USAGE = `usage: rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
+export const GET_USAGE = `usage: rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
        rollout-guard get [-A | -n NAMESPACE] [-o text|wide|json|yaml|name]   (the guards, as rollout-guard list)
-       kubectl rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
+       kubectl rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
 
 Shows one rollout node by node, read-only: the DaemonSet's counters, the state, the cause and whose
 fault it is, the revisions with their node counts, then a row per node: its revision, pod, readiness
@@ -75,6 +75,7 @@ ${CONNECTION_HELP}
 exit codes: 0 shown, 1 error, 2 usage, 4 not found`;
 
 const DS_TARGET = /^(?:ds|daemonsets?|daemonsets?\.apps)\/(.+)$/i;
+const STS_TARGET = /^(?:sts|statefulsets?|statefulsets?\.apps)\/(.+)$/i;
 const RG_TARGET = /^(?:rg|rolloutguards?|rolloutguards?\.rolloutguard\.dev)\/(.+)$/i;
 /** A DNS subdomain name, as DaemonSets and RolloutGuards are named. */
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -106,15 +107,16 @@ export function listsGuards(args: readonly string[]): boolean {
 export function parseGetArgs(args: readonly string[]): GetOptions {
   const { target, flags } = parseArgs(args, GET_FLAGS);
   const { namespace } = flags;
-  if (!target) throw new UsageError('get needs a target: ds/NAME or rg/NAME');
+  if (!target) throw new UsageError('get needs a target: ds/NAME, sts/NAME or rg/NAME');
   const ds = DS_TARGET.exec(target);
+  const sts = STS_TARGET.exec(target);
   const rg = RG_TARGET.exec(target);
-  const name = ds?.[1] ?? rg?.[1];
-  if (name === undefined) throw new UsageError(`target must look like ds/NAME or rg/NAME, got ${JSON.stringify(target)}`);
+  const name = ds?.[1] ?? sts?.[1] ?? rg?.[1];
+  if (name === undefined) throw new UsageError(`target must look like ds/NAME, sts/NAME or rg/NAME, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
   const opts: GetOptions = {
-    kind: ds ? 'DaemonSet' : 'RolloutGuard',
+    kind: ds ? 'DaemonSet' : sts ? 'StatefulSet' : 'RolloutGuard',
     name,
     watch: flags.watch ?? false,
     output: flags.output ?? 'text',
@@ -160,7 +162,16 @@ export async function get(
     // A pass set aside until the caches agree shows nothing new; the next change renders again.
     if (decision.deferred && renders > 0) return decision.requeueAfterMs;
     status = decision.status;
-    const view = buildView({ kind: opts.kind, namespace, name: opts.name, obs, status, now, ...source.guardsShown() });
+    const view = buildView({
+      kind: opts.kind,
+      targetKind: source.targetKind,
+      namespace,
+      name: opts.name,
+      obs,
+      status,
+      now,
+      ...source.guardsShown(),
+    });
     const text =
       opts.output === 'json'
         ? renderJson(view, { compact: opts.watch })

@@ -2,8 +2,8 @@
  * How `rollout-guard get` shows its view: as text (a header, the node table, the reasons; ANSI colours on
  * a terminal), as JSON or YAML, and how a render is framed under --watch.
  */
-import type { GenerationStatus, RevisionRef } from '../api/types.js';
-import { fmtRev } from '../domain/messages.js';
+import type { GenerationStatus, RevisionRef, TargetKind } from '../api/types.js';
+import { fmtRev, units, unitWord } from '../domain/messages.js';
 import type { GetView, GuardSummary, NodeRow } from './getView.js';
 import { emitYaml } from './yaml.js';
 
@@ -29,15 +29,10 @@ function revCell(r: { revision?: number; hash?: string }): string {
   return `${r.revision ?? '?'} (${r.hash})`;
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-function revisionLines(gens: readonly GenerationStatus[], current: RevisionRef | undefined, paint: Paint): string[] {
+function revisionLines(gens: readonly GenerationStatus[], current: RevisionRef | undefined, paint: Paint, kind: TargetKind): string[] {
   if (gens.length === 0) return ['Revisions:    none on any node'];
   const cells = gens.map(
-    (g) =>
-      [fmtRev(g), `${plural(g.nodes, 'node')}, ${g.ready} ready`, g.images.join(','), g.hash === current?.hash ? 'current' : ''] as const,
+    (g) => [fmtRev(g), `${units(kind, g.nodes)}, ${g.ready} ready`, g.images.join(','), g.hash === current?.hash ? 'current' : ''] as const,
   );
   const w0 = Math.max(...cells.map((c) => c[0].length));
   const w1 = Math.max(...cells.map((c) => c[1].length));
@@ -48,7 +43,7 @@ function revisionLines(gens: readonly GenerationStatus[], current: RevisionRef |
   );
 }
 
-function undoLine(g: GuardSummary): string | undefined {
+function undoLine(g: GuardSummary, kind: TargetKind): string | undefined {
   const u = g.lastUndo;
   if (u)
     return `${u.result}: ${fmtRev({ revision: u.fromRevision, hash: u.fromHash })} → ${fmtRev({ revision: u.toRevision, hash: u.toHash })} at ${u.at}${u.message ? ` (${u.message})` : ''}`;
@@ -56,18 +51,23 @@ function undoLine(g: GuardSummary): string | undefined {
   // The operator keeps a plan after the template moved on (baking a fix, say): it is stale once the
   // broken revision it was made for is no longer the current one.
   if (p && p.forHash === g.currentRevision?.hash)
-    return `would restore ${fmtRev({ revision: p.toRevision, hash: p.toHash })} on ${plural(p.nodes, 'node')}${p.dryRun ? ` (dry run ${p.dryRun})` : ''}`;
+    return `would restore ${fmtRev({ revision: p.toRevision, hash: p.toHash })} on ${units(kind, p.nodes)}${p.dryRun ? ` (dry run ${p.dryRun})` : ''}`;
   if (g.undoSkipped) return `not undone: ${g.undoSkipped.reason} (${g.undoSkipped.message})`;
   return undefined;
 }
 
 /** The table, with columns padded on the plain text before colour is added. */
-function table(rows: readonly NodeRow[], paint: Paint): string[] {
-  const head = ['NODE', 'REVISION', 'POD', 'READY', 'RESTARTS', 'STATUS'];
+function table(rows: readonly NodeRow[], paint: Paint, kind: TargetKind): string[] {
+  // A DaemonSet's rows are its nodes, each with its pod; a StatefulSet's are its ordinals' pods, each
+  // with the node it runs on.
+  const daemon = kind === 'DaemonSet';
+  const head = daemon
+    ? ['NODE', 'REVISION', 'POD', 'READY', 'RESTARTS', 'STATUS']
+    : ['POD', 'REVISION', 'NODE', 'READY', 'RESTARTS', 'STATUS'];
   const cells = rows.map((r) => [
     r.node,
     revCell(r),
-    r.pod ?? '-',
+    (daemon ? r.pod : r.host) ?? '-',
     r.pod === undefined ? '-' : r.ready ? 'yes' : 'no',
     r.pod === undefined ? '-' : String(r.restarts),
     `${r.status}${r.owner ? ` (${r.owner})` : ''}${r.notTarget ? ' [not a target]' : ''}`,
@@ -112,16 +112,16 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
   if (v.guard) {
     const g = v.guard;
     out.push(`${label('RolloutGuard')}${g.namespace}/${g.name}${g.found ? '' : `  ${paint('not found', 'red')}`}`);
-    out.push(`${label('DaemonSet')}${ds.namespace}/${ds.name}  ${counters}`);
+    out.push(`${label(ds.kind)}${ds.namespace}/${ds.name}  ${counters}`);
     out.push(`${label('State')}${stateText(g.state)}`);
     if (g.cause) out.push(`${label('Cause')}${g.cause}`);
     if (g.owner) out.push(`${label('Whose fault')}${g.owner}`);
-    out.push(...revisionLines(g.revisions, g.currentRevision, paint));
-    const undo = undoLine(g);
+    out.push(...revisionLines(g.revisions, g.currentRevision, paint, ds.kind));
+    const undo = undoLine(g, ds.kind);
     if (undo) out.push(`${label('Undo')}${undo}`);
     if (g.message) out.push(`${label('Message')}${g.message}`);
   } else {
-    out.push(`${label('DaemonSet')}${ds.namespace}/${ds.name}  ${counters}`);
+    out.push(`${label(ds.kind)}${ds.namespace}/${ds.name}  ${counters}`);
     out.push(
       `${label('State')}${stateText(v.state)}  ${paint('(judged by this command from its start; a RolloutGuard keeps the history)', 'dim')}`,
     );
@@ -133,13 +133,17 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
     }
     if (v.cause) out.push(`${label('Cause')}${v.cause}`);
     if (v.owner) out.push(`${label('Whose fault')}${v.owner}`);
-    out.push(...revisionLines(v.revisions, v.currentRevision, paint));
+    out.push(...revisionLines(v.revisions, v.currentRevision, paint, ds.kind));
     if (v.message) out.push(`${label('Message')}${v.message.replace(' (onStall.action is Report).', '.')}`);
   }
   out.push('');
   if (v.nodes.length === 0)
-    out.push(ds.found ? 'No node runs or should run this DaemonSet.' : 'No nodes to show: the DaemonSet does not exist.');
-  else out.push(...table(v.nodes, paint));
+    out.push(
+      ds.found
+        ? `No ${ds.kind === 'DaemonSet' ? 'node runs or should run this DaemonSet' : 'pod runs or should run for this StatefulSet'}.`
+        : `No ${unitWord(ds.kind)} to show: the ${ds.kind} does not exist.`,
+    );
+  else out.push(...table(v.nodes, paint, ds.kind));
   const why = v.nodes.filter((r) => r.kind !== 'ok' && r.message);
   if (why.length > 0) {
     out.push('');

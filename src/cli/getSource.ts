@@ -1,11 +1,11 @@
 /**
- * What `rollout-guard get` reads: the DaemonSet, through the same {@link DaemonSetObserver} as
+ * What `rollout-guard get` reads: the DaemonSet, through the same {@link TargetObserver} as
  * `rollout-guard check`, and the RolloutGuards: for rg/NAME the guard itself, for ds/NAME those of the
  * namespace, to name the ones that target it. It writes nothing.
  */
 import type { Logger } from 'pino';
 import { GUARD_DEFAULTS, withDefaults } from '../api/defaults.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
 import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';
 import { ApiError, isNotFound } from '../k8s/apiErrors.js';
@@ -16,7 +16,7 @@ import type { SlimGuard } from '../api/objects.js';
 import { slimGuard } from '../k8s/slim.js';
 import { ExitCode, type Verdict } from './command.js';
 import { guardSummary, guardsTargeting, type GetView, type GuardRef, type GuardSummary } from './getView.js';
-import { DaemonSetObserver, checkSpec, preflight } from './observer.js';
+import { TargetObserver, checkSpec, preflight } from './observer.js';
 
 /** What get was asked to show. */
 export interface GetTarget {
@@ -70,11 +70,12 @@ async function guardInformer(client: ApiClient, t: GetTarget, log: Logger): Prom
 export class GetSource {
   private constructor(
     private readonly t: GetTarget,
-    /** The DaemonSet shown: the one named, or the guard's target. */
+    /** The target shown: the one named, or the guard's. */
     readonly target: string,
+    readonly targetKind: TargetKind,
     /** The spec the rows are judged by. */
     private readonly spec: GuardSpec,
-    private readonly observer: DaemonSetObserver,
+    private readonly observer: TargetObserver,
     private readonly guards: Informer<SlimGuard> | undefined,
   ) {}
 
@@ -84,7 +85,8 @@ export class GetSource {
    */
   static async open(t: GetTarget, client: ApiClient, log: Logger): Promise<GetSource | Verdict> {
     let target = t.name;
-    let spec = checkSpec(target, GUARD_DEFAULTS.progressDeadlineSeconds, GUARD_DEFAULTS.suspectAfterSeconds);
+    let kind: TargetKind = t.kind === 'RolloutGuard' ? 'DaemonSet' : t.kind;
+    let spec = checkSpec(kind, target, GUARD_DEFAULTS.progressDeadlineSeconds, GUARD_DEFAULTS.suspectAfterSeconds);
     if (t.kind === 'RolloutGuard') {
       const guard = await readGuard(client, t.namespace, t.name);
       if (!guard)
@@ -97,15 +99,17 @@ export class GetSource {
           message: `RolloutGuard ${t.name} selects DaemonSets by label: get one of its generated guards (status.daemonSets) instead`,
         };
       target = guard.spec.targetRef.name;
+      kind = guard.spec.targetRef.kind;
       // The rows are judged with the guard's own deadlines; what the guard does about a stall is its business.
       const gs = withDefaults(guard.spec);
-      spec = checkSpec(target, gs.progressDeadlineSeconds, gs.suspectAfterSeconds);
+      spec = checkSpec(kind, target, gs.progressDeadlineSeconds, gs.suspectAfterSeconds);
     }
-    const observer = new DaemonSetObserver(client, t.namespace, target, log);
-    const early = await preflight(client, { namespace: t.namespace, name: target }, Object.values(observer.paths));
-    // A guard whose DaemonSet is missing is still worth showing: the guard says so itself.
-    if (early && t.kind === 'DaemonSet') return early;
-    return new GetSource(t, target, spec, observer, await guardInformer(client, t, log));
+    const observed = { kind, namespace: t.namespace, name: target };
+    const observer = new TargetObserver(client, observed, log);
+    const early = await preflight(client, observed, Object.values(observer.paths));
+    // A guard whose target is missing is still worth showing: the guard says so itself.
+    if (early && t.kind !== 'RolloutGuard') return early;
+    return new GetSource(t, target, kind, spec, observer, await guardInformer(client, t, log));
   }
 
   /** Calls `fn` after every change to the DaemonSet, its pods, its revisions, the nodes or the guards. Register before {@link start}. */
@@ -134,7 +138,7 @@ export class GetSource {
   guardsShown(): { guard?: GuardSummary; guardedBy?: GuardRef[] } {
     const { kind, namespace, name } = this.t;
     if (kind === 'RolloutGuard') return { guard: guardSummary(namespace, name, this.guards?.get(namespace, name), this.target) };
-    return this.guards ? { guardedBy: guardsTargeting(this.guards.list(namespace), this.target) } : {};
+    return this.guards ? { guardedBy: guardsTargeting(this.guards.list(namespace), this.targetKind, this.target) } : {};
   }
 
   async stop(): Promise<void> {

@@ -12,6 +12,7 @@ import type {
   GenerationStatus,
   GuardStatus,
   RevisionRef,
+  TargetKind,
   UndoPlan,
   UndoRecord,
   UndoSkip,
@@ -21,7 +22,10 @@ import type { SlimGuard } from '../api/objects.js';
 
 /** One row of the node table: a daemon pod, or a node that should run one and has none. */
 export interface NodeRow {
+  /** The unit: a node, or a StatefulSet's ordinal named by its pod. */
   node: string;
+  /** For a StatefulSet, the node the pod runs on. */
+  host?: string;
   /** The pod's revision number, when its ControllerRevision is known. */
   revision?: number;
   /** The pod's template hash; absent for a node without a pod. */
@@ -45,7 +49,9 @@ export interface NodeRow {
 }
 
 /** The DaemonSet's own counters, as `kubectl get ds` shows them. */
+/** The target shown (kept under the key `daemonSet` of the JSON view, whatever its kind). */
 export interface DaemonSetSummary {
+  kind: TargetKind;
   namespace: string;
   name: string;
   found: boolean;
@@ -85,7 +91,7 @@ export interface GuardRef {
 
 /** Everything one render shows; `--output json` prints it as is. */
 export interface GetView {
-  kind: 'DaemonSet' | 'RolloutGuard';
+  kind: TargetKind | 'RolloutGuard';
   /** When the observation was made. */
   at: string;
   /** `get rg/NAME`: the guard's status. */
@@ -179,6 +185,7 @@ function explain(row: NodeRow, why: BlockedNode | EmptyNode): void {
 function podRow(n: NodeView, p: PodView, revision: number | undefined, why: Explanations, notTarget: string | undefined): NodeRow {
   const row: NodeRow = {
     node: n.node,
+    ...(n.host !== undefined && p.scheduled ? { host: n.host } : {}),
     ...(revision !== undefined ? { revision } : {}),
     hash: p.hash,
     pod: p.name,
@@ -233,10 +240,10 @@ export function nodeRows(obs: Observation, status: GuardStatus, now: number): No
   return rows.sort(byRevisionThenNode);
 }
 
-/** The guards among `guards` that target DaemonSet `target`, by name. */
-export function guardsTargeting(guards: ReadonlyArray<Readonly<SlimGuard>>, target: string): GuardRef[] {
+/** The guards among `guards` that target `kind` `target`, by name. */
+export function guardsTargeting(guards: ReadonlyArray<Readonly<SlimGuard>>, kind: TargetKind, target: string): GuardRef[] {
   return guards
-    .filter((g) => g.spec.targetRef?.name === target && !g.metadata.deletionTimestamp)
+    .filter((g) => g.spec.targetRef?.name === target && g.spec.targetRef.kind === kind && !g.metadata.deletionTimestamp)
     .map((g) => ({
       name: g.metadata.name,
       ...(g.status?.state ? { state: g.status.state } : {}),
@@ -249,6 +256,8 @@ export function guardsTargeting(guards: ReadonlyArray<Readonly<SlimGuard>>, targ
 /** Builds what one render shows from an observation and decide's status for it. */
 export function buildView(args: {
   kind: GetView['kind'];
+  /** The kind of the target shown. */
+  targetKind: TargetKind;
   namespace: string;
   name: string;
   obs: Observation;
@@ -259,7 +268,7 @@ export function buildView(args: {
 }): GetView {
   const { obs, status } = args;
   const dsName = obs.kind === 'Target' ? obs.target.name : obs.targetName;
-  const daemonSet: DaemonSetSummary = { namespace: args.namespace, name: dsName, found: obs.kind === 'Target' };
+  const daemonSet: DaemonSetSummary = { kind: args.targetKind, namespace: args.namespace, name: dsName, found: obs.kind === 'Target' };
   let state: string = status.state ?? 'Unknown';
   if (obs.kind === 'Target') {
     const ds = obs.target;

@@ -1,42 +1,54 @@
 /**
- * How the one-shot commands read the cluster: one DaemonSet observed the way the operator observes it,
- * without the operator, and the preflight that turns a missing DaemonSet or a forbidden read into an
- * answer at once. `rollout-guard check` and `rollout-guard get` both run on it.
+ * How the one-shot commands read the cluster: one DaemonSet or StatefulSet observed the way the operator
+ * observes it, without the operator, and the preflight that turns a missing target or a forbidden read
+ * into an answer at once. `rollout-guard check` and `rollout-guard get` both run on it.
  */
 import type { Logger } from 'pino';
 import { GUARD_DEFAULTS } from '../api/defaults.js';
 import type { Decision } from '../domain/decision.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
 import type { Observation } from '../domain/observation.js';
 import type { GuardPolicy } from '../domain/decide/pass.js';
 import { isNotFound } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { Informer } from '../k8s/informer.js';
-import { controllerRevisionsPath, daemonSetsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
+import { controllerRevisionsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
-import { DAEMONSET_KIND, HASH_LABEL } from '../api/names.js';
-import { controllerOf, type SlimDaemonSet, type SlimGuard, type SlimNode, type SlimPod, type SlimRevision } from '../api/objects.js';
+import { slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { WORKLOAD_API } from '../k8s/workloadApi.js';
+import { HASH_LABEL } from '../api/names.js';
+import {
+  controllerOf,
+  type SlimDaemonSet,
+  type SlimGuard,
+  type SlimNode,
+  type SlimPod,
+  type SlimRevision,
+  type SlimStatefulSet,
+} from '../api/objects.js';
 import { GuardPass } from '../reconcile/guardPass.js';
 import type { CacheView } from '../reconcile/ports.js';
 import { ExitCode, type Verdict } from './command.js';
 
+/** A command's target: a DaemonSet or StatefulSet in a namespace. */
+export interface CommandTarget {
+  kind: TargetKind;
+  namespace: string;
+  name: string;
+}
+
 /**
- * Fails fast, with the API server's words, when the DaemonSet `namespace/name` is missing or a collection
- * cannot be read.
+ * Fails fast, with the API server's words, when the target is missing or a collection cannot be read.
  */
-export async function preflight(
-  client: ApiClient,
-  target: { namespace: string; name: string },
-  paths: readonly string[],
-): Promise<Verdict | undefined> {
+export async function preflight(client: ApiClient, target: CommandTarget, paths: readonly string[]): Promise<Verdict | undefined> {
   try {
-    await client.request('GET', daemonSetsPath(target.namespace, target.name));
+    await client.request('GET', WORKLOAD_API[target.kind].path(target.namespace, target.name));
   } catch (e) {
     if (isNotFound(e)) {
       return {
         code: ExitCode.NotFound,
         verdict: 'not found',
-        message: `DaemonSet ${target.name} not found in namespace ${target.namespace}`,
+        message: `${target.kind} ${target.name} not found in namespace ${target.namespace}`,
       };
     }
     throw e;
@@ -54,9 +66,9 @@ export const SYNC_TIMEOUT_MS = 30_000;
  * The spec check judges a rollout by: its deadlines, Report only, no bake. `rollout-guard get ds/…` uses
  * it with check's default deadlines.
  */
-export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
+export function checkSpec(kind: TargetKind, name: string, deadlineSeconds: number, suspectSeconds: number): GuardSpec {
   return {
-    targetRef: { kind: DAEMONSET_KIND, name },
+    targetRef: { kind, name },
     suspectAfterSeconds: suspectSeconds,
     progressDeadlineSeconds: deadlineSeconds,
     onStall: { action: 'Report', delaySeconds: 0 },
@@ -68,14 +80,19 @@ export function checkSpec(name: string, deadlineSeconds: number, suspectSeconds:
 }
 
 /**
- * One DaemonSet observed the way the operator observes it, without the operator: its own informers over
- * the DaemonSet, the namespace's daemon pods and ControllerRevisions and the nodes, then gather and the
- * pure decide on each pass.
+ * One DaemonSet or StatefulSet observed the way the operator observes it, without the operator: its own
+ * informers over the target, the namespace's pods and ControllerRevisions and the nodes, then gather and
+ * the pure decide on each pass.
  */
-export class DaemonSetObserver {
+export class TargetObserver {
   /** The collections read; {@link preflight} lists each once before the informers start. */
-  readonly paths: { ds: string; pods: string; revs: string; nodes: string };
-  private readonly informers: readonly [Informer<SlimDaemonSet>, Informer<SlimPod>, Informer<SlimRevision>, Informer<SlimNode>];
+  readonly paths: { target: string; pods: string; revs: string; nodes: string };
+  private readonly informers: readonly [
+    Informer<SlimDaemonSet | SlimStatefulSet>,
+    Informer<SlimPod>,
+    Informer<SlimRevision>,
+    Informer<SlimNode>,
+  ];
   private readonly cache: CacheView;
   private readonly guardPass: GuardPass;
   /** Ends the current {@link nextChange} wait early; unset when no one waits. */
@@ -87,23 +104,29 @@ export class DaemonSetObserver {
    */
   constructor(
     client: ApiClient,
-    namespace: string,
-    private readonly name: string,
+    private readonly target: CommandTarget,
     log: Logger,
     guards?: () => ReadonlyArray<Readonly<SlimGuard>>,
   ) {
-    // The DaemonSet is judged as a guard of the same name in its namespace would judge it.
+    const { kind, namespace, name } = target;
+    // The target is judged as a guard of the same name in its namespace would judge it.
     this.guardPass = new GuardPass(`${namespace}/${name}`);
     const common = { watchTimeoutSeconds: 300, backoff: { initialMs: 500, maxMs: 10_000 } };
     this.paths = {
-      ds: daemonSetsPath(namespace),
+      target: WORKLOAD_API[kind].path(namespace),
       pods: podsPath(namespace),
       revs: controllerRevisionsPath(namespace),
       nodes: nodesPath(),
     };
-    const dsInf = new Informer<SlimDaemonSet>(
+    const dsInf = new Informer<SlimDaemonSet | SlimStatefulSet>(
       client,
-      { name: 'daemonsets', listPath: this.paths.ds, fieldSelector: `metadata.name=${name}`, slim: slimDaemonSet, ...common },
+      {
+        name: kind === 'DaemonSet' ? 'daemonsets' : 'statefulsets',
+        listPath: this.paths.target,
+        fieldSelector: `metadata.name=${name}`,
+        slim: kind === 'DaemonSet' ? slimDaemonSet : slimStatefulSet,
+        ...common,
+      },
       log,
     );
     const podInf = new Informer<SlimPod>(
@@ -118,22 +141,27 @@ export class DaemonSetObserver {
     );
     const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
     const owner = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, DAEMONSET_KIND);
+      const c = controllerOf(o.metadata, kind);
       return c ? [c.uid] : [];
     };
     podInf.addIndex('owner', owner);
     revInf.addIndex('owner', owner);
     this.informers = [dsInf, podInf, revInf, nodeInf];
     this.onChange(() => this.wake?.());
+    const get = (n: string, nm: string): SlimDaemonSet | SlimStatefulSet | undefined => dsInf.get(n, nm);
     this.cache = {
-      daemonSet: (n, nm) => dsInf.get(n, nm),
+      daemonSet: (n, nm) => (kind === 'DaemonSet' ? (get(n, nm) as SlimDaemonSet | undefined) : undefined),
+      statefulSet: (n, nm) => (kind === 'StatefulSet' ? (get(n, nm) as SlimStatefulSet | undefined) : undefined),
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
       nodes: () => nodeInf.list(),
       ...(guards
         ? {
-            guardsTargeting: (n: string, ds: string) =>
-              guards().filter((g) => (g.metadata.namespace ?? n) === n && g.spec.targetRef?.name === ds),
+            guardsTargeting: (k: TargetKind, n: string, target: string) =>
+              guards().filter(
+                (g) =>
+                  (g.metadata.namespace ?? n) === n && g.spec.targetRef?.name === target && (g.spec.targetRef?.kind ?? 'DaemonSet') === k,
+              ),
           }
         : {}),
     };
@@ -181,9 +209,9 @@ export class DaemonSetObserver {
 
   /** One pass: the observation gathered from the caches now, and decide's verdict on it from `status`. */
   pass(status: GuardStatus, policy: GuardPolicy, now: number): { obs: Observation; decision: Decision } {
-    const r = this.guardPass.observe(this.cache, { targetName: this.name, prev: status, policy, now });
-    // The observer lists every pod of its DaemonSet itself: its cache is never without them.
-    if (r.kind === 'PodsPending') throw new Error(`the pods of DaemonSet ${r.target} are not cached`);
+    const r = this.guardPass.observe(this.cache, { targetName: this.target.name, prev: status, policy, now });
+    // The observer lists every pod of its target itself: its cache is never without them.
+    if (r.kind === 'PodsPending') throw new Error(`the pods of ${this.target.kind} ${r.target} are not cached`);
     // A command keeps its status in memory: it is "persisted" as soon as it is decided. A one-shot command
     // has its own deadline and no informers to relist, so only decide's own cache-wait limit matters,
     // and it writes nothing, so there is no write to hold.

@@ -31,7 +31,7 @@ import { systemClock } from '../runtime/clock.js';
 import { UsageError } from '../runtime/config.js';
 import { CONNECTION_FLAGS, CONNECTION_HELP, CONNECTION_USAGE, connectionOf, parseArgs, text, wantsHelp } from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
-import { DaemonSetObserver, preflight } from './observer.js';
+import { TargetObserver, preflight } from './observer.js';
 import { guardOf, judgeUndo, outcomeVerdict, undoSpec, type UndoVerdict } from './undoPlan.js';
 
 export interface UndoOptions extends Connection {
@@ -107,6 +107,13 @@ async function resolveGuard(
       code: ExitCode.Usage,
       message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.daemonSets)`,
     };
+  // A StatefulSet's undo must also replace the pods its controller will not (OrderedReady waits forever
+  // for a broken pod): until the guard does both, it names the commands and leaves them to a person.
+  if (guard && guard.spec.targetRef.kind !== 'DaemonSet')
+    return {
+      code: ExitCode.Refused,
+      message: `undo refused: RolloutGuard ${name} guards ${guard.spec.targetRef.kind} ${guard.spec.targetRef.name}, which the guard only reports on (kubectl describe rg ${name} names the stall and the revision to restore)`,
+    };
   if (guard) return { guard, guards };
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };
   return {
@@ -125,8 +132,9 @@ async function judge(
   log: Logger,
 ): Promise<UndoVerdict> {
   const target = guard.spec.targetRef.name;
-  const observer = new DaemonSetObserver(client, namespace, target, log, () => guards);
-  const early = await preflight(client, { namespace, name: target }, Object.values(observer.paths));
+  const observed = { kind: guard.spec.targetRef.kind, namespace, name: target };
+  const observer = new TargetObserver(client, observed, log, () => guards);
+  const early = await preflight(client, observed, Object.values(observer.paths));
   if (early) return { kind: 'Refused', code: early.code, message: early.message };
   observer.start();
   try {

@@ -115,6 +115,9 @@ export interface Compared {
  */
 export function compareScheduling(message: string, surge: boolean, t: TemplatePair | undefined): Compared | undefined {
   if (!t) return undefined;
+  // The scheduler's words for a pod whose bound volume is pinned to other nodes: "didn't match
+  // PersistentVolume's node affinity" (VolumeBinding today), "volume node affinity conflict" (before).
+  if (/didn't match PersistentVolume's node affinity|volume node affinity conflict/i.test(message)) return compareVolumePinned(t);
   if (/free ports/i.test(message)) {
     const added = t.to.hostPorts.filter((x) => !t.from.hostPorts.includes(x));
     if (added.length > 0)
@@ -151,6 +154,27 @@ export function compareScheduling(message: string, surge: boolean, t: TemplatePa
         owner: 'Node',
         comparison: `the previous revision requests the same (${same}) and fitted before: other pods took the room on this node`,
       };
+}
+
+/**
+ * A pod whose volume is pinned to a node (a local PersistentVolume's node affinity) that does not take
+ * it. With the previous revision's placement, its pod needs the same volume on the same node and is
+ * refused the same way: the node (tainted, cordoned, gone), not the revision. A revision that changed
+ * its placement (nodeSelector, affinity, tolerations) has moved its pods away from their volumes.
+ */
+function compareVolumePinned(t: TemplatePair): Compared | undefined {
+  if (t.from.placement === undefined || t.to.placement === undefined) return undefined;
+  if (t.from.placement !== t.to.placement)
+    return {
+      owner: 'Revision',
+      comparison:
+        "the new revision changed where its pods may run (nodeSelector, node affinity or tolerations) and its volume's node is not among those places; the previous revision's placement reached it",
+    };
+  return {
+    owner: 'Node',
+    comparison:
+      "the pod's volume is pinned to a node that does not take the pod now (tainted, cordoned or gone); the previous revision has the same placement and needs the same volume, so it would be refused the same way: repair or untaint the node, or move the volume",
+  };
 }
 
 /** The node's entry among the nodes whose old pod was not available when the rollout started. */

@@ -20,13 +20,14 @@ export function unitWord(kind: TargetKind, plural = true): string {
 }
 
 /**
- * For a StatefulSet whose partition holds ordinals on another revision: "1 pod on revision 2 (…), 2 pods
- * on revision 1 (…), 3/3 available; it waits at partition 2: ordinals 0–1 keep their revision until the
- * partition is lowered". Undefined for anything else (no partition, or every ordinal on one revision).
+ * For a StatefulSet whose partition holds ordinals on another revision than the one it updates to
+ * (TargetView.partition): "1 pod on revision 2 (…), 2 pods on revision 1 (…), 3/3 available; it waits at
+ * partition 2: ordinals 0–1 keep their revision until the partition is lowered". A partition at replicas
+ * holds every ordinal, and the rollout has updated none yet. Undefined for anything else.
  */
 export function heldAtPartition(target: TargetView, gens: readonly GenerationStatus[]): string | undefined {
   const p = target.partition;
-  if (p === undefined || p <= 0 || gens.length <= 1) return undefined;
+  if (p === undefined || p <= 0) return undefined;
   const held = p === 1 ? 'ordinal 0 keeps its' : `ordinals 0–${p - 1} keep their`;
   return `${describeGenerations(gens, target.kind)}, ${target.available}/${target.desired} available; it waits at partition ${p}: ${held} revision until the partition is lowered`;
 }
@@ -119,7 +120,7 @@ export function attributionSentence(args: {
       // pod or the targets add after the semicolon.
       const what = truncate(first.message.split('; ')[0] ?? first.message, 160);
       const one = mine.length === 1;
-      return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.host ?? first.node}).`;
+      return `${names}: ${one ? what : `${what.replace(/^node is/, 'nodes are')}`}. The rollout waits for ${one ? 'it' : 'them'}; an undo would not help. Repair or remove ${one ? 'the node' : 'the nodes'} (kubectl describe node ${first.host ?? first.node}).${stuckOrdinals(args.target, mine)}`;
     }
     case 'ControlPlane':
       if (args.cause === 'ControllerNotObserving')
@@ -139,6 +140,18 @@ export function attributionSentence(args: {
     default:
       return '';
   }
+}
+
+/**
+ * A StatefulSet's ordinals whose old pod is stuck Terminating on a node that is down: its controller
+ * never creates an ordinal's pod anew while the old one exists, however long the node stays down.
+ */
+function stuckOrdinals(target: TargetView, mine: ReadonlyArray<BlockedNode | EmptyNode>): string {
+  if (target.kind !== 'StatefulSet') return '';
+  const stuck = mine.filter((x) => x.reason === 'Terminating').map((x) => x.node);
+  if (stuck.length === 0) return '';
+  const pods = stuck.join(' ');
+  return ` The StatefulSet controller never creates ${list(stuck)} anew while the old pod exists: once the node is known to be gone for good, delete its Node object, or force-delete the pod (kubectl delete pod ${pods} --force --grace-period=0).`;
 }
 
 /** One sentence on why a rollout does not complete. */

@@ -273,10 +273,12 @@ export function templateFacets(template: unknown): TemplateFacets {
         .sort(),
     ),
   };
+  const placement = [spec.nodeSelector ?? null, spec.affinity?.nodeAffinity ?? null, spec.tolerations ?? null];
   const facets: TemplateFacets = {
     hostPorts: [...hostPorts].sort(),
     requests,
     security: digest(JSON.stringify(security), 12),
+    placement: digest(JSON.stringify(placement), 12),
   };
   if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') facets.serviceAccountName = spec.serviceAccountName;
   if (typeof spec.priorityClassName === 'string' && spec.priorityClassName !== '') facets.priorityClassName = spec.priorityClassName;

@@ -86,13 +86,19 @@ export interface ReconcilerPorts {
   relistTargetCaches?(namespace: string, reason: string): void;
 }
 
+/** The parts of a first explanation's time in the operator (rollout_guard_explanation_seconds). */
+export type ExplanationPart = 'queue' | 'pass' | 'write' | 'total';
+
+/** The workload a guard watches (its spec.targetRef), as the guard's series name it. */
+export interface GuardTarget {
+  kind: TargetKind;
+  name: string;
+}
+
 /**
  * What the guard reconciler reports, and nothing more: the counters and gauges it moves. The metrics
  * registry implements it; tests may pass anything of this shape.
  */
-/** The parts of a first explanation's time in the operator (rollout_guard_explanation_seconds). */
-export type ExplanationPart = 'queue' | 'pass' | 'write' | 'total';
-
 export interface ReconcileObserver {
   reconcileDuration: { observe(seconds: number): void };
   statusWrites: { inc(): void };
@@ -103,10 +109,10 @@ export interface ReconcileObserver {
   detectionLatency: { observe(seconds: number): void };
   /** A status write that newly names a failing node: its parts, in seconds (queue, pass, write, total). */
   explanation: { observe(labels: { part: ExplanationPart }, seconds: number): void };
-  setState(namespace: string, guard: string, daemonset: string, state: string): void;
-  setUndoResult(namespace: string, guard: string, daemonset: string, result: string | undefined): void;
-  countStall(namespace: string, guard: string, daemonset: string, cause: string, owner: string): void;
-  countFailure(namespace: string, guard: string, daemonset: string, cause: string): void;
+  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string): void;
+  setUndoResult(namespace: string, guard: string, target: Readonly<GuardTarget>, result: string | undefined): void;
+  countStall(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string, owner: string): void;
+  countFailure(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string): void;
   /** The guard is gone: drop its series. */
   forgetGuard(namespace: string, guard: string): void;
 }

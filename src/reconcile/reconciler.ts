@@ -319,7 +319,7 @@ export class Reconciler {
     log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
     const intent = afterIntent.status ?? decision.status;
     const r = recordUndoOutcome(intent, outcome, this.clock.now(), d.guard.metadata.generation ?? 0);
-    this.metrics.setUndoResult(namespace, d.guard.metadata.name, d.spec.targetRef.name, r.status.lastUndo?.result);
+    this.metrics.setUndoResult(namespace, d.guard.metadata.name, d.spec.targetRef, r.status.lastUndo?.result);
     const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
     const done = await this.write(memory, afterIntent, status);
     this.announce(d, (done ?? afterIntent).status);
@@ -375,9 +375,9 @@ export class Reconciler {
   }
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {
-    const ds = spec.targetRef.name;
-    this.metrics.setState(namespace, name, ds, next.state ?? 'Unknown');
-    this.metrics.setUndoResult(namespace, name, ds, next.lastUndo?.result);
+    const target = spec.targetRef;
+    this.metrics.setState(namespace, name, target, next.state ?? 'Unknown');
+    this.metrics.setUndoResult(namespace, name, target, next.lastUndo?.result);
     if (
       next.undoSkipped &&
       spec.onStall.action === 'Undo' &&
@@ -385,9 +385,9 @@ export class Reconciler {
     ) {
       this.metrics.undosSkipped.inc({ reason: next.undoSkipped.reason });
     }
-    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, ds, next.cause || 'Unknown');
+    if (next.state === 'Failed' && prev.state !== 'Failed') this.metrics.countFailure(namespace, name, target, next.cause || 'Unknown');
     if (next.state === 'Stalled' && prev.state !== 'Stalled') {
-      this.metrics.countStall(namespace, name, ds, next.cause || 'Unknown', next.owner || 'Unknown');
+      this.metrics.countStall(namespace, name, target, next.cause || 'Unknown', next.owner || 'Unknown');
       const last = next.rollout?.lastProgressAt ? Date.parse(next.rollout.lastProgressAt) : undefined;
       if (last !== undefined) this.metrics.detectionLatency.observe(Math.max(0, now - (last + spec.progressDeadlineSeconds * 1000)) / 1000);
     }

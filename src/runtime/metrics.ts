@@ -5,7 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { GUARD_STATES, UNDO_RESULTS } from '../api/types.js';
 import type { InformerStats } from '../k8s/informer.js';
-import type { ReconcileObserver } from '../reconcile/ports.js';
+import type { GuardTarget, ReconcileObserver } from '../reconcile/ports.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
 export interface InformerSample {
@@ -19,40 +19,61 @@ export interface InformerSample {
 
 /** The label values a guard's series were given, so that they can be removed with the guard. */
 interface GuardSeries {
-  /** The DaemonSet its state gauge is labelled with. */
-  daemonset?: string;
-  /** The DaemonSet its undo result gauge is labelled with, while it has one. */
-  undoDaemonset?: string;
-  /** JSON [daemonset, cause, owner] of each stall counter series. */
+  /** The target its state gauge is labelled with. */
+  target?: GuardTarget;
+  /** The target its undo result gauge is labelled with, while it has one. */
+  undoTarget?: GuardTarget;
+  /** JSON [kind, target, cause, owner] of each stall counter series. */
   stalls: Set<string>;
-  /** JSON [daemonset, cause] of each failure counter series. */
+  /** JSON [kind, target, cause] of each failure counter series. */
   failures: Set<string>;
+}
+
+/** The labels that name a guard's target on each of its series. */
+interface TargetLabels {
+  kind: string;
+  target: string;
+  daemonset: string;
+}
+
+/**
+ * `kind` and `target` name the workload of any kind. `daemonset` is the label these series had when a
+ * guard could watch only a DaemonSet: it keeps that name for a DaemonSet, so existing dashboards and
+ * alerts keep their series, and is empty for another kind, so that a query by DaemonSet name never
+ * matches a StatefulSet that happens to share it.
+ */
+function targetLabels(t: Readonly<GuardTarget>): TargetLabels {
+  return { kind: t.kind, target: t.name, daemonset: t.kind === 'DaemonSet' ? t.name : '' };
+}
+
+function sameTarget(a: Readonly<GuardTarget>, b: Readonly<GuardTarget>): boolean {
+  return a.kind === b.kind && a.name === b.name;
 }
 
 export class Metrics implements ReconcileObserver {
   readonly registry = new Registry();
   readonly guardState = new Gauge({
     name: 'rollout_guard_state',
-    help: 'Current state of each guard (1 for the state it is in, 0 otherwise); daemonset is the guarded DaemonSet.',
-    labelNames: ['namespace', 'guard', 'daemonset', 'state'] as const,
+    help: 'Current state of each guard (1 for the state it is in, 0 otherwise); kind and target name the guarded workload, daemonset its name when it is a DaemonSet ("" otherwise).',
+    labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'state'] as const,
     registers: [this.registry],
   });
   readonly undoResult = new Gauge({
     name: 'rollout_guard_undo_result',
     help: "What became of each guard's latest undo (status.lastUndo.result): 1 for its result, 0 for the others; no series before a guard's first undo.",
-    labelNames: ['namespace', 'guard', 'daemonset', 'result'] as const,
+    labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'result'] as const,
     registers: [this.registry],
   });
   readonly stalls = new Counter({
     name: 'rollout_guard_stalls_detected_total',
     help: 'Rollouts that reached Stalled, by cause and by whose fault the stall is (Revision, Node, ControlPlane, ConfiguredWait, Configuration, Unknown).',
-    labelNames: ['namespace', 'guard', 'daemonset', 'cause', 'owner'] as const,
+    labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
   readonly failures = new Counter({
     name: 'rollout_guard_failures_detected_total',
     help: 'Rollouts whose new revision crashed after starting on failedNodesThreshold Ready nodes (state Failed), by cause.',
-    labelNames: ['namespace', 'guard', 'daemonset', 'cause'] as const,
+    labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'cause'] as const,
     registers: [this.registry],
   });
   readonly undosSkipped = new Counter({
@@ -173,26 +194,35 @@ export class Metrics implements ReconcileObserver {
   }
 
   /** Sets the state gauge of one guard. */
-  setState(namespace: string, guard: string, daemonset: string, state: string): void {
+  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string): void {
     const series = this.seriesOf(namespace, guard);
-    // A guard pointed at another DaemonSet: its state series under the old name would otherwise stay at 1.
-    if (series.daemonset !== undefined && series.daemonset !== daemonset) {
-      for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
-    }
-    series.daemonset = daemonset;
-    for (const s of GUARD_STATES) this.guardState.set({ namespace, guard, daemonset, state: s }, s === state ? 1 : 0);
+    // A guard pointed at another workload (name or kind): its state series under the old labels would
+    // otherwise stay at 1.
+    if (series.target !== undefined && !sameTarget(series.target, target)) this.removeState(namespace, guard, series.target);
+    series.target = { kind: target.kind, name: target.name };
+    const labels = { namespace, guard, ...targetLabels(target) };
+    for (const s of GUARD_STATES) this.guardState.set({ ...labels, state: s }, s === state ? 1 : 0);
   }
 
-  /** Sets the undo result gauge of one guard (after setState, which records its DaemonSet). */
-  setUndoResult(namespace: string, guard: string, daemonset: string, result: string | undefined): void {
+  /** Sets the undo result gauge of one guard (after setState, which records its target). */
+  setUndoResult(namespace: string, guard: string, target: Readonly<GuardTarget>, result: string | undefined): void {
     const series = this.seriesOf(namespace, guard);
-    if (series.undoDaemonset !== undefined && (series.undoDaemonset !== daemonset || result === undefined)) {
-      for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
-      delete series.undoDaemonset;
+    if (series.undoTarget !== undefined && (!sameTarget(series.undoTarget, target) || result === undefined)) {
+      this.removeUndoResult(namespace, guard, series.undoTarget);
+      delete series.undoTarget;
     }
     if (result === undefined) return;
-    series.undoDaemonset = daemonset;
-    for (const r of UNDO_RESULTS) this.undoResult.set({ namespace, guard, daemonset, result: r }, r === result ? 1 : 0);
+    series.undoTarget = { kind: target.kind, name: target.name };
+    const labels = { namespace, guard, ...targetLabels(target) };
+    for (const r of UNDO_RESULTS) this.undoResult.set({ ...labels, result: r }, r === result ? 1 : 0);
+  }
+
+  private removeState(namespace: string, guard: string, target: Readonly<GuardTarget>): void {
+    for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, ...targetLabels(target), state: s });
+  }
+
+  private removeUndoResult(namespace: string, guard: string, target: Readonly<GuardTarget>): void {
+    for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, ...targetLabels(target), result: r });
   }
 
   /**
@@ -291,33 +321,35 @@ export class Metrics implements ReconcileObserver {
     return s;
   }
 
-  /** Counts a rollout that reached Stalled. */
-  countStall(namespace: string, guard: string, daemonset: string, cause: string, owner: string): void {
-    this.seriesOf(namespace, guard).stalls.add(JSON.stringify([daemonset, cause, owner]));
-    this.stalls.inc({ namespace, guard, daemonset, cause, owner });
+  /**
+   * Counts a rollout that reached Stalled. A guard pointed at another workload keeps its counts under the
+   * old target until it is deleted: they counted that workload's stalls, and removing them at the retarget
+   * could drop an increment no scrape has read yet.
+   */
+  countStall(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string, owner: string): void {
+    this.seriesOf(namespace, guard).stalls.add(JSON.stringify([target.kind, target.name, cause, owner]));
+    this.stalls.inc({ namespace, guard, ...targetLabels(target), cause, owner });
   }
 
-  /** Counts a rollout whose revision Failed. */
-  countFailure(namespace: string, guard: string, daemonset: string, cause: string): void {
-    this.seriesOf(namespace, guard).failures.add(JSON.stringify([daemonset, cause]));
-    this.failures.inc({ namespace, guard, daemonset, cause });
+  /** Counts a rollout whose revision Failed (kept across a retarget, as {@link countStall}). */
+  countFailure(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string): void {
+    this.seriesOf(namespace, guard).failures.add(JSON.stringify([target.kind, target.name, cause]));
+    this.failures.inc({ namespace, guard, ...targetLabels(target), cause });
   }
 
   /** Removes every series of a deleted guard. */
   forgetGuard(namespace: string, guard: string): void {
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
-    if (series.daemonset !== undefined)
-      for (const s of GUARD_STATES) this.guardState.remove({ namespace, guard, daemonset: series.daemonset, state: s });
-    if (series.undoDaemonset !== undefined)
-      for (const r of UNDO_RESULTS) this.undoResult.remove({ namespace, guard, daemonset: series.undoDaemonset, result: r });
+    if (series.target !== undefined) this.removeState(namespace, guard, series.target);
+    if (series.undoTarget !== undefined) this.removeUndoResult(namespace, guard, series.undoTarget);
     for (const k of series.stalls) {
-      const [daemonset, cause, owner] = JSON.parse(k) as [string, string, string];
-      this.stalls.remove({ namespace, guard, daemonset, cause, owner });
+      const [kind, name, cause, owner] = JSON.parse(k) as [GuardTarget['kind'], string, string, string];
+      this.stalls.remove({ namespace, guard, ...targetLabels({ kind, name }), cause, owner });
     }
     for (const k of series.failures) {
-      const [daemonset, cause] = JSON.parse(k) as [string, string];
-      this.failures.remove({ namespace, guard, daemonset, cause });
+      const [kind, name, cause] = JSON.parse(k) as [GuardTarget['kind'], string, string];
+      this.failures.remove({ namespace, guard, ...targetLabels({ kind, name }), cause });
     }
     this.guardSeries.delete(`${namespace}/${guard}`);
   }

@@ -40,6 +40,7 @@ describe('parseDuration', () => {
 describe('parseCheckArgs', () => {
   it("defaults: no namespace (the kubeconfig context's, else default, once loaded), deadline 10m, suspect a fifth of it, text output", () => {
     assert.deepEqual(parseCheckArgs(['ds/decoder']), {
+      kind: 'DaemonSet',
       name: 'decoder',
       deadlineSeconds: 600,
       suspectSeconds: 120,
@@ -50,6 +51,7 @@ describe('parseCheckArgs', () => {
   it('reads every flag, in both --flag value and --flag=value forms', () => {
     const a = parseCheckArgs(['ds/decoder', '-n', 'prod', '--deadline', '8s', '--suspect=3s', '-o', 'json', '--kubeconfig=/tmp/kc']);
     assert.deepEqual(a, {
+      kind: 'DaemonSet',
       name: 'decoder',
       namespace: 'prod',
       deadlineSeconds: 8,
@@ -58,9 +60,17 @@ describe('parseCheckArgs', () => {
       kubeconfig: '/tmp/kc',
     });
     const b = parseCheckArgs(['--namespace=prod', '--output=text', '--deadline=2m', 'daemonset/decoder']);
-    assert.deepEqual(b, { name: 'decoder', namespace: 'prod', deadlineSeconds: 120, suspectSeconds: 24, output: 'text' });
+    assert.deepEqual(b, {
+      kind: 'DaemonSet',
+      name: 'decoder',
+      namespace: 'prod',
+      deadlineSeconds: 120,
+      suspectSeconds: 24,
+      output: 'text',
+    });
     const c = parseCheckArgs(['ds/decoder', '--context', 'staging', '--cluster=east', '--user', 'ci', '--kubeconfig', '/a:/b']);
     assert.deepEqual(c, {
+      kind: 'DaemonSet',
       name: 'decoder',
       deadlineSeconds: 600,
       suspectSeconds: 120,
@@ -77,6 +87,11 @@ describe('parseCheckArgs', () => {
       assert.equal(parseCheckArgs([t]).name, 'x', t);
     }
     assert.equal(parseCheckArgs(['ds/node-exporter.v2']).name, 'node-exporter.v2');
+    for (const t of ['sts/x', 'statefulset/x', 'statefulsets.apps/x', 'StatefulSet/x']) {
+      const o = parseCheckArgs([t]);
+      assert.deepEqual([o.kind, o.name], ['StatefulSet', 'x'], t);
+    }
+    assert.equal(parseCheckArgs(['ds/x']).kind, 'DaemonSet');
   });
 
   it('a short deadline gets a suspect time of at least 1s', () => {

@@ -123,7 +123,7 @@ describe('renderText', () => {
       spec: { targetRef: { kind: 'DaemonSet', name: target } },
       ...(s ? { status: s } : {}),
     });
-    const refs = guardsTargeting([g('other', 'node-exporter'), g('b', DS_NAME), g('a', DS_NAME, status)], DS_NAME);
+    const refs = guardsTargeting([g('other', 'node-exporter'), g('b', DS_NAME), g('a', DS_NAME, status)], 'DaemonSet', DS_NAME);
     assert.deepEqual(refs, [{ name: 'a', state: 'Stalled', cause: 'ImagePullFailure', owner: 'Revision' }, { name: 'b' }]);
     const text = renderText(view(obs, status, { guardedBy: refs }), { color: false });
     assert.match(text, /^Guarded by: +rg\/a {2}Stalled {2}ImagePullFailure \(Revision\)$/m);
@@ -154,6 +154,7 @@ describe('renderJson', () => {
     assert.equal(doc.kind, 'DaemonSet');
     assert.equal(doc.at, new Date(T0 + sec(61)).toISOString());
     assert.deepEqual(doc.daemonSet, {
+      kind: 'DaemonSet',
       namespace: 'gpu-system',
       name: DS_NAME,
       found: true,

@@ -213,6 +213,7 @@ describe('buildView', () => {
     const v = view(obs, status);
     assert.equal(v.at, new Date(T0 + sec(61)).toISOString());
     assert.deepEqual(v.daemonSet, {
+      kind: 'DaemonSet',
       namespace: 'gpu-system',
       name: DS_NAME,
       found: true,
@@ -227,7 +228,7 @@ describe('buildView', () => {
     assert.deepEqual(view(missing, {}), {
       kind: 'DaemonSet',
       at: new Date(T0 + sec(61)).toISOString(),
-      daemonSet: { namespace: 'gpu-system', name: DS_NAME, found: false },
+      daemonSet: { kind: 'DaemonSet', namespace: 'gpu-system', name: DS_NAME, found: false },
       state: 'Unknown',
       revisions: [],
       nodes: [],
@@ -294,7 +295,7 @@ describe('guardsTargeting', () => {
   ];
   for (const [what, guards, want] of cases) {
     it(what, () => {
-      assert.deepEqual(guardsTargeting(guards, DS_NAME), want);
+      assert.deepEqual(guardsTargeting(guards, 'DaemonSet', DS_NAME), want);
     });
   }
 });

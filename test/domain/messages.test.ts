@@ -11,10 +11,13 @@ import {
   dsColumns,
   fmtDuration,
   fmtRev,
+  heldAtPartition,
   stallSentence,
   truncate,
+  units,
+  unitWord,
 } from '../../src/domain/messages.js';
-import type { BlockedNode, EmptyNode } from '../../src/api/types.js';
+import type { BlockedNode, EmptyNode, GenerationStatus } from '../../src/api/types.js';
 import { dsView } from '../support/fixtures.js';
 
 describe('fmtRev', () => {
@@ -144,4 +147,53 @@ describe('stallSentence', () => {
       for (const re of tc.want) assert.match(s, re);
     });
   }
+});
+
+describe('a StatefulSet counts pods', () => {
+  const sts = (o: Parameters<typeof dsView>[0] = {}) => dsView({ kind: 'StatefulSet', name: 'store', ...o });
+  const two: GenerationStatus[] = [
+    { revision: 2, hash: 'bbb', images: [], nodes: 1, ready: 1 },
+    { revision: 1, hash: 'aaa', images: [], nodes: 2, ready: 2 },
+  ];
+
+  it('units and unitWord: nodes for a DaemonSet, pods for a StatefulSet, singular for one', () => {
+    assert.deepEqual(
+      [units('DaemonSet', 1), units('DaemonSet', 3), units('StatefulSet', 1), units('StatefulSet', 0), units('StatefulSet', 2)],
+      ['1 node', '3 nodes', '1 pod', '0 pods', '2 pods'],
+    );
+    assert.deepEqual(
+      [unitWord('DaemonSet'), unitWord('DaemonSet', false), unitWord('StatefulSet'), unitWord('StatefulSet', false)],
+      ['nodes', 'node', 'pods', 'pod'],
+    );
+  });
+
+  it('describeGenerations says pods for a StatefulSet, nodes by default', () => {
+    assert.equal(describeGenerations(two, 'StatefulSet'), '1 pod on revision 2 (bbb), 2 pods on revision 1 (aaa)');
+    assert.equal(describeGenerations(two), '1 node on revision 2 (bbb), 2 nodes on revision 1 (aaa)');
+  });
+
+  it('dsColumns reads like kubectl get sts', () => {
+    assert.equal(dsColumns(sts({ desired: 3, ready: 2, updated: 1, available: 2 })), 'kubectl get sts shows READY 2/3');
+  });
+
+  const cases: Array<[string, Parameters<typeof heldAtPartition>, string | undefined]> = [
+    ['no partition', [sts(), two], undefined],
+    ['partition 0 holds nothing', [sts({ partition: 0 }), two], undefined],
+    [
+      'partition at replicas: every ordinal held, none updated yet',
+      [sts({ partition: 3, available: 3 }), [{ ...two[1]!, nodes: 3, ready: 3 }]],
+      '3 pods on revision 1 (aaa), 3/3 available; it waits at partition 3: ordinals 0–2 keep their revision until the partition is lowered',
+    ],
+    [
+      'partition 1: one ordinal',
+      [sts({ partition: 1, available: 3 }), two],
+      '1 pod on revision 2 (bbb), 2 pods on revision 1 (aaa), 3/3 available; it waits at partition 1: ordinal 0 keeps its revision until the partition is lowered',
+    ],
+    [
+      'partition 2: a range of ordinals',
+      [sts({ partition: 2, available: 2 }), two],
+      '1 pod on revision 2 (bbb), 2 pods on revision 1 (aaa), 2/3 available; it waits at partition 2: ordinals 0–1 keep their revision until the partition is lowered',
+    ],
+  ];
+  for (const [name, args, want] of cases) it(`heldAtPartition: ${name}`, () => assert.equal(heldAtPartition(...args), want));
 });

@@ -32,6 +32,7 @@ describe('countersSettled', () => {
     ['a node without its pod (a new node, a deleted pod)', { current: 4 }, false],
     ['a pod on a node it should not run on', { misscheduled: 1 }, false],
     ['no node targeted at all', { desired: 0, current: 0, updated: 0, ready: 0, available: 0 }, true],
+    ["a StatefulSet's partition holding ordinals on another revision, counters complete", { partition: 2 }, false],
   ];
   for (const [name, o, want] of cases) it(name, () => assert.equal(countersSettled({ ...settled, ...o }), want));
 });
@@ -56,6 +57,7 @@ describe('needsPods', () => {
     ['settled, one of two guards still follows it', {}, [done, active], true],
     ['not settled, every guard Healthy (a rollout the guards have not seen yet)', { updated: 1 }, [done], true],
     ['not settled, no guard at all: nobody needs its pods', { ready: 2 }, [], false],
+    ['a StatefulSet held at its partition, its guard Healthy: the pods say which ordinal runs what', { partition: 2 }, [done], true],
   ];
   for (const [name, o, g, want] of cases) it(name, () => assert.equal(needsPods({ ...settled, ...o }, g), want));
 

@@ -192,6 +192,42 @@ describe('computeSplit', () => {
   });
 });
 
+describe("computeSplit: a StatefulSet's ordinals", () => {
+  /** Unit `store-<ordinal>`, its pod on `host` when given. */
+  const ordinal = (n: number, pods: NodeView['pods'], host?: string): NodeView => ({
+    ...node(`store-${n}`, pods),
+    ordinal: n,
+    ...(host !== undefined ? { host } : {}),
+  });
+
+  it("blocked and empty entries carry the node the ordinal's pod runs on; an empty ordinal says so in its terms", () => {
+    const s = computeSplit(
+      [
+        ordinal(0, [pod({ hash: HASH.A })], 'n1'),
+        ordinal(1, [imagePullPod(HASH.B)], 'n2'),
+        ordinal(2, []),
+        ordinal(3, [{ ...pod({ hash: HASH.A }), deleting: true }], 'n3'),
+      ],
+      REVS,
+      HASH.B,
+    );
+    assert.deepEqual(
+      s.blocked.map((b) => [b.node, b.host, b.reason]),
+      [['store-1', 'n2', 'ImagePullBackOff']],
+    );
+    assert.deepEqual(s.empty, [
+      { node: 'store-2', reason: 'NoPod', message: 'no pod exists for ordinal 2' },
+      { node: 'store-3', host: 'n3', reason: 'Terminating', message: 'the old pod is terminating and no new pod exists yet' },
+    ]);
+  });
+
+  it('a unit without a host carries none, and a node keeps the daemon wording', () => {
+    const s = computeSplit([ordinal(0, [imagePullPod(HASH.B)]), node('node-9', [])], REVS, HASH.B);
+    assert.equal('host' in s.blocked[0]!, false);
+    assert.deepEqual(s.empty, [{ node: 'node-9', reason: 'NoPod', message: 'no daemon pod exists on this node' }]);
+  });
+});
+
 describe('dominantOtherHash', () => {
   const gens = [
     { hash: HASH.B, revision: 2, images: [], nodes: 1, ready: 0 },

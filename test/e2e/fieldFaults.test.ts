@@ -11,12 +11,16 @@
  * - A guard created while the controller-manager has not yet observed an undo of a stuck rollout (as
  *   when a guard is deleted and recreated mid-rollback): the broken revision is still the newest one,
  *   the counters are the stuck generation's. The guard waits on the controller, never Healthy.
+ * - A StatefulSet whose kubelets die as a good revision starts: the old pod of the highest ordinal stays
+ *   Terminating on its unreachable node and the StatefulSet controller never replaces it. The node is
+ *   named as the fault, with the remedy; thawed, the rollout completes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { writeFile } from 'node:fs/promises';
 import { POOL_LABEL, decoderDaemonSet, holdsFor, waitFor } from '../support/cluster.js';
 import { OperatorProcess, guard } from '../support/operator.js';
+import { storeStatefulSet, type StsStatus } from '../support/statefulSets.js';
 import { GuardReader, type EventItem, type GuardObj } from '../support/guards.js';
 import { PrivateCluster, type KillableNodePool } from '../../cluster/privateCluster.js';
 
@@ -218,5 +222,48 @@ describe('field faults on a private control plane: no undo when the revision is 
     assert.equal(done.status?.lastUndo, undefined, 'the person undid it, not the guard');
     assert.equal(await image(ns), 'registry.local/decoder:1');
     assert.ok(!(await events(ns, 'DaemonSet')).some((e) => e.reason === 'UndoStarted'));
+  });
+
+  it('a StatefulSet whose kubelets die as a good revision rolls: the old pod stuck Terminating, the node blamed with the remedy, no undo; thawed, the rollout completes', async () => {
+    const dying: KillableNodePool = await pc.createKillableNodePool('ff-sts', 3);
+    const ns = await pc.createNamespace('ff-sts');
+    await pc.apply(storeStatefulSet({ ns, pool: dying.name }));
+    const status = async (): Promise<StsStatus> => (await pc.kubectlJson<{ status: StsStatus }>(['get', 'sts', 'store'], { ns })).status;
+    await waitFor(async () => (await status()).readyReplicas === 3, { timeoutMs: 120_000, describe: 'store 3/3 Ready' });
+    const op = await OperatorProcess.start({ namespaces: [ns], kubeconfig: pc.kubeconfig });
+    procs.push(op);
+    await pc.apply(
+      guard('store', ns, 'store', {
+        targetRef: { kind: 'StatefulSet', name: 'store' },
+        suspectAfterSeconds: 4,
+        progressDeadlineSeconds: 25,
+        onStall: { action: 'Report' },
+      }),
+    );
+    const storeGuard = (pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> => {
+      logsOf = op;
+      return read.waitGuard(ns, pred, what, timeoutMs, 'store');
+    };
+    await storeGuard((g) => g.status?.state === 'Healthy', 'Healthy');
+    // The kubelets die as the rollout starts: the controller deletes store-2 while its node still looks
+    // Ready, and the frozen kubelet never finishes the deletion.
+    dying.pause();
+    await pc.kubectl(['set', 'image', 'sts/store', 'store=registry.local/store:2'], { ns });
+    const g = await storeGuard((x) => x.status?.state === 'Stalled', 'Stalled', 120_000);
+    assert.equal(g.status?.owner, 'Node', JSON.stringify(g.status));
+    assert.equal(g.status?.cause, 'NodeNotReady');
+    const stuck = [...(g.status?.emptyNodes ?? []), ...(g.status?.blockedNodes ?? [])].find((x) => x.node === 'store-2');
+    assert.ok(stuck, JSON.stringify(g.status));
+    assert.equal(stuck.owner, 'Node');
+    assert.match(g.status?.message ?? '', /never creates store-2 anew while the old pod exists/);
+    assert.match(g.status?.message ?? '', /kubectl delete pod store-2 --force --grace-period=0/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+
+    dying.resume();
+    await storeGuard(
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2 && x.status.generations?.length === 1,
+      'Healthy on revision 2',
+      180_000,
+    );
   });
 });

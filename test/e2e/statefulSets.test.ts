@@ -6,16 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
+import { holdsFor, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 import { setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
-const SCENARIOS = ['image', 'crash', 'canary', 'canarybroken', 'parallel', 'scaleup', 'minready', 'admission', 'kind'] as const;
+const SCENARIOS = ['image', 'crash', 'canary', 'canarybroken', 'parallel', 'scaleup', 'minready', 'admission', 'kind', 'volume'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
 const read = suite.read;
+/** Cluster-scoped objects a case made (StorageClasses, PersistentVolumes), removed after the suite. */
+const cleanups: Array<() => Promise<unknown>> = [];
 
 const waitStore = (ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
   read.waitGuard(ns, pred, what, timeoutMs, 'store');
@@ -34,7 +36,10 @@ const blockedNames = (g: GuardObj): string[] => [...(g.status?.blockedNodes ?? [
 
 describe('StatefulSet guards on the local control plane', { concurrency: true }, () => {
   before(() => suite.setUp());
-  after(() => suite.tearDown());
+  after(async () => {
+    await suite.tearDown();
+    for (const c of cleanups) await c().catch(() => undefined);
+  });
 
   it('OrderedReady, an image that does not pull: Stalled, ImagePullFailure, the revision blamed, the highest ordinal named', async () => {
     const ns = await guarded('image');
@@ -170,5 +175,48 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     });
     assert.notEqual(undo.code, 0);
     assert.match(undo.stderr, /Undo is not available for a StatefulSet/);
+  });
+
+  it("a new pod's volume pinned to a node that is now tainted: Stalled, owner Node by comparison, never the revision", async () => {
+    const pool = suite.pools.volume;
+    const sc = uniqueName('sts-pinned');
+    await apply({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name: sc },
+      provisioner: 'kubernetes.io/no-provisioner',
+      volumeBindingMode: 'WaitForFirstConsumer',
+    });
+    const pvs = pool.nodes.map((node, i) => `${sc}-${i}`);
+    cleanups.push(() => kubectl(['delete', 'pv', ...pvs, 'storageclass', sc, '--ignore-not-found', '--wait=false']));
+    for (const [i, node] of pool.nodes.entries())
+      await apply({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: pvs[i] },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: sc,
+          persistentVolumeReclaimPolicy: 'Retain',
+          local: { path: `/mnt/disk${i}` },
+          nodeAffinity: {
+            required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] },
+          },
+        },
+      });
+    const ns = await guarded('volume', { claims: sc });
+    // store-2's volume is bound to its node; the node is tainted (drained for maintenance, say) before
+    // a good revision rolls: the new store-2 can go nowhere else.
+    const host = (await stsPods(ns)).get('store-2')?.node;
+    assert.ok(host);
+    await kubectl(['taint', 'node', host, 'rollout-guard.test/maintenance=true:NoSchedule']);
+    await setStoreImage(ns, 'registry.local/store:2');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'Unschedulable', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Node', JSON.stringify(g.status));
+    assert.deepEqual(blockedNames(g), ['store-2']);
+    assert.match(g.status?.blockedNodes?.[0]?.comparison ?? '', /pinned to a node/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
   });
 });

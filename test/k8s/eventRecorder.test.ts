@@ -1,6 +1,6 @@
 /**
  * EventRecorder against a small local HTTP API: Events are named from their announcement id (the copy on
- * the DaemonSet also names its guard), a name that exists already counts as announced, and any other
+ * the target also names its guard, and its kind: `.ds`, `.sts`), a name that exists already counts as announced, and any other
  * refusal is reported back, not thrown.
  */
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Announcement } from '../../src/api/types.js';
-import { daemonSetRef, guardRef } from '../../src/api/objects.js';
+import { daemonSetRef, guardRef, workloadRef } from '../../src/api/objects.js';
 import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
@@ -125,6 +125,22 @@ describe('EventRecorder', () => {
     assert.equal(eventName(ds, 'lz1', g), 'decoder.decoder.lz1.ds');
   });
 
+  it('names the copy on a StatefulSet with `.sts`, apart from a DaemonSet of the same name', async () => {
+    const g = guardRef('gpu', 'decoder', 'g-uid');
+    const sts = workloadRef('StatefulSet', 'gpu', 'decoder', 'sts-uid');
+    assert.deepEqual(await recorder.emit(g, sts, [ann('s1'), ann('s2', false)]), ['s1', 's2']);
+    assert.deepEqual(
+      posted.map((p) => `${p.regarding} ${p.name}`),
+      ['RolloutGuard/decoder decoder.s1', 'StatefulSet/decoder decoder.decoder.s1.sts', 'RolloutGuard/decoder decoder.s2'],
+    );
+    // The same guard name and id on a DaemonSet of the same name: its own copy, not taken for the StatefulSet's.
+    assert.deepEqual(await recorder.emit(g, ds, [ann('s1')]), ['s1']);
+    assert.deepEqual(
+      posted.slice(3).map((p) => `${p.regarding} ${p.name}`),
+      ['DaemonSet/decoder decoder.decoder.s1.ds'],
+    );
+  });
+
   it("two guards of one DaemonSet announcing with the same id do not take each other's copy on the DaemonSet", async () => {
     assert.deepEqual(await recorder.emit(guardRef('gpu', 'a'), ds, [ann('same')]), ['same']);
     assert.deepEqual(await recorder.emit(guardRef('gpu', 'b'), ds, [ann('same')]), ['same']);
@@ -161,5 +177,23 @@ describe('EventRecorder', () => {
     terminating.delete('gpu');
     assert.deepEqual(await recorder.emit(g, undefined, [ann('t3', false)]), ['t3']);
     assert.equal(recorder.terminatingSince('gpu'), undefined);
+  });
+});
+
+describe('eventName', () => {
+  it('a copy on a target names its guard and its kind; a copy on anything else is plain', () => {
+    const g = guardRef('gpu', 'guard', 'g-uid');
+    const cases: Array<[string, Parameters<typeof eventName>, string]> = [
+      ['on a DaemonSet', [daemonSetRef('gpu', 'decoder'), 'id1', g], 'decoder.guard.id1.ds'],
+      ['on a StatefulSet', [workloadRef('StatefulSet', 'gpu', 'store'), 'id1', g], 'store.guard.id1.sts'],
+      ['on the guard itself', [g, 'id1'], 'guard.id1'],
+      ['on a StatefulSet without the guard named', [workloadRef('StatefulSet', 'gpu', 'store'), 'id1'], 'store.id1'],
+      [
+        'long names are cut to 100 characters each',
+        [workloadRef('StatefulSet', 'gpu', 's'.repeat(150)), 'id', guardRef('gpu', 'g'.repeat(150))],
+        `${'s'.repeat(100)}.${'g'.repeat(100)}.id.sts`,
+      ],
+    ];
+    for (const [name, args, want] of cases) assert.equal(eventName(...args), want, name);
   });
 });

@@ -349,3 +349,34 @@ describe('slim: what attribution reads', () => {
     assert.ok(JSON.stringify(e).length < 1300);
   });
 });
+
+describe('slimPod: the revision hash', () => {
+  const owned = (kind: string, name: string, label: string | undefined, controller = true): ReturnType<typeof slimPod> =>
+    slimPod({
+      metadata: {
+        name: `${name}-0`,
+        ...(label !== undefined ? { labels: { 'controller-revision-hash': label } } : {}),
+        ownerReferences: [{ apiVersion: 'apps/v1', kind, name, uid: 'o', controller }],
+      },
+      spec: {},
+      status: {},
+    });
+  const cases: Array<[string, ReturnType<typeof slimPod>, string]> = [
+    [
+      "a StatefulSet's pod: its label names the ControllerRevision, read as the hash",
+      owned('StatefulSet', 'store', 'store-7d4b9c8f'),
+      '7d4b9c8f',
+    ],
+    ['a StatefulSet whose name has a hyphen', owned('StatefulSet', 'my-store', 'my-store-7d4b9c8f'), '7d4b9c8f'],
+    ["a StatefulSet's pod whose label names another owner: kept as is", owned('StatefulSet', 'store', 'other-7d4b9c8f'), 'other-7d4b9c8f'],
+    ['a daemon pod: its label is the hash', owned('DaemonSet', 'decoder', '7d4b9c8f'), '7d4b9c8f'],
+    [
+      "a daemon pod whose hash starts with its DaemonSet's name: kept as is",
+      owned('DaemonSet', 'decoder', 'decoder-7d4b9c8f'),
+      'decoder-7d4b9c8f',
+    ],
+    ['a StatefulSet that is not the controller', owned('StatefulSet', 'store', 'store-7d4b9c8f', false), 'store-7d4b9c8f'],
+    ['no label', owned('StatefulSet', 'store', undefined), ''],
+  ];
+  for (const [name, pod, want] of cases) it(name, () => assert.equal(pod.hash, want));
+});

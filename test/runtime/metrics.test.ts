@@ -5,7 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InformerStats } from '../../src/k8s/informer.js';
+import type { GuardTarget } from '../../src/reconcile/ports.js';
 import { Metrics, type InformerSample } from '../../src/runtime/metrics.js';
+
+const ds = (name: string): GuardTarget => ({ kind: 'DaemonSet', name });
+const sts = (name: string): GuardTarget => ({ kind: 'StatefulSet', name });
 
 /** `name{labels} value` lines of one scrape, keyed by everything before the value. */
 async function scrape(m: Metrics): Promise<Map<string, number>> {
@@ -101,17 +105,24 @@ describe('Metrics', () => {
 
   it('a deleted guard takes all its series with it: state, stalls by cause and owner, failures', async () => {
     const m = new Metrics(false);
-    m.setState('ns', 'g1', 'decoder', 'Stalled');
-    m.countStall('ns', 'g1', 'decoder', 'NodeNotReady', 'Node');
-    m.countStall('ns', 'g1', 'decoder', 'ImagePullFailure', 'Revision');
-    m.countFailure('ns', 'g1', 'decoder', 'CrashLoop');
-    m.countStall('ns', 'g2', 'agent', 'ImagePullFailure', 'Revision');
+    m.setState('ns', 'g1', ds('decoder'), 'Stalled');
+    m.countStall('ns', 'g1', ds('decoder'), 'NodeNotReady', 'Node');
+    m.countStall('ns', 'g1', ds('decoder'), 'ImagePullFailure', 'Revision');
+    m.countFailure('ns', 'g1', ds('decoder'), 'CrashLoop');
+    m.countStall('ns', 'g2', ds('agent'), 'ImagePullFailure', 'Revision');
     let s = await scrape(m);
     assert.equal(
-      s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="NodeNotReady",owner="Node"}'),
+      s.get(
+        'rollout_guard_stalls_detected_total{namespace="ns",guard="g1",kind="DaemonSet",target="decoder",daemonset="decoder",cause="NodeNotReady",owner="Node"}',
+      ),
       1,
     );
-    assert.equal(s.get('rollout_guard_failures_detected_total{namespace="ns",guard="g1",daemonset="decoder",cause="CrashLoop"}'), 1);
+    assert.equal(
+      s.get(
+        'rollout_guard_failures_detected_total{namespace="ns",guard="g1",kind="DaemonSet",target="decoder",daemonset="decoder",cause="CrashLoop"}',
+      ),
+      1,
+    );
     m.forgetGuard('ns', 'g1');
     s = await scrape(m);
     assert.deepEqual(
@@ -119,7 +130,9 @@ describe('Metrics', () => {
       [],
     );
     assert.equal(
-      s.get('rollout_guard_stalls_detected_total{namespace="ns",guard="g2",daemonset="agent",cause="ImagePullFailure",owner="Revision"}'),
+      s.get(
+        'rollout_guard_stalls_detected_total{namespace="ns",guard="g2",kind="DaemonSet",target="agent",daemonset="agent",cause="ImagePullFailure",owner="Revision"}',
+      ),
       1,
       'other guards keep theirs',
     );
@@ -127,39 +140,115 @@ describe('Metrics', () => {
 
   it('the state gauge names the guarded DaemonSet, and follows a guard pointed at another one', async () => {
     const m = new Metrics(false);
-    m.setState('ns', 'policy-agent-x', 'agent', 'Healthy');
+    m.setState('ns', 'policy-agent-x', ds('agent'), 'Healthy');
     let s = await scrape(m);
-    assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent",state="Healthy"}'), 1);
-    m.setState('ns', 'policy-agent-x', 'agent-v2', 'Progressing');
+    assert.equal(
+      s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",kind="DaemonSet",target="agent",daemonset="agent",state="Healthy"}'),
+      1,
+    );
+    m.setState('ns', 'policy-agent-x', ds('agent-v2'), 'Progressing');
     s = await scrape(m);
     assert.deepEqual(
-      [...s.keys()].filter((k) => k.includes('daemonset="agent"')),
+      [...s.keys()].filter((k) => k.includes('target="agent"') || k.includes('daemonset="agent"')),
       [],
       'no series left under the old DaemonSet',
     );
-    assert.equal(s.get('rollout_guard_state{namespace="ns",guard="policy-agent-x",daemonset="agent-v2",state="Progressing"}'), 1);
+    assert.equal(
+      s.get(
+        'rollout_guard_state{namespace="ns",guard="policy-agent-x",kind="DaemonSet",target="agent-v2",daemonset="agent-v2",state="Progressing"}',
+      ),
+      1,
+    );
   });
 
   it("the undo result gauge: one series per result, 1 for the guard's latest; gone with the guard", async () => {
     const m = new Metrics(false);
-    m.setState('ns', 'g1', 'decoder', 'RollingBack');
-    m.setUndoResult('ns', 'g1', 'decoder', undefined);
+    m.setState('ns', 'g1', ds('decoder'), 'RollingBack');
+    m.setUndoResult('ns', 'g1', ds('decoder'), undefined);
     let s = await scrape(m);
     assert.deepEqual(
       [...s.keys()].filter((k) => k.startsWith('rollout_guard_undo_result')),
       [],
       'no series before the first undo',
     );
-    m.setUndoResult('ns', 'g1', 'decoder', 'Applied');
-    m.setUndoResult('ns', 'g1', 'decoder', 'RollbackStalled');
+    m.setUndoResult('ns', 'g1', ds('decoder'), 'Applied');
+    m.setUndoResult('ns', 'g1', ds('decoder'), 'RollbackStalled');
     s = await scrape(m);
-    assert.equal(s.get('rollout_guard_undo_result{namespace="ns",guard="g1",daemonset="decoder",result="RollbackStalled"}'), 1);
-    assert.equal(s.get('rollout_guard_undo_result{namespace="ns",guard="g1",daemonset="decoder",result="Applied"}'), 0);
+    assert.equal(
+      s.get(
+        'rollout_guard_undo_result{namespace="ns",guard="g1",kind="DaemonSet",target="decoder",daemonset="decoder",result="RollbackStalled"}',
+      ),
+      1,
+    );
+    assert.equal(
+      s.get('rollout_guard_undo_result{namespace="ns",guard="g1",kind="DaemonSet",target="decoder",daemonset="decoder",result="Applied"}'),
+      0,
+    );
     m.forgetGuard('ns', 'g1');
     s = await scrape(m);
     assert.deepEqual(
       [...s.keys()].filter((k) => k.includes('guard="g1"')),
       [],
+    );
+  });
+
+  it('a StatefulSet guard: kind and target name it, daemonset is empty, on every series', async () => {
+    const m = new Metrics(false);
+    m.setState('db', 'pg', sts('postgres'), 'Stalled');
+    m.setUndoResult('db', 'pg', sts('postgres'), 'Failed');
+    m.countStall('db', 'pg', sts('postgres'), 'ImagePullFailure', 'Revision');
+    m.countFailure('db', 'pg', sts('postgres'), 'CrashLoop');
+    const s = await scrape(m);
+    const labels = 'namespace="db",guard="pg",kind="StatefulSet",target="postgres",daemonset=""';
+    assert.equal(s.get(`rollout_guard_state{${labels},state="Stalled"}`), 1);
+    assert.equal(s.get(`rollout_guard_state{${labels},state="Healthy"}`), 0);
+    assert.equal(s.get(`rollout_guard_undo_result{${labels},result="Failed"}`), 1);
+    assert.equal(s.get(`rollout_guard_stalls_detected_total{${labels},cause="ImagePullFailure",owner="Revision"}`), 1);
+    assert.equal(s.get(`rollout_guard_failures_detected_total{${labels},cause="CrashLoop"}`), 1);
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes('guard="pg"') && !k.includes(labels)),
+      [],
+      'no series of the guard names the StatefulSet as a DaemonSet',
+    );
+  });
+
+  it('a guard pointed from a DaemonSet to a StatefulSet of the same name moves its gauges; forgetting it removes every series', async () => {
+    const m = new Metrics(false);
+    const before = 'namespace="ns",guard="g",kind="DaemonSet",target="web",daemonset="web"';
+    const after = 'namespace="ns",guard="g",kind="StatefulSet",target="web",daemonset=""';
+    m.setState('ns', 'g', ds('web'), 'Stalled');
+    m.setUndoResult('ns', 'g', ds('web'), 'RollbackStalled');
+    m.countStall('ns', 'g', ds('web'), 'NodeNotReady', 'Node');
+    m.setState('ns', 'g', sts('web'), 'Progressing');
+    m.setUndoResult('ns', 'g', sts('web'), undefined);
+    m.countFailure('ns', 'g', sts('web'), 'CrashLoop');
+    m.setState('ns', 'other', sts('web'), 'Healthy');
+    let s = await scrape(m);
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes(before) && !k.startsWith('rollout_guard_stalls_detected_total')),
+      [],
+      'no gauge left under the DaemonSet: only its stall count stays, until the guard goes',
+    );
+    assert.equal(s.get(`rollout_guard_stalls_detected_total{${before},cause="NodeNotReady",owner="Node"}`), 1);
+    assert.equal(s.get(`rollout_guard_state{${after},state="Progressing"}`), 1);
+    assert.equal(s.get(`rollout_guard_state{${after},state="Stalled"}`), 0);
+    assert.equal(s.get(`rollout_guard_failures_detected_total{${after},cause="CrashLoop"}`), 1);
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.startsWith('rollout_guard_undo_result')),
+      [],
+      'the undo result went with the undo it described',
+    );
+
+    m.forgetGuard('ns', 'g');
+    s = await scrape(m);
+    assert.deepEqual(
+      [...s.keys()].filter((k) => k.includes('guard="g"')),
+      [],
+    );
+    assert.equal(
+      s.get('rollout_guard_state{namespace="ns",guard="other",kind="StatefulSet",target="web",daemonset="",state="Healthy"}'),
+      1,
+      'another guard of the same target keeps its series',
     );
   });
 

@@ -27,5 +27,14 @@ export function stalled(obs: Observation): GuardStatus {
 
 /** The view of `get ds/decoder -n gpu-system` a deadline after T0, `extra` overriding its arguments. */
 export function view(obs: Observation, status: GuardStatus, extra: Partial<Parameters<typeof buildView>[0]> = {}): GetView {
-  return buildView({ kind: 'DaemonSet', namespace: 'gpu-system', name: DS_NAME, obs, status, now: T0 + sec(61), ...extra });
+  return buildView({
+    kind: 'DaemonSet',
+    targetKind: 'DaemonSet',
+    namespace: 'gpu-system',
+    name: DS_NAME,
+    obs,
+    status,
+    now: T0 + sec(61),
+    ...extra,
+  });
 }

@@ -104,19 +104,19 @@ const undoneOnDaemonSet: Check<UndoCase> = ({ obs, rollout }) => {
   const when = rec.from === rollout.toRevision.hash ? ` at ${rec.at} by RolloutGuard ${rec.guard}` : '';
   return {
     reason: 'AlreadyUndone',
-    message: `${fmtRev(rollout.toRevision)} was already undone${when} (annotation on the DaemonSet); never twice for the same revision`,
+    message: `${fmtRev(rollout.toRevision)} was already undone${when} (annotation on the ${obs.target.kind}); never twice for the same revision`,
     repeated: true,
   };
 };
 
-const optedOut: Check<UndoCase> = ({ obs }) =>
-  obs.target.undoOptOut ? { reason: 'OptedOut', message: `the DaemonSet is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` } : undefined;
+const optedOut: Check<UndoCase> = ({ obs: { target: t } }) =>
+  t.undoOptOut ? { reason: 'OptedOut', message: `the ${t.kind} is annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled` } : undefined;
 
 const ownedByController: Check<UndoCase> = ({ obs: { target } }) =>
   target.owner
     ? {
         reason: 'OwnedByController',
-        message: `the DaemonSet is managed by ${target.owner.kind}/${target.owner.name}, which would revert an undo: roll back there`,
+        message: `the ${target.kind} is managed by ${target.owner.kind}/${target.owner.name}, which would revert an undo: roll back there`,
       }
     : undefined;
 
@@ -141,7 +141,7 @@ const notTheRevision: Check<UndoCase> = ({ a, v }) => {
 };
 
 /** There must be an earlier revision, different from the new one and still in the DaemonSet's history. */
-const noEarlierRevision: Check<UndoCase> = ({ rollout, plan }) => {
+const noEarlierRevision: Check<UndoCase> = ({ obs, rollout, plan }) => {
   const from = rollout.fromRevision;
   if (rollout.restored)
     return {
@@ -160,9 +160,8 @@ const noEarlierRevision: Check<UndoCase> = ({ rollout, plan }) => {
       reason: 'NoEarlierRevision',
       message: `the template did not change: there is no earlier revision to restore (${fmtRev(rollout.toRevision)} already ran on every node; a revision failing after its rollout completed is not undone by the guard: kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched after its counters complete)`,
     };
-  if (!plan)
-    return { reason: 'RevisionGone', message: `${fmtRev(from)} is no longer in the DaemonSet's history (ControllerRevision deleted)` };
-  return undefined;
+  const gone = `${fmtRev(from)} is no longer in the ${obs.target.kind}'s history (ControllerRevision deleted)`;
+  return plan ? undefined : { reason: 'RevisionGone', message: gone };
 };
 
 /** Whether the undo is allowed at all: once per revision, not opted out, not owned, blamed on the revision. */

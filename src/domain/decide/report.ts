@@ -8,14 +8,14 @@
  *   minReadySeconds (Deployments refuse that pairing; a guard cannot refuse another object's spec, so it
  *   says so and never counts the wait as a stall).
  */
-import { fmtRev, truncate } from '../messages.js';
+import { fmtRev, truncate, unitWord } from '../messages.js';
 import { event } from './plannedEvents.js';
 import { sameRevision } from '../revisions.js';
 import { ConditionSet, rolledBackCondition } from '../conditions.js';
 import { Reason } from '../../api/reasons.js';
 import { failuresFirst } from '../causes.js';
 import { STATUS_LIST_CAP } from '../split.js';
-import type { GuardStatus, PlannedEvent } from '../../api/types.js';
+import type { GuardStatus, PlannedEvent, TargetKind } from '../../api/types.js';
 import type { Decision } from '../decision.js';
 import type { Plan, Planned, Tracking } from './pass.js';
 
@@ -41,9 +41,9 @@ export function openStatus(pass: Tracking): Opened | { decision: Decision } {
   keepRevisionPair(pass, base);
   const events: PlannedEvent[] = [];
   if (prev.state === 'Unknown' && prev.conditions?.some((c) => c.type === 'Ready' && c.reason === Reason.TargetNotFound)) {
-    events.push(event('Normal', Reason.TargetFound, `DaemonSet ${t.target.name} found; guarding its rollouts`, false));
+    events.push(event('Normal', Reason.TargetFound, `${t.target.kind} ${t.target.name} found; guarding its rollouts`, false));
   }
-  if (t.target.strategy === 'OnDelete') return { decision: onDelete(base, conds, events) };
+  if (t.target.strategy === 'OnDelete') return { decision: onDelete(t.target.kind, base, conds, events) };
   return { base, conds, events };
 }
 
@@ -90,8 +90,8 @@ function keepRevisionPair({ obs, prev, tracked: t }: Tracking, base: GuardStatus
   else delete base.templateGeneration;
 }
 
-function onDelete(base: GuardStatus, conds: ConditionSet, events: PlannedEvent[]): Decision {
-  const msg = 'DaemonSet uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline';
+function onDelete(kind: TargetKind, base: GuardStatus, conds: ConditionSet, events: PlannedEvent[]): Decision {
+  const msg = `${kind} uses updateStrategy OnDelete: pods change only when deleted by hand, so there is no rollout to guard by deadline`;
   const changed = conds.set({ type: 'Ready', status: 'False', reason: Reason.OnDeleteStrategy, message: msg });
   conds.set({ type: 'Progressing', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
   conds.set({ type: 'Stalled', status: 'Unknown', reason: Reason.OnDeleteStrategy, message: msg });
@@ -202,7 +202,7 @@ function deadlineCondition({ spec, tracked: t }: Planned, conds: ConditionSet, e
     conds.drop(DEADLINE_TOO_SHORT);
     return;
   }
-  const msg = `progressDeadlineSeconds ${spec.progressDeadlineSeconds} is not longer than the DaemonSet's minReadySeconds ${minReady}: every node waits ${minReady}s by design. The guard never counts that wait as a stall; set progressDeadlineSeconds above ${minReady}, as Deployments require.`;
+  const msg = `progressDeadlineSeconds ${spec.progressDeadlineSeconds} is not longer than the ${t.target.kind}'s minReadySeconds ${minReady}: every ${unitWord(t.target.kind, false)} waits ${minReady}s by design. The guard never counts that wait as a stall; set progressDeadlineSeconds above ${minReady}, as Deployments require.`;
   if (conds.set({ type: DEADLINE_TOO_SHORT, status: 'True', reason: Reason.DeadlineNotAboveMinReadySeconds, message: msg })) {
     events.push(event('Warning', Reason.DeadlineNotAboveMinReadySeconds, msg, false));
   }

@@ -64,7 +64,7 @@ function suspended({ prev, policy }: DecideInput, conds: ConditionSet): GuardSta
 
 function targetMissing({ obs, prev, policy }: DecideInput, conds: ConditionSet, events: PlannedEvent[]): GuardStatus | undefined {
   if (obs.kind !== 'TargetMissing') return undefined;
-  const msg = `DaemonSet ${obs.targetName} not found in this namespace; waiting for it to be created`;
+  const msg = `${policy.spec.targetRef.kind} ${obs.targetName} not found in this namespace; waiting for it to be created`;
   if (notJudging(conds, 'False', Reason.TargetNotFound, msg)) events.push(event('Warning', Reason.TargetNotFound, msg, false));
   // A recreated DaemonSet is a new object: its history starts over, so does ours.
   const status: GuardStatus = {
@@ -92,8 +92,8 @@ function targetDeleting({ obs, prev, policy }: DecideInput, conds: ConditionSet,
   const since = obs.since ? ` since ${obs.since}` : '';
   const msg =
     obs.by === 'Namespace'
-      ? `the namespace of DaemonSet ${obs.targetName} is being terminated${since}: the guard judges nothing and acts on nothing while its content is deleted`
-      : `DaemonSet ${obs.targetName} is being deleted${since}: the guard judges nothing and acts on nothing while it goes`;
+      ? `the namespace of ${policy.spec.targetRef.kind} ${obs.targetName} is being terminated${since}: the guard judges nothing and acts on nothing while its content is deleted`
+      : `${policy.spec.targetRef.kind} ${obs.targetName} is being deleted${since}: the guard judges nothing and acts on nothing while it goes`;
   // Normal, not Warning: someone asked for the deletion. In a terminating namespace the API server
   // refuses the Event, and the announcer does not offer it again.
   if (notJudging(conds, 'False', Reason.TargetDeleting, msg)) events.push(event('Normal', Reason.TargetDeleting, msg, false));
@@ -118,7 +118,7 @@ function notInCharge({ obs, prev, policy }: DecideInput, conds: ConditionSet, ev
   const boss = policy.name !== undefined && obs.guards && obs.guards.length > 1 ? guardInCharge(obs.guards) : undefined;
   if (!boss || boss.name === policy.name) return undefined;
   const others = obs.guards!.length - 1;
-  const msg = `RolloutGuard ${boss.name} is in charge of DaemonSet ${obs.target.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
+  const msg = `RolloutGuard ${boss.name} is in charge of ${obs.target.kind} ${obs.target.name} (the oldest of ${others + 1} guards targeting it): this guard reports nothing and acts on nothing; delete one of them`;
   if (notJudging(conds, 'False', Reason.Conflict, msg)) events.push(event('Warning', Reason.Conflict, msg, true));
   // The rollout record is kept: if this guard takes charge later, it still knows where the rollout
   // started from. What it no longer judges (blocked nodes, undo plans) is cleared.
