@@ -154,6 +154,23 @@ function stuckOrdinals(target: TargetView, mine: ReadonlyArray<BlockedNode | Emp
   return ` The StatefulSet controller never creates ${list(stuck)} anew while the old pod exists: once the node is known to be gone for good, delete its Node object, or force-delete the pod (kubectl delete pod ${pods} --force --grace-period=0).`;
 }
 
+/**
+ * The commands that undo a StatefulSet's rollout by hand: `kubectl rollout undo`, then the forced
+ * rollback of each pod in `stuck`, which an OrderedReady controller waits on forever after the revert.
+ */
+export function undoCommands(
+  target: Pick<TargetView, 'kind' | 'name' | 'namespace'>,
+  plan: { toRevision?: number },
+  stuck: ReadonlyArray<Pick<BlockedNode, 'pod'>>,
+): string {
+  const ns = `-n ${target.namespace}`;
+  const to = plan.toRevision !== undefined ? ` --to-revision=${plan.toRevision}` : '';
+  const undo = `kubectl rollout undo ${target.kind.toLowerCase()}/${target.name} ${ns}${to}`;
+  const pods = stuck.map((b) => b.pod).filter((p): p is string => p !== undefined);
+  if (pods.length === 0) return undo;
+  return `${undo}, then kubectl delete pod ${pods.join(' ')} ${ns} (the StatefulSet controller does not replace a pod that never became Ready, even after the revert)`;
+}
+
 /** One sentence on why a rollout does not complete. */
 export function stallSentence(args: {
   verb: string;

@@ -5,10 +5,13 @@
  * refuses Undo for a StatefulSet); the Report-mode dry run of the undo runs against the StatefulSet.
  */
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { holdsFor, kubectl, uniqueName, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
+import { runCli, shown } from '../support/cli.js';
 import { setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
@@ -32,6 +35,12 @@ async function guarded(s: Scenario, o: Partial<StoreOptions> = {}, spec: Record<
   return ns;
 }
 
+/** Writes what a person would see into RG_CAPTURE_DIR/`file`, when set (docs/statefulsets.md quotes it). */
+async function capture(file: string, parts: readonly string[]): Promise<void> {
+  const dir = process.env.RG_CAPTURE_DIR;
+  if (dir) await writeFile(path.join(dir, file), parts.join('\n'));
+}
+
 const blockedNames = (g: GuardObj): string[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])].map((b) => b.node);
 
 describe('StatefulSet guards on the local control plane', { concurrency: true }, () => {
@@ -52,11 +61,35 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     // The guard names the next step for a person: the undo it would make, dry-run against the StatefulSet.
     const planned = await waitStore(ns, (x) => x.status?.undoPlan?.dryRun === 'Accepted', 'the undo dry-run accepted');
     assert.equal(planned.status?.undoPlan?.toRevision, 1);
+    // Report mode names the commands that would finish it by hand: the revert, then the forced rollback
+    // of the pod the OrderedReady controller never replaces.
+    assert.match(
+      planned.status?.message ?? '',
+      new RegExp(`kubectl rollout undo statefulset/store -n ${ns} --to-revision=1, then kubectl delete pod store-2 -n ${ns} `),
+    );
     // The verdict is announced on the StatefulSet as well as on the guard (kubectl describe sts).
     await waitFor(async () => (await read.reasons(ns, 'StatefulSet', 'store')).includes('RolloutStalled'), {
       timeoutMs: 30_000,
       describe: 'RolloutStalled on the StatefulSet',
     });
+
+    // Where a person looks: the guard's table, its ordinals one per row, and check for a pipeline.
+    const table = (await kubectl(['get', 'rg', 'store'], { ns })).stdout;
+    assert.match(table, /store +store +StatefulSet +Stalled +3 +1 +2 +ImagePullFailure +Revision/, table);
+    const got = await runCli(['get', 'rg/store', '-n', ns]);
+    assert.equal(got.code, 0, shown(got));
+    assert.match(got.stdout, /^StatefulSet: +[\w-]+\/store {2}desired 3/m, shown(got));
+    assert.match(got.stdout, /^POD +REVISION +NODE +READY +RESTARTS +STATUS$/m, shown(got));
+    assert.match(got.stdout, /^store-2 +2 \(\w+\) +\S+ +no +0 +ImagePullBackOff \(Revision\)$/m, shown(got));
+    assert.match(got.stdout, /^store-0 +1 \(\w+\) +\S+ +yes +0 +Running$/m, shown(got));
+    const checked = await runCli(['check', 'sts/store', '-n', ns, '--deadline', '10s', '--suspect', '4s']);
+    assert.equal(checked.code, 3, shown(checked));
+    assert.match(checked.stdout, /to undo: kubectl rollout undo statefulset\/store -n [\w-]+ --to-revision=1/, shown(checked));
+    await capture('statefulset-stalled.txt', [
+      `$ kubectl get rg store\n${table}`,
+      `$ kubectl describe rg store\n${(await kubectl(['describe', 'rg', 'store'], { ns })).stdout}`,
+      `$ kubectl rollout-guard get rg/store\n${got.stdout}`,
+    ]);
   });
 
   it('OrderedReady, a revision that crash-loops: Stalled or Failed, CrashLoop, the revision blamed', async () => {
@@ -98,8 +131,10 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
   it('Parallel, a broken revision: Stalled, every broken ordinal named', async () => {
     const ns = await guarded('parallel', { policy: 'Parallel' });
     await setStoreImage(ns, 'registry.local/store:2-broken');
-    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled' && x.status.undoPlan?.dryRun === 'Accepted', 'Stalled');
     assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
+    // Parallel: after the revert the controller replaces the broken pods itself; nothing to delete by hand.
+    assert.match(g.status?.message ?? '', /kubectl rollout undo statefulset\/store -n [\w-]+ --to-revision=1 \(onStall/);
     const pods = await stsPods(ns);
     const broken = [...pods.values()].filter((p) => p.waiting === 'ImagePullBackOff').map((p) => p.name);
     assert.ok(broken.length >= 1);

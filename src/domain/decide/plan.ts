@@ -9,6 +9,7 @@ import { nodeFault } from '../nodeAttribution.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtDuration, fmtRev, list } from '../messages.js';
+import { reportedRestore, reportOnly } from './reportOnly.js';
 import { previousFailsNow } from '../compare.js';
 import { undoneOn } from '../undo.js';
 import { event } from './plannedEvents.js';
@@ -336,7 +337,7 @@ function scheduleUndo(pass: Judged, rollout: RolloutStatus, plan: UndoPlan, evid
     out.requeueAfterMs = 1000;
     return out;
   }
-  if (spec.onStall.action !== 'Undo') return reportOnly(plan, target, out);
+  if (spec.onStall.action !== 'Undo') return reportOnly(plan, reportedRestore(pass, rollout, plan, target), out);
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
   const stalledAt = v.state === 'Failed' ? (parseTime(rollout.failedAt) ?? now) : (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
   const undoAt = stalledAt + spec.onStall.delaySeconds * 1000;
@@ -350,16 +351,6 @@ function scheduleUndo(pass: Judged, rollout: RolloutStatus, plan: UndoPlan, evid
     out.lastUndo = pendingUndo(rollout, plan, target, evidence, nowIso);
   }
   out.action = undoAction(pass, rollout, plan, out.lastUndo?.at ?? nowIso);
-  return out;
-}
-
-/** Report mode: say what an undo would restore, and validate it by a dry run once. */
-function reportOnly(plan: UndoPlan, target: string, out: Plan): Plan {
-  out.messageSuffix = ` Would restore ${target} on ${plan.nodes} node(s) (onStall.action is Report).`;
-  if (out.undoPlan && out.undoPlan.dryRun === undefined) {
-    out.undoPlan = { ...out.undoPlan, dryRun: 'NotRun' };
-    out.action = { kind: 'DryRunUndo', toRevisionName: plan.toRevisionName, toHash: plan.toHash, forHash: plan.forHash };
-  }
   return out;
 }
 

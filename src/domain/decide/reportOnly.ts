@@ -1,0 +1,27 @@
+/**
+ * Report mode, for the plan phase: what an undo would restore, said in the message (with the commands
+ * that would do it by hand for a StatefulSet), and validated once by a server-side dry run.
+ */
+import { undoCommands, units } from '../messages.js';
+import type { RolloutStatus, UndoPlan } from '../../api/types.js';
+import type { Judged, Plan } from './pass.js';
+
+/** Report mode: say what an undo would restore, and validate it by a dry run once. */
+export function reportOnly(plan: UndoPlan, restore: string, out: Plan): Plan {
+  out.messageSuffix = ` ${restore} (onStall.action is Report).`;
+  if (out.undoPlan && out.undoPlan.dryRun === undefined) {
+    out.undoPlan = { ...out.undoPlan, dryRun: 'NotRun' };
+    out.action = { kind: 'DryRunUndo', toRevisionName: plan.toRevisionName, toHash: plan.toHash, forHash: plan.forHash };
+  }
+  return out;
+}
+
+/**
+ * What Report mode says an undo would do. For a StatefulSet: the commands, and under OrderedReady the pods
+ * of the broken revision its controller would never replace after the template is restored.
+ */
+export function reportedRestore({ obs: { target }, attribution: a }: Judged, rollout: RolloutStatus, plan: UndoPlan, what: string): string {
+  if (target.kind === 'DaemonSet') return `Would restore ${what} on ${plan.nodes} node(s)`;
+  const stuck = target.podManagement === 'OrderedReady' ? a.blocked.filter((b) => b.hash === rollout.toRevision.hash) : [];
+  return `Would restore ${what} on ${units(target.kind, plan.nodes)}: ${undoCommands(target, plan, stuck)}`;
+}
