@@ -28,7 +28,7 @@ export const LIST_USAGE = `usage: rollout-guard list [-n NAMESPACE | -A] [-o tex
        rollout-guard get -A [-o …]       (the same; also get with no target)
        kubectl rollout-guard list …
 
-Lists the RolloutGuards as \`kubectl get rolloutguards\` does: NAME, TARGET, STATE, DESIRED, UPDATED,
+Lists the RolloutGuards as \`kubectl get rolloutguards\` does: NAME, TARGET, KIND, STATE, DESIRED, UPDATED,
 READY, CAUSE, FAULT (whose fault the stall is) and AGE, with NAMESPACE first across namespaces.
   -A, --all-namespaces   every namespace
   -n                     the namespace (default: the kubeconfig context's, else default)

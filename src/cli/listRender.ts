@@ -10,7 +10,7 @@ import { emitYaml } from './yaml.js';
 /** A guard as listed: raw JSON, read defensively. */
 export interface ListedGuard {
   metadata?: { name?: string; namespace?: string; creationTimestamp?: string };
-  spec?: { targetRef?: { name?: string } };
+  spec?: { targetRef?: { name?: string; kind?: string } };
   status?: {
     state?: string;
     desired?: number;
@@ -61,6 +61,7 @@ function rowCells(g: ListedGuard, opts: { allNamespaces: boolean; wide: boolean;
   const cells = [
     g.metadata?.name ?? '',
     g.spec?.targetRef?.name ?? '',
+    g.spec?.targetRef?.kind ?? '',
     s.state ?? '',
     num(s.desired),
     num(s.updated),
@@ -78,6 +79,7 @@ export function listHeader(opts: { allNamespaces: boolean; wide: boolean }): str
   const cols = [
     'NAME',
     'TARGET',
+    'KIND',
     'STATE',
     'DESIRED',
     'UPDATED',

@@ -29,6 +29,13 @@ export interface CacheView {
   daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
   /** Optional: without it no StatefulSet is known (a guard of one sees its target missing). */
   statefulSet?(namespace: string, name: string): Readonly<SlimStatefulSet> | undefined;
+  /**
+   * Whether the StatefulSet cache has listed, where it is started on demand (false until then).
+   * Optional: without it the cache is always listed (tests, the one-shot commands).
+   */
+  statefulSetsSynced?(): boolean;
+  /** Asks for the StatefulSet cache: a guard of a StatefulSet needs it. */
+  watchStatefulSets?(): void;
   /** Pods whose controller owner has this UID. */
   podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
   /** ControllerRevisions whose controller owner has this UID. */

@@ -177,7 +177,7 @@ export class Reconciler {
     const observed = observe(this.cache, memory, { targetName: spec.targetRef.name, prev, policy: policyOf(guard, spec), now });
     if (observed.kind === 'PodsPending') {
       // The pods' watch was just asked for; its first list enqueues this guard again.
-      log.debug({ target: observed.target }, 'waiting for the pods of the target to be listed');
+      log.debug({ target: observed.target }, 'waiting for the caches of the target to list');
       return {};
     }
     const { obs, decision } = observed;

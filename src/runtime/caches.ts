@@ -10,7 +10,10 @@
  *   DaemonSet is judged from its counters, so memory follows what is rolling, not the fleet;
  * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
  * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
- *   left the targets.
+ *   left the targets;
+ * - StatefulSets and their controller's Warnings, only once a guard targets a StatefulSet
+ *   ({@link Caches.watchStatefulSets}): an install that guards DaemonSets alone never lists them, and
+ *   needs no right to (an operator upgraded before its RBAC keeps working for its DaemonSets).
  */
 import type { Logger } from 'pino';
 import type { CacheHealth } from './healthServer.js';
@@ -97,6 +100,9 @@ export class Caches {
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
   private readonly podListeners: Array<(kind: TargetKind, namespace: string, name: string, urgent: boolean) => void> = [];
+  /** The StatefulSet caches were asked for (watchStatefulSets); until then they are not started. */
+  private statefulSetsWatched = false;
+  private started = false;
 
   constructor(private readonly deps: CachesDeps) {
     const { client, config, log } = deps;
@@ -181,21 +187,46 @@ export class Caches {
     return { uid: w.metadata.uid, ...(w.spec.selector ? { selector: w.spec.selector } : {}), counters };
   }
 
+  /** The cached Warning Events about `kind` `namespace/name` (a target, or a pod). */
+  warningsAbout(kind: TargetKind | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>> {
+    const set = kind === 'DaemonSet' ? this.dsWarnings : kind === 'StatefulSet' ? this.stsWarnings : this.podWarnings;
+    return set.byIndex(BY_INVOLVED, `${namespace}/${name}`);
+  }
+
   /** The cached targets of `kind`, by namespace and name. */
   targetsOf(kind: TargetKind): Array<{ namespace: string; name: string }> {
     const list = kind === 'DaemonSet' ? this.daemonSets.list() : this.statefulSets.list();
     return list.map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
   }
 
-  /** The namespaced caches: one informer per watched namespace each. */
+  /**
+   * Starts the StatefulSet caches, once: gather asks when it observes a StatefulSet guard's target. Until
+   * they have listed, such a guard's pass waits (see {@link statefulSetsSynced}).
+   */
+  watchStatefulSets(): void {
+    if (this.statefulSetsWatched) return;
+    this.statefulSetsWatched = true;
+    if (this.started) for (const i of this.statefulSetInformers()) i.start();
+  }
+
+  /** Whether the StatefulSet caches have listed (false before {@link watchStatefulSets}). */
+  statefulSetsSynced(): boolean {
+    return this.statefulSetsWatched && this.statefulSetInformers().every((i) => i.hasSynced());
+  }
+
+  private statefulSetInformers(): Informer<Meta>[] {
+    return [...this.statefulSets.members, ...this.stsWarnings.members] as unknown as Informer<Meta>[];
+  }
+
+  /** The namespaced caches: one informer per watched namespace each (the StatefulSet ones once watched). */
   private sets(): InformerSet<Meta>[] {
     return [
       this.guards,
       this.daemonSets,
-      this.statefulSets,
+      ...(this.statefulSetsWatched ? [this.statefulSets] : []),
       this.revisions,
       this.dsWarnings,
-      this.stsWarnings,
+      ...(this.statefulSetsWatched ? [this.stsWarnings] : []),
       this.podWarnings,
     ] as unknown as InformerSet<Meta>[];
   }
@@ -223,6 +254,7 @@ export class Caches {
 
   /** Starts the informers (on every replica, so a standby has a warm cache). */
   start(): void {
+    this.started = true;
     for (const i of this.allInformers()) i.start();
   }
 
@@ -256,6 +288,7 @@ export class Caches {
 
   /** Closes every watch, the pod watches' too. */
   async stop(): Promise<void> {
+    this.started = false;
     await Promise.allSettled([...this.allInformers().map((i) => i.stop()), this.pods.stop()]);
   }
 }

@@ -23,7 +23,7 @@ import { monotonicClock, systemClock } from './clock.js';
 import { systemTimers } from '../k8s/sleep.js';
 import { type Clock, type Timers } from '../reconcile/ports.js';
 import type { OperatorConfig } from './config.js';
-import { Caches, BY_INVOLVED, BY_OWNER } from './caches.js';
+import { Caches, BY_OWNER } from './caches.js';
 import { Controller } from './controller.js';
 import { IdleCollector, exposedGc, youngGenerationBytes } from './idleCollector.js';
 import { readiness, startProbeServer } from './healthServer.js';
@@ -341,17 +341,15 @@ function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceT
   return {
     daemonSet: (n, name) => caches.daemonSets.get(n, name),
     statefulSet: (n, name) => caches.statefulSets.get(n, name),
+    statefulSetsSynced: () => caches.statefulSetsSynced(),
+    watchStatefulSets: () => caches.watchStatefulSets(),
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
     podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
     wantPods: (kind, n, name) => caches.pods.want(kind, n, name),
     revisionsOwnedBy: (uid) => caches.revisions.byIndex(BY_OWNER, uid),
     nodes: () => caches.nodes.list(),
     guardsTargeting: (kind, n, name) => caches.guardsTargeting(kind, n, name),
-    warningsFor: (kind, n, name) =>
-      (kind === 'DaemonSet' ? caches.dsWarnings : kind === 'StatefulSet' ? caches.stsWarnings : caches.podWarnings).byIndex(
-        BY_INVOLVED,
-        `${n}/${name}`,
-      ),
+    warningsFor: (kind, n, name) => caches.warningsAbout(kind, n, name),
     ...(clockSkewMs ? { clockSkewMs } : {}),
     // The namespace cache runs with the policies; without it, the API server's refusals say it.
     namespaceTerminatingSince: (n) => caches.namespaces?.get(undefined, n)?.metadata.deletionTimestamp ?? a.namespaceTerminatingSince?.(n),

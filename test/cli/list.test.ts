@@ -94,7 +94,7 @@ describe('renderTable', () => {
     assert.deepEqual(
       lines.map((l) => l.split(/\s{2,}/)),
       [
-        ['NAMESPACE', 'NAME', 'TARGET', 'STATE', 'DESIRED', 'UPDATED', 'READY', 'CAUSE', 'FAULT', 'AGE'],
+        ['NAMESPACE', 'NAME', 'TARGET', 'KIND', 'STATE', 'DESIRED', 'UPDATED', 'READY', 'CAUSE', 'FAULT', 'AGE'],
         ['gpu', 'agent', 'agent-ds', 'Healthy', '2', '2', '2', '5m'],
         ['gpu', 'new', 'new-ds', '5m'],
         ['prod', 'decoder', 'decoder-ds', 'Stalled', '3', '1', '2', 'ImagePullFailure', 'Revision', '5m'],
@@ -110,7 +110,7 @@ describe('renderTable', () => {
     assert.deepEqual(
       text.split('\n').map((l) => l.split(/\s{2,}/)),
       [
-        ['NAME', 'TARGET', 'STATE', 'DESIRED', 'UPDATED', 'READY', 'CAUSE', 'FAULT', 'BLOCKED', 'MESSAGE', 'AGE'],
+        ['NAME', 'TARGET', 'KIND', 'STATE', 'DESIRED', 'UPDATED', 'READY', 'CAUSE', 'FAULT', 'BLOCKED', 'MESSAGE', 'AGE'],
         ['decoder', 'decoder-ds', 'Stalled', '3', '1', '2', 'ImagePullFailure', 'Revision', '1', 'no progress', '5m'],
       ],
     );

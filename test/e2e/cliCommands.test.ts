@@ -106,7 +106,7 @@ describe('kubectl rollout-guard: --as, -o yaml, list, completion, undo', () => {
     const one = await plugin(['list', '-n', ns]);
     assert.equal(one.code, 0, show(one));
     const lines = one.stdout.trim().split('\n');
-    assert.match(lines[0] ?? '', /^NAME +TARGET +STATE +DESIRED +UPDATED +READY +CAUSE +FAULT +AGE$/, show(one));
+    assert.match(lines[0] ?? '', /^NAME +TARGET +KIND +STATE +DESIRED +UPDATED +READY +CAUSE +FAULT +AGE$/, show(one));
     assert.match(lines[1] ?? '', /^decoder +decoder +Healthy +3 +3 +3 +\S+$/, show(one));
     const all = await plugin(['get', '-A']);
     assert.equal(all.code, 0, show(all));

@@ -73,7 +73,7 @@ describe('npm run demo (CI mode)', () => {
     assert.ok(!out.includes('\u001b['), 'no terminal escape sequences in CI mode');
 
     // The real kubectl output.
-    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+RolledBack\s+3\s+3\s+3\s/m);
+    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+DaemonSet\s+RolledBack\s+3\s+3\s+3\s/m);
     assert.match(block(out, / get ds /), /^decoder\s+3\s+3\s+3\s+3\s+3\s/m);
     assert.match(block(out, / describe rg /), /State:\s+RolledBack/);
     const events = block(out, / get events /);
@@ -102,7 +102,7 @@ describe('npm run demo (CI mode)', () => {
     assert.equal(r.code, 0, out);
     assert.match(out, /^demo: OK \(Report\): the story completed as expected$/m, out);
 
-    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+Stalled\s+3\s+1\s+2\s+ImagePullFailure\s/m);
+    assert.match(block(out, / get rg /), /^decoder\s+decoder\s+DaemonSet\s+Stalled\s+3\s+1\s+2\s+ImagePullFailure\s/m);
     assert.match(block(out, / get ds /), /^decoder\s+3\s+3\s+2\s+1\s+2\s/m);
     assert.match(block(out, / describe rg /), /Would restore revision 1 \(\w+\) on 1 node/);
     assert.match(block(out, / describe rg /), /Dry Run:\s+Accepted/);

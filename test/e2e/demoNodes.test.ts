@@ -93,7 +93,7 @@ describe('npm run demo -- --story dead-nodes (CI mode)', () => {
       const stalled = sectionText(out, /^What kubectl shows while it is stalled$/);
       assert.match(blocks(stalled, / get nodes /)[0]!, /^dying-1\s+NotReady\s/m);
       assert.match(blocks(stalled, / get nodes /)[0]!, /^steady-1\s+Ready\s/m);
-      assert.match(blocks(stalled, / get rg /)[0]!, /^decoder\s+decoder\s+Stalled\s+\d+\s+\d+\s+\d+\s+NodeNotReady\s+Node\s/m);
+      assert.match(blocks(stalled, / get rg /)[0]!, /^decoder\s+decoder\s+DaemonSet\s+Stalled\s+\d+\s+\d+\s+\d+\s+NodeNotReady\s+Node\s/m);
       const described = blocks(stalled, / describe rg decoder .*sed/)[0]!;
       assert.match(described, /^Status:/);
       assert.match(described, /^ {2}Owner:\s+Node$/m);
@@ -103,7 +103,7 @@ describe('npm run demo -- --story dead-nodes (CI mode)', () => {
 
       // The end: Healthy on 4/4, the template on the good image, and the Events.
       const now = sectionText(out, /^What kubectl shows now$/);
-      assert.match(blocks(now, / get rg /)[0]!, /^decoder\s+decoder\s+Healthy\s+4\s+4\s+4\s/m);
+      assert.match(blocks(now, / get rg /)[0]!, /^decoder\s+decoder\s+DaemonSet\s+Healthy\s+4\s+4\s+4\s/m);
       assert.match(blocks(now, / get ds /)[0]!, /^decoder\s+4\s+4\s+4\s+4\s+4\s.*registry\.local\/decoder:2\s/m);
       const events = blocks(out, / get events /)[0]!;
       assert.match(events, /UndoSkipped\s+rolloutguard\/decoder/);

@@ -191,8 +191,8 @@ describe('operator end to end', { concurrency: true }, () => {
     assert.equal(stalled.length, 1, 'one RolloutStalled event, not one per pass');
     // What a user reads.
     const { stdout: table } = await kubectl(['get', 'rg', 'decoder'], { ns: n });
-    assert.match(table, /TARGET\s+STATE\s+DESIRED\s+UPDATED\s+READY\s+CAUSE\s+FAULT\s+AGE/);
-    assert.match(table, /decoder\s+decoder\s+Stalled\s+3\s+1\s+2\s+ImagePullFailure\s+Revision/);
+    assert.match(table, /TARGET\s+KIND\s+STATE\s+DESIRED\s+UPDATED\s+READY\s+CAUSE\s+FAULT\s+AGE/);
+    assert.match(table, /decoder\s+decoder\s+DaemonSet\s+Stalled\s+3\s+1\s+2\s+ImagePullFailure\s+Revision/);
     const { stdout: desc } = await kubectl(['describe', 'rg', 'decoder'], { ns: n });
     assert.match(desc, /State:\s+Stalled/);
     assert.match(desc, new RegExp(`Node:\\s+${blocked.node}`));

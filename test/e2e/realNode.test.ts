@@ -18,7 +18,7 @@ import { POOL_LABEL, holdsFor } from '../support/cluster.js';
 import { GuardReader, type GuardObj, type NodeEntry } from '../support/guards.js';
 import { OperatorProcess, ROOT, guard } from '../support/operator.js';
 
-const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term'] as const;
+const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term', 'stspull', 'stsexit'] as const;
 type Case = (typeof CASES)[number];
 
 let pc: PrivateCluster;
@@ -63,6 +63,36 @@ function daemonSet(n: string, c: Partial<Container> = {}, extra: { volumes?: unk
       },
     },
   };
+}
+
+/** StatefulSet `store`, 2 replicas, OrderedReady, on the real node only: `c` overrides its container. */
+function statefulSet(n: string, c: Partial<Container> = {}): Record<string, unknown> {
+  const ds = daemonSet(n, { name: 'store', ...c }) as { spec: { template: Record<string, unknown> } };
+  const template = structuredClone(ds.spec.template) as { metadata: { labels: Record<string, string> } };
+  template.metadata.labels = { app: 'store' };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'store', namespace: n },
+    spec: { serviceName: 'store', replicas: 2, selector: { matchLabels: { app: 'store' } }, template },
+  };
+}
+
+/** The StatefulSet `store` guarded (Report) and Healthy on the real node, then `broken` applied. */
+async function rollOutStatefulSet(c: Case, broken: Partial<Container>): Promise<GuardObj> {
+  const n = ns[c];
+  const spec = { targetRef: { kind: 'StatefulSet', name: 'store' }, suspectAfterSeconds: 3, progressDeadlineSeconds: 20 };
+  await pc.apply(statefulSet(n));
+  await pc.apply(guard('store', n, 'store', spec));
+  await read.waitGuard(
+    n,
+    (g) => g.status?.state === 'Healthy' && g.status.generations?.[0]?.ready === 2,
+    'Healthy on the good revision',
+    150_000,
+    'store',
+  );
+  await pc.apply(statefulSet(n, broken));
+  return read.waitGuard(n, (g) => g.status?.state === 'Stalled' || g.status?.state === 'Failed', 'Stalled or Failed', 150_000, 'store');
 }
 
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> =>
@@ -253,6 +283,27 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     // The kubelet kept the old pod for its whole grace period: the shell ignores TERM until SIGKILL.
     assert.ok(Date.now() - changedAt >= 11_000, `rollout took ${Date.now() - changedAt} ms`);
     await holdsFor(async () => (await read.guard(n)).status?.lastUndo === undefined, { durationMs: 3_000, describe: 'no undo' });
+  });
+
+  it('a StatefulSet whose new image cannot be pulled: Stalled, ImagePullFailure, the revision blamed on the highest ordinal, the runtime quoted', async () => {
+    const g = await rollOutStatefulSet('stspull', { image: 'registry.invalid/store:2' });
+    assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status));
+    assert.equal(g.status?.cause, 'ImagePullFailure');
+    assert.equal(g.status?.owner, 'Revision');
+    const e = entries(g).find((x) => x.node === 'store-1');
+    assert.ok(e, JSON.stringify(g.status));
+    assert.match(e.message, /registry\.invalid/);
+    assert.match(g.status?.message ?? '', /kubectl rollout undo statefulset\/store .*--to-revision=1, then kubectl delete pod store-1/);
+  });
+
+  it('a StatefulSet whose new container exits: CrashLoop, the revision blamed on the highest ordinal', async () => {
+    const g = await rollOutStatefulSet('stsexit', { command: ['sh', '-c', 'exit 1'] });
+    assert.equal(g.status?.cause, 'CrashLoop', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision');
+    assert.ok(
+      entries(g).some((x) => x.node === 'store-1'),
+      JSON.stringify(g.status),
+    );
   });
 
   it("npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime's words and undone", async () => {

@@ -168,14 +168,15 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
 
   // 1. Only the verbs a reader needs: get, list, watch. No proxy, no exec, no port-forward.
   for (const g of reads) assert.ok(['get', 'list', 'watch'].includes(g.verb), where(g));
-  // 2. Nothing of someone else's is written, except the one DaemonSet patch of an undo, bound apart.
+  // 2. Nothing of someone else's is written, except the template patch of an undo (and its dry run: a
+  //    StatefulSet's undo is only ever dry-run), bound apart.
   for (const g of writes) {
     const ours = g.group === 'rolloutguard.dev';
     const events = g.group === 'events.k8s.io' && g.resource === 'events' && g.verb === 'create';
     const lease = g.group === 'coordination.k8s.io' && g.resource === 'leases';
     const undo =
       undoRole(g) &&
-      ((g.group === 'apps' && g.resource === 'daemonsets' && g.verb === 'patch') ||
+      ((g.group === 'apps' && (g.resource === 'daemonsets' || g.resource === 'statefulsets') && g.verb === 'patch') ||
         (g.group === 'core' && g.resource === 'pods' && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
@@ -187,7 +188,7 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
         .filter((g) => `${g.role} ${g.ns ?? ''}` === role)
         .map((g) => `${g.verb} ${g.group}/${g.resource}`)
         .sort(),
-      ['create core/pods', 'patch apps/daemonsets'],
+      ['create core/pods', 'patch apps/daemonsets', 'patch apps/statefulsets'],
       role,
     );
   }

@@ -11,8 +11,9 @@ import type { CacheView } from '../ports.js';
 import type { TargetMemory } from '../targetMemory.js';
 
 /**
- * The target needs its pods (podInterest.ts) and their watch has not listed them yet. Nothing is
- * decided from half a picture: the pass ends, and the watch's first list enqueues the guard again.
+ * The target needs its pods (podInterest.ts), or a cache its kind starts on demand, and it has not
+ * listed yet. Nothing is decided from half a picture: the pass ends, and the first list enqueues the
+ * guard again.
  */
 export interface PodsPending {
   kind: 'PodsPending';

@@ -51,6 +51,12 @@ export function ordinalOf(name: string, pod: string): number | undefined {
 
 /** The StatefulSet's observation (see ObserveTarget): its units are ordinals. */
 export const observeStatefulSet: ObserveTarget = (cache, targets, namespace, name, now, status) => {
+  // The StatefulSet cache starts with the first guard of a StatefulSet: until it has listed, a missing
+  // StatefulSet is not known to be missing, and the pass waits (its first list enqueues every guard).
+  if (cache.statefulSetsSynced && !cache.statefulSetsSynced()) {
+    cache.watchStatefulSets?.();
+    return { kind: 'PodsPending', target: name };
+  }
   const sts = cache.statefulSet?.(namespace, name);
   if (!sts || !sts.metadata.uid) {
     targets.forget();

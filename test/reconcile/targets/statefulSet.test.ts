@@ -287,6 +287,22 @@ describe('observeStatefulSet: the partition', () => {
   });
 });
 
+describe('observeStatefulSet: the StatefulSet cache, started by the first guard of a StatefulSet', () => {
+  it('before it has listed: the pass waits and asks for it, rather than call the StatefulSet missing', () => {
+    const asked: string[] = [];
+    const c = world(sts(), healthy, threeNodes, { statefulSetsSynced: () => false, watchStatefulSets: () => asked.push('watch') });
+    assert.deepEqual(observe(c), { kind: 'PodsPending', target: 'store' });
+    assert.deepEqual(asked, ['watch']);
+  });
+
+  it('once listed: observed as usual, nothing asked', () => {
+    const asked: string[] = [];
+    const c = world(sts(), healthy, threeNodes, { statefulSetsSynced: () => true, watchStatefulSets: () => asked.push('watch') });
+    assert.equal(target(observe(c)).target.kind, 'StatefulSet');
+    assert.deepEqual(asked, []);
+  });
+});
+
 describe('observeStatefulSet: pods only where they are needed', () => {
   /** A cache whose pod cache is in `state`, recording what it is asked. */
   const withPodCache = (s: SlimStatefulSet, state: 'synced' | 'syncing' | 'off', asked: string[]): CacheView =>
