@@ -329,6 +329,6 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
       out,
       /RolloutStalled .*real-1 ImagePullBackOff \(Back-off pulling image "registry\.invalid\/decoder:2": ErrImagePull: failed to pull and unpack/,
     );
-    assert.match(out, /UndoComplete .*all 1 nodes back on revision/);
+    assert.match(out, /UndoComplete .*all 1 node back on revision/);
   });
 });
