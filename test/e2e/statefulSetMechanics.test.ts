@@ -30,7 +30,7 @@ import {
   type NodePool,
 } from '../support/cluster.js';
 import { apply } from '../support/operator.js';
-import { setStoreImage, settledSts, stsPods, stsStatus, storeStatefulSet, type PodRow } from '../support/statefulSets.js';
+import { pinnedVolumes, setStoreImage, settledSts, stsPods, stsStatus, storeStatefulSet, type PodRow } from '../support/statefulSets.js';
 
 const BROKEN = 'registry.local/store:2-broken';
 const cleanups: Array<() => Promise<void>> = [];
@@ -143,46 +143,17 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
 
   it('a WaitForFirstConsumer claim binds to the static PersistentVolume pinned to the node the scheduler picks', async () => {
     const { ns, pool } = await scene('sts-volumes');
-    const sc = uniqueName('sts-local');
-    await apply({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: sc },
-      provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'WaitForFirstConsumer',
-    });
-    const pvs = pool.nodes.map((node, i) => ({
-      apiVersion: 'v1',
-      kind: 'PersistentVolume',
-      metadata: { name: `${sc}-${i}` },
-      spec: {
-        capacity: { storage: '1Gi' },
-        accessModes: ['ReadWriteOnce'],
-        storageClassName: sc,
-        persistentVolumeReclaimPolicy: 'Retain',
-        local: { path: `/mnt/disk${i}` },
-        nodeAffinity: {
-          required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] },
-        },
-      },
-    }));
-    for (const pv of pvs) await apply(pv);
-    cleanups.push(async () => {
-      await kubectl(['delete', 'pv', ...pvs.map((v) => v.metadata.name), '--ignore-not-found', '--wait=false']);
-      await kubectl(['delete', 'storageclass', sc, '--ignore-not-found']);
-    });
-    await apply(storeStatefulSet({ ns, pool: pool.name, claims: sc }));
+    const volumes = await pinnedVolumes('sts-local', pool.nodes);
+    cleanups.push(volumes.cleanup);
+    await apply(storeStatefulSet({ ns, pool: pool.name, claims: volumes.storageClass }));
     await settledSts(ns);
     const claims = await kubectlJson<{ items: any[] }>(['get', 'pvc'], { ns });
     assert.equal(claims.items.length, 3);
-    const byPv = new Map(
-      pvs.map((v) => [v.metadata.name, v.spec.nodeAffinity.required.nodeSelectorTerms[0]!.matchExpressions[0]!.values[0]]),
-    );
     const p = await stsPods(ns);
     for (const c of claims.items) {
       assert.equal(c.status?.phase, 'Bound', c.metadata.name);
       const ordinal = String(c.metadata.name).replace(/^data-/, '');
-      assert.equal(p.get(ordinal)?.node, byPv.get(c.spec.volumeName), `${ordinal} runs where its volume is`);
+      assert.equal(p.get(ordinal)?.node, volumes.nodeOf.get(c.spec.volumeName), `${ordinal} runs where its volume is`);
     }
   });
 });

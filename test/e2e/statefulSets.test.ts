@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdsFor, kubectl, uniqueName, waitFor } from '../support/cluster.js';
+import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 import { runCli, shown } from '../support/cli.js';
-import { setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
+import { pinnedVolumes, setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
 const SCENARIOS = ['image', 'crash', 'canary', 'canarybroken', 'parallel', 'scaleup', 'minready', 'admission', 'kind', 'volume'] as const;
@@ -214,33 +214,9 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
 
   it("a new pod's volume pinned to a node that is now tainted: Stalled, owner Node by comparison, never the revision", async () => {
     const pool = suite.pools.volume;
-    const sc = uniqueName('sts-pinned');
-    await apply({
-      apiVersion: 'storage.k8s.io/v1',
-      kind: 'StorageClass',
-      metadata: { name: sc },
-      provisioner: 'kubernetes.io/no-provisioner',
-      volumeBindingMode: 'WaitForFirstConsumer',
-    });
-    const pvs = pool.nodes.map((node, i) => `${sc}-${i}`);
-    cleanups.push(() => kubectl(['delete', 'pv', ...pvs, 'storageclass', sc, '--ignore-not-found', '--wait=false']));
-    for (const [i, node] of pool.nodes.entries())
-      await apply({
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: pvs[i] },
-        spec: {
-          capacity: { storage: '1Gi' },
-          accessModes: ['ReadWriteOnce'],
-          storageClassName: sc,
-          persistentVolumeReclaimPolicy: 'Retain',
-          local: { path: `/mnt/disk${i}` },
-          nodeAffinity: {
-            required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] },
-          },
-        },
-      });
-    const ns = await guarded('volume', { claims: sc });
+    const volumes = await pinnedVolumes('sts-pinned', pool.nodes);
+    cleanups.push(volumes.cleanup);
+    const ns = await guarded('volume', { claims: volumes.storageClass });
     // store-2's volume is bound to its node; the node is tainted (drained for maintenance, say) before
     // a good revision rolls: the new store-2 can go nowhere else.
     const host = (await stsPods(ns)).get('store-2')?.node;

@@ -6,7 +6,8 @@
  */
 // Manifests and API objects are read and built as the plain JSON they are.
 /* eslint-disable @typescript-eslint/no-explicit-any */
-import { POOL_LABEL, kubectl, kubectlJson, waitFor } from './cluster.js';
+import { POOL_LABEL, kubectl, kubectlJson, uniqueName, waitFor } from './cluster.js';
+import { apply } from './operator.js';
 
 export const STORE_GOOD = 'registry.local/store:1';
 
@@ -120,3 +121,50 @@ export async function settledSts(ns: string, replicas = 3): Promise<StsStatus> {
 
 export const setStoreImage = (ns: string, image: string): Promise<unknown> =>
   kubectl(['set', 'image', 'sts/store', `store=${image}`], { ns });
+
+/** A StorageClass of static local volumes, and the node each of its PersistentVolumes is pinned to. */
+export interface PinnedVolumes {
+  storageClass: string;
+  /** PersistentVolume name → the node its node affinity pins it to. */
+  nodeOf: Map<string, string>;
+  /** Deletes the PersistentVolumes and the StorageClass (cluster-scoped: no namespace removes them). */
+  cleanup: () => Promise<void>;
+}
+
+/**
+ * A WaitForFirstConsumer StorageClass with no provisioner and one static local PersistentVolume pinned to
+ * each of `nodes`: a claim binds when the scheduler picks the node its volume is on, through the real
+ * volume binder.
+ */
+export async function pinnedVolumes(prefix: string, nodes: readonly string[]): Promise<PinnedVolumes> {
+  const sc = uniqueName(prefix);
+  await apply({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: sc },
+    provisioner: 'kubernetes.io/no-provisioner',
+    volumeBindingMode: 'WaitForFirstConsumer',
+  });
+  const nodeOf = new Map(nodes.map((node, i) => [`${sc}-${i}`, node] as const));
+  for (const [name, node] of nodeOf)
+    await apply({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: sc,
+        persistentVolumeReclaimPolicy: 'Retain',
+        local: { path: `/mnt/${name}` },
+        nodeAffinity: {
+          required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] },
+        },
+      },
+    });
+  const cleanup = async (): Promise<void> => {
+    await kubectl(['delete', 'pv', ...nodeOf.keys(), '--ignore-not-found', '--wait=false']);
+    await kubectl(['delete', 'storageclass', sc, '--ignore-not-found']);
+  };
+  return { storageClass: sc, nodeOf, cleanup };
+}

@@ -8,9 +8,17 @@ import { currentRevisionOf } from '../../domain/revisions.js';
 import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION } from '../../api/names.js';
 import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';
-import type { NodeView, Observation, PodView, TargetView } from '../../domain/observation.js';
+import type { NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import { deletionOf, explainedPodView, peersOf, revisionsOf, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
+import {
+  deletionOf,
+  explainedPodView,
+  revisionsOf,
+  targetObservation,
+  undoOptedOut,
+  withSharedFacts,
+  type ObserveTarget,
+} from './shared.js';
 
 /**
  * Each cached node's labels and taints as one string, computed once per cached object (the informer
@@ -71,14 +79,7 @@ export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name,
   const prints = new Map(cache.nodes().map((n) => [n.metadata.name, fingerprint(n)] as const));
   const { left, removed } = targets.diff(uid, nodes, known, settled, prints);
   const relevant = nodes.filter((n) => n.eligible || n.pods.length > 0);
-  const obs: Observation = { kind: 'Target', target: view, revisions, nodes: relevant, leftNodes: left, removedNodes: removed };
-  if (currentRevision) obs.currentRevision = currentRevision;
-  if (fromCounters) obs.podsFromCounters = true;
-  const peers = peersOf(cache, 'DaemonSet', namespace, name);
-  if (peers.length > 0) obs.guards = peers;
-  const skew = cache.clockSkewMs?.();
-  if (skew !== undefined) obs.clockSkewMs = skew;
-  return obs;
+  return targetObservation(cache, view, { revisions, currentRevision, units: relevant, left, removed, fromCounters });
 };
 
 /** The DaemonSet as decide reads it: counters, strategy, template, owner, undo record, latest Warning. */

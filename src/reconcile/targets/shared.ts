@@ -5,8 +5,8 @@
  */
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
 import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
-import type { DaemonSetUndoRecord, GuardStatus, TargetKind } from '../../api/types.js';
-import type { GuardPeer, Observation, PodView, RevisionView, TargetView, WarningView } from '../../domain/observation.js';
+import type { DaemonSetUndoRecord, GuardStatus, LeftNode, TargetKind } from '../../api/types.js';
+import type { GuardPeer, NodeView, Observation, PodView, RevisionView, TargetView, WarningView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
 import type { TargetMemory } from '../targetMemory.js';
 
@@ -131,6 +131,32 @@ export function revisionsOf(cache: CacheView, uid: string): RevisionView[] {
       ...(r.templateDigest !== undefined ? { templateDigest: r.templateDigest } : {}),
     }))
     .sort((a, b) => b.revision - a.revision);
+}
+
+/**
+ * The observation of a target that exists, with what every kind adds the same way: its current revision,
+ * whether its pods come from its counters, the other guards of the same target, the clock skew.
+ */
+export function targetObservation(
+  cache: CacheView,
+  target: TargetView,
+  o: {
+    revisions: RevisionView[];
+    currentRevision: RevisionView | undefined;
+    units: NodeView[];
+    left: LeftNode[];
+    removed: string[];
+    fromCounters: boolean;
+  },
+): Observation {
+  const obs: Observation = { kind: 'Target', target, revisions: o.revisions, nodes: o.units, leftNodes: o.left, removedNodes: o.removed };
+  if (o.currentRevision) obs.currentRevision = o.currentRevision;
+  if (o.fromCounters) obs.podsFromCounters = true;
+  const peers = peersOf(cache, target.kind, target.namespace, target.name);
+  if (peers.length > 0) obs.guards = peers;
+  const skew = cache.clockSkewMs?.();
+  if (skew !== undefined) obs.clockSkewMs = skew;
+  return obs;
 }
 
 /** The guards of the same target that are not being deleted. */

@@ -14,9 +14,17 @@
 import { currentRevisionOf } from '../../domain/revisions.js';
 import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
 import type { SlimStatefulSet } from '../../api/objects.js';
-import type { NodeView, Observation, PodView, TargetView } from '../../domain/observation.js';
+import type { NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import { deletionOf, explainedPodView, peersOf, revisionsOf, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
+import {
+  deletionOf,
+  explainedPodView,
+  revisionsOf,
+  targetObservation,
+  undoOptedOut,
+  withSharedFacts,
+  type ObserveTarget,
+} from './shared.js';
 
 /** The ordinals below the partition: held on their revision by the rolling update (none under OnDelete). */
 export function heldOrdinals(sts: Readonly<SlimStatefulSet>): number {
@@ -83,14 +91,7 @@ export const observeStatefulSet: ObserveTarget = (cache, targets, namespace, nam
   // Ordinals at or above replicas are not units any more: a scale-down removes them, it does not shrink
   // the rollout's targets.
   const { removed } = targets.diff(uid, units, existing, settled);
-  const obs: Observation = { kind: 'Target', target: view, revisions, nodes: units, leftNodes: [], removedNodes: removed };
-  if (currentRevision) obs.currentRevision = currentRevision;
-  if (fromCounters) obs.podsFromCounters = true;
-  const peers = peersOf(cache, 'StatefulSet', namespace, name);
-  if (peers.length > 0) obs.guards = peers;
-  const skew = cache.clockSkewMs?.();
-  if (skew !== undefined) obs.clockSkewMs = skew;
-  return obs;
+  return targetObservation(cache, view, { revisions, currentRevision, units, left: [], removed, fromCounters });
 };
 
 /** The StatefulSet as decide reads it: counters, strategy, partition, template, owner, undo record. */

@@ -50,6 +50,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { check, covered } from '../../support/fastCheck.js';
 import { parse as parseYaml } from 'yaml';
 import { decide } from '../../../src/domain/decide/decide.js';
 import type { GuardPolicy } from '../../../src/domain/decide/pass.js';
@@ -836,34 +837,6 @@ const targetOf = (o: Observation): Extract<Observation, { kind: 'Target' }> => {
   assert.equal(o.kind, 'Target');
   return o;
 };
-
-/**
- * Runs a property a fixed number of times from a fresh random seed, as fast-check does by default; a
- * failure reports the seed and path (and the shrunk counterexample with its trail of passes). FC_SEED and
- * FC_PATH replay a reported failure; FC_RUNS runs more (or fewer).
- */
-function check(arb: fc.Arbitrary<Scenario>, runs: number, predicate: (sc: Scenario) => void): void {
-  const seed = process.env['FC_SEED'];
-  const path = process.env['FC_PATH'];
-  fc.assert(fc.property(arb, predicate), {
-    includeErrorInReport: true,
-    numRuns: Number(process.env['FC_RUNS'] ?? runs),
-    ...(seed !== undefined ? { seed: Number(seed) } : {}),
-    ...(path !== undefined ? { path } : {}),
-  });
-}
-
-/**
- * Asserts that the generated sequences exercised what a property is about, so that it cannot pass
- * vacuously: `min` of each count for the default number of runs, scaled to FC_RUNS. Not when FC_PATH
- * replays a single counterexample.
- */
-function covered(counts: Record<string, number>, min: Record<string, number>, defaultRuns: number): void {
-  if (process.env['FC_PATH'] !== undefined) return;
-  const scale = Number(process.env['FC_RUNS'] ?? defaultRuns) / defaultRuns;
-  for (const [k, m] of Object.entries(min))
-    assert.ok((counts[k] ?? 0) >= m * scale, `too little coverage: ${k} ${counts[k] ?? 0} < ${m * scale} (${JSON.stringify(counts)})`);
-}
 
 /** The node's own conditions say nothing is wrong with it: Ready, not tainted by the lifecycle controller, no pressure. */
 const nodeIsReady = (h: NodeHealth | undefined): boolean =>
