@@ -22,8 +22,8 @@ const USAGE = `usage:
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
-  rollout-guard get ds/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
+  rollout-guard check ds/NAME|sts/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
+  rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
   rollout-guard list [-n NAMESPACE | -A] [--output text|wide|json|yaml|name] [connection flags]   (also get -A)
   rollout-guard undo rg/NAME|NAME|ds/NAME [-n NAMESPACE] [--dry-run] [connection flags]
   rollout-guard completion bash|zsh|kubectl

@@ -107,11 +107,11 @@ describe('kubectl rollout-guard: --as, -o yaml, list, completion, undo', () => {
     assert.equal(one.code, 0, show(one));
     const lines = one.stdout.trim().split('\n');
     assert.match(lines[0] ?? '', /^NAME +TARGET +KIND +STATE +DESIRED +UPDATED +READY +CAUSE +FAULT +AGE$/, show(one));
-    assert.match(lines[1] ?? '', /^decoder +decoder +Healthy +3 +3 +3 +\S+$/, show(one));
+    assert.match(lines[1] ?? '', /^decoder +decoder +DaemonSet +Healthy +3 +3 +3 +\S+$/, show(one));
     const all = await plugin(['get', '-A']);
     assert.equal(all.code, 0, show(all));
     assert.ok(
-      all.stdout.split('\n').some((l) => new RegExp(`^${ns} +decoder +decoder +Healthy`).test(l)),
+      all.stdout.split('\n').some((l) => new RegExp(`^${ns} +decoder +decoder +DaemonSet +Healthy`).test(l)),
       show(all),
     );
     const names = await plugin(['list', '-n', ns, '-o', 'name']);
