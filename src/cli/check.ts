@@ -89,9 +89,10 @@ export function parseCheckArgs(args: readonly string[]): CheckOptions {
 }
 
 /** The split: one line per revision present, then one per blocked or empty node. */
-function splitLines(s: GuardStatus): string[] {
+function splitLines(s: GuardStatus, kind: TargetKind): string[] {
   const lines: string[] = [];
-  for (const g of s.generations ?? []) lines.push(`  ${fmtRev(g)}: ${g.nodes} node(s), ${g.ready} ready, images ${g.images.join(',')}`);
+  const unit = kind === 'DaemonSet' ? 'node(s)' : 'pod(s)';
+  for (const g of s.generations ?? []) lines.push(`  ${fmtRev(g)}: ${g.nodes} ${unit}, ${g.ready} ready, images ${g.images.join(',')}`);
   for (const b of s.blockedNodes ?? []) lines.push(`  blocked ${b.node}: ${b.reason}${b.message ? ` — ${b.message}` : ''}`);
   for (const e of s.emptyNodes ?? []) lines.push(`  empty   ${e.node}: ${e.message}`);
   return lines;
@@ -144,13 +145,13 @@ function progressKey(s: GuardStatus): string {
 }
 
 /** The progress line of one pass, `elapsedMs` into the check, then the split under it. */
-function progressLines(s: GuardStatus, unobserved: boolean, elapsedMs: number): string[] {
+function progressLines(s: GuardStatus, unobserved: boolean, elapsedMs: number, kind: TargetKind): string[] {
   const t = (elapsedMs / 1000).toFixed(0).padStart(4);
   // "Healthy" before the controller has seen the new template would contradict the verdict that follows.
   const state = unobserved && s.state === 'Healthy' ? 'Waiting' : (s.state ?? 'Unknown');
   return [
     `[${t}s] ${state}  desired ${s.desired ?? 0}  updated ${s.updated ?? 0}  ready ${s.ready ?? 0}  available ${s.available ?? 0}${s.cause ? `  cause ${s.cause}` : ''}`,
-    ...splitLines(s),
+    ...splitLines(s, kind),
   ];
 }
 
@@ -216,7 +217,7 @@ export async function check(
       const key = progressKey(status);
       if (opts.output === 'text' && key !== lastPrinted) {
         lastPrinted = key;
-        for (const l of progressLines(status, unobserved, now - started)) out(l);
+        for (const l of progressLines(status, unobserved, now - started, opts.kind)) out(l);
       }
       const v = verdictOf(obs, status, unobservedForMs, deadlineMs, opts.kind);
       if (v) return finish(v, status, now);

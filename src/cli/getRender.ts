@@ -30,7 +30,7 @@ function revCell(r: { revision?: number; hash?: string }): string {
 }
 
 function revisionLines(gens: readonly GenerationStatus[], current: RevisionRef | undefined, paint: Paint, kind: TargetKind): string[] {
-  if (gens.length === 0) return ['Revisions:    none on any node'];
+  if (gens.length === 0) return [`Revisions:    none on any ${unitWord(kind, false)}`];
   const cells = gens.map(
     (g) => [fmtRev(g), `${units(kind, g.nodes)}, ${g.ready} ready`, g.images.join(','), g.hash === current?.hash ? 'current' : ''] as const,
   );
