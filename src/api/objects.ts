@@ -6,7 +6,7 @@
  *
  * Cached objects are shared by every reader: never mutate them (readers take them Readonly).
  */
-import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from './names.js';
+import { API_VERSION, APPS_API_VERSION, GUARD_KIND } from './names.js';
 import type { StallAction, Condition, GuardSpec, GuardStatus, TargetKind, TemplateFacets } from './types.js';
 
 export interface Meta {
@@ -195,11 +195,6 @@ export interface ObjectRef {
 /** The reference to a guard used in Events. */
 export function guardRef(namespace: string, name: string, uid?: string): ObjectRef {
   return { apiVersion: API_VERSION, kind: GUARD_KIND, name, namespace, ...(uid ? { uid } : {}) };
-}
-
-/** The reference to a DaemonSet used in Events. */
-export function daemonSetRef(namespace: string, name: string, uid?: string): ObjectRef {
-  return workloadRef(DAEMONSET_KIND, namespace, name, uid);
 }
 
 /** The reference to a guard's target (a DaemonSet or a StatefulSet) used in Events. */

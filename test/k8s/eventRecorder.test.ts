@@ -8,7 +8,7 @@ import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Announcement } from '../../src/api/types.js';
-import { daemonSetRef, guardRef, workloadRef } from '../../src/api/objects.js';
+import { guardRef, workloadRef } from '../../src/api/objects.js';
 import { EventRecorder, eventName } from '../../src/k8s/eventRecorder.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
@@ -112,7 +112,7 @@ describe('EventRecorder', () => {
     note: 'n',
     onTarget,
   });
-  const ds = daemonSetRef('gpu', 'decoder', 'ds-uid');
+  const ds = workloadRef('DaemonSet', 'gpu', 'decoder', 'ds-uid');
 
   it('names each Event from the id, on the guard and (naming the guard) on the DaemonSet; eventTime is the transition time', async () => {
     const g = guardRef('gpu', 'decoder', 'g-uid');
@@ -184,7 +184,7 @@ describe('eventName', () => {
   it('a copy on a target names its guard and its kind; a copy on anything else is plain', () => {
     const g = guardRef('gpu', 'guard', 'g-uid');
     const cases: Array<[string, Parameters<typeof eventName>, string]> = [
-      ['on a DaemonSet', [daemonSetRef('gpu', 'decoder'), 'id1', g], 'decoder.guard.id1.ds'],
+      ['on a DaemonSet', [workloadRef('DaemonSet', 'gpu', 'decoder'), 'id1', g], 'decoder.guard.id1.ds'],
       ['on a StatefulSet', [workloadRef('StatefulSet', 'gpu', 'store'), 'id1', g], 'store.guard.id1.sts'],
       ['on the guard itself', [g, 'id1'], 'guard.id1'],
       ['on a StatefulSet without the guard named', [workloadRef('StatefulSet', 'gpu', 'store'), 'id1'], 'store.id1'],
