@@ -1,21 +1,21 @@
 /**
- * Pod watches that follow what is rolling: one list + watch per target (a DaemonSet or StatefulSet) whose pods are needed
- * (domain/podInterest.ts), started when it begins to need them and stopped, its cache dropped, once it has
- * not needed them for `lingerMs`.
+ * Pod watches that follow what is rolling: one list + watch per target (a DaemonSet or a StatefulSet)
+ * whose pods are needed (domain/podInterest.ts), started when it begins to need them and stopped, its
+ * cache dropped, once it has not needed them for `lingerMs`.
  *
  * ```
- *   off ──needed (DaemonSet or guard event, or gather asks)──> syncing ──first list──> synced
- *    ^                                                                                  │
- *    └──── not needed for lingerMs, the DaemonSet deleted, or its UID or selector changed ┘
+ *   off ──needed (target or guard event, or gather asks)──> syncing ──first list──> synced
+ *    ^                                                                               │
+ *    └──── not needed for lingerMs, the target deleted, or its UID or selector changed ┘
  * ```
  *
- * Why one watch per DaemonSet and not one shared watch: a watch takes one label selector, and selectors
- * cannot be OR-ed, so a shared watch of only the rolling DaemonSets' pods does not exist. The shared
- * alternative is a watch of every daemon pod (`controller-revision-hash` exists), which is what made memory
- * grow with the fleet. Each per-DaemonSet watch selects with the DaemonSet's own selector, which the
- * API server's watch cache filters; pods are then matched to the DaemonSet by owner UID, as before.
+ * Why one watch per target and not one shared watch: a watch takes one label selector, and selectors
+ * cannot be OR-ed, so a shared watch of only the rolling targets' pods does not exist. The shared
+ * alternative is a watch of every such pod (`controller-revision-hash` exists), which is what made memory
+ * grow with the fleet. Each watch selects with its target's own selector, which the API server's watch
+ * cache filters; pods are then matched to the target by owner UID.
  *
- * The linger keeps a DaemonSet whose counters flap (a pod restarting now and then) from listing its pods
+ * The linger keeps a target whose counters flap (a pod restarting now and then) from listing its pods
  * on every flap. Each watch is a full supervised {@link Informer}: relist on 410, watchdog, metrics.
  */
 import type { Logger } from 'pino';
