@@ -275,7 +275,8 @@ export interface UndoSkip {
     | 'NoEarlierRevision'
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
-    | 'ClockSkew';
+    | 'ClockSkew'
+    | 'KindNotUndoable';
   message: string;
 }
 

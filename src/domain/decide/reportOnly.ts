@@ -1,9 +1,11 @@
 /**
  * Report mode, for the plan phase: what an undo would restore, said in the message (with the commands
- * that would do it by hand for a StatefulSet), and validated once by a server-side dry run.
+ * that would do it by hand for a StatefulSet, which the guard never undoes itself), and validated once
+ * by a server-side dry run.
  */
 import { undoCommands, units } from '../messages.js';
-import type { RolloutStatus, UndoPlan } from '../../api/types.js';
+import type { BlockedNode, RolloutStatus, UndoPlan } from '../../api/types.js';
+import type { TargetView } from '../observation.js';
 import type { Judged, Plan } from './pass.js';
 
 /** Report mode: say what an undo would restore, and validate it by a dry run once. */
@@ -22,6 +24,15 @@ export function reportOnly(plan: UndoPlan, restore: string, out: Plan): Plan {
  */
 export function reportedRestore({ obs: { target }, attribution: a }: Judged, rollout: RolloutStatus, plan: UndoPlan, what: string): string {
   if (target.kind === 'DaemonSet') return `Would restore ${what} on ${plan.nodes} node(s)`;
-  const stuck = target.podManagement === 'OrderedReady' ? a.blocked.filter((b) => b.hash === rollout.toRevision.hash) : [];
-  return `Would restore ${what} on ${units(target.kind, plan.nodes)}: ${undoCommands(target, plan, stuck)}`;
+  return `Would restore ${what} on ${units(target.kind, plan.nodes)}: ${handUndo(target, a.blocked, rollout, plan)}`;
+}
+
+/**
+ * The commands that undo a StatefulSet's rollout by hand: `kubectl rollout undo`, then, under
+ * OrderedReady, deleting the pods of the broken revision (`rollout.toRevision`) among `blocked`, which its
+ * controller never replaces after the template is restored.
+ */
+export function handUndo(target: TargetView, blocked: readonly BlockedNode[], rollout: RolloutStatus, plan: UndoPlan): string {
+  const stuck = target.podManagement === 'OrderedReady' ? blocked.filter((b) => b.hash === rollout.toRevision.hash) : [];
+  return undoCommands(target, plan, stuck);
 }

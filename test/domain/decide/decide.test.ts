@@ -1354,6 +1354,27 @@ describe('decide: onStall.action Undo', () => {
   const rolledBack = rollbackWorld([pod({ hash: HASH.A })], { updated: 3, ready: 3, available: 3 });
   const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
   const stallSteps = fromHealthy(stallWorld(), [sec(600)]);
+  const storeView: Partial<TargetView> = { kind: 'StatefulSet', name: 'store', podManagement: 'OrderedReady' };
+  /** A StatefulSet's unit: ordinal `i`, named, like its pod, store-i. */
+  const ordinal = (i: number, p: PodView): NodeView => ({ ...node(`store-${i}`, [{ ...p, name: `store-${i}` }]), ordinal: i });
+  /** The classic stall on StatefulSet `store`: store-0 and store-1 on revision 1, store-2's new pod cannot pull its image. */
+  const storeStall = targetObs({
+    nodes: [ordinal(0, pod({ hash: HASH.A })), ordinal(1, pod({ hash: HASH.A })), ordinal(2, imagePullPod(HASH.B))],
+    revisions: [A1, B2],
+    target: dsAt2({ ...storeView, desired: 3, current: 3, ready: 2, updated: 1, available: 2 }),
+  });
+  const storeHealthy = targetObs({
+    nodes: [0, 1, 2].map((i) => ordinal(i, pod({ hash: HASH.A }))),
+    revisions: [A1],
+    target: storeView,
+  });
+  const statefulSetStallSteps: Step[] = [
+    { obs: storeHealthy, at: T0 },
+    { obs: storeStall, at: T1 },
+    { obs: storeStall, at: T1 + sec(600) },
+  ];
+  /** What Report mode would have a person run: the revert, then the pod OrderedReady never replaces. */
+  const STORE_COMMANDS = 'kubectl rollout undo statefulset/store -n default --to-revision=1, then kubectl delete pod store-2 -n default';
 
   table([
     {
@@ -1534,6 +1555,43 @@ describe('decide: onStall.action Undo', () => {
           assert.ok(!reasons(d).includes('UndoSkipped'), 'recordUndoOutcome already reported the failure');
           assert.match(d.status.message!, /Undo not possible: .*failed/);
         }
+      },
+    },
+    {
+      name: 'a StatefulSet whose guard still says Undo (stored before the CRD refused it) → no undo, undoSkipped KindNotUndoable',
+      policy: UNDO,
+      steps: statefulSetStallSteps,
+      check: (target) => {
+        const d = target[2]!;
+        assert.equal(d.status.state, 'Stalled');
+        assert.equal(d.action, undefined);
+        assert.equal(d.status.lastUndo, undefined);
+        assert.equal(d.status.undoSkipped?.reason, 'KindNotUndoable');
+        assert.match(d.status.undoSkipped.message, /use onStall\.action Report/);
+        assert.ok(d.status.undoSkipped.message.includes(STORE_COMMANDS), d.status.undoSkipped.message);
+        assert.deepEqual(reasons(d), ['RolloutStalled', 'UndoSkipped']);
+        assert.match(d.status.message!, /Undo not possible: the guard does not undo a StatefulSet/);
+        assert.equal(d.status.undoPlan?.toHash, HASH.A, 'the plan still says what an undo would restore');
+      },
+    },
+    {
+      name: 'the same StatefulSet under Report is not refused: the commands are its sentence, and the dry run is asked',
+      steps: statefulSetStallSteps,
+      check: (target) => {
+        const d = target[2]!;
+        assert.equal(d.status.undoSkipped, undefined);
+        assert.equal(d.action?.kind, 'DryRunUndo');
+        assert.ok(d.status.message!.includes(`Would restore revision 1 (aaa111) on 1 pod: ${STORE_COMMANDS}`), d.status.message);
+      },
+    },
+    {
+      name: 'a DaemonSet whose guard says Undo is not refused for its kind: the stall is undone',
+      policy: UNDO,
+      steps: stallSteps,
+      check: (target) => {
+        const d = target[2]!;
+        assert.equal(d.action?.kind, 'Undo');
+        assert.equal(d.status.undoSkipped, undefined);
       },
     },
   ]);
