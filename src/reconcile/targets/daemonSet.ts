@@ -4,21 +4,12 @@
  * other kinds comes from shared.ts.
  */
 import { evaluateNode } from '../../domain/nodeEligibility.js';
-import { currentRevisionOf } from '../../domain/revisions.js';
-import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
+import type { SettledCounters } from '../../domain/podInterest.js';
 import { TEMPLATE_GENERATION_ANNOTATION } from '../../api/names.js';
 import type { SlimDaemonSet, SlimNode } from '../../api/objects.js';
 import type { NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import {
-  deletionOf,
-  explainedPodView,
-  revisionsOf,
-  targetObservation,
-  undoOptedOut,
-  withSharedFacts,
-  type ObserveTarget,
-} from './shared.js';
+import { explainedPodView, openTarget, targetObservation, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
 
 /**
  * Each cached node's labels and taints as one string, computed once per cached object (the informer
@@ -52,27 +43,10 @@ export function settledCountersOf(ds: Readonly<SlimDaemonSet>): SettledCounters 
 
 /** The DaemonSet's observation (see ObserveTarget): its units are nodes, judged against its placement. */
 export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name, now, status) => {
-  const ds = cache.daemonSet(namespace, name);
-  if (!ds || !ds.metadata.uid) {
-    targets.forget();
-    return { kind: 'TargetMissing', targetName: name };
-  }
-  const deleting = deletionOf(cache, ds.metadata, namespace);
-  if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
-  const uid = ds.metadata.uid;
-  const view = daemonSetView(cache, ds, namespace, name, uid);
-  const revisions = revisionsOf(cache, uid);
-  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
-
-  // Pods only where they are needed: a settled DaemonSet no guard follows a rollout of is judged from its
-  // counters, so its pods need not be cached at all (podInterest.ts).
-  const podCache = cache.podCache?.('DaemonSet', namespace, name, uid) ?? 'synced';
-  // The same rule the pod watches follow, for this guard (whose status may be newer than their cache).
-  if (needsPods(view, [status]) && podCache !== 'synced') {
-    cache.wantPods?.('DaemonSet', namespace, name);
-    return { kind: 'PodsPending', target: name };
-  }
-  const fromCounters = podCache !== 'synced';
+  const parts = { cached: cache.daemonSet(namespace, name), viewOf: daemonSetView };
+  const opened = openTarget(cache, targets, { namespace, name, status }, parts);
+  if (opened.kind !== 'Opened') return opened;
+  const { cached: ds, uid, view, revisions, currentRevision, fromCounters } = opened;
   const { nodes, known } = nodeViews(cache, ds, fromCounters ? new Map() : podsByNode(cache, view, now));
   const eligibleCount = nodes.filter((n) => n.eligible).length;
   const settled = view.observedGeneration >= view.generation && eligibleCount === view.desired;

@@ -1,8 +1,11 @@
 /**
- * What gather reads the same way whatever the kind of the target: its pods, its ControllerRevisions
- * (by controller owner UID, as upstream's controller history does for every kind), the Warning Events
- * that explain a pod, the other guards of the same target, and whether the target is being deleted.
+ * What gather reads the same way whatever the kind of the target: the opening every adapter shares
+ * (openTarget: missing, being deleted, its pods not cached yet), its pods, its ControllerRevisions (by
+ * controller owner UID, as upstream's controller history does for every kind), the Warning Events that
+ * explain a pod, and the other guards of the same target.
  */
+import { needsPods } from '../../domain/podInterest.js';
+import { currentRevisionOf } from '../../domain/revisions.js';
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
 import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
 import type { DaemonSetUndoRecord, GuardStatus, LeftNode, TargetKind } from '../../api/types.js';
@@ -34,6 +37,60 @@ export type ObserveTarget = (
   now: number,
   status?: Readonly<GuardStatus>,
 ) => Observation | PodsPending;
+
+/** A target that exists, is not going away and has its pods cached where they are needed: what its adapter goes on from. */
+export interface OpenedTarget<T> {
+  kind: 'Opened';
+  /** The target's object as the cache holds it (shared: never mutate). */
+  cached: Readonly<T>;
+  uid: string;
+  view: TargetView;
+  /** Its ControllerRevisions, newest first, and the one that stores its live template. */
+  revisions: RevisionView[];
+  currentRevision: RevisionView | undefined;
+  /** Its pods are not cached, and not needed: its units are judged from its counters. */
+  fromCounters: boolean;
+}
+
+/** What `openTarget` reads of one kind: its target as cached, and how that kind's view is built. */
+export interface TargetKindParts<T> {
+  cached: Readonly<T> | undefined;
+  viewOf: (cache: CacheView, cached: Readonly<T>, namespace: string, name: string, uid: string) => TargetView;
+}
+
+/**
+ * The opening of every kind's adapter (see ObserveTarget): a target not cached, or cached without a UID,
+ * is missing, and the units the guard remembers are forgotten so one made anew is seen for the first
+ * time; a target going away is only that; otherwise its view and revisions, then its pods.
+ */
+export function openTarget<T extends { metadata: Meta }>(
+  cache: CacheView,
+  targets: TargetMemory,
+  at: { namespace: string; name: string; status: Readonly<GuardStatus> | undefined },
+  { cached, viewOf }: TargetKindParts<T>,
+): OpenedTarget<T> | Observation | PodsPending {
+  const { namespace, name } = at;
+  if (!cached || !cached.metadata.uid) {
+    targets.forget();
+    return { kind: 'TargetMissing', targetName: name };
+  }
+  const deleting = deletionOf(cache, cached.metadata, namespace);
+  if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
+  const uid = cached.metadata.uid;
+  const view = viewOf(cache, cached, namespace, name, uid);
+  const revisions = revisionsOf(cache, uid);
+  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
+  // Pods only where they are needed: a settled target no guard follows a rollout of is judged from its
+  // counters, so its pods need not be cached at all. Where they are needed, the pass waits for them rather
+  // than guessing per unit. The rule is the pod watches' (podInterest.ts), applied to this guard's status,
+  // which may be newer than their cache.
+  const podCache = cache.podCache?.(view.kind, namespace, name, uid) ?? 'synced';
+  if (needsPods(view, [at.status]) && podCache !== 'synced') {
+    cache.wantPods?.(view.kind, namespace, name);
+    return { kind: 'PodsPending', target: name };
+  }
+  return { kind: 'Opened', cached, uid, view, revisions, currentRevision, fromCounters: podCache !== 'synced' };
+}
 
 /** The latest of an object's Warning Events: only the newest explanation is kept per pod or DaemonSet. */
 export function latestWarning(events: ReadonlyArray<Readonly<SlimEvent>> | undefined): WarningView | undefined {

@@ -11,20 +11,11 @@
  * Ordinals at or above replicas (a scale-down in progress) are not units: their pods still count in
  * the generations, and gather's memory names them removed, not lost.
  */
-import { currentRevisionOf } from '../../domain/revisions.js';
-import { needsPods, type SettledCounters } from '../../domain/podInterest.js';
+import type { SettledCounters } from '../../domain/podInterest.js';
 import type { SlimStatefulSet } from '../../api/objects.js';
 import type { NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
-import {
-  deletionOf,
-  explainedPodView,
-  revisionsOf,
-  targetObservation,
-  undoOptedOut,
-  withSharedFacts,
-  type ObserveTarget,
-} from './shared.js';
+import { explainedPodView, openTarget, targetObservation, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
 
 /** The ordinals below the partition: held on their revision by the rolling update (none under OnDelete). */
 export function heldOrdinals(sts: Readonly<SlimStatefulSet>): number {
@@ -65,26 +56,10 @@ export const observeStatefulSet: ObserveTarget = (cache, targets, namespace, nam
     cache.watchStatefulSets?.();
     return { kind: 'PodsPending', target: name };
   }
-  const sts = cache.statefulSet?.(namespace, name);
-  if (!sts || !sts.metadata.uid) {
-    targets.forget();
-    return { kind: 'TargetMissing', targetName: name };
-  }
-  const deleting = deletionOf(cache, sts.metadata, namespace);
-  if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
-  const uid = sts.metadata.uid;
-  const view = statefulSetView(cache, sts, namespace, name, uid);
-  const revisions = revisionsOf(cache, uid);
-  const currentRevision = currentRevisionOf(revisions, view.templateDigest);
-
-  // A StatefulSet's pods are few and name its ordinals: they are watched by the same rule as a
-  // DaemonSet's (podInterest.ts), and the observation waits for them rather than guessing per ordinal.
-  const podCache = cache.podCache?.('StatefulSet', namespace, name, uid) ?? 'synced';
-  if (needsPods(view, [status]) && podCache !== 'synced') {
-    cache.wantPods?.('StatefulSet', namespace, name);
-    return { kind: 'PodsPending', target: name };
-  }
-  const fromCounters = podCache !== 'synced';
+  const parts = { cached: cache.statefulSet?.(namespace, name), viewOf: statefulSetView };
+  const opened = openTarget(cache, targets, { namespace, name, status }, parts);
+  if (opened.kind !== 'Opened') return opened;
+  const { cached: sts, uid, view, revisions, currentRevision, fromCounters } = opened;
   const units = unitViews(cache, view, sts.spec.replicas, fromCounters ? [] : cache.podsOwnedBy(uid), now);
   const existing = new Set(units.filter((u) => u.eligible).map((u) => u.node));
   const settled = view.observedGeneration >= view.generation && view.current === view.desired;
