@@ -1,10 +1,25 @@
 /**
- * A metav1.LabelSelector in the string form list and watch take (`labelSelector=`), as
- * `metav1.LabelSelectorAsSelector` writes it: `k=v` for matchLabels, `k in (a,b)`, `k notin (a,b)`, `k`
- * and `!k` for matchExpressions.
+ * A metav1.LabelSelector: as the slim caches keep it, and in the string form list and watch take
+ * (`labelSelector=`), as `metav1.LabelSelectorAsSelector` writes it: `k=v` for matchLabels,
+ * `k in (a,b)`, `k notin (a,b)`, `k` and `!k` for matchExpressions.
  */
 
-import type { LabelSelector } from '../api/objects.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../api/objects.js';
+
+/**
+ * The selector of a raw object read from JSON (a workload's `spec.selector`), as a slim object keeps it:
+ * matchLabels and matchExpressions copied, each only when present (matchExpressions only as a list), so
+ * the cached object shares nothing with the raw one.
+ */
+export function slimLabelSelector(raw: unknown): LabelSelector {
+  const sel = (raw ?? {}) as { matchLabels?: Record<string, string>; matchExpressions?: unknown };
+  return {
+    ...(sel.matchLabels ? { matchLabels: { ...sel.matchLabels } } : {}),
+    ...(Array.isArray(sel.matchExpressions)
+      ? { matchExpressions: structuredClone(sel.matchExpressions as LabelSelectorRequirement[]) }
+      : {}),
+  };
+}
 
 /**
  * The selector's string form, with `extra` requirements appended. Keys are sorted, as the API server

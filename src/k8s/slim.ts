@@ -33,6 +33,7 @@ import type { NodeHealth } from '../api/objects.js';
 import type { TemplateFacets } from '../api/types.js';
 import { parseQuantity } from '../domain/compare.js';
 import { canonicalTemplate } from '../domain/undo.js';
+import { slimLabelSelector } from './labelSelector.js';
 
 // The raw objects come straight from JSON; they are typed loosely on purpose and read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return */
@@ -92,12 +93,7 @@ export function slimDaemonSet(raw: any): SlimDaemonSet {
       annotations: [TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, IGNORE_ANNOTATION, UNDO_RECORD_ANNOTATION],
     }),
     spec: {
-      selector: {
-        ...(raw?.spec?.selector?.matchLabels ? { matchLabels: { ...raw.spec.selector.matchLabels } } : {}),
-        ...(Array.isArray(raw?.spec?.selector?.matchExpressions)
-          ? { matchExpressions: structuredClone(raw.spec.selector.matchExpressions) }
-          : {}),
-      },
+      selector: slimLabelSelector(raw?.spec?.selector),
       updateStrategy: {
         type: raw?.spec?.updateStrategy?.type ?? 'RollingUpdate',
         ...(raw?.spec?.updateStrategy?.rollingUpdate ? { rollingUpdate: { ...raw.spec.updateStrategy.rollingUpdate } } : {}),

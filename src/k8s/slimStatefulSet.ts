@@ -4,6 +4,7 @@
  */
 import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
 import type { SlimStatefulSet } from '../api/objects.js';
+import { slimLabelSelector } from './labelSelector.js';
 import { meta, templateDigest } from './slim.js';
 
 // The raw object comes straight from JSON; it is typed loosely on purpose and read defensively.
@@ -22,10 +23,7 @@ export function slimStatefulSet(raw: any): SlimStatefulSet {
     spec: {
       // The API server defaults replicas to 1; a StatefulSet read before defaulting says the same.
       replicas: typeof spec.replicas === 'number' ? spec.replicas : 1,
-      selector: {
-        ...(spec.selector?.matchLabels ? { matchLabels: { ...spec.selector.matchLabels } } : {}),
-        ...(Array.isArray(spec.selector?.matchExpressions) ? { matchExpressions: structuredClone(spec.selector.matchExpressions) } : {}),
-      },
+      selector: slimLabelSelector(spec.selector),
       podManagementPolicy: spec.podManagementPolicy === 'Parallel' ? 'Parallel' : 'OrderedReady',
       updateStrategy: {
         type: spec.updateStrategy?.type ?? 'RollingUpdate',

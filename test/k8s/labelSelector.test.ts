@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { selectorString } from '../../src/k8s/labelSelector.js';
+import { selectorString, slimLabelSelector } from '../../src/k8s/labelSelector.js';
 
 describe('selectorString', () => {
   const cases: Array<{ name: string; sel: Parameters<typeof selectorString>[0]; extra?: string[]; want: string }> = [
@@ -45,5 +45,34 @@ describe('selectorString', () => {
       () => selectorString({ matchExpressions: [{ key: 'k', operator: 'Gt', values: ['1'] }] }),
       /operator Gt is not supported/,
     );
+  });
+});
+
+describe('slimLabelSelector', () => {
+  const expressions = [{ key: 'tier', operator: 'In', values: ['a', 'b'] }];
+  const cases: Array<{ name: string; raw: unknown; want: ReturnType<typeof slimLabelSelector> }> = [
+    {
+      name: 'matchLabels and matchExpressions',
+      raw: { matchLabels: { app: 'agent' }, matchExpressions: expressions },
+      want: { matchLabels: { app: 'agent' }, matchExpressions: expressions },
+    },
+    { name: 'matchLabels alone', raw: { matchLabels: { app: 'agent' } }, want: { matchLabels: { app: 'agent' } } },
+    { name: 'matchExpressions that are not a list are left out', raw: { matchExpressions: { key: 'tier' } }, want: {} },
+    {
+      name: 'fields other than the two are left out',
+      raw: { matchLabels: { app: 'agent' }, extra: 1 },
+      want: { matchLabels: { app: 'agent' } },
+    },
+    { name: 'no selector', raw: undefined, want: {} },
+    { name: 'a null selector', raw: null, want: {} },
+  ];
+  for (const c of cases) it(c.name, () => assert.deepEqual(slimLabelSelector(c.raw), c.want));
+
+  it('shares nothing with the raw object: a change to it after slimming is not seen', () => {
+    const raw = { matchLabels: { app: 'agent' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a'] }] };
+    const slim = slimLabelSelector(raw);
+    raw.matchLabels.app = 'other';
+    raw.matchExpressions[0]!.values.push('b');
+    assert.deepEqual(slim, { matchLabels: { app: 'agent' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a'] }] });
   });
 });
