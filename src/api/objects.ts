@@ -8,6 +8,7 @@
  */
 import { API_VERSION, APPS_API_VERSION, GUARD_KIND } from './names.js';
 import type { StallAction, Condition, GuardSpec, GuardStatus, TargetKind, TemplateFacets } from './types.js';
+import type { KindNamed } from './selected.js';
 
 export interface Meta {
   name: string;
@@ -36,11 +37,16 @@ export interface SlimGuard {
    * targetRef is absent on a guard with a selector (the CRD allows exactly one of the two); such a guard
    * never reaches the guard reconciler (see isSelectorGuard).
    */
-  spec: Partial<GuardSpec> & { targetRef: { kind: TargetKind; name: string }; selector?: LabelSelector };
+  spec: Partial<GuardSpec> & {
+    targetRef: { kind: TargetKind; name: string };
+    selector?: LabelSelector;
+    /** With a selector: the kinds it chooses (DaemonSet alone when left out). */
+    targetKinds?: TargetKind[];
+  };
   status?: GuardStatus;
 }
 
-/** A guard that selects DaemonSets by label and generates one guard per match instead of judging one. */
+/** A guard that selects workloads by label and generates one guard per match instead of judging one. */
 export function isSelectorGuard(g: Readonly<SlimGuard>): boolean {
   return g.spec?.selector !== undefined && !g.spec?.targetRef;
 }
@@ -153,16 +159,19 @@ export interface SlimNode {
 /** A RolloutGuardPolicy as cached. */
 export interface SlimPolicy {
   metadata: { name: string; uid?: string; generation?: number; resourceVersion?: string };
-  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; guard?: PolicyView['guard'] };
+  spec: { namespaceSelector?: LabelSelector; selector?: LabelSelector; targetKinds?: TargetKind[]; guard?: PolicyView['guard'] };
   status?: PolicyStatus;
 }
 
 export interface PolicyStatus {
   observedGeneration?: number;
+  /** Workloads of every kind it chooses; matchedDaemonSets and matchedStatefulSets split it. */
+  matched?: number;
   matchedDaemonSets?: number;
+  matchedStatefulSets?: number;
   guards?: number;
   conflictCount?: number;
-  conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
+  conflicts?: Array<KindNamed & { namespace: string; reason: string; winner: string }>;
   conditions?: Condition[];
 }
 
@@ -250,12 +259,14 @@ export interface PolicyView {
   name: string;
   uid: string;
   /**
-   * Set for a guard with a selector: it claims DaemonSets of this namespace only (namespaceSelector is
+   * Set for a guard with a selector: it claims workloads of this namespace only (namespaceSelector is
    * not read), and its generated guards carry SELECTOR_GUARD_LABEL instead of POLICY_LABEL.
    */
   namespace?: string;
   namespaceSelector?: LabelSelector;
   selector?: LabelSelector;
+  /** The kinds it chooses; DaemonSet alone when absent (see kindsOf). */
+  targetKinds?: TargetKind[];
   guard?: GuardTemplate;
 }
 

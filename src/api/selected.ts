@@ -1,12 +1,28 @@
-/** The status record a guard with a selector keeps per DaemonSet (status.daemonSets). */
+/**
+ * The status records a guard with a selector keeps per workload it selects, one list per kind
+ * (status.daemonSets, status.statefulSets), each record naming its workload by a field of its kind.
+ */
 
-/** A DaemonSet a guard with a selector selects, the guard that guards it and that guard's verdict. */
-export interface SelectedDaemonSet {
-  daemonSet: string;
+/** The guard that guards a selected workload, and that guard's verdict. */
+export interface SelectedRecord {
   guard: string;
   state: string;
   cause?: string;
   owner?: string;
   /** Set when another guard guards it instead: HandWrittenGuard or OverlappingSelector. */
   conflict?: string;
+}
+
+export type SelectedDaemonSet = SelectedRecord & { daemonSet: string };
+export type SelectedStatefulSet = SelectedRecord & { statefulSet: string };
+
+/**
+ * A workload named in a status list: by a field named for its kind (`daemonSet` or `statefulSet`), so a
+ * reader written when only DaemonSets were chosen reads the same field it always did.
+ */
+export type KindNamed = { daemonSet: string; statefulSet?: never } | { statefulSet: string; daemonSet?: never };
+
+/** Workload `name` of `kind`, named in a status list by the field of its kind. */
+export function kindNamed(kind: string, name: string): KindNamed {
+  return kind === 'StatefulSet' ? { statefulSet: name } : { daemonSet: name };
 }

@@ -4,7 +4,7 @@
  *
  * Everything here is plain data (JSON-serialisable), so the status written is exactly what is read back.
  */
-import type { SelectedDaemonSet } from './selected.js';
+import type { SelectedDaemonSet, SelectedStatefulSet } from './selected.js';
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
 export const GUARD_STATES = [
@@ -340,8 +340,10 @@ export interface GuardStatus {
   announcements?: Announcement[];
   /** Why a Stalled rollout is not undone (or would not be, in Report mode). */
   undoSkipped?: UndoSkip;
-  /** A guard with a selector: one record per DaemonSet it selects (see SelectedDaemonSet). */
+  /** A guard with a selector: one record per DaemonSet it selects (see selected.ts). */
   daemonSets?: SelectedDaemonSet[];
+  /** A guard with a selector choosing StatefulSets: one record per StatefulSet it selects. */
+  statefulSets?: SelectedStatefulSet[];
   conditions?: Condition[];
 }
 

@@ -1,22 +1,25 @@
 /**
- * RolloutGuardPolicy planning: which DaemonSets a cluster-wide policy guards, which guard it keeps next
+ * RolloutGuardPolicy planning: which workloads a cluster-wide policy guards, which guard it keeps next
  * to each, and which it must delete. Pure: the policy reconciler gathers the views from its caches and
  * applies the plan.
  *
- * Rules, in order, for each DaemonSet a policy selects:
- *  1. `rolloutguard.dev/ignore: "true"` on the DaemonSet → never guarded by a policy;
+ * A policy chooses workloads of the kinds it lists (`targetKinds`, DaemonSet alone when left out, so a
+ * policy written before StatefulSets were guarded keeps choosing what it chose). Rules, in order, for
+ * each workload a policy selects:
+ *  1. `rolloutguard.dev/ignore: "true"` on the workload → never guarded by a policy;
  *  2. a hand-written RolloutGuard (one no policy generated) targets it → the hand-written one wins;
  *  3. several policies select it → the one with the lexicographically smallest name wins, every loser
  *     reports the conflict (deterministic, independent of event order);
  *  4. otherwise the policy keeps exactly one generated guard for it.
+ * A claim is on a kind and a name: a DaemonSet and a StatefulSet of the same name are two workloads.
  *
  * A guard with a selector is planned the same way, as a policy confined to its own namespace
- * (PolicyView.namespace). Among the claimants of one DaemonSet, selector guards rank before policies
+ * (PolicyView.namespace). Among the claimants of one workload, selector guards rank before policies
  * (the namespace's own choice is the more specific one), then names sort.
  */
 import type { LabelSelector, PolicyView } from '../api/objects.js';
 import { DAEMONSET_KIND } from '../api/names.js';
-import type { GuardSpecInput } from '../api/types.js';
+import type { GuardSpecInput, TargetKind } from '../api/types.js';
 
 /** metav1.LabelSelector semantics: an empty or absent selector matches everything. */
 export function matchesSelector(sel: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
@@ -50,7 +53,9 @@ export interface NamespaceView {
   labels: Record<string, string>;
 }
 
-export interface DaemonSetRef {
+/** A workload a policy may choose: its kind, name and labels, and whether it opted out of policies. */
+export interface WorkloadRef {
+  kind: TargetKind;
   namespace: string;
   name: string;
   labels: Record<string, string>;
@@ -60,6 +65,8 @@ export interface DaemonSetRef {
 export interface GuardRefView {
   namespace: string;
   name: string;
+  /** The kind and name of its target (empty for a guard with a selector). */
+  kind: TargetKind;
   target: string;
   /** The policy label, when a policy generated it. */
   policy?: string;
@@ -73,13 +80,16 @@ export interface GuardRefView {
 export interface DesiredGuard {
   namespace: string;
   name: string;
+  kind: TargetKind;
   target: string;
   spec: GuardSpecInput;
 }
 
 export interface Conflict {
   namespace: string;
-  daemonSet: string;
+  kind: TargetKind;
+  /** The workload's name. */
+  name: string;
   /** OverlappingPolicy between two policies; OverlappingSelector when a selector guard is one of them. */
   reason: 'HandWrittenGuard' | 'OverlappingPolicy' | 'OverlappingSelector';
   /** The guard or policy that guards it instead. */
@@ -87,9 +97,11 @@ export interface Conflict {
 }
 
 export interface PolicyPlan {
+  /** Workloads selected, not counting those that opted out; `matchedByKind` splits the count by kind. */
   matched: number;
+  matchedByKind: Partial<Record<TargetKind, number>>;
   desired: DesiredGuard[];
-  /** Generated guards of this policy to delete (their DaemonSet no longer matches, or another wins). */
+  /** Generated guards of this policy to delete (their workload no longer matches, or another wins). */
   deletions: GuardRefView[];
   conflicts: Conflict[];
 }
@@ -104,19 +116,39 @@ function fnv32(s: string): string {
   return h.toString(16).padStart(8, '0');
 }
 
-/**
- * The generated guard's name: `<policy>-<daemonset>`, cut to 63 characters with a hash of the full
- * name when longer, so it is deterministic, unique per (policy, DaemonSet) and a valid label value.
- */
-export function generatedGuardName(policy: string, daemonSet: string): string {
-  const full = `${policy}-${daemonSet}`;
+/** The kinds a policy chooses: DaemonSets alone unless it lists others. */
+export function kindsOf(p: PolicyView): readonly TargetKind[] {
+  return p.targetKinds && p.targetKinds.length > 0 ? p.targetKinds : [DAEMONSET_KIND];
+}
+
+/** The suffix that tells a generated guard's kind by its name; a DaemonSet's guard has none (as before kinds). */
+const NAME_SUFFIX: Record<TargetKind, string> = { DaemonSet: '', StatefulSet: '-sts' };
+
+function shortened(full: string): string {
   if (full.length <= 63) return full;
   return `${full.slice(0, 54).replace(/[-.]+$/, '')}-${fnv32(full)}`;
 }
 
+/**
+ * The generated guard's name: `<policy>-<daemonset>`, or `<policy>-<statefulset>-sts`, cut to 63
+ * characters with a hash of the full name when longer, so it is deterministic and a valid label value.
+ * A name another workload's guard of the same plan already took gets the hash of its kind and name
+ * (see planPolicy), so names stay unique per (policy, kind, workload).
+ */
+export function generatedGuardName(policy: string, workload: string, kind: TargetKind = DAEMONSET_KIND): string {
+  return shortened(`${policy}-${workload}${NAME_SUFFIX[kind]}`);
+}
+
+/** The name when {@link generatedGuardName}'s is taken: the same, made unique by a hash of kind and name. */
+function disambiguated(policy: string, workload: string, kind: TargetKind): string {
+  const tag = fnv32(`${kind}/${workload}`);
+  const base = `${policy}-${workload}${NAME_SUFFIX[kind]}`;
+  return `${base.slice(0, 54).replace(/[-.]+$/, '')}-${tag}`;
+}
+
 /** The spec a policy gives its guards; fields the policy leaves out take the CRD defaults. */
-export function guardSpecFor(policy: PolicyView, target: string): GuardSpecInput {
-  const spec: GuardSpecInput = { targetRef: { kind: DAEMONSET_KIND, name: target } };
+export function guardSpecFor(policy: PolicyView, target: string, kind: TargetKind = DAEMONSET_KIND): GuardSpecInput {
+  const spec: GuardSpecInput = { targetRef: { kind, name: target } };
   const g = policy.guard ?? {};
   if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
   if (g.progressDeadlineSeconds !== undefined) spec.progressDeadlineSeconds = g.progressDeadlineSeconds;
@@ -130,10 +162,11 @@ function isEmpty(sel: LabelSelector | undefined): boolean {
   return Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
 }
 
-function policySelects(p: PolicyView, ns: NamespaceView | undefined, ds: DaemonSetRef): boolean {
-  // A selector guard's empty selector selects nothing (the CRD refuses it): never every DaemonSet.
-  if (p.namespace !== undefined) return ds.namespace === p.namespace && !isEmpty(p.selector) && matchesSelector(p.selector, ds.labels);
-  return ns !== undefined && matchesSelector(p.namespaceSelector, ns.labels) && matchesSelector(p.selector, ds.labels);
+function policySelects(p: PolicyView, ns: NamespaceView | undefined, w: WorkloadRef): boolean {
+  if (!kindsOf(p).includes(w.kind)) return false;
+  // A selector guard's empty selector selects nothing (the CRD refuses it): never every workload.
+  if (p.namespace !== undefined) return w.namespace === p.namespace && !isEmpty(p.selector) && matchesSelector(p.selector, w.labels);
+  return ns !== undefined && matchesSelector(p.namespaceSelector, ns.labels) && matchesSelector(p.selector, w.labels);
 }
 
 /** How a claimant is named in conflicts: `rolloutguard/<name>` or `rolloutguardpolicy/<name>`. */
@@ -150,59 +183,73 @@ export function generatedBy(g: GuardRefView, p: PolicyView): boolean {
   return p.namespace !== undefined ? g.selectorGuard === p.name && g.namespace === p.namespace : g.policy === p.name;
 }
 
-/** Plans one policy against the whole (cached) world. */
+/** What a policy's plan decides for one workload it selects: guard it, or name who does instead. */
+type Claim = { conflict: Conflict; guarded: boolean } | { conflict?: undefined; guarded: true };
+
+function claimOf(
+  policy: PolicyView,
+  allPolicies: readonly PolicyView[],
+  ns: NamespaceView | undefined,
+  w: WorkloadRef,
+  handWritten: ReadonlyMap<string, GuardRefView>,
+): Claim {
+  const at = { namespace: w.namespace, kind: w.kind, name: w.name };
+  const hw = handWritten.get(targetKey(w.namespace, w.kind, w.name));
+  if (hw) return { conflict: { ...at, reason: 'HandWrittenGuard', winner: `rolloutguard/${hw.name}` }, guarded: false };
+  const self = rank(policy);
+  const claimants = allPolicies.filter((p) => policySelects(p, ns, w)).sort((a, b) => rank(a).localeCompare(rank(b)));
+  const winner = claimants[0];
+  const overlap = (by: PolicyView): Conflict => ({
+    ...at,
+    reason:
+      policy.namespace === undefined && claimants.every((p) => p.namespace === undefined) ? 'OverlappingPolicy' : 'OverlappingSelector',
+    winner: claimantRef(by),
+  });
+  if (winner && rank(winner) !== self) return { conflict: overlap(winner), guarded: false };
+  // The winner reports the overlap too, so both claimants show it.
+  if (claimants.some((p) => rank(p) !== self)) return { conflict: overlap(policy), guarded: true };
+  return { guarded: true };
+}
+
+const targetKey = (namespace: string, kind: TargetKind, name: string): string => `${namespace}/${kind}/${name}`;
+
+/** DaemonSets first, then by namespace and name: the order that settles which of two equal names keeps it. */
+const workloadOrder = (a: WorkloadRef, b: WorkloadRef): number =>
+  (a.kind === b.kind ? 0 : a.kind === DAEMONSET_KIND ? -1 : b.kind === DAEMONSET_KIND ? 1 : a.kind.localeCompare(b.kind)) ||
+  a.namespace.localeCompare(b.namespace) ||
+  a.name.localeCompare(b.name);
+
+/** Plans one policy against the whole (cached) world: `workloads` holds every workload of the kinds it chooses. */
 export function planPolicy(
   policy: PolicyView,
   allPolicies: readonly PolicyView[],
   namespaces: readonly NamespaceView[],
-  daemonSets: readonly DaemonSetRef[],
+  workloads: readonly WorkloadRef[],
   guards: readonly GuardRefView[],
 ): PolicyPlan {
   const nsByName = new Map(namespaces.map((n) => [n.name, n]));
   const handWritten = new Map<string, GuardRefView>();
-  for (const g of guards) if (!g.policy && !g.selectorGuard) handWritten.set(`${g.namespace}/${g.target}`, g);
-  const mine = guards.filter((g) => generatedBy(g, policy));
-  const self = rank(policy);
-
+  for (const g of guards) if (!g.policy && !g.selectorGuard) handWritten.set(targetKey(g.namespace, g.kind, g.target), g);
   const desired: DesiredGuard[] = [];
   const conflicts: Conflict[] = [];
-  let matched = 0;
-  for (const ds of daemonSets) {
-    const ns = nsByName.get(ds.namespace);
-    if (!policySelects(policy, ns, ds)) continue;
-    if (ds.ignored) continue;
-    matched++;
-    const hw = handWritten.get(`${ds.namespace}/${ds.name}`);
-    if (hw) {
-      conflicts.push({ namespace: ds.namespace, daemonSet: ds.name, reason: 'HandWrittenGuard', winner: `rolloutguard/${hw.name}` });
-      continue;
-    }
-    const claimants = allPolicies.filter((p) => policySelects(p, ns, ds)).sort((a, b) => rank(a).localeCompare(rank(b)));
-    const winner = claimants[0];
-    const others = claimants.filter((p) => rank(p) !== self);
-    const overlap = (w: PolicyView): Conflict => ({
-      namespace: ds.namespace,
-      daemonSet: ds.name,
-      reason:
-        policy.namespace === undefined && claimants.every((p) => p.namespace === undefined) ? 'OverlappingPolicy' : 'OverlappingSelector',
-      winner: claimantRef(w),
-    });
-    if (winner && rank(winner) !== self) {
-      conflicts.push(overlap(winner));
-      continue;
-    }
-    // The winner reports the overlap too, so both claimants show it.
-    if (others.length > 0) conflicts.push(overlap(policy));
-    desired.push({
-      namespace: ds.namespace,
-      name: generatedGuardName(policy.name, ds.name),
-      target: ds.name,
-      spec: guardSpecFor(policy, ds.name),
-    });
+  const matchedByKind: Partial<Record<TargetKind, number>> = {};
+  const taken = new Set<string>();
+  for (const w of [...workloads].sort(workloadOrder)) {
+    const ns = nsByName.get(w.namespace);
+    if (!policySelects(policy, ns, w) || w.ignored) continue;
+    matchedByKind[w.kind] = (matchedByKind[w.kind] ?? 0) + 1;
+    const claim = claimOf(policy, allPolicies, ns, w, handWritten);
+    if (claim.conflict) conflicts.push(claim.conflict);
+    if (!claim.guarded) continue;
+    let name = generatedGuardName(policy.name, w.name, w.kind);
+    if (taken.has(`${w.namespace}/${name}`)) name = disambiguated(policy.name, w.name, w.kind);
+    taken.add(`${w.namespace}/${name}`);
+    desired.push({ namespace: w.namespace, name, kind: w.kind, target: w.name, spec: guardSpecFor(policy, w.name, w.kind) });
   }
   const keep = new Set(desired.map((d) => `${d.namespace}/${d.name}`));
-  const deletions = mine.filter((g) => !keep.has(`${g.namespace}/${g.name}`));
-  const order = (a: { namespace: string; name?: string; daemonSet?: string }, b: typeof a): number =>
-    a.namespace.localeCompare(b.namespace) || (a.name ?? a.daemonSet ?? '').localeCompare(b.name ?? b.daemonSet ?? '');
-  return { matched, desired: desired.sort(order), deletions: deletions.sort(order), conflicts: conflicts.sort(order) };
+  const deletions = guards.filter((g) => generatedBy(g, policy) && !keep.has(`${g.namespace}/${g.name}`));
+  const order = (a: { namespace: string; name: string; kind: TargetKind }, b: typeof a): number =>
+    a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name) || a.kind.localeCompare(b.kind);
+  const matched = Object.values(matchedByKind).reduce((sum, n) => sum + n, 0);
+  return { matched, matchedByKind, desired: desired.sort(order), deletions: deletions.sort(order), conflicts: conflicts.sort(order) };
 }

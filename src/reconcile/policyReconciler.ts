@@ -1,6 +1,6 @@
 /**
- * One reconcile pass for one RolloutGuardPolicy: gather the cached namespaces, DaemonSets, guards and
- * policies → plan (pure, domain/policyPlan.ts) → create, update or delete generated guards → persist
+ * One reconcile pass for one RolloutGuardPolicy: gather the cached namespaces, workloads of the kinds it
+ * chooses, guards and policies → plan (pure, domain/policyPlan.ts) → create, update or delete generated guards → persist
  * the policy's status.
  *
  * Only guards carrying this policy's label *and* a controller ownerReference to this policy's UID are
@@ -8,15 +8,25 @@
  */
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
-import { planPolicy, type DaemonSetRef, type GuardRefView, type NamespaceView, type PolicyPlan } from '../domain/policyPlan.js';
-import type { PolicyView, SlimDaemonSet } from '../api/objects.js';
-import { GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import {
+  kindsOf,
+  planPolicy,
+  type Conflict,
+  type GuardRefView,
+  type NamespaceView,
+  type PolicyPlan,
+  type WorkloadRef,
+} from '../domain/policyPlan.js';
+import type { PolicyView } from '../api/objects.js';
+import { DAEMONSET_KIND, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import type { TargetKind } from '../api/types.js';
+import { kindNamed } from '../api/selected.js';
 import { controllerOf, isSelectorGuard, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
 import { applyPlan } from './generatedGuards.js';
 import { retryOnConflict } from './portErrors.js';
 import type { Clock } from './ports.js';
 import { TransientError } from './errors.js';
-import type { PolicyCache, PolicyPorts } from './ports.js';
+import type { PolicyCache, PolicyPorts, WorkloadSource } from './ports.js';
 
 /** Conflicts listed in status; the count stays exact. */
 const CONFLICT_CAP = 50;
@@ -25,6 +35,7 @@ export function policyView(p: Readonly<SlimPolicy>): PolicyView {
   const v: PolicyView = { name: p.metadata.name, uid: p.metadata.uid ?? '' };
   if (p.spec?.namespaceSelector) v.namespaceSelector = p.spec.namespaceSelector;
   if (p.spec?.selector) v.selector = p.spec.selector;
+  if (p.spec?.targetKinds) v.targetKinds = [...p.spec.targetKinds];
   if (p.spec?.guard) v.guard = p.spec.guard;
   return v;
 }
@@ -33,6 +44,7 @@ export function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = {
     namespace: g.metadata.namespace ?? '',
     name: g.metadata.name,
+    kind: g.spec?.targetRef?.kind ?? DAEMONSET_KIND,
     target: g.spec?.targetRef?.name ?? '',
     spec: g.spec,
   };
@@ -49,6 +61,7 @@ export function guardView(g: Readonly<SlimGuard>): GuardRefView {
 export function selectorGuardView(g: Readonly<SlimGuard>): PolicyView {
   const v: PolicyView = { name: g.metadata.name, uid: g.metadata.uid ?? '', namespace: g.metadata.namespace ?? '' };
   if (g.spec.selector) v.selector = g.spec.selector;
+  if (g.spec.targetKinds) v.targetKinds = [...g.spec.targetKinds];
   const s = g.spec;
   const guard: NonNullable<PolicyView['guard']> = {};
   if (s.suspectAfterSeconds !== undefined) guard.suspectAfterSeconds = s.suspectAfterSeconds;
@@ -96,13 +109,16 @@ export class PolicyReconciler {
   /** gather the cached objects → plan → create, update or delete generated guards → persist the status. */
   private async pass(p: Readonly<SlimPolicy>, log: Logger): Promise<void> {
     const policy = policyView(p);
+    // A kind whose cache has not listed yet: planning without it would delete its guards.
+    const workloads = workloadRefs(this.cache, kindsOf(policy));
+    if (!workloads) return;
     const cached = this.cache.guards();
     const guards = cached.map(guardView);
     /** Every cached guard by `namespace/name`: a policy over hundreds of DaemonSets looks each up once. */
     const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((g) => [`${g.metadata.namespace ?? ''}/${g.metadata.name}`, g]));
     // Guards with a selector claim DaemonSets too: they compete with the policies for them.
     const claimants = [...this.cache.policies().map(policyView), ...cached.filter(isSelectorGuard).map(selectorGuardView)];
-    const plan = planPolicy(policy, claimants, this.namespaces(), this.daemonSets(), guards);
+    const plan = planPolicy(policy, claimants, this.namespaces(), workloads, guards);
     const gen = { view: policy, kind: POLICY_KIND, label: POLICY_LABEL, generatedBy: `rolloutguardpolicy/${p.metadata.name}` };
     await applyPlan(this.ports, gen, plan, guards, byKey, log);
     await this.ports.writeStatus(p, policyStatus(p, plan, new Date(this.clock.now()).toISOString()));
@@ -111,26 +127,34 @@ export class PolicyReconciler {
   private namespaces(): NamespaceView[] {
     return this.cache.namespaces().map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
   }
-
-  private daemonSets(): DaemonSetRef[] {
-    return daemonSetRefs(this.cache.daemonSets());
-  }
 }
 
-/** The DaemonSets as planning reads them. */
-export function daemonSetRefs(list: ReadonlyArray<Readonly<SlimDaemonSet>>): DaemonSetRef[] {
-  return list.map((d) => ({
-    namespace: d.metadata.namespace ?? '',
-    name: d.metadata.name,
-    labels: d.metadata.labels ?? {},
-    ignored: d.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
-  }));
+/** The workloads of `kinds` as planning reads them; undefined while one kind's cache has not listed. */
+export function workloadRefs(source: WorkloadSource, kinds: readonly TargetKind[]): WorkloadRef[] | undefined {
+  const out: WorkloadRef[] = [];
+  for (const kind of kinds) {
+    const list = source.workloads(kind);
+    if (!list) return undefined;
+    for (const w of list) {
+      out.push({
+        kind,
+        namespace: w.metadata.namespace ?? '',
+        name: w.metadata.name,
+        labels: w.metadata.labels ?? {},
+        ignored: w.metadata.annotations?.[IGNORE_ANNOTATION] === 'true',
+      });
+    }
+  }
+  return out;
 }
 
 /** The policy's status after `plan` was carried out at `now`. */
 function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): PolicyStatus {
   const guardsNow = plan.desired.length;
-  const msg = `guards ${guardsNow} of ${plan.matched} matching DaemonSet(s)${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
+  const kinds = kindsOf(policyView(p));
+  const nouns = kinds.map((k) => `${k}(s)`).join(' and ');
+  const msg = `guards ${guardsNow} of ${plan.matched} matching ${nouns}${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
+  const named = (c: Conflict): string => `${c.kind === DAEMONSET_KIND ? '' : `${c.kind} `}${c.namespace}/${c.name}`;
   let conditions = [...(p.status?.conditions ?? [])];
   conditions = setCondition(
     conditions,
@@ -147,19 +171,23 @@ function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): P
           reason: plan.conflicts[0]?.reason ?? 'Conflict',
           message: plan.conflicts
             .slice(0, 3)
-            .map((c) => `${c.namespace}/${c.daemonSet}: ${c.reason}, guarded by ${c.winner}`)
+            .map((c) => `${named(c)}: ${c.reason}, guarded by ${c.winner}`)
             .join('; '),
         }
-      : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: 'no DaemonSet is claimed twice' },
+      : { type: 'Conflicting', status: 'False', reason: 'NoConflicts', message: `no ${kinds.join(' or ')} is claimed twice` },
     now,
     p.metadata.generation,
   ).conditions;
   return {
     observedGeneration: p.metadata.generation ?? 0,
-    matchedDaemonSets: plan.matched,
+    matched: plan.matched,
+    matchedDaemonSets: plan.matchedByKind.DaemonSet ?? 0,
+    ...(kinds.includes('StatefulSet') ? { matchedStatefulSets: plan.matchedByKind.StatefulSet ?? 0 } : {}),
     guards: guardsNow,
     conflictCount: plan.conflicts.length,
-    conflicts: plan.conflicts.slice(0, CONFLICT_CAP),
+    conflicts: plan.conflicts
+      .slice(0, CONFLICT_CAP)
+      .map((c) => ({ namespace: c.namespace, ...kindNamed(c.kind, c.name), reason: c.reason, winner: c.winner })),
     conditions,
   };
 }

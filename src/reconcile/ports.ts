@@ -8,6 +8,7 @@
  * only that.
  */
 import type {
+  Meta,
   ObjectRef,
   SlimDaemonSet,
   SlimEvent,
@@ -124,12 +125,20 @@ export interface ReconcileObserver {
   forgetGuard(namespace: string, guard: string): void;
 }
 
+/**
+ * The cached workloads of a kind, for planning. Undefined while a kind's cache has not listed yet (a
+ * cache started on demand): the pass then plans nothing, since a plan without them would delete their
+ * guards, and the cache's first list enqueues every policy and guard again.
+ */
+export interface WorkloadSource {
+  workloads(kind: TargetKind): ReadonlyArray<Readonly<{ metadata: Meta }>> | undefined;
+}
+
 /** Read access to what the policy reconciler plans from; the controller passes its informers. */
-export interface PolicyCache {
+export interface PolicyCache extends WorkloadSource {
   policy(name: string): Readonly<SlimPolicy> | undefined;
   policies(): ReadonlyArray<Readonly<SlimPolicy>>;
   namespaces(): ReadonlyArray<Readonly<SlimNamespace>>;
-  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
   guards(): ReadonlyArray<Readonly<SlimGuard>>;
 }
 

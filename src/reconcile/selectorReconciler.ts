@@ -1,22 +1,26 @@
 /**
  * One reconcile pass for one guard with a selector: plan its generated guards as a namespace-scoped
  * policy (domain/policyPlan.ts) → create, update or delete them → write its status, one record per
- * selected DaemonSet with the verdict of the guard that guards it. It judges no rollout itself: its
+ * selected workload with the verdict of the guard that guards it. It judges no rollout itself: its
  * generated guards are ordinary guards, run by the guard reconciler.
  */
 import type { Logger } from 'pino';
 import { setCondition } from '../domain/conditions.js';
 import { planPolicy, type PolicyPlan } from '../domain/policyPlan.js';
-import type { SlimDaemonSet, SlimGuard, SlimNamespace, SlimPolicy } from '../api/objects.js';
+import type { SlimGuard, SlimNamespace, SlimPolicy } from '../api/objects.js';
 import { GUARD_KIND, SELECTOR_GUARD_LABEL } from '../api/names.js';
 import { isSelectorGuard } from '../api/objects.js';
-import type { Condition, GuardState, GuardStatus } from '../api/types.js';
-import type { SelectedDaemonSet } from '../api/selected.js';
+import type { Condition, GuardState, GuardStatus, TargetKind } from '../api/types.js';
+import { kindNamed, type KindNamed, type SelectedDaemonSet, type SelectedRecord, type SelectedStatefulSet } from '../api/selected.js';
 import { applyPlan, type GuardWrites } from './generatedGuards.js';
-import { daemonSetRefs, guardView, policyView, selectorGuardView } from './policyReconciler.js';
+import { guardView, policyView, selectorGuardView, workloadRefs } from './policyReconciler.js';
+import { kindsOf } from '../domain/policyPlan.js';
 import { errorMessage, isForbidden, retryOnConflict } from './portErrors.js';
 import { TransientError } from './errors.js';
-import type { Clock } from './ports.js';
+import type { Clock, WorkloadSource } from './ports.js';
+
+/** A selected workload of any kind, as the records are ranked before they are listed per kind. */
+export type SelectedWorkload = SelectedRecord & { kind: TargetKind; name: string };
 
 /** Records listed in status; `desired` keeps the exact count. */
 const RECORD_CAP = 100;
@@ -35,10 +39,9 @@ const SEVERITY: readonly string[] = [
   'Healthy',
 ];
 
-export interface SelectorCache {
+export interface SelectorCache extends WorkloadSource {
   guard(namespace: string, name: string): Readonly<SlimGuard> | undefined;
   guards(): ReadonlyArray<Readonly<SlimGuard>>;
-  daemonSets(): ReadonlyArray<Readonly<SlimDaemonSet>>;
   /** Absent when policies are not cached: selector guards then compete only with each other. */
   policies?(): ReadonlyArray<Readonly<SlimPolicy>>;
   namespaces?(): ReadonlyArray<Readonly<SlimNamespace>>;
@@ -91,12 +94,15 @@ export class SelectorReconciler {
       return;
     }
     const view = selectorGuardView(g);
+    // A kind whose cache has not listed yet: planning without it would delete its guards.
+    const workloads = workloadRefs(this.cache, kindsOf(view));
+    if (!workloads) return;
     const cached = this.cache.guards();
     const guards = cached.map(guardView);
     const byKey = new Map<string, Readonly<SlimGuard>>(cached.map((c) => [`${c.metadata.namespace ?? ''}/${c.metadata.name}`, c]));
     const claimants = [...(this.cache.policies?.() ?? []).map(policyView), ...cached.filter(isSelectorGuard).map(selectorGuardView)];
     const namespaces = (this.cache.namespaces?.() ?? []).map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} }));
-    const plan = planPolicy(view, claimants, namespaces, daemonSetRefs(this.cache.daemonSets()), guards);
+    const plan = planPolicy(view, claimants, namespaces, workloads, guards);
     const gen = { view, kind: GUARD_KIND, label: SELECTOR_GUARD_LABEL, generatedBy: `rolloutguard/${g.metadata.name}` };
     try {
       await applyPlan(writes, gen, plan, guards, byKey, log);
@@ -111,17 +117,18 @@ export class SelectorReconciler {
   }
 }
 
-/** One record per selected DaemonSet: the generated guard's verdict, or the guard that wins it. */
+/** One record per selected workload: the generated guard's verdict, or the guard that wins it. */
 export function selectedRecords(
   g: Readonly<SlimGuard>,
   plan: PolicyPlan,
   byKey: ReadonlyMap<string, Readonly<SlimGuard>>,
-): SelectedDaemonSet[] {
+): SelectedWorkload[] {
   const ns = g.metadata.namespace ?? '';
-  const records: SelectedDaemonSet[] = plan.desired.map((d) => {
+  const records: SelectedWorkload[] = plan.desired.map((d) => {
     const st = byKey.get(`${ns}/${d.name}`)?.status;
     return {
-      daemonSet: d.target,
+      kind: d.kind,
+      name: d.target,
       guard: d.name,
       state: st?.state ?? 'Unknown',
       ...(st?.cause ? { cause: st.cause } : {}),
@@ -131,18 +138,27 @@ export function selectedRecords(
   const self = `rolloutguard/${g.metadata.name}`;
   for (const c of plan.conflicts) {
     if (c.winner === self) continue; // guarded by this guard: listed above
-    records.push({ daemonSet: c.daemonSet, guard: c.winner.slice(c.winner.indexOf('/') + 1), state: 'Conflict', conflict: c.reason });
+    const guard = c.winner.slice(c.winner.indexOf('/') + 1);
+    records.push({ kind: c.kind, name: c.name, guard, state: 'Conflict', conflict: c.reason });
   }
-  return records.sort((a, b) => a.daemonSet.localeCompare(b.daemonSet));
+  return records.sort((a, b) => a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name));
 }
 
 /** The worst record: its state (and cause and owner) are the selector guard's. */
-function worst(records: readonly SelectedDaemonSet[]): SelectedDaemonSet | undefined {
-  const at = (r: SelectedDaemonSet): number => {
+function worst(records: readonly SelectedWorkload[]): SelectedWorkload | undefined {
+  const at = (r: SelectedWorkload): number => {
     const i = SEVERITY.indexOf(r.state);
     return i < 0 ? SEVERITY.indexOf('Unknown') : i;
   };
   return [...records].sort((a, b) => at(a) - at(b))[0];
+}
+
+/** The records of one kind as its status list holds them: named by the kind's field, at most RECORD_CAP. */
+function listed(records: readonly SelectedWorkload[], kind: TargetKind): Array<SelectedRecord & KindNamed> {
+  return records
+    .filter((r) => r.kind === kind)
+    .slice(0, RECORD_CAP)
+    .map(({ kind: k, name, ...rest }) => ({ ...kindNamed(k, name), ...rest }));
 }
 
 /** The selector guard's status after `plan` was carried out at `now`. */
@@ -155,17 +171,21 @@ export function selectorStatus(
   const records = selectedRecords(g, plan, byKey);
   const w = worst(records);
   const conflicts = records.filter((r) => r.conflict).length;
+  const kinds = kindsOf(selectorGuardView(g));
   const message =
-    `guards ${plan.desired.length} of ${plan.matched} selected DaemonSet(s)` +
+    `guards ${plan.desired.length} of ${plan.matched} selected ${kinds.map((k) => `${k}(s)`).join(' and ')}` +
     (conflicts ? `; ${conflicts} guarded by another guard` : '') +
-    (w && w.state !== 'Healthy' ? `; worst: ${w.daemonSet} ${w.state}${w.cause ? ` (${w.cause})` : ''}` : '');
+    (w && w.state !== 'Healthy'
+      ? `; worst: ${w.kind === 'DaemonSet' ? '' : `${w.kind} `}${w.name} ${w.state}${w.cause ? ` (${w.cause})` : ''}`
+      : '');
   const fields: GuardStatus = {
     state: (w?.state ?? 'Unknown') as GuardState,
     cause: (w?.cause ?? '') as GuardStatus['cause'] & string,
     owner: (w?.owner ?? '') as GuardStatus['owner'] & string,
     desired: plan.matched,
-    message: records.length ? message : 'selects no DaemonSet of its namespace',
-    daemonSets: records.slice(0, RECORD_CAP),
+    message: records.length ? message : `selects no ${kinds.join(' or ')} of its namespace`,
+    daemonSets: listed(records, 'DaemonSet') as SelectedDaemonSet[],
+    ...(kinds.includes('StatefulSet') ? { statefulSets: listed(records, 'StatefulSet') as SelectedStatefulSet[] } : {}),
   };
   return withReady(g, { status: 'True', reason: 'Reconciled', message }, now, fields);
 }

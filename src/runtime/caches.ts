@@ -193,6 +193,19 @@ export class Caches {
     return set.byIndex(BY_INVOLVED, `${namespace}/${name}`);
   }
 
+  /**
+   * The cached workloads of `kind` for policies and selector guards; undefined while the kind's cache
+   * (started on demand) has not listed, and asking starts it.
+   */
+  workloads(kind: TargetKind): ReadonlyArray<Readonly<SlimDaemonSet | SlimStatefulSet>> | undefined {
+    if (kind === 'DaemonSet') return this.daemonSets.list();
+    if (!this.statefulSetsSynced()) {
+      this.watchStatefulSets();
+      return undefined;
+    }
+    return this.statefulSets.list();
+  }
+
   /** The cached targets of `kind`, by namespace and name. */
   targetsOf(kind: TargetKind): Array<{ namespace: string; name: string }> {
     const list = kind === 'DaemonSet' ? this.daemonSets.list() : this.statefulSets.list();

@@ -151,7 +151,7 @@ function onGuard(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>): vo
   if (!caches.policies) return;
   const policy = e.obj.metadata.labels?.[POLICY_LABEL];
   if (policy) sink.policy?.(policy);
-  // A hand-written guard appearing, going or retargeting changes which DaemonSets policies may claim.
+  // A hand-written guard appearing, going or retargeting changes which workloads policies may claim.
   else if (e.type !== 'update' || oldTarget !== target) enqueuePolicies(caches, sink);
 }
 
@@ -167,7 +167,7 @@ function onGuardForSelectors(caches: Caches, sink: KeySink, e: InformerEvent<Sli
   const selectorChanged = JSON.stringify(e.old?.spec?.selector) !== JSON.stringify(e.obj.spec?.selector);
   if (!parent && (e.type !== 'update' || retargeted || selectorChanged)) {
     enqueueSelectorGuards(caches, sink, ns);
-    // A selector guard competes with the policies for its DaemonSets.
+    // A selector guard competes with the policies for its workloads.
     if (isSelectorGuard(e.obj) && e.type === 'update' && selectorChanged) enqueuePolicies(caches, sink);
   }
 }
@@ -176,8 +176,7 @@ function onTarget(caches: Caches, sink: KeySink, kind: TargetKind, e: InformerEv
   // Before the guards run: a target that starts rolling has its pods listed by then or soon after.
   caches.pods.sync(kind, e.obj.metadata.namespace ?? '', e.obj.metadata.name);
   enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, e.obj.metadata.name);
-  // Selector guards and policies choose DaemonSets only: a StatefulSet's labels change nothing of theirs.
-  if (kind !== 'DaemonSet') return;
+  // Labels and the ignore annotation decide what selector guards and policies choose.
   if (
     e.type !== 'update' ||
     JSON.stringify(e.old?.metadata.labels) !== JSON.stringify(e.obj.metadata.labels) ||

@@ -366,7 +366,7 @@ function policyCache(caches: Caches, watchedNamespaces: readonly string[]): Poli
     policies: () => policies.list(),
     // In namespaced mode a policy can only act where the operator watches.
     namespaces: () => namespaces.list().filter((n) => watched.size === 0 || watched.has(n.metadata.name)),
-    daemonSets: () => caches.daemonSets.list(),
+    workloads: (kind) => caches.workloads(kind),
     guards: () => caches.guards.list(),
   };
 }

@@ -16,7 +16,7 @@ function selectorCache(caches: Caches): SelectorCache {
   return {
     guard: (n, name) => caches.guards.get(n, name),
     guards: () => caches.guards.list(),
-    daemonSets: () => caches.daemonSets.list(),
+    workloads: (kind) => caches.workloads(kind),
     ...(policies && namespaces ? { policies: () => policies.list(), namespaces: () => namespaces.list() } : {}),
   };
 }

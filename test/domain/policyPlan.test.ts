@@ -8,7 +8,7 @@ import {
   generatedGuardName,
   matchesSelector,
   planPolicy,
-  type DaemonSetRef,
+  type WorkloadRef,
   type GuardRefView,
   type NamespaceView,
 } from '../../src/domain/policyPlan.js';
@@ -18,11 +18,11 @@ const ns: NamespaceView[] = [
   { name: 'gpu-a', labels: { team: 'gpu' } },
   { name: 'web', labels: { team: 'web' } },
 ];
-const dss: DaemonSetRef[] = [
-  { namespace: 'gpu-a', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
-  { namespace: 'gpu-a', name: 'app', labels: { tier: 'app' }, ignored: false },
-  { namespace: 'gpu-a', name: 'skip', labels: { tier: 'node-agent' }, ignored: true },
-  { namespace: 'web', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
+const dss: WorkloadRef[] = [
+  { kind: 'DaemonSet', namespace: 'gpu-a', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
+  { kind: 'DaemonSet', namespace: 'gpu-a', name: 'app', labels: { tier: 'app' }, ignored: false },
+  { kind: 'DaemonSet', namespace: 'gpu-a', name: 'skip', labels: { tier: 'node-agent' }, ignored: true },
+  { kind: 'DaemonSet', namespace: 'web', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
 ];
 const gpu: PolicyView = {
   name: 'gpu',
@@ -70,12 +70,15 @@ describe('planPolicy', () => {
     const hw: GuardRefView = {
       namespace: 'gpu-a',
       name: 'mine',
+      kind: 'DaemonSet',
       target: 'agent',
       spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } },
     };
     const p = planPolicy(gpu, [gpu], ns, dss, [hw]);
     assert.deepEqual(p.desired, []);
-    assert.deepEqual(p.conflicts, [{ namespace: 'gpu-a', daemonSet: 'agent', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' }]);
+    assert.deepEqual(p.conflicts, [
+      { namespace: 'gpu-a', kind: 'DaemonSet', name: 'agent', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' },
+    ]);
     assert.deepEqual(p.deletions, [], 'never deletes a hand-written guard');
   });
 
@@ -97,7 +100,7 @@ describe('planPolicy', () => {
         ['rolloutguardpolicy/all'],
       );
       assert.deepEqual(
-        a.conflicts.map((c) => `${c.namespace}/${c.daemonSet}:${c.winner}`),
+        a.conflicts.map((c) => `${c.namespace}/${c.name}:${c.winner}`),
         ['gpu-a/agent:rolloutguardpolicy/all'],
       );
     }
@@ -107,6 +110,7 @@ describe('planPolicy', () => {
     const stale: GuardRefView = {
       namespace: 'gpu-a',
       name: 'gpu-app',
+      kind: 'DaemonSet',
       target: 'app',
       policy: 'gpu',
       ownerUid: 'u-gpu',
@@ -115,6 +119,7 @@ describe('planPolicy', () => {
     const foreign: GuardRefView = {
       namespace: 'gpu-a',
       name: 'other-app',
+      kind: 'DaemonSet',
       target: 'app',
       policy: 'other',
       ownerUid: 'u-other',
@@ -123,6 +128,7 @@ describe('planPolicy', () => {
     const sameLabelOtherOwner: GuardRefView = {
       namespace: 'gpu-a',
       name: 'gpu-x',
+      kind: 'DaemonSet',
       target: 'x',
       policy: 'gpu',
       ownerUid: 'u-old',
@@ -133,6 +139,51 @@ describe('planPolicy', () => {
       p.deletions.map((d) => d.name),
       ['gpu-app'],
     );
+  });
+
+  it('chooses StatefulSets only when it lists them; a claim is on kind and name', () => {
+    const workloads: WorkloadRef[] = [
+      ...dss,
+      { kind: 'StatefulSet', namespace: 'gpu-a', name: 'agent', labels: { tier: 'node-agent' }, ignored: false },
+      { kind: 'StatefulSet', namespace: 'gpu-a', name: 'off', labels: { tier: 'node-agent' }, ignored: true },
+    ];
+    assert.deepEqual(
+      planPolicy(gpu, [gpu], ns, workloads, []).desired.map((d) => d.name),
+      ['gpu-agent'],
+      'a policy written before kinds keeps choosing DaemonSets alone',
+    );
+    const both: PolicyView = { ...gpu, targetKinds: ['DaemonSet', 'StatefulSet'] };
+    // A hand-written guard of the DaemonSet named agent does not claim the StatefulSet named agent.
+    const hw: GuardRefView = {
+      namespace: 'gpu-a',
+      name: 'mine',
+      kind: 'DaemonSet',
+      target: 'agent',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'agent' } },
+    };
+    const p = planPolicy(both, [both], ns, workloads, [hw]);
+    assert.deepEqual(
+      p.desired.map((d) => [d.name, d.spec.targetRef]),
+      [['gpu-agent-sts', { kind: 'StatefulSet', name: 'agent' }]],
+    );
+    assert.deepEqual(p.matchedByKind, { DaemonSet: 1, StatefulSet: 1 });
+    assert.deepEqual(
+      p.conflicts.map((c) => `${c.kind}/${c.name}:${c.reason}`),
+      ['DaemonSet/agent:HandWrittenGuard'],
+    );
+  });
+
+  it('a StatefulSet whose generated name a DaemonSet took gets a hashed one, and the DaemonSet keeps its own', () => {
+    const both: PolicyView = { ...gpu, namespaceSelector: {}, selector: {}, targetKinds: ['DaemonSet', 'StatefulSet'] };
+    const workloads: WorkloadRef[] = [
+      { kind: 'StatefulSet', namespace: 'web', name: 'x', labels: {}, ignored: false },
+      { kind: 'DaemonSet', namespace: 'web', name: 'x-sts', labels: {}, ignored: false },
+    ];
+    const names = planPolicy(both, [both], ns, workloads, []).desired.map((d) => `${d.spec.targetRef.kind}:${d.name}`);
+    assert.equal(names.length, 2);
+    assert.ok(names.includes('DaemonSet:gpu-x-sts'));
+    const sts = names.find((n) => n.startsWith('StatefulSet:'));
+    assert.match(sts ?? '', /^StatefulSet:gpu-x-sts-[0-9a-f]{8}$/);
   });
 
   it('generated names are deterministic, unique per pair and at most 63 characters', () => {

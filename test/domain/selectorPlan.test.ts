@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { claimantRef, generatedBy, planPolicy, type DaemonSetRef, type GuardRefView } from '../../src/domain/policyPlan.js';
+import { claimantRef, generatedBy, planPolicy, type WorkloadRef, type GuardRefView } from '../../src/domain/policyPlan.js';
 import type { PolicyView } from '../../src/api/objects.js';
 
-const dss: DaemonSetRef[] = [
-  { namespace: 'team', name: 'a', labels: { tier: 'agent' }, ignored: false },
-  { namespace: 'team', name: 'b', labels: { tier: 'agent' }, ignored: false },
-  { namespace: 'team', name: 'c', labels: { tier: 'app' }, ignored: false },
-  { namespace: 'other', name: 'a', labels: { tier: 'agent' }, ignored: false },
+const dss: WorkloadRef[] = [
+  { kind: 'DaemonSet', namespace: 'team', name: 'a', labels: { tier: 'agent' }, ignored: false },
+  { kind: 'DaemonSet', namespace: 'team', name: 'b', labels: { tier: 'agent' }, ignored: false },
+  { kind: 'DaemonSet', namespace: 'team', name: 'c', labels: { tier: 'app' }, ignored: false },
+  { kind: 'DaemonSet', namespace: 'other', name: 'a', labels: { tier: 'agent' }, ignored: false },
 ];
 const sel: PolicyView = {
   name: 'agents',
@@ -46,13 +46,21 @@ describe('planPolicy for a guard with a selector', () => {
   });
 
   it('a hand-written guard on a selected DaemonSet wins and is reported', () => {
-    const hw: GuardRefView = { namespace: 'team', name: 'mine', target: 'b', spec: { targetRef: { kind: 'DaemonSet', name: 'b' } } };
+    const hw: GuardRefView = {
+      namespace: 'team',
+      name: 'mine',
+      kind: 'DaemonSet',
+      target: 'b',
+      spec: { targetRef: { kind: 'DaemonSet', name: 'b' } },
+    };
     const plan = planPolicy(sel, [sel], [], dss, [hw]);
     assert.deepEqual(
       plan.desired.map((d) => d.target),
       ['a'],
     );
-    assert.deepEqual(plan.conflicts, [{ namespace: 'team', daemonSet: 'b', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' }]);
+    assert.deepEqual(plan.conflicts, [
+      { namespace: 'team', kind: 'DaemonSet', name: 'b', reason: 'HandWrittenGuard', winner: 'rolloutguard/mine' },
+    ]);
   });
 
   it('a selector guard wins over a policy, and both report it; another selector guard of the same name sorts', () => {
@@ -77,9 +85,25 @@ describe('planPolicy for a guard with a selector', () => {
 
   it('deletes only its own generated guards (label, namespace and owner UID) no longer matching', () => {
     const spec = { targetRef: { kind: 'DaemonSet' as const, name: 'c' } };
-    const stale: GuardRefView = { namespace: 'team', name: 'agents-c', target: 'c', selectorGuard: 'agents', ownerUid: 'u-sel', spec };
+    const stale: GuardRefView = {
+      namespace: 'team',
+      name: 'agents-c',
+      kind: 'DaemonSet',
+      target: 'c',
+      selectorGuard: 'agents',
+      ownerUid: 'u-sel',
+      spec,
+    };
     const foreign: GuardRefView = { ...stale, name: 'agents-c2', ownerUid: 'u-other' };
-    const policyMade: GuardRefView = { namespace: 'team', name: 'agents-c3', target: 'c', policy: 'agents', ownerUid: 'u-sel', spec };
+    const policyMade: GuardRefView = {
+      namespace: 'team',
+      name: 'agents-c3',
+      kind: 'DaemonSet',
+      target: 'c',
+      policy: 'agents',
+      ownerUid: 'u-sel',
+      spec,
+    };
     const plan = planPolicy(sel, [sel], [], dss, [stale, foreign, policyMade]);
     assert.deepEqual(
       plan.deletions.map((g) => g.name),

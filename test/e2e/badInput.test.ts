@@ -121,7 +121,7 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
     case: 'an empty selector',
     obj: rawGuard('g', { selector: {} }),
     message:
-      /selector must not be empty \(it would select every DaemonSet of the namespace\): give at least one matchLabels entry or matchExpressions requirement/,
+      /selector must not be empty \(it would select every workload of the namespace\): give at least one matchLabels entry or matchExpressions requirement/,
   },
   {
     case: 'a selector with empty matchLabels and matchExpressions',
@@ -196,6 +196,25 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
     message: /suspectAfterSeconds must be less than progressDeadlineSeconds \(a field left out takes its default/,
   },
   {
+    case: 'targetKinds with a targetRef',
+    obj: rawGuard('g', { targetRef: ref, targetKinds: ['StatefulSet'] }),
+    message: /targetKinds goes with selector: a targetRef names its kind in targetRef\.kind/,
+  },
+  {
+    case: 'a selector choosing StatefulSets with onStall.action Undo',
+    obj: rawGuard('g', {
+      selector: { matchLabels: { tier: 'db' } },
+      targetKinds: ['DaemonSet', 'StatefulSet'],
+      onStall: { action: 'Undo' },
+    }),
+    message: /onStall\.action Undo is not available for StatefulSets: use Report, or leave StatefulSet out of targetKinds/,
+  },
+  {
+    case: 'an unknown targetKinds entry',
+    obj: rawGuard('g', { selector: { matchLabels: { tier: 'db' } }, targetKinds: ['Deployment'] }),
+    message: /spec\.targetKinds\[0\]: Unsupported value: "Deployment": supported values: "DaemonSet", "StatefulSet"/,
+  },
+  {
     case: 'unknown onStall.action',
     obj: rawGuard('g', { targetRef: ref, onStall: { action: 'Delete' } }),
     message: /spec\.onStall\.action: Unsupported value: "Delete": supported values: "Report", "Undo"/,
@@ -225,6 +244,16 @@ const INVALID_POLICIES: ReadonlyArray<{ case: string; obj: Record<string, unknow
     case: 'Exists with values',
     obj: policy('bi-exists-values', { selector: { matchExpressions: [{ key: 'team', operator: 'Exists', values: ['a'] }] } }),
     message: /spec\.selector\.matchExpressions\[0\]: Invalid value: In and NotIn need values; Exists and DoesNotExist take none/,
+  },
+  {
+    case: 'StatefulSets chosen with guard.onStall.action Undo',
+    obj: policy('bi-sts-undo', { targetKinds: ['StatefulSet'], guard: { onStall: { action: 'Undo' } } }),
+    message: /guard\.onStall\.action Undo is not available for StatefulSets: use Report, or leave StatefulSet out of targetKinds/,
+  },
+  {
+    case: 'a kind listed twice',
+    obj: policy('bi-kind-twice', { targetKinds: ['DaemonSet', 'DaemonSet'] }),
+    message: /spec\.targetKinds\[1\]: Duplicate value: "DaemonSet"/,
   },
   {
     case: 'a name over 40 characters',

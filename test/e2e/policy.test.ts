@@ -1,6 +1,6 @@
 /**
  * End to end: RolloutGuardPolicy against the real control plane. A cluster-scoped policy keeps one
- * generated guard next to each DaemonSet it selects, follows label changes without restarts, leaves
+ * generated guard next to each DaemonSet (and, once targetKinds lists them, StatefulSet) it selects, follows label changes without restarts, leaves
  * hand-written guards alone, resolves overlaps deterministically, and is cleaned up by the garbage
  * collector when deleted.
  */
@@ -18,17 +18,20 @@ import {
   type NodePool,
 } from '../support/cluster.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { settledSts, storeStatefulSet } from '../support/statefulSets.js';
 
 interface GuardList {
   items: Array<{
     metadata: { name: string; namespace: string; labels?: Record<string, string> };
-    spec: { targetRef: { name: string }; progressDeadlineSeconds: number };
+    spec: { targetRef: { kind: string; name: string }; progressDeadlineSeconds: number };
     status?: { state?: string; cause?: string };
   }>;
 }
 interface PolicyObj {
   status?: {
+    matched?: number;
     matchedDaemonSets?: number;
+    matchedStatefulSets?: number;
     guards?: number;
     conflictCount?: number;
     conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
@@ -126,6 +129,8 @@ describe('RolloutGuardPolicy end to end', () => {
       st.conflicts?.map((c) => [c.daemonSet, c.reason]),
       [['handwritten', 'HandWrittenGuard']],
     );
+    assert.equal(st.matched, 3);
+    assert.equal(st.matchedStatefulSets, undefined, 'a policy choosing DaemonSets alone counts no StatefulSet');
     const { stdout } = await kubectl(['get', 'rgp', policy]);
     assert.match(stdout, /MATCHED\s+GUARDS\s+CONFLICTS\s+AGE/);
     assert.match(stdout, new RegExp(`${policy}\\s+3\\s+2\\s+1\\s`));
@@ -187,6 +192,55 @@ describe('RolloutGuardPolicy end to end', () => {
     assert.ok(theirs.conflicts!.filter((c) => c.reason === 'OverlappingPolicy').every((c) => c.winner === `rolloutguardpolicy/${policy}`));
     assert.deepEqual(await targets(gpuA, overlap), [], 'no second guard for a DaemonSet the winner guards');
     assert.deepEqual(await targets(gpuA), ['agent']);
+  });
+
+  it('chooses StatefulSets only once targetKinds lists them, and forgets them when it stops', async () => {
+    const sts = storeStatefulSet({ ns: gpuA, pool: pool.name, replicas: 2 });
+    sts.metadata.labels = { tier: 'node-agent' };
+    await apply(sts, gpuA);
+    await settledSts(gpuA, 2);
+    // A DaemonSet created after it: once its guard exists, the policy has planned with the StatefulSet there.
+    await apply(ds(gpuA, 'agent5', 'node-agent'));
+    await waitFor(async () => (await targets(gpuA)).includes('agent5'), { timeoutMs: 30_000, describe: 'agent5 guarded' });
+    const kinds = async (): Promise<string[]> =>
+      (await guardsIn(gpuA))
+        .filter((g) => g.metadata.labels?.['rolloutguard.dev/policy'] === policy)
+        .map((g) => `${g.spec.targetRef.kind}/${g.spec.targetRef.name}:${g.metadata.name}`)
+        .sort();
+    assert.deepEqual(
+      await kinds(),
+      [`DaemonSet/agent5:${policy}-agent5`, `DaemonSet/agent:${policy}-agent`],
+      'DaemonSets alone by default',
+    );
+
+    await kubectl(['patch', 'rgp', policy, '--type=merge', '-p', '{"spec":{"targetKinds":["DaemonSet","StatefulSet"]}}']);
+    await waitFor(async () => (await kinds()).includes(`StatefulSet/store:${policy}-store-sts`), {
+      timeoutMs: 30_000,
+      describe: 'a guard for the StatefulSet',
+    });
+    const st = await waitFor(
+      async () => {
+        const s = await policyStatus(policy);
+        return s?.matchedStatefulSets === 1 ? s : undefined;
+      },
+      { timeoutMs: 20_000, describe: 'matchedStatefulSets 1' },
+    );
+    assert.equal(st.matched, (st.matchedDaemonSets ?? 0) + 1);
+    const gen = await waitFor(
+      async () => (await guardsIn(gpuA)).find((g) => g.metadata.name === `${policy}-store-sts` && g.status?.state === 'Healthy'),
+      { timeoutMs: 40_000, describe: "the StatefulSet's guard Healthy" },
+    );
+    assert.equal(gen.spec.progressDeadlineSeconds, 5, "the policy's settings");
+    const { stdout } = await kubectl(['get', 'rgp', policy, '-o', 'wide']);
+    assert.match(stdout, /KINDS\s+MATCHED/);
+    assert.match(stdout, /\["DaemonSet","StatefulSet"\]/);
+
+    await kubectl(['patch', 'rgp', policy, '--type=json', '-p', '[{"op":"remove","path":"/spec/targetKinds"}]']);
+    await waitFor(async () => !(await kinds()).some((k) => k.startsWith('StatefulSet/')), {
+      timeoutMs: 30_000,
+      describe: "the StatefulSet's guard deleted",
+    });
+    await kubectl(['delete', 'sts', 'store', '--wait=true'], { ns: gpuA });
   });
 
   it('deleting a policy removes only its guards', async () => {

@@ -1,7 +1,7 @@
 /**
  * End to end: a RolloutGuard with spec.selector against the real control plane. It keeps one generated
- * guard per DaemonSet of its namespace that matches, owned by it; follows relabelling; lists one record
- * per DaemonSet with that guard's verdict; and its guards are garbage-collected with it. Without the
+ * guard per DaemonSet (and, with targetKinds, StatefulSet) of its namespace that matches, owned by it;
+ * follows relabelling; lists one record per workload with that guard's verdict; and its guards are garbage-collected with it. Without the
  * guard writes (policies off) it says so in its Ready condition.
  */
 import assert from 'node:assert/strict';
@@ -18,6 +18,7 @@ import {
   type NodePool,
 } from '../support/cluster.js';
 import { OperatorProcess, apply, installCrds } from '../support/operator.js';
+import { setStoreImage, settledSts, storeStatefulSet } from '../support/statefulSets.js';
 
 const API = 'rolloutguard.dev/v1alpha1';
 
@@ -29,11 +30,13 @@ interface GuardObj {
     annotations?: Record<string, string>;
     ownerReferences?: Array<{ kind: string; name: string; uid: string; controller?: boolean }>;
   };
-  spec: { targetRef?: { name: string }; progressDeadlineSeconds: number };
+  spec: { targetRef?: { kind: string; name: string }; progressDeadlineSeconds: number };
   status?: {
     state?: string;
     desired?: number;
+    message?: string;
     daemonSets?: Array<{ daemonSet: string; guard: string; state: string; cause?: string; owner?: string }>;
+    statefulSets?: Array<{ statefulSet: string; guard: string; state: string; cause?: string; owner?: string }>;
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   };
 }
@@ -138,6 +141,51 @@ describe('RolloutGuard spec.selector end to end', () => {
     assert.equal(st.state, 'Stalled', 'the worst record is the state of the selector guard');
     const { stdout } = await kubectl(['get', 'rolloutguard', parent], { ns });
     assert.match(stdout, new RegExp(`${parent}\\s+(<none>\\s+)?Stalled\\s+1\\s`));
+  });
+
+  it('targetKinds StatefulSet: a selected StatefulSet gets its own guard, listed in status.statefulSets, Stalled when broken', async () => {
+    // The DaemonSet selector guard above never chooses it: it left targetKinds at its default.
+    const sts = storeStatefulSet({ ns, pool: pool.name, replicas: 2 });
+    sts.metadata.labels = { tier: 'sel-db' };
+    await apply(sts, ns);
+    await settledSts(ns, 2);
+    const dbs = `${parent}-db`;
+    const guard = selectorGuard(dbs) as { spec: Record<string, unknown> };
+    guard.spec = { ...guard.spec, selector: { matchLabels: { tier: 'sel-db' } }, targetKinds: ['StatefulSet'] };
+    await apply(guard, ns);
+    const [child] = await waitFor(async () => ((await generated(dbs)).length === 1 ? generated(dbs) : undefined), {
+      timeoutMs: 30_000,
+      describe: 'a generated guard for the StatefulSet',
+    });
+    assert.equal(child?.metadata.name, `${dbs}-store-sts`);
+    assert.deepEqual(child?.spec.targetRef, { kind: 'StatefulSet', name: 'store' });
+    assert.deepEqual(
+      (await generated()).map((g) => g.spec.targetRef?.kind),
+      ['DaemonSet'],
+      "the DaemonSet selector guard's guards are unchanged",
+    );
+    await waitFor(async () => (await parentObj(dbs)).status?.statefulSets?.[0]?.state === 'Healthy', {
+      timeoutMs: 40_000,
+      describe: 'the StatefulSet record Healthy',
+    });
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const st = await waitFor(
+      async () => {
+        const s = (await parentObj(dbs)).status;
+        return s?.statefulSets?.[0]?.state === 'Stalled' ? s : undefined;
+      },
+      { timeoutMs: 60_000, describe: 'the StatefulSet record Stalled' },
+    );
+    assert.deepEqual(st.statefulSets?.[0], {
+      statefulSet: 'store',
+      guard: `${dbs}-store-sts`,
+      state: 'Stalled',
+      cause: 'ImagePullFailure',
+      owner: 'Revision',
+    });
+    assert.equal(st.daemonSets?.length ?? 0, 0);
+    assert.match(st.message ?? '', /guards 1 of 1 selected StatefulSet\(s\); worst: StatefulSet store Stalled \(ImagePullFailure\)/);
+    await kubectl(['delete', 'rolloutguard', dbs, '--wait=true'], { ns });
   });
 
   it('deleting the selector guard garbage-collects its generated guards', async () => {

@@ -89,7 +89,7 @@ function cache(p: SlimPolicy, guards: SlimGuard[] = []): PolicyCache {
     policy: () => p,
     policies: () => [p],
     namespaces: () => [{ metadata: { name: 'ns1', labels: {} } }],
-    daemonSets: () => [daemonSet('agent')],
+    workloads: (kind) => (kind === 'DaemonSet' ? [daemonSet('agent')] : []),
     guards: () => guards,
   };
 }

@@ -60,7 +60,22 @@ interface Recorded {
   statuses: Array<{ rv: string | undefined; status: GuardStatus }>;
 }
 
-function run(o: { guards: SlimGuard[]; dss: SlimDaemonSet[]; writes?: boolean; statusConflicts?: number; forbidden?: boolean }): {
+/** A workload as planning reads it: only metadata. */
+const statefulSet = (name: string, labels: Record<string, string>): { metadata: SlimGuard['metadata'] } => ({
+  metadata: { name, namespace: 'team', labels },
+});
+
+interface RunOptions {
+  guards: SlimGuard[];
+  dss: SlimDaemonSet[];
+  /** The cached StatefulSets; undefined while their cache has not listed. */
+  sts?: Array<{ metadata: SlimGuard['metadata'] }> | undefined;
+  writes?: boolean;
+  statusConflicts?: number;
+  forbidden?: boolean;
+}
+
+function run(o: RunOptions): {
   r: SelectorReconciler;
   rec: Recorded;
 } {
@@ -69,7 +84,7 @@ function run(o: { guards: SlimGuard[]; dss: SlimDaemonSet[]; writes?: boolean; s
   const cache: SelectorCache = {
     guard: (ns, name) => o.guards.find((g) => g.metadata.namespace === ns && g.metadata.name === name),
     guards: () => o.guards,
-    daemonSets: () => o.dss,
+    workloads: (kind) => (kind === 'DaemonSet' ? o.dss : o.sts),
   };
   const ports: SelectorPorts = {
     readGuard: () => Promise.resolve(parent('2')),
@@ -189,6 +204,46 @@ describe('SelectorReconciler', () => {
       rec.statuses.map((s) => s.rv),
       ['1', '2'],
     );
+  });
+
+  it('targetKinds StatefulSet: one guard per selected StatefulSet, named <guard>-<name>-sts, listed in status.statefulSets', async () => {
+    const both = { ...parent(), spec: { ...parent().spec, targetKinds: ['DaemonSet', 'StatefulSet'] } } as SlimGuard;
+    const sts = [statefulSet('a', { tier: 'agent' }), statefulSet('db', { tier: 'db' })];
+    const { r, rec } = run({ guards: [both], dss: three, sts });
+    await r.reconcile('team', 'agents');
+    assert.deepEqual(
+      rec.created.map((c) => [c.metadata.name, (c as unknown as SlimGuard).spec.targetRef]),
+      [
+        ['agents-a', { kind: 'DaemonSet', name: 'a' }],
+        ['agents-a-sts', { kind: 'StatefulSet', name: 'a' }],
+        ['agents-b', { kind: 'DaemonSet', name: 'b' }],
+      ],
+    );
+    const s = rec.statuses[0]?.status;
+    assert.equal(s?.desired, 3);
+    assert.deepEqual(s?.statefulSets, [{ statefulSet: 'a', guard: 'agents-a-sts', state: 'Unknown' }]);
+    assert.deepEqual(
+      s?.daemonSets?.map((d) => d.daemonSet),
+      ['a', 'b'],
+    );
+    assert.match(s?.message ?? '', /guards 3 of 3 selected DaemonSet\(s\) and StatefulSet\(s\)/);
+  });
+
+  it('a guard left at the default never chooses a StatefulSet, and lists none', async () => {
+    const { r, rec } = run({ guards: [parent()], dss: [], sts: [statefulSet('a', { tier: 'agent' })] });
+    await r.reconcile('team', 'agents');
+    assert.deepEqual(rec.created, []);
+    assert.equal(rec.statuses[0]?.status.statefulSets, undefined);
+    assert.equal(rec.statuses[0]?.status.message, 'selects no DaemonSet of its namespace');
+  });
+
+  it('while the StatefulSet cache has not listed, it plans nothing: no write, no deletion of its StatefulSet guards', async () => {
+    const both = { ...parent(), spec: { ...parent().spec, targetKinds: ['StatefulSet'] } } as SlimGuard;
+    const mine = { ...generated('a'), metadata: { ...generated('a').metadata, name: 'agents-a-sts' } };
+    mine.spec = { ...mine.spec, targetRef: { kind: 'StatefulSet', name: 'a' } };
+    const { r, rec } = run({ guards: [both, mine], dss: three, sts: undefined });
+    await r.reconcile('team', 'agents');
+    assert.deepEqual([rec.created.length, rec.deleted.length, rec.statuses.length], [0, 0, 0]);
   });
 
   it('a guard without a selector, or a missing one, is not its business', async () => {

@@ -1,6 +1,6 @@
 /**
- * The watches of guards with a selector: a DaemonSet whose labels change re-plans the selector guards
- * of its namespace (only those), and a generated guard's change (its status) brings its selector
+ * The watches of guards with a selector: a DaemonSet or StatefulSet whose labels change re-plans the
+ * selector guards of its namespace (only those), and a generated guard's change (its status) brings its selector
  * guard's key back, so the records follow the generated guards' verdicts.
  */
 import assert from 'node:assert/strict';
@@ -38,14 +38,16 @@ function wire(guards: SlimGuard[]): {
   keys: string[];
   fireGuard: (e: InformerEvent<SlimGuard>) => void;
   fireDs: (e: InformerEvent<SlimDaemonSet>) => void;
+  fireSts: (e: InformerEvent<SlimDaemonSet>) => void;
 } {
   const g = fakeSet(guards);
   const d = fakeSet<SlimDaemonSet>([]);
+  const sts = fakeSet<SlimDaemonSet>([]);
   const other = (): unknown => fakeSet([]).set;
   const caches = {
     guards: g.set,
     daemonSets: d.set,
-    statefulSets: other(),
+    statefulSets: sts.set,
     revisions: other(),
     dsWarnings: other(),
     stsWarnings: other(),
@@ -57,7 +59,7 @@ function wire(guards: SlimGuard[]): {
   } as unknown as Caches;
   const keys: string[] = [];
   mapEventsToKeys(caches, { guard: (k) => keys.push(k) });
-  return { keys, fireGuard: g.fire, fireDs: d.fire };
+  return { keys, fireGuard: g.fire, fireDs: d.fire, fireSts: sts.fire };
 }
 
 describe('selector guard watches', () => {
@@ -66,6 +68,13 @@ describe('selector guard watches', () => {
   it("a DaemonSet's label change enqueues the selector guards of its namespace only", () => {
     const w = wire(guards);
     w.fireDs({ type: 'update', old: ds({ tier: 'agent' }), obj: ds({ tier: 'app' }) });
+    assert.ok(w.keys.includes('team/agents'));
+    assert.ok(!w.keys.includes('other/elsewhere'));
+  });
+
+  it("a StatefulSet's label change enqueues the selector guards of its namespace too (they may choose StatefulSets)", () => {
+    const w = wire(guards);
+    w.fireSts({ type: 'update', old: ds({ tier: 'agent' }), obj: ds({ tier: 'db' }) });
     assert.ok(w.keys.includes('team/agents'));
     assert.ok(!w.keys.includes('other/elsewhere'));
   });
