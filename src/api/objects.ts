@@ -88,6 +88,8 @@ export interface SlimStatefulSet {
     images: string[];
     /** A digest of spec.template, to tell which ControllerRevision stores the live template. */
     templateDigest?: string;
+    /** The names of its volumeClaimTemplates: ordinal i's claims are `<template>-<name>-<i>`. */
+    claimTemplates: string[];
   };
   status: {
     observedGeneration: number;
@@ -154,6 +156,17 @@ export interface SlimNode {
   taints: Taint[];
   /** Absent when the node has no Ready condition yet (just registered). */
   health?: NodeHealth;
+}
+
+/**
+ * A PersistentVolumeClaim as cached: whether it can serve the pod that mounts it (its phase, and
+ * metadata.deletionTimestamp while it is being deleted).
+ */
+export interface SlimClaim {
+  metadata: Meta;
+  /** Pending, Bound or Lost. */
+  phase: string;
+  storageClassName?: string;
 }
 
 /** A RolloutGuardPolicy as cached. */

@@ -47,13 +47,14 @@ export type CauseClass =
   | 'AdmissionRefused'
   | 'QuotaExceeded'
   | 'VolumeMountFailure'
+  | 'VolumeClaimUnavailable'
   | 'SandboxFailure'
   | 'Unknown';
 
 /**
  * Whose fault a blocked node is, and so whether an undo can help. Only `Revision` is undone: a node
  * that died, a controller that does not act, a wait the user configured or a limit the namespace sets
- * (`Configuration`: a ResourceQuota on the pod count) is not fixed by restoring the old template, and
+ * (`Configuration`: a ResourceQuota on the pod count, a claim whose storage is not there) is not fixed by restoring the old template, and
  * undoing a good release for them makes an outage worse.
  */
 export type FaultOwner = 'Revision' | 'Node' | 'ControlPlane' | 'ConfiguredWait' | 'Configuration' | 'Unknown';

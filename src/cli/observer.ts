@@ -12,13 +12,14 @@ import type { GuardPolicy } from '../domain/decide/pass.js';
 import { isNotFound } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { Informer } from '../k8s/informer.js';
-import { controllerRevisionsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
+import { claimsPath, controllerRevisionsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
-import { slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
 import { WORKLOAD_API } from '../k8s/workloadApi.js';
 import { HASH_LABEL } from '../api/names.js';
 import {
   controllerOf,
+  type SlimClaim,
   type SlimDaemonSet,
   type SlimGuard,
   type SlimNode,
@@ -86,13 +87,9 @@ export function checkSpec(kind: TargetKind, name: string, deadlineSeconds: numbe
  */
 export class TargetObserver {
   /** The collections read; {@link preflight} lists each once before the informers start. */
-  readonly paths: { target: string; pods: string; revs: string; nodes: string };
-  private readonly informers: readonly [
-    Informer<SlimDaemonSet | SlimStatefulSet>,
-    Informer<SlimPod>,
-    Informer<SlimRevision>,
-    Informer<SlimNode>,
-  ];
+  readonly paths: { target: string; pods: string; revs: string; nodes: string; claims?: string };
+  /** Every collection's informer, as the observer drives them all alike. */
+  private readonly informers: ReadonlyArray<Pick<Informer<SlimPod>, 'start' | 'stop' | 'waitForSync'> & { onEvent(fn: () => void): void }>;
   private readonly cache: CacheView;
   private readonly guardPass: GuardPass;
   /** Ends the current {@link nextChange} wait early; unset when no one waits. */
@@ -117,6 +114,8 @@ export class TargetObserver {
       pods: podsPath(namespace),
       revs: controllerRevisionsPath(namespace),
       nodes: nodesPath(),
+      // A StatefulSet's ordinals are explained by their claims too.
+      ...(kind === 'StatefulSet' ? { claims: claimsPath(namespace) } : {}),
     };
     const dsInf = new Informer<SlimDaemonSet | SlimStatefulSet>(
       client,
@@ -146,7 +145,10 @@ export class TargetObserver {
     };
     podInf.addIndex('owner', owner);
     revInf.addIndex('owner', owner);
-    this.informers = [dsInf, podInf, revInf, nodeInf];
+    const claimInf = this.paths.claims
+      ? new Informer<SlimClaim>(client, { name: 'persistentvolumeclaims', listPath: this.paths.claims, slim: slimClaim, ...common }, log)
+      : undefined;
+    this.informers = [dsInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : [])];
     this.onChange(() => this.wake?.());
     const get = (n: string, nm: string): SlimDaemonSet | SlimStatefulSet | undefined => dsInf.get(n, nm);
     this.cache = {
@@ -155,6 +157,7 @@ export class TargetObserver {
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
       nodes: () => nodeInf.list(),
+      ...(claimInf ? { claim: (n: string, nm: string) => claimInf.get(n, nm) } : {}),
       ...(guards
         ? {
             guardsTargeting: (k: TargetKind, n: string, target: string) =>

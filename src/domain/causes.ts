@@ -62,6 +62,7 @@ const PRECEDENCE: readonly CauseClass[] = [
   'InsufficientResources',
   'QuotaExceeded',
   'VolumeMountFailure',
+  'VolumeClaimUnavailable',
   'OOMKilled',
   'CrashLoop',
   'Unschedulable',
@@ -139,6 +140,8 @@ export const CAUSE_HINT: Record<CauseClass, string> = {
   QuotaExceeded:
     'a ResourceQuota refuses the new pod (kubectl describe ds: Warning FailedCreate ... exceeded quota; kubectl describe quota)',
   VolumeMountFailure: 'a volume of the new pod does not mount (kubectl describe pod: Warning FailedMount, STATUS ContainerCreating)',
+  VolumeClaimUnavailable:
+    'a PersistentVolumeClaim of the pod is not bound, lost or being deleted (kubectl get pvc; kubectl describe pvc NAME)',
   SandboxFailure: 'the node cannot create the pod sandbox or its network (kubectl describe pod: Warning FailedCreatePodSandBox)',
   Unknown: 'the rollout is not moving (kubectl get ds: UP-TO-DATE/AVAILABLE below DESIRED)',
 };

@@ -5,6 +5,7 @@
  * (decide/attribute.ts) combines these.
  */
 import { classifyReason } from './causes.js';
+import { claimFault } from './claimAttribution.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner } from '../api/types.js';
 import type { NodeView, PodView, WarningView } from './observation.js';
 import type { NodeHealth } from '../api/objects.js';
@@ -119,6 +120,8 @@ export function attributeBlocked(
   }
   const marked = markedByNodeLifecycle(b, pod);
   if (marked) return marked;
+  const claim = claimFault(node, pod, b.message);
+  if (claim) return { ...b, ...claim };
   // A pod that restarted is failing, whatever it reports now: its readiness is not a wait to honour.
   if (pod?.ready && !pod.available && pod.restartCount > 0) {
     return {
@@ -188,6 +191,9 @@ export function attributeEmpty(e: EmptyNode, node: NodeView | undefined, now: nu
       ...(k ? { comparison: k.comparison } : {}),
     };
   }
+  // Before the controller's FailedCreate: it refuses to create a pod whose claim is being deleted.
+  const claim = claimFault(node, undefined, '');
+  if (claim) return { ...e, ...claim };
   if (e.reason === 'Terminating') {
     // deletionTimestamp is when the grace period ends: before it the pod is still shutting down as
     // configured; after it the kubelet should have removed it and has not.

@@ -60,6 +60,19 @@ export interface NodeView {
   /** Why it is not eligible (untolerated taint, selector mismatch); empty when eligible. */
   ineligibleReason?: string;
   pods: PodView[];
+  /** A StatefulSet ordinal's claims that cannot serve its pod now (see ClaimView); absent when all can. */
+  claims?: ClaimView[];
+}
+
+/**
+ * A PersistentVolumeClaim of a StatefulSet ordinal that cannot serve the pod: not Bound (`Pending`,
+ * `Lost`), `Missing` from the cache, or being deleted (`deletingSince`).
+ */
+export interface ClaimView {
+  name: string;
+  phase: 'Pending' | 'Lost' | 'Missing' | 'Bound';
+  deletingSince?: string;
+  storageClass?: string;
 }
 
 /** A ControllerRevision owned by the target, without its data. */

@@ -50,6 +50,10 @@ export function controllerRevisionsPath(namespace?: string, name?: string): stri
   return resourcePath(APPS_API_VERSION, 'controllerrevisions', namespace, name);
 }
 
+export function claimsPath(namespace?: string): string {
+  return resourcePath('v1', 'persistentvolumeclaims', namespace);
+}
+
 export function podsPath(namespace?: string): string {
   return resourcePath('v1', 'pods', namespace);
 }

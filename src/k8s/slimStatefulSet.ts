@@ -1,9 +1,9 @@
 /**
- * The slim StatefulSet the informers cache (see slim.ts): its replicas, update strategy, template digest
- * and the controller's counters and revisions.
+ * The slim StatefulSet the informers cache (see slim.ts): its replicas, update strategy, template digest,
+ * claim templates and the controller's counters and revisions; and the slim claims of its ordinals.
  */
 import { IGNORE_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
-import type { SlimStatefulSet } from '../api/objects.js';
+import type { SlimClaim, SlimStatefulSet } from '../api/objects.js';
 import { slimLabelSelector } from './labelSelector.js';
 import { meta, templateDigest } from './slim.js';
 
@@ -39,6 +39,9 @@ export function slimStatefulSet(raw: any): SlimStatefulSet {
       minReadySeconds: spec.minReadySeconds ?? 0,
       images: (spec.template?.spec?.containers ?? []).map((c: any) => String(c?.image ?? '')),
       ...(spec.template ? { templateDigest: templateDigest(spec.template) } : {}),
+      claimTemplates: (Array.isArray(spec.volumeClaimTemplates) ? spec.volumeClaimTemplates : [])
+        .map((t: any) => String(t?.metadata?.name ?? ''))
+        .filter((n: string) => n !== ''),
     },
     status: {
       observedGeneration: s.observedGeneration ?? 0,
@@ -51,4 +54,11 @@ export function slimStatefulSet(raw: any): SlimStatefulSet {
       ...(s.updateRevision ? { updateRevision: String(s.updateRevision) } : {}),
     },
   };
+}
+
+/** A claim: its phase and deletion, which is all that tells whether it can serve its pod. */
+export function slimClaim(raw: any): SlimClaim {
+  const out: SlimClaim = { metadata: meta(raw?.metadata), phase: String(raw?.status?.phase ?? 'Pending') };
+  if (typeof raw?.spec?.storageClassName === 'string') out.storageClassName = raw.spec.storageClassName;
+  return out;
 }

@@ -10,6 +10,7 @@
 import type {
   Meta,
   ObjectRef,
+  SlimClaim,
   SlimDaemonSet,
   SlimEvent,
   SlimGuard,
@@ -37,6 +38,11 @@ export interface CacheView {
   statefulSetsSynced?(): boolean;
   /** Asks for the StatefulSet cache: a guard of a StatefulSet needs it. */
   watchStatefulSets?(): void;
+  /**
+   * The PersistentVolumeClaim `namespace/name`, cached with the StatefulSets. Optional: without it no
+   * claim is read, and a pod waiting for one is explained by the scheduler's words alone.
+   */
+  claim?(namespace: string, name: string): Readonly<SlimClaim> | undefined;
   /** Pods whose controller owner has this UID. */
   podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
   /** ControllerRevisions whose controller owner has this UID. */

@@ -28,9 +28,10 @@ import {
   nodesPath,
   policiesPath,
   statefulSetsPath,
+  claimsPath,
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
-import { slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
 import { DAEMONSET_KIND, STATEFULSET_KIND } from '../api/names.js';
 import type { TargetKind } from '../api/types.js';
 import { targetKey } from './targetKey.js';
@@ -40,6 +41,7 @@ import {
   controllerOf,
   type SlimDaemonSet,
   type SlimStatefulSet,
+  type SlimClaim,
   type SlimEvent,
   type SlimGuard,
   type SlimNamespace,
@@ -91,6 +93,8 @@ export class Caches {
   readonly guards: InformerSet<SlimGuard>;
   readonly daemonSets: InformerSet<SlimDaemonSet>;
   readonly statefulSets: InformerSet<SlimStatefulSet>;
+  /** The claims of StatefulSet ordinals: started with the StatefulSet caches. */
+  readonly claims: InformerSet<SlimClaim>;
   readonly pods: PodWatches;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
@@ -130,6 +134,7 @@ export class Caches {
     this.guards = set('rolloutguards', guardsPath, slimGuard);
     this.daemonSets = set('daemonsets', daemonSetsPath, slimDaemonSet);
     this.statefulSets = set('statefulsets', statefulSetsPath, slimStatefulSet);
+    this.claims = set('persistentvolumeclaims', claimsPath, slimClaim);
     this.pods = new PodWatches(
       {
         target: (kind, n, name) => this.watchedTarget(kind, n, name),
@@ -228,7 +233,7 @@ export class Caches {
   }
 
   private statefulSetInformers(): Informer<Meta>[] {
-    return [...this.statefulSets.members, ...this.stsWarnings.members] as unknown as Informer<Meta>[];
+    return [...this.statefulSets.members, ...this.stsWarnings.members, ...this.claims.members] as unknown as Informer<Meta>[];
   }
 
   /** The namespaced caches: one informer per watched namespace each (the StatefulSet ones once watched). */
@@ -239,7 +244,7 @@ export class Caches {
       ...(this.statefulSetsWatched ? [this.statefulSets] : []),
       this.revisions,
       this.dsWarnings,
-      ...(this.statefulSetsWatched ? [this.stsWarnings] : []),
+      ...(this.statefulSetsWatched ? [this.stsWarnings, this.claims] : []),
       this.podWarnings,
     ] as unknown as InformerSet<Meta>[];
   }

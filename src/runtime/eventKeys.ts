@@ -104,6 +104,11 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   caches.stsWarnings.onEvent((e) => {
     if (e.type !== 'delete') enqueueForTarget(caches, sink, 'StatefulSet', e.obj.metadata.namespace, e.obj.involved.name, true);
   });
+  // A claim that changes (bound, lost, being deleted) explains an ordinal of the StatefulSet it belongs to.
+  caches.claims.onEvent((e) => {
+    const ns = e.obj.metadata.namespace ?? '';
+    for (const sts of claimOwners(caches, ns, e.obj.metadata.name)) enqueueForTarget(caches, sink, 'StatefulSet', ns, sts, true);
+  });
   caches.podWarnings.onEvent((e) => {
     if (e.type === 'delete') return;
     const ns = e.obj.metadata.namespace ?? '';
@@ -126,6 +131,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
     caches.revisions,
     caches.dsWarnings,
     caches.stsWarnings,
+    caches.claims,
     caches.podWarnings,
   ] as unknown as InformerSet<Meta>[];
   for (const s of sets) s.onRelist(all);
@@ -185,4 +191,17 @@ function onTarget(caches: Caches, sink: KeySink, kind: TargetKind, e: InformerEv
     enqueuePolicies(caches, sink);
     enqueueSelectorGuards(caches, sink, e.obj.metadata.namespace);
   }
+}
+
+/** The StatefulSets of `namespace` whose ordinals' claims are named like `claim` (`<template>-<name>-<i>`). */
+function claimOwners(caches: Caches, namespace: string, claim: string): string[] {
+  return caches.statefulSets
+    .list()
+    .filter((s) => (s.metadata.namespace ?? '') === namespace)
+    .filter((s) =>
+      s.spec.claimTemplates.some(
+        (t) => /^\d+$/.test(claim.slice(`${t}-${s.metadata.name}-`.length)) && claim.startsWith(`${t}-${s.metadata.name}-`),
+      ),
+    )
+    .map((s) => s.metadata.name);
 }

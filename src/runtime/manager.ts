@@ -343,6 +343,7 @@ function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceT
     statefulSet: (n, name) => caches.statefulSets.get(n, name),
     statefulSetsSynced: () => caches.statefulSetsSynced(),
     watchStatefulSets: () => caches.watchStatefulSets(),
+    claim: (n, name) => caches.claims.get(n, name),
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
     podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
     wantPods: (kind, n, name) => caches.pods.want(kind, n, name),

@@ -15,7 +15,19 @@ import { runCli, shown } from '../support/cli.js';
 import { pinnedVolumes, setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
-const SCENARIOS = ['image', 'crash', 'canary', 'canarybroken', 'parallel', 'scaleup', 'minready', 'admission', 'kind', 'volume'] as const;
+const SCENARIOS = [
+  'image',
+  'crash',
+  'canary',
+  'canarybroken',
+  'parallel',
+  'scaleup',
+  'minready',
+  'admission',
+  'kind',
+  'volume',
+  'claim',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
 const read = suite.read;
@@ -229,5 +241,27 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     assert.deepEqual(blockedNames(g), ['store-2']);
     assert.match(g.status?.blockedNodes?.[0]?.comparison ?? '', /pinned to a node/);
     assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+  });
+
+  it('a claim deleted under a running ordinal, then a good revision rolls: Stalled, VolumeClaimUnavailable, the claim named, never the revision', async () => {
+    const volumes = await pinnedVolumes('sts-claim', suite.pools.claim.nodes);
+    cleanups.push(volumes.cleanup);
+    const ns = await guarded('claim', { claims: volumes.storageClass });
+    // Someone deletes store-2's claim while store-2 runs: its pvc-protection finalizer keeps it, being
+    // deleted, until no pod uses it (kubernetes#89910). The next rollout replaces store-2, whose new pod
+    // then waits for a claim that is going away, or is gone and whose volume is no longer free.
+    await kubectl(['delete', 'pvc', 'data-store-2', '--wait=false'], { ns });
+    await setStoreImage(ns, 'registry.local/store:2');
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(g.status?.cause, 'VolumeClaimUnavailable', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Configuration', JSON.stringify(g.status));
+    assert.deepEqual(blockedNames(g), ['store-2']);
+    const entry = [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])][0];
+    assert.match(entry?.message ?? '', /claim data-store-2 /);
+    assert.match(entry?.comparison ?? '', /a pod of the previous revision would wait for the same claim/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+    const { stdout } = await kubectl(['describe', 'rolloutguard', 'store'], { ns });
+    assert.match(stdout, /VolumeClaimUnavailable/);
+    await capture('claim-describe.txt', [stdout]);
   });
 });

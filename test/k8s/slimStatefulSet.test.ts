@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { templateDigest } from '../../src/k8s/slim.js';
-import { slimStatefulSet } from '../../src/k8s/slimStatefulSet.js';
+import { slimClaim, slimStatefulSet } from '../../src/k8s/slimStatefulSet.js';
 
 const template = { metadata: { labels: { app: 'store' } }, spec: { containers: [{ name: 'db', image: 'store:2' }, { name: 'sidecar' }] } };
 
@@ -20,6 +20,7 @@ describe('slimStatefulSet: defaults and the update strategy', () => {
         updateStrategy: { type: 'RollingUpdate' },
         minReadySeconds: 0,
         images: [],
+        claimTemplates: [],
       },
       status: { observedGeneration: 0, replicas: 0, readyReplicas: 0, currentReplicas: 0, updatedReplicas: 0, availableReplicas: 0 },
     });
@@ -106,5 +107,35 @@ describe('slimStatefulSet: what is kept', () => {
     assert.deepEqual(s.metadata.ownerReferences, [
       { apiVersion: 'example.com/v1', kind: 'Database', name: 'db', uid: 'o1', controller: true },
     ]);
+  });
+});
+
+describe('claims', () => {
+  it('keeps the names of the volumeClaimTemplates, in order, and nothing else of them', () => {
+    const s = slimStatefulSet({
+      spec: { volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: {} } }, { metadata: { name: 'logs' } }, {}] },
+    });
+    assert.deepEqual(s.spec.claimTemplates, ['data', 'logs']);
+  });
+
+  it('slimClaim keeps phase, storage class and deletion; a claim without a phase yet reads Pending', () => {
+    assert.deepEqual(
+      slimClaim({
+        metadata: {
+          name: 'data-store-2',
+          namespace: 'db',
+          deletionTimestamp: '2026-01-01T00:00:00Z',
+          finalizers: ['kubernetes.io/pvc-protection'],
+        },
+        spec: { storageClassName: 'local', volumeName: 'pv-1' },
+        status: { phase: 'Bound', capacity: { storage: '1Gi' } },
+      }),
+      {
+        metadata: { name: 'data-store-2', namespace: 'db', deletionTimestamp: '2026-01-01T00:00:00Z' },
+        phase: 'Bound',
+        storageClassName: 'local',
+      },
+    );
+    assert.equal(slimClaim({ metadata: { name: 'x' } }).phase, 'Pending');
   });
 });

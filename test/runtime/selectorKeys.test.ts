@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SELECTOR_GUARD_LABEL } from '../../src/api/names.js';
-import type { SlimDaemonSet, SlimGuard } from '../../src/api/objects.js';
+import type { SlimClaim, SlimDaemonSet, SlimGuard } from '../../src/api/objects.js';
 import type { InformerEvent } from '../../src/k8s/informerStore.js';
 import type { Caches } from '../../src/runtime/caches.js';
 import { mapEventsToKeys } from '../../src/runtime/eventKeys.js';
@@ -39,15 +39,21 @@ function wire(guards: SlimGuard[]): {
   fireGuard: (e: InformerEvent<SlimGuard>) => void;
   fireDs: (e: InformerEvent<SlimDaemonSet>) => void;
   fireSts: (e: InformerEvent<SlimDaemonSet>) => void;
+  fireClaim: (e: InformerEvent<SlimClaim>) => void;
+  targets: string[];
 } {
   const g = fakeSet(guards);
   const d = fakeSet<SlimDaemonSet>([]);
-  const sts = fakeSet<SlimDaemonSet>([]);
+  const store = { metadata: { name: 'store', namespace: 'team' }, spec: { claimTemplates: ['data'] } } as unknown as SlimDaemonSet;
+  const sts = fakeSet<SlimDaemonSet>([store]);
+  const claims = fakeSet<SlimClaim>([]);
+  const targets: string[] = [];
   const other = (): unknown => fakeSet([]).set;
   const caches = {
     guards: g.set,
     daemonSets: d.set,
     statefulSets: sts.set,
+    claims: claims.set,
     revisions: other(),
     dsWarnings: other(),
     stsWarnings: other(),
@@ -55,11 +61,14 @@ function wire(guards: SlimGuard[]): {
     nodes: other(),
     pods: { sync: () => undefined, targets: () => [], pod: () => undefined },
     onPodsChanged: () => undefined,
-    guardsTargeting: () => [],
+    guardsTargeting: (kind: string, ns: string, name: string) => {
+      targets.push(`${kind}:${ns}/${name}`);
+      return [];
+    },
   } as unknown as Caches;
   const keys: string[] = [];
   mapEventsToKeys(caches, { guard: (k) => keys.push(k) });
-  return { keys, fireGuard: g.fire, fireDs: d.fire, fireSts: sts.fire };
+  return { keys, fireGuard: g.fire, fireDs: d.fire, fireSts: sts.fire, fireClaim: claims.fire, targets };
 }
 
 describe('selector guard watches', () => {
@@ -102,5 +111,15 @@ describe('selector guard watches', () => {
     const hw: SlimGuard = { metadata: { name: 'mine', namespace: 'team' }, spec: { targetRef: { kind: 'DaemonSet', name: 'a' } } };
     w.fireGuard({ type: 'add', obj: hw });
     assert.ok(w.keys.includes('team/agents'));
+  });
+
+  it("a claim's change looks up the guards of the StatefulSet whose ordinal it belongs to, and of no other", () => {
+    const w = wire(guards);
+    const claim = (name: string, namespace = 'team'): SlimClaim => ({ metadata: { name, namespace }, phase: 'Bound' });
+    w.fireClaim({ type: 'update', obj: claim('data-store-2') });
+    w.fireClaim({ type: 'update', obj: claim('data-store-extra') });
+    w.fireClaim({ type: 'update', obj: claim('logs-store-1') });
+    w.fireClaim({ type: 'update', obj: claim('data-store-0', 'other') });
+    assert.deepEqual(w.targets, ['StatefulSet:team/store']);
   });
 });

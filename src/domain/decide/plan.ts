@@ -126,7 +126,7 @@ const OWNER_WORDS: Record<string, string> = {
   Node: 'the nodes',
   ControlPlane: 'the control plane',
   ConfiguredWait: 'a configured wait',
-  Configuration: 'the configuration the revision runs under (maxSurge room, a quota, an admission policy)',
+  Configuration: "the configuration the revision runs under (maxSurge room, a quota, an admission policy, a claim's storage)",
 };
 
 /** The evidence must blame the new revision: failing on a Ready node, or refused by the API server. */

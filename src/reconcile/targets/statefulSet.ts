@@ -13,7 +13,7 @@
  */
 import type { SettledCounters } from '../../domain/podInterest.js';
 import type { SlimStatefulSet } from '../../api/objects.js';
-import type { NodeView, PodView, TargetView } from '../../domain/observation.js';
+import type { ClaimView, NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
 import { explainedPodView, openTarget, targetObservation, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
 
@@ -61,6 +61,10 @@ export const observeStatefulSet: ObserveTarget = (cache, targets, namespace, nam
   if (opened.kind !== 'Opened') return opened;
   const { cached: sts, uid, view, revisions, currentRevision, fromCounters } = opened;
   const units = unitViews(cache, view, sts.spec.replicas, fromCounters ? [] : cache.podsOwnedBy(uid), now);
+  for (const u of units) {
+    const claims = u.ordinal !== undefined ? unservedClaims(cache, sts, u.ordinal) : [];
+    if (claims.length > 0) u.claims = claims;
+  }
   const existing = new Set(units.filter((u) => u.eligible).map((u) => u.node));
   const settled = view.observedGeneration >= view.generation && view.current === view.desired;
   // Ordinals at or above replicas are not units any more: a scale-down removes them, it does not shrink
@@ -125,4 +129,28 @@ function unitViews(
     units.push(unit);
   }
   return units;
+}
+
+/**
+ * The claims of `ordinal` that cannot serve its pod now: not Bound, being deleted, or not in the cache
+ * (the cache lists every claim of the namespace, so a claim absent there does not exist).
+ */
+export function unservedClaims(cache: CacheView, sts: Readonly<SlimStatefulSet>, ordinal: number): ClaimView[] {
+  if (!cache.claim) return [];
+  const out: ClaimView[] = [];
+  for (const template of sts.spec.claimTemplates) {
+    const name = `${template}-${sts.metadata.name}-${ordinal}`;
+    const c = cache.claim(sts.metadata.namespace ?? '', name);
+    if (!c) {
+      out.push({ name, phase: 'Missing' });
+      continue;
+    }
+    const phase = c.phase === 'Bound' || c.phase === 'Lost' ? c.phase : 'Pending';
+    if (phase === 'Bound' && !c.metadata.deletionTimestamp) continue;
+    const view: ClaimView = { name, phase };
+    if (c.metadata.deletionTimestamp) view.deletingSince = c.metadata.deletionTimestamp;
+    if (c.storageClassName) view.storageClass = c.storageClassName;
+    out.push(view);
+  }
+  return out;
 }

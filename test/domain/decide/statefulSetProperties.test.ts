@@ -195,6 +195,7 @@ function statefulSet(sc: Scenario, f: Frame): SlimStatefulSet {
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: sc.partition } },
       minReadySeconds: 0,
       images: [`store:${f.generation === 2 ? 'B' : 'A'}`],
+      claimTemplates: [],
     },
     status: {
       observedGeneration: f.observedGeneration,

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SlimEvent, SlimNode, SlimPod, SlimRevision, SlimStatefulSet } from '../../../src/api/objects.js';
+import type { SlimClaim, SlimEvent, SlimNode, SlimPod, SlimRevision, SlimStatefulSet } from '../../../src/api/objects.js';
 import type { GuardStatus } from '../../../src/api/types.js';
 import type { Observation } from '../../../src/domain/observation.js';
 import type { CacheView } from '../../../src/reconcile/ports.js';
@@ -28,6 +28,7 @@ interface StsOptions {
   updateRevision?: string;
   annotations?: Record<string, string>;
   minReadySeconds?: number;
+  claimTemplates?: string[];
 }
 
 /** StatefulSet `store` in `ns`: 3 replicas of revision store-bbb, every pod updated and available, unless told. */
@@ -42,6 +43,7 @@ function sts(o: StsOptions = {}): SlimStatefulSet {
       updateStrategy: { type: o.type ?? 'RollingUpdate', ...rolling },
       minReadySeconds: o.minReadySeconds ?? 0,
       images: ['store:2'],
+      claimTemplates: o.claimTemplates ?? [],
     },
     status: {
       observedGeneration: 2,
@@ -207,6 +209,37 @@ describe('observeStatefulSet: units are ordinals', () => {
     const obs = target(observe(world(sts({ ready: 2, available: 2 }), [healthy[0]!, healthy[2]!], threeNodes)));
     const unit = obs.nodes.find((u) => u.node === 'store-1');
     assert.deepEqual(unit, { node: 'store-1', ordinal: 1, eligible: true, pods: [] });
+  });
+
+  it("each ordinal's claims that cannot serve its pod: Pending, Lost, being deleted or absent; Bound ones are left out", () => {
+    const claims: Record<string, SlimClaim> = {
+      'data-store-0': { metadata: { name: 'data-store-0' }, phase: 'Bound' },
+      'logs-store-0': { metadata: { name: 'logs-store-0' }, phase: 'Bound' },
+      'data-store-1': { metadata: { name: 'data-store-1', deletionTimestamp: '2026-01-01T00:00:00Z' }, phase: 'Bound' },
+      'logs-store-1': { metadata: { name: 'logs-store-1' }, phase: 'Lost' },
+      'data-store-2': { metadata: { name: 'data-store-2' }, phase: 'Pending', storageClassName: 'local' },
+    };
+    const s = sts({ claimTemplates: ['data', 'logs'] });
+    const obs = target(observe(world(s, healthy, threeNodes, { claim: (ns, name) => (ns === 'ns' ? claims[name] : undefined) })));
+    assert.deepEqual(
+      obs.nodes.map((u) => u.claims),
+      [
+        undefined,
+        [
+          { name: 'data-store-1', phase: 'Bound', deletingSince: '2026-01-01T00:00:00Z' },
+          { name: 'logs-store-1', phase: 'Lost' },
+        ],
+        [
+          { name: 'data-store-2', phase: 'Pending', storageClass: 'local' },
+          { name: 'logs-store-2', phase: 'Missing' },
+        ],
+      ],
+    );
+  });
+
+  it('without a claim cache, no claim is read', () => {
+    const obs = target(observe(world(sts({ claimTemplates: ['data'] }), healthy, threeNodes)));
+    assert.ok(obs.nodes.every((u) => u.claims === undefined));
   });
 
   it('a pod on a node the cache does not know has a host and no health', () => {
