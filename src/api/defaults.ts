@@ -15,6 +15,13 @@ export const GUARD_DEFAULTS = {
   /** No grace period by default: the deadline already is one. */
   delaySeconds: 0,
   /**
+   * On: whoever chose Undo asked for the previous revision, and under OrderedReady the template alone
+   * never brings it back (the controller waits forever for the broken pod). Only pods that are not Ready,
+   * on the undone revision, are evicted, one at a time and through PodDisruptionBudgets: they serve
+   * nothing, and the controller recreates each on the restored revision with its claims.
+   */
+  forcedRollback: true,
+  /**
    * Two Ready nodes where the new revision crashed after starting: one crash can be bad luck on one
    * node, the same crash on a second node is the revision. It catches "every updated pod crashes within a
    * minute of starting" by the second node, while a single node that restarts once is tolerated.
@@ -45,6 +52,7 @@ export function withDefaults(spec: GuardSpecInput): GuardSpec {
     onStall: {
       action: spec.onStall?.action ?? GUARD_DEFAULTS.action,
       delaySeconds: spec.onStall?.delaySeconds ?? GUARD_DEFAULTS.delaySeconds,
+      forcedRollback: spec.onStall?.forcedRollback ?? GUARD_DEFAULTS.forcedRollback,
     },
     failedNodesThreshold: spec.failedNodesThreshold ?? GUARD_DEFAULTS.failedNodesThreshold,
     bakeSeconds: spec.bakeSeconds ?? GUARD_DEFAULTS.bakeSeconds,

@@ -263,7 +263,7 @@ export interface LabelSelector {
 export interface GuardTemplate {
   suspectAfterSeconds?: number;
   progressDeadlineSeconds?: number;
-  onStall?: { action?: StallAction; delaySeconds?: number };
+  onStall?: { action?: StallAction; delaySeconds?: number; forcedRollback?: boolean };
   failedNodesThreshold?: number;
   bakeSeconds?: number;
 }

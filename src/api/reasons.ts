@@ -25,6 +25,10 @@ export const Reason = {
   UndoFailed: 'UndoFailed',
   RollbackStalled: 'RollbackStalled',
   RepeatedBrokenRevision: 'RepeatedBrokenRevision',
+  /** The forced rollback evicted a StatefulSet pod stuck on the undone revision. */
+  PodEvicted: 'PodEvicted',
+  /** The Eviction API refused it (a PodDisruptionBudget without room): retried with backoff. */
+  EvictionRefused: 'EvictionRefused',
   /** Another guard targets the same DaemonSet and is in charge of it. */
   Conflict: 'Conflict',
   /** progressDeadlineSeconds is not longer than the target's minReadySeconds. */
@@ -53,4 +57,5 @@ export const Reason = {
 export const EventAction = {
   Observe: 'Observe',
   Undo: 'Undo',
+  Evict: 'Evict',
 } as const;

@@ -5,6 +5,7 @@
  * Everything here is plain data (JSON-serialisable), so the status written is exactly what is read back.
  */
 import type { SelectedDaemonSet, SelectedStatefulSet } from './selected.js';
+import type { ForcedRollback } from './forcedRollback.js';
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
 export const GUARD_STATES = [
@@ -71,6 +72,8 @@ export interface GuardSpec {
     action: StallAction;
     /** Grace period between Stalled and the undo, for a human or GitOps tool to act first. */
     delaySeconds: number;
+    /** After a StatefulSet's undo under OrderedReady: evict the pods left on the undone revision that are not Ready. */
+    forcedRollback: boolean;
   };
   /** Ready nodes on which the new revision crashed after starting before the verdict is Failed. */
   failedNodesThreshold: number;
@@ -276,8 +279,7 @@ export interface UndoSkip {
     | 'NoEarlierRevision'
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
-    | 'ClockSkew'
-    | 'KindNotUndoable';
+    | 'ClockSkew';
   message: string;
 }
 
@@ -341,6 +343,8 @@ export interface GuardStatus {
   announcements?: Announcement[];
   /** Why a Stalled rollout is not undone (or would not be, in Report mode). */
   undoSkipped?: UndoSkip;
+  /** A StatefulSet's forced rollback after an undo: the pods evicted from the undone revision. */
+  forcedRollback?: ForcedRollback;
   /** A guard with a selector: one record per DaemonSet it selects (see selected.ts). */
   daemonSets?: SelectedDaemonSet[];
   /** A guard with a selector choosing StatefulSets: one record per StatefulSet it selects. */

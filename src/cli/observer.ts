@@ -72,7 +72,7 @@ export function checkSpec(kind: TargetKind, name: string, deadlineSeconds: numbe
     targetRef: { kind, name },
     suspectAfterSeconds: suspectSeconds,
     progressDeadlineSeconds: deadlineSeconds,
-    onStall: { action: 'Report', delaySeconds: 0 },
+    onStall: { action: 'Report', delaySeconds: 0, forcedRollback: false },
     failedNodesThreshold: GUARD_DEFAULTS.failedNodesThreshold,
     // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
     bakeSeconds: 0,

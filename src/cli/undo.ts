@@ -108,11 +108,11 @@ async function resolveGuard(
       message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.daemonSets)`,
     };
   // A StatefulSet's undo must also replace the pods its controller will not (OrderedReady waits forever
-  // for a broken pod): until the guard does both, it names the commands and leaves them to a person.
+  // for a broken pod): the operator does both for an Undo guard; this command makes the template undo only.
   if (guard && guard.spec.targetRef.kind !== 'DaemonSet')
     return {
       code: ExitCode.Refused,
-      message: `undo refused: RolloutGuard ${name} guards ${guard.spec.targetRef.kind} ${guard.spec.targetRef.name}, which the guard only reports on (kubectl describe rg ${name} names the stall and the revision to restore)`,
+      message: `undo refused: RolloutGuard ${name} guards ${guard.spec.targetRef.kind} ${guard.spec.targetRef.name}; this command does not undo a StatefulSet: set the guard's onStall.action to Undo, and the operator restores the template and evicts the pods its controller would leave stuck (kubectl describe rg ${name} names them)`,
     };
   if (guard) return { guard, guards };
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };

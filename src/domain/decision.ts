@@ -18,7 +18,9 @@ export type PlannedAction =
     }
   | { kind: 'DryRunUndo'; toRevisionName: string; toHash: string; forHash: string }
   /** A server-side dry run of a pod of the previous revision on `node`: would admission refuse it too? */
-  | { kind: 'CompareAdmission'; revisionName: string; forHash: string; node?: string };
+  | { kind: 'CompareAdmission'; revisionName: string; forHash: string; node?: string }
+  /** The forced rollback: evict StatefulSet pod `pod` (only while its UID is `uid`), stuck on revision `forHash`. */
+  | { kind: 'Evict'; pod: string; uid: string; forHash: string };
 
 /** The output of `decide`. */
 export interface Decision {

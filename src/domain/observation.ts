@@ -7,6 +7,8 @@ import type { DaemonSetUndoRecord, LeftNode, TargetKind, TemplateFacets } from '
 /** A pod as `decide` needs it: revision, readiness and why it is not ready. */
 export interface PodView {
   name: string;
+  /** Its UID: an eviction is made on condition that the pod is still this one. */
+  uid?: string;
   hash: string;
   ready: boolean;
   available: boolean;

@@ -6,7 +6,7 @@
  * - `forbidden` (403): retried all the same — RBAC is often fixed while the operator runs — but counted
  *   apart and logged as an error naming what was refused, because only a person can fix it.
  */
-import { isForbidden } from './portErrors.js';
+import { isConflict, isForbidden } from './portErrors.js';
 
 export class TransientError extends Error {
   override readonly name = 'TransientError';
@@ -58,4 +58,18 @@ export function retryAfterMs(e: unknown): number {
       return r.retryAfterSeconds * 1000;
   }
   return 0;
+}
+
+/**
+ * Runs a write to the target (a DaemonSet or StatefulSet, or one of its pods). Its conflicts are handled (bounded, each attempt re-checked) inside the
+ * undo; one that escapes is a transient failure of this pass, never a conflict on the guard, which would
+ * re-run the whole pass and multiply the attempts.
+ */
+export async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (isConflict(e)) throw new TransientError(`${what}: the target kept changing`, { cause: e });
+    throw e;
+  }
 }

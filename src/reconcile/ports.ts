@@ -25,6 +25,7 @@ import type {
 import type { Announcement, GuardSpecInput, GuardStatus, TargetKind } from '../api/types.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import type { DryRunOutcome, UndoOutcome, UndoRequest } from '../domain/undo.js';
+import type { EvictionOutcome } from '../domain/eviction.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
@@ -82,6 +83,11 @@ export interface ReconcilerPorts {
   emit(guard: ObjectRef, target: ObjectRef | undefined, events: readonly Announcement[]): Promise<string[]>;
   undo(req: UndoRequest): Promise<UndoOutcome>;
   dryRun(kind: TargetKind, namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome>;
+  /**
+   * Evicts pod `namespace/pod` through the Eviction API, only while its UID is `uid` (a StatefulSet's
+   * forced rollback). Optional: without it the forced rollback is planned and reported, never made.
+   */
+  evict?(namespace: string, pod: string, uid: string): Promise<EvictionOutcome>;
   /**
    * A server-side dry run of a pod of ControllerRevision `revisionName` of target `kind` `namespace/name`
    * on `node`: would admission refuse the previous revision too? Optional: without it, NotVerified.

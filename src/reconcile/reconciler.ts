@@ -3,7 +3,7 @@
  *
  * - gather reads the caches only, and decide is pure: both run in observe (guardPass.ts), the same one
  *   the check command runs, over the guard's GuardMemory; it also says whether to hold a progress-only write;
- * - act performs at most the one planned write (undo or its dry run);
+ * - act performs at most the one planned write (undo or its dry run, or a forced rollback's eviction);
  * - persist patches status only when it differs. For an undo, the intent is persisted *before* acting
  *   and the outcome after, so a crash, retry or new leader never repeats it (see domain/undo.ts).
  * A 409 on the guard re-reads it and re-runs decide: a status computed from stale data is never sent.
@@ -22,11 +22,12 @@ import type { GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/timing.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
-import { errorMessage, isConflict, isNotFound, isSchemaOutdated, retryOnConflict } from './portErrors.js';
+import { recordEviction } from '../domain/eviction.js';
+import { errorMessage, isNotFound, isSchemaOutdated, retryOnConflict } from './portErrors.js';
 import { guardRef, workloadRef, type ObjectRef, type SlimGuard } from '../api/objects.js';
 import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
-import { PassError, TransientError } from './errors.js';
+import { PassError, TransientError, targetWrite } from './errors.js';
 import { GuardMemories, type GuardMemory } from './guardMemory.js';
 import { newlyFailing, observe } from './guardPass.js';
 import { Announcer } from './announcer.js';
@@ -40,20 +41,6 @@ export interface ReconcileResult {
 
 /** The log message of a relist caused by a long cache wait (cacheWait.ts); end-to-end tests expect none. */
 export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
-
-/**
- * Runs a write to the DaemonSet. Its conflicts are handled (bounded, each attempt re-checked) inside the
- * undo; one that escapes is a transient failure of this pass, never a conflict on the guard, which would
- * re-run the whole pass and multiply the attempts.
- */
-async function targetWrite<T>(write: () => Promise<T>, what: string): Promise<T> {
-  try {
-    return await write();
-  } catch (e) {
-    if (isConflict(e)) throw new TransientError(`${what}: the DaemonSet kept changing`, { cause: e });
-    throw e;
-  }
-}
 
 /** What decide is given besides the caches, from the guard as read. */
 function policyOf(guard: Readonly<SlimGuard>, spec: GuardSpec): GuardPolicy {
@@ -300,6 +287,7 @@ export class Reconciler {
     if (action?.kind === 'Undo' && tRef) return this.undo(d, action, tRef, persisted.guard);
     if (action?.kind === 'CompareAdmission' && tRef) return this.compareAdmission(d, action, tRef, persisted.guard);
     if (action?.kind === 'DryRunUndo' && tRef) await this.dryRunUndo(d, action, tRef, persisted.guard);
+    if (action?.kind === 'Evict' && this.ports.evict) return this.evict(d, action, persisted.guard);
     const result: ReconcileResult = { decision };
     if (decision.requeueAfterMs !== undefined) result.requeueAfterMs = decision.requeueAfterMs;
     return result;
@@ -325,6 +313,19 @@ export class Reconciler {
     this.announce(d, (done ?? afterIntent).status);
     // The DaemonSet watch brings the convergence; look again soon in case it is already there.
     return { requeueAfterMs: 1000, decision };
+  }
+
+  /** A forced rollback's eviction, its intent already in `afterIntent`'s status; its outcome is written and announced. */
+  private async evict(d: Decided, action: ActionOf<'Evict'>, afterIntent: Readonly<SlimGuard>): Promise<ReconcileResult> {
+    const { memory, log, decision } = d;
+    const outcome = await targetWrite(() => this.ports.evict!(memory.namespace, action.pod, action.uid), `eviction of ${action.pod}`);
+    log.info({ pod: action.pod, uid: action.uid, outcome: outcome.kind }, 'forced rollback: eviction');
+    const intent = afterIntent.status ?? decision.status;
+    const r = recordEviction(intent, action.pod, action.uid, outcome, this.clock.now());
+    const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
+    const done = await this.write(memory, afterIntent, status);
+    this.announce(d, (done ?? afterIntent).status);
+    return { requeueAfterMs: r.retryAfterMs ?? 1000, decision };
   }
 
   /** Asks whether admission would refuse the previous revision too, and records the answer. */

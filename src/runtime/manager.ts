@@ -9,19 +9,19 @@ import { ApiClient } from '../k8s/apiClient.js';
 import { ClockSkew } from '../k8s/clockSkew.js';
 import { AdmissionCheck } from '../k8s/admissionCheck.js';
 import { TemplateUndo } from '../k8s/templateUndo.js';
+import { evictPod } from '../k8s/podEviction.js';
 import { EventRecorder } from '../k8s/eventRecorder.js';
 import { StatusWriter } from '../k8s/statusWriter.js';
 import { PolicyWriter } from '../k8s/policyWriter.js';
 import { ApiAccessReviewer } from '../k8s/metricsAuth.js';
 import { loadKubeConfig } from '../k8s/kubeConfig.js';
 import { MAX_CLOCK_SKEW_MS } from '../api/defaults.js';
-import type { CacheView, PolicyCache, PolicyPorts, ReconcilerPorts } from '../reconcile/ports.js';
+import type { CacheView, Clock, PolicyCache, PolicyPorts, ReconcilerPorts, Timers } from '../reconcile/ports.js';
 import { Reconciler } from '../reconcile/reconciler.js';
 import { PolicyReconciler } from '../reconcile/policyReconciler.js';
 import { guardDispatch } from './selectorWiring.js';
 import { monotonicClock, systemClock } from './clock.js';
 import { systemTimers } from '../k8s/sleep.js';
-import { type Clock, type Timers } from '../reconcile/ports.js';
 import type { OperatorConfig } from './config.js';
 import { Caches, BY_OWNER } from './caches.js';
 import { Controller } from './controller.js';
@@ -260,6 +260,7 @@ function leaderGatedWrites(
       return outcome;
     }),
     dryRun: leading((kind, ns, name, rev) => undo.dryRun(kind, ns, name, rev)),
+    evict: leading((ns, pod, uid) => evictPod(client, ns, pod, uid)),
     compareAdmission: leading((kind, ns, name, rev, node) => admission.compare(kind, ns, name, rev, node)),
   };
   return { writes, policyWrites, elector, namespaceTerminatingSince: (ns) => events.terminatingSince(ns) };

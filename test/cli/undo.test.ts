@@ -63,8 +63,8 @@ describe('parseUndoArgs', () => {
 
 describe('undoSpec', () => {
   it("is the guard's spec asking for the undo now", () => {
-    const s = undoSpec({ ...p.spec, onStall: { action: 'Report', delaySeconds: 300 } });
-    assert.deepEqual(s.onStall, { action: 'Undo', delaySeconds: 0 });
+    const s = undoSpec({ ...p.spec, onStall: { action: 'Report', delaySeconds: 300, forcedRollback: true } });
+    assert.deepEqual(s.onStall, { action: 'Undo', delaySeconds: 0, forcedRollback: true });
     assert.equal(s.progressDeadlineSeconds, p.spec.progressDeadlineSeconds);
   });
 });

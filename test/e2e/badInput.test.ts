@@ -201,15 +201,6 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
     message: /targetKinds goes with selector: a targetRef names its kind in targetRef\.kind/,
   },
   {
-    case: 'a selector choosing StatefulSets with onStall.action Undo',
-    obj: rawGuard('g', {
-      selector: { matchLabels: { tier: 'db' } },
-      targetKinds: ['DaemonSet', 'StatefulSet'],
-      onStall: { action: 'Undo' },
-    }),
-    message: /onStall\.action Undo is not available for StatefulSets: use Report, or leave StatefulSet out of targetKinds/,
-  },
-  {
     case: 'an unknown targetKinds entry',
     obj: rawGuard('g', { selector: { matchLabels: { tier: 'db' } }, targetKinds: ['Deployment'] }),
     message: /spec\.targetKinds\[0\]: Unsupported value: "Deployment": supported values: "DaemonSet", "StatefulSet"/,
@@ -244,11 +235,6 @@ const INVALID_POLICIES: ReadonlyArray<{ case: string; obj: Record<string, unknow
     case: 'Exists with values',
     obj: policy('bi-exists-values', { selector: { matchExpressions: [{ key: 'team', operator: 'Exists', values: ['a'] }] } }),
     message: /spec\.selector\.matchExpressions\[0\]: Invalid value: In and NotIn need values; Exists and DoesNotExist take none/,
-  },
-  {
-    case: 'StatefulSets chosen with guard.onStall.action Undo',
-    obj: policy('bi-sts-undo', { targetKinds: ['StatefulSet'], guard: { onStall: { action: 'Undo' } } }),
-    message: /guard\.onStall\.action Undo is not available for StatefulSets: use Report, or leave StatefulSet out of targetKinds/,
   },
   {
     case: 'a kind listed twice',

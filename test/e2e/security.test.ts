@@ -168,8 +168,8 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
 
   // 1. Only the verbs a reader needs: get, list, watch. No proxy, no exec, no port-forward.
   for (const g of reads) assert.ok(['get', 'list', 'watch'].includes(g.verb), where(g));
-  // 2. Nothing of someone else's is written, except the template patch of an undo (and its dry run: a
-  //    StatefulSet's undo is only ever dry-run), bound apart.
+  // 2. Nothing of someone else's is written, except the template patch of an undo (and its dry run) and a
+  //    StatefulSet's forced rollback (an eviction, never a delete), bound apart.
   for (const g of writes) {
     const ours = g.group === 'rolloutguard.dev';
     const events = g.group === 'events.k8s.io' && g.resource === 'events' && g.verb === 'create';
@@ -177,18 +177,18 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     const undo =
       undoRole(g) &&
       ((g.group === 'apps' && (g.resource === 'daemonsets' || g.resource === 'statefulsets') && g.verb === 'patch') ||
-        (g.group === 'core' && g.resource === 'pods' && g.verb === 'create'));
+        (g.group === 'core' && (g.resource === 'pods' || g.resource === 'pods/eviction') && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
-  // 3. An undo role grants exactly the undo patch and the pod dry runs that judge admission refusals
-  //    before it, so a report-only install drops both whole.
+  // 3. An undo role grants exactly the undo patch, the pod dry runs that judge admission refusals before
+  //    it and the forced rollback's evictions, so a report-only install drops them whole.
   for (const role of new Set(grants.filter(undoRole).map((g) => `${g.role} ${g.ns ?? ''}`))) {
     assert.deepEqual(
       grants
         .filter((g) => `${g.role} ${g.ns ?? ''}` === role)
         .map((g) => `${g.verb} ${g.group}/${g.resource}`)
         .sort(),
-      ['create core/pods', 'patch apps/daemonsets', 'patch apps/statefulsets'],
+      ['create core/pods', 'create core/pods/eviction', 'patch apps/daemonsets', 'patch apps/statefulsets'],
       role,
     );
   }
@@ -211,10 +211,13 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     assert.equal(g.ns, INSTALL_NS, where(g));
     assert.ok(g.verb !== 'delete', where(g));
   }
-  // 6. Pods and nodes are read, never written: no eviction, no deletion, no binding. The one exception
-  //    is create on pods in the undo role, for server-side dry runs (see 3).
+  // 6. Pods and nodes are read, never written: no deletion, no binding, no exec. The exceptions are in the
+  //    undo role: create on pods for server-side dry runs, and on pods/eviction for the forced rollback (3).
   for (const g of grants.filter((x) => ['pods', 'nodes', 'pods/eviction', 'pods/exec', 'bindings'].includes(x.resource))) {
-    assert.ok(!WRITE.has(g.verb) || (undoRole(g) && g.resource === 'pods' && g.verb === 'create'), where(g));
+    assert.ok(
+      !WRITE.has(g.verb) || (undoRole(g) && (g.resource === 'pods' || g.resource === 'pods/eviction') && g.verb === 'create'),
+      where(g),
+    );
   }
   // 7. Core Events are only read (the Warnings that explain a node); ours go through events.k8s.io, and
   //    are only created: the operator never patches an Event.

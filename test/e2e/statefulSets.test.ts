@@ -1,8 +1,9 @@
 /**
  * StatefulSet guards end to end on the local control plane (the statefulset controller and the
  * scheduler real, kwok playing the pods): the field cases of a StatefulSet rollout, each with its
- * verdict, owner, message and what is named per ordinal. onStall.action is Report throughout (the CRD
- * refuses Undo for a StatefulSet); the Report-mode dry run of the undo runs against the StatefulSet.
+ * verdict, owner, message and what is named per ordinal (Report mode, whose dry run of the undo runs
+ * against the StatefulSet), then the undo with its forced rollback: the stuck pod evicted through the
+ * Eviction API, the real disruption controller deciding what a PodDisruptionBudget allows.
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
@@ -27,6 +28,8 @@ const SCENARIOS = [
   'kind',
   'volume',
   'claim',
+  'undo',
+  'pdb',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
@@ -205,7 +208,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     assert.equal(g.status?.owner, 'Revision');
   });
 
-  it('the KIND column and targetRef.kind: shown, immutable, and Undo refused for a StatefulSet', async () => {
+  it('the KIND column and targetRef.kind: shown and immutable; Undo accepted, with the forced rollback on by default', async () => {
     const ns = await guarded('kind');
     const table = (await kubectl(['get', 'rg', 'store'], { ns })).stdout;
     assert.match(table.split('\n')[0] ?? '', /\bKIND\b/);
@@ -216,12 +219,9 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     });
     assert.notEqual(retarget.code, 0);
     assert.match(retarget.stderr, /targetRef.kind is immutable/);
-    const undo = await kubectl(['patch', 'rg/store', '--type=merge', '-p', '{"spec":{"onStall":{"action":"Undo"}}}'], {
-      ns,
-      allowFail: true,
-    });
-    assert.notEqual(undo.code, 0);
-    assert.match(undo.stderr, /Undo is not available for a StatefulSet/);
+    await kubectl(['patch', 'rg/store', '--type=merge', '-p', '{"spec":{"onStall":{"action":"Undo"}}}'], { ns });
+    const g = (await read.guard(ns, 'store')) as unknown as { spec: { onStall: { action: string; forcedRollback: boolean } } };
+    assert.deepEqual([g.spec.onStall.action, g.spec.onStall.forcedRollback], ['Undo', true]);
   });
 
   it("a new pod's volume pinned to a node that is now tainted: Stalled, owner Node by comparison, never the revision", async () => {
@@ -263,5 +263,81 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     const { stdout } = await kubectl(['describe', 'rolloutguard', 'store'], { ns });
     assert.match(stdout, /VolumeClaimUnavailable/);
     await capture('claim-describe.txt', [stdout]);
+  });
+
+  /** The Events of `reason` about StatefulSet `store` in `ns`. */
+  const stsEvents = async (ns: string, reason: string): Promise<string[]> => {
+    const list = await kubectl(
+      [
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.kind=StatefulSet,involvedObject.name=store,reason=${reason}`,
+        '-o',
+        'jsonpath={.items[*].message}',
+      ],
+      { ns },
+    );
+    return list.stdout.trim() === '' ? [] : [list.stdout.trim()];
+  };
+
+  it('OrderedReady, Undo: the template restored and the stuck pod evicted, 3/3 Ready on one revision, one undo and one eviction', async () => {
+    const ns = await guarded('undo', {}, { onStall: { action: 'Undo' } });
+    const before = await stsPods(ns);
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
+    const s = await settledSts(ns);
+    assert.equal(s.currentRevision, s.updateRevision);
+    const after = await stsPods(ns);
+    assert.ok(
+      [...after.values()].every((p) => p.revision === before.get('store-0')?.revision && p.ready),
+      JSON.stringify([...after.values()]),
+    );
+    for (const name of ['store-0', 'store-1']) assert.equal(after.get(name)?.uid, before.get(name)?.uid, `${name} was never touched`);
+    assert.equal(g.status?.lastUndo?.result, 'Complete');
+    assert.equal(g.status?.undoneRevisions?.length, 1, 'exactly one undo');
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result, e.attempts]),
+      [['store-2', 'Evicted', 1]],
+      'exactly one eviction',
+    );
+    const evicted = await stsEvents(ns, 'PodEvicted');
+    assert.match(evicted.join(), /Evicted store-2: it was not Ready on the undone revision/);
+  });
+
+  it('a PodDisruptionBudget with no room refuses the eviction: reported, retried with backoff, nothing else touched; once it allows, the rollback finishes', async () => {
+    const ns = await guarded('pdb', {}, { onStall: { action: 'Undo' } });
+    // minAvailable 3 of 3: with store-2 broken, 2 are healthy and the budget has no room, and under the
+    // default unhealthyPodEvictionPolicy (IfHealthyBudget) even a pod that is not Ready is refused. The
+    // revision crash-loops, so its pod is Running: a Pending pod (an image that does not pull) is evicted
+    // whatever the budget, as the Eviction API lets a pod that never ran go.
+    await apply({
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'store', namespace: ns },
+      spec: { minAvailable: 3, selector: { matchLabels: { app: 'store' } } },
+    });
+    const before = await stsPods(ns);
+    await setStoreImage(ns, 'registry.local/store:2-crashloop');
+    const g = await waitStore(
+      ns,
+      (x) => (x.status?.forcedRollback?.evictions ?? []).some((e) => e.result === 'Refused'),
+      'eviction refused',
+      120_000,
+    );
+    const refused = g.status?.forcedRollback?.evictions.find((e) => e.result === 'Refused');
+    assert.equal(refused?.pod, 'store-2');
+    assert.match(refused?.message ?? '', /disruption budget/i);
+    assert.match((await stsEvents(ns, 'EvictionRefused')).join(), /Eviction of store-2 refused: .*trying again in/);
+    const now = await stsPods(ns);
+    for (const name of ['store-0', 'store-1']) assert.equal(now.get(name)?.uid, before.get(name)?.uid, `${name} untouched`);
+    assert.ok(now.get('store-2') && !now.get('store-2')?.ready, 'the stuck pod is still there');
+    // The budget lets it go: the next retry evicts it and the rollback completes.
+    await kubectl(['patch', 'pdb', 'store', '--type=merge', '-p', '{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}'], { ns });
+    const done = await waitStore(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
+    await settledSts(ns);
+    const last = done.status?.forcedRollback?.evictions.find((e) => e.pod === 'store-2');
+    assert.equal(last?.result, 'Evicted');
+    assert.ok((last?.attempts ?? 0) >= 2, JSON.stringify(last));
   });
 });

@@ -103,7 +103,7 @@ class World implements CacheView {
         targetRef: { kind: 'DaemonSet', name: 'decoder' },
         suspectAfterSeconds: 10,
         progressDeadlineSeconds: 30,
-        onStall: { action: 'Undo', delaySeconds: 0 },
+        onStall: { action: 'Undo', delaySeconds: 0, forcedRollback: true },
         ...spec,
       },
     };
@@ -409,7 +409,7 @@ describe('Reconciler', () => {
   });
 
   it('Report mode runs the dry run once per broken revision', async () => {
-    const w = new World({ onStall: { action: 'Report', delaySeconds: 0 } });
+    const w = new World({ onStall: { action: 'Report', delaySeconds: 0, forcedRollback: true } });
     w.healthy();
     const clock = { t: T0 };
     const r = reconciler(w, clock);
@@ -725,7 +725,7 @@ describe('Reconciler', () => {
       w.log = [];
       await assert.rejects(
         r.reconcile(`${NS}/decoder`),
-        (e: unknown) => classify(e) === 'transient' && /DaemonSet kept changing/.test(String(e)),
+        (e: unknown) => classify(e) === 'transient' && /the target kept changing/.test(String(e)),
       );
       assert.deepEqual(
         w.log.filter((l) => l.startsWith('undo:') || l === 'read'),

@@ -45,7 +45,7 @@ export function spec(overrides: Partial<Omit<GuardSpec, 'onStall'>> & { onStall?
     bakeSeconds: 0,
     suspend: false,
     ...rest,
-    onStall: { action: 'Report', delaySeconds: 0, ...onStall },
+    onStall: { action: 'Report', delaySeconds: 0, forcedRollback: true, ...onStall },
   };
 }
 

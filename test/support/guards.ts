@@ -49,6 +49,11 @@ export interface GuardObj {
     lastUndo?: { at: string; result: string; fromHash: string; toHash: string; message: string };
     undoSkipped?: { reason: string; message: string };
     undoPlan?: { toRevision?: number; toHash: string; nodes: number; dryRun?: string };
+    undoneRevisions?: string[];
+    forcedRollback?: {
+      forHash: string;
+      evictions: Array<{ pod: string; uid: string; result: string; attempts: number; message?: string }>;
+    };
     blockedNodes?: NodeEntry[];
     emptyNodes?: NodeEntry[];
     rollout?: {

@@ -95,6 +95,8 @@ export const ALLOWED: ReadonlyArray<readonly string[]> = [
   ['watch', 'rolloutguards.rolloutguard.dev', '-A'],
   ['list', 'events', '-A'],
   ['watch', 'events', '-A'],
+  ['list', 'persistentvolumeclaims', '-A'],
+  ['watch', 'persistentvolumeclaims', '-A'],
   ['patch', 'rolloutguards.rolloutguard.dev', '--subresource=status', '-n', 'default'],
   ['create', 'events.events.k8s.io', '-n', 'default'],
 ];
@@ -113,12 +115,15 @@ export const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
 ];
 
 /**
- * The undo (rollout-guard-undo binding): the patch, and pod creation for the server-side dry runs
- * (dryRun=All) that compare admission of the previous revision before it.
+ * The undo (rollout-guard-undo binding): the patch, pod creation for the server-side dry runs
+ * (dryRun=All) that compare admission of the previous revision before it, and a StatefulSet's forced
+ * rollback (evictions, never deletes).
  */
 export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [
   ['patch', 'daemonsets.apps', '-n', 'default'],
+  ['patch', 'statefulsets.apps', '-n', 'default'],
   ['create', 'pods', '-n', 'default'],
+  ['create', 'pods', '--subresource=eviction', '-n', 'default'],
 ];
 
 /** What it must never be able to do, in any install. */
@@ -135,7 +140,6 @@ export const DENIED: ReadonlyArray<readonly string[]> = [
   ['delete', 'pods', '-n', 'default'],
   ['deletecollection', 'pods', '-n', 'default'],
   ['create', 'pods', '--subresource=exec', '-n', 'default'],
-  ['create', 'pods', '--subresource=eviction', '-n', 'default'],
   ['create', 'daemonsets.apps', '-n', 'default'],
   ['update', 'daemonsets.apps', '-n', 'default'],
   ['delete', 'daemonsets.apps', '-n', 'default'],

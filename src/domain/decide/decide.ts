@@ -35,6 +35,8 @@
  *                                                                        failedNodesThreshold nodes --> Failed
  *                                                                        ("the undo did not help", never retried)
  *
+ *   In RollingBack, a StatefulSet under OrderedReady has the pods left on the undone revision that are not
+ *   Ready evicted one at a time (the forced rollback, forcedRollback.ts): its controller never replaces them.
  *   Any state --spec.suspend--> Suspended;  target missing or OnDelete --> Unknown;
  *   another guard in charge of the same DaemonSet --> Conflict (reports nothing, acts on nothing).
  *
@@ -48,11 +50,13 @@
  * decide() does no I/O and never reads the clock. It is a chain of pure phases over one input and one
  * growing result (pass.ts), each phase in its own file: settle (settle.ts) → track the rollout
  * (track.ts) → open the status (report.ts) → attribute (attribute.ts) → reach a verdict (verdict.ts) →
- * plan at most one action (plan.ts) → build status and conditions (report.ts).
+ * plan at most one action (plan.ts, then a StatefulSet's forced rollback: forcedRollback.ts) → build
+ * status and conditions (report.ts).
  */
 import { attributePass } from './attribute.js';
 import { iso, MIN_REQUEUE_MS, REQUEUE_SKEW_MS, sooner } from './timing.js';
 import { planAction } from './plan.js';
+import { planForcedRollback } from './forcedRollback.js';
 import { settle } from './settle.js';
 import { buildStatus, openStatus } from './report.js';
 import { trackRollout } from './track.js';
@@ -78,7 +82,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
   if ('decision' in opened) return opened.decision;
   const attributed: Attributed = { ...tracking, attribution: attributePass(tracking) };
   const judged: Judged = { ...attributed, verdict: reachVerdict(attributed) };
-  const planned: Planned = { ...judged, plan: planAction(judged) };
+  const planned: Planned = { ...judged, plan: planForcedRollback(judged, planAction(judged)) };
   const report = buildStatus(planned, opened);
 
   const { tracked, verdict, plan } = planned;

@@ -22,6 +22,7 @@ import type {
   UndoRecord,
   UndoSkip,
 } from '../../api/types.js';
+import type { ForcedRollback } from '../../api/forcedRollback.js';
 
 /** What decide needs from the guard besides its status. */
 export interface GuardPolicy {
@@ -146,6 +147,8 @@ export interface Plan {
   undoSkipped?: UndoSkip;
   repeatedRevision?: string;
   lastUndo: UndoRecord | undefined;
+  /** A StatefulSet's forced rollback (forcedRollback.ts). */
+  forcedRollback?: ForcedRollback;
   /** Appended to the verdict's message. */
   messageSuffix: string;
   requeueAfterMs?: number;

@@ -2,21 +2,21 @@
  * Phase 4 of decide: plan at most one action. Only a Stalled rollout whose stall the evidence blames
  * on the new revision, on at least one Ready node, is undone, and then at most once per broken revision
  * (counting undos recorded on the target by any guard), never on a target that opted out or that another
- * controller owns, nor on a StatefulSet. Every refusal is stated: in the message, in `status.undoSkipped`
+ * controller owns. Every refusal is stated: in the message, in `status.undoSkipped`
  * and, once, as an UndoSkipped Event.
  */
 import { nodeFault } from '../nodeAttribution.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtDuration, fmtRev, list } from '../messages.js';
-import { handUndo, reportedRestore, reportOnly } from './reportOnly.js';
+import { reportedRestore, reportOnly } from './reportOnly.js';
 import { previousFailsNow } from '../compare.js';
 import { undoneOn } from '../undo.js';
 import { event } from './plannedEvents.js';
 import { iso, parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import type { PlannedAction } from '../decision.js';
-import type { GuardSpec, RevisionRef, RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
+import type { RevisionRef, RolloutStatus, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
 import type { Attribution, Judged, Plan, TargetObservation, Verdict } from './pass.js';
 
 /** What an undo would restore: the revision the rollout started from, by hash, if still in history. */
@@ -49,7 +49,6 @@ interface UndoCase {
   plan: UndoPlan | undefined;
   a: Attribution;
   v: Verdict;
-  onStall: GuardSpec['onStall'];
 }
 
 /** An undo case once an earlier revision to restore is known and still in history. */
@@ -214,18 +213,8 @@ const clockSkewed: Check<RestoreCase> = ({ obs }) => {
   };
 };
 
-/**
- * The CRD refuses Undo for a StatefulSet (OrderedReady would wait on the broken pod), yet a guard stored before
- * that rule, or under an older CRD, may ask. Checked last, so an undo that would not help is refused for that.
- */
-const kindNotUndoable: Check<RestoreCase> = ({ obs: { target }, a, rollout, plan, onStall }) => {
-  if (onStall.action !== 'Undo' || target.kind !== 'StatefulSet') return undefined;
-  const commands = handUndo(target, a.blocked, rollout, plan);
-  return { reason: 'KindNotUndoable', message: `the guard does not undo a StatefulSet (use onStall.action Report); by hand: ${commands}` };
-};
-
 /** Whether restoring the earlier revision would help and can be trusted, and whether the guard may do it. */
-const RESTORE_HELPS: readonly Check<RestoreCase>[] = [restoresUndone, previousFails, clockSkewed, kindNotUndoable];
+const RESTORE_HELPS: readonly Check<RestoreCase>[] = [restoresUndone, previousFails, clockSkewed];
 
 /** The first reason not to undo, in the order a careful person would check them. */
 function undoBlocker(c: UndoCase): Blocker | undefined {
@@ -282,12 +271,11 @@ function neverObserved({ prev, policy: { spec } }: Judged, out: Plan): Plan {
 /** A stalled or failed rollout of a new revision: the undo, or why not. */
 function planStalled(pass: Judged, rollout: RolloutStatus, out: Plan): Plan {
   const { obs, prev, tracked: t, attribution: a, verdict: v } = pass;
-  const { onStall } = pass.policy.spec;
   const plan = planUndo(obs, rollout, t.split.onTarget, obs.target.desired);
   // A Failed verdict rests on the crashes it counted, all on Ready nodes: that is the evidence.
   const evidence: Attribution =
     v.state === 'Failed' ? { ...a, owner: 'Revision', revisionEvidence: (rollout.failures?.nodes ?? []).map((f) => f.node) } : a;
-  const blocker = undoBlocker({ obs, rollout, lastUndo: out.lastUndo, undone: prev.undoneRevisions ?? [], plan, a: evidence, v, onStall });
+  const blocker = undoBlocker({ obs, rollout, lastUndo: out.lastUndo, undone: prev.undoneRevisions ?? [], plan, a: evidence, v });
   if (blocker?.repeated) markRepeated(prev, rollout, blocker, out);
   // The plan is shown whenever one exists, so Report mode and a refused undo still say what an undo
   // would restore; it is validated (dry run) once per broken revision.

@@ -225,4 +225,5 @@ function planFields(p: Plan, status: GuardStatus): void {
   if (p.undoSkipped) status.undoSkipped = p.undoSkipped;
   else delete status.undoSkipped;
   if (p.repeatedRevision) status.repeatedRevision = p.repeatedRevision;
+  if (p.forcedRollback) status.forcedRollback = p.forcedRollback;
 }

@@ -1,7 +1,7 @@
 /**
  * Report mode, for the plan phase: what an undo would restore, said in the message (with the commands
- * that would do it by hand for a StatefulSet, which the guard never undoes itself), and validated once
- * by a server-side dry run.
+ * that would do it by hand for a StatefulSet, including the forced rollback an Undo guard makes), and
+ * validated once by a server-side dry run.
  */
 import { undoCommands, units } from '../messages.js';
 import type { BlockedNode, RolloutStatus, UndoPlan } from '../../api/types.js';

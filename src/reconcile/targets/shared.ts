@@ -165,6 +165,7 @@ export function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: numb
     images: [...p.images],
     createdAt: p.metadata.creationTimestamp ?? '',
   };
+  if (p.metadata.uid) v.uid = p.metadata.uid;
   if (p.schedulingAttempted === false) v.schedulingAttempted = false;
   if (p.markedNotReady) v.markedNotReady = true;
   if (p.lastTermination) v.lastTermination = { ...p.lastTermination };

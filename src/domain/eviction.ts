@@ -1,0 +1,53 @@
+/**
+ * The outcome of a forced-rollback eviction (decide/forcedRollback.ts plans it), recorded in the guard's
+ * status and announced: the pod named, and why the guard evicted it.
+ */
+import type { GuardStatus, PlannedEvent } from '../api/types.js';
+import type { Eviction } from '../api/forcedRollback.js';
+import { EventAction, Reason } from '../api/reasons.js';
+import { fmtDuration, truncate } from './messages.js';
+import { EVICTION_BACKOFF_MS, retryAt } from './decide/forcedRollback.js';
+
+/** What the Eviction API answered. */
+export type EvictionOutcome =
+  | { kind: 'Evicted' }
+  /** 429: a PodDisruptionBudget has no room for it now. */
+  | { kind: 'Refused'; detail: string }
+  /** 404, or a UID precondition that no longer holds: the pod is gone or is another pod now. */
+  | { kind: 'Gone' };
+
+/** The status after eviction `pod`/`uid` (recorded as Requested) came back with `outcome`, and its Event. */
+export function recordEviction(
+  status: Readonly<GuardStatus>,
+  pod: string,
+  uid: string,
+  outcome: EvictionOutcome,
+  now: number,
+): { status: GuardStatus; events: PlannedEvent[]; retryAfterMs?: number } {
+  const record = status.forcedRollback;
+  const entry = record?.evictions.find((e) => e.uid === uid);
+  if (!record || !entry) return { status: { ...status }, events: [] };
+  const at = new Date(now).toISOString();
+  const done: Eviction = { ...entry, at, result: outcome.kind };
+  if (outcome.kind === 'Refused') done.message = truncate(outcome.detail, 500);
+  else delete done.message;
+  const next: GuardStatus = {
+    ...status,
+    forcedRollback: { ...record, evictions: record.evictions.map((e) => (e.uid === uid ? done : e)) },
+  };
+  if (outcome.kind === 'Gone') return { status: next, events: [] };
+  if (outcome.kind === 'Evicted') {
+    const note = `Evicted ${pod}: it was not Ready on the undone revision, and under OrderedReady the StatefulSet controller does not replace a pod that never became Ready after a revert; it recreates it on the restored revision`;
+    return { status: next, events: [{ type: 'Normal', reason: Reason.PodEvicted, action: EventAction.Evict, onTarget: true, note }] };
+  }
+  const wait = retryAt(done) - now;
+  const note = truncate(
+    `Eviction of ${pod} refused: ${outcome.detail}; trying again in ${fmtDuration(Math.max(wait, EVICTION_BACKOFF_MS))}, and no other pod is evicted meanwhile`,
+    1000,
+  );
+  return {
+    status: next,
+    events: [{ type: 'Warning', reason: Reason.EvictionRefused, action: EventAction.Evict, onTarget: true, note }],
+    retryAfterMs: wait,
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * The forced rollback of a StatefulSet, through decide: after an undo of a stall on `store`, the pod of
+ * the undone revision that is not Ready is evicted, and only under every condition forcedRollback.ts
+ * lists. Each case runs the same timeline (healthy → stalled → undone) and then one world.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { recordUndoOutcome } from '../../../src/domain/undo.js';
+import { recordEviction } from '../../../src/domain/eviction.js';
+import { EVICTION_BACKOFF_MS, retryAt } from '../../../src/domain/decide/forcedRollback.js';
+import type { NodeView, Observation, PodView, TargetView } from '../../../src/domain/observation.js';
+import type { Decision } from '../../../src/domain/decision.js';
+import type { GuardSpec, GuardStatus } from '../../../src/api/types.js';
+import { HASH, T0, imagePullPod, node, pod, policy, rev, run, sec, targetObs, type Step } from '../../support/fixtures.js';
+
+const A1 = rev(HASH.A, 1);
+const B2 = rev(HASH.B, 2);
+const A3 = rev(HASH.A, 3);
+const T1 = T0 + sec(60);
+const UNDONE = T1 + sec(601);
+
+const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
+  kind: 'StatefulSet',
+  name: 'store',
+  podManagement: 'OrderedReady',
+  ...o,
+});
+/** Ordinal `i` of `store`, its pod named store-i with UID uid-i. */
+const ordinal = (i: number, p: PodView): NodeView => ({
+  ...node(`store-${i}`, [{ ...p, name: `store-${i}`, uid: `uid-${i}` }]),
+  ordinal: i,
+});
+const onA = (i: number): NodeView => ordinal(i, pod({ hash: HASH.A }));
+
+const healthy = targetObs({ nodes: [0, 1, 2].map(onA), revisions: [A1], target: store() });
+const stalled = targetObs({
+  nodes: [onA(0), onA(1), ordinal(2, imagePullPod(HASH.B))],
+  revisions: [A1, B2],
+  target: store({
+    generation: 2,
+    observedGeneration: 2,
+    templateGeneration: '2',
+    images: [`registry.example/decoder:${HASH.B}`],
+    desired: 3,
+    current: 3,
+    ready: 2,
+    updated: 1,
+    available: 2,
+  }),
+});
+/** After the undo: the template is A again (revision 3); `units` as given; observed unless told. */
+const undone = (units: NodeView[], o: Partial<TargetView> = {}): Observation =>
+  targetObs({
+    nodes: units,
+    revisions: [A3, B2],
+    target: store({
+      generation: 3,
+      observedGeneration: 3,
+      templateGeneration: '3',
+      desired: 3,
+      current: 3,
+      ready: 2,
+      updated: 2,
+      available: 2,
+      ...o,
+    }),
+  });
+const stuck = (i = 2, p: Partial<PodView> = {}): NodeView => ordinal(i, { ...imagePullPod(HASH.B), ...p });
+
+function timeline(last: Observation, o: { onStall?: Partial<GuardSpec['onStall']>; extra?: Step[] } = {}): Decision[] {
+  const p = policy({ onStall: { action: 'Undo', ...o.onStall } });
+  const steps: Step[] = [
+    { obs: healthy, at: T0 },
+    { obs: stalled, at: T1 },
+    {
+      obs: stalled,
+      at: T1 + sec(600),
+      persist: (d) => recordUndoOutcome(d.status, { kind: 'Applied' }, UNDONE, 1).status,
+    },
+    { obs: last, at: UNDONE + sec(1) },
+    ...(o.extra ?? []),
+  ];
+  return run(steps, { policy: p });
+}
+
+describe('the forced rollback of a StatefulSet', () => {
+  it('the template back and observed: evicts the pod left on the undone revision, recording the intent first', () => {
+    const ds = timeline(undone([onA(0), onA(1), stuck()]));
+    assert.equal(ds[2]!.action?.kind, 'Undo');
+    const d = ds[3]!;
+    assert.deepEqual(d.action, { kind: 'Evict', pod: 'store-2', uid: 'uid-2', forHash: HASH.B });
+    assert.equal(d.status.state, 'RollingBack');
+    assert.deepEqual(d.status.forcedRollback, {
+      forHash: HASH.B,
+      evictions: [{ pod: 'store-2', uid: 'uid-2', at: new Date(UNDONE + sec(1)).toISOString(), result: 'Requested', attempts: 1 }],
+    });
+    assert.match(d.status.message ?? '', /Forced rollback: evicting store-2, not Ready on the undone revision 2 \(bbb222\)/);
+  });
+
+  const never: Array<[string, Observation, Partial<GuardSpec['onStall']>?]> = [
+    ['before the controller observed the restored template', undone([onA(0), onA(1), stuck()], { observedGeneration: 2 })],
+    ['a Ready pod of the undone revision', undone([onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))])],
+    ['a pod of another revision that is not Ready', undone([onA(0), ordinal(1, imagePullPod(HASH.C)), onA(2)])],
+    ['under Parallel (the controller replaces it itself)', undone([onA(0), onA(1), stuck()], { podManagement: 'Parallel' })],
+    ['with forcedRollback off', undone([onA(0), onA(1), stuck()]), { forcedRollback: false }],
+    ['while another pod of the undone revision is going (one at a time)', undone([onA(0), stuck(1), stuck(2, { deleting: true })])],
+  ];
+  for (const [name, world, onStall] of never) {
+    it(`never ${name}`, () => {
+      const d = timeline(world, onStall ? { onStall } : {})[3]!;
+      assert.notEqual(d.action?.kind, 'Evict', JSON.stringify(d.action));
+      assert.ok(!d.status.forcedRollback?.evictions.length, JSON.stringify(d.status.forcedRollback));
+    });
+  }
+
+  it('never for a DaemonSet, whatever its pods', () => {
+    const dsWorld = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder' });
+    const d = timeline(dsWorld)[3]!;
+    assert.notEqual(d.action?.kind, 'Evict');
+  });
+
+  it('the highest ordinal first, then the next once the first is replaced', () => {
+    const ds = timeline(undone([onA(0), stuck(1), stuck(2)]), {
+      extra: [{ obs: undone([onA(0), stuck(1), onA(2)]), at: UNDONE + sec(20) }],
+    });
+    assert.equal(ds[3]!.action?.kind === 'Evict' && ds[3]!.action.pod, 'store-2');
+    assert.equal(ds[4]!.action?.kind === 'Evict' && ds[4]!.action.pod, 'store-1');
+    assert.deepEqual(
+      ds[4]!.status.forcedRollback?.evictions.map((e) => e.pod),
+      ['store-2', 'store-1'],
+    );
+  });
+
+  it('a pod evicted once is not evicted again while it is still there', () => {
+    const world = undone([onA(0), onA(1), stuck()]);
+    const ds = timeline(world, {
+      extra: [{ obs: world, at: UNDONE + sec(5) }],
+    });
+    // The eviction's outcome, as reconcile records it, stands between the two passes.
+    const evicted = recordEviction(ds[3]!.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2));
+    const again = run([{ obs: world, at: UNDONE + sec(5) }], {
+      initial: evicted.status,
+      policy: policy({ onStall: { action: 'Undo' } }),
+    })[0]!;
+    assert.equal(again.action, undefined);
+    assert.deepEqual(
+      evicted.events.map((e) => e.reason),
+      ['PodEvicted'],
+    );
+  });
+
+  it('a refusal (a PodDisruptionBudget without room) is retried after its backoff, the same pod only', () => {
+    const world = undone([onA(0), stuck(1), stuck(2)]);
+    const first = timeline(world)[3]!;
+    const refusedAt = UNDONE + sec(2);
+    const refused = recordEviction(
+      first.status,
+      'store-2',
+      'uid-2',
+      { kind: 'Refused', detail: "Cannot evict pod as it would violate the pod's disruption budget." },
+      refusedAt,
+    );
+    assert.deepEqual(
+      refused.events.map((e) => e.reason),
+      ['EvictionRefused'],
+    );
+    assert.equal(refused.retryAfterMs, EVICTION_BACKOFF_MS);
+    const p = policy({ onStall: { action: 'Undo' } });
+    const early = run([{ obs: world, at: refusedAt + EVICTION_BACKOFF_MS - 1 }], { initial: refused.status, policy: p })[0]!;
+    assert.equal(early.action, undefined, 'not before the backoff, and not store-1 meanwhile');
+    assert.equal(early.requeueAfterMs !== undefined && early.requeueAfterMs <= EVICTION_BACKOFF_MS, true);
+    assert.match(early.status.message ?? '', /evicting store-2 was refused \(Cannot evict pod/);
+    const due = run([{ obs: world, at: refusedAt + EVICTION_BACKOFF_MS }], { initial: refused.status, policy: p })[0]!;
+    assert.deepEqual(due.action, { kind: 'Evict', pod: 'store-2', uid: 'uid-2', forHash: HASH.B });
+    assert.equal(due.status.forcedRollback?.evictions[0]?.attempts, 2);
+  });
+
+  it('the backoff doubles per refusal, up to five minutes', () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const waits = [1, 2, 3, 10].map((attempts) => retryAt({ pod: 'p', uid: 'u', at, result: 'Refused', attempts }) - Date.parse(at));
+    assert.deepEqual(waits, [10_000, 20_000, 40_000, 300_000]);
+  });
+
+  it('a pod recreated under the same name (another UID) is a new pod: the old record does not hold it back', () => {
+    const world = undone([onA(0), onA(1), stuck()]);
+    const first = timeline(world)[3]!;
+    const evicted = recordEviction(first.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2));
+    // Its replacement on the undone revision (a person re-applied it, say) is not Ready either.
+    const replacement = stuck();
+    replacement.pods[0]!.uid = 'uid-2b';
+    const recreated = undone([onA(0), onA(1), replacement]);
+    const next = run([{ obs: recreated, at: UNDONE + sec(30) }], {
+      initial: evicted.status,
+      policy: policy({ onStall: { action: 'Undo' } }),
+    })[0]!;
+    assert.deepEqual(next.action, { kind: 'Evict', pod: 'store-2', uid: 'uid-2b', forHash: HASH.B });
+  });
+
+  it('a guard switched to Report after its undo never evicts; its message still names what is stuck', () => {
+    const world = undone([onA(0), onA(1), stuck()]);
+    const ds = timeline(world, { extra: [{ obs: world, at: UNDONE + sec(1), policy: policy({ onStall: { action: 'Report' } }) }] });
+    const after: Decision = ds[4]!;
+    assert.notEqual(after.action?.kind, 'Evict');
+    const prevStatus: GuardStatus = ds[3]!.status;
+    assert.equal(after.status.forcedRollback?.forHash, prevStatus.forcedRollback?.forHash, 'the record is kept');
+  });
+
+  it("every field it records is in the CRD's status schema: the API server prunes what the schema lacks", () => {
+    type Props = { properties?: Record<string, Props>; items?: Props };
+    const crd = parseYaml(readFileSync(new URL('../../../../config/crd/rolloutguards.yaml', import.meta.url), 'utf8')) as {
+      spec: { versions: Array<{ schema: { openAPIV3Schema: Props } }> };
+    };
+    const schema = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!.status!.properties!.forcedRollback!;
+    const record = timeline(undone([onA(0), onA(1), stuck()]))[3]!.status.forcedRollback!;
+    const refused = recordEviction({ forcedRollback: record }, 'store-2', 'uid-2', { kind: 'Refused', detail: 'no room' }, UNDONE);
+    const full = refused.status.forcedRollback!;
+    assert.deepEqual(
+      Object.keys(full).filter((k) => !(k in schema.properties!)),
+      [],
+    );
+    const item = schema.properties!.evictions!.items!.properties!;
+    assert.deepEqual(
+      Object.keys(full.evictions[0]!).filter((k) => !(k in item)),
+      [],
+    );
+  });
+});
