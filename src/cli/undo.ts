@@ -107,13 +107,6 @@ async function resolveGuard(
       code: ExitCode.Usage,
       message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.daemonSets)`,
     };
-  // A StatefulSet's undo must also replace the pods its controller will not (OrderedReady waits forever
-  // for a broken pod): the operator does both for an Undo guard; this command makes the template undo only.
-  if (guard && guard.spec.targetRef.kind !== 'DaemonSet')
-    return {
-      code: ExitCode.Refused,
-      message: `undo refused: RolloutGuard ${name} guards ${guard.spec.targetRef.kind} ${guard.spec.targetRef.name}; this command does not undo a StatefulSet: set the guard's onStall.action to Undo, and the operator restores the template and evicts the pods its controller would leave stuck (kubectl describe rg ${name} names them)`,
-    };
   if (guard) return { guard, guards };
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };
   return {
@@ -146,7 +139,7 @@ async function judge(
       createdAt: guard.metadata.creationTimestamp ?? '',
     };
     const { obs, decision } = observer.pass(guard.status ?? {}, policy, now());
-    return judgeUndo(obs, decision, { namespace, name: target }, guard.status ?? {});
+    return judgeUndo(obs, decision, { namespace, name: target }, guard.status ?? {}, withDefaults(guard.spec));
   } finally {
     await observer.stop();
   }
@@ -173,9 +166,9 @@ export async function undo(
     return v.code;
   }
   const r = v.request;
-  const where = `DaemonSet ${r.namespace}/${r.name} (RolloutGuard ${guard.metadata.name})`;
+  const where = `${r.kind} ${r.namespace}/${r.name} (RolloutGuard ${guard.metadata.name})`;
   if (opts.dryRun) {
-    io.out(`would undo ${where}: ${v.summary}, from ControllerRevision ${r.toRevisionName}`);
+    io.out(`would undo ${where}: ${v.summary}, from ControllerRevision ${r.toRevisionName}${v.then ? `; ${v.then}` : ''}`);
     const d = await port.dryRun(r.kind, r.namespace, r.name, r.toRevisionName);
     if (d.kind === 'Accepted') {
       io.out('server-side dry run: accepted (nothing was changed)');
@@ -186,6 +179,7 @@ export async function undo(
   }
   const o = outcomeVerdict(await port.undo(r), v.summary);
   (o.code === ExitCode.Ok ? io.out : io.err)(o.code === ExitCode.Ok ? `${where}: ${o.message}` : `rollout-guard undo: ${o.message}`);
+  if (o.code === ExitCode.Ok && v.then) io.out(v.then);
   return o.code;
 }
 

@@ -7,7 +7,7 @@
 import type { SlimGuard } from '../api/objects.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
-import { fmtRev } from '../domain/messages.js';
+import { fmtRev, units } from '../domain/messages.js';
 import type { Observation } from '../domain/observation.js';
 import { undoRequest, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import { ExitCode } from './command.js';
@@ -15,7 +15,14 @@ import { ExitCode } from './command.js';
 export type UndoAction = Extract<PlannedAction, { kind: 'Undo' }>;
 
 /** What the plan says: undo (with the request the operator would send), or refused and why. */
-export type UndoVerdict = { kind: 'Undo'; request: UndoRequest; summary: string } | { kind: 'Refused'; code: number; message: string };
+export type UndoVerdict =
+  | {
+      kind: 'Undo';
+      request: UndoRequest;
+      summary: string;
+      /** What follows the template undo (a StatefulSet's stuck pods). */ then?: string;
+    }
+  | { kind: 'Refused'; code: number; message: string };
 
 /** The spec the undo is judged by: the guard's, asking for the undo now (the person running undo is the delay). */
 export function undoSpec(spec: GuardSpec): GuardSpec {
@@ -46,11 +53,16 @@ const refused = (message: string): UndoVerdict => ({ kind: 'Refused', code: Exit
 export function judgeUndo(
   obs: Observation,
   d: Decision,
-  target: { namespace: string; name: string },
+  target: { namespace: string; name: string; kind?: string },
   operator: Readonly<GuardStatus>,
+  spec?: Readonly<GuardSpec>,
 ): UndoVerdict {
   if (obs.kind === 'TargetMissing')
-    return { kind: 'Refused', code: ExitCode.NotFound, message: `DaemonSet ${target.name} not found in namespace ${target.namespace}` };
+    return {
+      kind: 'Refused',
+      code: ExitCode.NotFound,
+      message: `${target.kind ?? 'DaemonSet'} ${target.name} not found in namespace ${target.namespace}`,
+    };
   if (obs.kind === 'TargetDeleting') return { kind: 'Refused', code: ExitCode.NotFound, message: d.status.message ?? 'being deleted' };
   const s = d.status;
   const state = s.state ?? 'Unknown';
@@ -59,10 +71,12 @@ export function judgeUndo(
     const nodes = s.undoPlan?.nodes;
     const to = fmtRev({ revision: s.lastUndo?.toRevision ?? s.undoPlan?.toRevision, hash: a.toHash });
     const from = fmtRev({ revision: s.lastUndo?.fromRevision, hash: a.fromHash });
-    const summary = `restore ${to} in place of ${state.toLowerCase()} ${from}${nodes !== undefined ? ` on ${nodes} node(s)` : ''}`;
+    const summary = `restore ${to} in place of ${state.toLowerCase()} ${from}${nodes !== undefined ? ` on ${units(obs.target.kind, nodes)}` : ''}`;
     const withoutVerdict = withoutOperatorVerdict(operator, a.fromHash);
     if (withoutVerdict) return refused(withoutVerdict);
-    return { kind: 'Undo', request: undoRequest('DaemonSet', target.namespace, target.name, a), summary };
+    const kind = obs.target.kind;
+    const then = spec ? afterUndo(obs, a.fromHash, spec) : undefined;
+    return { kind: 'Undo', request: undoRequest(kind, target.namespace, target.name, a), summary, ...(then ? { then } : {}) };
   }
   // Another guard in charge of the DaemonSet, or this one suspended: the operator acts on nothing.
   if (state === 'Conflict') return refused(`undo refused (Conflict): ${s.message ?? 'another guard is in charge of the DaemonSet'}`);
@@ -104,4 +118,22 @@ export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number;
     case 'Failed':
       return { code: ExitCode.Failure, message: `undo failed: ${o.detail}` };
   }
+}
+
+/**
+ * After a StatefulSet's template undo under OrderedReady: the pods of the undone revision that are not
+ * Ready, which its controller will not replace, and who evicts them (the operator, for a guard whose
+ * onStall.action is Undo with forcedRollback on; else a person, with the command).
+ */
+export function afterUndo(obs: Extract<Observation, { kind: 'Target' }>, fromHash: string, spec: Readonly<GuardSpec>): string | undefined {
+  if (obs.target.kind !== 'StatefulSet' || obs.target.podManagement !== 'OrderedReady') return undefined;
+  const stuck = obs.nodes
+    .flatMap((u) => u.pods.filter((p) => p.hash === fromHash && !p.ready && !p.deleting).map((p) => ({ p, o: u.ordinal ?? -1 })))
+    .sort((a, b) => b.o - a.o)
+    .map((s) => s.p.name);
+  if (stuck.length === 0) return undefined;
+  const pods = stuck.join(', ');
+  if (spec.onStall.action === 'Undo' && spec.onStall.forcedRollback)
+    return `then the operator evicts ${pods}, one at a time (not Ready on the undone revision: under OrderedReady the StatefulSet controller does not replace ${stuck.length === 1 ? 'it' : 'them'})`;
+  return `then ${pods} must go by hand: kubectl delete pod ${stuck.join(' ')} -n ${obs.target.namespace} (under OrderedReady the StatefulSet controller does not replace ${stuck.length === 1 ? 'it' : 'them'}, and this guard does not evict: its onStall.action is not Undo, or forcedRollback is off)`;
 }

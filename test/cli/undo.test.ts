@@ -5,16 +5,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimGuard } from '../../src/api/objects.js';
-import type { GuardStatus } from '../../src/api/types.js';
+import type { GuardSpec, GuardStatus } from '../../src/api/types.js';
 import { ExitCode } from '../../src/cli/command.js';
 import { parseUndoArgs } from '../../src/cli/undo.js';
-import { guardOf, judgeUndo, outcomeVerdict, undoSpec } from '../../src/cli/undoPlan.js';
+import { afterUndo, guardOf, judgeUndo, outcomeVerdict, undoSpec } from '../../src/cli/undoPlan.js';
 import { decide } from '../../src/domain/decide/decide.js';
 import type { Decision } from '../../src/domain/decision.js';
-import type { Observation } from '../../src/domain/observation.js';
+import type { NodeView, Observation } from '../../src/domain/observation.js';
 import type { UndoOutcome } from '../../src/domain/undo.js';
 import { UsageError } from '../../src/runtime/config.js';
-import { DS_NAME, HASH, T0, missingObs, nodesOn, sec, targetObs } from '../support/fixtures.js';
+import { DS_NAME, HASH, T0, missingObs, nodesOn, pod, sec, targetObs } from '../support/fixtures.js';
 import { classicStall, p } from '../support/getViews.js';
 
 const TARGET = { namespace: 'gpu-system', name: DS_NAME };
@@ -191,5 +191,45 @@ describe('guardOf', () => {
     ];
     assert.equal(guardOf(guards, 'decoder')?.metadata.name, 'a');
     assert.equal(guardOf(guards, 'missing'), undefined);
+  });
+});
+
+describe('afterUndo: what follows a StatefulSet template undo', () => {
+  const ordinal = (i: number, hash: string, ready: boolean): NodeView => ({
+    node: `store-${i}`,
+    ordinal: i,
+    eligible: true,
+    pods: [{ ...pod({ hash }), name: `store-${i}`, ready, available: ready }],
+  });
+  const store = (podManagement: 'OrderedReady' | 'Parallel'): Extract<Observation, { kind: 'Target' }> =>
+    targetObs({
+      nodes: [ordinal(0, HASH.A, true), ordinal(1, HASH.B, false), ordinal(2, HASH.B, false)],
+      target: { kind: 'StatefulSet', name: 'store', namespace: 'db', podManagement },
+    }) as Extract<Observation, { kind: 'Target' }>;
+  const withStall = (action: 'Undo' | 'Report', forcedRollback = true): GuardSpec => ({
+    ...p.spec,
+    onStall: { action, delaySeconds: 0, forcedRollback },
+  });
+
+  it('an Undo guard: the operator evicts the stuck pods, highest ordinal first', () => {
+    assert.equal(
+      afterUndo(store('OrderedReady'), HASH.B, withStall('Undo')),
+      'then the operator evicts store-2, store-1, one at a time (not Ready on the undone revision: under OrderedReady the StatefulSet controller does not replace them)',
+    );
+  });
+
+  it('a Report guard, or forcedRollback off: the command a person runs', () => {
+    for (const spec of [withStall('Report'), withStall('Undo', false)])
+      assert.match(
+        afterUndo(store('OrderedReady'), HASH.B, spec) ?? '',
+        /^then store-2, store-1 must go by hand: kubectl delete pod store-2 store-1 -n db /,
+      );
+  });
+
+  it('nothing under Parallel, for a DaemonSet, or when no pod is stuck', () => {
+    assert.equal(afterUndo(store('Parallel'), HASH.B, withStall('Undo')), undefined);
+    assert.equal(afterUndo(store('OrderedReady'), HASH.C, withStall('Undo')), undefined);
+    const ds = targetObs({ nodes: nodesOn(HASH.B) }) as Extract<Observation, { kind: 'Target' }>;
+    assert.equal(afterUndo(ds, HASH.B, withStall('Undo')), undefined);
   });
 });

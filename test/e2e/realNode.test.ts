@@ -18,7 +18,7 @@ import { POOL_LABEL, holdsFor } from '../support/cluster.js';
 import { GuardReader, type GuardObj, type NodeEntry } from '../support/guards.js';
 import { OperatorProcess, ROOT, guard } from '../support/operator.js';
 
-const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term', 'stspull', 'stsexit'] as const;
+const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term', 'stspull', 'stsexit', 'stsundo'] as const;
 type Case = (typeof CASES)[number];
 
 let pc: PrivateCluster;
@@ -78,10 +78,15 @@ function statefulSet(n: string, c: Partial<Container> = {}): Record<string, unkn
   };
 }
 
-/** The StatefulSet `store` guarded (Report) and Healthy on the real node, then `broken` applied. */
-async function rollOutStatefulSet(c: Case, broken: Partial<Container>): Promise<GuardObj> {
+/** The StatefulSet `store` guarded (Report unless told) and Healthy on the real node, then `broken` applied. */
+async function rollOutStatefulSet(c: Case, broken: Partial<Container>, action: 'Report' | 'Undo' = 'Report'): Promise<GuardObj> {
   const n = ns[c];
-  const spec = { targetRef: { kind: 'StatefulSet', name: 'store' }, suspectAfterSeconds: 3, progressDeadlineSeconds: 20 };
+  const spec = {
+    targetRef: { kind: 'StatefulSet', name: 'store' },
+    suspectAfterSeconds: 3,
+    progressDeadlineSeconds: 20,
+    onStall: { action },
+  };
   await pc.apply(statefulSet(n));
   await pc.apply(guard('store', n, 'store', spec));
   await read.waitGuard(
@@ -92,7 +97,10 @@ async function rollOutStatefulSet(c: Case, broken: Partial<Container>): Promise<
     'store',
   );
   await pc.apply(statefulSet(n, broken));
-  return read.waitGuard(n, (g) => g.status?.state === 'Stalled' || g.status?.state === 'Failed', 'Stalled or Failed', 150_000, 'store');
+  // An Undo guard goes on past the verdict at once: its caller waits for what follows.
+  const judged = (g: GuardObj): boolean =>
+    ['Stalled', 'Failed', ...(action === 'Undo' ? ['RollingBack', 'RolledBack'] : [])].includes(g.status?.state ?? '');
+  return read.waitGuard(n, judged, 'Stalled or Failed', 150_000, 'store');
 }
 
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> =>
@@ -304,6 +312,23 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
       entries(g).some((x) => x.node === 'store-1'),
       JSON.stringify(g.status),
     );
+  });
+
+  it('a StatefulSet, Undo: the template restored and the stuck pod evicted by the real kubelet, both pods Ready on one revision', async () => {
+    await rollOutStatefulSet('stsundo', { image: 'registry.invalid/store:2' }, 'Undo');
+    const n = ns.stsundo;
+    const g = await read.waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 150_000, 'store');
+    assert.equal(g.status?.undoneRevisions?.length, 1, 'one undo');
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result]),
+      [['store-1', 'Evicted']],
+    );
+    const sts = await pc.kubectlJson<{ status: { readyReplicas?: number; currentRevision?: string; updateRevision?: string } }>(
+      ['get', 'sts', 'store'],
+      { ns: n },
+    );
+    assert.equal(sts.status.readyReplicas, 2);
+    assert.equal(sts.status.currentRevision, sts.status.updateRevision);
   });
 
   it("npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime's words and undone", async () => {

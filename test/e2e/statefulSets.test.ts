@@ -13,7 +13,15 @@ import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 import { runCli, shown } from '../support/cli.js';
-import { pinnedVolumes, setStoreImage, settledSts, stsPods, storeStatefulSet, type StoreOptions } from '../support/statefulSets.js';
+import {
+  pinnedVolumes,
+  setStoreImage,
+  settledSts,
+  stsPods,
+  storeStatefulSet,
+  type PodRow,
+  type StoreOptions,
+} from '../support/statefulSets.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
 const SCENARIOS = [
@@ -30,6 +38,10 @@ const SCENARIOS = [
   'claim',
   'undo',
   'pdb',
+  'revert',
+  'revertundo',
+  'canaryundo',
+  'parallelundo',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
@@ -339,5 +351,66 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     const last = done.status?.forcedRollback?.evictions.find((e) => e.pod === 'store-2');
     assert.equal(last?.result, 'Evicted');
     assert.ok((last?.attempts ?? 0) >= 2, JSON.stringify(last));
+  });
+
+  /** Rolls a broken image to `ns`'s store, then reverts it by hand once store-2 fails, as a person would. */
+  async function revertByHand(ns: string): Promise<PodRow> {
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const broken = await waitFor(
+      async () => {
+        const p = (await stsPods(ns)).get('store-2');
+        return p?.waiting === 'ImagePullBackOff' || p?.waiting === 'ErrImagePull' ? p : undefined;
+      },
+      { timeoutMs: 60_000, describe: 'store-2 failing to pull' },
+    );
+    await kubectl(['rollout', 'undo', 'statefulset/store'], { ns });
+    return broken;
+  }
+
+  it("a person's revert left stuck: a Report guard says the controller will not replace the pod, and names the command", async () => {
+    const ns = await guarded('revert');
+    const broken = await revertByHand(ns);
+    const g = await waitStore(ns, (x) => /still on .* and not Ready/.test(x.status?.message ?? ''), 'the stuck pod named');
+    assert.match(
+      g.status?.message ?? '',
+      /Reverted by a person or tool to .*, but store-2 is still on .* and not Ready: under OrderedReady the StatefulSet controller will not replace it; kubectl delete pod store-2 -n \S+ finishes the rollback/,
+    );
+    assert.notEqual(g.status?.state, 'Healthy');
+    assert.equal((await stsPods(ns)).get('store-2')?.uid, broken.uid, 'a Report guard evicts nothing');
+  });
+
+  it("a person's revert left stuck: an Undo guard finishes it by evicting the stuck pod, with no undo of its own", async () => {
+    const ns = await guarded('revertundo', {}, { onStall: { action: 'Undo' }, suspectAfterSeconds: 60, progressDeadlineSeconds: 120 });
+    await revertByHand(ns);
+    await settledSts(ns);
+    const g = await waitStore(ns, (x) => x.status?.state === 'Healthy', 'Healthy on the reverted revision');
+    assert.equal(g.status?.lastUndo, undefined, 'the person reverted; the guard did not undo');
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result]),
+      [['store-2', 'Evicted']],
+    );
+  });
+
+  it('partition 2 of 3, a broken canary, Undo: only the canary ordinal is evicted; the others keep their pods', async () => {
+    const ns = await guarded('canaryundo', { partition: 2 }, { onStall: { action: 'Undo' } });
+    const before = await stsPods(ns);
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
+    await settledSts(ns);
+    const after = await stsPods(ns);
+    for (const name of ['store-0', 'store-1']) assert.equal(after.get(name)?.uid, before.get(name)?.uid, `${name} untouched`);
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result]),
+      [['store-2', 'Evicted']],
+    );
+  });
+
+  it('Parallel, a broken revision, Undo: the controller replaces the broken pod itself, and the guard evicts nothing', async () => {
+    const ns = await guarded('parallelundo', { policy: 'Parallel' }, { onStall: { action: 'Undo' } });
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
+    await settledSts(ns);
+    assert.equal(g.status?.lastUndo?.result, 'Complete');
+    assert.equal(g.status?.forcedRollback, undefined, 'no eviction under Parallel');
   });
 });

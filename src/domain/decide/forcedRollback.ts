@@ -6,15 +6,17 @@
  * eviction (the Eviction API honours PodDisruptionBudgets), under every one of these conditions:
  *  - the target is a StatefulSet under OrderedReady (under Parallel the controller replaces the pod
  *    itself), the guard's action is Undo and onStall.forcedRollback is on;
- *  - the rollout is a rollback (an undo recorded by a guard) and the controller has observed the
- *    restored template: never before the template is back;
+ *  - the rollout returns to the previous revision (an undo recorded by a guard, or a person's or GitOps
+ *    tool's revert: a person asked for the old revision, and the stuck pod is what stands in the way)
+ *    and the controller has observed the restored template: never before the template is back;
  *  - the pod is on the undone revision, not Ready and not being deleted: never a Ready pod, never a pod
  *    of another revision;
  *  - no pod of the undone revision is being deleted (one at a time), highest ordinal first, as the
  *    controller itself proceeds;
  *  - a refused eviction (a budget without room) is retried with backoff, the same pod only; no other
  *    pod is touched meanwhile.
- * Every eviction is recorded in status before it is made (result Requested) and after (reconcile).
+ * Every eviction is recorded in status before it is made (result Requested) and after (reconcile). A
+ * guard that does not evict (Report, or forcedRollback off) says which pods stay stuck and the command.
  */
 import { EVICTIONS_CAP, type Eviction, type ForcedRollback } from '../../api/forcedRollback.js';
 import { fmtDuration, fmtRev } from '../messages.js';
@@ -37,12 +39,15 @@ interface Stuck {
   ordinal: number;
 }
 
-/** Whether this pass may force the rollback at all (see the conditions at the top of this file). */
-function applies({ obs: { target }, policy: { spec }, tracked: t }: Judged): string | undefined {
+/**
+ * The revision left behind by a return to the previous one: our undo, any guard's (rollback) or a person's
+ * or a GitOps tool's revert (restored), on a StatefulSet under OrderedReady whose controller has observed
+ * the restored template. Undefined when there is none, or before the template is back.
+ */
+function leftBehind({ obs: { target }, tracked: t }: Judged): string | undefined {
   if (target.kind !== 'StatefulSet' || target.podManagement !== 'OrderedReady') return undefined;
-  if (spec.onStall.action !== 'Undo' || !spec.onStall.forcedRollback) return undefined;
   const r = t.rollout;
-  if (!r?.rollback || !r.fromRevision || r.fromRevision.hash === r.toRevision.hash) return undefined;
+  if (!(r?.rollback || r?.restored) || !r.fromRevision || r.fromRevision.hash === r.toRevision.hash) return undefined;
   if (target.observedGeneration < target.generation) return undefined;
   return r.fromRevision.hash;
 }
@@ -51,18 +56,24 @@ function applies({ obs: { target }, policy: { spec }, tracked: t }: Judged): str
 export function planForcedRollback(pass: Judged, plan: Plan): Plan {
   const out: Plan = { ...plan };
   const kept = pass.prev.forcedRollback;
-  const undone = applies(pass);
+  const undone = leftBehind(pass);
   if (!undone) {
     if (kept) out.forcedRollback = kept;
     return out;
   }
-  const record: ForcedRollback = kept?.forHash === undone ? kept : { forHash: undone, evictions: [] };
-  out.forcedRollback = record;
-  if (plan.action) return out;
   const onUndone: Stuck[] = pass.obs.nodes.flatMap((u) =>
     u.pods.filter((p) => p.hash === undone).map((pod) => ({ pod, ordinal: u.ordinal ?? -1 })),
   );
-  const from = fmtRev(pass.tracked.rollout?.fromRevision);
+  const rollout = pass.tracked.rollout;
+  const from = fmtRev(rollout?.fromRevision);
+  const { onStall } = pass.policy.spec;
+  if (onStall.action !== 'Undo' || !onStall.forcedRollback) {
+    if (kept) out.forcedRollback = kept;
+    return saidStuck(pass, out, onUndone, from);
+  }
+  const record: ForcedRollback = kept?.forHash === undone ? kept : { forHash: undone, evictions: [] };
+  out.forcedRollback = record;
+  if (plan.action) return out;
   const going = onUndone.find((s) => s.pod.deleting);
   if (going) {
     out.messageSuffix += ` Forced rollback: ${going.pod.name} of the undone ${from} is going; the next waits for it.`;
@@ -71,6 +82,20 @@ export function planForcedRollback(pass: Judged, plan: Plan): Plan {
   const next = onUndone.filter((s) => !s.pod.ready && s.pod.uid).sort((a, b) => b.ordinal - a.ordinal)[0];
   if (!next?.pod.uid) return out;
   return evict(pass, out, record, next, from);
+}
+
+/**
+ * The guard does not evict (Report, or forcedRollback off): it says which pods the revert left behind,
+ * that the controller will not replace them, and the command that would.
+ */
+function saidStuck(pass: Judged, out: Plan, onUndone: readonly Stuck[], from: string): Plan {
+  const stuck = onUndone.filter((s) => !s.pod.ready && !s.pod.deleting).sort((a, b) => b.ordinal - a.ordinal);
+  if (stuck.length === 0) return out;
+  const names = stuck.map((s) => s.pod.name);
+  const who = pass.tracked.rollout?.restored ? 'Reverted by a person or tool' : 'Reverted';
+  const be = names.length === 1 ? 'is' : 'are';
+  out.messageSuffix += ` ${who} to ${fmtRev(pass.tracked.rollout?.toRevision)}, but ${names.join(', ')} ${be} still on ${from} and not Ready: under OrderedReady the StatefulSet controller will not replace ${names.length === 1 ? 'it' : 'them'}; kubectl delete pod ${names.join(' ')} -n ${pass.obs.target.namespace} finishes the rollback.`;
+  return out;
 }
 
 function evict(pass: Judged, out: Plan, record: ForcedRollback, next: Stuck, from: string): Plan {

@@ -226,4 +226,43 @@ describe('the forced rollback of a StatefulSet', () => {
       [],
     );
   });
+
+  describe("a person's revert that leaves a pod stuck", () => {
+    /** Healthy, stalled on B, then reverted by hand to A (revision 3) before the guard's deadline. */
+    const reverted = (onStall: Partial<GuardSpec['onStall']>): Decision => {
+      const world = undone([onA(0), onA(1), stuck()]);
+      return run(
+        [
+          { obs: healthy, at: T0 },
+          { obs: stalled, at: T1 },
+          { obs: world, at: T1 + sec(30) },
+        ],
+        { policy: policy({ onStall }) },
+      )[2]!;
+    };
+
+    it('an Undo guard finishes it: the stuck pod evicted, no undo of its own', () => {
+      const d = reverted({ action: 'Undo' });
+      assert.equal(d.status.rollout?.restored, true);
+      assert.deepEqual(d.action, { kind: 'Evict', pod: 'store-2', uid: 'uid-2', forHash: HASH.B });
+      assert.equal(d.status.lastUndo, undefined);
+    });
+
+    it('a Report guard says so, names the command, and is not Healthy', () => {
+      const d = reverted({ action: 'Report' });
+      assert.notEqual(d.action?.kind, 'Evict');
+      assert.notEqual(d.status.state, 'Healthy');
+      assert.notEqual(d.status.state, 'RolledBack');
+      assert.match(
+        d.status.message ?? '',
+        /Reverted by a person or tool to revision 3 \(aaa111\), but store-2 is still on revision 2 \(bbb222\) and not Ready: under OrderedReady the StatefulSet controller will not replace it; kubectl delete pod store-2 -n default finishes the rollback\./,
+      );
+    });
+
+    it('an Undo guard with forcedRollback off says the same, and evicts nothing', () => {
+      const d = reverted({ action: 'Undo', forcedRollback: false });
+      assert.notEqual(d.action?.kind, 'Evict');
+      assert.match(d.status.message ?? '', /store-2 is still on revision 2 \(bbb222\)/);
+    });
+  });
 });
