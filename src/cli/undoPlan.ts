@@ -8,6 +8,7 @@ import type { SlimGuard } from '../api/objects.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import { fmtRev, units } from '../domain/messages.js';
+import { stuckOn } from '../domain/decide/forcedRollback.js';
 import type { Observation } from '../domain/observation.js';
 import { undoRequest, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import { ExitCode } from './command.js';
@@ -127,10 +128,7 @@ export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number;
  */
 export function afterUndo(obs: Extract<Observation, { kind: 'Target' }>, fromHash: string, spec: Readonly<GuardSpec>): string | undefined {
   if (obs.target.kind !== 'StatefulSet' || obs.target.podManagement !== 'OrderedReady') return undefined;
-  const stuck = obs.nodes
-    .flatMap((u) => u.pods.filter((p) => p.hash === fromHash && !p.ready && !p.deleting).map((p) => ({ p, o: u.ordinal ?? -1 })))
-    .sort((a, b) => b.o - a.o)
-    .map((s) => s.p.name);
+  const stuck = stuckOn(obs.nodes, fromHash).map((s) => s.pod.name);
   if (stuck.length === 0) return undefined;
   const pods = stuck.join(', ');
   if (spec.onStall.action === 'Undo' && spec.onStall.forcedRollback)

@@ -16,6 +16,7 @@ import {
 } from '../api/objects.js';
 import { TARGET_KINDS, type TargetKind } from '../api/types.js';
 import type { Caches } from './caches.js';
+import { ordinalOf } from '../reconcile/targets/statefulSet.js';
 import type { InformerSet, Meta } from './informerSet.js';
 
 /** Where the keys go: the guards' queue (`namespace/name`) and the policies' queue (a name). */
@@ -198,10 +199,6 @@ function claimOwners(caches: Caches, namespace: string, claim: string): string[]
   return caches.statefulSets
     .list()
     .filter((s) => (s.metadata.namespace ?? '') === namespace)
-    .filter((s) =>
-      s.spec.claimTemplates.some(
-        (t) => /^\d+$/.test(claim.slice(`${t}-${s.metadata.name}-`.length)) && claim.startsWith(`${t}-${s.metadata.name}-`),
-      ),
-    )
+    .filter((s) => s.spec.claimTemplates.some((t) => ordinalOf(`${t}-${s.metadata.name}`, claim) !== undefined))
     .map((s) => s.metadata.name);
 }

@@ -20,7 +20,9 @@
  */
 import { EVICTIONS_CAP, type Eviction, type ForcedRollback } from '../../api/forcedRollback.js';
 import { fmtDuration, fmtRev } from '../messages.js';
-import type { PodView } from '../observation.js';
+import type { NodeView, PodView } from '../observation.js';
+import { nodeFault } from '../nodeAttribution.js';
+import { claimFault } from '../claimAttribution.js';
 import type { Judged, Plan } from './pass.js';
 
 /** The first retry of a refused eviction, doubled per refusal up to the cap. */
@@ -37,6 +39,22 @@ export function retryAt(e: Eviction): number {
 interface Stuck {
   pod: PodView;
   ordinal: number;
+}
+
+/**
+ * The pods left on revision `hash` that are not Ready and not going, highest ordinal first: the ones its
+ * controller will not replace. Not one whose node is down, or whose claim keeps it from its node: a pod
+ * of the restored revision would wait there the same way, and evicting it helps nothing.
+ */
+export function stuckOn(units: readonly NodeView[], hash: string): Stuck[] {
+  return units
+    .filter((u) => !nodeFault(u.health))
+    .flatMap((u) =>
+      u.pods
+        .filter((p) => p.hash === hash && !p.ready && !p.deleting && !claimFault(u, p, p.waitingMessage ?? ''))
+        .map((pod) => ({ pod, ordinal: u.ordinal ?? -1 })),
+    )
+    .sort((a, b) => b.ordinal - a.ordinal);
 }
 
 /**
@@ -61,25 +79,23 @@ export function planForcedRollback(pass: Judged, plan: Plan): Plan {
     if (kept) out.forcedRollback = kept;
     return out;
   }
-  const onUndone: Stuck[] = pass.obs.nodes.flatMap((u) =>
-    u.pods.filter((p) => p.hash === undone).map((pod) => ({ pod, ordinal: u.ordinal ?? -1 })),
-  );
+  const stuck = stuckOn(pass.obs.nodes, undone);
   const rollout = pass.tracked.rollout;
   const from = fmtRev(rollout?.fromRevision);
   const { onStall } = pass.policy.spec;
   if (onStall.action !== 'Undo' || !onStall.forcedRollback) {
     if (kept) out.forcedRollback = kept;
-    return saidStuck(pass, out, onUndone, from);
+    return saidStuck(pass, out, stuck, from);
   }
   const record: ForcedRollback = kept?.forHash === undone ? kept : { forHash: undone, evictions: [] };
   out.forcedRollback = record;
   if (plan.action) return out;
-  const going = onUndone.find((s) => s.pod.deleting);
+  const going = pass.obs.nodes.flatMap((u) => u.pods).find((p) => p.hash === undone && p.deleting);
   if (going) {
-    out.messageSuffix += ` Forced rollback: ${going.pod.name} of the undone ${from} is going; the next waits for it.`;
+    out.messageSuffix += ` Forced rollback: ${going.name} of the undone ${from} is going; the next waits for it.`;
     return out;
   }
-  const next = onUndone.filter((s) => !s.pod.ready && s.pod.uid).sort((a, b) => b.ordinal - a.ordinal)[0];
+  const next = stuck.find((s) => s.pod.uid);
   if (!next?.pod.uid) return out;
   return evict(pass, out, record, next, from);
 }
@@ -88,8 +104,7 @@ export function planForcedRollback(pass: Judged, plan: Plan): Plan {
  * The guard does not evict (Report, or forcedRollback off): it says which pods the revert left behind,
  * that the controller will not replace them, and the command that would.
  */
-function saidStuck(pass: Judged, out: Plan, onUndone: readonly Stuck[], from: string): Plan {
-  const stuck = onUndone.filter((s) => !s.pod.ready && !s.pod.deleting).sort((a, b) => b.ordinal - a.ordinal);
+function saidStuck(pass: Judged, out: Plan, stuck: readonly Stuck[], from: string): Plan {
   if (stuck.length === 0) return out;
   const names = stuck.map((s) => s.pod.name);
   const who = pass.tracked.rollout?.restored ? 'Reverted by a person or tool' : 'Reverted';

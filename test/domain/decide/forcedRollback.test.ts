@@ -106,6 +106,14 @@ describe('the forced rollback of a StatefulSet', () => {
     ['under Parallel (the controller replaces it itself)', undone([onA(0), onA(1), stuck()], { podManagement: 'Parallel' })],
     ['with forcedRollback off', undone([onA(0), onA(1), stuck()]), { forcedRollback: false }],
     ['while another pod of the undone revision is going (one at a time)', undone([onA(0), stuck(1), stuck(2, { deleting: true })])],
+    [
+      'a pod whose node is down (the restored revision would wait there too)',
+      undone([onA(0), onA(1), { ...stuck(), health: { ready: 'Unknown', reason: 'NodeStatusUnknown' } }]),
+    ],
+    [
+      'a pod its claim keeps from its node (the restored revision would wait for the same claim)',
+      undone([onA(0), onA(1), { ...stuck(2, { scheduled: false }), claims: [{ name: 'data-store-2', phase: 'Lost' }] }]),
+    ],
   ];
   for (const [name, world, onStall] of never) {
     it(`never ${name}`, () => {
