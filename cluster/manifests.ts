@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND } from '../src/api/names.js';
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND, STATEFULSET_KIND } from '../src/api/names.js';
 
 /** A manifest as kubectl applies it. */
 export type Manifest = Record<string, unknown>;
@@ -73,6 +73,35 @@ export function daemonSetManifest(o: DaemonSetOptions): Manifest {
   };
 }
 
+/** Options for {@link statefulSetManifest}: the pod as a DaemonSet's, and the StatefulSet's own fields. */
+export interface StatefulSetOptions extends Omit<DaemonSetOptions, 'maxUnavailable' | 'maxSurge'> {
+  replicas: number;
+  /** Default OrderedReady, as the API server defaults it. */
+  podManagementPolicy?: 'OrderedReady' | 'Parallel';
+}
+
+/**
+ * A RollingUpdate StatefulSet manifest whose pods are shaped as {@link daemonSetManifest}'s are, with a
+ * headless Service name of its own name (the Service itself is not needed for the controller to run it).
+ */
+export function statefulSetManifest(o: StatefulSetOptions): Manifest {
+  const labels = { app: o.name };
+  return {
+    apiVersion: APPS_API_VERSION,
+    kind: STATEFULSET_KIND,
+    metadata: { name: o.name, namespace: o.namespace, labels },
+    spec: {
+      serviceName: o.name,
+      replicas: o.replicas,
+      podManagementPolicy: o.podManagementPolicy ?? 'OrderedReady',
+      selector: { matchLabels: labels },
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+      updateStrategy: { type: 'RollingUpdate' },
+      template: { metadata: { labels }, spec: podSpec(o) },
+    },
+  };
+}
+
 function podSpec(o: DaemonSetOptions): Manifest {
   const c = o.container;
   const container = {
@@ -107,18 +136,20 @@ function requiredNodeAffinity(key: string, values: readonly string[]): Manifest 
 export interface GuardOptions {
   name: string;
   namespace: string;
-  /** The DaemonSet guarded; default {@link name}. */
+  /** The workload guarded; default {@link name}. */
   target?: string;
+  /** The workload's kind; default DaemonSet. */
+  kind?: typeof DAEMONSET_KIND | typeof STATEFULSET_KIND;
   /** Spec fields besides `targetRef` (a `targetRef` here replaces it). */
   spec?: Record<string, unknown>;
 }
 
-/** A RolloutGuard manifest targeting a DaemonSet of the same namespace. */
+/** A RolloutGuard manifest targeting a DaemonSet (or, with `kind`, a StatefulSet) of the same namespace. */
 export function rolloutGuardManifest(o: GuardOptions): Manifest {
   return {
     apiVersion: API_VERSION,
     kind: GUARD_KIND,
     metadata: { name: o.name, namespace: o.namespace },
-    spec: { targetRef: { kind: DAEMONSET_KIND, name: o.target ?? o.name }, ...o.spec },
+    spec: { targetRef: { kind: o.kind ?? DAEMONSET_KIND, name: o.target ?? o.name }, ...o.spec },
   };
 }

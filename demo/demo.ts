@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: two stories, each told in a minute or two on a local control plane.
+ * `npm run demo`: four stories, each told in a minute or two on a local control plane.
  *
  * broken-image (the default, this file): the quiet stall.
  *   1. start (or reuse) the local control plane and install the CRDs;
@@ -16,53 +16,36 @@
  * real-node (`--story real-node`): the broken-image story on the real node (cluster/realNode.ts), a real
  * kubelet over containerd: a busybox DaemonSet rolled to an image whose registry does not resolve.
  *
+ * statefulset (`--story statefulset`, statefulSet.ts): a StatefulSet's broken rollout, reverted by hand
+ * with `kubectl rollout undo` and left stuck under OrderedReady; the guard finishes the rollback
+ * (`--real-node`: the same on the real node).
+ *
  * On a terminal the live view is redrawn in place; otherwise (CI, a pipe, CI=true) it prints one
  * timestamped line per change. See `--help` for the flags.
  */
-import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseDuration } from '../src/cli/args.js';
 import type { GuardStatus } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
 import { UsageError } from '../src/runtime/config.js';
-import { status as clusterStatus } from '../cluster/components.js';
-import { down, up } from '../cluster/controlPlane.js';
-import { kubectlRunner, waitForCrdsEstablished, type Kubectl } from '../cluster/kubectl.js';
-import { createNamespace } from '../cluster/namespaces.js';
+import type { Kubectl } from '../cluster/kubectl.js';
 import { waitFor } from '../cluster/wait.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
-import {
-  DEFAULT_NAMESPACE,
-  LiveView,
-  NAME,
-  Operator,
-  ROOT,
-  StoryFailed,
-  daemonSet,
-  onInterrupt,
-  out,
-  outputMode,
-  rolloutGuard,
-  say,
-  section,
-  show,
-  stopPrevious,
-} from './shared.js';
+import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, daemonSet, out, outputMode, rolloutGuard, section, show } from './shared.js';
+import { statefulSetStory } from './statefulSet.js';
+import { LOCAL_NODES, cleanupOnce, connect, startOperator, type StoryCluster } from './storyCluster.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
 
-const LOCAL_NODES = ['node-1', 'node-2', 'node-3'];
-
 /** The nodes a local story's DaemonSet is pinned to: the three kwok nodes, or the real node alone. */
-const storyNodes = (opts: Options): string[] => (opts.story === 'real-node' ? [REAL_NODE_NAME] : LOCAL_NODES);
+const storyNodes = (opts: Options): string[] => (opts.realNode ? [REAL_NODE_NAME] : LOCAL_NODES);
 const TIMINGS = { suspectAfterSeconds: 10, progressDeadlineSeconds: 20 };
 
 const USAGE = `usage: npm run demo [-- OPTIONS]   (or: node dist/demo/demo.js [OPTIONS])
 
-Two stories of a DaemonSet rollout and rollout-guard:
+Stories of a rollout and rollout-guard:
   broken-image   (the default) the rollout stalls quietly on one node; the guard notices, explains it
                  and undoes it
   dead-nodes     kubelets die mid-rollout of a good image; the guard calls it Stalled, says the nodes are
@@ -70,8 +53,12 @@ Two stories of a DaemonSet rollout and rollout-guard:
   real-node      broken-image on the real node: a real kubelet and containerd (started with the local
                  control plane, as npm run cluster:up -- --real-node does), an image whose registry does
                  not resolve; the guard quotes what the runtime said and undoes it
+  statefulset    a StatefulSet (OrderedReady) rolled to an image that cannot be pulled; a Report guard
+                 names the way out; kubectl rollout undo restores the template but leaves the broken pod
+                 stuck (kubectl rollout status times out); switched to Undo, the guard evicts that pod
+                 and the StatefulSet is whole again on one revision
 
-  --story broken-image|dead-nodes|real-node   which story to tell (default broken-image)
+  --story broken-image|dead-nodes|real-node|statefulset   which story to tell (default broken-image)
   --keep                 leave the cluster, the namespace and the operator running, and print how to explore them
   --namespace NS         namespace to (re)create for the demo (default ${DEFAULT_NAMESPACE})
   --timeout DURATION     give up if the story has not completed this long after the image change (default 3m)
@@ -83,6 +70,10 @@ broken-image (and real-node, which takes --action only):
   --image IMAGE          the good image (default registry.local/decoder:1, or the pause image with --kubeconfig)
   --broken-image IMAGE   the image that cannot be pulled (default registry.local/decoder:2-broken)
 
+statefulset:
+  --real-node            tell it on the real node (2 replicas of a busybox StatefulSet; the broken image's
+                         registry does not resolve) instead of the kwok nodes (3 replicas)
+
 dead-nodes runs on a private control plane of its own, with the node lifecycle controller, in
 ${DEAD_NODES_CLUSTER_DIR}/ (${DEAD_NODES_CLUSTER_DIR}-NS/ with another --namespace): 2 nodes that stay
 up and 2 whose kubelets it freezes. It starts that control plane and removes it at the end (--keep leaves
@@ -91,16 +82,23 @@ it running). It cannot run on an existing cluster (--kubeconfig): it needs to fr
 Exit status 0 only if the story completed as expected (broken-image with Undo: RolledBack, one generation
 on the original revision; with Report: Stalled with cause ImagePullFailure and an undo plan; dead-nodes:
 Stalled with cause NodeNotReady and owner Node, the undo skipped as NotTheRevision, never undone, then
-Healthy on revision 2); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
+Healthy on revision 2; statefulset: Stalled with cause ImagePullFailure and both commands named, the
+revert by hand left stuck with the same broken pod, then that one pod evicted, no undo of the guard's
+own, all replicas Ready on the original revision, the other pods untouched); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
 lines when stdout is not a terminal or CI=true.`;
 
-const STORIES = ['broken-image', 'dead-nodes', 'real-node'] as const;
-/** broken-image and real-node are told by {@link brokenImageStory} below, dead-nodes by {@link deadNodesStory}. */
+const STORIES = ['broken-image', 'dead-nodes', 'real-node', 'statefulset'] as const;
+/**
+ * broken-image and real-node are told by {@link brokenImageStory} below, dead-nodes by
+ * {@link deadNodesStory}, statefulset by {@link statefulSetStory}.
+ */
 type Story = (typeof STORIES)[number];
 
 interface Options {
   story: Story;
   action: 'Undo' | 'Report';
+  /** On the local control plane's real node: --story real-node, or --real-node. */
+  realNode: boolean;
   keep: boolean;
   kubeconfig?: string;
   namespace: string;
@@ -113,6 +111,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   let story: Story = 'broken-image';
   let action: Options['action'] = 'Undo';
   let keep = false;
+  let realNode = false;
   let kubeconfig: string | undefined;
   let namespace = DEFAULT_NAMESPACE;
   let image: string | undefined;
@@ -136,6 +135,9 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         return 'help';
       case '--keep':
         keep = true;
+        break;
+      case '--real-node':
+        realNode = true;
         break;
       case '--story': {
         const v = value();
@@ -177,6 +179,17 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         throw new UsageError(`unknown argument ${a}`);
     }
   }
+  if (realNode && story !== 'statefulset')
+    throw new UsageError(`--real-node: only for --story statefulset (the broken-image story on the real node is --story real-node)`);
+  if (story === 'statefulset') {
+    const others = brokenImageOnly.filter((f) => f !== '--kubeconfig');
+    if (others.length > 0)
+      throw new UsageError(`${[...new Set(others)].join(', ')}: not for --story statefulset, which tells its own steps`);
+    if (kubeconfig !== undefined)
+      throw new UsageError(
+        '--story statefulset runs on the local control plane (its kwok nodes or, with --real-node, its real node), not --kubeconfig',
+      );
+  }
   if (story === 'dead-nodes') {
     if (kubeconfig !== undefined) {
       throw new UsageError(
@@ -199,6 +212,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   const opts: Options = {
     story,
     action,
+    realNode: realNode || story === 'real-node',
     keep,
     namespace,
     image: image ?? (external ? 'registry.k8s.io/pause:3.10' : story === 'real-node' ? LOCAL_IMAGES.busybox : 'registry.local/decoder:1'),
@@ -213,50 +227,6 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   };
   if (kubeconfig) opts.kubeconfig = kubeconfig;
   return opts;
-}
-
-function isExecutable(p: string): boolean {
-  try {
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * The pinned kubectl if cluster/build.sh has built it, found without running the build (a cold
- * build takes tens of minutes and an existing cluster does not need one), else kubectl on PATH. The
- * cache key is computed exactly as build.sh computes it.
- */
-function findKubectl(): string | undefined {
-  const c = path.join(ROOT, 'cluster');
-  const files = ['versions.env', 'k8s/go.mod', 'k8s/go.sum', 'etcd/go.mod', 'etcd/go.sum', 'etcd/main.go'].map((f) => path.join(c, f));
-  if (files.every((f) => existsSync(f))) {
-    // build.sh's key covers versions.env up to its "# Tools" line (`sed '/^# Tools$/,$d'`), then the modules.
-    const lines = readFileSync(files[0]!, 'utf8').split('\n');
-    const tools = lines.indexOf('# Tools');
-    const pins = Buffer.from(
-      tools < 0
-        ? lines.join('\n')
-        : lines
-            .slice(0, tools)
-            .map((l) => `${l}\n`)
-            .join(''),
-    );
-    const key = createHash('sha256')
-      .update(Buffer.concat([pins, ...files.slice(1).map((f) => readFileSync(f))]))
-      .digest('hex')
-      .slice(0, 16);
-    const cacheRoot =
-      process.env.ROLLOUT_GUARD_CACHE || path.join(process.env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'rollout-guard');
-    const pinned = path.join(cacheRoot, key, 'bin', 'kubectl');
-    if (isExecutable(pinned)) return pinned;
-  }
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && isExecutable(path.join(dir, 'kubectl'))) return path.join(dir, 'kubectl');
-  }
-  return undefined;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -275,16 +245,9 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  return opts.story === 'dead-nodes' ? deadNodesStory(opts) : brokenImageStory(opts);
-}
-
-/** The cluster a story runs on, and how to reach it. */
-interface StoryCluster {
-  kubeconfig: string;
-  kubectl: Kubectl;
-  kubectlBin: string;
-  /** The demo started the local control plane (and so stops it again). */
-  startedCluster: boolean;
+  if (opts.story === 'dead-nodes') return deadNodesStory(opts);
+  if (opts.story === 'statefulset') return statefulSetStory(opts);
+  return brokenImageStory(opts);
 }
 
 /** The default story: a broken image stalls the rollout on one node; the guard notices, explains and undoes (or reports) it. */
@@ -299,9 +262,7 @@ async function brokenImageStory(opts: Options): Promise<number> {
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   const stateDir = path.join(tmpdir(), 'rollout-guard-demo', ns);
   let op: Operator | undefined;
-  let cleaning: Promise<void> | undefined;
-  const cleanup = (): Promise<void> => (cleaning ??= cleanUp(opts, cluster, op, signal.interrupted));
-  const signal = onInterrupt(cleanup);
+  const { cleanup, signal } = cleanupOnce(opts, cluster, () => op);
 
   let ok = false;
   let reason = '';
@@ -354,89 +315,6 @@ async function brokenImageStory(opts: Options): Promise<number> {
   return ok ? 0 : 1;
 }
 
-/** 1. The cluster (the one --kubeconfig names, or the local control plane, started if need be) and the CRDs. */
-async function connect(opts: Options): Promise<StoryCluster> {
-  const external = opts.kubeconfig !== undefined;
-  let cluster: StoryCluster;
-  section(
-    external
-      ? `Using the cluster in ${opts.kubeconfig}`
-      : 'Local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)',
-  );
-  if (opts.kubeconfig) {
-    const kubeconfig = opts.kubeconfig;
-    const bin = findKubectl();
-    if (!bin) throw new StoryFailed('no kubectl: install one on PATH, or build the pinned one with `npm run cluster:build`');
-    const kubectl = kubectlRunner(path.dirname(bin), kubeconfig);
-    cluster = { kubeconfig, kubectl, kubectlBin: bin, startedCluster: false };
-    out(`    kubectl: ${bin}`);
-    const v = await kubectl(['get', 'nodes', '--no-headers'], { allowFail: true });
-    if (v.code !== 0) throw new StoryFailed(`cannot reach the cluster: ${v.stderr.trim()}`);
-    out(`    ${v.stdout.trim().split('\n').length} node(s)`);
-  } else {
-    // Only a hint for the reader; whether the demo started the cluster (and so stops it) is up()'s answer.
-    const before = await clusterStatus();
-    if (!before.components.some((c) => c.alive)) {
-      out(
-        '    not running: starting it (the first run on a machine builds the binaries from Go modules first: tens of minutes on 2 cores, progress below)',
-      );
-    }
-    const info = await up({ nodes: LOCAL_NODES.length, realNode: opts.story === 'real-node', log: (l) => out(`    ${l}`) });
-    cluster = {
-      kubeconfig: info.kubeconfig,
-      kubectl: kubectlRunner(info.binDir, info.kubeconfig),
-      kubectlBin: path.join(info.binDir, 'kubectl'),
-      startedCluster: info.mode !== 'reused',
-    };
-  }
-  section('CRDs');
-  out(
-    (await cluster.kubectl(['apply', '--server-side', '--force-conflicts', '-k', path.join(ROOT, 'config/crd')])).stdout
-      .trimEnd()
-      .replace(/^/gm, '    '),
-  );
-  await waitForCrdsEstablished(cluster.kubectl, ['rolloutguards.rolloutguard.dev']);
-  return cluster;
-}
-
-/**
- * The clean-up, once, at the end or on Ctrl-C: with --keep the operator is left running; otherwise it is
- * stopped, the namespace deleted, and the local cluster stopped if the demo started it.
- */
-async function cleanUp(opts: Options, cluster: StoryCluster, op: Operator | undefined, interrupted: boolean): Promise<void> {
-  const { kubectl } = cluster;
-  const ns = opts.namespace;
-  if (opts.keep) {
-    op?.detach();
-    if (interrupted && op) say(`\n--keep: the operator is left running (pid ${op.pid}, log ${op.logFile}); kill ${op.pid} stops it`);
-    return;
-  }
-  say('\n==> Cleaning up');
-  if (op) {
-    await op.stop();
-    say('    operator stopped');
-  }
-  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s'], { allowFail: true });
-  say(`    namespace ${ns} deleted`);
-  if (cluster.startedCluster) {
-    await down({ log: (l) => say(`    ${l}`) });
-    say('    the local cluster was not running before the demo, so it was stopped again (npm run cluster:up keeps one running)');
-  } else if (opts.kubeconfig === undefined) {
-    say('    the local cluster was already running before the demo and is left running (npm run cluster:down stops it)');
-  }
-}
-
-/** 2. A fresh namespace, and the operator watching it (one a previous --keep run left is stopped first). */
-async function startOperator(kubectl: Kubectl, kubeconfig: string, ns: string, stateDir: string): Promise<Operator> {
-  section(`Namespace ${ns} and the operator`);
-  await stopPrevious(path.join(stateDir, 'operator.pid'));
-  await kubectl(['delete', 'namespace', ns, '--ignore-not-found', '--wait=true', '--timeout=90s']);
-  await createNamespace(kubectl, ns);
-  const op = await Operator.start(kubeconfig, ns, stateDir);
-  out(`    operator running: pid ${op.pid}, watching namespace ${ns}, log ${op.logFile}`);
-  return op;
-}
-
 /** 3. The DaemonSet, all ready, and its RolloutGuard, Healthy: returns the revision it is on and DESIRED. */
 async function deployHealthy(
   kubectl: Kubectl,
@@ -448,7 +326,7 @@ async function deployHealthy(
   section(`DaemonSet ${NAME} (maxUnavailable 1, image ${opts.image}) and its RolloutGuard`);
   const pin = { key: 'kubernetes.io/hostname', values: storyNodes(opts) };
   await kubectl(['apply', '-f', '-'], {
-    input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin, realNode: opts.story === 'real-node' })),
+    input: JSON.stringify(daemonSet(ns, opts.image, external ? {} : { pin, realNode: opts.realNode })),
   });
   const pinned = external ? [] : storyNodes(opts);
   const now = (): number => Date.now();

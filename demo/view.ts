@@ -45,6 +45,9 @@ export interface NodeRow {
 /** Everything the view and the story checks need at one instant. */
 export interface Snapshot {
   at: number;
+  /** The workload's kind: a StatefulSet's rows are its ordinals' pods, not nodes. */
+  kind: WorkloadKind;
+  /** The workload's counters, in `kubectl get ds` terms (a StatefulSet's read as desired = replicas). */
   ds?: DsColumns;
   guard?: GuardStatus;
   nodes: NodeRow[];
@@ -66,6 +69,21 @@ interface Meta {
   generation?: number;
   labels?: Record<string, string>;
   deletionTimestamp?: string;
+}
+export type WorkloadKind = 'DaemonSet' | 'StatefulSet';
+
+interface StsJson {
+  metadata: Meta;
+  spec: { replicas?: number; template: { spec: { containers: Array<{ image: string }> } } };
+  status?: {
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    observedGeneration?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
 }
 interface DsJson {
   metadata: Meta;
@@ -129,19 +147,22 @@ export function podState(p: PodJson): { state: string; ready: boolean } {
 }
 
 /**
- * Reads the DaemonSet, its pods and revisions, and the guard (all of them named `name`) in one go.
- * `pinnedNodes` are shown even while they have no pod (then as "empty").
+ * Reads the workload, its pods and revisions, and the guard (all of them named `name`) in one go.
+ * `pinned` rows are shown even while they have no pod (then as "empty"): a DaemonSet's nodes, or a
+ * StatefulSet's ordinals (its pods' names), whose rows are keyed by pod name instead of node.
  */
 export async function readSnapshot(
   client: ApiClient,
   ns: string,
   name: string,
-  pinnedNodes: readonly string[],
+  pinned: readonly string[],
   now: () => number,
+  kind: WorkloadKind = 'DaemonSet',
 ): Promise<Snapshot> {
   const n = encodeURIComponent(ns);
-  const [ds, pods, revs, guard, events] = await Promise.all([
-    getOrUndefined<DsJson>(client, `/apis/apps/v1/namespaces/${n}/daemonsets/${name}`),
+  const sts = kind === 'StatefulSet';
+  const [workload, pods, revs, guard, events] = await Promise.all([
+    getOrUndefined<DsJson | StsJson>(client, `/apis/apps/v1/namespaces/${n}/${sts ? 'statefulsets' : 'daemonsets'}/${name}`),
     client.request<{ items: PodJson[] }>('GET', `/api/v1/namespaces/${n}/pods`, { query: { labelSelector: `app=${name}` } }),
     client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, {
       query: { labelSelector: `app=${name}` },
@@ -153,11 +174,12 @@ export async function readSnapshot(
       query: { fieldSelector: `regarding.kind=RolloutGuard,regarding.name=${name}` },
     }),
   ]);
-  const revByHash = new Map(revs.items.map((r) => [r.metadata.labels?.[HASH_LABEL] ?? '', r.revision]));
-  const rows = new Map<string, NodeRow>(pinnedNodes.map((node) => [node, { node, pods: [] }]));
+  // A DaemonSet's pods carry its ControllerRevision's hash label; a StatefulSet's carry the revision's name.
+  const revByHash = new Map(revs.items.map((r) => [sts ? r.metadata.name : (r.metadata.labels?.[HASH_LABEL] ?? ''), r.revision]));
+  const rows = new Map<string, NodeRow>(pinned.map((node) => [node, { node, pods: [] }]));
   for (const e of guard?.status?.emptyNodes ?? []) if (!rows.has(e.node)) rows.set(e.node, { node: e.node, pods: [] });
   for (const p of pods.items) {
-    const node = p.spec.nodeName ?? '(unscheduled)';
+    const node = sts ? p.metadata.name : (p.spec.nodeName ?? '(unscheduled)');
     const row = rows.get(node) ?? { node, pods: [] };
     rows.set(node, row);
     const hash = p.metadata.labels?.[HASH_LABEL] ?? '?';
@@ -177,23 +199,43 @@ export async function readSnapshot(
     .sort((a, b) => a.at - b.at);
   const snap: Snapshot = {
     at: now(),
+    kind,
     events: guardEvents,
     nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })),
   };
-  if (ds) {
-    const s = ds.status ?? {};
-    snap.ds = {
-      desired: s.desiredNumberScheduled ?? 0,
-      current: s.currentNumberScheduled ?? 0,
-      ready: s.numberReady ?? 0,
-      upToDate: s.updatedNumberScheduled ?? 0,
-      available: s.numberAvailable ?? 0,
-      observed: (s.observedGeneration ?? 0) >= (ds.metadata.generation ?? 0),
-      image: ds.spec.template.spec.containers[0]?.image ?? '',
-    };
-  }
+  if (workload) snap.ds = sts ? stsColumns(workload) : dsColumns(workload);
   if (guard?.status) snap.guard = guard.status;
   return snap;
+}
+
+function dsColumns(ds: DsJson): DsColumns {
+  const s = ds.status ?? {};
+  return {
+    desired: s.desiredNumberScheduled ?? 0,
+    current: s.currentNumberScheduled ?? 0,
+    ready: s.numberReady ?? 0,
+    upToDate: s.updatedNumberScheduled ?? 0,
+    available: s.numberAvailable ?? 0,
+    observed: (s.observedGeneration ?? 0) >= (ds.metadata.generation ?? 0),
+    image: ds.spec.template.spec.containers[0]?.image ?? '',
+  };
+}
+
+/**
+ * A StatefulSet's counters in the same columns. UP-TO-DATE counts pods on the update revision only while
+ * a rollout is in flight: once the controller reports one revision again, every pod is on it.
+ */
+function stsColumns(sts: StsJson): DsColumns {
+  const s = sts.status ?? {};
+  return {
+    desired: sts.spec.replicas ?? 1,
+    current: s.replicas ?? 0,
+    ready: s.readyReplicas ?? 0,
+    upToDate: s.updatedReplicas ?? 0,
+    available: s.availableReplicas ?? 0,
+    observed: (s.observedGeneration ?? 0) >= (sts.metadata.generation ?? 0),
+    image: sts.spec.template.spec.containers[0]?.image ?? '',
+  };
 }
 
 /** The one pod-template hash every node runs, when the DaemonSet is complete on a single generation. */
@@ -222,7 +264,7 @@ export function ciLine(s: Snapshot, maxNodes = 12): string {
   const d = s.ds;
   const cols = d
     ? `DESIRED ${d.desired} CURRENT ${d.current} READY ${d.ready} UP-TO-DATE ${d.upToDate} AVAILABLE ${d.available}`
-    : 'DaemonSet missing';
+    : `${s.kind} missing`;
   const shown = s.nodes
     .slice(0, maxNodes)
     .map((r) => `${r.node}${r.health ? ` [${r.health}]` : ''} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
@@ -290,10 +332,10 @@ export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNod
     '',
     `         DESIRED  CURRENT  READY  UP-TO-DATE  AVAILABLE   IMAGE`,
     d
-      ? `ds       ${String(d.desired).padEnd(9)}${String(d.current).padEnd(9)}${String(d.ready).padEnd(7)}${String(d.upToDate).padEnd(12)}${String(d.available).padEnd(12)}${d.image}`
-      : 'ds       (missing)',
+      ? `${s.kind === 'StatefulSet' ? 'sts' : 'ds '}      ${String(d.desired).padEnd(9)}${String(d.current).padEnd(9)}${String(d.ready).padEnd(7)}${String(d.upToDate).padEnd(12)}${String(d.available).padEnd(12)}${d.image}`
+      : `${s.kind === 'StatefulSet' ? 'sts' : 'ds '}      (missing)`,
     '',
-    `NODE     ${'REVISION'.padEnd(18)}POD`,
+    s.kind === 'StatefulSet' ? `POD      ${'REVISION'.padEnd(18)}STATE` : `NODE     ${'REVISION'.padEnd(18)}POD`,
   ];
   for (const r of s.nodes.slice(0, maxNodes)) {
     const health = r.health ? `   ${st.bad(`node ${r.health}`)}` : '';

@@ -127,7 +127,7 @@ export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number;
  * onStall.action is Undo with forcedRollback on; else a person, with the command).
  */
 export function afterUndo(obs: Extract<Observation, { kind: 'Target' }>, fromHash: string, spec: Readonly<GuardSpec>): string | undefined {
-  if (obs.target.kind !== 'StatefulSet' || obs.target.podManagement !== 'OrderedReady') return undefined;
+  if (!obs.target.waitsOnUnreadyPods) return undefined;
   const stuck = stuckOn(obs.nodes, fromHash).map((s) => s.pod.name);
   if (stuck.length === 0) return undefined;
   const pods = stuck.join(', ');

@@ -91,7 +91,17 @@ export function attributionSentence(args: {
   left?: readonly LeftNode[];
   /** The rollout is the guard's own undo converging: it is never undone in turn. */
   rollback?: boolean;
+  /** The pods of another revision the controller waits on (Attribution.held). */
+  held?: { pods: readonly BlockedNode[]; undone: boolean };
 }): string {
+  const held = args.held?.pods ?? [];
+  if (held.length > 0 && args.blocked.length + args.empty.length === 0) {
+    const one = held.length === 1;
+    const names = list(held.map((x) => x.node));
+    if (args.held?.undone)
+      return `${names} never became Ready on the undone revision, and under OrderedReady the ${args.target.kind} controller does not replace a pod that is not Ready: the rollback waits for ${one ? 'it' : 'them'} until ${one ? 'it is' : 'they are'} deleted.`;
+    return `${names} ${one ? 'was' : 'were'} not Ready on the revision ${one ? 'it' : 'they'} ran before the rollout reached ${one ? 'it' : 'them'}, and under OrderedReady the ${args.target.kind} controller updates nothing until ${one ? 'it is' : 'they are'} Ready: the new revision is not what holds the rollout, and an undo would not help (kubectl describe pod ${held.map((x) => x.pod ?? x.node).join(' ')}).`;
+  }
   const mine = [...args.blocked, ...args.empty].filter((x) => x.owner === args.owner);
   const names = list(mine.map((x) => x.node));
   if (args.rollback && args.owner === 'Revision') {
@@ -180,6 +190,8 @@ export function stallSentence(args: {
   rollback?: boolean;
   /** The API server's refusal of the new pods when no node shows it (see attribute.ts). */
   refusal?: string;
+  /** The pods of another revision the controller waits on (Attribution.held). */
+  held?: { pods: readonly BlockedNode[]; undone: boolean };
   idleMs: number;
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
@@ -199,6 +211,10 @@ export function stallSentence(args: {
     // Dead nodes leave the targets too (unreachable:NoSchedule): the drop is said, after what blocks.
     if (args.left.length > 0 && args.target.desired < args.desiredAtStart)
       why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}: ${describeLeft(args.left)} left the targets`;
+  } else if (args.held?.pods.length) {
+    const them = args.held.pods.length === 1 ? 'it' : 'them';
+    const where = args.held.undone ? 'left on the undone revision' : 'not Ready on the revision before';
+    why = `the ${args.target.kind} controller waits for ${describeBlocked(args.held.pods, [])}, ${where}, to become Ready before it replaces ${them}`;
   } else if (args.refusal) {
     why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller cannot create the new pods: ${args.refusal}`;
   } else {
@@ -207,7 +223,7 @@ export function stallSentence(args: {
   const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens, args.target.kind)}` : '';
   const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.target)}.`;
   if (!args.owner) return base;
-  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, target: args.target, left: args.left, rollback: args.rollback === true })}`;
+  return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, target: args.target, left: args.left, rollback: args.rollback === true, ...(args.held ? { held: args.held } : {}) })}`;
 }
 
 /** Event notes are limited to 1 kB by the API server. */

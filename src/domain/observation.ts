@@ -135,8 +135,12 @@ export interface TargetView {
    * that updated every ordinal from it up is done for now (they count as updated).
    */
   partition?: number;
-  /** A StatefulSet's podManagementPolicy. */
-  podManagement?: 'OrderedReady' | 'Parallel';
+  /**
+   * The controller replaces a pod only once every pod before it is Ready (a StatefulSet under
+   * OrderedReady, set by its adapter): a pod that never became Ready after a revert stays in place, and
+   * only its deletion (the forced rollback) lets the rollback go on.
+   */
+  waitsOnUnreadyPods?: boolean;
   /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */
   owner?: { kind: string; name: string };
   /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */

@@ -204,7 +204,7 @@ describe('afterUndo: what follows a StatefulSet template undo', () => {
   const store = (podManagement: 'OrderedReady' | 'Parallel'): Extract<Observation, { kind: 'Target' }> =>
     targetObs({
       nodes: [ordinal(0, HASH.A, true), ordinal(1, HASH.B, false), ordinal(2, HASH.B, false)],
-      target: { kind: 'StatefulSet', name: 'store', namespace: 'db', podManagement },
+      target: { kind: 'StatefulSet', name: 'store', namespace: 'db', waitsOnUnreadyPods: podManagement === 'OrderedReady' },
     }) as Extract<Observation, { kind: 'Target' }>;
   const withStall = (action: 'Undo' | 'Report', forcedRollback = true): GuardSpec => ({
     ...p.spec,

@@ -1,6 +1,7 @@
 /**
- * End to end: `npm run demo` in CI mode, both variants of the default story (the dead-nodes story is
- * demoNodes.test.ts's), as a newcomer's first command would run it.
+ * End to end: `npm run demo` in CI mode, both variants of the default story and the statefulset story
+ * (the dead-nodes story is demoNodes.test.ts's, the real-node ones realNode.test.ts's), as a newcomer's
+ * first command would run it.
  * Judged only by the exit code and the printed output. The two variants run one after the other, in
  * namespaces of their own, so a developer's `npm run demo` (namespace rollout-guard-demo) is never
  * disturbed.
@@ -117,6 +118,34 @@ describe('npm run demo (CI mode)', () => {
     assert.ok(await namespaceGone(ns), 'the demo deleted its namespace');
   });
 
+  it(
+    'statefulset: kubectl rollout undo leaves the broken pod stuck; the guard, set to Undo, evicts it and the StatefulSet is whole',
+    { timeout: 300_000, skip: process.env[EXTERNAL_KUBECONFIG_ENV] ? 'the story runs on the local control plane only' : false },
+    async () => {
+      const ns = 'rollout-guard-demo-test-sts';
+      const r = await demo(['--story', 'statefulset', '--namespace', ns]);
+      const out = r.out;
+      assert.equal(r.code, 0, out);
+      assert.match(out, /^demo: OK \(statefulset\): the story completed as expected$/m, out);
+      // The Report guard named both commands; the first, run by hand, left store-2 stuck and rollout status timed out.
+      assert.match(
+        out,
+        new RegExp(`kubectl rollout undo statefulset/store -n ${ns} --to-revision=1, then kubectl delete pod store-2 -n ${ns}`),
+      );
+      assert.match(block(out, / rollout undo /), /statefulset.apps\/store rolled back/);
+      assert.match(out, /^\$ kubectl rollout status statefulset\/store --timeout=20s/m);
+      assert.match(out, /timed out waiting for the condition/);
+      assert.match(out, /Reverted by a person or tool to .*, but store-2 is still on .* and not Ready/);
+      // Then the guard finished it: the pod evicted, the StatefulSet on one revision, rollout status complete.
+      assert.match(out, /partitioned roll out complete|rolling update complete/);
+      assert.match(block(out, / get sts /), /^store\s+3\/3\s/m);
+      const events = block(out, / get events /);
+      assert.match(events, /PodEvicted\s+rolloutguard\/store\s+Evicted store-2: it was not Ready on the undone revision/);
+      assert.doesNotMatch(events, /UndoStarted/);
+      assert.ok(await namespaceGone(ns), 'the demo deleted its namespace');
+    },
+  );
+
   it('rejects bad flags with exit 2 and the usage', async () => {
     const r = await demo(['--action', 'Rollback']);
     assert.equal(r.code, 2, r.out);
@@ -124,10 +153,16 @@ describe('npm run demo (CI mode)', () => {
     assert.match(r.out, /usage: npm run demo/);
     const story = await demo(['--story', 'nope']);
     assert.equal(story.code, 2, story.out);
-    assert.match(story.out, /--story wants broken-image, dead-nodes, real-node, got "nope"/);
+    assert.match(story.out, /--story wants broken-image, dead-nodes, real-node, statefulset, got "nope"/);
     assert.match(story.out, /usage: npm run demo/);
     const real = await demo(['--story', 'real-node', '--image', 'registry.local/other:1']);
     assert.equal(real.code, 2, real.out);
     assert.match(real.out, /--image(, --kubeconfig)?: not for --story real-node, which runs its own images on the local real node/);
+    const sts = await demo(['--story', 'statefulset', '--action', 'Report']);
+    assert.equal(sts.code, 2, sts.out);
+    assert.match(sts.out, /--action: not for --story statefulset/);
+    const misplaced = await demo(['--real-node']);
+    assert.equal(misplaced.code, 2, misplaced.out);
+    assert.match(misplaced.out, /--real-node: only for --story statefulset/);
   });
 });

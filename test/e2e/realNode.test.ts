@@ -331,10 +331,10 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     assert.equal(sts.status.currentRevision, sts.status.updateRevision);
   });
 
-  it("npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime's words and undone", async () => {
-    // The demo's up() finds this cluster (its directory and ports) healthy, with its real node running.
-    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'dist/demo/demo.js'), '--story', 'real-node', '--namespace', 'real-demo'], {
+  /** `npm run demo -- ARGS` in CI mode; its up() finds this cluster (its directory and ports) healthy, with its real node running. */
+  const demo = (args: string[]): Promise<{ code: number | null; out: string }> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [join(ROOT, 'dist/demo/demo.js'), ...args], {
         env: { ...pc.environment, CI: 'true' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -348,6 +348,9 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
         resolve({ code: c, out: text });
       });
     });
+
+  it("npm run demo -- --story real-node: the classic stall on the real node, explained with the runtime's words and undone", async () => {
+    const { code, out } = await demo(['--story', 'real-node', '--namespace', 'real-demo']);
     assert.equal(code, 0, out.slice(-3000));
     assert.match(out, /demo: OK \(Undo\): the story completed as expected/);
     assert.match(
@@ -355,5 +358,13 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
       /RolloutStalled .*real-1 ImagePullBackOff \(Back-off pulling image "registry\.invalid\/decoder:2": ErrImagePull: failed to pull and unpack/,
     );
     assert.match(out, /UndoComplete .*all 1 node back on revision/);
+  });
+  it('npm run demo -- --story statefulset --real-node: the revert by hand left stuck on a real kubelet, finished by the guard', async () => {
+    const { code, out } = await demo(['--story', 'statefulset', '--real-node', '--namespace', 'real-demo-sts']);
+    assert.equal(code, 0, out.slice(-3000));
+    assert.match(out, /demo: OK \(statefulset\): the story completed as expected/);
+    assert.match(out, /then kubectl delete pod store-1 -n real-demo-sts/);
+    assert.match(out, /Reverted by a person or tool to .*, but store-1 is still on .* and not Ready/);
+    assert.match(out, /PodEvicted .*Evicted store-1: it was not Ready on the undone revision/);
   });
 });

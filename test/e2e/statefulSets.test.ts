@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
+import { holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 import { runCli, shown } from '../support/cli.js';
@@ -42,6 +42,8 @@ const SCENARIOS = [
   'revertundo',
   'canaryundo',
   'parallelundo',
+  'oldfails',
+  'nothelped',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
@@ -376,6 +378,13 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       /Reverted by a person or tool to .*, but store-2 is still on .* and not Ready: under OrderedReady the StatefulSet controller will not replace it; kubectl delete pod store-2 -n \S+ finishes the rollback/,
     );
     assert.notEqual(g.status?.state, 'Healthy');
+    // Without progress, what holds the revert is named: the stuck pod, not the control plane.
+    const held = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
+    assert.equal(held.status?.cause, 'ImagePullFailure', held.status?.message);
+    assert.match(
+      held.status?.message ?? '',
+      /the StatefulSet controller waits for store-2 \S+ .*, left on the undone revision, to become Ready/,
+    );
     assert.equal((await stsPods(ns)).get('store-2')?.uid, broken.uid, 'a Report guard evicts nothing');
   });
 
@@ -412,5 +421,78 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     await settledSts(ns);
     assert.equal(g.status?.lastUndo?.result, 'Complete');
     assert.equal(g.status?.forcedRollback, undefined, 'no eviction under Parallel');
+  });
+
+  it('an ordinal whose old revision fails too (store-2 crash-looping before the rollout): Stalled, not the revision, no undo and no eviction', async () => {
+    const ns = await guarded('oldfails', {}, { onStall: { action: 'Undo' } });
+    // store-2's pod breaks on the revision it runs, before any rollout: whatever is wrong is not the next revision.
+    await kubectl(['annotate', 'pod', 'store-2', 'rollout-guard.test/break=crash'], { ns });
+    const sick = await waitFor(
+      async () => {
+        const p = (await stsPods(ns)).get('store-2');
+        return p?.waiting === 'CrashLoopBackOff' ? p : undefined;
+      },
+      { timeoutMs: 60_000, describe: 'store-2 crash-looping on revision 1' },
+    );
+    await setStoreImage(ns, 'registry.local/store:2');
+    // Under OrderedReady the controller waits for store-2 to become Ready before it updates anything.
+    const g = await waitStore(ns, (x) => x.status?.state === 'Stalled', 'Stalled', 120_000);
+    // What holds it is named: store-2 on the revision it ran before, not the control plane, not the revision.
+    assert.equal(g.status?.cause, 'CrashLoop', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Node', JSON.stringify(g.status));
+    assert.match(
+      g.status?.message ?? '',
+      /the StatefulSet controller waits for store-2 CrashLoopBackOff .*, not Ready on the revision before/,
+    );
+    assert.match(g.status?.message ?? '', /the new revision is not what holds the rollout, and an undo would not help/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision', JSON.stringify(g.status));
+    // Held for two progress deadlines: an Undo guard that will not undo evicts nothing either.
+    await holdsFor(
+      async () => {
+        const now = await read.guard(ns, 'store');
+        const pod = (await stsPods(ns)).get('store-2');
+        return now.status?.lastUndo === undefined && now.status?.forcedRollback === undefined && pod?.uid === sick.uid;
+      },
+      { durationMs: 30_000, describe: 'no undo, no eviction, store-2 the same pod' },
+    );
+    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
+      ns,
+    });
+    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:2', 'the template is left as the person set it');
+  });
+
+  it('an undo that did not help (the restored pod has nowhere to go): RollbackStalled, reported once, no second undo or eviction', async () => {
+    const ns = await guarded('nothelped', {}, { onStall: { action: 'Undo' } });
+    await setStoreImage(ns, 'registry.local/store:2-broken');
+    await waitFor(async () => ['ImagePullBackOff', 'ErrImagePull'].includes((await stsPods(ns)).get('store-2')?.waiting ?? ''), {
+      timeoutMs: 60_000,
+      describe: 'store-2 failing to pull',
+    });
+    // The pool is cordoned while store-2 fails in place: the pod the controller recreates after the forced
+    // rollback cannot be placed, so the rollback itself makes no progress.
+    const nodes = suite.pools.nothelped.nodes;
+    await kubectl(['cordon', ...nodes]);
+    const g = await waitStore(ns, (x) => x.status?.lastUndo?.result === 'RollbackStalled', 'RollbackStalled', 150_000);
+    assert.equal(g.status?.undoneRevisions?.length, 1, 'one undo');
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result]),
+      [['store-2', 'Evicted']],
+    );
+    assert.match(g.status?.lastUndo?.message ?? '', /store-2/);
+    assert.match((await stsEvents(ns, 'RollbackStalled')).join(), /store-2/);
+    // Never repeated: a further progress deadline brings no second undo and no second eviction.
+    await holdsFor(
+      async () => {
+        const now = await read.guard(ns, 'store');
+        return now.status?.undoneRevisions?.length === 1 && now.status.forcedRollback?.evictions.length === 1;
+      },
+      { durationMs: 20_000, describe: 'one undo and one eviction' },
+    );
+    // Uncordoned, the controller places the restored pod and the rollback completes on its own.
+    await kubectl(['uncordon', ...nodes]);
+    const s = await settledSts(ns);
+    assert.equal(s.currentRevision, s.updateRevision);
+    const done = await waitStore(ns, (x) => x.status?.state === 'RolledBack' || x.status?.state === 'Healthy', 'settled');
+    assert.equal(done.status?.undoneRevisions?.length, 1);
   });
 });

@@ -17,7 +17,7 @@
  * reports nothing, and the node lifecycle controller marks its pods not ready, which would otherwise
  * read as the new revision failing. The revision is blamed only with evidence from a Ready node.
  */
-import { dominantOf, isVague } from '../causes.js';
+import { dominantOf, isVague, podBlockReason } from '../causes.js';
 import type { Split } from '../split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, RolloutStatus } from '../../api/types.js';
 import type { NodeView, WarningView } from '../observation.js';
@@ -47,6 +47,8 @@ export interface AttributionInput {
   volumeChanged?: (name: string) => boolean | undefined;
   /** What is compared with the previous revision (compare.ts); absent when nothing is known of it. */
   comparison?: Comparison;
+  /** The controller waits on unready pods (see Attribution.held): the rollout's target and, after a return, the undone revision. */
+  heldBy?: { target: string; undone?: string };
 }
 
 /** Owners in the order their evidence decides the rollout's owner. */
@@ -88,7 +90,7 @@ export function attribute(input: AttributionInput, now: number): Attribution {
       : undefined;
   if (uncompared) Object.assign(result, { compareAdmission: uncompared.node, compareWith: input.comparison!.previous! });
   if (input.shrank) return attributeShrinkage(input, result, byName);
-  return rolloutOwner(input, result, all);
+  return rolloutOwner(input, result, all, now);
 }
 
 /** The latest end of a minReadySeconds wait on any node: time spent in it is not time without progress. */
@@ -198,7 +200,7 @@ function attributeShrinkage(input: AttributionInput, result: Attribution, byName
 }
 
 /** The rollout's owner and cause when DESIRED did not shrink. */
-function rolloutOwner(input: AttributionInput, result: Attribution, all: ReadonlyArray<BlockedNode | EmptyNode>): Attribution {
+function rolloutOwner(input: AttributionInput, result: Attribution, all: ReadonlyArray<BlockedNode | EmptyNode>, now: number): Attribution {
   if (!input.observed) {
     result.owner = 'ControlPlane';
     result.cause = 'ControllerNotObserving';
@@ -225,9 +227,38 @@ function rolloutOwner(input: AttributionInput, result: Attribution, all: Readonl
       Object.assign(result, { compareAdmission: '', compareWith: input.comparison.previous });
     return result;
   }
+  const held = input.heldBy ? heldPods(input, input.heldBy, now) : [];
+  if (held.length > 0 && input.heldBy) {
+    // Not the control plane: the controller does what it is built to do, wait for the pod to be Ready.
+    const owner = OWNER_ORDER.find((o) => held.some((h) => h.owner === o)) ?? 'Unknown';
+    result.held = { pods: held, undone: input.heldBy.undone !== undefined };
+    result.owner = owner;
+    result.cause = dominantOf(held.filter((h) => h.owner === owner));
+    return result;
+  }
   result.owner = 'ControlPlane';
   result.cause = 'ControllerNotActing';
   return result;
+}
+
+/**
+ * The pods not on the rollout's target that are not Ready and not going, each attributed as a blocked pod
+ * is; those of the undone revision, when there is one. A pod failing on the revision it ran before the
+ * rollout reached it does not blame the new revision: its own node, as a DaemonSet's node where the old
+ * pod already failed.
+ */
+function heldPods(input: AttributionInput, by: { target: string; undone?: string }, now: number): BlockedNode[] {
+  return input.nodes.flatMap((n) =>
+    n.pods
+      .filter((p) => p.hash !== by.target && (by.undone === undefined || p.hash === by.undone) && !p.ready && !p.deleting)
+      .map((p) => {
+        const b: BlockedNode = { node: n.node, pod: p.name, hash: p.hash, ...podBlockReason(p) };
+        if (n.host !== undefined) b.host = n.host;
+        if (p.restartCount > 0) b.restarts = p.restartCount;
+        const attributed = attributeBlocked(b, n, p, now, input.minReadySeconds);
+        return by.undone === undefined && attributed.owner === 'Revision' ? { ...attributed, owner: 'Node' as const } : attributed;
+      }),
+  );
 }
 
 /**
@@ -274,9 +305,20 @@ export function attributePass({ obs, spec, now, tracked: t }: Tracking): Attribu
       ...(target.warning ? { warning: target.warning } : {}),
       volumeChanged: volumeChange(obs, t.rollout),
       ...(t.active ? { comparison: comparisonOf(obs.revisions, t.rollout, spec.failedNodesThreshold) } : {}),
+      ...heldBy(target.waitsOnUnreadyPods === true, t.rollout),
     },
     now,
   );
+}
+
+/**
+ * For a controller that waits on unready pods: the rollout's target, and the revision a return to the
+ * previous one (an undo, or a person's revert) left behind.
+ */
+function heldBy(waitsOnUnreadyPods: boolean, r: RolloutStatus | undefined): { heldBy?: { target: string; undone?: string } } {
+  if (!waitsOnUnreadyPods || !r) return {};
+  const back = (r.rollback || r.restored) && r.fromRevision && r.fromRevision.hash !== r.toRevision.hash;
+  return { heldBy: { target: r.toRevision.hash, ...(back && r.fromRevision ? { undone: r.fromRevision.hash } : {}) } };
 }
 
 /**

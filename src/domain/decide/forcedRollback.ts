@@ -4,8 +4,9 @@
  * a pod of the undone revision that never became Ready never will: the rollback stays stuck
  * (kubernetes#67250). The StatefulSet docs' remedy is deleting that pod; this phase plans it as an
  * eviction (the Eviction API honours PodDisruptionBudgets), under every one of these conditions:
- *  - the target is a StatefulSet under OrderedReady (under Parallel the controller replaces the pod
- *    itself), the guard's action is Undo and onStall.forcedRollback is on;
+ *  - the target's controller waits on unready pods (`waitsOnUnreadyPods`, a StatefulSet under
+ *    OrderedReady; under Parallel the controller replaces the pod itself), the guard's action is Undo
+ *    and onStall.forcedRollback is on;
  *  - the rollout returns to the previous revision (an undo recorded by a guard, or a person's or GitOps
  *    tool's revert: a person asked for the old revision, and the stuck pod is what stands in the way)
  *    and the controller has observed the restored template: never before the template is back;
@@ -59,11 +60,11 @@ export function stuckOn(units: readonly NodeView[], hash: string): Stuck[] {
 
 /**
  * The revision left behind by a return to the previous one: our undo, any guard's (rollback) or a person's
- * or a GitOps tool's revert (restored), on a StatefulSet under OrderedReady whose controller has observed
+ * or a GitOps tool's revert (restored), on a target whose controller waits on unready pods and has observed
  * the restored template. Undefined when there is none, or before the template is back.
  */
 function leftBehind({ obs: { target }, tracked: t }: Judged): string | undefined {
-  if (target.kind !== 'StatefulSet' || target.podManagement !== 'OrderedReady') return undefined;
+  if (!target.waitsOnUnreadyPods) return undefined;
   const r = t.rollout;
   if (!(r?.rollback || r?.restored) || !r.fromRevision || r.fromRevision.hash === r.toRevision.hash) return undefined;
   if (target.observedGeneration < target.generation) return undefined;

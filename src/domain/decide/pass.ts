@@ -113,6 +113,14 @@ export interface Attribution {
   compareAdmission?: string;
   /** The ControllerRevision to try, with compareAdmission. */
   compareWith?: string;
+  /**
+   * On a target whose controller waits on unready pods, when no unit is blocked: the pods of another
+   * revision that are not Ready, which the controller waits on before it replaces anything. `undone`:
+   * they are on the revision a return to the previous one left behind (after an undo or a revert);
+   * otherwise they were failing on the revision they ran before the rollout reached them. Never evidence
+   * for an undo.
+   */
+  held?: { pods: BlockedNode[]; undone: boolean };
 }
 
 /** After attribution. */

@@ -33,6 +33,6 @@ export function reportedRestore({ obs: { target }, attribution: a }: Judged, rol
  * controller never replaces after the template is restored.
  */
 export function handUndo(target: TargetView, blocked: readonly BlockedNode[], rollout: RolloutStatus, plan: UndoPlan): string {
-  const stuck = target.podManagement === 'OrderedReady' ? blocked.filter((b) => b.hash === rollout.toRevision.hash) : [];
+  const stuck = target.waitsOnUnreadyPods ? blocked.filter((b) => b.hash === rollout.toRevision.hash) : [];
   return undoCommands(target, plan, stuck);
 }

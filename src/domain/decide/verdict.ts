@@ -257,6 +257,7 @@ function sentenceArgs(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     desiredAtStart: t.expectedDesired,
     rollback: rollout.rollback === true,
     ...(a.refusal !== undefined ? { refusal: a.refusal } : {}),
+    ...(a.held !== undefined ? { held: a.held } : {}),
   };
 }
 

@@ -85,7 +85,7 @@ function statefulSetView(cache: CacheView, sts: Readonly<SlimStatefulSet>, names
     minReadySeconds: sts.spec.minReadySeconds,
     undoOptOut: undoOptedOut(sts.metadata),
     images: [...sts.spec.images],
-    podManagement: sts.spec.podManagementPolicy,
+    waitsOnUnreadyPods: sts.spec.podManagementPolicy === 'OrderedReady',
   };
   if (sts.spec.templateDigest !== undefined) view.templateDigest = sts.spec.templateDigest;
   return withSharedFacts(cache, view, sts.metadata);

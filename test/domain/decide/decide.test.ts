@@ -1354,7 +1354,7 @@ describe('decide: onStall.action Undo', () => {
   const rolledBack = rollbackWorld([pod({ hash: HASH.A })], { updated: 3, ready: 3, available: 3 });
   const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
   const stallSteps = fromHealthy(stallWorld(), [sec(600)]);
-  const storeView: Partial<TargetView> = { kind: 'StatefulSet', name: 'store', podManagement: 'OrderedReady' };
+  const storeView: Partial<TargetView> = { kind: 'StatefulSet', name: 'store', waitsOnUnreadyPods: true };
   /** A StatefulSet's unit: ordinal `i`, named, like its pod, store-i. */
   const ordinal = (i: number, p: PodView): NodeView => ({ ...node(`store-${i}`, [{ ...p, name: `store-${i}` }]), ordinal: i });
   /** The classic stall on StatefulSet `store`: store-0 and store-1 on revision 1, store-2's new pod cannot pull its image. */

@@ -13,7 +13,7 @@ import { EVICTION_BACKOFF_MS, retryAt } from '../../../src/domain/decide/forcedR
 import type { NodeView, Observation, PodView, TargetView } from '../../../src/domain/observation.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../../../src/api/types.js';
-import { HASH, T0, imagePullPod, node, pod, policy, rev, run, sec, targetObs, type Step } from '../../support/fixtures.js';
+import { HASH, T0, crashLoopPod, imagePullPod, node, pod, policy, rev, run, sec, targetObs, type Step } from '../../support/fixtures.js';
 
 const A1 = rev(HASH.A, 1);
 const B2 = rev(HASH.B, 2);
@@ -24,7 +24,7 @@ const UNDONE = T1 + sec(601);
 const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
   kind: 'StatefulSet',
   name: 'store',
-  podManagement: 'OrderedReady',
+  waitsOnUnreadyPods: true,
   ...o,
 });
 /** Ordinal `i` of `store`, its pod named store-i with UID uid-i. */
@@ -103,7 +103,7 @@ describe('the forced rollback of a StatefulSet', () => {
     ['before the controller observed the restored template', undone([onA(0), onA(1), stuck()], { observedGeneration: 2 })],
     ['a Ready pod of the undone revision', undone([onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))])],
     ['a pod of another revision that is not Ready', undone([onA(0), ordinal(1, imagePullPod(HASH.C)), onA(2)])],
-    ['under Parallel (the controller replaces it itself)', undone([onA(0), onA(1), stuck()], { podManagement: 'Parallel' })],
+    ['under Parallel (the controller replaces it itself)', undone([onA(0), onA(1), stuck()], { waitsOnUnreadyPods: false })],
     ['with forcedRollback off', undone([onA(0), onA(1), stuck()]), { forcedRollback: false }],
     ['while another pod of the undone revision is going (one at a time)', undone([onA(0), stuck(1), stuck(2, { deleting: true })])],
     [
@@ -123,8 +123,8 @@ describe('the forced rollback of a StatefulSet', () => {
     });
   }
 
-  it('never for a DaemonSet, whatever its pods', () => {
-    const dsWorld = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder' });
+  it('never for a DaemonSet, whatever its pods (its adapter never says its controller waits on unready pods)', () => {
+    const dsWorld = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder', waitsOnUnreadyPods: false });
     const d = timeline(dsWorld)[3]!;
     assert.notEqual(d.action?.kind, 'Evict');
   });
@@ -267,10 +267,73 @@ describe('the forced rollback of a StatefulSet', () => {
       );
     });
 
+    it('once the revert makes no progress, the stuck pod is named as what holds it, never the control plane, and nothing is undone', () => {
+      const world = undone([onA(0), onA(1), stuck()]);
+      const d = run(
+        [
+          { obs: healthy, at: T0 },
+          { obs: stalled, at: T1 },
+          { obs: world, at: T1 + sec(30) },
+          { obs: world, at: T1 + sec(30) + sec(600) },
+        ],
+        { policy: policy({ onStall: { action: 'Report' } }) },
+      )[3]!;
+      assert.equal(d.status.state, 'Stalled');
+      assert.equal(d.status.cause, 'ImagePullFailure', d.status.message);
+      assert.equal(d.status.owner, 'Revision');
+      assert.match(
+        d.status.message ?? '',
+        /the StatefulSet controller waits for store-2 ImagePullBackOff .*, left on the undone revision, to become Ready before it replaces it/,
+      );
+      assert.match(d.status.message ?? '', /store-2 never became Ready on the undone revision/);
+      assert.doesNotMatch(d.status.message ?? '', /ControllerNotActing|kube-controller-manager slow or down/);
+      assert.equal(d.action, undefined, 'no undo of a revert, whatever the owner');
+      assert.equal(d.status.lastUndo, undefined);
+    });
+
     it('an Undo guard with forcedRollback off says the same, and evicts nothing', () => {
       const d = reverted({ action: 'Undo', forcedRollback: false });
       assert.notEqual(d.action?.kind, 'Evict');
       assert.match(d.status.message ?? '', /store-2 is still on revision 2 \(bbb222\)/);
     });
+  });
+
+  it('a forward rollout held by a pod failing on the revision it ran before: named, owner Node, never the control plane, no undo', () => {
+    const sick = ordinal(2, crashLoopPod(HASH.A));
+    const before = targetObs({ nodes: [onA(0), onA(1), sick], revisions: [A1], target: store({ ready: 2, available: 2 }) });
+    // The controller waits for store-2 before it updates anything: no pod of B exists.
+    const held = targetObs({
+      nodes: [onA(0), onA(1), sick],
+      revisions: [A1, B2],
+      target: store({
+        generation: 2,
+        observedGeneration: 2,
+        templateGeneration: '2',
+        desired: 3,
+        current: 3,
+        ready: 2,
+        updated: 0,
+        available: 2,
+      }),
+    });
+    const d = run(
+      [
+        { obs: before, at: T0 },
+        { obs: held, at: T1 },
+        { obs: held, at: T1 + sec(600) },
+      ],
+      { policy: policy({ onStall: { action: 'Undo' } }) },
+    )[2]!;
+    assert.equal(d.status.state, 'Stalled');
+    assert.equal(d.status.cause, 'CrashLoop', d.status.message);
+    assert.equal(d.status.owner, 'Node');
+    assert.match(
+      d.status.message ?? '',
+      /the StatefulSet controller waits for store-2 CrashLoopBackOff .*, not Ready on the revision before/,
+    );
+    assert.match(d.status.message ?? '', /the new revision is not what holds the rollout, and an undo would not help/);
+    assert.notEqual(d.action?.kind, 'Undo');
+    assert.notEqual(d.action?.kind, 'Evict');
+    assert.equal(d.status.undoSkipped?.reason, 'NotTheRevision');
   });
 });

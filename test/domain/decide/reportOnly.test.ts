@@ -31,12 +31,12 @@ describe('reportedRestore', () => {
     ],
     [
       'OrderedReady: the undo, then the pods of the broken revision deleted by hand',
-      judged({ podManagement: 'OrderedReady' }, [broken('store-2'), broken('store-1', 'aaa')]),
+      judged({ waitsOnUnreadyPods: true }, [broken('store-2'), broken('store-1', 'aaa')]),
       'Would restore revision 1 on 2 pods: kubectl rollout undo statefulset/store -n db --to-revision=1, then kubectl delete pod store-2 -n db (the StatefulSet controller does not replace a pod that never became Ready, even after the revert)',
     ],
     [
       'Parallel: the controller replaces the broken pods itself after the revert',
-      judged({ podManagement: 'Parallel' }, [broken('store-2')]),
+      judged({ waitsOnUnreadyPods: false }, [broken('store-2')]),
       'Would restore revision 1 on 2 pods: kubectl rollout undo statefulset/store -n db --to-revision=1',
     ],
   ];

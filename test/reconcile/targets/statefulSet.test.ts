@@ -127,7 +127,10 @@ describe('observeStatefulSet: the target', () => {
     const obs = target(observe(world(sts({ type: 'OnDelete' }), healthy, threeNodes)));
     assert.equal(obs.target.kind, 'StatefulSet');
     assert.equal(obs.target.strategy, 'OnDelete');
-    assert.equal(obs.target.podManagement, 'OrderedReady');
+    assert.equal(obs.target.waitsOnUnreadyPods, true, 'OrderedReady: the controller waits on a pod that is not Ready');
+    const base = sts();
+    const parallel = target(observe(world({ ...base, spec: { ...base.spec, podManagementPolicy: 'Parallel' } }, healthy, threeNodes)));
+    assert.equal(parallel.target.waitsOnUnreadyPods, false, 'Parallel: the controller replaces it itself');
     assert.deepEqual([obs.target.desired, obs.target.current, obs.target.updated], [3, 3, 3]);
     assert.equal(obs.currentRevision?.hash, 'bbb');
     assert.deepEqual(
