@@ -25,7 +25,8 @@ const ALONE = new Set([
   'dist/test/e2e/crdSkew.test.js',
 ]);
 // The suites that need no cluster: the pure logic, the adapters against local HTTP servers, the CLI's
-// rendering, the cluster scripts' own rules, the docs and the source's shape (`--unit`).
+// rendering, the cluster scripts' own rules, the image's agreement with the Dockerfile, the docs and the
+// source's shape (`--unit`).
 const UNIT = [
   'dist/test/api',
   'dist/test/domain',
@@ -37,6 +38,7 @@ const UNIT = [
   'dist/test/clusterNodes.test.js',
   'dist/test/clusterSettings.test.js',
   'dist/test/docs.test.js',
+  'dist/test/image.test.js',
   'dist/test/layers.test.js',
   'dist/test/sourceSize.test.js',
 ];
