@@ -912,7 +912,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
     };
     /** Of undoneBackAfterAnotherUndo, by order: "BCB" is B undone, then C undone, then B current again. */
     const orders: Record<string, number> = {};
-    check(mixedArb, 1000, (sc) => {
+    const checked = check(mixedArb, 1000, (sc) => {
       const passes = simulate(sc);
       // In the order of the undos.
       const undoneAtGeneration = new Map<string, number>();
@@ -961,7 +961,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
     t.diagnostic(`coverage: ${JSON.stringify(seen)}, undone back after another undo by order: ${JSON.stringify(orders)}`);
     // Undos happen, undone revisions are observed again afterwards, also after another revision's undo
     // (B → undo → C → undo → B and its permutations), and decide is then about to undo them again.
-    covered(seen, { undos: 40, brokenBackAfterUndo: 5, undoneBackAfterAnotherUndo: 20, secondUndoRefused: 12 }, 1000);
+    covered(seen, { undos: 40, brokenBackAfterUndo: 5, undoneBackAfterAnotherUndo: 20, secondUndoRefused: 12 }, 1000, checked);
   });
 
   /*
@@ -983,7 +983,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
    */
   it('2. never an undo the evidence does not blame on the revision: owner Revision, and the broken revision fails on a Ready node, is refused by the API server, crashed on failedNodesThreshold Ready nodes, or stopped tolerating an unchanged node', (t) => {
     const by = { readyNode: 0, refusal: 0, crashes: 0, shrink: 0 };
-    check(mixedArb, 1000, (sc) => {
+    const checked = check(mixedArb, 1000, (sc) => {
       const passes = simulate(sc);
       // Per hash, the nodes seen Ready (no pressure) with a restarted pod of it, over every observation so far.
       const crashedOn = new Map<string, Set<string>>();
@@ -1022,7 +1022,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
       }
     });
     t.diagnostic(`undos by first evidence: ${JSON.stringify(by)}`);
-    covered(by, { readyNode: 15, crashes: 3 }, 1000);
+    covered(by, { readyNode: 15, crashes: 3 }, 1000, checked);
   });
 
   /*
@@ -1043,7 +1043,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
    */
   it('3. never Suspect or Stalled on a pass that shows progress: more nodes on the current revision, or a higher updated or available count, than any earlier pass on it', (t) => {
     const seen = { checked: 0, progress: 0, progressAfterSuspectOrStalled: 0 };
-    check(mixedArb, 1000, (sc) => {
+    const checked = check(mixedArb, 1000, (sc) => {
       const passes = simulate(sc);
       let run: { hash: string; onRevision: number; updated: number; available: number } | undefined;
       for (const p of passes) {
@@ -1082,7 +1082,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
       }
     });
     t.diagnostic(`coverage: ${JSON.stringify(seen)}`);
-    covered(seen, { progress: 300, progressAfterSuspectOrStalled: 30 }, 1000);
+    covered(seen, { progress: 300, progressAfterSuspectOrStalled: 30 }, 1000, checked);
   });
 
   /*

@@ -295,7 +295,7 @@ describe('decide on StatefulSet rollouts (fast-check): progress is never a stall
    */
   it('a. never Suspect or Stalled on a pass where an ordinal, or the updated or available count, progressed', (t) => {
     const seen = { passes: 0, progress: 0, ordinalProgress: 0, progressAfterSuspect: 0, held: 0 };
-    check(
+    const checked = check(
       scenarioArb((r) => r - 1),
       100,
       (sc) => {
@@ -341,7 +341,7 @@ describe('decide on StatefulSet rollouts (fast-check): progress is never a stall
       },
     );
     t.diagnostic(`coverage: ${JSON.stringify(seen)}`);
-    covered(seen, { progress: 150, ordinalProgress: 100, held: 30, progressAfterSuspect: 3 }, 100);
+    covered(seen, { progress: 150, ordinalProgress: 100, held: 30, progressAfterSuspect: 3 }, 100, checked);
   });
 });
 
@@ -355,7 +355,7 @@ describe('decide on StatefulSet rollouts (fast-check): waiting at the partition 
    */
   it('b. never a stall verdict for a rollout that reached its partition with every pod available, however long it waits there', (t) => {
     const seen = { sequences: 0, passesAtPartition: 0, heldByPartition: 0, stalledBefore: 0, firstSeenThere: 0 };
-    check(
+    const checked = check(
       scenarioArb((r) => r),
       100,
       (sc) => {
@@ -389,6 +389,6 @@ describe('decide on StatefulSet rollouts (fast-check): waiting at the partition 
       },
     );
     t.diagnostic(`coverage: ${JSON.stringify(seen)}`);
-    covered(seen, { passesAtPartition: 150, heldByPartition: 20, stalledBefore: 3 }, 100);
+    covered(seen, { passesAtPartition: 150, heldByPartition: 20, stalledBefore: 3 }, 100, checked);
   });
 });
