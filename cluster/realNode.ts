@@ -30,6 +30,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { isAlive, runsBinary } from './processes.js';
+import { gatewayOf, startApiForward, stopApiForward } from './apiForward.js';
 
 /** The real node's name. */
 export const REAL_NODE_NAME = 'real-1';
@@ -116,6 +117,9 @@ export async function startRealNode(o: RealNodeOptions): Promise<void> {
   await mkdir('/var/lib/cni', { recursive: true });
   await writeConfigs(l, o);
   makeCgroupRoot(l.cgroupRoot);
+  // The bridge is made now, not by the first pod's CNI call, so the API forwarder can listen on its address.
+  makeBridge(l);
+  await startApiForward({ pids: l.pids, logs: l.logs, host: gatewayOf(l.subnet), port: o.apiserverPort, targetPort: o.apiserverPort });
 
   // unshare and nsenter exec their command, so each recorded pid is the program's own.
   const containerd = await spawnTracked(l, 'containerd', 'unshare', [
@@ -175,6 +179,7 @@ export async function stopRealNode(clusterDir: string, log: (line: string) => vo
   if (containerd !== undefined) await terminate([containerd], 10_000);
   await terminate(inNamespace, 5_000, 'SIGKILL');
   await removeCgroupRoot(l.cgroupRoot);
+  await stopApiForward(l.pids);
   spawnSync('ip', ['link', 'del', l.bridge], { stdio: 'ignore' });
   await rm(path.join(l.pids, 'kubelet.pid'), { force: true });
   await rm(path.join(l.pids, 'containerd.pid'), { force: true });
@@ -433,6 +438,37 @@ async function spawnTracked(l: RealNodeLayout, name: RealNodeProcess, cmd: strin
   } finally {
     closeSync(fd);
   }
+}
+
+/** The pods' bridge with its gateway address, as the CNI bridge plugin (isGateway) would make it. */
+function makeBridge(l: RealNodeLayout): void {
+  const ip = (args: string[]): void => {
+    const r = spawnSync('ip', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
+  };
+  ip(['link', 'add', 'name', l.bridge, 'type', 'bridge']);
+  ip(['addr', 'add', `${gatewayOf(l.subnet)}/24`, 'dev', l.bridge]);
+  ip(['link', 'set', l.bridge, 'up']);
+}
+
+/**
+ * Imports an OCI image archive into the real node's containerd (namespace k8s.io, where the kubelet's
+ * images are), as `ctr -n k8s.io images import` does on a node.
+ */
+export function importImage(clusterDir: string, archive: string, binDir: string): void {
+  const r = ctr(realNodeLayout(clusterDir, binDir), ['images', 'import', archive]);
+  if (r.status !== 0) throw new Error(`ctr images import ${archive}: ${r.stderr}`);
+}
+
+/** Gives image `from` in the real node's containerd the name `to` as well (`ctr images tag`). */
+export function tagImage(clusterDir: string, from: string, to: string, binDir: string): void {
+  const r = ctr(realNodeLayout(clusterDir, binDir), ['images', 'tag', '--force', from, to]);
+  if (r.status !== 0) throw new Error(`ctr images tag ${from} ${to}: ${r.stderr}`);
+}
+
+/** The real node's pod network gateway: the host's address the pods reach it (and the API forwarder) by. */
+export function realNodeGateway(clusterDir: string): string {
+  return gatewayOf(realNodeLayout(clusterDir).subnet);
 }
 
 function ctr(l: RealNodeLayout, args: string[]): { status: number | null; stderr: string } {

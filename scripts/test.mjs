@@ -22,6 +22,7 @@ const ALONE = new Set([
   'dist/test/e2e/demoNodes.test.js',
   'dist/test/e2e/cluster.test.js',
   'dist/test/e2e/realNode.test.js',
+  'dist/test/e2e/install.test.js',
   'dist/test/e2e/crdSkew.test.js',
 ]);
 // The suites that need no cluster: the pure logic, the adapters against local HTTP servers, the CLI's
