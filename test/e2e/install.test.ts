@@ -235,6 +235,11 @@ describe('as it ships: the image, installed by its chart, running on the real no
     await pc.kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
     const g = await read.waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 150_000);
     assert.equal(g.status?.lastUndo?.result, 'Complete');
+    // Stalled first, with its cause, then undone: the verdict and the undo are the in-cluster operator's.
+    const counts = await eventCounts(n);
+    for (const reason of ['RolloutStalled', 'UndoStarted', 'UndoComplete']) assert.equal(counts[reason], 1, JSON.stringify(counts));
+    const stalled = (await read.events(n, 'RolloutGuard')).find((e) => e.reason === 'RolloutStalled');
+    assert.match(stalled?.message ?? stalled?.note ?? '', /Cause ImagePullFailure/);
     const ds = await pc.kubectlJson<{
       metadata: { annotations?: Record<string, string> };
       spec: { template: { spec: { containers: Array<{ image: string }> } } };
