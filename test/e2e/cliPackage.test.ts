@@ -9,12 +9,12 @@
  * checked instead.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runProgram as run, shownResult as show } from '../support/program.js';
 import { parse as fromYaml, stringify as toYaml } from 'yaml';
 import {
   binDir,
@@ -36,31 +36,6 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as
   devDependencies: Record<string, string>;
   bin: Record<string, string>;
 };
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to its end (killed after `limitMs`); never throws on a non-zero exit. */
-function run(cmd: string, args: readonly string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; limitMs?: number }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.limitMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const show = (r: Result): string => `exit ${r.code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
 
 interface Installed {
   name: string;

@@ -11,43 +11,14 @@
  * Node binary and the Debian libraries come from the cache after the first.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, dockerfileConfig, imageConfig, pinnedNode, read, runtimeCopies } from '../support/image.js';
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a program to its end (killed after `limitMs`); never throws on a non-zero exit. */
-function run(
-  cmd: string,
-  args: readonly string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv; limitMs?: number } = {},
-): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.limitMs ?? 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const show = (r: Result): string => `exit ${r.code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
+import { runProgram as run, shownResult as show, type ProgramResult as Result } from '../support/program.js';
+import { dockerfileConfig, imageConfig, pinnedNode, read, runtimeCopies } from '../support/image.js';
 
 function sha256(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
