@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { SampleMoments } from './explanationParts.js';
 import type { GuardObs, Observer } from './observer.js';
 
 export type FailingCategory = 'broken' | 'exhausted';
@@ -24,6 +25,8 @@ export interface Explanation {
   fromFailureS?: number;
   /** From the failure to the first status naming the node with that reason, cause or not. */
   nodeNamedFromFailureS?: number;
+  /** The sample's two ends, to account for its parts (bench/explanationParts.ts). */
+  moments?: SampleMoments;
 }
 
 const secs = (ms: number): number => Math.round(ms) / 1000;
@@ -38,7 +41,10 @@ export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, s
   const newPods = [...obs.podLog.values()].filter((x) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since);
   const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
   const firstPod = Math.min(...newPods.map((x) => x.seenAt));
-  const firstFailure = Math.min(...newPods.filter((x) => x.failedAt !== undefined).map((x) => x.failedAt!));
+  const failed = [...obs.podLog.entries()]
+    .filter(([, x]) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since && x.failedAt !== undefined)
+    .sort(([, a], [, b]) => a.failedAt! - b.failedAt!)[0];
+  const firstFailure = failed?.[1].failedAt ?? Number.POSITIVE_INFINITY;
   const namesNode = (g: GuardObs): boolean => g.blocked.some((b) => b.reason === exp.reason && failingNodes.has(b.node));
   const explained = hist.find((g) => g.cause === exp.cause && namesNode(g));
   const named = hist.find(namesNode);
@@ -46,5 +52,16 @@ export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, s
   if (explained && Number.isFinite(firstPod)) out.fromPodS = secs(explained.t - firstPod);
   if (explained && Number.isFinite(firstFailure)) out.fromFailureS = secs(explained.t - firstFailure);
   if (named && Number.isFinite(firstFailure)) out.nodeNamedFromFailureS = secs(named.t - firstFailure);
+  if (explained && failed) {
+    const [pod, rec] = failed;
+    const rv = explained.metadata.resourceVersion;
+    out.moments = {
+      pod,
+      failedAt: rec.failedAt!,
+      ...(rec.failureWrittenAt !== undefined ? { failureWrittenAt: rec.failureWrittenAt } : {}),
+      explainedAt: explained.t,
+      ...(rv !== undefined ? { explainedRv: rv } : {}),
+    };
+  }
   return out;
 }

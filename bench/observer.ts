@@ -10,6 +10,7 @@
 import { pino } from 'pino';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { Informer } from '../src/k8s/informer.js';
+import { lastWrittenAt } from '../src/k8s/writtenAt.js';
 import type { DsStatusSample } from './alert.js';
 
 interface Meta {
@@ -62,6 +63,8 @@ export interface PodSnap {
   started: boolean;
   /** Earliest lastState.terminated.finishedAt of its containers: a crash (metav1.Time, whole seconds). */
   crashFinishedAt?: string;
+  /** The API server's last write of the pod (k8s/writtenAt.ts: whole seconds). */
+  writtenAt?: number;
 }
 
 /** First sighting of a daemon pod, and of its failure. */
@@ -72,6 +75,8 @@ export interface PodRecord {
   seenAt: number;
   failedAt?: number;
   failure?: string;
+  /** The API server's write of the failure the bench first saw (whole seconds). */
+  failureWrittenAt?: number;
   /** When the bench first saw a container of the pod started, and the pod Ready. */
   startedAt?: number;
   readyAt?: number;
@@ -148,6 +153,7 @@ function slimPodSnap(raw: any): PodSnap {
   const sched = (raw?.status?.conditions ?? []).find((c: any) => c?.type === 'PodScheduled');
   const failure = waiting ? String(waiting) : sched?.status === 'False' ? String(sched.reason ?? 'Unschedulable') : undefined;
   const statuses: any[] = raw?.status?.containerStatuses ?? [];
+  const written = lastWrittenAt(raw);
   const crashes = statuses
     .map((c) => c?.lastState?.terminated?.finishedAt)
     .filter(Boolean)
@@ -162,6 +168,7 @@ function slimPodSnap(raw: any): PodSnap {
     ready: (raw?.status?.conditions ?? []).some((c: any) => c?.type === 'Ready' && c?.status === 'True'),
     started: statuses.some((c) => c?.state?.running || c?.state?.terminated || c?.lastState?.terminated),
     ...(crashes[0] ? { crashFinishedAt: crashes[0] } : {}),
+    ...(written !== undefined ? { writtenAt: written } : {}),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return */
@@ -176,6 +183,8 @@ export class Observer {
   readonly dsLog = new Map<string, DsStatusSample[]>();
   /** Pods by name: when first seen and when first failing. */
   readonly podLog = new Map<string, PodRecord>();
+  /** How far behind the API server's writes each pod event arrived (k8s/writtenAt.ts: whole seconds, so 0 to 1 s high). */
+  readonly podDeliveries: Array<{ t: number; lagMs: number }> = [];
   /** Arrival times of pod and DaemonSet changes per DaemonSet: each one is a reason for the operator to look again. */
   readonly changesByDs = new Map<string, number[]>();
 
@@ -196,7 +205,13 @@ export class Observer {
     );
     this.pods = new Informer(
       client,
-      { name: 'bench-pods', listPath: `/api/v1/namespaces/${ns}/pods`, labelSelector: 'controller-revision-hash', slim: slimPodSnap },
+      {
+        name: 'bench-pods',
+        listPath: `/api/v1/namespaces/${ns}/pods`,
+        labelSelector: 'controller-revision-hash',
+        slim: slimPodSnap,
+        onDelivery: (_r, writtenAt, receivedAt) => this.podDeliveries.push({ t: receivedAt, lagMs: Math.max(0, receivedAt - writtenAt) }),
+      },
       log,
     );
 
@@ -244,6 +259,7 @@ export class Observer {
       if (p.failure && rec.failedAt === undefined) {
         rec.failedAt = t;
         rec.failure = p.failure;
+        if (p.writtenAt !== undefined) rec.failureWrittenAt = p.writtenAt;
       }
       if (p.started && rec.startedAt === undefined) rec.startedAt = t;
       if (p.ready && rec.readyAt === undefined) rec.readyAt = t;

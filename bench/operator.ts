@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OperatorChild } from '../cluster/operatorProcess.js';
+import { OperatorLog } from './operatorLog.js';
 import { Scrape, parseMetrics } from './stats.js';
 
 /** Repository root (this file is compiled to dist/bench/). */
@@ -16,7 +17,11 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export class BenchOperator {
   private readonly retried: string[] = [];
 
-  private constructor(private readonly op: OperatorChild) {}
+  private constructor(
+    private readonly op: OperatorChild,
+    /** The lines of its log that join the bench's samples to the operator's moments (bench/operatorLog.ts). */
+    readonly log: OperatorLog,
+  ) {}
 
   /** Port of /metrics. */
   get metricsPort(): number | null {
@@ -28,7 +33,10 @@ export class BenchOperator {
     return this.op.probePort;
   }
 
-  /** A bounded tail of the log, for error reports; the bench does not parse logs for its figures. */
+  /**
+   * A bounded tail of the log, for error reports. The bench takes no figure from the log; it reads only
+   * the moments that join a sample's two ends ({@link log}).
+   */
   get logs(): string[] {
     return this.op.logs;
   }
@@ -48,12 +56,14 @@ export class BenchOperator {
     const file = logFile ? createWriteStream(logFile) : undefined;
     const nodeArgs = operatorNodeArgs();
     const priority = operatorPriority();
+    const read = new OperatorLog();
     const op = await OperatorChild.start({
       ...(nodeArgs.length > 0 ? { nodeArgs } : {}),
       ...(priority !== undefined ? { priority } : {}),
       args: [...extraArgs, `--namespaces=${namespaces.join(',')}`, '--leader-elect=false', `--kubeconfig=${kubeconfig}`],
       env: { ...process.env, LOG_LEVEL: level },
       keepLines: 500,
+      onLine: (l: string) => read.line(l),
       ...(file ? { onChunk: (d: Buffer) => void (file.writableEnded || file.write(d)) } : {}),
       timeoutMs: 60_000,
     }).catch((e: unknown) => {
@@ -67,7 +77,7 @@ export class BenchOperator {
     };
     process.once('exit', reap);
     void op.exited.then(() => process.removeListener('exit', reap));
-    return new BenchOperator(op);
+    return new BenchOperator(op, read);
   }
 
   get pid(): number {

@@ -2,6 +2,7 @@
  * Human-readable output of a benchmark run: fixed-width tables for stdout and a hand-written SVG with
  * the curves (no plotting dependency: a few polylines and tick labels are all it takes).
  */
+import type { TailResult } from './tail.js';
 import type { MicroResult } from './micro.js';
 import type { SizeResult } from './scenario.js';
 import type { Summary } from './stats.js';
@@ -113,6 +114,7 @@ export function renderTables(r: BenchResults): string {
         `${s.nodes}×${s.daemonsets} waves: pods still watched at the break ${trio(e.wavesWatchedFromFailureS)} s (${e.wavesWatchedFromFailureS.count}), a new pod watch first ${trio(e.wavesUnwatchedFromFailureS)} s (${e.wavesUnwatchedFromFailureS.count})`,
       );
     }
+    for (const s of r.sizes) if (s.tail) out.push('', ...tailLines(`${s.nodes}×${s.daemonsets}`, s.tail));
     out.push('', "API load (operator's exact request count) and status writes");
     out.push(
       table(
@@ -587,4 +589,32 @@ export function renderSvg(r: BenchResults): string {
 ${body}
 </svg>
 `;
+}
+
+/** Where the seconds of a size's slow explanations went (bench/tail.ts), as text. */
+export function tailLines(size: string, t: TailResult): string[] {
+  const ms = (v: number | undefined): string => (v === undefined ? '-' : String(Math.round(v * 1000)));
+  const p = t.parts;
+  const out = [
+    `${size}: explanations accounted part by part ${t.accounted}/${t.samples}; p99 in ms: bench→operator ${ms(p.benchToOperator.p99)}, to the pass ${ms(p.toPass.p99)}, pass ${ms(p.pass.p99)}, write ${ms(p.write.p99)}, reader ${ms(p.reader.p99)}`,
+    `  watches behind the API server's write, p99 ms (stamps in whole seconds): ${Object.entries(t.watchDelivery)
+      .map(([r, h]) => `${r} ${h.p99Ms ?? '-'} (${h.overTwoSeconds} of ${h.count} over 2 s)`)
+      .join(', ')}; the bench's pods ${ms(t.benchWatchDelivery.p99)}`,
+    `  pod watches: opened ${t.podWatches.opened}, ended ${t.podWatches.ended} (${Object.entries(t.podWatches.endedWhy)
+      .map(([why, n]) => `${n} ${why}`)
+      .join(
+        '; ',
+      )}), ended early by the server ${t.podWatches.endedEarly}, expired ${t.podWatches.expired}, relisted ${t.podWatches.relisted}, failed ${t.podWatches.failed}${
+      t.podWatches.mostOpened ? `; most opened: ${t.podWatches.mostOpened.target} ${t.podWatches.mostOpened.opened}` : ''
+    }`,
+  ];
+  for (const x of t.slow) {
+    const q = x.parts;
+    out.push(
+      q
+        ? `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s = bench→operator ${ms(q.benchToOperator)} + to the pass ${ms(q.toPass)} + pass ${ms(q.pass)} + write ${ms(q.write)} + reader ${ms(q.reader)} ms; largest: ${x.largest}; watch lag bench ${ms(q.benchWatchLag)}, operator ${ms(q.operatorWatchLag)} ms`
+        : `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s: the operator's write was not found in its log`,
+    );
+  }
+  return out;
 }

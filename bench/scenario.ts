@@ -25,10 +25,23 @@ import { evaluateRolloutStuck } from './alert.js';
 import { runContainment, type ContainmentResult } from './containment.js';
 import { cacheFootprint, eventFootprint, type Footprint } from './footprint.js';
 import { explanationOf } from './explanation.js';
+import type { SampleMoments } from './explanationParts.js';
+import { tailResult, type TailResult } from './tail.js';
 import { Observer, type GuardObs } from './observer.js';
 import { BenchOperator } from './operator.js';
 import { explanationWaves, podsWatched, wavesNeeded, type WaveSample, type WavesResult } from './waves.js';
-import { Scrape, histogramDelta, parseMetrics, histogramQuantile, requestDelta, round, summarize, type Summary } from './stats.js';
+import {
+  Scrape,
+  histogramDelta,
+  histogramSummary,
+  parseMetrics,
+  histogramQuantile,
+  requestDelta,
+  round,
+  summarize,
+  type HistogramSummary,
+  type Summary,
+} from './stats.js';
 
 /** Taint on the bench's nodes, so no other suite's DaemonSet lands on them and changes our counts. */
 export const BENCH_TAINT = 'rollout-guard.dev/bench';
@@ -90,6 +103,8 @@ export interface GuardResult {
    * names the guard-level cause only once the failure is the dominant one among the nodes in flight.
    */
   nodeNamedFromFailureS?: number;
+  /** The explanation's two ends, to account for its parts (bench/tail.ts). */
+  explanationMoments?: SampleMoments;
   /** Seconds from the v2 apply to Stalled (rollout-guard) and to KubeDaemonSetRolloutStuck firing. */
   guardStalledAfterS?: number;
   alertFiresAfterS?: number;
@@ -122,6 +137,8 @@ export interface SizeResult {
    * First explanations: `fromFailureS` over every sample (the fleet-wide rollout's and the waves'),
    * `fleetFromFailureS` and `wavesFromFailureS` apart, and the waves' own record.
    */
+  /** Every explanation over 1 s, part by part, and how far behind the watches ran (bench/tail.ts). */
+  tail: TailResult;
   explanation: {
     fromPodS: Summary;
     fromFailureS: Summary;
@@ -136,7 +153,7 @@ export interface SizeResult {
      * The operator's own rollout_guard_explanation_seconds over the fleet-wide rollout and the waves: each
      * status write that newly named a failing node, by part (ms, bucket-interpolated).
      */
-    operator: Record<'queue' | 'pass' | 'write' | 'total', HistogramSummary>;
+    operator: Record<'fromEvent' | 'queue' | 'pass' | 'write' | 'total', HistogramSummary>;
   };
   api: {
     /** Requests by `VERB resource` in each window (WATCH = watches opened). */
@@ -515,7 +532,23 @@ export async function runSize(ctx: Ctx, p: SizeParams, tag: string): Promise<Siz
     const guards = run.names.map((n) => guardResult(run, obs, fleet, events.items, n));
     const waves = await runWaves(run, obs, fleet, guards);
     const wavesEnd = await op.scrape();
-    const result = sizeResult(run, { before, after, s0, mem0, fp0, idle, steady, single, fleet, guards, sampler, waves, wavesEnd });
+    const benchLags = obs.podDeliveries;
+    const result = sizeResult(run, {
+      before,
+      after,
+      s0,
+      mem0,
+      fp0,
+      idle,
+      steady,
+      single,
+      fleet,
+      guards,
+      sampler,
+      waves,
+      wavesEnd,
+      benchLags,
+    });
 
     // --- Containment: a revision that crashes after readiness, on its own pool (bench/containment.ts). ---
     if (run.containmentNodes.length > 0) {
@@ -849,6 +882,7 @@ function guardResult(run: SizeRun, obs: Observer, fleet: FleetRollout, events: r
   if (e.fromPodS !== undefined) r.explanationFromPodS = e.fromPodS;
   if (e.fromFailureS !== undefined) r.explanationFromFailureS = e.fromFailureS;
   if (e.nodeNamedFromFailureS !== undefined) r.nodeNamedFromFailureS = e.nodeNamedFromFailureS;
+  if (e.moments) r.explanationMoments = e.moments;
   return r;
 }
 
@@ -868,6 +902,8 @@ interface Measured {
   waves: WavesResult;
   /** The operator's metrics after the waves. */
   wavesEnd: Scrape;
+  /** The bench's own pod watch: how far behind the API server's writes each event arrived. */
+  benchLags: ReadonlyArray<{ t: number; lagMs: number }>;
 }
 
 const rSum = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
@@ -919,6 +955,27 @@ function sizeResult(run: SizeRun, m: Measured): SizeResult {
       },
     },
     explanation: explanationResult(guards, m),
+    tail: tailResult(
+      run.ns,
+      [
+        ...guards.flatMap((g) =>
+          g.category === 'healthy' || g.explanationFromFailureS === undefined
+            ? []
+            : [
+                {
+                  guard: g.name,
+                  category: g.category,
+                  wave: 0,
+                  fromFailureS: g.explanationFromFailureS,
+                  ...(g.explanationMoments ? { moments: g.explanationMoments } : {}),
+                },
+              ],
+        ),
+        ...m.waves.samples,
+      ],
+      run.op?.log,
+      { from: m.single.s2f, to: m.wavesEnd, benchLags: m.benchLags },
+    ),
     api: apiResult(run, m),
     cost: costResult(m),
     alert: {
@@ -981,7 +1038,7 @@ function explanationResult(guards: readonly GuardResult[], m: Measured): SizeRes
     wavesWatchedFromFailureS: rSum(summarize(wave((s) => (s.podsWatched === true ? s.fromFailureS : undefined)))),
     wavesUnwatchedFromFailureS: rSum(summarize(wave((s) => (s.podsWatched === false ? s.fromFailureS : undefined)))),
     waves: { count: waves.waves, seconds: waves.seconds, unexplained: waves.unexplained, samples: waves.samples },
-    operator: { queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
+    operator: { fromEvent: part('fromEvent'), queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
   };
 }
 
@@ -1098,19 +1155,6 @@ function costResult(m: Measured): SizeResult['cost'] {
     ...(serverHist.count > 0 ? { statusPatchServer: histogramSummary(serverHist) } : {}),
     eventLoopLag: sampler.eventLoopLag(t0, tEnd),
     maxQueueDepth: sampler.maxQueue(t0, tEnd),
-  };
-}
-
-/** p50 and p99 of a histogram's delta in ms, and the bucket the p99 falls in. */
-type HistogramSummary = { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
-
-function histogramSummary(h: ReturnType<typeof histogramDelta>): HistogramSummary {
-  return {
-    count: h.count,
-    p50Ms: round((histogramQuantile(0.5, h.buckets) ?? NaN) * 1000, 1),
-    p99Ms: round((histogramQuantile(0.99, h.buckets) ?? NaN) * 1000, 1),
-    // The bucket the p99 falls in: the histogram cannot say more precisely than this.
-    bucketBoundMs: round((h.buckets.find(([, c]) => c >= 0.99 * h.count)?.[0] ?? NaN) * 1000, 1),
   };
 }
 

@@ -145,3 +145,16 @@ export function round(v: number | undefined, digits = 3): number | undefined {
   const f = 10 ** digits;
   return Math.round(v * f) / f;
 }
+
+/** p50 and p99 of a histogram's delta in ms, and the bucket the p99 falls in. */
+export type HistogramSummary = { count: number; p50Ms?: number; p99Ms?: number; bucketBoundMs?: number };
+
+export function histogramSummary(h: ReturnType<typeof histogramDelta>): HistogramSummary {
+  return {
+    count: h.count,
+    p50Ms: round((histogramQuantile(0.5, h.buckets) ?? NaN) * 1000, 1),
+    p99Ms: round((histogramQuantile(0.99, h.buckets) ?? NaN) * 1000, 1),
+    // The bucket the p99 falls in: the histogram cannot say more precisely than this.
+    bucketBoundMs: round((h.buckets.find(([, c]) => c >= 0.99 * h.count)?.[0] ?? NaN) * 1000, 1),
+  };
+}

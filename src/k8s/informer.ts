@@ -20,8 +20,7 @@
  *
  * Cached objects are shared by every reader and deep-frozen (see informerStore.ts): never mutate them.
  *
- * The cache itself is informerStore.ts, the paginated list listPager.ts, one watch informerWatch.ts; this module
- * supervises them.
+ * The cache is informerStore.ts, the paginated list listPager.ts, one watch informerWatch.ts: this module supervises them.
  */
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -43,10 +42,7 @@ export const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
 export const DEFAULT_BACKOFF = { initialMs: 1_000, maxMs: 30_000 } as const;
 /** {@link Informer.requestRelist} lists at most this often: evidence from many readers costs one list. */
 export const MIN_REQUESTED_RELIST_INTERVAL_MS = 30_000;
-/**
- * A watch that ends normally sooner than this without delivering anything counts as a failure, so a proxy that
- * closes every stream at once cannot drive us into a tight re-watch loop.
- */
+/** A watch ending sooner than this with nothing delivered is a failure: a proxy closing each stream cannot spin us. */
 export const MIN_HEALTHY_WATCH_MS = 1_000;
 
 /** Configuration of one {@link Informer}. */
@@ -74,6 +70,8 @@ export interface InformerOptions<T> {
   idleTimeoutMs?: number;
   /** Jittered exponential restart backoff; default {@link DEFAULT_BACKOFF}. */
   backoff?: { initialMs: number; maxMs: number };
+  /** Told of each watch event that adds or changes an object: its last write (k8s/writtenAt.ts) and its arrival. */
+  onDelivery?: (resource: string, writtenAtMs: number, receivedAtMs: number) => void;
 }
 
 /** Counters for health endpoints and metrics. */
@@ -366,6 +364,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
           this.applyWatchEvent(ev);
         },
         relistTrigger: (end) => (this.endWatchForRelist = end),
+        ...(this.opts.onDelivery ? { delivered: (w: number, r: number) => this.opts.onDelivery?.(this.opts.name, w, r) } : {}),
       },
       this.stopController.signal,
     );

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import type { ApiClient } from './apiClient.js';
 import { ApiError, isGone } from './apiErrors.js';
 import type { WatchEvent } from './watchStream.js';
+import { lastWrittenAt } from './writtenAt.js';
 
 /** Why a watch ended: normally, 410, silence, a relist request, or the informer stopping. */
 export type WatchEnd = 'closed' | 'gone' | 'idle' | 'relist' | 'stopped';
@@ -45,6 +46,8 @@ export interface WatchOnceOptions {
   idleTimeoutMs: number;
   /** Applies one event (never an `ERROR`) to the cache. */
   apply: (ev: WatchEvent) => void;
+  /** Told, after `apply`, when the server last wrote each added or changed object (k8s/writtenAt.ts) and when it arrived. */
+  delivered?: (writtenAtMs: number, receivedAtMs: number) => void;
   /** Given the function that ends this watch for a relist while it is open, and `undefined` once it has ended. */
   relistTrigger: (end: (() => void) | undefined) => void;
 }
@@ -93,6 +96,8 @@ export async function watchOnce(client: ApiClient, o: WatchOnceOptions, stop: Ab
         }
         progress = true;
         o.apply(ev);
+        const written = o.delivered && (ev.type === 'ADDED' || ev.type === 'MODIFIED') ? lastWrittenAt(ev.object) : undefined;
+        if (written !== undefined) o.delivered?.(written, Date.now());
       },
       signal,
     );

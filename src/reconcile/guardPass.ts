@@ -115,7 +115,12 @@ function progressHold(lastWriteAt: number | undefined, prev: Readonly<GuardStatu
  * scheduled, a crash loop) is what a person acts on: it is named at once, not after the write interval.
  */
 export function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): boolean {
+  return newlyFailingNodes(prev, next).length > 0;
+}
+
+/** The nodes of `next` newly blocked for a definite reason (see {@link newlyFailing}). */
+export function newlyFailingNodes(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): BlockedNode[] {
   const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
   // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
-  return next.some((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
+  return next.filter((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
 }

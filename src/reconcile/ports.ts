@@ -67,6 +67,11 @@ export interface CacheView {
   /** Asks for the pods of target `kind` `namespace/name` to be watched: gather needs them and they are not cached. */
   wantPods?(kind: TargetKind, namespace: string, name: string): void;
   /**
+   * When the pod `namespace/name` was first seen failing by its watch (wall ms): where the operator's
+   * part of an explanation begins. Optional: without it the explanation's log line omits that moment.
+   */
+  podFailureSeenAt?(namespace: string, pod: string): number | undefined;
+  /**
    * When `namespace` began terminating, if it is: from the namespace cache where the operator has one,
    * else from the API server refusing to create an Event there for that reason. Optional: without it no
    * namespace is known to terminate.
@@ -107,7 +112,7 @@ export interface ReconcilerPorts {
 }
 
 /** The parts of a first explanation's time in the operator (rollout_guard_explanation_seconds). */
-export type ExplanationPart = 'queue' | 'pass' | 'write' | 'total';
+export type ExplanationPart = 'fromEvent' | 'queue' | 'pass' | 'write' | 'total';
 
 /** The workload a guard watches (its spec.targetRef), as the guard's series name it. */
 export interface GuardTarget {

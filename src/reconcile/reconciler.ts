@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GuardPolicy } from '../domain/decide/pass.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { BlockedNode, GuardSpec, GuardStatus } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/timing.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
@@ -29,7 +29,8 @@ import { withDefaults } from '../api/defaults.js';
 import type { CacheView, Clock, ReconcileObserver, ReconcilerPorts } from './ports.js';
 import { PassError, TransientError, targetWrite } from './errors.js';
 import { GuardMemories, type GuardMemory } from './guardMemory.js';
-import { newlyFailing, observe } from './guardPass.js';
+import { newlyFailingNodes, observe } from './guardPass.js';
+import { recordExplanation, type ExplanationMoments } from './explanationTiming.js';
 import { Announcer } from './announcer.js';
 import { CRD_OUTDATED_MSG, SCHEMA_OUTDATED_RETRY_MS, crdOutdatedStatus } from './schemaOutdated.js';
 
@@ -185,8 +186,8 @@ export class Reconciler {
       const writeStarted = performance.now();
       const persisted = await this.persist(d, () => observed.commit());
       stored = persisted.guard;
-      if (persisted.wrote && newlyFailing(prev.blockedNodes, decision.status.blockedNodes))
-        this.observeExplanation(timing, writeStarted, persisted.wroteAt);
+      const failing = persisted.wrote ? newlyFailingNodes(prev.blockedNodes, decision.status.blockedNodes) : [];
+      if (failing.length > 0) this.explained(d, failing, { ...timing, writeStarted, wroteAt: persisted.wroteAt }, persisted.guard);
       this.accepted(memory, log);
       this.observeTransition(namespace, guard.metadata.name, prev, decision.status, spec, now);
       return await this.act(d, persisted);
@@ -196,16 +197,13 @@ export class Reconciler {
     }
   }
 
-  /**
-   * The parts of a write that newly names a failing node, the moment a person can first read why: the
-   * queue wait, the pass up to the write, the write itself. Where the time of a slow explanation went.
-   */
-  private observeExplanation(t: PassTiming, writeStarted: number, wroteAt: number): void {
-    const m = this.metrics.explanation;
-    m.observe({ part: 'queue' }, t.queueWaitMs / 1000);
-    m.observe({ part: 'pass' }, (writeStarted - t.started) / 1000);
-    m.observe({ part: 'write' }, (wroteAt - writeStarted) / 1000);
-    m.observe({ part: 'total' }, (t.queueWaitMs + wroteAt - t.started) / 1000);
+  /** A write that newly names a failing node: where its time went (explanationTiming.ts). */
+  private explained(d: Decided, failing: readonly BlockedNode[], t: ExplanationMoments, written: Readonly<SlimGuard>): void {
+    const { namespace } = d.memory;
+    const rv = written.metadata.resourceVersion;
+    const write = { newlyFailing: failing, failureSeenAt: (pod: string) => this.cache.podFailureSeenAt?.(namespace, pod) };
+    const clocks = { wallNow: this.clock.now(), monoNow: performance.now() };
+    recordExplanation(this.metrics, d.log, t, rv !== undefined ? { ...write, resourceVersion: rv } : write, clocks);
   }
 
   /** A full status was written: a refusal of the installed CRD, if there was one, is over. */

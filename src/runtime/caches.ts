@@ -87,6 +87,8 @@ export interface CachesDeps {
   log: Logger;
   /** Timers of the pod watches' linger; the real ones unless a test drives them. */
   timers?: Timers;
+  /** Told of every watch event's delivery (see InformerOptions.onDelivery): the watch lag metric. */
+  onDelivery?: (resource: string, writtenAtMs: number, receivedAtMs: number) => void;
 }
 
 export class Caches {
@@ -114,6 +116,7 @@ export class Caches {
       watchTimeoutSeconds: config.watchTimeoutSeconds,
       idleTimeoutMs: config.watchIdleTimeoutMs,
       backoff: config.informerBackoffMs,
+      ...(deps.onDelivery ? { onDelivery: deps.onDelivery } : {}),
     };
     const ns = config.namespaces;
     const set = <T extends Meta>(

@@ -110,8 +110,7 @@ export class Manager {
     const { log, metrics, caches, controller } = this.p;
     metrics.leader.set(1);
     await caches.waitForSync(signal);
-    // The caches' lists have sampled the API server's clock by now: say how far ours is, and warn past
-    // the bound at which undos are refused.
+    // The caches' lists sampled the API server's clock: say how far ours is, warn past the bound that refuses undos.
     const skewMs = this.p.clockSkewMs();
     if (skewMs !== undefined && Math.abs(skewMs) > MAX_CLOCK_SKEW_MS) {
       log.warn(
@@ -125,8 +124,7 @@ export class Manager {
 
   private lostLeadership(): void {
     if (this.shuttingDown) return;
-    // Lost the lease: another replica may be acting now. Stop at once and let Kubernetes restart us
-    // as a follower rather than linger half-alive.
+    // Lost the lease: another replica may act now. Stop at once; Kubernetes restarts us as a follower.
     this.p.log.error('lost leadership; exiting');
     this.p.log.flush();
     this.p.exit(this.p.exitCodes.failure);
@@ -298,6 +296,7 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
     clock: a.clock,
     log,
     ...(a.timers ? { timers: a.timers } : {}),
+    onDelivery: (resource, writtenAt, receivedAt) => a.metrics.observeDelivery(resource, writtenAt, receivedAt, a.clockSkewMs?.()),
   });
   const reconciler = new Reconciler(
     {
@@ -348,6 +347,7 @@ function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceT
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
     podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
     wantPods: (kind, n, name) => caches.pods.want(kind, n, name),
+    podFailureSeenAt: (n, pod) => caches.pods.failureSeenAt(n, pod),
     revisionsOwnedBy: (uid) => caches.revisions.byIndex(BY_OWNER, uid),
     nodes: () => caches.nodes.list(),
     guardsTargeting: (kind, n, name) => caches.guardsTargeting(kind, n, name),

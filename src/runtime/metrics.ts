@@ -90,9 +90,16 @@ export class Metrics implements ReconcileObserver {
   });
   readonly explanation = new Histogram({
     name: 'rollout_guard_explanation_seconds',
-    help: "The operator's side of a first explanation, for each status write that newly names a node blocked for a definite reason (ImagePullBackOff, Unschedulable, a crash loop, …), by part: queue (the guard's wait for a worker since the change that brought the failure), pass (gather and decide), write (the status PATCH), total.",
+    help: "The operator's side of a first explanation, for each status write that newly names a node blocked for a definite reason (ImagePullBackOff, Unschedulable, a crash loop, …), by part: fromEvent (from the failing pod's watch event arriving to the write's answer: the operator's whole share), queue (the guard's wait for a worker since it was first queued), pass (gather and decide), write (the status PATCH), total (queue + pass + write).",
     labelNames: ['part'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  readonly watchDelivery = new Histogram({
+    name: 'rollout_guard_watch_delivery_seconds',
+    help: "How far behind each informer's watch runs: from the API server's last write of an object (its newest write stamp: managedFields, a condition's transition, a graceful delete; whole seconds, so a lag reads 0 to 1 s high) to the watch event's arrival in the operator, per added or changed object.",
+    labelNames: ['resource'] as const,
+    buckets: [0.5, 1, 1.5, 2, 3, 5, 10, 30, 60],
     registers: [this.registry],
   });
   readonly reconcileDuration = new Histogram({
@@ -178,6 +185,14 @@ export class Metrics implements ReconcileObserver {
   recordRequest(r: { verb: string; resource: string; code: string; seconds?: number }): void {
     this.apiRequests.inc({ verb: r.verb, resource: r.resource, code: r.code });
     if (r.seconds !== undefined) this.apiRequestDuration.observe({ verb: r.verb, resource: r.resource }, r.seconds);
+  }
+
+  /**
+   * One watch event's lag: the server stamped the write with its own clock, so the arrival is read on it
+   * too (`skewMs`: server − local, when estimated). Never below 0.
+   */
+  observeDelivery(resource: string, writtenAtMs: number, receivedAtMs: number, skewMs: number | undefined): void {
+    this.watchDelivery.observe({ resource }, Math.max(0, receivedAtMs + (skewMs ?? 0) - writtenAtMs) / 1000);
   }
 
   observeClockSkew(source: () => number | undefined): void {

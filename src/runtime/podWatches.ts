@@ -20,7 +20,7 @@
  */
 import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
-import { Informer, type InformerStats } from '../k8s/informer.js';
+import { Informer, type InformerOptions, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
 import { HASH_LABEL } from '../api/names.js';
 import { controllerOf, type LabelSelector, type SlimGuard, type SlimPod } from '../api/objects.js';
@@ -60,7 +60,7 @@ export interface PodWatchOptions {
   /** How long a DaemonSet keeps its pod watch after it stopped needing it. */
   lingerMs: number;
   /** Options every watch shares with the controller's other informers. */
-  informer: { watchTimeoutSeconds: number; idleTimeoutMs: number; backoff: { initialMs: number; maxMs: number } };
+  informer: Pick<InformerOptions<SlimPod>, 'watchTimeoutSeconds' | 'idleTimeoutMs' | 'backoff' | 'onDelivery'>;
   /**
    * Called with the kind and `namespace/name` of the target when its pods changed or were (re)listed;
    * `urgent` when a pod just failed (domain/causes.ts podNewlyFailing): the change a person waits to read about.
@@ -76,6 +76,11 @@ interface Watch {
   selector: string;
   informer: Informer<SlimPod>;
   startedAt: number;
+  /**
+   * When each of its pods that is failing was first seen failing here (wall ms, by pod name): where the
+   * operator's part of an explanation begins. Only failing pods, dropped with the pod or the watch.
+   */
+  failureSeen: Map<string, number>;
   /** Since when the DaemonSet has not needed its pods; absent while it does. */
   idleSince?: number;
   timer?: unknown;
@@ -143,7 +148,7 @@ export class PodWatches {
     if (w && (w.uid !== target.uid || w.selector !== selector)) this.end(w, 'the target was recreated or its selector changed');
     let cur = this.watches.get(key);
     if (needed) {
-      if (!cur) this.begin(kind, namespace, name, target.uid, selector);
+      if (!cur) this.begin(kind, namespace, name, target.uid, selector, 'its rollout needs them');
       else if (cur.idleSince !== undefined) {
         delete cur.idleSince;
         this.clearTimer(cur);
@@ -159,7 +164,7 @@ export class PodWatches {
     }
     if (!cur) {
       if (askedAt === undefined) return;
-      cur = this.begin(kind, namespace, name, target.uid, selector);
+      cur = this.begin(kind, namespace, name, target.uid, selector, 'a pass asked for them');
     }
     cur.idleSince ??= now;
     const until = Math.max(
@@ -208,6 +213,16 @@ export class PodWatches {
     return undefined;
   }
 
+  /** When pod `namespace/name` was first seen failing by the watch that holds it (wall ms); absent if it was not. */
+  failureSeenAt(namespace: string, name: string): number | undefined {
+    for (const w of this.watches.values()) {
+      if (w.namespace !== namespace) continue;
+      const at = w.failureSeen.get(name);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+
   /** Every target whose pods are watched. */
   targets(): Array<{ kind: TargetKind; namespace: string; name: string }> {
     return [...this.watches.values()].map((w) => ({ kind: w.kind, namespace: w.namespace, name: w.name }));
@@ -238,7 +253,7 @@ export class PodWatches {
     await Promise.allSettled(all.map((w) => w.informer.stop()));
   }
 
-  private begin(kind: TargetKind, namespace: string, name: string, uid: string, selector: string): Watch {
+  private begin(kind: TargetKind, namespace: string, name: string, uid: string, selector: string, why: string): Watch {
     const path = podsPath(namespace);
     const informer = new Informer<SlimPod>(
       this.opts.client,
@@ -249,16 +264,23 @@ export class PodWatches {
       const c = controllerOf(p.metadata, kind);
       return c ? [c.uid] : [];
     });
-    const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now() };
+    const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map() };
     informer.onEvent((e) => {
       const c = controllerOf(e.obj.metadata, kind);
-      if (c?.uid === uid) this.opts.onChange(kind, namespace, name, e.type !== 'delete' && podNewlyFailing(e.old, e.obj));
+      if (c?.uid !== uid) return;
+      const pod = e.obj.metadata.name;
+      const failing = e.type !== 'delete' && podNewlyFailing(e.old, e.obj);
+      if (e.type === 'delete') w.failureSeen.delete(pod);
+      else if (failing && !w.failureSeen.has(pod)) w.failureSeen.set(pod, this.opts.clock.now());
+      this.opts.onChange(kind, namespace, name, failing);
     });
     informer.onRelist(() => this.opts.onChange(kind, namespace, name, false));
     this.watches.set(targetKey(kind, namespace, name), w);
     this.byUid.set(uid, w);
     this.started++;
-    this.opts.log.debug({ ...logKey(kind, namespace, name), selector }, 'watching the pods of the target');
+    // Info, as the end below: once per rollout each, and a watch that reopens within seconds is what
+    // delays the next explanation (it must list the target's pods again first).
+    this.opts.log.info({ ...logKey(kind, namespace, name), selector, why }, 'watching the pods of the target');
     informer.start();
     return w;
   }
@@ -269,7 +291,8 @@ export class PodWatches {
     if (this.watches.get(key) === w) this.watches.delete(key);
     if (this.byUid.get(w.uid) === w) this.byUid.delete(w.uid);
     this.ended++;
-    this.opts.log.debug({ ...logKey(w.kind, w.namespace, w.name), why }, 'no longer watching the pods of the target');
+    const watchedMs = this.opts.clock.now() - w.startedAt;
+    this.opts.log.info({ ...logKey(w.kind, w.namespace, w.name), why, watchedMs }, 'no longer watching the pods of the target');
     void w.informer.stop();
   }
 

@@ -12,7 +12,14 @@ import type { InformerEvent } from '../../src/k8s/informerStore.js';
 const LIST_PATH = '/apis/example.com/v1/namespaces/ns1/widgets';
 
 interface Widget {
-  metadata: { name: string; namespace?: string; resourceVersion?: string; uid?: string; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    resourceVersion?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    managedFields?: Array<{ manager: string; time: string }>;
+  };
   spec: { size: number; owner?: string };
 }
 
@@ -74,10 +81,17 @@ class FakeWidgetServer {
     return this.requests.filter((r) => r.kind === 'watch');
   }
 
-  put(name: string, spec: Widget['spec'], labels?: Record<string, string>): Widget {
+  put(name: string, spec: Widget['spec'], labels?: Record<string, string>, writtenAt?: string): Widget {
     const existed = this.objects.has(name);
     const obj: Widget = {
-      metadata: { name, namespace: 'ns1', resourceVersion: String(++this.rv), uid: `uid-${name}`, ...(labels ? { labels } : {}) },
+      metadata: {
+        name,
+        namespace: 'ns1',
+        resourceVersion: String(++this.rv),
+        uid: `uid-${name}`,
+        ...(labels ? { labels } : {}),
+        ...(writtenAt ? { managedFields: [{ manager: 'kubelet', time: writtenAt }] } : {}),
+      },
       spec,
     };
     this.objects.set(name, obj);
@@ -292,6 +306,31 @@ async function setup(seed: (s: FakeWidgetServer) => void, opts: Partial<Informer
 const summary = (evs: Array<InformerEvent<Widget>>): string[] => evs.map((e) => `${e.type}:${e.obj.metadata.name}`).sort();
 
 describe('Informer', { timeout: 15_000 }, () => {
+  it("reports each added or changed object's last write and its arrival, from watch events only", async () => {
+    const delivered: Array<[string, number, number]> = [];
+    const h = await setup((s) => s.put('listed', { size: 1 }, undefined, '2026-12-06T10:00:00Z'), {
+      onDelivery: (resource, writtenAt, receivedAt) => delivered.push([resource, writtenAt, receivedAt]),
+    });
+    h.informer.start();
+    await h.informer.waitForSync();
+    await h.until(() => h.server.openWatchCount() === 1, 'watch open');
+    const before = Date.now();
+    h.server.put('a', { size: 1 }, undefined, '2026-12-06T10:00:05Z');
+    h.server.put('a', { size: 2 }, undefined, '2026-12-06T10:00:09Z');
+    h.server.put('plain', { size: 1 });
+    h.server.remove('a');
+    await h.until(() => h.events.length >= 5, 'the watch events');
+    assert.deepEqual(
+      delivered.map(([r, w]) => [r, new Date(w).toISOString()]),
+      [
+        ['widgets', '2026-12-06T10:00:05.000Z'],
+        ['widgets', '2026-12-06T10:00:09.000Z'],
+      ],
+      'not the list, not an object without managedFields, not a delete',
+    );
+    for (const [, , receivedAt] of delivered) assert.ok(receivedAt >= before && receivedAt <= Date.now(), 'arrival on the wall clock');
+  });
+
   it('lists with pagination, then streams watch events into the cache', async () => {
     const h = await setup(
       (s) => {

@@ -95,6 +95,8 @@ class World implements CacheView {
   /** Undo patches that draw a 409 escaping the undo port. */
   undoConflict = false;
   rv = 1;
+  /** When each pod was first seen failing by its watch (wall ms), as the pod watches report it. */
+  failureSeen = new Map<string, number>();
 
   constructor(spec: Partial<SlimGuard['spec']> = {}) {
     this.guardObj = {
@@ -117,6 +119,9 @@ class World implements CacheView {
   }
   revisionsOwnedBy(): SlimRevision[] {
     return this.revs;
+  }
+  podFailureSeenAt(_ns: string, pod: string): number | undefined {
+    return this.failureSeen.get(pod);
   }
   nodes(): SlimNode[] {
     return this.nodeList;
@@ -363,12 +368,14 @@ describe('Reconciler', () => {
     assert.ok(w.log[0]?.startsWith('write:Stalled'), w.log.join(' '));
   });
 
-  it('times each write that newly names a failing node, by part (queue, pass, write, total), and no other write', async () => {
+  it('times each write that newly names a failing node, by part (fromEvent, queue, pass, write, total), and no other write', async () => {
     const w = new World();
     w.healthy();
     const clock = { t: T0 };
     const metrics = new Metrics(false);
-    const r = new Reconciler(w.ports(), w, { now: () => clock.t }, metrics, pino({ level: 'silent' }));
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const r = new Reconciler(w.ports(), w, { now: () => clock.t }, metrics, log);
     const counts = async (): Promise<Record<string, number>> => {
       const m = await metrics.registry.getSingleMetric('rollout_guard_explanation_seconds')?.get();
       const out: Record<string, number> = {};
@@ -387,11 +394,25 @@ describe('Reconciler', () => {
     assert.deepEqual(await counts(), {}, 'a Healthy write names no failing node');
     w.stalled();
     clock.t += 1000;
+    w.failureSeen.set('decoder-n3-bad', clock.t - 400);
     await r.reconcile(`${NS}/decoder`, 250);
-    assert.deepEqual(await counts(), { queue: 1, pass: 1, write: 1, total: 1 }, 'n3 newly ImagePullBackOff: one explanation');
+    assert.deepEqual(await counts(), { fromEvent: 1, queue: 1, pass: 1, write: 1, total: 1 }, 'n3 newly ImagePullBackOff: one explanation');
     const s = await sums();
     assert.equal(s.queue, 0.25, "the queue part is the key's wait the worker passed in");
     assert.ok(s.total! >= s.queue + s.pass! + s.write! - 1e-9, 'the total holds every part');
+    assert.ok(
+      s.fromEvent! > 0.3 && s.fromEvent! <= 0.4,
+      `fromEvent runs from the pod's failure seen 400 ms before the pass: ${s.fromEvent}`,
+    );
+    const said = lines.filter((l) => l.msg === 'status names newly failing nodes');
+    assert.equal(said.length, 1, 'one line for the one explaining write');
+    assert.deepEqual(said[0]!.nodes, ['n3 (decoder-n3-bad)']);
+    assert.equal(said[0]!.failureSeenAt, new Date(clock.t - 400).toISOString());
+    assert.equal(said[0]!.resourceVersion, w.guardObj.metadata.resourceVersion, 'the written status, as a watch of the guard will see it');
+    assert.ok(
+      Date.parse(String(said[0]!.wroteAt)) <= clock.t &&
+        Date.parse(String(said[0]!.queuedAt)) <= Date.parse(String(said[0]!.passStartedAt)),
+    );
     clock.t += 30_000;
     await r.reconcile(`${NS}/decoder`, 3);
     assert.equal((await counts()).total, 1, 'the Stalled write names n3 again, not newly: not an explanation');

@@ -97,6 +97,18 @@ describe('Metrics', () => {
     assert.equal(s.get('rollout_guard_informer_restarts_total{resource="pods",namespace="gpu",daemonset="agent"}'), 0);
   });
 
+  it("a watch event's lag is read on the API server's clock, never below 0", async () => {
+    const m = new Metrics(false);
+    m.observeDelivery('pods', 10_000, 12_500, undefined); // 2.5 s behind
+    m.observeDelivery('pods', 10_000, 9_000, 2_000); // the server's clock 2 s ahead: 1 s behind
+    m.observeDelivery('nodes', 10_000, 9_000, undefined); // stamped "later" than it arrived: 0
+    const s = await scrape(m);
+    assert.equal(s.get('rollout_guard_watch_delivery_seconds_count{resource="pods"}'), 2);
+    assert.equal(s.get('rollout_guard_watch_delivery_seconds_sum{resource="pods"}'), 3.5);
+    assert.equal(s.get('rollout_guard_watch_delivery_seconds_sum{resource="nodes"}'), 0);
+    assert.equal(s.get('rollout_guard_watch_delivery_seconds_bucket{le="1",resource="pods"}'), 1);
+  });
+
   it('takes one informer source per process', () => {
     const m = new Metrics(false);
     m.observeInformers(() => []);

@@ -196,10 +196,21 @@ describe('PodWatches', () => {
       phase: 'Pending',
       containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
     });
+    assert.equal(watches.failureSeenAt('gpu', 'p1'), undefined, 'not failing yet');
+    const failedAt = clock.now();
     await send('12', pulling);
+    assert.equal(watches.failureSeenAt('gpu', 'p1'), failedAt, 'seen failing when its event arrived');
+    clock.advance(1_000);
     await send('13', { ...pulling, conditions: [{ type: 'Ready', status: 'False' }] });
     await send('14', { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
     assert.deepEqual(changes, ['gpu/agent', 'gpu/agent urgent', 'gpu/agent', 'gpu/agent']);
+    assert.equal(watches.failureSeenAt('gpu', 'p1'), failedAt, 'the first failure is kept while the pod lives');
+    assert.equal(watches.failureSeenAt('gpu', 'p2'), undefined, 'a pod never seen failing');
+    assert.equal(watches.failureSeenAt('other', 'p1'), undefined, 'another namespace');
+    const before = changes.length;
+    open[0]!.write(JSON.stringify({ type: 'DELETED', object: { ...base, metadata: { ...base.metadata, resourceVersion: '15' } } }) + '\n');
+    for (let i = 0; i < 200 && changes.length === before; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(watches.failureSeenAt('gpu', 'p1'), undefined, 'dropped with the pod');
   });
 
   it('a rollout that ends keeps its watch for the linger, then drops it and its pods', async () => {

@@ -1,0 +1,109 @@
+/**
+ * What the bench reads from the operator's log: the lines that carry moments no metric holds. The
+ * figures themselves come from /metrics and the bench's own watches; these lines only join the two ends
+ * of a slow explanation (bench/explanationParts.ts) and say why a pod watch was opened or ended.
+ *
+ * - `status names newly failing nodes` (reconcile/explanationTiming.ts): the moments of each write that
+ *   newly names a failing node, with the written status's resourceVersion;
+ * - `watching the pods of the target` / `no longer watching the pods of the target` (runtime/podWatches.ts),
+ *   with why;
+ * - a pod watch's own restarts: the API server ending it early, its history expiring (410), a relist.
+ *
+ * @module
+ */
+
+/** One explaining write, its moments in ms since the epoch. */
+export interface ExplainingWrite {
+  /** `namespace/name` of the guard. */
+  guard: string;
+  resourceVersion?: string;
+  failureSeenAt?: number;
+  queuedAt: number;
+  passStartedAt: number;
+  writeStartedAt: number;
+  wroteAt: number;
+}
+
+/** A pod watch opened, ended, or restarted, for one target. */
+export interface PodWatchChange {
+  at: number;
+  /** `namespace/name` of the target. */
+  target: string;
+  what: 'opened' | 'ended' | 'endedEarly' | 'expired' | 'relisted' | 'failed';
+  why?: string;
+  watchedMs?: number;
+}
+
+export class OperatorLog {
+  readonly explained: ExplainingWrite[] = [];
+  readonly podWatches: PodWatchChange[] = [];
+
+  /** Takes one line of the operator's output; lines that are not JSON or not of interest are skipped. */
+  line(text: string): void {
+    if (!text.startsWith('{')) return;
+    let l: Record<string, unknown>;
+    try {
+      l = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const msg = l.msg;
+    if (msg === 'status names newly failing nodes') {
+      const w = explainingWrite(l);
+      if (w) this.explained.push(w);
+      return;
+    }
+    const target = typeof l.daemonSet === 'string' ? l.daemonSet : typeof l.statefulSet === 'string' ? l.statefulSet : undefined;
+    const at = ms(l.time);
+    if (target === undefined || at === undefined) return;
+    const what = podWatchChange(msg, l.informer);
+    if (what === undefined) return;
+    this.podWatches.push({
+      at,
+      target,
+      what,
+      ...(typeof l.why === 'string' ? { why: l.why } : {}),
+      ...(typeof l.watchedMs === 'number' ? { watchedMs: l.watchedMs } : {}),
+    });
+  }
+
+  /** The explaining write of guard `namespace/name` that stored resourceVersion `rv`. */
+  write(guard: string, rv: string | undefined): ExplainingWrite | undefined {
+    if (rv === undefined) return undefined;
+    return this.explained.find((w) => w.guard === guard && w.resourceVersion === rv);
+  }
+}
+
+function podWatchChange(msg: unknown, informer: unknown): PodWatchChange['what'] | undefined {
+  if (msg === 'watching the pods of the target') return 'opened';
+  if (msg === 'no longer watching the pods of the target') return 'ended';
+  if (informer !== 'pods') return undefined;
+  if (msg === 'the API server ended the watch before its timeout, re-watching') return 'endedEarly';
+  if (msg === 'watch history expired (410), relisting') return 'expired';
+  if (msg === 'relisted') return 'relisted';
+  if (msg === 'list/watch failed, restarting after backoff') return 'failed';
+  return undefined;
+}
+
+function ms(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : t;
+}
+
+function explainingWrite(l: Record<string, unknown>): ExplainingWrite | undefined {
+  const [queuedAt, passStartedAt, writeStartedAt, wroteAt] = [l.queuedAt, l.passStartedAt, l.writeStartedAt, l.wroteAt].map(ms);
+  if (typeof l.guard !== 'string' || queuedAt === undefined || passStartedAt === undefined) return undefined;
+  if (writeStartedAt === undefined || wroteAt === undefined) return undefined;
+  const failureSeenAt = ms(l.failureSeenAt);
+  return {
+    guard: l.guard,
+    ...(typeof l.resourceVersion === 'string' ? { resourceVersion: l.resourceVersion } : {}),
+    ...(failureSeenAt !== undefined ? { failureSeenAt } : {}),
+    queuedAt,
+    passStartedAt,
+    writeStartedAt,
+    wroteAt,
+  };
+}
