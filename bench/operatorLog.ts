@@ -32,6 +32,9 @@ export interface PodWatchChange {
   what: 'opened' | 'ended' | 'endedEarly' | 'expired' | 'relisted' | 'failed';
   why?: string;
   watchedMs?: number;
+  /** An ended watch: its events, and the most one arrived behind its write stamp. */
+  events?: number;
+  maxLagMs?: number;
 }
 
 export class OperatorLog {
@@ -64,6 +67,8 @@ export class OperatorLog {
       what,
       ...(typeof l.why === 'string' ? { why: l.why } : {}),
       ...(typeof l.watchedMs === 'number' ? { watchedMs: l.watchedMs } : {}),
+      ...(typeof l.events === 'number' ? { events: l.events } : {}),
+      ...(typeof l.maxLagMs === 'number' ? { maxLagMs: l.maxLagMs } : {}),
     });
   }
 

@@ -607,6 +607,7 @@ export function tailLines(size: string, t: TailResult): string[] {
       )}), ended early by the server ${t.podWatches.endedEarly}, expired ${t.podWatches.expired}, relisted ${t.podWatches.relisted}, failed ${t.podWatches.failed}${
       t.podWatches.mostOpened ? `; most opened: ${t.podWatches.mostOpened.target} ${t.podWatches.mostOpened.opened}` : ''
     }`,
+    `  ended pod watches furthest behind, max lag ms (events): ${(t.podWatches.slowest ?? []).map((w) => `${w.target} ${w.maxLagMs} (${w.events})`).join(', ')}`,
   ];
   for (const x of t.slow) {
     const q = x.parts;

@@ -42,6 +42,8 @@ export interface TailResult {
     endedWhy: Record<string, number>;
     /** The target whose pods were watched anew most often, and how often. */
     mostOpened?: { target: string; opened: number };
+    /** The ended watches whose events arrived furthest behind their writes: the five slowest. */
+    slowest: Array<{ target: string; at: number; maxLagMs: number; events: number }>;
   };
 }
 
@@ -116,6 +118,11 @@ export function tailResult(
       failed: count('failed'),
       endedWhy,
       ...(most ? { mostOpened: { target: most[0], opened: most[1] } } : {}),
+      slowest: changes
+        .filter((c) => c.what === 'ended' && c.maxLagMs !== undefined)
+        .sort((a, b) => b.maxLagMs! - a.maxLagMs!)
+        .slice(0, 5)
+        .map((c) => ({ target: c.target, at: c.at, maxLagMs: c.maxLagMs!, events: c.events ?? 0 })),
     },
   };
 }

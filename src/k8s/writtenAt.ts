@@ -16,10 +16,20 @@
  * @module
  */
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- raw API JSON, read defensively */
+/** The parts of a raw object this reads; anything may be missing or of another type. */
+interface Stamped {
+  metadata?: {
+    creationTimestamp?: unknown;
+    managedFields?: unknown;
+    deletionTimestamp?: unknown;
+    deletionGracePeriodSeconds?: unknown;
+  } | null;
+  status?: { conditions?: unknown } | null;
+}
+
 /** The newest write stamp of a raw API object, in ms since the epoch; absent without one. */
 export function lastWrittenAt(raw: unknown): number | undefined {
-  const o = raw as any;
+  const o = raw as Stamped | null | undefined;
   const m = o?.metadata;
   let newest: number | undefined;
   const see = (t: unknown, lessMs = 0): void => {
@@ -27,12 +37,13 @@ export function lastWrittenAt(raw: unknown): number | undefined {
     const ms = Date.parse(t) - lessMs;
     if (!Number.isNaN(ms) && (newest === undefined || ms > newest)) newest = ms;
   };
+  const each = (list: unknown, field: 'time' | 'lastTransitionTime'): void => {
+    if (Array.isArray(list)) for (const x of list as Array<Record<string, unknown> | null>) see(x?.[field]);
+  };
   see(m?.creationTimestamp);
-  if (Array.isArray(m?.managedFields)) for (const f of m.managedFields) see(f?.time);
-  const conditions = o?.status?.conditions;
-  if (Array.isArray(conditions)) for (const c of conditions) see(c?.lastTransitionTime);
+  each(m?.managedFields, 'time');
+  each(o?.status?.conditions, 'lastTransitionTime');
   const grace = m?.deletionGracePeriodSeconds;
   if (m?.deletionTimestamp !== undefined) see(m.deletionTimestamp, typeof grace === 'number' ? grace * 1000 : 0);
   return newest;
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */

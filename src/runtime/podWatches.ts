@@ -81,6 +81,8 @@ interface Watch {
    * operator's part of an explanation begins. Only failing pods, dropped with the pod or the watch.
    */
   failureSeen: Map<string, number>;
+  /** Its watch events, and the most any arrived behind its write stamp (k8s/writtenAt.ts; whole seconds): said when it ends. */
+  lag: { events: number; maxMs: number };
   /** Since when the DaemonSet has not needed its pods; absent while it does. */
   idleSince?: number;
   timer?: unknown;
@@ -255,16 +257,28 @@ export class PodWatches {
 
   private begin(kind: TargetKind, namespace: string, name: string, uid: string, selector: string, why: string): Watch {
     const path = podsPath(namespace);
+    const lag = { events: 0, maxMs: 0 };
     const informer = new Informer<SlimPod>(
       this.opts.client,
-      { name: 'pods', listPath: path, labelSelector: selector, slim: slimPod, ...this.opts.informer },
+      {
+        name: 'pods',
+        listPath: path,
+        labelSelector: selector,
+        slim: slimPod,
+        ...this.opts.informer,
+        onDelivery: (resource, writtenAt, receivedAt) => {
+          this.opts.informer.onDelivery?.(resource, writtenAt, receivedAt);
+          lag.events++;
+          lag.maxMs = Math.max(lag.maxMs, receivedAt - writtenAt);
+        },
+      },
       this.opts.log.child(logKey(kind, namespace, name)),
     );
     informer.addIndex(BY_OWNER, (p) => {
       const c = controllerOf(p.metadata, kind);
       return c ? [c.uid] : [];
     });
-    const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map() };
+    const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map(), lag };
     informer.onEvent((e) => {
       const c = controllerOf(e.obj.metadata, kind);
       if (c?.uid !== uid) return;
@@ -292,7 +306,11 @@ export class PodWatches {
     if (this.byUid.get(w.uid) === w) this.byUid.delete(w.uid);
     this.ended++;
     const watchedMs = this.opts.clock.now() - w.startedAt;
-    this.opts.log.info({ ...logKey(w.kind, w.namespace, w.name), why, watchedMs }, 'no longer watching the pods of the target');
+    const { events, maxMs } = w.lag;
+    this.opts.log.info(
+      { ...logKey(w.kind, w.namespace, w.name), why, watchedMs, events, maxLagMs: maxMs },
+      'no longer watching the pods of the target',
+    );
     void w.informer.stop();
   }
 

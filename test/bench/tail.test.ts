@@ -114,6 +114,8 @@ describe('bench: the explanation tail', () => {
         time: at(1),
         daemonSet: 'ns/slow',
         why: 'its pods are no longer needed',
+        events: 40,
+        maxLagMs: 6_500,
         msg: 'no longer watching the pods of the target',
       }),
     );
@@ -180,5 +182,6 @@ describe('bench: the explanation tail', () => {
     assert.equal(t.podWatches.ended, 1);
     assert.deepEqual(t.podWatches.endedWhy, { 'its pods are no longer needed': 1 });
     assert.deepEqual(t.podWatches.mostOpened, { target: 'ns/slow', opened: 2 });
+    assert.deepEqual(t.podWatches.slowest, [{ target: 'ns/slow', at: T + 1, maxLagMs: 6_500, events: 40 }]);
   });
 });
