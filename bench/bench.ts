@@ -12,6 +12,12 @@
  *   eventTime; p50/p99/max, plus the operator's own histogram;
  * - time to first explanation: first blocked pod seen (and its first ImagePullBackOff/Unschedulable)
  *   → first guard status naming that node with the right reason and cause;
+ * - where each first explanation's seconds went (bench/tail.ts): the bench's watch seeing the failure →
+ *   the operator's pod watch seeing it → its pass → its status PATCH → the bench's watch seeing the
+ *   status, joined to the operator's log line of that write by the status's resourceVersion, so the
+ *   parts add up to the sample; beside them how far behind the API server's writes each watch ran
+ *   (rollout_guard_watch_delivery_seconds per informer, and the bench's own), and why each pod watch of
+ *   the operator was opened and ended;
  * - pods cached against what rolls (the operator's rollout_guard_informer_objects{resource="pods"}): with
  *   one guard idle, with every guard idle (no pod may be cached; RSS flat), while one DaemonSet of all
  *   rolls on its own (its pods only; released after the linger), and while every DaemonSet rolls at once;
@@ -39,6 +45,8 @@
  *
  *   --nodes N            NODES               50    kwok nodes per size unit
  *   --daemonsets N       DAEMONSETS          5     guarded DaemonSets per size unit
+ *   --statefulsets LIST  STATEFULSETS        none  StatefulSet sizes after the DaemonSet ones, `SxR`: S StatefulSets of R
+ *                                                  replicas on a pool of their own (bench/statefulSets.ts; smoke: 4x2)
  *   --sizes LIST         SIZES     100x20,500x20 `NxD` gives nodes and DaemonSets (e.g. 1000x20); a plain
  *                                                  `k` multiplies --nodes and --daemonsets. The default
  *                                                  takes ~16 min on 2 cores; 1000x20 adds ~17 min
@@ -76,6 +84,8 @@
  * Diagnosis: BENCH_OPERATOR_LOG_DIR=dir keeps each size's full operator log there,
  * BENCH_OPERATOR_LOG_LEVEL=debug raises its level (which costs CPU: not for measured runs), and
  * BENCH_OPERATOR_NODE_ARGS="--flag …" starts the operator's node with those flags, and
+ * BENCH_TWIN_WATCHES=1 gives the bench, beside its namespace-wide pod watch, a watch like the
+ * operator's of each failing DaemonSet's pods (bench/observer.ts), and
  * BENCH_OPERATOR_PRIORITY=-10 runs it at that nice value, as a CPU request would let it have its share of
  * a saturated machine (both recorded in the results' params).
  *
@@ -106,10 +116,13 @@ import { ROOT, operatorNodeArgs, operatorPriority } from './operator.js';
 import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from './report.js';
 import { runSize, type Ctx, type MemoryPoint, type SizeParams, type SizeResult } from './scenario.js';
 import { round } from './stats.js';
+import { parseStatefulSetSize, runStatefulSetSize, type StatefulSetSizeResult } from './statefulSets.js';
 
 interface Params {
   base: SizeParams;
   sizes: Array<{ nodes: number; daemonsets: number }>;
+  /** StatefulSet sizes (bench/statefulSets.ts), run after the DaemonSet sizes. */
+  statefulSetSizes: Array<{ statefulSets: number; replicas: number }>;
   microIterations: number;
   out: string;
   smoke: boolean;
@@ -157,6 +170,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     'nodes',
     'daemonsets',
     'sizes',
+    'statefulsets',
     'broken',
     'exhausted',
     'suspect',
@@ -209,9 +223,15 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
       if (!Number.isFinite(k) || k <= 0) throw new Error(`size ${s} is neither a multiplier nor NxD`);
       return { nodes: Math.round(base.nodes * k), daemonsets: Math.max(1, Math.round(base.daemonsets * k)) };
     });
+  const statefulSetSizes = str('statefulsets', 'STATEFULSETS', '', '4x2')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map(parseStatefulSetSize);
   return {
     base,
     sizes,
+    statefulSetSizes,
     microIterations: num('micro-iterations', 'MICRO_ITERATIONS', 1000, 100),
     out: resolve(process.cwd(), str('out', 'BENCH_OUT', resolve(ROOT, 'bench/results'))),
     smoke,
@@ -433,7 +453,7 @@ async function main(): Promise<number> {
     `params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`,
   );
   const micro = p.micro ? runMicro(p) : [];
-  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], failures: [], serverVersion: '', raises: {} };
+  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], statefulSets: [], failures: [], serverVersion: '', raises: {} };
   await writeResults(p, { started, micro, run, ...(operatorNice !== undefined ? { operatorNice } : {}) });
   return run.failures.length > 0 ? 1 : 0;
 }
@@ -451,6 +471,7 @@ function runMicro(p: Params): MicroResult[] {
 /** What the sizes measured on the cluster, and the cluster they ran on. */
 interface ClusterRun {
   sizes: SizeResult[];
+  statefulSets: StatefulSetSizeResult[];
   /** One line per size that failed. */
   failures: string[];
   serverVersion: string;
@@ -474,7 +495,7 @@ async function runCluster(p: Params): Promise<ClusterRun> {
     ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
     ...(nodeLeaseSeconds !== undefined ? { nodeLeaseSeconds } : {}),
   };
-  const run: ClusterRun = { sizes: [], failures: [], serverVersion: '', raises };
+  const run: ClusterRun = { sizes: [], statefulSets: [], failures: [], serverVersion: '', raises };
   const kubectl = kubectlRunner(binDir, kubeconfig);
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
   try {
@@ -485,6 +506,7 @@ async function runCluster(p: Params): Promise<ClusterRun> {
     if (logDir) await mkdir(logDir, { recursive: true });
     const ctx: Ctx = { kubeconfig, kubectl, client, log, ...(logDir ? { operatorLogDir: logDir } : {}) };
     for (let i = 0; i < p.sizes.length; i++) await runOneSize(ctx, p, i, run);
+    for (let i = 0; i < p.statefulSetSizes.length; i++) await runOneStatefulSetSize(ctx, p, i, run);
   } finally {
     client.close();
   }
@@ -509,6 +531,26 @@ async function runOneSize(ctx: Ctx, p: Params, i: number, run: ClusterRun): Prom
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     run.failures.push(`${s.nodes}x${s.daemonsets}: ${msg}`);
+    log(`  FAILED: ${msg}`);
+  }
+}
+
+/** Runs StatefulSet size `i` of `p.statefulSetSizes`, adding its result (or its failure) to `run`. */
+async function runOneStatefulSetSize(ctx: Ctx, p: Params, i: number, run: ClusterRun): Promise<void> {
+  const s = p.statefulSetSizes[i]!;
+  log(`StatefulSet size ${i + 1}/${p.statefulSetSizes.length}: ${s.statefulSets} StatefulSets × ${s.replicas} replicas`);
+  try {
+    const { brokenFraction, exhaustedFraction, suspectSeconds, deadlineSeconds, steadySeconds, nodeCpu } = p.base;
+    const r = await runStatefulSetSize(
+      ctx,
+      { ...s, brokenFraction, exhaustedFraction, suspectSeconds, deadlineSeconds, steadySeconds, nodeCpu },
+      p.smoke ? 'smoke' : `t${i + 1}`,
+    );
+    run.statefulSets.push(r);
+    log(`  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; first explanation p99 ${r.explanation.fromFailureS.p99 ?? '–'} s`);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    run.failures.push(`StatefulSets ${s.statefulSets}x${s.replicas}: ${msg}`);
     log(`  FAILED: ${msg}`);
   }
 }
@@ -545,9 +587,11 @@ async function writeResults(p: Params, r: { started: Date; micro: MicroResult[];
       ...(raises.nodeLeaseSeconds !== undefined ? { nodeMonitorGracePeriodSeconds: nodeLeaseTimings(raises).graceSeconds } : {}),
       ...(nodeArgs.length > 0 ? { operatorNodeArgs: nodeArgs } : {}),
       ...(r.operatorNice !== undefined ? { operatorPriority: r.operatorNice } : {}),
+      ...(process.env.BENCH_TWIN_WATCHES ? { twinWatches: true } : {}),
     },
     micro,
     sizes,
+    ...(run.statefulSets.length > 0 ? { statefulSets: run.statefulSets } : {}),
     targets,
     notes,
   };

@@ -39,7 +39,7 @@ export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, s
   const exp = EXPECTED[cat];
   const hist = (obs.guardLog.get(ds) ?? []).filter((g) => g.t >= since);
   const newPods = [...obs.podLog.values()].filter((x) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since);
-  const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.node).map((x) => x.node!));
+  const failingNodes = new Set(newPods.filter((x) => x.failure === exp.reason && x.unit).map((x) => x.unit!));
   const firstPod = Math.min(...newPods.map((x) => x.seenAt));
   const failed = [...obs.podLog.entries()]
     .filter(([, x]) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since && x.failedAt !== undefined)
@@ -60,6 +60,7 @@ export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, s
       failedAt: rec.failedAt!,
       ...(rec.failureWrittenAt !== undefined ? { failureWrittenAt: rec.failureWrittenAt } : {}),
       explainedAt: explained.t,
+      ...(obs.twinFailedAt.has(pod) ? { twinFailedAt: obs.twinFailedAt.get(pod)! } : {}),
       ...(rv !== undefined ? { explainedRv: rv } : {}),
     };
   }

@@ -28,6 +28,8 @@ export interface SampleMoments {
   /** When the bench's watch saw the explaining status, and that status's resourceVersion. */
   explainedAt: number;
   explainedRv?: string;
+  /** When the bench's twin of the operator's pod watch saw that pod failing (BENCH_TWIN_WATCHES). */
+  twinFailedAt?: number;
 }
 
 /** The parts of one sample, in seconds; they add up to it. */
@@ -40,6 +42,13 @@ export interface ExplanationParts {
   /** How far each watch was behind the API server's write of the failure (0 to 1 s high). */
   benchWatchLag?: number;
   operatorWatchLag?: number;
+  /**
+   * False when the status that explained came with a later write than the one that named the node
+   * anew: `reader` then holds the wait for that write as well as the bench's watch.
+   */
+  sameWrite?: false;
+  /** How much later than the namespace-wide watch the bench's twin of the operator's watch saw the failure. */
+  twinAfterBench?: number;
 }
 
 export type PartName = 'benchToOperator' | 'toPass' | 'pass' | 'write' | 'reader';
@@ -48,9 +57,10 @@ export const PART_NAMES: readonly PartName[] = ['benchToOperator', 'toPass', 'pa
 const s = (ms: number): number => Math.round(ms) / 1000;
 
 /** The parts of a sample, or undefined when the operator's write or its failure moment is not known. */
-export function partsOf(m: SampleMoments, w: ExplainingWrite | undefined): ExplanationParts | undefined {
+export function partsOf(m: SampleMoments, w: ExplainingWrite | undefined, sameWrite = true): ExplanationParts | undefined {
   if (w?.failureSeenAt === undefined) return undefined;
   return {
+    ...(sameWrite ? {} : { sameWrite: false as const }),
     benchToOperator: s(w.failureSeenAt - m.failedAt),
     toPass: s(w.passStartedAt - w.failureSeenAt),
     pass: s(w.writeStartedAt - w.passStartedAt),
@@ -59,6 +69,7 @@ export function partsOf(m: SampleMoments, w: ExplainingWrite | undefined): Expla
     ...(m.failureWrittenAt !== undefined
       ? { benchWatchLag: s(m.failedAt - m.failureWrittenAt), operatorWatchLag: s(w.failureSeenAt - m.failureWrittenAt) }
       : {}),
+    ...(m.twinFailedAt !== undefined ? { twinAfterBench: s(m.twinFailedAt - m.failedAt) } : {}),
   };
 }
 

@@ -17,6 +17,7 @@ interface Meta {
   name: string;
   namespace?: string;
   resourceVersion?: string;
+  uid?: string;
 }
 
 /** What the bench keeps of a guard. */
@@ -53,7 +54,10 @@ interface DsSnap {
 
 export interface PodSnap {
   metadata: Meta;
+  /** The DaemonSet or StatefulSet that owns it. */
   ds?: string;
+  /** Owned by a StatefulSet: a guard names the pod (its ordinal), not its node. */
+  ordinal?: boolean;
   hash: string;
   node?: string;
   /** ImagePullBackOff, Unschedulable, …: the first thing that says the pod cannot run. */
@@ -69,9 +73,14 @@ export interface PodSnap {
 
 /** First sighting of a daemon pod, and of its failure. */
 export interface PodRecord {
+  /** The DaemonSet or StatefulSet that owns it. */
   ds: string;
   hash: string;
   node?: string;
+  /** What a guard names when it is blocked: its node, or for a StatefulSet's pod the pod itself. */
+  unit?: string;
+  /** A StatefulSet recreates a pod under the same name: a new UID is a new pod, with a record of its own. */
+  uid?: string;
   seenAt: number;
   failedAt?: number;
   failure?: string;
@@ -93,6 +102,7 @@ function meta(m: any): Meta {
     name: String(m?.name ?? ''),
     ...(m?.namespace ? { namespace: String(m.namespace) } : {}),
     ...(m?.resourceVersion ? { resourceVersion: String(m.resourceVersion) } : {}),
+    ...(m?.uid ? { uid: String(m.uid) } : {}),
   };
 }
 
@@ -142,7 +152,9 @@ function slimDsSnap(raw: any): DsSnap {
 }
 
 function slimPodSnap(raw: any): PodSnap {
-  const owner = (raw?.metadata?.ownerReferences ?? []).find((o: any) => o?.controller && o?.kind === 'DaemonSet');
+  const owner = (raw?.metadata?.ownerReferences ?? []).find(
+    (o: any) => o?.controller && (o?.kind === 'DaemonSet' || o?.kind === 'StatefulSet'),
+  );
   let node: string | undefined = raw?.spec?.nodeName;
   for (const t of raw?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) {
     for (const f of t?.matchFields ?? []) if (!node && f?.key === 'metadata.name' && f?.values?.length === 1) node = String(f.values[0]);
@@ -161,7 +173,7 @@ function slimPodSnap(raw: any): PodSnap {
     .sort();
   return {
     metadata: meta(raw?.metadata),
-    ...(owner ? { ds: String(owner.name) } : {}),
+    ...(owner ? { ds: String(owner.name), ...(owner.kind === 'StatefulSet' ? { ordinal: true } : {}) } : {}),
     hash: String(raw?.metadata?.labels?.['controller-revision-hash'] ?? ''),
     ...(node ? { node } : {}),
     ...(failure ? { failure } : {}),
@@ -185,11 +197,18 @@ export class Observer {
   readonly podLog = new Map<string, PodRecord>();
   /** How far behind the API server's writes each pod event arrived (k8s/writtenAt.ts: whole seconds, so 0 to 1 s high). */
   readonly podDeliveries: Array<{ t: number; lagMs: number }> = [];
+  /**
+   * With BENCH_TWIN_WATCHES: per failing DaemonSet, a pod watch like the operator's own (its selector),
+   * and when any of them first saw each pod failing. Beside the namespace-wide watch, it tells whether a
+   * watch of one DaemonSet's pods is served later than a watch of all of them (bench/explanationParts.ts).
+   */
+  private readonly twins: Array<Informer<PodSnap>> = [];
+  readonly twinFailedAt = new Map<string, number>();
   /** Arrival times of pod and DaemonSet changes per DaemonSet: each one is a reason for the operator to look again. */
   readonly changesByDs = new Map<string, number[]>();
 
   constructor(
-    client: ApiClient,
+    private readonly client: ApiClient,
     readonly ns: string,
   ) {
     const log = pino({ level: 'warn', base: { component: 'bench-observer' } }, pino.destination(2));
@@ -251,11 +270,20 @@ export class Observer {
         if (rec && rec.deletedAt === undefined) rec.deletedAt = t;
         return;
       }
-      if (!rec) {
-        rec = { ds: p.ds, hash: p.hash, seenAt: t };
+      if (!rec || (p.metadata.uid !== undefined && rec.uid !== undefined && rec.uid !== p.metadata.uid)) {
+        rec = {
+          ds: p.ds,
+          hash: p.hash,
+          seenAt: t,
+          ...(p.metadata.uid !== undefined ? { uid: p.metadata.uid } : {}),
+          ...(p.ordinal ? { unit: p.metadata.name } : {}),
+        };
         this.podLog.set(p.metadata.name, rec);
       }
-      if (p.node) rec.node = p.node;
+      if (p.node) {
+        rec.node = p.node;
+        if (!p.ordinal) rec.unit = p.node;
+      }
       if (p.failure && rec.failedAt === undefined) {
         rec.failedAt = t;
         rec.failure = p.failure;
@@ -282,7 +310,31 @@ export class Observer {
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled([this.guards.stop(), this.daemonSets.stop(), this.pods.stop()]);
+    await Promise.allSettled([this.guards.stop(), this.daemonSets.stop(), this.pods.stop(), ...this.twins.map((t) => t.stop())]);
+  }
+
+  /** Starts a twin watch (see {@link twinFailedAt}) of each DaemonSet named, selecting `app=<name>` as the operator does. */
+  async watchLikeOperator(names: readonly string[]): Promise<void> {
+    const log = pino({ level: 'warn', base: { component: 'bench-twin' } }, pino.destination(2));
+    for (const n of names) {
+      const twin = new Informer<PodSnap>(
+        this.client,
+        {
+          name: `bench-twin-${n}`,
+          listPath: `/api/v1/namespaces/${this.ns}/pods`,
+          labelSelector: `app=${n},controller-revision-hash`,
+          slim: slimPodSnap,
+        },
+        log,
+      );
+      twin.onEvent((e) => {
+        if (e.type !== 'delete' && e.obj.failure && !this.twinFailedAt.has(e.obj.metadata.name))
+          this.twinFailedAt.set(e.obj.metadata.name, Date.now());
+      });
+      twin.start();
+      this.twins.push(twin);
+    }
+    await Promise.all(this.twins.map((t) => t.waitForSync()));
   }
 
   /** The current cached status of a DaemonSet, with its generations. */

@@ -72,6 +72,18 @@ export class OperatorLog {
     });
   }
 
+  /**
+   * The explaining write of guard `namespace/name` that stored resourceVersion `rv`, else the last one it
+   * answered by `before` (ms): the status that explained came with a later write, which named no node
+   * anew (the cause settled after the node was named).
+   */
+  writeFor(guard: string, rv: string | undefined, before: number): { write: ExplainingWrite; same: boolean } | undefined {
+    const same = this.write(guard, rv);
+    if (same) return { write: same, same: true };
+    const earlier = this.explained.filter((w) => w.guard === guard && w.wroteAt <= before).at(-1);
+    return earlier ? { write: earlier, same: false } : undefined;
+  }
+
   /** The explaining write of guard `namespace/name` that stored resourceVersion `rv`. */
   write(guard: string, rv: string | undefined): ExplainingWrite | undefined {
     if (rv === undefined) return undefined;

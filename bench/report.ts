@@ -2,6 +2,7 @@
  * Human-readable output of a benchmark run: fixed-width tables for stdout and a hand-written SVG with
  * the curves (no plotting dependency: a few polylines and tick labels are all it takes).
  */
+import type { StatefulSetSizeResult } from './statefulSets.js';
 import type { TailResult } from './tail.js';
 import type { MicroResult } from './micro.js';
 import type { SizeResult } from './scenario.js';
@@ -18,6 +19,8 @@ export interface BenchResults {
   params: Record<string, unknown>;
   micro: MicroResult[];
   sizes: SizeResult[];
+  /** The StatefulSet sizes (bench/statefulSets.ts), when run. */
+  statefulSets?: StatefulSetSizeResult[];
   targets: TargetVerdict[];
   notes: string[];
 }
@@ -357,6 +360,7 @@ export function renderTables(r: BenchResults): string {
       ),
     );
   }
+  if (r.statefulSets?.length) out.push('', ...statefulSetLines(r.statefulSets));
   out.push('', 'Targets');
   for (const t of r.targets)
     out.push(`  [${t.met === undefined ? 'n/a' : t.met === 'partial' ? 'PARTLY' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);
@@ -613,8 +617,26 @@ export function tailLines(size: string, t: TailResult): string[] {
     const q = x.parts;
     out.push(
       q
-        ? `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s = bench→operator ${ms(q.benchToOperator)} + to the pass ${ms(q.toPass)} + pass ${ms(q.pass)} + write ${ms(q.write)} + reader ${ms(q.reader)} ms; largest: ${x.largest}; watch lag bench ${ms(q.benchWatchLag)}, operator ${ms(q.operatorWatchLag)} ms`
+        ? `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s = bench→operator ${ms(q.benchToOperator)} + to the pass ${ms(q.toPass)} + pass ${ms(q.pass)} + write ${ms(q.write)} + reader ${ms(q.reader)} ms${q.sameWrite === false ? ' (with the wait for the later write that carried the cause)' : ''}; largest: ${x.largest}; watch lag bench ${ms(q.benchWatchLag)}, operator ${ms(q.operatorWatchLag)} ms${q.twinAfterBench !== undefined ? `; its twin watch ${ms(q.twinAfterBench)} ms after the bench's` : ''}`
         : `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s: the operator's write was not found in its log`,
+    );
+  }
+  return out;
+}
+
+/** The StatefulSet sizes, as text. */
+export function statefulSetLines(sizes: readonly StatefulSetSizeResult[]): string[] {
+  const trio = (x: { p50?: number; p99?: number; max?: number; count: number }): string =>
+    `${x.p50 ?? '-'}/${x.p99 ?? '-'}/${x.max ?? '-'} (${x.count})`;
+  const out = ['StatefulSets: first explanation and detection (seconds; p50/p99/max (samples)), false verdicts, cost'];
+  for (const s of sizes) {
+    const v = s.verdict;
+    const o = s.explanation.operator;
+    out.push(
+      `${s.statefulSets}×${s.replicas} (${s.pods} pods on ${s.nodes} nodes): stalled ${v.stalled}/${v.expectedStalls}${v.missed.length ? `, missed ${v.missed.join(' ')}` : ''}${v.wrongCause.length ? `, wrong cause ${v.wrongCause.join('; ')}` : ''}; first explanation ${trio(s.explanation.fromFailureS)}; detection ${trio(s.detection)}`,
+      `  healthy Suspect ${v.suspectHealthy.length} / Stalled ${v.stalledHealthy.length}; undos ${v.undos}; steady non-watch requests ${s.api.steadyNonWatch} in ${s.api.steadySeconds} s; RSS idle ${s.cost.rssMiB.idle} / peak ${s.cost.rssMiB.peak} MiB; CPU over the rollout ${s.cost.cpuSeconds.rollout} s`,
+      `  status PATCH p99 ms: operator ${s.cost.statusPatch.p99Ms ?? '-'} / API server ${s.cost.statusPatchServer.p99Ms ?? '-'}; the operator's part p99 ms: fromEvent ${o.fromEvent.p99Ms ?? '-'}, queue ${o.queue.p99Ms ?? '-'}, pass ${o.pass.p99Ms ?? '-'}, write ${o.write.p99Ms ?? '-'} (${o.total.count} writes)`,
+      ...tailLines(`${s.statefulSets}×${s.replicas} StatefulSets`, s.tail),
     );
   }
   return out;

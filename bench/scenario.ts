@@ -355,9 +355,9 @@ function guardManifest(ns: string, name: string, p: SizeParams): Record<string, 
   });
 }
 
-const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
-const mib = (b: number) => round(b / 1024 / 1024, 1)!;
-const secs = (ms: number) => round(ms / 1000, 3)!;
+export const list = (items: unknown[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+export const mib = (b: number) => round(b / 1024 / 1024, 1)!;
+export const secs = (ms: number) => round(ms / 1000, 3)!;
 
 /** Background sampling of the operator every 500 ms: RSS, heap, queue depth, pods cached. */
 class Sampler {
@@ -476,7 +476,7 @@ async function eventCost(op: BenchOperator, sampler: Sampler, atRollout: Scrape,
   };
 }
 
-async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ nodes: number; otherNamespaces: string[] }> {
+export async function clusterSnapshot(client: ApiClient, ownNs: string): Promise<{ nodes: number; otherNamespaces: string[] }> {
   const nodes = await client.request<{ items: unknown[] }>('GET', '/api/v1/nodes');
   const nss = await client.request<{ items: Array<{ metadata: { name: string } }> }>('GET', '/api/v1/namespaces');
   const system = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease', ownNs]);
@@ -687,7 +687,7 @@ async function rollOutV1(run: SizeRun, obs: Observer): Promise<void> {
 }
 
 /** Lets the last writes of the Healthy transitions land before an idle window starts. */
-function quiet(obs: Observer, what: string): Promise<unknown> {
+export function quiet(obs: Observer, what: string): Promise<unknown> {
   return waitFor(() => Date.now() - obs.lastGuardWrite() > 2_000, {
     timeoutMs: 60_000,
     intervalMs: 250,
@@ -808,6 +808,7 @@ interface FleetRollout {
 async function fleetRollout(run: SizeRun, { op, obs }: Running, single: string): Promise<FleetRollout> {
   const { p, ns, pool, names, cats, catOf } = run;
   const v1Hash = new Map(names.map((n) => [n, [...obs.podHashes(n)][0] ?? '']));
+  if (process.env.BENCH_TWIN_WATCHES) await obs.watchLikeOperator(names.filter((n) => catOf.get(n) !== 'healthy'));
   const t0 = Date.now();
   await run.ctx.kubectl(['apply', '-f', '-'], {
     input: list(names.map((n) => dsManifest(ns, n, pool, p, n === single ? 3 : 2, catOf.get(n)!))),
@@ -917,7 +918,7 @@ function stallValues(guards: readonly GuardResult[], f: (g: GuardResult) => numb
 }
 
 /** One scrape of the API server's /metrics, as the bench's admin user. */
-async function apiServerScrape(ctx: Ctx): Promise<Scrape> {
+export async function apiServerScrape(ctx: Ctx): Promise<Scrape> {
   const r = await ctx.kubectl(['get', '--raw', '/metrics']);
   return new Scrape(parseMetrics(r.stdout), Date.now());
 }
@@ -1163,7 +1164,7 @@ function costResult(m: Measured): SizeResult['cost'] {
  * pod deletions while the nodes still exist), then the nodes, then force-deletes any pod still bound to
  * one of them (nothing else would: there is no kubelet and no pod GC here).
  */
-async function cleanup(
+export async function cleanup(
   kubectl: Kubectl,
   client: ApiClient,
   ns: string,

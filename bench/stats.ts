@@ -23,11 +23,13 @@ export interface Summary {
 
 export function summarize(values: readonly number[]): Summary {
   if (values.length === 0) return { count: 0 };
+  // No spread of the values: a watch's deliveries at 5,000 nodes are hundreds of thousands, past the
+  // arguments a call can take.
   return {
     count: values.length,
     p50: percentile(values, 50),
     p99: percentile(values, 99),
-    max: Math.max(...values),
+    max: values.reduce((a, b) => (b > a ? b : a), Number.NEGATIVE_INFINITY),
     mean: values.reduce((a, b) => a + b, 0) / values.length,
   };
 }

@@ -66,7 +66,8 @@ export function tailResult(
 ): TailResult {
   const withParts = samples.map((x) => {
     const m = x.moments;
-    const parts = m && log ? partsOf(m, log.write(`${ns}/${x.guard}`, m.explainedRv)) : undefined;
+    const found = m && log ? log.writeFor(`${ns}/${x.guard}`, m.explainedRv, m.explainedAt) : undefined;
+    const parts = m && found ? partsOf(m, found.write, found.same) : undefined;
     return { x, parts };
   });
   const accounted = withParts.filter((w) => w.parts !== undefined);

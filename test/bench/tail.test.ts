@@ -78,6 +78,13 @@ describe('bench: the explanation tail', () => {
     assert.equal(log.write('ns/agent-001', '78'), undefined, 'another status');
     assert.equal(log.write('ns/agent-002', '77'), undefined, 'another guard');
     assert.equal(log.write('ns/agent-001', undefined), undefined);
+    assert.deepEqual(log.writeFor('ns/agent-001', '77', T + 5_000)?.same, true);
+    assert.deepEqual(
+      log.writeFor('ns/agent-001', '80', T + 5_000),
+      { write: log.explained[0], same: false },
+      'the last write answered before',
+    );
+    assert.equal(log.writeFor('ns/agent-001', '80', T + 800), undefined, 'none answered by then');
   });
 
   it("a sample's parts add up to it, and the watches' lags are read beside them", () => {
@@ -97,7 +104,13 @@ describe('bench: the explanation tail', () => {
     const sum = p.benchToOperator + p.toPass + p.pass + p.write + p.reader;
     assert.ok(Math.abs(sum - 3) < 1e-9, `the parts add up to the sample (3 s): ${sum}`);
     assert.equal(largestPart(p), 'reader');
+    assert.equal(
+      partsOf({ ...moments, twinFailedAt: T + 2_500 }, log.write('ns/a', '5'))!.twinAfterBench,
+      1.5,
+      'the twin watch saw it 1.5 s later',
+    );
     assert.equal(partsOf(moments, undefined), undefined, 'no write found');
+    assert.equal(partsOf(moments, log.write('ns/a', '5'), false)!.sameWrite, false, 'the cause came with a later write');
     const noSeen = new OperatorLog();
     noSeen.line(explained('ns/a', '5', { queued: 1_000, pass: 1_500, write: 1_520, wrote: 2_300 }));
     assert.equal(partsOf(moments, noSeen.write('ns/a', '5')), undefined, 'no moment where the operator saw the failure');

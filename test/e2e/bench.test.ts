@@ -176,6 +176,33 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(!c.states.includes('Stalled'), 'the verdict came from the crashes, not the deadline');
   });
 
+  it('accounts for every explanation part by part: the operator’s write found for each, the parts adding up to the sample', () => {
+    const s = results.sizes[0]!;
+    const t = s.tail;
+    assert.equal(t.samples, s.explanation.fromFailureS.count);
+    assert.equal(t.accounted, t.samples, 'each sample joined to the operator’s explaining write by its resourceVersion');
+    for (const part of Object.values(t.parts)) assert.equal(part.count, t.samples, JSON.stringify(t.parts));
+    assert.ok((t.watchDelivery.pods?.count ?? 0) > 0, `the operator timed its pod watches: ${JSON.stringify(t.watchDelivery)}`);
+    assert.ok(t.benchWatchDelivery.count > 0);
+    assert.ok(t.podWatches.opened > 0 && t.podWatches.ended > 0, JSON.stringify(t.podWatches));
+    for (const x of t.slow) assert.ok(x.fromFailureS > 1);
+    assert.ok(s.explanation.operator.fromEvent.count > 0, 'the operator timed its writes from the failing pod’s event');
+  });
+
+  it('ran a StatefulSet size: every failing StatefulSet Stalled with its cause and explained, no false verdict', () => {
+    const [z] = results.statefulSets ?? [];
+    assert.ok(z, 'the smoke run has a StatefulSet size');
+    const v = z.verdict;
+    assert.ok(v.expectedStalls >= 2, 'a broken and an exhausted StatefulSet');
+    assert.equal(v.stalled, v.expectedStalls);
+    assert.deepEqual([v.missed, v.wrongCause, v.suspectHealthy, v.stalledHealthy], [[], [], [], []]);
+    assert.equal(v.undos, 0, 'guards that only report never undo');
+    assert.equal(z.explanation.fromFailureS.count, v.expectedStalls, 'one first explanation per failing StatefulSet');
+    assert.equal(z.tail.accounted, z.tail.samples);
+    assert.equal(z.detection.count, v.expectedStalls);
+    assert.ok(finite(z.api.steadyNonWatch) && z.cost.rssMiB.peak > 0 && z.cost.statusPatch.count > 0);
+  });
+
   it("reports the Warning-Event informers' objects from the operator's metrics, and their weight", () => {
     const e = results.sizes[0]!.cost.events;
     assert.ok(e, 'events cost measured');

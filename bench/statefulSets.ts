@@ -1,0 +1,299 @@
+/**
+ * The StatefulSet size of the bench (`--statefulsets 100x5`): the second kind's own figures, measured the
+ * way the DaemonSet sizes are (bench/scenario.ts), on a kwok node pool of its own.
+ *
+ * 1. S StatefulSets of R replicas (OrderedReady, RollingUpdate) roll out v1, then a guard each, and the
+ *    operator idles through a steady window with no rollout;
+ * 2. every StatefulSet rolls at once: 40 % to a `broken` image, 20 % to a CPU request above a node's
+ *    allocatable, the rest healthy. The controller replaces the highest ordinal first and waits for it
+ *    to be Ready, so each failing StatefulSet stops at one ordinal: one first explanation each.
+ *
+ * It measures what the issue asks of each size: the first explanation (from the bench's watch seeing the
+ * new pod fail to its watch seeing the status that names that ordinal and the cause), every sample over
+ * 1 s part by part (bench/tail.ts), detection, false verdicts (a healthy rollout Suspect or Stalled, an
+ * undo), the requests of the steady window, the status PATCH as the operator and the API server timed it,
+ * and the operator's memory.
+ *
+ * @module
+ */
+import { loadavg } from 'node:os';
+import { rolloutGuardManifest, statefulSetManifest, toleration } from '../cluster/manifests.js';
+import { createNamespace } from '../cluster/namespaces.js';
+import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
+import { waitFor } from '../cluster/wait.js';
+import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
+import { Observer } from './observer.js';
+import { BenchOperator } from './operator.js';
+import { BENCH_TAINT, apiServerScrape, categories, cleanup, list, mib, quiet, secs, type Category, type Ctx } from './scenario.js';
+import { histogramDelta, histogramSummary, requestDelta, round, summarize, type HistogramSummary, type Summary } from './stats.js';
+import { tailResult, type TailResult, type TailSample } from './tail.js';
+
+/** One StatefulSet size. */
+export interface StatefulSetParams {
+  statefulSets: number;
+  replicas: number;
+  brokenFraction: number;
+  exhaustedFraction: number;
+  suspectSeconds: number;
+  deadlineSeconds: number;
+  steadySeconds: number;
+  /** Allocatable CPU of a bench node; the exhausted revision requests twice this. */
+  nodeCpu: number;
+}
+
+export interface StatefulSetSizeResult {
+  statefulSets: number;
+  replicas: number;
+  pods: number;
+  nodes: number;
+  categories: Record<Category, number>;
+  phases: Record<string, number>;
+  machine: { loadavg1Max: number };
+  verdict: {
+    expectedStalls: number;
+    stalled: number;
+    /** Failing StatefulSets never Stalled, or Stalled with another cause. */
+    missed: string[];
+    wrongCause: string[];
+    /** Healthy rollouts ever Suspect or Stalled: each a false verdict. */
+    suspectHealthy: string[];
+    stalledHealthy: string[];
+    undos: number;
+  };
+  /** Deadline → the Stalled condition's lastTransitionTime, seconds. */
+  detection: Summary;
+  explanation: {
+    fromFailureS: Summary;
+    /** The operator's rollout_guard_explanation_seconds over the rollout, by part. */
+    operator: Record<'fromEvent' | 'queue' | 'pass' | 'write' | 'total', HistogramSummary>;
+  };
+  tail: TailResult;
+  api: { steadySeconds: number; steady: Record<string, number>; steadyNonWatch: number; rolloutTotal: number };
+  cost: {
+    rssMiB: { idle: number; peak: number };
+    cpuSeconds: { rollout: number };
+    statusPatch: HistogramSummary;
+    statusPatchServer: HistogramSummary;
+  };
+}
+
+/** Pods per node the pool is sized for (a node allows 110). */
+const PODS_PER_NODE = 25;
+
+function stsManifest(
+  ns: string,
+  name: string,
+  pool: string,
+  p: StatefulSetParams,
+  version: number,
+  cat: Category,
+): Record<string, unknown> {
+  const image = version >= 2 && cat === 'broken' ? `registry.local/bench-store:${version}-broken` : `registry.local/bench-store:${version}`;
+  const cpu = version >= 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
+  return statefulSetManifest({
+    name,
+    namespace: ns,
+    replicas: p.replicas,
+    nodeSelector: { [POOL_LABEL]: pool },
+    tolerations: [toleration(BENCH_TAINT)],
+    container: { name: 'store', image, requests: { cpu, memory: '16Mi' } },
+  });
+}
+
+interface StsStatus {
+  metadata: { name: string; generation?: number };
+  status?: {
+    observedGeneration?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+  };
+}
+
+/** Runs one StatefulSet size end to end and always cleans up what it created. */
+export async function runStatefulSetSize(ctx: Ctx, p: StatefulSetParams, tag: string): Promise<StatefulSetSizeResult> {
+  const { kubectl, client, log } = ctx;
+  const suffix = `${tag}-${Math.random().toString(36).slice(2, 6)}`;
+  const ns = `bench-sts-${suffix}`;
+  const pool = `bench-sts-${suffix}`;
+  const nodes = Math.max(4, Math.ceil((p.statefulSets * p.replicas) / PODS_PER_NODE));
+  const nodeNames = Array.from({ length: nodes }, (_, i) => `${pool}-${i + 1}`);
+  const cats = categories({ daemonsets: p.statefulSets, brokenFraction: p.brokenFraction, exhaustedFraction: p.exhaustedFraction });
+  const names = cats.map((_, i) => `store-${String(i + 1).padStart(3, '0')}`);
+  const catOf = new Map(names.map((n, i) => [n, cats[i]!]));
+  const phases: Record<string, number> = {};
+  const loads = [loadavg()[0] ?? 0];
+  let mark = Date.now();
+  const phase = (name: string): void => {
+    phases[name] = secs(Date.now() - mark);
+    log(`  ${name}: ${phases[name]} s`);
+    mark = Date.now();
+    loads.push(loadavg()[0] ?? 0);
+  };
+  let op: BenchOperator | undefined;
+  let obs: Observer | undefined;
+  try {
+    const specs: NodeSpec[] = nodeNames.map((name) => ({
+      name,
+      labels: { [POOL_LABEL]: pool },
+      taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
+      allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
+    }));
+    for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
+    await waitForNodesReady(kubectl, nodeNames, { timeoutMs: 120_000 + nodes * 500 });
+    await createNamespace(kubectl, ns);
+    phase('nodes');
+
+    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined);
+    obs = new Observer(client, ns);
+    await obs.start();
+    phase('operatorStart');
+
+    // v1: every StatefulSet ready and on one revision.
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => stsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
+    const statuses = async (): Promise<Map<string, StsStatus>> => {
+      const r = await kubectl(['get', 'statefulsets', '-n', ns, '-o', 'json']);
+      return new Map((JSON.parse(r.stdout) as { items: StsStatus[] }).items.map((x) => [x.metadata.name, x]));
+    };
+    const rolledOut = (x: StsStatus | undefined): boolean =>
+      !!x?.status &&
+      (x.status.observedGeneration ?? 0) >= (x.metadata.generation ?? 0) &&
+      x.status.readyReplicas === p.replicas &&
+      x.status.updatedReplicas === p.replicas &&
+      x.status.currentRevision === x.status.updateRevision;
+    await waitFor(async () => [...(await statuses()).values()].filter(rolledOut).length === names.length, {
+      timeoutMs: 120_000 + p.statefulSets * p.replicas * 200,
+      intervalMs: 2_000,
+      describe: `${names.length} StatefulSets of ${p.replicas} ready on v1`,
+    });
+    phase('statefulSetsV1');
+
+    const spec = { suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 };
+    await kubectl(['apply', '-f', '-'], {
+      input: list(names.map((n) => rolloutGuardManifest({ name: n, namespace: ns, kind: 'StatefulSet', spec }))),
+    });
+    const o = obs;
+    await waitFor(() => names.every((n) => o.guard(n)?.state === 'Healthy'), {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      describe: `${names.length} StatefulSet guards Healthy`,
+    });
+    await quiet(o, 'guards Healthy');
+    phase('guardsHealthy');
+
+    const s1 = await op.scrape();
+    const idle = await op.memory();
+    await new Promise((r) => setTimeout(r, p.steadySeconds * 1000)); // the window measured, not a wait for a condition
+    const s2 = await op.scrape();
+    phase('steady');
+
+    // Every StatefulSet rolls at once.
+    const v1Hash = new Map(names.map((n) => [n, [...o.podHashes(n)][0] ?? '']));
+    const a2 = await apiServerScrape(ctx);
+    const t0 = Date.now();
+    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => stsManifest(ns, n, pool, p, 2, catOf.get(n)!))) });
+    const settled = (n: string): boolean => {
+      const g = o.guard(n);
+      if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
+      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
+    };
+    await waitFor(() => names.every(settled), {
+      timeoutMs: 180_000 + p.deadlineSeconds * 1000 + p.statefulSets * p.replicas * 100,
+      intervalMs: 500,
+      describe: 'every healthy StatefulSet rolled out on v2 and every failing one Stalled',
+    }).catch((e: unknown) => log(`  ${e instanceof Error ? e.message : String(e)}`)); // what did not settle is a miss below
+    const s3 = await op.scrape();
+    const a3 = await apiServerScrape(ctx);
+    const peak = await op.memory();
+    phase('rollout');
+
+    const samples: TailSample[] = [];
+    const missed: string[] = [];
+    const wrongCause: string[] = [];
+    const detection: number[] = [];
+    const suspectHealthy: string[] = [];
+    const stalledHealthy: string[] = [];
+    for (const n of names) {
+      const cat = catOf.get(n)!;
+      const hist = (o.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
+      if (cat === 'healthy') {
+        if (hist.some((g) => g.state === 'Suspect')) suspectHealthy.push(n);
+        if (hist.some((g) => g.state === 'Stalled')) stalledHealthy.push(n);
+        continue;
+      }
+      const failing: FailingCategory = cat;
+      const stalled = hist.find((g) => g.state === 'Stalled');
+      if (!stalled) missed.push(n);
+      else if (stalled.cause !== EXPECTED[failing].cause) wrongCause.push(`${n}: ${stalled.cause ?? 'none'}`);
+      if (stalled?.stalledSince && stalled.lastProgressAt)
+        detection.push((Date.parse(stalled.stalledSince) - Date.parse(stalled.lastProgressAt) - p.deadlineSeconds * 1000) / 1000);
+      const e = explanationOf(o, n, failing, t0, v1Hash.get(n));
+      if (e.fromFailureS !== undefined) samples.push({ guard: n, category: failing, wave: 0, ...e });
+    }
+    const part = (x: string) => histogramSummary(histogramDelta(s2, s3, 'rollout_guard_explanation_seconds', { part: x }));
+    const steady = requestDelta(s1, s2);
+    const rollout = requestDelta(s2, s3);
+    const r = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
+    return {
+      statefulSets: p.statefulSets,
+      replicas: p.replicas,
+      pods: p.statefulSets * p.replicas,
+      nodes,
+      categories: {
+        healthy: cats.filter((c) => c === 'healthy').length,
+        broken: cats.filter((c) => c === 'broken').length,
+        exhausted: cats.filter((c) => c === 'exhausted').length,
+      },
+      phases,
+      machine: { loadavg1Max: round(Math.max(...loads), 2)! },
+      verdict: {
+        expectedStalls: cats.filter((c) => c !== 'healthy').length,
+        stalled: names.filter(
+          (n) => catOf.get(n) !== 'healthy' && (o.guardLog.get(n) ?? []).some((g) => g.t >= t0 && g.state === 'Stalled'),
+        ).length,
+        missed,
+        wrongCause,
+        suspectHealthy,
+        stalledHealthy,
+        undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
+      },
+      detection: r(summarize(detection)),
+      explanation: {
+        fromFailureS: r(summarize(samples.map((x) => x.fromFailureS!))),
+        operator: { fromEvent: part('fromEvent'), queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
+      },
+      tail: tailResult(ns, samples, op.log, { from: s2, to: s3, benchLags: o.podDeliveries }),
+      api: {
+        steadySeconds: secs(s2.at - s1.at),
+        steady,
+        steadyNonWatch: Object.entries(steady)
+          .filter(([k]) => !k.startsWith('WATCH '))
+          .reduce((a, [, v]) => a + v, 0),
+        rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
+      },
+      cost: {
+        rssMiB: { idle: mib(idle.rss), peak: mib(peak.hwm) },
+        cpuSeconds: { rollout: round(s3.sum('process_cpu_seconds_total') - s2.sum('process_cpu_seconds_total'), 2)! },
+        statusPatch: histogramSummary(
+          histogramDelta(s2, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' }),
+        ),
+        statusPatchServer: histogramSummary(
+          histogramDelta(a2, a3, 'apiserver_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards', subresource: 'status' }),
+        ),
+      },
+    };
+  } finally {
+    await obs?.stop();
+    await op?.stop();
+    await cleanup(kubectl, client, ns, [{ pool, nodes: nodeNames }], log);
+  }
+}
+
+/** `SxR` (StatefulSets × replicas) as a size. */
+export function parseStatefulSetSize(spec: string): { statefulSets: number; replicas: number } {
+  const m = /^(\d+)x(\d+)$/.exec(spec.trim());
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1)
+    throw new Error(`--statefulsets: ${spec} is not SxR (StatefulSets × replicas, e.g. 100x5)`);
+  return { statefulSets: Number(m[1]), replicas: Number(m[2]) };
+}
