@@ -332,10 +332,18 @@ export function categories(p: Pick<SizeParams, 'daemonsets' | 'brokenFraction' |
   );
 }
 
+/**
+ * The image and CPU request of revision `version` of a workload of category `cat`: from v2 on, a broken
+ * one cannot pull its image and an exhausted one asks for twice a node's CPU. Small requests otherwise
+ * keep up to ~100 pods per node schedulable.
+ */
+export function revisionPod(repository: string, version: number, cat: Category, nodeCpu: number): { image: string; cpu: string } {
+  const image = version >= 2 && cat === 'broken' ? `${repository}:${version}-broken` : `${repository}:${version}`;
+  return { image, cpu: version >= 2 && cat === 'exhausted' ? String(nodeCpu * 2) : '10m' };
+}
+
 function dsManifest(ns: string, name: string, pool: string, p: SizeParams, version: number, cat: Category): Record<string, unknown> {
-  const image = version >= 2 && cat === 'broken' ? `registry.local/bench-agent:${version}-broken` : `registry.local/bench-agent:${version}`;
-  // Small requests keep up to ~100 DaemonSets per node schedulable; the exhausted revision asks for twice a node.
-  const cpu = version >= 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
+  const { image, cpu } = revisionPod('registry.local/bench-agent', version, cat, p.nodeCpu);
   return daemonSetManifest({
     name,
     namespace: ns,

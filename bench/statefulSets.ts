@@ -24,7 +24,19 @@ import { waitFor } from '../cluster/wait.js';
 import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
 import { Observer } from './observer.js';
 import { BenchOperator } from './operator.js';
-import { BENCH_TAINT, apiServerScrape, categories, cleanup, list, mib, quiet, secs, type Category, type Ctx } from './scenario.js';
+import {
+  BENCH_TAINT,
+  apiServerScrape,
+  categories,
+  cleanup,
+  list,
+  mib,
+  quiet,
+  revisionPod,
+  secs,
+  type Category,
+  type Ctx,
+} from './scenario.js';
 import { histogramDelta, histogramSummary, requestDelta, round, summarize, type HistogramSummary, type Summary } from './stats.js';
 import { tailResult, type TailResult, type TailSample } from './tail.js';
 
@@ -88,8 +100,7 @@ function stsManifest(
   version: number,
   cat: Category,
 ): Record<string, unknown> {
-  const image = version >= 2 && cat === 'broken' ? `registry.local/bench-store:${version}-broken` : `registry.local/bench-store:${version}`;
-  const cpu = version >= 2 && cat === 'exhausted' ? String(p.nodeCpu * 2) : '10m';
+  const { image, cpu } = revisionPod('registry.local/bench-store', version, cat, p.nodeCpu);
   return statefulSetManifest({
     name,
     namespace: ns,
