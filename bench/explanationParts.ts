@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { ExplainingWrite } from './operatorLog.js';
+import type { LoggedExplainingWrite } from './operatorLog.js';
 
 /** The bench's ends of one sample and what joins them to the operator's write. */
 export interface SampleMoments {
@@ -47,6 +47,19 @@ export interface ExplanationParts {
    * anew: `reader` then holds the wait for that write as well as the bench's watch.
    */
   sameWrite?: false;
+  /** How long after the write it came in the operator's watch delivered the event it first saw the failure in. */
+  operatorEventLag?: number;
+  /**
+   * How much later than the write the bench first saw failing was the write of the failure the operator's
+   * explaining write started from (the stamps are the server's, so one write reads 0 here).
+   */
+  operatorWriteAfterBench?: number;
+  /**
+   * The pod whose failure the explaining write started from, when it is not the sample's: the status
+   * named a later failure first, and the sample's own pod later or never, so `benchToOperator` holds the
+   * wait for that later failure, not a watch's delay.
+   */
+  operatorPod?: string;
   /** How much later than the namespace-wide watch the bench's twin of the operator's watch saw the failure. */
   twinAfterBench?: number;
 }
@@ -57,7 +70,7 @@ export const PART_NAMES: readonly PartName[] = ['benchToOperator', 'toPass', 'pa
 const s = (ms: number): number => Math.round(ms) / 1000;
 
 /** The parts of a sample, or undefined when the operator's write or its failure moment is not known. */
-export function partsOf(m: SampleMoments, w: ExplainingWrite | undefined, sameWrite = true): ExplanationParts | undefined {
+export function partsOf(m: SampleMoments, w: LoggedExplainingWrite | undefined, sameWrite = true): ExplanationParts | undefined {
   if (w?.failureSeenAt === undefined) return undefined;
   return {
     ...(sameWrite ? {} : { sameWrite: false as const }),
@@ -69,6 +82,11 @@ export function partsOf(m: SampleMoments, w: ExplainingWrite | undefined, sameWr
     ...(m.failureWrittenAt !== undefined
       ? { benchWatchLag: s(m.failedAt - m.failureWrittenAt), operatorWatchLag: s(w.failureSeenAt - m.failureWrittenAt) }
       : {}),
+    ...(w.failureWrittenAt !== undefined ? { operatorEventLag: s(w.failureSeenAt - w.failureWrittenAt) } : {}),
+    ...(w.failureWrittenAt !== undefined && m.failureWrittenAt !== undefined
+      ? { operatorWriteAfterBench: s(w.failureWrittenAt - m.failureWrittenAt) }
+      : {}),
+    ...(w.failurePod !== undefined && w.failurePod !== m.pod ? { operatorPod: w.failurePod } : {}),
     ...(m.twinFailedAt !== undefined ? { twinAfterBench: s(m.twinFailedAt - m.failedAt) } : {}),
   };
 }

@@ -9,7 +9,10 @@
  */
 import { pino } from 'pino';
 import type { ApiClient } from '../src/k8s/apiClient.js';
+import { HASH_LABEL } from '../src/api/names.js';
+import type { LabelSelector } from '../src/api/objects.js';
 import { Informer } from '../src/k8s/informer.js';
+import { selectorString } from '../src/k8s/labelSelector.js';
 import { lastWrittenAt } from '../src/k8s/writtenAt.js';
 import type { DsStatusSample } from './alert.js';
 
@@ -48,8 +51,21 @@ export interface GuardObs extends GuardSnap {
 
 interface DsSnap {
   metadata: Meta & { generation?: number };
+  /** Its pod selector, as the operator turns it into its pod watch's (k8s/labelSelector.ts). */
+  selector?: LabelSelector;
   observedGeneration: number;
   sample: Omit<DsStatusSample, 't'>;
+}
+
+/** What the bench reads of a StatefulSet: whether its rollout finished. */
+export interface StsSnap {
+  metadata: Meta & { generation?: number };
+  observedGeneration: number;
+  replicas: number;
+  readyReplicas: number;
+  updatedReplicas: number;
+  currentRevision?: string;
+  updateRevision?: string;
 }
 
 export interface PodSnap {
@@ -140,6 +156,7 @@ function slimDsSnap(raw: any): DsSnap {
   const s = raw?.status ?? {};
   return {
     metadata: { ...meta(raw?.metadata), generation: Number(raw?.metadata?.generation ?? 0) },
+    ...(raw?.spec?.selector ? { selector: raw.spec.selector as LabelSelector } : {}),
     observedGeneration: Number(s.observedGeneration ?? 0),
     sample: {
       desired: Number(s.desiredNumberScheduled ?? 0),
@@ -149,6 +166,30 @@ function slimDsSnap(raw: any): DsSnap {
       misscheduled: Number(s.numberMisscheduled ?? 0),
     },
   };
+}
+
+function slimStsSnap(raw: any): StsSnap {
+  const s = raw?.status ?? {};
+  return {
+    metadata: { ...meta(raw?.metadata), generation: Number(raw?.metadata?.generation ?? 0) },
+    observedGeneration: Number(s.observedGeneration ?? 0),
+    replicas: Number(raw?.spec?.replicas ?? 1),
+    readyReplicas: Number(s.readyReplicas ?? 0),
+    updatedReplicas: Number(s.updatedReplicas ?? 0),
+    ...(s.currentRevision ? { currentRevision: String(s.currentRevision) } : {}),
+    ...(s.updateRevision ? { updateRevision: String(s.updateRevision) } : {}),
+  };
+}
+
+/** Every replica ready on the revision the StatefulSet's current spec asks for. */
+export function statefulSetRolledOut(x: StsSnap | undefined): boolean {
+  return (
+    x !== undefined &&
+    x.observedGeneration >= (x.metadata.generation ?? 0) &&
+    x.readyReplicas === x.replicas &&
+    x.updatedReplicas === x.replicas &&
+    x.currentRevision === x.updateRevision
+  );
 }
 
 function slimPodSnap(raw: any): PodSnap {
@@ -188,6 +229,7 @@ function slimPodSnap(raw: any): PodSnap {
 export class Observer {
   readonly guards: Informer<GuardSnap>;
   readonly daemonSets: Informer<DsSnap>;
+  readonly statefulSets: Informer<StsSnap>;
   readonly pods: Informer<PodSnap>;
   /** Every status of every guard, in arrival order. */
   readonly guardLog = new Map<string, GuardObs[]>();
@@ -220,6 +262,11 @@ export class Observer {
     this.daemonSets = new Informer(
       client,
       { name: 'bench-daemonsets', listPath: `/apis/apps/v1/namespaces/${ns}/daemonsets`, slim: slimDsSnap },
+      log,
+    );
+    this.statefulSets = new Informer(
+      client,
+      { name: 'bench-statefulsets', listPath: `/apis/apps/v1/namespaces/${ns}/statefulsets`, slim: slimStsSnap },
       log,
     );
     this.pods = new Informer(
@@ -305,24 +352,28 @@ export class Observer {
   }
 
   async start(): Promise<void> {
-    for (const i of [this.guards, this.daemonSets, this.pods]) i.start();
-    await Promise.all([this.guards.waitForSync(), this.daemonSets.waitForSync(), this.pods.waitForSync()]);
+    const all = [this.guards, this.daemonSets, this.statefulSets, this.pods];
+    for (const i of all) i.start();
+    await Promise.all(all.map((i) => i.waitForSync()));
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled([this.guards.stop(), this.daemonSets.stop(), this.pods.stop(), ...this.twins.map((t) => t.stop())]);
+    await Promise.allSettled(
+      [this.guards, this.daemonSets, this.statefulSets, this.pods, ...this.twins].map((i: { stop(): Promise<void> }) => i.stop()),
+    );
   }
 
   /** Starts a twin watch (see {@link twinFailedAt}) of each DaemonSet named, selecting `app=<name>` as the operator does. */
   async watchLikeOperator(names: readonly string[]): Promise<void> {
     const log = pino({ level: 'warn', base: { component: 'bench-twin' } }, pino.destination(2));
     for (const n of names) {
+      // The operator's own rule (runtime/podWatches.ts): the DaemonSet's selector and the revision label.
       const twin = new Informer<PodSnap>(
         this.client,
         {
           name: `bench-twin-${n}`,
           listPath: `/api/v1/namespaces/${this.ns}/pods`,
-          labelSelector: `app=${n},controller-revision-hash`,
+          labelSelector: selectorString(this.daemonSets.get(this.ns, n)?.selector, [HASH_LABEL]),
           slim: slimPodSnap,
         },
         log,
@@ -340,6 +391,11 @@ export class Observer {
   /** The current cached status of a DaemonSet, with its generations. */
   daemonSet(name: string): DsSnap | undefined {
     return this.daemonSets.get(this.ns, name);
+  }
+
+  /** The current cached status of a StatefulSet. */
+  statefulSet(name: string): StsSnap | undefined {
+    return this.statefulSets.get(this.ns, name);
   }
 
   guard(name: string): GuardSnap | undefined {

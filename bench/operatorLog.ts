@@ -13,11 +13,15 @@
  */
 
 /** One explaining write, its moments in ms since the epoch. */
-export interface ExplainingWrite {
+export interface LoggedExplainingWrite {
   /** `namespace/name` of the guard. */
   guard: string;
   resourceVersion?: string;
   failureSeenAt?: number;
+  /** The write stamp of the pod event in which the operator first saw that failure (whole seconds). */
+  failureWrittenAt?: number;
+  /** The pod of that failure: the earliest-seen failure this write newly names. */
+  failurePod?: string;
   queuedAt: number;
   passStartedAt: number;
   writeStartedAt: number;
@@ -38,7 +42,7 @@ export interface PodWatchChange {
 }
 
 export class OperatorLog {
-  readonly explained: ExplainingWrite[] = [];
+  readonly explained: LoggedExplainingWrite[] = [];
   readonly podWatches: PodWatchChange[] = [];
 
   /** Takes one line of the operator's output; lines that are not JSON or not of interest are skipped. */
@@ -52,7 +56,7 @@ export class OperatorLog {
     }
     const msg = l.msg;
     if (msg === 'status names newly failing nodes') {
-      const w = explainingWrite(l);
+      const w = loggedExplainingWrite(l);
       if (w) this.explained.push(w);
       return;
     }
@@ -77,7 +81,7 @@ export class OperatorLog {
    * answered by `before` (ms): the status that explained came with a later write, which named no node
    * anew (the cause settled after the node was named).
    */
-  writeFor(guard: string, rv: string | undefined, before: number): { write: ExplainingWrite; same: boolean } | undefined {
+  writeFor(guard: string, rv: string | undefined, before: number): { write: LoggedExplainingWrite; same: boolean } | undefined {
     const same = this.write(guard, rv);
     if (same) return { write: same, same: true };
     const earlier = this.explained.filter((w) => w.guard === guard && w.wroteAt <= before).at(-1);
@@ -85,7 +89,7 @@ export class OperatorLog {
   }
 
   /** The explaining write of guard `namespace/name` that stored resourceVersion `rv`. */
-  write(guard: string, rv: string | undefined): ExplainingWrite | undefined {
+  write(guard: string, rv: string | undefined): LoggedExplainingWrite | undefined {
     if (rv === undefined) return undefined;
     return this.explained.find((w) => w.guard === guard && w.resourceVersion === rv);
   }
@@ -109,15 +113,18 @@ function ms(v: unknown): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
-function explainingWrite(l: Record<string, unknown>): ExplainingWrite | undefined {
+function loggedExplainingWrite(l: Record<string, unknown>): LoggedExplainingWrite | undefined {
   const [queuedAt, passStartedAt, writeStartedAt, wroteAt] = [l.queuedAt, l.passStartedAt, l.writeStartedAt, l.wroteAt].map(ms);
   if (typeof l.guard !== 'string' || queuedAt === undefined || passStartedAt === undefined) return undefined;
   if (writeStartedAt === undefined || wroteAt === undefined) return undefined;
   const failureSeenAt = ms(l.failureSeenAt);
+  const failureWrittenAt = ms(l.failureWrittenAt);
   return {
     guard: l.guard,
     ...(typeof l.resourceVersion === 'string' ? { resourceVersion: l.resourceVersion } : {}),
     ...(failureSeenAt !== undefined ? { failureSeenAt } : {}),
+    ...(failureWrittenAt !== undefined ? { failureWrittenAt } : {}),
+    ...(typeof l.failurePod === 'string' ? { failurePod: l.failurePod } : {}),
     queuedAt,
     passStartedAt,
     writeStartedAt,

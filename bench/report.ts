@@ -617,7 +617,7 @@ export function tailLines(size: string, t: TailResult): string[] {
     const q = x.parts;
     out.push(
       q
-        ? `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s = bench→operator ${ms(q.benchToOperator)} + to the pass ${ms(q.toPass)} + pass ${ms(q.pass)} + write ${ms(q.write)} + reader ${ms(q.reader)} ms${q.sameWrite === false ? ' (with the wait for the later write that carried the cause)' : ''}; largest: ${x.largest}; watch lag bench ${ms(q.benchWatchLag)}, operator ${ms(q.operatorWatchLag)} ms${q.twinAfterBench !== undefined ? `; its twin watch ${ms(q.twinAfterBench)} ms after the bench's` : ''}`
+        ? `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s = bench→operator ${ms(q.benchToOperator)} + to the pass ${ms(q.toPass)} + pass ${ms(q.pass)} + write ${ms(q.write)} + reader ${ms(q.reader)} ms${q.sameWrite === false ? ' (with the wait for the later write that carried the cause)' : ''}; largest: ${x.largest}; watch lag bench ${ms(q.benchWatchLag)}, operator ${ms(q.operatorWatchLag)} ms${q.operatorEventLag !== undefined ? ` (its event ${ms(q.operatorEventLag)} ms after its own write${q.operatorWriteAfterBench ? `, a write ${ms(q.operatorWriteAfterBench)} ms after the one the bench saw failing` : ''})` : ''}${q.operatorPod ? `; the status first named ${q.operatorPod}, not ${x.pod ?? 'its pod'}` : ''}${q.twinAfterBench !== undefined ? `; its twin watch ${ms(q.twinAfterBench)} ms after the bench's` : ''}`
         : `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s: the operator's write was not found in its log`,
     );
   }

@@ -22,7 +22,7 @@ import { createNamespace } from '../cluster/namespaces.js';
 import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
 import { waitFor } from '../cluster/wait.js';
 import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
-import { Observer } from './observer.js';
+import { Observer, statefulSetRolledOut } from './observer.js';
 import { BenchOperator } from './operator.js';
 import {
   BENCH_TAINT,
@@ -37,7 +37,16 @@ import {
   type Category,
   type Ctx,
 } from './scenario.js';
-import { histogramDelta, histogramSummary, requestDelta, round, summarize, type HistogramSummary, type Summary } from './stats.js';
+import {
+  histogramDelta,
+  histogramSummary,
+  requestDelta,
+  round,
+  summarize,
+  type HistogramSummary,
+  type Scrape,
+  type Summary,
+} from './stats.js';
 import { tailResult, type TailResult, type TailSample } from './tail.js';
 
 /** One StatefulSet size. */
@@ -111,86 +120,213 @@ function stsManifest(
   });
 }
 
-interface StsStatus {
-  metadata: { name: string; generation?: number };
-  status?: {
-    observedGeneration?: number;
-    readyReplicas?: number;
-    updatedReplicas?: number;
-    currentRevision?: string;
-    updateRevision?: string;
+/** What one size's run knows of itself: its namespace, its pool, its StatefulSets and their categories. */
+interface Size {
+  ns: string;
+  pool: string;
+  nodeNames: string[];
+  names: string[];
+  cats: Category[];
+  catOf: Map<string, Category>;
+}
+
+function sizeOf(p: StatefulSetParams, tag: string): Size {
+  const suffix = `${tag}-${Math.random().toString(36).slice(2, 6)}`;
+  const nodes = Math.max(4, Math.ceil((p.statefulSets * p.replicas) / PODS_PER_NODE));
+  const pool = `bench-sts-${suffix}`;
+  const cats = categories({ daemonsets: p.statefulSets, brokenFraction: p.brokenFraction, exhaustedFraction: p.exhaustedFraction });
+  const names = cats.map((_, i) => `store-${String(i + 1).padStart(3, '0')}`);
+  return {
+    ns: `bench-sts-${suffix}`,
+    pool,
+    nodeNames: Array.from({ length: nodes }, (_, i) => `${pool}-${i + 1}`),
+    names,
+    cats,
+    catOf: new Map(names.map((n, i) => [n, cats[i]!])),
   };
 }
 
-/** Runs one StatefulSet size end to end and always cleans up what it created. */
+/** The pool's kwok nodes, tainted for the bench, and the namespace. */
+async function createPool(ctx: Ctx, z: Size, p: StatefulSetParams): Promise<void> {
+  const specs: NodeSpec[] = z.nodeNames.map((name) => ({
+    name,
+    labels: { [POOL_LABEL]: z.pool },
+    taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
+    allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
+  }));
+  for (let i = 0; i < specs.length; i += 100) await createNodes(ctx.kubectl, specs.slice(i, i + 100));
+  await waitForNodesReady(ctx.kubectl, z.nodeNames, { timeoutMs: 120_000 + z.nodeNames.length * 500 });
+  await createNamespace(ctx.kubectl, z.ns);
+}
+
+/** v1: every StatefulSet ready and on one revision, as the bench's watch sees them. */
+async function rollOutV1(ctx: Ctx, z: Size, p: StatefulSetParams, o: Observer): Promise<void> {
+  await ctx.kubectl(['apply', '-f', '-'], { input: list(z.names.map((n) => stsManifest(z.ns, n, z.pool, p, 1, z.catOf.get(n)!))) });
+  await waitFor(() => z.names.every((n) => statefulSetRolledOut(o.statefulSet(n))), {
+    timeoutMs: 120_000 + p.statefulSets * p.replicas * 200,
+    intervalMs: 250,
+    describe: `${z.names.length} StatefulSets of ${p.replicas} ready on v1`,
+  });
+}
+
+/** A guard each, every one Healthy, and the operator quiet. */
+async function guardAll(ctx: Ctx, z: Size, p: StatefulSetParams, o: Observer): Promise<void> {
+  const spec = { suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 };
+  await ctx.kubectl(['apply', '-f', '-'], {
+    input: list(z.names.map((n) => rolloutGuardManifest({ name: n, namespace: z.ns, kind: 'StatefulSet', spec }))),
+  });
+  await waitFor(() => z.names.every((n) => o.guard(n)?.state === 'Healthy'), {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    describe: `${z.names.length} StatefulSet guards Healthy`,
+  });
+  await quiet(o, 'guards Healthy');
+}
+
+/** Every StatefulSet rolls at once; waits until each healthy one finished and each failing one Stalled. Returns when it began. */
+async function rollOutV2(ctx: Ctx, z: Size, p: StatefulSetParams, o: Observer): Promise<number> {
+  const t0 = Date.now();
+  await ctx.kubectl(['apply', '-f', '-'], { input: list(z.names.map((n) => stsManifest(z.ns, n, z.pool, p, 2, z.catOf.get(n)!))) });
+  const settled = (n: string): boolean => {
+    const g = o.guard(n);
+    if (z.catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
+    return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
+  };
+  await waitFor(() => z.names.every(settled), {
+    timeoutMs: 180_000 + p.deadlineSeconds * 1000 + p.statefulSets * p.replicas * 100,
+    intervalMs: 500,
+    describe: 'every healthy StatefulSet rolled out on v2 and every failing one Stalled',
+  }).catch((e: unknown) => ctx.log(`  ${e instanceof Error ? e.message : String(e)}`)); // what did not settle is a miss below
+  return t0;
+}
+
+/** Each guard's history since the rollout, judged: stalls missed or with the wrong cause, false verdicts, detection, explanations. */
+function judge(z: Size, p: StatefulSetParams, o: Observer, t0: number, v1Hash: ReadonlyMap<string, string>) {
+  const samples: TailSample[] = [];
+  const missed: string[] = [];
+  const wrongCause: string[] = [];
+  const detection: number[] = [];
+  const suspectHealthy: string[] = [];
+  const stalledHealthy: string[] = [];
+  let stalledCount = 0;
+  for (const n of z.names) {
+    const cat = z.catOf.get(n)!;
+    const hist = (o.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
+    if (cat === 'healthy') {
+      if (hist.some((g) => g.state === 'Suspect')) suspectHealthy.push(n);
+      if (hist.some((g) => g.state === 'Stalled')) stalledHealthy.push(n);
+      continue;
+    }
+    const failing: FailingCategory = cat;
+    const stalled = hist.find((g) => g.state === 'Stalled');
+    if (!stalled) missed.push(n);
+    else {
+      stalledCount++;
+      if (stalled.cause !== EXPECTED[failing].cause) wrongCause.push(`${n}: ${stalled.cause ?? 'none'}`);
+    }
+    if (stalled?.stalledSince && stalled.lastProgressAt)
+      detection.push((Date.parse(stalled.stalledSince) - Date.parse(stalled.lastProgressAt) - p.deadlineSeconds * 1000) / 1000);
+    const e = explanationOf(o, n, failing, t0, v1Hash.get(n));
+    if (e.fromFailureS !== undefined) samples.push({ guard: n, category: failing, wave: 0, ...e });
+  }
+  return { samples, missed, wrongCause, detection, suspectHealthy, stalledHealthy, stalledCount };
+}
+
+/** The operator's metrics at each end of the windows, the API server's around the rollout, and the memory. */
+interface Readings {
+  s1: Scrape;
+  s2: Scrape;
+  s3: Scrape;
+  a2: Scrape;
+  a3: Scrape;
+  idle: { rss: number };
+  peak: { hwm: number };
+}
+
+function sizeResult(
+  z: Size,
+  p: StatefulSetParams,
+  m: Readings,
+  verdicts: ReturnType<typeof judge>,
+  tail: TailResult,
+  phases: Record<string, number>,
+  loads: number[],
+): StatefulSetSizeResult {
+  const { s1, s2, s3, a2, a3 } = m;
+  const part = (x: string) => histogramSummary(histogramDelta(s2, s3, 'rollout_guard_explanation_seconds', { part: x }));
+  const steady = requestDelta(s1, s2);
+  const rollout = requestDelta(s2, s3);
+  const r = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
+  const { samples, stalledCount, detection, ...lists } = verdicts;
+  return {
+    statefulSets: p.statefulSets,
+    replicas: p.replicas,
+    pods: p.statefulSets * p.replicas,
+    nodes: z.nodeNames.length,
+    categories: {
+      healthy: z.cats.filter((c) => c === 'healthy').length,
+      broken: z.cats.filter((c) => c === 'broken').length,
+      exhausted: z.cats.filter((c) => c === 'exhausted').length,
+    },
+    phases,
+    machine: { loadavg1Max: round(Math.max(...loads), 2)! },
+    verdict: {
+      expectedStalls: z.cats.filter((c) => c !== 'healthy').length,
+      stalled: stalledCount,
+      ...lists,
+      undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
+    },
+    detection: r(summarize(detection)),
+    explanation: {
+      fromFailureS: r(summarize(samples.map((x) => x.fromFailureS!))),
+      operator: { fromEvent: part('fromEvent'), queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
+    },
+    tail,
+    api: {
+      steadySeconds: secs(s2.at - s1.at),
+      steady,
+      steadyNonWatch: Object.entries(steady)
+        .filter(([k]) => !k.startsWith('WATCH '))
+        .reduce((a, [, v]) => a + v, 0),
+      rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
+    },
+    cost: {
+      rssMiB: { idle: mib(m.idle.rss), peak: mib(m.peak.hwm) },
+      cpuSeconds: { rollout: round(s3.sum('process_cpu_seconds_total') - s2.sum('process_cpu_seconds_total'), 2)! },
+      statusPatch: histogramSummary(
+        histogramDelta(s2, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' }),
+      ),
+      statusPatchServer: histogramSummary(
+        histogramDelta(a2, a3, 'apiserver_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards', subresource: 'status' }),
+      ),
+    },
+  };
+}
+
+/** Runs one StatefulSet size end to end, phase by phase, and always cleans up what it created. */
 export async function runStatefulSetSize(ctx: Ctx, p: StatefulSetParams, tag: string): Promise<StatefulSetSizeResult> {
-  const { kubectl, client, log } = ctx;
-  const suffix = `${tag}-${Math.random().toString(36).slice(2, 6)}`;
-  const ns = `bench-sts-${suffix}`;
-  const pool = `bench-sts-${suffix}`;
-  const nodes = Math.max(4, Math.ceil((p.statefulSets * p.replicas) / PODS_PER_NODE));
-  const nodeNames = Array.from({ length: nodes }, (_, i) => `${pool}-${i + 1}`);
-  const cats = categories({ daemonsets: p.statefulSets, brokenFraction: p.brokenFraction, exhaustedFraction: p.exhaustedFraction });
-  const names = cats.map((_, i) => `store-${String(i + 1).padStart(3, '0')}`);
-  const catOf = new Map(names.map((n, i) => [n, cats[i]!]));
+  const z = sizeOf(p, tag);
   const phases: Record<string, number> = {};
   const loads = [loadavg()[0] ?? 0];
   let mark = Date.now();
   const phase = (name: string): void => {
     phases[name] = secs(Date.now() - mark);
-    log(`  ${name}: ${phases[name]} s`);
+    ctx.log(`  ${name}: ${phases[name]} s`);
     mark = Date.now();
     loads.push(loadavg()[0] ?? 0);
   };
   let op: BenchOperator | undefined;
   let obs: Observer | undefined;
   try {
-    const specs: NodeSpec[] = nodeNames.map((name) => ({
-      name,
-      labels: { [POOL_LABEL]: pool },
-      taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
-      allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
-    }));
-    for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
-    await waitForNodesReady(kubectl, nodeNames, { timeoutMs: 120_000 + nodes * 500 });
-    await createNamespace(kubectl, ns);
+    await createPool(ctx, z, p);
     phase('nodes');
-
-    op = await BenchOperator.start(ctx.kubeconfig, [ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${ns}.log` : undefined);
-    obs = new Observer(client, ns);
+    op = await BenchOperator.start(ctx.kubeconfig, [z.ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${z.ns}.log` : undefined);
+    obs = new Observer(ctx.client, z.ns);
     await obs.start();
     phase('operatorStart');
-
-    // v1: every StatefulSet ready and on one revision.
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => stsManifest(ns, n, pool, p, 1, catOf.get(n)!))) });
-    const statuses = async (): Promise<Map<string, StsStatus>> => {
-      const r = await kubectl(['get', 'statefulsets', '-n', ns, '-o', 'json']);
-      return new Map((JSON.parse(r.stdout) as { items: StsStatus[] }).items.map((x) => [x.metadata.name, x]));
-    };
-    const rolledOut = (x: StsStatus | undefined): boolean =>
-      !!x?.status &&
-      (x.status.observedGeneration ?? 0) >= (x.metadata.generation ?? 0) &&
-      x.status.readyReplicas === p.replicas &&
-      x.status.updatedReplicas === p.replicas &&
-      x.status.currentRevision === x.status.updateRevision;
-    await waitFor(async () => [...(await statuses()).values()].filter(rolledOut).length === names.length, {
-      timeoutMs: 120_000 + p.statefulSets * p.replicas * 200,
-      intervalMs: 2_000,
-      describe: `${names.length} StatefulSets of ${p.replicas} ready on v1`,
-    });
+    await rollOutV1(ctx, z, p, obs);
     phase('statefulSetsV1');
-
-    const spec = { suspectAfterSeconds: p.suspectSeconds, progressDeadlineSeconds: p.deadlineSeconds, bakeSeconds: 0 };
-    await kubectl(['apply', '-f', '-'], {
-      input: list(names.map((n) => rolloutGuardManifest({ name: n, namespace: ns, kind: 'StatefulSet', spec }))),
-    });
-    const o = obs;
-    await waitFor(() => names.every((n) => o.guard(n)?.state === 'Healthy'), {
-      timeoutMs: 120_000,
-      intervalMs: 250,
-      describe: `${names.length} StatefulSet guards Healthy`,
-    });
-    await quiet(o, 'guards Healthy');
+    await guardAll(ctx, z, p, obs);
     phase('guardsHealthy');
 
     const s1 = await op.scrape();
@@ -199,105 +335,22 @@ export async function runStatefulSetSize(ctx: Ctx, p: StatefulSetParams, tag: st
     const s2 = await op.scrape();
     phase('steady');
 
-    // Every StatefulSet rolls at once.
-    const v1Hash = new Map(names.map((n) => [n, [...o.podHashes(n)][0] ?? '']));
+    const o = obs;
+    const v1Hash = new Map(z.names.map((n) => [n, [...o.podHashes(n)][0] ?? '']));
     const a2 = await apiServerScrape(ctx);
-    const t0 = Date.now();
-    await kubectl(['apply', '-f', '-'], { input: list(names.map((n) => stsManifest(ns, n, pool, p, 2, catOf.get(n)!))) });
-    const settled = (n: string): boolean => {
-      const g = o.guard(n);
-      if (catOf.get(n) !== 'healthy') return g?.state === 'Stalled';
-      return g?.state === 'Healthy' && g.completedAt !== undefined && Date.parse(g.completedAt) >= t0;
-    };
-    await waitFor(() => names.every(settled), {
-      timeoutMs: 180_000 + p.deadlineSeconds * 1000 + p.statefulSets * p.replicas * 100,
-      intervalMs: 500,
-      describe: 'every healthy StatefulSet rolled out on v2 and every failing one Stalled',
-    }).catch((e: unknown) => log(`  ${e instanceof Error ? e.message : String(e)}`)); // what did not settle is a miss below
+    const t0 = await rollOutV2(ctx, z, p, o);
     const s3 = await op.scrape();
     const a3 = await apiServerScrape(ctx);
     const peak = await op.memory();
     phase('rollout');
 
-    const samples: TailSample[] = [];
-    const missed: string[] = [];
-    const wrongCause: string[] = [];
-    const detection: number[] = [];
-    const suspectHealthy: string[] = [];
-    const stalledHealthy: string[] = [];
-    for (const n of names) {
-      const cat = catOf.get(n)!;
-      const hist = (o.guardLog.get(n) ?? []).filter((g) => g.t >= t0);
-      if (cat === 'healthy') {
-        if (hist.some((g) => g.state === 'Suspect')) suspectHealthy.push(n);
-        if (hist.some((g) => g.state === 'Stalled')) stalledHealthy.push(n);
-        continue;
-      }
-      const failing: FailingCategory = cat;
-      const stalled = hist.find((g) => g.state === 'Stalled');
-      if (!stalled) missed.push(n);
-      else if (stalled.cause !== EXPECTED[failing].cause) wrongCause.push(`${n}: ${stalled.cause ?? 'none'}`);
-      if (stalled?.stalledSince && stalled.lastProgressAt)
-        detection.push((Date.parse(stalled.stalledSince) - Date.parse(stalled.lastProgressAt) - p.deadlineSeconds * 1000) / 1000);
-      const e = explanationOf(o, n, failing, t0, v1Hash.get(n));
-      if (e.fromFailureS !== undefined) samples.push({ guard: n, category: failing, wave: 0, ...e });
-    }
-    const part = (x: string) => histogramSummary(histogramDelta(s2, s3, 'rollout_guard_explanation_seconds', { part: x }));
-    const steady = requestDelta(s1, s2);
-    const rollout = requestDelta(s2, s3);
-    const r = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
-    return {
-      statefulSets: p.statefulSets,
-      replicas: p.replicas,
-      pods: p.statefulSets * p.replicas,
-      nodes,
-      categories: {
-        healthy: cats.filter((c) => c === 'healthy').length,
-        broken: cats.filter((c) => c === 'broken').length,
-        exhausted: cats.filter((c) => c === 'exhausted').length,
-      },
-      phases,
-      machine: { loadavg1Max: round(Math.max(...loads), 2)! },
-      verdict: {
-        expectedStalls: cats.filter((c) => c !== 'healthy').length,
-        stalled: names.filter(
-          (n) => catOf.get(n) !== 'healthy' && (o.guardLog.get(n) ?? []).some((g) => g.t >= t0 && g.state === 'Stalled'),
-        ).length,
-        missed,
-        wrongCause,
-        suspectHealthy,
-        stalledHealthy,
-        undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
-      },
-      detection: r(summarize(detection)),
-      explanation: {
-        fromFailureS: r(summarize(samples.map((x) => x.fromFailureS!))),
-        operator: { fromEvent: part('fromEvent'), queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
-      },
-      tail: tailResult(ns, samples, op.log, { from: s2, to: s3, benchLags: o.podDeliveries }),
-      api: {
-        steadySeconds: secs(s2.at - s1.at),
-        steady,
-        steadyNonWatch: Object.entries(steady)
-          .filter(([k]) => !k.startsWith('WATCH '))
-          .reduce((a, [, v]) => a + v, 0),
-        rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
-      },
-      cost: {
-        rssMiB: { idle: mib(idle.rss), peak: mib(peak.hwm) },
-        cpuSeconds: { rollout: round(s3.sum('process_cpu_seconds_total') - s2.sum('process_cpu_seconds_total'), 2)! },
-        statusPatch: histogramSummary(
-          histogramDelta(s2, s3, 'rollout_guard_api_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards/status' }),
-        ),
-        statusPatchServer: histogramSummary(
-          histogramDelta(a2, a3, 'apiserver_request_duration_seconds', { verb: 'PATCH', resource: 'rolloutguards', subresource: 'status' }),
-        ),
-      },
-    };
+    const verdicts = judge(z, p, o, t0, v1Hash);
+    const tail = tailResult(z.ns, verdicts.samples, op.log, { from: s2, to: s3, benchLags: o.podDeliveries });
+    return sizeResult(z, p, { s1, s2, s3, a2, a3, idle, peak }, verdicts, tail, phases, loads);
   } finally {
     await obs?.stop();
     await op?.stop();
-    await cleanup(kubectl, client, ns, [{ pool, nodes: nodeNames }], log);
+    await cleanup(ctx.kubectl, ctx.client, z.ns, [{ pool: z.pool, nodes: z.nodeNames }], ctx.log);
   }
 }
 

@@ -29,7 +29,7 @@ export interface TailResult {
   /** Every sample over 1 s. */
   slow: SlowSample[];
   /** Each part over every accounted sample, in seconds. */
-  parts: Record<PartName | 'benchWatchLag' | 'operatorWatchLag', Summary>;
+  parts: Record<PartName | 'benchWatchLag' | 'operatorWatchLag' | 'operatorEventLag', Summary>;
   /**
    * The operator's rollout_guard_watch_delivery_seconds by informer, over the fleet-wide rollout and the
    * waves, with how many events arrived more than 2 s after the write (the stamp reads 0 to 1 s high).
@@ -84,7 +84,7 @@ export function tailResult(
   const partSummary = (k: keyof ExplanationParts): Summary =>
     r(summarize(accounted.map((w) => w.parts![k]).filter((v): v is number => v !== undefined)));
   const parts = Object.fromEntries(
-    [...PART_NAMES, 'benchWatchLag' as const, 'operatorWatchLag' as const].map((k) => [k, partSummary(k)]),
+    [...PART_NAMES, 'benchWatchLag' as const, 'operatorWatchLag' as const, 'operatorEventLag' as const].map((k) => [k, partSummary(k)]),
   ) as TailResult['parts'];
   const { from, to } = window;
   const resources = [...new Set(to.all('rollout_guard_watch_delivery_seconds_count').map((x) => x.labels.resource ?? ''))];

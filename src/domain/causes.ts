@@ -85,12 +85,25 @@ export function isVague(cause: CauseClass | undefined): boolean {
 }
 
 /**
- * Nodes that failed for a definite reason first, then the ones still on their way, each group by name.
- * Status lists are capped: during a wide rollout most nodes in flight are merely starting, and a list
- * ordered by name alone hid the failing nodes behind them.
+ * Where a node goes in a status list: 0 when its pod reports a definite failure of its own (the reason
+ * that makes a node newly failing, reconcile/guardPass.ts), 1 when only attribution found a definite
+ * cause (the node is down, no scheduler has looked at the pod yet), 2 when it is on its way or unexplained.
  */
-export function failuresFirst<T extends { node: string; cause?: CauseClass }>(items: readonly T[]): T[] {
-  return [...items].sort((a, b) => Number(isVague(a.cause)) - Number(isVague(b.cause)) || a.node.localeCompare(b.node));
+function listRank(x: { reason?: string; message?: string; cause?: CauseClass }): number {
+  if (x.reason !== undefined && !isVague(classifyReason(x.reason, x.message ?? ''))) return 0;
+  return isVague(x.cause) ? 2 : 1;
+}
+
+/**
+ * Nodes whose pods failed for a definite reason first, then the ones attribution found a definite cause
+ * for, then the ones still on their way, each group by name. Status lists are capped: during a wide
+ * rollout most nodes in flight are merely starting, and a list ordered by name alone hid the failing
+ * nodes behind them. So did one where a pod the scheduler has not reached yet (SchedulerNotActing, a
+ * wait in a storm of new pods) ranked with a pod the scheduler refused: a hundred of the first
+ * pushed the one a person must act on past the cap, and the status named it only seconds later.
+ */
+export function failuresFirst<T extends { node: string; reason?: string; message?: string; cause?: CauseClass }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => listRank(a) - listRank(b) || a.node.localeCompare(b.node));
 }
 
 /** The class shared by most of `items`, ties broken by PRECEDENCE; Unknown when there are none. */

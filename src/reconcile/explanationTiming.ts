@@ -17,7 +17,7 @@
  */
 import type { Logger } from 'pino';
 import type { BlockedNode } from '../api/types.js';
-import type { ReconcileObserver } from './ports.js';
+import type { FailureSighting, ReconcileObserver } from './ports.js';
 
 /** At most this many newly failing nodes are named in the log line; the count says how many there were. */
 const NAMED = 5;
@@ -36,8 +36,8 @@ export interface ExplanationMoments {
 /** What the write named and what the caches know of it. */
 export interface ExplainingWrite {
   newlyFailing: readonly BlockedNode[];
-  /** When the watch first saw each pod failing (wall ms), where it did. */
-  failureSeenAt: (pod: string) => number | undefined;
+  /** When the watch first saw each pod failing, and the write stamp of what it saw, where it did. */
+  failureSeen: (pod: string) => FailureSighting | undefined;
   /** The written status's resourceVersion. */
   resourceVersion?: string;
 }
@@ -59,10 +59,12 @@ export function recordExplanation(
   m.observe({ part: 'write' }, (t.wroteAt - t.writeStarted) / 1000);
   m.observe({ part: 'total' }, (t.queueWaitMs + t.wroteAt - t.started) / 1000);
   const wall = (mono: number): number => clocks.wallNow - (clocks.monoNow - mono);
-  const seen = w.newlyFailing
-    .map((b) => (b.pod === undefined ? undefined : w.failureSeenAt(b.pod)))
-    .filter((at): at is number => at !== undefined);
-  const firstSeen = seen.length > 0 ? Math.min(...seen) : undefined;
+  let first: { pod: string; seen: FailureSighting } | undefined;
+  for (const b of w.newlyFailing) {
+    const seen = b.pod === undefined ? undefined : w.failureSeen(b.pod);
+    if (b.pod !== undefined && seen !== undefined && (first === undefined || seen.at < first.seen.at)) first = { pod: b.pod, seen };
+  }
+  const firstSeen = first?.seen.at;
   const wroteAt = wall(t.wroteAt);
   if (firstSeen !== undefined) m.observe({ part: 'fromEvent' }, Math.max(0, wroteAt - firstSeen) / 1000);
   const stamp = (ms: number): string => new Date(Math.round(ms)).toISOString();
@@ -70,7 +72,11 @@ export function recordExplanation(
     {
       nodes: w.newlyFailing.slice(0, NAMED).map((b) => (b.pod === undefined ? b.node : `${b.node} (${b.pod})`)),
       newlyFailing: w.newlyFailing.length,
-      ...(firstSeen !== undefined ? { failureSeenAt: stamp(firstSeen) } : {}),
+      // The earliest failure this write names: its pod, when its watch saw it, and the write stamp of the
+      // event it came in. A sighting long after its stamp is a watch behind; a pod other than the first
+      // that failed is a failure the status named late.
+      ...(first !== undefined ? { failurePod: first.pod, failureSeenAt: stamp(first.seen.at) } : {}),
+      ...(first?.seen.writtenAt !== undefined ? { failureWrittenAt: stamp(first.seen.writtenAt) } : {}),
       queuedAt: stamp(wall(t.started - t.queueWaitMs)),
       passStartedAt: stamp(wall(t.started)),
       writeStartedAt: stamp(wall(t.writeStarted)),

@@ -67,10 +67,10 @@ export interface CacheView {
   /** Asks for the pods of target `kind` `namespace/name` to be watched: gather needs them and they are not cached. */
   wantPods?(kind: TargetKind, namespace: string, name: string): void;
   /**
-   * When the pod `namespace/name` was first seen failing by its watch (wall ms): where the operator's
-   * part of an explanation begins. Optional: without it the explanation's log line omits that moment.
+   * When the pod `namespace/name` was first seen failing by its watch: where the operator's part of an
+   * explanation begins. Optional: without it the explanation's log line omits that moment.
    */
-  podFailureSeenAt?(namespace: string, pod: string): number | undefined;
+  podFailureSighting?(namespace: string, pod: string): FailureSighting | undefined;
   /**
    * When `namespace` began terminating, if it is: from the namespace cache where the operator has one,
    * else from the API server refusing to create an Event there for that reason. Optional: without it no
@@ -172,6 +172,14 @@ export interface PolicyPorts {
   writeStatus(policy: Readonly<SlimPolicy>, status: PolicyStatus): Promise<void>;
   /** The policy read fresh (after a Conflict on its status); undefined once it is deleted. */
   readPolicy(name: string): Promise<SlimPolicy | undefined>;
+}
+
+/** A pod watch's first sight of a pod failing. */
+export interface FailureSighting {
+  /** When its event arrived (wall ms). */
+  at: number;
+  /** The API server's write stamp of that event (k8s/writtenAt.ts; whole seconds), where it had one. */
+  writtenAt?: number;
 }
 
 // Time, injected wherever behaviour depends on it so tests drive it with a fake clock (never a

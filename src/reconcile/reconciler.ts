@@ -201,7 +201,7 @@ export class Reconciler {
   private explained(d: Decided, failing: readonly BlockedNode[], t: ExplanationMoments, written: Readonly<SlimGuard>): void {
     const { namespace } = d.memory;
     const rv = written.metadata.resourceVersion;
-    const write = { newlyFailing: failing, failureSeenAt: (pod: string) => this.cache.podFailureSeenAt?.(namespace, pod) };
+    const write = { newlyFailing: failing, failureSeen: (pod: string) => this.cache.podFailureSighting?.(namespace, pod) };
     const clocks = { wallNow: this.clock.now(), monoNow: performance.now() };
     recordExplanation(this.metrics, d.log, t, rv !== undefined ? { ...write, resourceVersion: rv } : write, clocks);
   }

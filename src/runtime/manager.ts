@@ -347,7 +347,7 @@ function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceT
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
     podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
     wantPods: (kind, n, name) => caches.pods.want(kind, n, name),
-    podFailureSeenAt: (n, pod) => caches.pods.failureSeenAt(n, pod),
+    podFailureSighting: (n, pod) => caches.pods.failureSighting(n, pod),
     revisionsOwnedBy: (uid) => caches.revisions.byIndex(BY_OWNER, uid),
     nodes: () => caches.nodes.list(),
     guardsTargeting: (kind, n, name) => caches.guardsTargeting(kind, n, name),

@@ -30,7 +30,7 @@ import { podsPath } from '../k8s/apiPaths.js';
 import { slimPod } from '../k8s/slim.js';
 import { podNewlyFailing } from '../domain/causes.js';
 import { needsPods, type SettledCounters } from '../domain/podInterest.js';
-import type { Clock, Timers } from '../reconcile/ports.js';
+import type { Clock, FailureSighting, Timers } from '../reconcile/ports.js';
 
 const BY_OWNER = 'owner';
 /**
@@ -80,7 +80,9 @@ interface Watch {
    * When each of its pods that is failing was first seen failing here (wall ms, by pod name): where the
    * operator's part of an explanation begins. Only failing pods, dropped with the pod or the watch.
    */
-  failureSeen: Map<string, number>;
+  failureSeen: Map<string, FailureSighting>;
+  /** The sighting the event being handled just made: its write stamp comes with the delivery that follows. */
+  stampPending?: FailureSighting;
   /** Its watch events, and the most any arrived behind its write stamp (k8s/writtenAt.ts; whole seconds): said when it ends. */
   lag: { events: number; maxMs: number };
   /** Since when the DaemonSet has not needed its pods; absent while it does. */
@@ -215,12 +217,15 @@ export class PodWatches {
     return undefined;
   }
 
-  /** When pod `namespace/name` was first seen failing by the watch that holds it (wall ms); absent if it was not. */
-  failureSeenAt(namespace: string, name: string): number | undefined {
+  /**
+   * When pod `namespace/name` was first seen failing by the watch that holds it (wall ms), and the write
+   * stamp of the event that showed it; absent if it was not.
+   */
+  failureSighting(namespace: string, name: string): FailureSighting | undefined {
     for (const w of this.watches.values()) {
       if (w.namespace !== namespace) continue;
-      const at = w.failureSeen.get(name);
-      if (at !== undefined) return at;
+      const seen = w.failureSeen.get(name);
+      if (seen !== undefined) return seen;
     }
     return undefined;
   }
@@ -270,6 +275,10 @@ export class PodWatches {
           this.opts.informer.onDelivery?.(resource, writtenAt, receivedAt);
           lag.events++;
           lag.maxMs = Math.max(lag.maxMs, receivedAt - writtenAt);
+          // Delivery is told right after the event's handlers ran: a failure first seen in this event
+          // takes this event's write stamp, so a late sighting tells a late watch from a later write.
+          if (w.stampPending) w.stampPending.writtenAt = writtenAt;
+          delete w.stampPending;
         },
       },
       this.opts.log.child(logKey(kind, namespace, name)),
@@ -280,15 +289,23 @@ export class PodWatches {
     });
     const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map(), lag };
     informer.onEvent((e) => {
+      delete w.stampPending;
       const c = controllerOf(e.obj.metadata, kind);
       if (c?.uid !== uid) return;
       const pod = e.obj.metadata.name;
       const failing = e.type !== 'delete' && podNewlyFailing(e.old, e.obj);
       if (e.type === 'delete') w.failureSeen.delete(pod);
-      else if (failing && !w.failureSeen.has(pod)) w.failureSeen.set(pod, this.opts.clock.now());
+      else if (failing && !w.failureSeen.has(pod)) {
+        const seen: FailureSighting = { at: this.opts.clock.now() };
+        w.failureSeen.set(pod, seen);
+        w.stampPending = seen;
+      }
       this.opts.onChange(kind, namespace, name, failing);
     });
-    informer.onRelist(() => this.opts.onChange(kind, namespace, name, false));
+    informer.onRelist(() => {
+      delete w.stampPending; // a list carries no delivery to stamp it with
+      this.opts.onChange(kind, namespace, name, false);
+    });
     this.watches.set(targetKey(kind, namespace, name), w);
     this.byUid.set(uid, w);
     this.started++;

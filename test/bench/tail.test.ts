@@ -14,7 +14,11 @@ const T = Date.parse('2026-12-06T12:00:00.000Z');
 const at = (ms: number): string => new Date(T + ms).toISOString();
 
 /** The operator's line for an explaining write of `guard` (the moments relative to T). */
-function explained(guard: string, rv: string, m: { seen?: number; queued: number; pass: number; write: number; wrote: number }): string {
+function explained(
+  guard: string,
+  rv: string,
+  m: { seen?: number; written?: number; queued: number; pass: number; write: number; wrote: number },
+): string {
   return JSON.stringify({
     level: 'info',
     time: at(m.wrote),
@@ -23,6 +27,7 @@ function explained(guard: string, rv: string, m: { seen?: number; queued: number
     nodes: ['n1 (agent-abc)'],
     newlyFailing: 1,
     ...(m.seen !== undefined ? { failureSeenAt: at(m.seen) } : {}),
+    ...(m.written !== undefined ? { failureWrittenAt: at(m.written) } : {}),
     queuedAt: at(m.queued),
     passStartedAt: at(m.pass),
     writeStartedAt: at(m.write),
@@ -112,6 +117,42 @@ describe('bench: the explanation tail', () => {
     assert.equal(partsOf(moments, undefined), undefined, 'no write found');
     assert.equal(partsOf(moments, log.write('ns/a', '5'), false)!.sameWrite, false, 'the cause came with a later write');
     const noSeen = new OperatorLog();
+    // The operator's sighting came with its event's write stamp.
+    const stamped = new OperatorLog();
+    stamped.line(explained('ns/a', '6', { seen: 1_200, written: 0, queued: 1_000, pass: 1_500, write: 1_520, wrote: 2_300 }));
+    stamped.line(explained('ns/a', '7', { seen: 7_300, written: 7_000, queued: 7_300, pass: 7_310, write: 7_320, wrote: 7_500 }));
+    assert.equal(stamped.explained[0]!.failureWrittenAt, T);
+    const sameWrite = partsOf({ ...moments, explainedRv: '6' }, stamped.write('ns/a', '6'))!;
+    assert.deepEqual(
+      [sameWrite.operatorWatchLag, sameWrite.operatorEventLag, sameWrite.operatorWriteAfterBench],
+      [1.2, 1.2, 0],
+      "the bench's failing write, 1.2 s behind in the operator's watch: a late watch",
+    );
+    const laterWrite = partsOf({ ...moments, explainedAt: T + 8_000, explainedRv: '7' }, stamped.write('ns/a', '7'))!;
+    assert.deepEqual(
+      [laterWrite.operatorWatchLag, laterWrite.operatorEventLag, laterWrite.operatorWriteAfterBench],
+      [7.3, 0.3, 7],
+      'seen 7.3 s after the failure, but 0.3 s after a write 7 s later: not a late watch',
+    );
+    assert.equal(laterWrite.operatorPod, undefined, 'no pod in the line: none to compare');
+    const otherPod = new OperatorLog();
+    otherPod.line(
+      JSON.stringify({
+        ...JSON.parse(explained('ns/a', '8', { seen: 7_300, written: 7_000, queued: 7_300, pass: 7_310, write: 7_320, wrote: 7_500 })),
+        failurePod: 'a-later',
+      }),
+    );
+    assert.equal(otherPod.explained[0]!.failurePod, 'a-later');
+    assert.equal(
+      partsOf({ ...moments, explainedAt: T + 8_000, explainedRv: '8' }, otherPod.write('ns/a', '8'))!.operatorPod,
+      'a-later',
+      'the status named a later failure first',
+    );
+    assert.equal(
+      partsOf({ ...moments, pod: 'a-later', explainedAt: T + 8_000, explainedRv: '8' }, otherPod.write('ns/a', '8'))!.operatorPod,
+      undefined,
+    );
+    assert.equal('operatorEventLag' in p, false, 'a line without the stamp gives no event lag');
     noSeen.line(explained('ns/a', '5', { queued: 1_000, pass: 1_500, write: 1_520, wrote: 2_300 }));
     assert.equal(partsOf(moments, noSeen.write('ns/a', '5')), undefined, 'no moment where the operator saw the failure');
   });

@@ -172,6 +172,26 @@ describe('failuresFirst', () => {
       'the input is not reordered',
     );
   });
+
+  it("a pod's own definite failure before a cause only attribution found, and that before a node on its way", () => {
+    const items = [
+      { node: 'a', reason: 'Pending', message: 'pod is not yet scheduled', cause: 'SchedulerNotActing' as const },
+      { node: 'b', reason: 'Running', message: 'container running but not ready', cause: 'NodeNotReady' as const },
+      { node: 'c', reason: 'Pending', message: 'pod is not yet scheduled', cause: 'Unknown' as const },
+      { node: 'y', reason: 'ImagePullBackOff', message: 'Back-off pulling image', cause: 'ImagePullFailure' as const },
+      {
+        node: 'z',
+        reason: 'Unschedulable',
+        message: '0/9 nodes are available: 1 Insufficient cpu.',
+        cause: 'InsufficientResources' as const,
+      },
+    ];
+    assert.deepEqual(
+      failuresFirst(items).map((x) => x.node),
+      ['y', 'z', 'a', 'b', 'c'],
+      'the scheduler refusing the pod ranks before the scheduler not having looked at it yet',
+    );
+  });
 });
 
 describe('podNewlyFailing: which pod changes are served first', () => {

@@ -39,8 +39,8 @@ describe('recordExplanation', () => {
   it('observes every part, fromEvent from the earliest failure seen, and logs the moments on the wall clock', () => {
     const h = harness();
     const seen = new Map([
-      ['a-1', WALL - 900],
-      ['a-2', WALL - 1_500],
+      ['a-1', { at: WALL - 900 }],
+      ['a-2', { at: WALL - 1_500, writtenAt: WALL - 4_000 }],
     ]);
     recordExplanation(
       h.metrics,
@@ -48,7 +48,7 @@ describe('recordExplanation', () => {
       { queueWaitMs: 300, started: 9_000, writeStarted: 9_020, wroteAt: 9_800 },
       {
         newlyFailing: [blocked('n1', 'a-1'), blocked('n2', 'a-2'), blocked('n3')],
-        failureSeenAt: (p) => seen.get(p),
+        failureSeen: (p) => seen.get(p),
         resourceVersion: '42',
       },
       { wallNow: WALL, monoNow: MONO },
@@ -66,6 +66,8 @@ describe('recordExplanation', () => {
     assert.deepEqual(l.nodes, ['n1 (a-1)', 'n2 (a-2)', 'n3']);
     assert.equal(l.newlyFailing, 3);
     assert.equal(l.failureSeenAt, '2026-12-06T11:59:58.500Z');
+    assert.equal(l.failureWrittenAt, '2026-12-06T11:59:56.000Z', 'the write stamp of the earliest sighting');
+    assert.equal(l.failurePod, 'a-2', 'the pod of the earliest sighting');
     assert.equal(l.queuedAt, '2026-12-06T11:59:58.700Z');
     assert.equal(l.passStartedAt, '2026-12-06T11:59:59.000Z');
     assert.equal(l.writeStartedAt, '2026-12-06T11:59:59.020Z');
@@ -80,7 +82,7 @@ describe('recordExplanation', () => {
       h.metrics,
       h.log,
       { queueWaitMs: 0, started: 9_000, writeStarted: 9_001, wroteAt: 9_002 },
-      { newlyFailing: many, failureSeenAt: () => undefined },
+      { newlyFailing: many, failureSeen: () => undefined },
       { wallNow: WALL, monoNow: MONO },
     );
     assert.deepEqual(
@@ -91,6 +93,8 @@ describe('recordExplanation', () => {
     assert.equal((l.nodes as string[]).length, 5);
     assert.equal(l.newlyFailing, 8);
     assert.equal('failureSeenAt' in l, false);
+    assert.equal('failureWrittenAt' in l, false);
+    assert.equal('failurePod' in l, false);
     assert.equal('resourceVersion' in l, false);
   });
 
@@ -100,7 +104,7 @@ describe('recordExplanation', () => {
       h.metrics,
       h.log,
       { queueWaitMs: 0, started: 9_000, writeStarted: 9_001, wroteAt: 10_000 },
-      { newlyFailing: [blocked('n1', 'a-1')], failureSeenAt: () => WALL + 5_000 },
+      { newlyFailing: [blocked('n1', 'a-1')], failureSeen: () => ({ at: WALL + 5_000 }) },
       { wallNow: WALL, monoNow: MONO },
     );
     assert.deepEqual(h.parts.at(-1), ['fromEvent', 0]);

@@ -13,7 +13,7 @@ import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
 import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
-import type { CacheView, ReconcilerPorts } from '../../src/reconcile/ports.js';
+import type { CacheView, FailureSighting, ReconcilerPorts } from '../../src/reconcile/ports.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/reconcile/guardPass.js';
 import { Reconciler } from '../../src/reconcile/reconciler.js';
@@ -120,8 +120,9 @@ class World implements CacheView {
   revisionsOwnedBy(): SlimRevision[] {
     return this.revs;
   }
-  podFailureSeenAt(_ns: string, pod: string): number | undefined {
-    return this.failureSeen.get(pod);
+  podFailureSighting(_ns: string, pod: string): FailureSighting | undefined {
+    const at = this.failureSeen.get(pod);
+    return at === undefined ? undefined : { at };
   }
   nodes(): SlimNode[] {
     return this.nodeList;

@@ -196,21 +196,26 @@ describe('PodWatches', () => {
       phase: 'Pending',
       containerStatuses: [{ name: 'c', ready: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } }],
     });
-    assert.equal(watches.failureSeenAt('gpu', 'p1'), undefined, 'not failing yet');
+    assert.equal(watches.failureSighting('gpu', 'p1'), undefined, 'not failing yet');
     const failedAt = clock.now();
-    await send('12', pulling);
-    assert.equal(watches.failureSeenAt('gpu', 'p1'), failedAt, 'seen failing when its event arrived');
+    await send('12', { ...pulling, conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-12-06T10:00:07Z' }] });
+    assert.deepEqual(
+      watches.failureSighting('gpu', 'p1'),
+      { at: failedAt, writtenAt: Date.parse('2026-12-06T10:00:07Z') },
+      'seen failing when its event arrived, with the write stamp of that event',
+    );
     clock.advance(1_000);
     await send('13', { ...pulling, conditions: [{ type: 'Ready', status: 'False' }] });
     await send('14', { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
     assert.deepEqual(changes, ['gpu/agent', 'gpu/agent urgent', 'gpu/agent', 'gpu/agent']);
-    assert.equal(watches.failureSeenAt('gpu', 'p1'), failedAt, 'the first failure is kept while the pod lives');
-    assert.equal(watches.failureSeenAt('gpu', 'p2'), undefined, 'a pod never seen failing');
-    assert.equal(watches.failureSeenAt('other', 'p1'), undefined, 'another namespace');
+    assert.equal(watches.failureSighting('gpu', 'p1')?.at, failedAt, 'the first failure is kept while the pod lives');
+    assert.equal(watches.failureSighting('gpu', 'p1')?.writtenAt, Date.parse('2026-12-06T10:00:07Z'), 'later events do not restamp it');
+    assert.equal(watches.failureSighting('gpu', 'p2'), undefined, 'a pod never seen failing');
+    assert.equal(watches.failureSighting('other', 'p1'), undefined, 'another namespace');
     const before = changes.length;
     open[0]!.write(JSON.stringify({ type: 'DELETED', object: { ...base, metadata: { ...base.metadata, resourceVersion: '15' } } }) + '\n');
     for (let i = 0; i < 200 && changes.length === before; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.equal(watches.failureSeenAt('gpu', 'p1'), undefined, 'dropped with the pod');
+    assert.equal(watches.failureSighting('gpu', 'p1'), undefined, 'dropped with the pod');
   });
 
   it('a rollout that ends keeps its watch for the linger, then drops it and its pods', async () => {

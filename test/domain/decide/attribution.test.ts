@@ -312,12 +312,12 @@ describe('decide: the revision fails on a Ready node while another node is dead'
     assert.match(stalled.status.message!, /fails on Ready node node-3/);
   });
 
-  it('per-node owners: node-2 the node, node-3 the revision', () => {
+  it('per-node owners: node-3 the revision, listed first as its pod failed of its own; node-2 the node', () => {
     assert.deepEqual(
       stalled.status.blockedNodes?.map((b) => [b.node, b.owner, b.cause]),
       [
-        ['node-2', 'Node', 'NodeNotReady'],
         ['node-3', 'Revision', 'ImagePullFailure'],
+        ['node-2', 'Node', 'NodeNotReady'],
       ],
     );
   });

@@ -39,6 +39,7 @@ import {
   sec,
   targetObs,
   unschedulablePod,
+  unscheduledPod,
   withHealth,
   type RunOptions,
   type Step,
@@ -2129,5 +2130,46 @@ describe('decide: a revision that fails after its rollout completed', () => {
       stalled.status.undoSkipped?.message ?? '',
       /kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched/,
     );
+  });
+});
+
+describe('decide: a wide rollout whose new pods the scheduler has not reached yet', () => {
+  // maxUnavailable 10 % of 300 nodes: 30 new pods at once. In a storm of new pods the scheduler reaches
+  // them seconds apart; the first it refuses is on node-290, behind 29 it has not looked at yet.
+  const msg = "0/300 nodes are available: 1 Insufficient cpu, 299 node(s) didn't satisfy plugin(s) [NodeAffinity].";
+  const nodeName = (i: number): string => `node-${String(i).padStart(3, '0')}`;
+  const wide = (refused: number): Observation => {
+    const nodes = Array.from({ length: 300 }, (_, k) => {
+      const i = k + 1;
+      if (i <= 270) return node(nodeName(i), [pod({ hash: HASH.A })]);
+      return node(nodeName(i), [i === refused ? unschedulablePod(HASH.B, msg) : unscheduledPod(HASH.B)]);
+    });
+    return targetObs({
+      nodes,
+      revisions: [A1, B2],
+      target: dsAt2({ desired: 300, current: 300, ready: 270, updated: 30, available: 270 }),
+    });
+  };
+  const healthy300 = targetObs({
+    nodes: Array.from({ length: 300 }, (_, k) => node(nodeName(k + 1), [pod({ hash: HASH.A })])),
+    revisions: [A1],
+    target: { desired: 300, current: 300, ready: 300, updated: 300, available: 300 },
+  });
+
+  it('names the node the scheduler refused first, ahead of the pods it has not looked at, within the capped list', () => {
+    const [, waiting, refused] = run([
+      { obs: healthy300, at: T0 },
+      { obs: wide(0), at: T1 },
+      { obs: wide(290), at: T1 + sec(2) },
+    ]);
+    assert.equal(waiting!.status.blockedNodeCount, 30);
+    assert.equal(waiting!.status.blockedNodes?.[0]?.cause, 'SchedulerNotActing', 'none refused yet: the waits are listed');
+    const first = refused!.status.blockedNodes?.[0];
+    assert.deepEqual(
+      [first?.node, first?.reason, first?.cause],
+      [nodeName(290), 'Unschedulable', 'InsufficientResources'],
+      'the refusal heads the list, although 19 names before it would fill the cap',
+    );
+    assert.equal(refused!.status.blockedNodes?.length, 20);
   });
 });
