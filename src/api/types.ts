@@ -227,6 +227,8 @@ export interface RolloutStatus {
    * revision failing there the same way says nothing against it. At most the status list cap.
    */
   unavailableAtStart?: UnavailableAtStart[];
+  /** Nodes like those, more than it names (track.ts): while > 0 no undo (UnavailableAtStartUnlisted). */
+  unavailableAtStartUnlisted?: number;
   /**
    * Revisions this rollout superseded before they reached every node (a second template pushed while
    * the first was still rolling out): fromRevision stays the last revision that ran on every node.
@@ -251,8 +253,9 @@ export interface FailedNode {
 
 /** The failures of a rollout's new revision, kept across passes so the evidence only grows. */
 export interface RolloutFailures {
-  /** Capped at the status list cap; `count` stays exact. */
+  /** Capped at the status list cap, the earliest kept. */
   nodes: FailedNode[];
+  /** Distinct nodes failed: exact while they fit the list, past it a lower bound (evidence.ts). */
   count: number;
 }
 
@@ -279,7 +282,8 @@ export interface UndoSkip {
     | 'NoEarlierRevision'
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
-    | 'ClockSkew';
+    | 'ClockSkew'
+    | 'UnavailableAtStartUnlisted';
   message: string;
 }
 

@@ -85,12 +85,22 @@ export function isVague(cause: CauseClass | undefined): boolean {
 }
 
 /**
- * Where a node goes in a status list: 0 when its pod reports a definite failure of its own (the reason
- * that makes a node newly failing, reconcile/guardPass.ts), 1 when only attribution found a definite
- * cause (the node is down, no scheduler has looked at the pod yet), 2 when it is on its way or unexplained.
+ * Whether a listed node's own pod reports a definite failure (an image that cannot be pulled, a pod the
+ * scheduler refused, a crash loop), by its reason alone: what a person acts on. It both puts a node
+ * first in a status list and makes a node newly failing, which is written at once
+ * (reconcile/guardPass.ts), so the two cannot disagree.
+ */
+export function failsOfItsOwn(x: { reason?: string; message?: string }): boolean {
+  return x.reason !== undefined && !isVague(classifyReason(x.reason, x.message ?? ''));
+}
+
+/**
+ * Where a node goes in a status list: 0 when its pod fails of its own ({@link failsOfItsOwn}), 1 when
+ * only attribution found a definite cause (the node is down, no scheduler has looked at the pod yet),
+ * 2 when it is on its way or unexplained.
  */
 function listRank(x: { reason?: string; message?: string; cause?: CauseClass }): number {
-  if (x.reason !== undefined && !isVague(classifyReason(x.reason, x.message ?? ''))) return 0;
+  if (failsOfItsOwn(x)) return 0;
   return isVague(x.cause) ? 2 : 1;
 }
 

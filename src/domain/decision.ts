@@ -1,7 +1,7 @@
 /**
  * What `decide` returns: the next status, the Events to announce and at most one action.
  */
-import type { DaemonSetUndoRecord, GuardStatus, PlannedEvent } from '../api/types.js';
+import type { BlockedNode, DaemonSetUndoRecord, GuardStatus, PlannedEvent } from '../api/types.js';
 
 /** The at-most-one write a pass may perform besides status. */
 export type PlannedAction =
@@ -27,6 +27,12 @@ export interface Decision {
   status: GuardStatus;
   events: PlannedEvent[];
   action?: PlannedAction;
+  /**
+   * Every unit found blocked, uncapped and in the status list's order (status.blockedNodes names the
+   * first STATUS_LIST_CAP): the next pass's evidence of what was failing before a rollout started.
+   * Absent when the pass attributed nothing (no target, suspended, OnDelete).
+   */
+  blocked?: readonly BlockedNode[];
   /** When to look again even if nothing changes (the next deadline); undefined = only on change. */
   requeueAfterMs?: number;
   /**

@@ -36,11 +36,12 @@ export function collectFailures(
   ctx: FailureContext = {},
 ): RolloutFailures | undefined {
   const byNode = new Map<string, FailedNode>((prev?.nodes ?? []).map((f) => [f.node, { ...f }]));
-  let fresh = 0;
+  /** Nodes failing now: with the nodes kept, distinct nodes the evidence has seen. */
+  const now = new Set<string>();
   if (ctx.since !== undefined) {
     for (const k of knockedOutNodes(nodes, targetHash, ctx.since, ctx.before)) {
+      now.add(k.node);
       if (byNode.has(k.node)) continue;
-      fresh++;
       byNode.set(k.node, { node: k.node, pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
     }
   }
@@ -48,6 +49,7 @@ export function collectFailures(
     if (nodeFault(n.health) || unavailableBefore(ctx.before, n.node)) continue;
     for (const p of n.pods) {
       if (p.hash !== targetHash || p.restartCount <= 0) continue;
+      now.add(n.node);
       const known = byNode.get(n.node);
       const reason = p.lastTermination?.reason ?? 'Error';
       if (known) {
@@ -56,7 +58,6 @@ export function collectFailures(
         if (p.name) known.pod = p.name;
         continue;
       }
-      fresh++;
       const f: FailedNode = { node: n.node, restarts: p.restartCount, reason, at: p.lastTermination?.at ?? nowIso };
       if (p.name) f.pod = p.name;
       byNode.set(n.node, f);
@@ -64,8 +65,12 @@ export function collectFailures(
   }
   if (byNode.size === 0) return prev;
   const all = [...byNode.values()].sort((a, b) => a.at.localeCompare(b.at) || a.node.localeCompare(b.node));
-  // Past the cap the names kept are the earliest; the count goes on from the evidence kept so far.
-  const count = (prev?.count ?? 0) + fresh;
+  // Past the cap the names kept are the earliest. The count is of distinct nodes: exact while every
+  // failed node fits the list; past it, the most seen at once with the kept ones, never more than
+  // failed. (Adding each node not in the list, as once done, counted a node past the cap again on
+  // every pass, and the threshold could be reached by one node's restarts.)
+  const seen = new Set([...(prev?.nodes ?? []).map((f) => f.node), ...now]);
+  const count = Math.max(prev?.count ?? 0, seen.size);
   return { nodes: all.slice(0, STATUS_LIST_CAP), count };
 }
 

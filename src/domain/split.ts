@@ -10,6 +10,13 @@ import type { TargetView, NodeView, PodView, RevisionView } from './observation.
 /** Lists in status are capped so a 5,000-node DaemonSet cannot blow the object size; counts stay exact. */
 export const STATUS_LIST_CAP = 20;
 
+/**
+ * rollout.unavailableAtStart names up to this many nodes (the CRD's maxItems): it is evidence, not a
+ * display, and each node past it is one whose failures the guard could no longer tell from the new
+ * revision's (see rollout.unavailableAtStartUnlisted).
+ */
+export const UNAVAILABLE_AT_START_CAP = 100;
+
 export interface Split {
   generations: GenerationStatus[];
   blocked: BlockedNode[];

@@ -359,9 +359,9 @@ export class Informer<T extends { metadata: ObjectMeta }> {
         resourceVersion: this.resourceVersion,
         watchTimeoutSeconds: this.watchTimeoutSeconds,
         idleTimeoutMs: this.idleTimeoutMs,
-        apply: (ev) => {
+        apply: (ev, writtenAt) => {
           this.lastEventAt = Date.now();
-          this.applyWatchEvent(ev);
+          this.applyWatchEvent(ev, writtenAt);
         },
         relistTrigger: (end) => (this.endWatchForRelist = end),
         ...(this.opts.onDelivery ? { delivered: (w: number, r: number) => this.opts.onDelivery?.(this.opts.name, w, r) } : {}),
@@ -370,7 +370,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     );
   }
 
-  private applyWatchEvent(ev: WatchEvent): void {
+  private applyWatchEvent(ev: WatchEvent, writtenAt: number | undefined): void {
     if (ev.type === 'BOOKMARK') {
       // A bookmark carries only a resourceVersion: resuming from it avoids a 410 after long quiet periods.
       const rv = (ev.object as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata?.resourceVersion;
@@ -383,7 +383,7 @@ export class Informer<T extends { metadata: ObjectMeta }> {
     }
     const { event, rv } = this.store.apply(ev.type, ev.object);
     if (rv !== undefined) this.resourceVersion = rv;
-    this.emit(event);
+    this.emit(writtenAt !== undefined && event.type !== 'delete' ? { ...event, writtenAt } : event);
   }
 
   private emit(ev: InformerEvent<T>): void {

@@ -18,8 +18,12 @@ export interface ObjectMeta {
   uid?: string;
 }
 
-/** A cache change. `old` is the previous cached state for `update`. Objects are frozen: never mutate. */
-export type InformerEvent<T> = { type: 'add' | 'update' | 'delete'; obj: Readonly<T>; old?: Readonly<T> };
+/**
+ * A cache change. `old` is the previous cached state for `update`. Objects are frozen: never mutate.
+ * `writtenAt`, on an add or update a watch delivered to an informer that reports deliveries, is when
+ * the API server last wrote the object (k8s/writtenAt.ts; whole seconds), where it says.
+ */
+export type InformerEvent<T> = { type: 'add' | 'update' | 'delete'; obj: Readonly<T>; old?: Readonly<T>; writtenAt?: number };
 
 /** One cached object. */
 export interface Entry<T> {

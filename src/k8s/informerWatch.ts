@@ -44,9 +44,12 @@ export interface WatchOnceOptions {
   watchTimeoutSeconds: number;
   /** Silence for this long aborts the stream. */
   idleTimeoutMs: number;
-  /** Applies one event (never an `ERROR`) to the cache. */
-  apply: (ev: WatchEvent) => void;
-  /** Told, after `apply`, when the server last wrote each added or changed object (k8s/writtenAt.ts) and when it arrived. */
+  /**
+   * Applies one event (never an `ERROR`) to the cache, with when the server last wrote the object
+   * (k8s/writtenAt.ts) for an added or changed one, when `delivered` is given and the object says.
+   */
+  apply: (ev: WatchEvent, writtenAtMs: number | undefined) => void;
+  /** Told, after `apply`, of each write stamp given to it and when the event arrived. */
   delivered?: (writtenAtMs: number, receivedAtMs: number) => void;
   /** Given the function that ends this watch for a relist while it is open, and `undefined` once it has ended. */
   relistTrigger: (end: (() => void) | undefined) => void;
@@ -95,8 +98,9 @@ export async function watchOnce(client: ApiClient, o: WatchOnceOptions, stop: Ab
           return;
         }
         progress = true;
-        o.apply(ev);
+        // Read once, from the raw object (slimming drops managedFields), for the handlers and the lag.
         const written = o.delivered && (ev.type === 'ADDED' || ev.type === 'MODIFIED') ? lastWrittenAt(ev.object) : undefined;
+        o.apply(ev, written);
         if (written !== undefined) o.delivered?.(written, Date.now());
       },
       signal,

@@ -11,9 +11,12 @@
  * - the announcements (announcements.ts): which Events this process has announced, and the last id;
  * - the own write: our latest status write until the cache shows it;
  * - the schema refusal: what the installed CRD last refused of this guard's status, so that it is logged
- *   once, not on every pass (schemaOutdated.ts).
+ *   once, not on every pass (schemaOutdated.ts);
+ * - the blocked units: every unit the last recorded pass found blocked, where status names at most 20,
+ *   so that a rollout starting next knows every node already failing (decide/track.ts).
  */
 import type { SlimGuard } from '../api/objects.js';
+import type { BlockedNode } from '../api/types.js';
 import { Announcements } from './announcements.js';
 import { CacheWait } from './cacheWait.js';
 import { TargetMemory } from './targetMemory.js';
@@ -28,6 +31,19 @@ import { TargetMemory } from './targetMemory.js';
 interface OwnWrite {
   guard: SlimGuard;
   superseded: Set<string>;
+}
+
+/**
+ * Every unit a recorded pass found blocked, with the capped list its status named, by the fields that
+ * tell one entry from another (a round trip through the API server may reorder an entry's keys).
+ */
+interface BlockedMemo {
+  named: string;
+  all: readonly BlockedNode[];
+}
+
+function namedKey(named: readonly BlockedNode[] | undefined): string {
+  return JSON.stringify((named ?? []).map((b) => [b.node, b.pod ?? '', b.hash ?? '', b.reason]));
 }
 
 /** Bound on `superseded`: a watch that never delivers our writes must not make the memo grow forever. */
@@ -54,6 +70,7 @@ export class GuardMemory {
    * write would patch with the version we just replaced and draw a 409, a GET and a second decide.
    */
   private own: OwnWrite | undefined;
+  private blocked: BlockedMemo | undefined;
 
   constructor(readonly key: string) {
     this.namespace = key.slice(0, key.indexOf('/'));
@@ -67,6 +84,23 @@ export class GuardMemory {
   /** Status was written at `now`. */
   written(now: number): void {
     this.lastWrite = now;
+  }
+
+  /**
+   * A pass was recorded whose status named `named` of the blocked units `all` (undefined: it attributed
+   * none, and nothing is remembered).
+   */
+  recordBlocked(named: readonly BlockedNode[] | undefined, all: readonly BlockedNode[] | undefined): void {
+    this.blocked = all ? { named: namedKey(named), all } : undefined;
+  }
+
+  /**
+   * Every unit blocked at the pass that wrote a status naming `named`, if this process recorded that
+   * pass; undefined otherwise (a restart, another leader's write, a status changed since).
+   */
+  blockedBehind(named: readonly BlockedNode[] | undefined): readonly BlockedNode[] | undefined {
+    const memo = this.blocked;
+    return memo && memo.named === namedKey(named) ? memo.all : undefined;
   }
 
   /** Our write of `from` returned `written`: serve it until the cache shows a version it did not replace. */

@@ -2,19 +2,21 @@
  * The observe-and-decide half of a reconcile pass for one guard, shared by the operator's reconciler
  * and the `check` command:
  *
- *   caches ──gather──▶ Observation ──decide(…, cacheWaitMs)──▶ Decision ──▶ { hold? relist? commit() }
+ *   caches ──gather──▶ Observation ──decide(…, remembered)──▶ Decision ──▶ { hold? relist? commit() }
  *
  * It reads and updates the guard's {@link GuardMemory} in one order, so that callers cannot call the
  * pieces out of order:
  * - the target memory (which nodes were targets on the last recorded pass, to name the ones that leave);
  * - the cache wait (how long decide has been setting passes aside for disagreeing caches);
- * - the progress hold (when status was last written, to coalesce progress-only writes).
+ * - the progress hold (when status was last written, to coalesce progress-only writes);
+ * - the blocked units (every unit the last recorded pass found blocked, where status names 20), given
+ *   to decide while the status is still the one that pass wrote.
  * The caller persists what the decision says and then calls `commit()`, so that a pass that held its
  * write, waited for the caches or failed sees the same departures again.
  */
-import { classifyReason, isVague } from '../domain/causes.js';
+import { failsOfItsOwn } from '../domain/causes.js';
 import { decide } from '../domain/decide/decide.js';
-import type { GuardPolicy } from '../domain/decide/pass.js';
+import type { GuardPolicy, Remembered } from '../domain/decide/pass.js';
 import type { BlockedNode, GuardStatus } from '../api/types.js';
 import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';
@@ -69,7 +71,10 @@ export function observe(cache: CacheView, memory: GuardMemory, input: PassInput)
   const { targetName, prev, policy, now } = input;
   const gathered = gather(cache, memory.targets, memory.namespace, { kind: policy.spec.targetRef.kind, name: targetName }, now, prev);
   if (gathered.kind === 'PodsPending') return gathered;
-  const decision = decide(gathered, prev, policy, now, memory.cacheWait.waitedMs(now));
+  const remembered: Remembered = { cacheWaitMs: memory.cacheWait.waitedMs(now) };
+  const blockedBefore = memory.blockedBehind(prev.blockedNodes);
+  if (blockedBefore) remembered.blockedBefore = blockedBefore;
+  const decision = decide(gathered, prev, policy, now, remembered);
   const deferred = decision.deferred === true;
   const result: DecidedPass = {
     kind: 'Decided',
@@ -77,7 +82,9 @@ export function observe(cache: CacheView, memory: GuardMemory, input: PassInput)
     decision,
     holdMs: progressHold(memory.lastWriteAt, prev, decision, now),
     commit: () => {
-      if (!deferred) memory.targets.commit();
+      if (deferred) return;
+      memory.targets.commit();
+      memory.recordBlocked(decision.status.blockedNodes, decision.blocked);
     },
   };
   const waited = memory.cacheWait.record(deferred, now);
@@ -122,5 +129,5 @@ export function newlyFailing(prev: readonly BlockedNode[] = [], next: readonly B
 export function newlyFailingNodes(prev: readonly BlockedNode[] = [], next: readonly BlockedNode[] = []): BlockedNode[] {
   const known = new Set(prev.map((b) => `${b.node}\u0000${b.reason}`));
   // A reason too vague to act on (a pod still pending, not ready yet) can wait for the next write.
-  return next.filter((b) => !known.has(`${b.node}\u0000${b.reason}`) && !isVague(classifyReason(b.reason, b.message)));
+  return next.filter((b) => !known.has(`${b.node}\u0000${b.reason}`) && failsOfItsOwn(b));
 }

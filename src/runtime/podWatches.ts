@@ -81,8 +81,6 @@ interface Watch {
    * operator's part of an explanation begins. Only failing pods, dropped with the pod or the watch.
    */
   failureSeen: Map<string, FailureSighting>;
-  /** The sighting the event being handled just made: its write stamp comes with the delivery that follows. */
-  stampPending?: FailureSighting;
   /** Its watch events, and the most any arrived behind its write stamp (k8s/writtenAt.ts; whole seconds): said when it ends. */
   lag: { events: number; maxMs: number };
   /** Since when the DaemonSet has not needed its pods; absent while it does. */
@@ -275,10 +273,6 @@ export class PodWatches {
           this.opts.informer.onDelivery?.(resource, writtenAt, receivedAt);
           lag.events++;
           lag.maxMs = Math.max(lag.maxMs, receivedAt - writtenAt);
-          // Delivery is told right after the event's handlers ran: a failure first seen in this event
-          // takes this event's write stamp, so a late sighting tells a late watch from a later write.
-          if (w.stampPending) w.stampPending.writtenAt = writtenAt;
-          delete w.stampPending;
         },
       },
       this.opts.log.child(logKey(kind, namespace, name)),
@@ -289,21 +283,19 @@ export class PodWatches {
     });
     const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map(), lag };
     informer.onEvent((e) => {
-      delete w.stampPending;
       const c = controllerOf(e.obj.metadata, kind);
       if (c?.uid !== uid) return;
       const pod = e.obj.metadata.name;
       const failing = e.type !== 'delete' && podNewlyFailing(e.old, e.obj);
       if (e.type === 'delete') w.failureSeen.delete(pod);
       else if (failing && !w.failureSeen.has(pod)) {
-        const seen: FailureSighting = { at: this.opts.clock.now() };
+        // The event's write stamp tells a late watch from a later write when the sighting is late.
+        const seen: FailureSighting = { at: this.opts.clock.now(), ...(e.writtenAt !== undefined ? { writtenAt: e.writtenAt } : {}) };
         w.failureSeen.set(pod, seen);
-        w.stampPending = seen;
       }
       this.opts.onChange(kind, namespace, name, failing);
     });
     informer.onRelist(() => {
-      delete w.stampPending; // a list carries no delivery to stamp it with
       this.opts.onChange(kind, namespace, name, false);
     });
     this.watches.set(targetKey(kind, namespace, name), w);

@@ -78,6 +78,24 @@ describe('collectFailures', () => {
     assert.equal(f.nodes.length, 20);
     assert.equal(f.nodes[0]!.node, 'node-01', 'the earliest crashes are kept');
   });
+
+  it('a node past the cap is counted once, however many passes see it crash again', () => {
+    const nodes = Array.from({ length: 21 }, (_, i) =>
+      ready(node(`node-${String(i + 1).padStart(2, '0')}`, [crashed(1 + i, 'Error', iso(T0 + sec(i)))])),
+    );
+    let f = collectFailures(nodes, HASH.B, undefined, NOW);
+    for (let pass = 0; pass < 10; pass++) f = collectFailures(nodes, HASH.B, f, NOW);
+    assert.equal(f?.count, 21, '21 nodes crashed, not 21 plus one per pass');
+    assert.equal(f?.nodes.length, 20);
+  });
+
+  it('a node whose crashed pod was replaced stays counted; a new one adds to it', () => {
+    const first = collectFailures([ready(node('node-1', [crashed(2)]))], HASH.B, undefined, NOW);
+    const replaced = collectFailures([ready(node('node-1', [pod({ hash: HASH.B })]))], HASH.B, first, NOW);
+    assert.equal(replaced?.count, 1);
+    const another = collectFailures([ready(node('node-2', [crashed(1)]))], HASH.B, replaced, NOW);
+    assert.equal(another?.count, 2);
+  });
 });
 
 describe('failureCause', () => {

@@ -8,7 +8,8 @@
  * - Pod Security arriving after a privileged revision refuses the next one and the old one too (a
  *   server-side dry run of a pod of the old revision): Configuration, no undo.
  * - a node whose old pod crash-looped before the rollout ("sickon1" on the -1 node): the new pod fails
- *   there the same way; Node, no undo.
+ *   there the same way; Node, no undo. The same on 25 of 30 nodes, more than a status list names: every
+ *   one is recorded, none counts against the revision.
  * - the same image marker introduced by the new revision (it fails only on one class of node, where the
  *   old revision ran): Revision, undone.
  * - two broken revisions pushed in a row: one undo, straight to the last revision that ran on every node.
@@ -30,11 +31,16 @@ import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 
 const UNDO = { suspectAfterSeconds: 3, progressDeadlineSeconds: 8, onStall: { action: 'Undo' } };
+/** The 'manysick' pool: 30 nodes, the first 25 named "...-1", where a "sickon1" image crash-loops. */
+const MANY_NODES = 30;
+const MANY_SICK = 25;
+const manySickName = (pool: string, i: number): string => (i <= MANY_SICK ? `${pool}-s${String(i).padStart(2, '0')}-1` : `${pool}-${i}`);
 const SCENARIOS = [
   'hostport',
   'surgecpu',
   'psaboth',
   'preexisting',
+  'manysick',
   'nodeclass',
   'twobroken',
   'humanundo',
@@ -45,8 +51,8 @@ type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite(
   'cmp',
   SCENARIOS,
-  () => 3,
-  (s) => (s === 'surgecpu' ? { allocatable: { cpu: '1' } } : {}),
+  (s) => (s === 'manysick' ? MANY_NODES : 3),
+  (s) => (s === 'surgecpu' ? { allocatable: { cpu: '1' } } : s === 'manysick' ? { nameOf: manySickName } : {}),
 );
 const { read, ns, pools } = suite;
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
@@ -185,6 +191,37 @@ describe(
         /already failing on this node before the rollout started \(CrashLoop\), and the new one fails the same way/,
       );
       assert.equal(g.status?.rollout?.failures, undefined, 'no crash evidence from that node');
+      await noUndo(n, 'registry.local/decoder-sickon1:2');
+    });
+
+    it('25 nodes whose old pods crash-looped before the rollout, more than a status list names: all recorded, owner Node, no undo', async () => {
+      const n = await guarded('manysick', () => undefined, 'registry.local/decoder-sickon1:1');
+      await apply(guard('decoder', n, 'decoder', UNDO));
+      const sick = pools.manysick.nodes.filter((x) => x.endsWith('-1')).sort();
+      assert.equal(sick.length, MANY_SICK);
+      await waitGuard(
+        n,
+        (g) => g.status?.blockedNodeCount === MANY_SICK && (g.status.blockedNodes ?? []).every((b) => b.cause === 'CrashLoop'),
+        'the 25 sick nodes blocked on revision 1, 20 of them named',
+      );
+      await setImage(n, 'registry.local/decoder-sickon1:2');
+      // The controller replaces the 25 unavailable old pods first; the new ones crash there the same way.
+      const g = await waitGuard(
+        n,
+        (x) => ['Stalled', 'Failed', 'RollingBack', 'RolledBack'].includes(x.status?.state ?? ''),
+        'a verdict on revision 2',
+        120_000,
+      );
+      assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status?.rollout));
+      assert.deepEqual(
+        g.status?.rollout?.unavailableAtStart?.map((u) => u.node),
+        sick,
+        'every sick node recorded, past the 20 the status named',
+      );
+      assert.equal(g.status?.rollout?.unavailableAtStartUnlisted, undefined);
+      assert.equal(g.status?.rollout?.failures, undefined, 'no crash evidence from those nodes');
+      assert.equal(g.status?.owner, 'Node', JSON.stringify(g.status));
+      assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
       await noUndo(n, 'registry.local/decoder-sickon1:2');
     });
 

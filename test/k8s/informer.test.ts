@@ -329,6 +329,14 @@ describe('Informer', { timeout: 15_000 }, () => {
       'not the list, not an object without managedFields, not a delete',
     );
     for (const [, , receivedAt] of delivered) assert.ok(receivedAt >= before && receivedAt <= Date.now(), 'arrival on the wall clock');
+    assert.deepEqual(
+      h.events.filter((e) => e.writtenAt !== undefined).map((e) => [e.type, e.obj.metadata.name, new Date(e.writtenAt!).toISOString()]),
+      [
+        ['add', 'a', '2026-12-06T10:00:05.000Z'],
+        ['update', 'a', '2026-12-06T10:00:09.000Z'],
+      ],
+      'the event handlers are given the same stamps, on the events themselves',
+    );
   });
 
   it('lists with pagination, then streams watch events into the cache', async () => {

@@ -1,7 +1,7 @@
 /**
  * GuardMemories: one GuardMemory per guard key, made on first use; `drop` forgets all one guard
- * remembered (target memory, cache wait, progress hold, announcements, own write), so that the next
- * pass of the same key is a new guard's.
+ * remembered (target memory, cache wait, progress hold, announcements, own write, blocked units), so
+ * that the next pass of the same key is a new guard's.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -63,7 +63,7 @@ function shape(r: PassResult): unknown {
 function remember(m: GuardMemory, base: GuardStatus): string {
   const first = observe(world(3, three()), m, { targetName: 'd', prev: {}, policy: POLICY, now: NOW });
   assert.equal(first.kind, 'Decided');
-  if (first.kind === 'Decided') first.commit(); // the target memory: n1, n2, n3
+  if (first.kind === 'Decided') first.commit(); // the target memory: n1, n2, n3; the blocked units: none
   observe(world(3, three(), '1'), m, { targetName: 'd', prev: BEHIND, policy: POLICY, now: NOW }); // a cache wait starts
   m.written(NOW); // the progress hold
   m.remember(guard('1'), guard('2')); // our own write
@@ -107,6 +107,9 @@ describe('GuardMemories', () => {
     assert.equal(fresh.cacheWait.waitedMs(at), 0);
     assert.equal(kept.lastWriteAt, NOW);
     assert.equal(fresh.lastWriteAt, undefined);
+    // The blocked units of the recorded pass (none): a new guard has no such pass.
+    assert.deepEqual(kept.blockedBehind([]), []);
+    assert.equal(fresh.blockedBehind([]), undefined);
     // The own write: the cached guard is taken as it is.
     const cached = guard('1');
     assert.equal(kept.freshest(cached).metadata.resourceVersion, '2');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GuardStatus } from '../../src/api/types.js';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
-import type { SlimDaemonSet, SlimNode, SlimRevision } from '../../src/api/objects.js';
+import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { GuardPass, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
@@ -22,6 +22,9 @@ interface WorldOptions {
   templateGeneration?: string;
   podCache?: 'synced' | 'syncing' | 'off';
   wanted?: string[];
+  pods?: SlimPod[];
+  /** Ready and available pods by the DaemonSet's counters (default: desired). */
+  available?: number;
 }
 
 /** A settled DaemonSet `d` on revisions h1 → h2 (current), judged from its counters. */
@@ -34,8 +37,8 @@ function world(o: WorldOptions): CacheView {
       desiredNumberScheduled: o.desired,
       currentNumberScheduled: o.desired,
       updatedNumberScheduled: o.desired,
-      numberReady: o.desired,
-      numberAvailable: o.desired,
+      numberReady: o.available ?? o.desired,
+      numberAvailable: o.available ?? o.desired,
       numberMisscheduled: 0,
     },
   };
@@ -45,7 +48,7 @@ function world(o: WorldOptions): CacheView {
   ];
   const cache: CacheView = {
     daemonSet: () => ds,
-    podsOwnedBy: () => [],
+    podsOwnedBy: () => o.pods ?? [],
     revisionsOwnedBy: () => revs,
     nodes: () => o.nodes,
     podCache: () => o.podCache ?? 'off',
@@ -136,6 +139,41 @@ describe('GuardPass', () => {
     );
     assert.notEqual(transition.decision.status.state, 'Progressing');
     assert.equal(transition.holdMs, 0);
+  });
+
+  it('remembers every unit a committed pass found blocked, for the status that pass named, past its cap', () => {
+    const pass = new GuardPass('ns/g');
+    const names = Array.from({ length: 25 }, (_, i) => `n${String(i + 1).padStart(2, '0')}`);
+    const crashing = (n: string): SlimPod => ({
+      metadata: { name: `p-${n}` },
+      node: n,
+      scheduled: true,
+      hash: 'h2',
+      images: ['i'],
+      phase: 'Running',
+      ready: false,
+      waitingReason: 'CrashLoopBackOff',
+      waitingMessage: 'back-off',
+      restartCount: 3,
+    });
+    const cache = world({ desired: 25, nodes: names.map((n) => node(n)), podCache: 'synced', pods: names.map(crashing), available: 0 });
+    const first = decided(pass.observe(cache, { targetName: 'd', prev: {}, policy: POLICY, now: NOW }));
+    const named = first.decision.status.blockedNodes;
+    assert.equal(named?.length, 20, 'the status names 20');
+    assert.deepEqual(
+      first.decision.blocked?.map((b) => b.node),
+      names,
+      'the decision carries all 25',
+    );
+    assert.equal(pass.memory.blockedBehind(named), undefined, 'nothing remembered before the pass is recorded');
+    first.commit();
+    assert.equal(pass.memory.blockedBehind(named), first.decision.blocked);
+    // Through the API server an entry's keys come back in another order: still the same status.
+    const reordered = named?.map((b) => Object.fromEntries(Object.entries(b).reverse()) as typeof b);
+    assert.equal(pass.memory.blockedBehind(reordered), first.decision.blocked);
+    // A status that pass did not write (a restart, another leader, a later change): nothing is given.
+    assert.equal(pass.memory.blockedBehind(named?.slice(1)), undefined);
+    assert.equal(pass.memory.blockedBehind(undefined), undefined);
   });
 
   it('keeps naming a node that left until the caller commits the pass that recorded it', () => {

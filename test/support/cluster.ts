@@ -87,6 +87,11 @@ export interface NodePoolOptions {
   allocatable?: Record<string, string>;
   labels?: Record<string, string>;
   taints?: NodeSpec['taints'];
+  /**
+   * The name of node `i` (1-based) of pool `pool`; default `<pool>-<i>`. A name ending in "-1" is a node
+   * where a "sickon1" image crash-loops (cluster/stages.yaml), so a pool can have many such nodes.
+   */
+  nameOf?: (pool: string, i: number) => string;
 }
 
 /** A set of kwok nodes created for one test. */
@@ -98,11 +103,13 @@ export interface NodePool {
 }
 
 /**
- * Creates kwok nodes `<name>-1..<name>-<count>` labelled `rollout-guard.dev/pool=<name>` and waits
- * until they are Ready. Pass a unique `name` (see {@link uniqueName}) when tests run in parallel.
+ * Creates kwok nodes `<name>-1..<name>-<count>` (or as `opts.nameOf` names them) labelled
+ * `rollout-guard.dev/pool=<name>` and waits until they are Ready. Pass a unique `name` (see
+ * {@link uniqueName}) when tests run in parallel.
  */
 export async function createNodePool(name: string, count: number, opts: NodePoolOptions = {}): Promise<NodePool> {
-  const nodes = Array.from({ length: count }, (_, i) => `${name}-${i + 1}`);
+  const nameOf = opts.nameOf ?? ((pool: string, i: number) => `${pool}-${i}`);
+  const nodes = Array.from({ length: count }, (_, i) => nameOf(name, i + 1));
   const specs: NodeSpec[] = nodes.map((n) => ({
     name: n,
     labels: { ...opts.labels, [POOL_LABEL]: name },

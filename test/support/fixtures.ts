@@ -225,6 +225,11 @@ export interface RunOptions {
   initial?: GuardStatus;
   /** Default policy for every step. */
   policy?: GuardPolicy;
+  /**
+   * Each pass is given every unit the one before found blocked (`decision.blocked`), as the operator's
+   * memory gives it while it wrote the previous status itself; off, as after a restart.
+   */
+  remember?: boolean;
 }
 
 /**
@@ -234,10 +239,19 @@ export interface RunOptions {
 export function run(steps: readonly Step[], opts: RunOptions = {}): Decision[] {
   let prev: GuardStatus = opts.initial ?? {};
   const out: Decision[] = [];
+  let blockedBefore: Decision['blocked'];
   for (const s of steps) {
-    const d = decide(deepFreeze(structuredClone(s.obs)), deepFreeze(structuredClone(prev)), s.policy ?? opts.policy ?? policy(), s.at);
+    const remembered = opts.remember && blockedBefore ? { blockedBefore: deepFreeze(structuredClone(blockedBefore)) } : {};
+    const d = decide(
+      deepFreeze(structuredClone(s.obs)),
+      deepFreeze(structuredClone(prev)),
+      s.policy ?? opts.policy ?? policy(),
+      s.at,
+      remembered,
+    );
     out.push(d);
     prev = s.persist ? s.persist(d) : d.status;
+    blockedBefore = d.blocked;
   }
   return out;
 }

@@ -55,6 +55,7 @@ export interface GuardObj {
       evictions: Array<{ pod: string; uid: string; result: string; attempts: number; message?: string }>;
     };
     blockedNodes?: NodeEntry[];
+    blockedNodeCount?: number;
     emptyNodes?: NodeEntry[];
     rollout?: {
       rollback?: boolean;
@@ -69,6 +70,7 @@ export interface GuardObj {
       superseded?: Array<{ revision?: number; hash: string }>;
       restored?: boolean;
       unavailableAtStart?: Array<{ node: string; cause: string }>;
+      unavailableAtStartUnlisted?: number;
       admission?: { result: string; revisionName: string; message: string };
     };
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;

@@ -64,16 +64,23 @@ import { reachVerdict } from './verdict.js';
 import type { Decision } from '../decision.js';
 import type { GuardStatus } from '../../api/types.js';
 import type { Observation } from '../observation.js';
-import type { Attributed, GuardPolicy, Judged, Planned, TargetInput, Tracking } from './pass.js';
+import type { Attributed, DecideInput, GuardPolicy, Judged, Planned, Remembered, TargetInput, Tracking } from './pass.js';
 
 /**
- * Computes the next status of a guard. See the diagram at the top of this file. `cacheWaitMs` is how
- * long earlier passes have been set aside because the DaemonSet and ControllerRevision caches disagree
- * (the caller keeps it, see reconcile/guardPass.ts): past CACHE_WAIT_LIMIT_MS the observation is taken
- * as it is.
+ * Computes the next status of a guard. See the diagram at the top of this file. `remembered` is what
+ * the caller keeps of earlier passes (reconcile/guardPass.ts): how long they were set aside because the
+ * DaemonSet and ControllerRevision caches disagree (past CACHE_WAIT_LIMIT_MS the observation is taken as
+ * it is), and every unit the last one found blocked.
  */
-export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: GuardPolicy, now: number, cacheWaitMs = 0): Decision {
-  const input = { obs, prev, policy, now, nowIso: iso(now), cacheWaitMs };
+export function decide(
+  obs: Observation,
+  prev: Readonly<GuardStatus>,
+  policy: GuardPolicy,
+  now: number,
+  remembered: Remembered = {},
+): Decision {
+  const input: DecideInput = { obs, prev, policy, now, nowIso: iso(now), cacheWaitMs: remembered.cacheWaitMs ?? 0 };
+  if (remembered.blockedBefore) input.blockedBefore = remembered.blockedBefore;
   const settled = settle(input);
   if (settled || input.obs.kind !== 'Target') return settled!;
   const target: TargetInput = { ...input, obs: input.obs, spec: policy.spec };
@@ -87,7 +94,7 @@ export function decide(obs: Observation, prev: Readonly<GuardStatus>, policy: Gu
 
   const { tracked, verdict, plan } = planned;
   const events = [...opened.events, ...tracked.events, ...verdict.events, ...plan.events, ...report.events];
-  const decision: Decision = { status: report.status, events };
+  const decision: Decision = { status: report.status, events, blocked: report.blocked };
   if (plan.action) decision.action = plan.action;
   const requeue = sooner(plan.requeueAfterMs, verdict.requeueAfterMs);
   if (requeue !== undefined) decision.requeueAfterMs = Math.max(MIN_REQUEUE_MS, requeue + REQUEUE_SKEW_MS);

@@ -44,6 +44,19 @@ export interface DecideInput {
   nowIso: string;
   /** How long earlier passes were set aside while the DaemonSet and revision caches disagree. */
   cacheWaitMs: number;
+  /**
+   * Every unit the pass that wrote `prev` found blocked, uncapped (prev.blockedNodes names at most
+   * STATUS_LIST_CAP); undefined when this process did not make that pass.
+   */
+  blockedBefore?: readonly BlockedNode[];
+}
+
+/** What the caller remembers of earlier passes of the guard, for decide (reconcile/guardPass.ts). */
+export interface Remembered {
+  /** See {@link DecideInput.cacheWaitMs}; 0 when absent. */
+  cacheWaitMs?: number;
+  /** See {@link DecideInput.blockedBefore}. */
+  blockedBefore?: readonly BlockedNode[];
 }
 
 /** The input once settle has found a target to judge. */

@@ -202,6 +202,17 @@ const previousFails: Check<RestoreCase> = ({ obs, rollout, from }) => {
   };
 };
 
+/** Nodes failing before the rollout went unrecorded (track.ts): a failure there may be the node's. */
+const unlistedAtStart: Check<RestoreCase> = ({ rollout, from }) => {
+  const unlisted = rollout.unavailableAtStartUnlisted ?? 0;
+  if (unlisted <= 0) return undefined;
+  const listed = rollout.unavailableAtStart?.length ?? 0;
+  return {
+    reason: 'UnavailableAtStartUnlisted',
+    message: `${fmtRev(from)} was unavailable on ${listed + unlisted} nodes when the rollout started, ${unlisted} more than the guard recorded: it cannot tell which failures are the new revision's and which those nodes', so it does not undo; the platform team should look at those nodes and undo by hand if the revision is at fault`,
+  };
+};
+
 /** The deadline was measured on the operator's clock: it must agree with the API server's. */
 const clockSkewed: Check<RestoreCase> = ({ obs }) => {
   const skew = obs.clockSkewMs;
@@ -214,7 +225,7 @@ const clockSkewed: Check<RestoreCase> = ({ obs }) => {
 };
 
 /** Whether restoring the earlier revision would help and can be trusted, and whether the guard may do it. */
-const RESTORE_HELPS: readonly Check<RestoreCase>[] = [restoresUndone, previousFails, clockSkewed];
+const RESTORE_HELPS: readonly Check<RestoreCase>[] = [restoresUndone, previousFails, unlistedAtStart, clockSkewed];
 
 /** The first reason not to undo, in the order a careful person would check them. */
 function undoBlocker(c: UndoCase): Blocker | undefined {

@@ -15,7 +15,7 @@ import { ConditionSet, rolledBackCondition } from '../conditions.js';
 import { Reason } from '../../api/reasons.js';
 import { failuresFirst } from '../causes.js';
 import { STATUS_LIST_CAP } from '../split.js';
-import type { GuardStatus, PlannedEvent, TargetKind } from '../../api/types.js';
+import type { BlockedNode, GuardStatus, PlannedEvent, TargetKind } from '../../api/types.js';
 import type { Decision } from '../decision.js';
 import type { Plan, Planned, Tracking } from './pass.js';
 
@@ -103,7 +103,10 @@ function onDelete(kind: TargetKind, base: GuardStatus, conds: ConditionSet, even
 }
 
 /** Phase 5: see the top of this file. Returns the status and any condition-driven Events. */
-export function buildStatus(pass: Planned, { base, conds }: Opened): { status: GuardStatus; events: PlannedEvent[] } {
+export function buildStatus(
+  pass: Planned,
+  { base, conds }: Opened,
+): { status: GuardStatus; events: PlannedEvent[]; blocked: BlockedNode[] } {
   const { tracked: t, verdict: v, plan: p } = pass;
   const events: PlannedEvent[] = [];
   const message = v.message + p.messageSuffix;
@@ -111,7 +114,7 @@ export function buildStatus(pass: Planned, { base, conds }: Opened): { status: G
   deadlineCondition(pass, conds, events);
 
   const status: GuardStatus = { ...base, state: v.state, cause: v.cause, owner: v.owner, message: truncate(message, 2000) };
-  nodeLists(pass, base, status);
+  const blocked = nodeLists(pass, base, status);
   if (t.rollout) status.rollout = t.rollout;
   else delete status.rollout;
   if (t.unobserved) status.unobserved = t.unobserved;
@@ -121,7 +124,7 @@ export function buildStatus(pass: Planned, { base, conds }: Opened): { status: G
   if (!status.owner) delete status.owner;
   rolledBackCondition(conds, status);
   status.conditions = conds.list;
-  return { status, events };
+  return { status, events, blocked };
 }
 
 /** Ready, Progressing and Stalled, from the state. */
@@ -208,13 +211,15 @@ function deadlineCondition({ spec, tracked: t }: Planned, conds: ConditionSet, e
   }
 }
 
-/** The blocked and empty nodes, failures first. */
-function nodeLists({ attribution: a }: Planned, base: GuardStatus, status: GuardStatus): void {
+/** The blocked and empty nodes, failures first; returns every blocked node in that order, uncapped. */
+function nodeLists({ attribution: a }: Planned, base: GuardStatus, status: GuardStatus): BlockedNode[] {
   // Attribution may name more nodes than the split did (nodes that are down): the counts follow it.
-  status.blockedNodes = failuresFirst(a.blocked).slice(0, STATUS_LIST_CAP);
+  const blocked = failuresFirst(a.blocked);
+  status.blockedNodes = blocked.slice(0, STATUS_LIST_CAP);
   status.blockedNodeCount = Math.max(a.blocked.length, base.blockedNodeCount ?? 0);
   status.emptyNodes = failuresFirst(a.empty).slice(0, STATUS_LIST_CAP);
   status.emptyNodeCount = Math.max(a.empty.length, base.emptyNodeCount ?? 0);
+  return blocked;
 }
 
 /** What the plan records: the last undo, the undo plan, why an undo is skipped, a repeated revision. */

@@ -18,21 +18,15 @@ import { event } from './plannedEvents.js';
 import { parseTime } from './timing.js';
 import { sameRevision } from '../revisions.js';
 import { EventAction, Reason } from '../../api/reasons.js';
-import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, type Split } from '../split.js';
+import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, UNAVAILABLE_AT_START_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
 import type { TargetInput, TargetObservation, Tracked } from './pass.js';
 import { marksOf, mergeLeft, raise } from '../progressMarks.js';
 import type { GuardSpec, GuardStatus, RevisionRef, RolloutStatus, UnavailableAtStart, UndoRecord } from '../../api/types.js';
 
 /** Starts a new rollout on a template change, recognising our own undo converging. */
-function startOnChange(
-  obs: TargetObservation,
-  prev: Readonly<GuardStatus>,
-  spec: GuardSpec,
-  curRef: RevisionRef,
-  nowIso: string,
-  t: Tracked,
-): void {
+function startOnChange(input: TargetInput, curRef: RevisionRef, t: Tracked): void {
+  const { obs, prev, spec, nowIso } = input;
   const { target } = obs;
   const prevHash = prev.currentRevision?.hash;
   let lastUndo = t.lastUndo;
@@ -54,8 +48,9 @@ function startOnChange(
   };
   if (prev.currentRevision) rollout.fromRevision = { ...prev.currentRevision };
   if (!isRollback) continueFrom(rollout, prev.rollout, curRef);
-  const unavailable = unavailableAtStart(obs, prev, rollout.fromRevision?.hash, curRef.hash);
-  if (unavailable.length > 0) rollout.unavailableAtStart = unavailable;
+  const unavailable = unavailableAtStart(input, rollout.fromRevision?.hash, curRef.hash);
+  if (unavailable.listed.length > 0) rollout.unavailableAtStart = unavailable.listed;
+  if (unavailable.unlisted > 0) rollout.unavailableAtStartUnlisted = unavailable.unlisted;
   if (isRollback) {
     rollout.rollback = true;
     lastUndo = confirmUndo(t, lastUndo, curRef);
@@ -162,20 +157,29 @@ function lastOnEveryNode(r: Readonly<RolloutStatus>): RevisionRef | undefined {
 
 /**
  * Nodes whose pod of the revision the rollout starts from was not available as it starts: what the
- * previous status listed as blocked on it, what the pods show now, and what an earlier rollout this one
+ * previous pass found blocked on it, what the pods show now, and what an earlier rollout this one
  * supersedes had found. The DaemonSet controller replaces unavailable old pods first, so these nodes
  * are updated first, and a new pod failing there the same way says nothing against the new revision.
+ *
+ * This is the evidence that keeps a node's fault from being blamed on the revision, so it is read from
+ * every node the last pass found blocked (`blockedBefore`), not from the status's capped display list.
+ * Only when this process has not seen that pass does the capped list stand in, and then the blocked nodes
+ * it counted without naming are `unlisted`, as are the nodes past the cap: the guard cannot clear the
+ * new revision on those nodes, so it will not undo (plan.ts).
  */
 function unavailableAtStart(
-  obs: TargetObservation,
-  prev: Readonly<GuardStatus>,
+  { obs, prev, blockedBefore }: TargetInput,
   fromHash: string | undefined,
   toHash: string,
-): UnavailableAtStart[] {
-  if (fromHash === undefined) return [];
+): { listed: UnavailableAtStart[]; unlisted: number } {
+  if (fromHash === undefined) return { listed: [], unlisted: 0 };
   const out = new Map<string, UnavailableAtStart>();
-  for (const u of prev.rollout?.completedAt ? [] : (prev.rollout?.unavailableAtStart ?? [])) out.set(u.node, u);
-  for (const b of prev.blockedNodes ?? [])
+  const superseded = prev.rollout?.completedAt ? undefined : prev.rollout;
+  for (const u of superseded?.unavailableAtStart ?? []) out.set(u.node, u);
+  let unlisted = superseded?.unavailableAtStartUnlisted ?? 0;
+  const named = prev.blockedNodes ?? [];
+  if (blockedBefore === undefined) unlisted += Math.max(0, (prev.blockedNodeCount ?? 0) - named.length);
+  for (const b of blockedBefore ?? named)
     if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
   for (const n of obs.nodes) {
     if (out.has(n.node) || !n.eligible) continue;
@@ -185,7 +189,8 @@ function unavailableAtStart(
       out.set(n.node, { node: n.node, cause: classifyReason(r.reason, r.message) });
     }
   }
-  return [...out.values()].sort((a, b) => a.node.localeCompare(b.node)).slice(0, STATUS_LIST_CAP);
+  const all = [...out.values()].sort((a, b) => a.node.localeCompare(b.node));
+  return { listed: all.slice(0, UNAVAILABLE_AT_START_CAP), unlisted: unlisted + Math.max(0, all.length - UNAVAILABLE_AT_START_CAP) };
 }
 
 /** Not complete and nothing tracked: first sight mid-rollout, a new node being populated, or pods lost. */
@@ -232,7 +237,7 @@ export function trackRollout(input: TargetInput): Tracked {
   }
   // A new hash, or the same hash renumbered: the template changed (and, renumbered, came back).
   if (curRef && prev.currentRevision !== undefined && !sameRevision(curRef, prev.currentRevision, obs.revisions)) {
-    startOnChange(obs, prev, input.spec, curRef, nowIso, t);
+    startOnChange(input, curRef, t);
   } else if (
     curRef &&
     observed &&

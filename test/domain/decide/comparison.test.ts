@@ -188,6 +188,95 @@ describe('decide by comparison: a node that was broken before the rollout', () =
   });
 });
 
+describe('decide by comparison: more nodes broken before the rollout than a status list names', () => {
+  const crashing = (hash: string): PodView =>
+    pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: 4 });
+  const names = Array.from({ length: 30 }, (_, i) => `node-${String(i + 1).padStart(2, '0')}`);
+  /** 25 of 30 Ready nodes crash-loop revision 1's pod (a node-local fault, such as a driver the pod needs). */
+  const broken = new Set(names.slice(0, 25));
+  const before = targetObs({
+    nodes: names.map((n) => ready(n, [broken.has(n) ? crashing(HASH.A) : pod({ hash: HASH.A })])),
+    revisions: [rev(HASH.A, 1)],
+    target: { desired: 30, current: 30, updated: 30, available: 5, ready: 5 },
+  });
+  /** Revision 2: the controller replaced the unavailable old pods first, and the new ones crash there the same way. */
+  const after = targetObs({
+    nodes: names.map((n) => ready(n, [broken.has(n) ? crashing(HASH.B) : pod({ hash: HASH.A })])),
+    revisions: [rev(HASH.A, 1), rev(HASH.B, 2)],
+    target: dsAt(2, { desired: 30, current: 30, updated: 25, available: 5, ready: 5 }),
+  });
+  const steps: Step[] = [
+    { obs: before, at: T0 },
+    { obs: before, at: T0 + sec(10) },
+    { obs: after, at: T1 },
+    { obs: after, at: T1 + sec(700) },
+  ];
+
+  it('every one of them is evidence for the nodes, not against the revision: no crash counted, no undo', () => {
+    const target = run(steps, { policy: UNDO, remember: true });
+    assert.equal(target[1]!.status.blockedNodes?.length, 20, 'the status names 20 of the 25');
+    assert.equal(target[1]!.status.blockedNodeCount, 25);
+    assert.equal(target[1]!.blocked?.length, 25, 'the pass found all 25');
+    const rollout = target[2]!.status.rollout;
+    assert.deepEqual(
+      rollout?.unavailableAtStart?.map((u) => u.node),
+      [...broken],
+      'all 25 recorded, past the display cap',
+    );
+    assert.equal(rollout?.unavailableAtStartUnlisted, undefined);
+    const stalled = target[3]!;
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.rollout?.failures, undefined, 'a crash where the old revision crashed too is not evidence');
+    assert.equal(stalled.status.owner, 'Node');
+    assert.equal(undos(target).length, 0);
+    assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision');
+  });
+
+  it('without the earlier pass (the operator restarted): the 5 unnamed are unlisted, and the guard says it will not undo', () => {
+    const target = run(steps, { policy: UNDO });
+    const rollout = target[2]!.status.rollout;
+    assert.equal(rollout?.unavailableAtStart?.length, 20);
+    assert.equal(rollout?.unavailableAtStartUnlisted, 5);
+    // The 5 unnamed nodes' crashes count against the revision, as the evidence has it: Failed at once.
+    const failed = target[2]!;
+    assert.equal(failed.status.state, 'Failed');
+    assert.equal(failed.status.owner, 'Revision');
+    assert.equal(failed.status.rollout?.failures?.count, 5);
+    assert.equal(undos(target).length, 0, 'but not undone');
+    assert.equal(failed.status.undoSkipped?.reason, 'UnavailableAtStartUnlisted');
+    assert.match(
+      failed.status.undoSkipped?.message ?? '',
+      /unavailable on 25 nodes when the rollout started, 5 more than the guard recorded/,
+    );
+    assert.ok(
+      failed.events.some((e) => e.reason === 'UndoSkipped' && /undo by hand if the revision is at fault/.test(e.note)),
+      'an UndoSkipped Event says why and who should act',
+    );
+    assert.equal(target[3]!.status.undoSkipped?.reason, 'UnavailableAtStartUnlisted', 'and it stays refused');
+  });
+
+  it('past the evidence cap of 100 nodes, the rest are unlisted even with the earlier pass', () => {
+    const many = Array.from({ length: 130 }, (_, i) => `n-${String(i + 1).padStart(3, '0')}`);
+    const obsOf = (hash: string, revisions: RevisionView[], t: Record<string, unknown>) =>
+      targetObs({
+        nodes: many.map((n, i) => ready(n, [i < 110 ? crashing(hash) : pod({ hash: HASH.A })])),
+        revisions,
+        target: t,
+      });
+    const counters = { desired: 130, current: 130, available: 20, ready: 20 };
+    const target = run(
+      [
+        { obs: obsOf(HASH.A, [rev(HASH.A, 1)], { ...counters, updated: 130 }), at: T0 },
+        { obs: obsOf(HASH.B, [rev(HASH.A, 1), rev(HASH.B, 2)], dsAt(2, { ...counters, updated: 110 })), at: T1 },
+      ],
+      { policy: UNDO, remember: true },
+    );
+    const rollout = target[1]!.status.rollout;
+    assert.equal(rollout?.unavailableAtStart?.length, 100);
+    assert.equal(rollout?.unavailableAtStartUnlisted, 10);
+  });
+});
+
 describe('decide by comparison: a revision that takes its own node down', () => {
   const down = (since: number): ReturnType<typeof health> =>
     health({

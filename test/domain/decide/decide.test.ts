@@ -591,7 +591,7 @@ describe('decide: a new or recreated DaemonSet with no ControllerRevision cached
   });
 
   it('is judged as it is once the wait reaches its limit', () => {
-    const d = decide(noRevisionYet, {}, policy(), T0, CACHE_WAIT_LIMIT_MS);
+    const d = decide(noRevisionYet, {}, policy(), T0, { cacheWaitMs: CACHE_WAIT_LIMIT_MS });
     assert.equal(d.deferred, undefined);
     assert.equal(d.status.state, 'Healthy');
   });
@@ -723,7 +723,7 @@ describe('decide: a guard created between an undo of a stuck rollout and its con
     assert.equal(next.deferred, undefined);
     assert.deepEqual(next.status.currentRevision, { revision: 3, hash: HASH.A });
     assert.ok(next.status.state === 'Healthy' || next.status.state === 'RolledBack', next.status.state);
-    const atLimit = decide(staleRevisions, {}, UNDO, T1, CACHE_WAIT_LIMIT_MS);
+    const atLimit = decide(staleRevisions, {}, UNDO, T1, { cacheWaitMs: CACHE_WAIT_LIMIT_MS });
     assert.equal(atLimit.deferred, undefined, 'a disagreement that never resolves cannot freeze the guard');
   });
 

@@ -752,7 +752,7 @@ function simulate(sc: Scenario): Pass[] {
     }
     const { obs, cacheBehind } = observe(w, step, at, sc, memory);
     const cacheWaitMs = waits.waitedMs(at);
-    const decision = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at, cacheWaitMs);
+    const decision = decide(deepFreeze(structuredClone(obs)), deepFreeze(structuredClone(prev)), pol, at, { cacheWaitMs });
     waits.record(decision.deferred === true, at);
     if (!decision.deferred) memory.commit();
     passes.push({
@@ -1086,7 +1086,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
   });
 
   /*
-   * 4. decide(obs, prev, policy, now, cacheWaitMs) called again on copies of the same inputs gives a deep-equal
+   * 4. decide(obs, prev, policy, now, { cacheWaitMs }) called again on copies of the same inputs gives a deep-equal
    *    decision, and leaves its inputs as they were: every pass of simulate already hands decide
    *    deep-frozen inputs (a write throws), and the second call gets unfrozen copies compared afterwards.
    */
@@ -1096,7 +1096,7 @@ describe('decide: properties over generated sequences of observations (fast-chec
       for (const p of passes) {
         const inputs = { obs: structuredClone(p.obs), prev: structuredClone(p.prev), policy: guardPolicy(sc) };
         const before = structuredClone(inputs);
-        const again = decide(inputs.obs, inputs.prev, inputs.policy, p.at, p.cacheWaitMs);
+        const again = decide(inputs.obs, inputs.prev, inputs.policy, p.at, { cacheWaitMs: p.cacheWaitMs });
         assert.deepEqual(again, p.decision, `a different decision from the same inputs at pass #${p.i}:\n${trail(passes, p.i)}`);
         assert.deepEqual(inputs, before, `decide changed its inputs at pass #${p.i}:\n${trail(passes, p.i)}`);
       }
