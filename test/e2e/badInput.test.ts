@@ -74,6 +74,12 @@ interface Revision {
 const API = 'rolloutguard.dev/v1alpha1';
 /** Short timings so stalls are reached within seconds. */
 const FAST = { suspectAfterSeconds: 2, progressDeadlineSeconds: 4 };
+/**
+ * Stalled on the broken image. With FAST's 4 s deadline a loaded control plane may not have created the
+ * new pod in time, and the guard rightly stalls first on an empty node it cannot explain (Unknown); the
+ * cases below are about the stall on the image.
+ */
+const pullStalled = (x: GuardObj): boolean => x.status?.state === 'Stalled' && x.status.cause === 'ImagePullFailure';
 const GOOD = 'registry.local/decoder:1';
 const BROKEN = 'registry.local/decoder:2-broken';
 
@@ -559,11 +565,7 @@ describe('bad input', () => {
         );
         // Under load the node may still be empty when the deadline passes (cause Unknown); the cause is
         // named once the new pod exists, so wait for the explained state.
-        const s = await waitGuard(
-          c,
-          (x) => x.status?.state === 'Stalled' && x.status.cause === 'ImagePullFailure',
-          'Stalled with ImagePullFailure after switching to RollingUpdate',
-        );
+        const s = await waitGuard(c, pullStalled, 'Stalled with ImagePullFailure after switching to RollingUpdate');
         assert.equal(s.status?.cause, 'ImagePullFailure');
         assert.equal(cond(s, 'Stalled')?.status, 'True');
       });
@@ -588,7 +590,7 @@ describe('bad input', () => {
         assert.notEqual((await getGuard(c)).status?.state, 'Stalled', 'premise: the history is pruned before the stall');
         await kubectl(['delete', 'controllerrevision', original.metadata.name], { ns: ns[c] });
 
-        const g = await waitGuard(c, (x) => x.status?.state === 'Stalled', 'Stalled');
+        const g = await waitGuard(c, pullStalled, 'Stalled on the image pull');
         const why = `is no longer in the DaemonSet's history (ControllerRevision deleted)`;
         assert.ok(g.status?.message?.includes(`Undo not possible: revision 1 (${originalHash}) ${why}.`), g.status?.message);
         assert.ok(cond(g, 'Stalled')?.message.includes(why));
@@ -624,7 +626,7 @@ describe('bad input', () => {
           { timeoutMs: 60_000, describe: 'the DaemonSet controller observed the new DaemonSet' },
         );
         await apply(guard('decoder', ns[c], 'decoder', { ...FAST, onStall: { action: 'Undo' } }));
-        const g = await waitGuard(c, (x) => x.status?.state === 'Stalled', 'Stalled');
+        const g = await waitGuard(c, pullStalled, 'Stalled on the image pull');
         assert.equal(g.status?.cause, 'ImagePullFailure');
         // Which sentence depends on whether the guard's first look at the DaemonSet already had a revision
         // recorded; both say there is nothing earlier to restore.
@@ -881,7 +883,7 @@ describe('bad input', () => {
         const c: Case = 'stalledDeleted';
         await healthy(c, { ...FAST, onStall: { action: 'Undo', delaySeconds: 600 } });
         await kubectl(['set', 'image', 'ds/decoder', `decoder=${BROKEN}`], { ns: ns[c] });
-        const stalled = await waitGuard(c, (x) => x.status?.state === 'Stalled', 'Stalled');
+        const stalled = await waitGuard(c, pullStalled, 'Stalled on the image pull');
         assert.match(stalled.status?.message ?? '', /Undo to revision 1 \(\w+\) in \d+m/);
         await kubectl(['delete', 'ds', 'decoder', '--wait=true'], { ns: ns[c] });
         const g = await waitGuard(
