@@ -9,6 +9,7 @@ import type { GuardStatus } from '../../src/api/types.js';
 import { gather } from '../../src/reconcile/gather.js';
 import { TargetMemory } from '../../src/reconcile/targetMemory.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
+import { slimPod } from '../support/fixtures.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 /** The target every case gathers. */
@@ -35,17 +36,7 @@ function world(desired: number, nodes: SlimNode[], pods: SlimPod[] = []): CacheV
   return { daemonSet: () => ds, podsOwnedBy: () => pods, revisionsOwnedBy: () => revs, nodes: () => nodes };
 }
 const node = (name: string, taints: SlimNode['taints'] = [], pool = 'a'): SlimNode => ({ metadata: { name, labels: { pool } }, taints });
-const pod = (n: string, readySince?: string): SlimPod => ({
-  metadata: { name: `p-${n}` },
-  node: n,
-  scheduled: true,
-  hash: 'h2',
-  images: ['i'],
-  phase: 'Running',
-  ready: readySince !== undefined,
-  ...(readySince ? { readySince } : {}),
-  restartCount: 0,
-});
+const pod = (n: string, readySince?: string): SlimPod => slimPod(n, readySince ? { ready: true, readySince } : {});
 
 describe('gather', () => {
   it('takes the highest revision as current, applies minReadySeconds, and drops irrelevant nodes', () => {

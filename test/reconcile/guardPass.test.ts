@@ -11,7 +11,7 @@ import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/a
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { GuardPass, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
-import { policy } from '../support/fixtures.js';
+import { policy, slimPod } from '../support/fixtures.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
@@ -144,18 +144,7 @@ describe('GuardPass', () => {
   it('remembers every unit a committed pass found blocked, for the status that pass named, past its cap', () => {
     const pass = new GuardPass('ns/g');
     const names = Array.from({ length: 25 }, (_, i) => `n${String(i + 1).padStart(2, '0')}`);
-    const crashing = (n: string): SlimPod => ({
-      metadata: { name: `p-${n}` },
-      node: n,
-      scheduled: true,
-      hash: 'h2',
-      images: ['i'],
-      phase: 'Running',
-      ready: false,
-      waitingReason: 'CrashLoopBackOff',
-      waitingMessage: 'back-off',
-      restartCount: 3,
-    });
+    const crashing = (n: string): SlimPod => slimPod(n, { waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: 3 });
     const cache = world({ desired: 25, nodes: names.map((n) => node(n)), podCache: 'synced', pods: names.map(crashing), available: 0 });
     const first = decided(pass.observe(cache, { targetName: 'd', prev: {}, policy: POLICY, now: NOW }));
     const named = first.decision.status.blockedNodes;

@@ -9,7 +9,7 @@
 import { decide } from '../../src/domain/decide/decide.js';
 import type { GuardPolicy } from '../../src/domain/decide/pass.js';
 import type { TargetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
-import type { NodeHealth } from '../../src/api/objects.js';
+import type { NodeHealth, SlimPod } from '../../src/api/objects.js';
 import type { Decision } from '../../src/domain/decision.js';
 import type { GuardSpec, GuardStatus, LeftNode } from '../../src/api/types.js';
 
@@ -285,4 +285,19 @@ export function condSummary(s: GuardStatus): Record<string, string> {
   const out: Record<string, string> = {};
   for (const c of s.conditions ?? []) out[c.type] = `${c.status}/${c.reason}`;
   return out;
+}
+
+/** A cached pod (SlimPod) of revision `h2` running on node `n`, named `p-<n>`; `o` overrides any field. */
+export function slimPod(n: string, o: Partial<SlimPod> = {}): SlimPod {
+  return {
+    metadata: { name: `p-${n}` },
+    node: n,
+    scheduled: true,
+    hash: 'h2',
+    images: ['i'],
+    phase: 'Running',
+    ready: false,
+    restartCount: 0,
+    ...o,
+  };
 }
