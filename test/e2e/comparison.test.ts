@@ -298,7 +298,15 @@ describe(
       );
       const old = pods.items.filter((p) => p.spec.containers[0]!.image === 'registry.local/decoder:1').map((p) => p.metadata.name);
       assert.ok(old.length > 0, 'old pods still run');
-      await kubectl(['annotate', 'pod', ...old, 'rollout-guard.test/break=crash'], { ns: n });
+      // One at a time: the rollout may replace an old pod between the list and its annotation, and a
+      // pod already gone needs no breaking. At least one old pod must break, or the case proves nothing.
+      let broken = 0;
+      for (const name of old) {
+        const r = await kubectl(['annotate', 'pod', name, 'rollout-guard.test/break=crash'], { ns: n, allowFail: true });
+        if (r.code === 0) broken++;
+        else assert.match(r.stderr, /NotFound/, r.stderr);
+      }
+      assert.ok(broken > 0, `no old pod left to break among ${old.join(', ')}`);
       const g = await waitGuard(
         n,
         (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 2,
