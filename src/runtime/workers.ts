@@ -32,6 +32,12 @@ export interface WorkersOptions {
   reconcile: (key: string, waitedMs: number) => Promise<PassResult>;
   /** How many keys may be reconciled at once (never the same key twice: the queue sees to it). */
   count: number;
+  /**
+   * Workers beside `count` that take only urgent keys (see {@link Workers.add}): during a wide rollout
+   * every worker may be waiting for the answer to a progress write while a pod that just failed waits
+   * for a worker. 0 or absent: none.
+   */
+  urgentCount?: number;
   metrics: Pick<Metrics, 'queueDepth' | 'queueWait' | 'reconcileErrors'>;
   log: Logger;
   /** Told of every key queued and every pass ended: what tells the idle collector the operator is busy. */
@@ -72,8 +78,13 @@ export class Workers {
   start(signal: AbortSignal): void {
     if (this.started) return;
     this.started = true;
-    for (let i = 0; i < this.opts.count; i++) {
-      const p = this.loop(signal);
+    const { queue } = this.opts;
+    const takers = [
+      ...Array.from({ length: this.opts.count }, () => () => queue.get()),
+      ...Array.from({ length: this.opts.urgentCount ?? 0 }, () => () => queue.getUrgent()),
+    ];
+    for (const take of takers) {
+      const p = this.loop(signal, take);
       this.loops.add(p);
       void p.finally(() => this.loops.delete(p)); // a pass's errors are handled inside loop()
     }
@@ -89,10 +100,11 @@ export class Workers {
     this.opts.metrics.queueDepth.set({ queue: this.opts.queueName }, this.opts.queue.len());
   }
 
-  private async loop(signal: AbortSignal): Promise<void> {
+  /** One worker: `take` is how it gets its next key (any key, or urgent keys only). */
+  private async loop(signal: AbortSignal, take: () => Promise<string | undefined>): Promise<void> {
     const { queue, log, name } = this.opts;
     while (!signal.aborted) {
-      const key = await queue.get();
+      const key = await take();
       if (key === undefined) return;
       if (this.opts.mayRun && !this.opts.mayRun()) {
         queue.add(key); // while it is taken: queued again by done(), for whoever may run it
