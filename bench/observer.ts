@@ -10,6 +10,7 @@
 import { pino } from 'pino';
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { HASH_LABEL } from '../src/api/names.js';
+import { TARGET_KINDS } from '../src/api/types.js';
 import type { LabelSelector } from '../src/api/objects.js';
 import { Informer } from '../src/k8s/informer.js';
 import { selectorString } from '../src/k8s/labelSelector.js';
@@ -194,7 +195,7 @@ export function statefulSetRolledOut(x: StsSnap | undefined): boolean {
 
 function slimPodSnap(raw: any): PodSnap {
   const owner = (raw?.metadata?.ownerReferences ?? []).find(
-    (o: any) => o?.controller && (o?.kind === 'DaemonSet' || o?.kind === 'StatefulSet'),
+    (o: any) => o?.controller && (TARGET_KINDS as readonly string[]).includes(o?.kind),
   );
   let node: string | undefined = raw?.spec?.nodeName;
   for (const t of raw?.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []) {

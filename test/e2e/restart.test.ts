@@ -22,10 +22,24 @@ import { OperatorProcess, apply, guard, installCrds } from '../support/operator.
 interface GuardObj {
   status?: {
     state?: string;
-    rollout?: { lastProgressAt: string; startedAt: string };
+    owner?: string;
+    blockedNodeCount?: number;
+    blockedNodes?: Array<{ node: string; cause?: string }>;
+    rollout?: {
+      lastProgressAt: string;
+      startedAt: string;
+      toRevision?: { revision: number };
+      unavailableAtStart?: Array<{ node: string }>;
+      unavailableAtStartUnlisted?: number;
+    };
     lastUndo?: { result: string; message: string; fromHash: string };
+    undoSkipped?: { reason: string; message: string };
   };
 }
+
+/** The 'unlisted' pool: 24 nodes, the first 22 named "...-1", where a "sickon1" image crash-loops. */
+const SICK = 22;
+const sickName = (pool: string, i: number): string => (i <= SICK ? `${pool}-s${String(i).padStart(2, '0')}-1` : `${pool}-${i}`);
 
 const getGuard = (n: string): Promise<GuardObj & { status?: { announcements?: Array<{ id: string; reason: string }> } }> =>
   kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
@@ -55,6 +69,8 @@ describe('operator restarts', { concurrency: true }, () => {
   let nsA: string;
   let nsB: string;
   let nsC: string;
+  let poolD: NodePool;
+  let nsD: string;
 
   before(async () => {
     await ensureCluster();
@@ -62,13 +78,16 @@ describe('operator restarts', { concurrency: true }, () => {
     const a = await createNamespace('restart-clock');
     const b = await createNamespace('restart-undo');
     const c = await createNamespace('restart-events');
+    const d = await createNamespace('restart-unlisted');
     nsA = a.name;
     nsB = b.name;
     nsC = c.name;
+    nsD = d.name;
     poolA = await createNodePool(uniqueName('r-clock'), 3);
     poolB = await createNodePool(uniqueName('r-undo'), 3);
     poolC = await createNodePool(uniqueName('r-events'), 3);
-    cleanups.push(a.cleanup, b.cleanup, c.cleanup, poolA.cleanup, poolB.cleanup, poolC.cleanup);
+    poolD = await createNodePool(uniqueName('r-unlisted'), SICK + 2, { nameOf: sickName });
+    cleanups.push(a.cleanup, b.cleanup, c.cleanup, d.cleanup, poolA.cleanup, poolB.cleanup, poolC.cleanup, poolD.cleanup);
   });
 
   after(async () => {
@@ -159,5 +178,56 @@ describe('operator restarts', { concurrency: true }, () => {
       { timeoutMs: 30_000, describe: 'RolloutStalled announced once on the guard and on the DaemonSet' },
     );
     assert.ok(second.jsonLogs().every((l) => l.msg !== 'event not recorded yet: it stays in status and is announced on a later pass'));
+  });
+
+  it('restarted between the last pass and a rollout, with more nodes failing than its status named: undo refused, UnavailableAtStartUnlisted', async () => {
+    // Revision 1 crash-loops on 22 nodes (a node-local fault): the status names 20 of them and counts 22.
+    await apply(decoderDaemonSet({ name: 'decoder', ns: nsD, pool: poolD.name, image: 'registry.local/decoder-sickon1:1' }));
+    const first = await OperatorProcess.start({ namespaces: [nsD] });
+    procs.push(first);
+    await apply(guard('decoder', nsD, 'decoder', { suspectAfterSeconds: 3, progressDeadlineSeconds: 8, onStall: { action: 'Undo' } }));
+    await waitFor(
+      async () => {
+        const g = await getGuard(nsD);
+        return g.status?.blockedNodeCount === SICK && g.status.blockedNodes?.length === 20 ? g : undefined;
+      },
+      { timeoutMs: 90_000, describe: 'the 22 sick nodes blocked on revision 1, 20 of them named' },
+    );
+    // The process that saw all 22 is gone before the rollout starts; the next one has only the status.
+    await first.stop();
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder-sickon1:2'], { ns: nsD });
+    await waitFor(
+      async () => {
+        const ds = await kubectlJson<{
+          metadata: { generation: number };
+          status: { observedGeneration?: number; updatedNumberScheduled?: number };
+        }>(['get', 'ds', 'decoder'], { ns: nsD });
+        return ds.status.observedGeneration === ds.metadata.generation && (ds.status.updatedNumberScheduled ?? 0) > 0;
+      },
+      { timeoutMs: 60_000, describe: 'the DaemonSet controller rolling revision 2' },
+    );
+    const second = await OperatorProcess.start({ namespaces: [nsD] });
+    procs.push(second);
+    const g = await waitFor(
+      async () => {
+        const x = await getGuard(nsD);
+        return x.status?.rollout?.toRevision?.revision === 2 && x.status.undoSkipped !== undefined ? x : undefined;
+      },
+      { timeoutMs: 90_000, describe: 'a verdict on revision 2 with the undo skipped' },
+    );
+    assert.equal(g.status?.rollout?.unavailableAtStart?.length, 20, 'the 20 the status named');
+    assert.equal(g.status?.rollout?.unavailableAtStartUnlisted, SICK - 20, 'the 2 it only counted');
+    assert.equal(g.status?.undoSkipped?.reason, 'UnavailableAtStartUnlisted', JSON.stringify(g.status?.undoSkipped));
+    assert.match(g.status?.undoSkipped?.message ?? '', /more than the guard recorded/);
+    const image = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], {
+      ns: nsD,
+    });
+    assert.equal(image.spec.template.spec.containers[0]!.image, 'registry.local/decoder-sickon1:2', 'not undone');
+    await waitFor(async () => (await reasons(nsD, 'RolloutGuard')).includes('UndoSkipped'), {
+      timeoutMs: 30_000,
+      describe: 'an UndoSkipped Event',
+    });
+    assert.ok(!(await reasons(nsD, 'RolloutGuard')).includes('UndoStarted'), 'no undo');
+    assert.equal(second.jsonLogs().filter((l) => l.msg === 'undo: intent recorded, patching DaemonSet').length, 0);
   });
 });
