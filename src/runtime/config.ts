@@ -43,11 +43,6 @@ export interface OperatorConfig {
   retryPeriodMs: number;
   /** Concurrent reconciles; keys are never processed twice at once, so this only bounds parallelism. */
   workers: number;
-  /**
-   * Guard workers beside `workers` that take only guards whose pod just failed: the explanation a person
-   * waits for never waits for a worker held by a progress write. 0: none.
-   */
-  urgentWorkers: number;
   /** Per-key error backoff: 1 s doubling to 5 min (client-go goes to 1000 s; a guard should retry sooner). */
   backoffBaseMs: number;
   backoffMaxMs: number;
@@ -133,7 +128,6 @@ export const DEFAULTS: Omit<OperatorConfig, 'identity' | 'leaseNamespace'> = {
   renewDeadlineMs: 10_000,
   retryPeriodMs: 2_000,
   workers: 4,
-  urgentWorkers: 1,
   backoffBaseMs: 1_000,
   backoffMaxMs: 300_000,
   queueQps: 10,
@@ -164,7 +158,6 @@ const FLAGS: Record<string, { env: string; key: keyof OperatorConfig; kind: 'lis
   '--lease-name': { env: 'LEASE_NAME', key: 'leaseName', kind: 'string' },
   '--identity': { env: 'POD_NAME', key: 'identity', kind: 'string' },
   '--workers': { env: 'WORKERS', key: 'workers', kind: 'int' },
-  '--urgent-workers': { env: 'URGENT_WORKERS', key: 'urgentWorkers', kind: 'int' },
   '--batch-period-ms': { env: 'BATCH_PERIOD_MS', key: 'batchPeriodMs', kind: 'int' },
   '--kubeconfig': { env: 'KUBECONFIG', key: 'kubeconfig', kind: 'string' },
   '--lease-duration-ms': { env: 'LEASE_DURATION_MS', key: 'leaseDurationMs', kind: 'int' },

@@ -61,8 +61,6 @@ export class Controller {
       queue: queue(config.batchPeriodMs),
       reconcile: deps.reconcileGuard,
       ...work,
-      // Only guards' keys are urgent (a pod that just failed); policies have none.
-      urgentCount: config.urgentWorkers,
     });
     const reconcilePolicy = deps.reconcilePolicy;
     this.policyWork =

@@ -10,9 +10,7 @@
  * - a key added with {@link WorkQueue.addUrgent} is handed out before every key added plainly (first in,
  *   first out among urgent keys), and a key already waiting moves up when it turns urgent: a pod that just
  *   failed is named before the progress of every other rollout is recounted (controller-runtime's
- *   priority queue does the same for the changes it ranks above initial-list events); a getter that takes
- *   urgent keys only ({@link WorkQueue.getUrgent}) is served first, so a worker kept for them is free when
- *   every other worker waits on a progress write;
+ *   priority queue does the same for the changes it ranks above initial-list events);
  * - with a batch period, a key added plainly within that period after its last pass ended is held until
  *   the period is over, and the changes that come meanwhile are seen by one pass (the EndpointSlice
  *   controller's `--endpointslice-updates-batch-period`): during a wide rollout every pod event of a
@@ -77,8 +75,6 @@ export class WorkQueue {
   /** How long each key in process waited to be taken. */
   private readonly waited = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
-  /** Getters that take urgent keys only ({@link WorkQueue.getUrgent}), served before {@link getters}. */
-  private readonly urgentGetters: Array<(key: string | undefined) => void> = [];
   /** Dirty keys held back by the batch period, each with the timer that queues it at the period's end. */
   private readonly held = new Map<string, unknown>();
   /** When each key's last pass ended (with a batch period only; pruned once past it). */
@@ -184,18 +180,6 @@ export class WorkQueue {
     if (this.len() > 0) return Promise.resolve(this.take());
     if (this.shutdown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.getters.push(resolve));
-  }
-
-  /**
-   * Next urgent key ({@link WorkQueue.addUrgent}), waiting until one is queued; `undefined` once
-   * {@link WorkQueue.shutDown} was called and the queue is drained. An urgent key is handed to a getter
-   * waiting here before one waiting in {@link WorkQueue.get}: a worker kept for urgent keys is free when
-   * every other one is in a pass or waiting for the API server's answer.
-   */
-  getUrgent(): Promise<string | undefined> {
-    if (this.urgentQueue.length > 0) return Promise.resolve(this.take());
-    if (this.shutdown && this.len() === 0) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.urgentGetters.push(resolve));
   }
 
   /** Marks `key` finished; if it was added meanwhile, it is queued again (exactly once). */
@@ -312,27 +296,15 @@ export class WorkQueue {
     this.dirty.delete(key);
     // max(0, …): an injected clock stepping backwards must not report a negative wait.
     this.waited.set(key, Math.max(0, this.clock.now() - added));
-    this.releaseIfDrained();
     return key;
   }
 
-  /**
-   * Hands ready keys to waiting getters, urgent keys to the urgent-only getters first; after shutdown with
-   * an empty queue, releases them all with `undefined`.
-   */
+  /** Hands ready keys to waiting getters; after shutdown with an empty queue, releases them with `undefined`. */
   private dispatch(): void {
-    while (this.urgentGetters.length > 0 && this.urgentQueue.length > 0) this.urgentGetters.shift()!(this.take());
     while (this.getters.length > 0 && this.len() > 0) this.getters.shift()!(this.take());
-    this.releaseIfDrained();
-  }
-
-  /**
-   * After shutdown, once nothing is left to hand out, every waiting getter gets `undefined`. Called on each
-   * take too: an urgent-only getter waits while plain keys drain, and no add comes to wake it.
-   */
-  private releaseIfDrained(): void {
-    if (!this.shutdown || this.len() > 0) return;
-    for (const getters of [this.urgentGetters, this.getters]) while (getters.length > 0) getters.shift()!(undefined);
+    if (this.shutdown && this.len() === 0) {
+      while (this.getters.length > 0) this.getters.shift()!(undefined);
+    }
   }
 
   private when(key: string): number {

@@ -32,12 +32,6 @@ export interface WorkersOptions {
   reconcile: (key: string, waitedMs: number) => Promise<PassResult>;
   /** How many keys may be reconciled at once (never the same key twice: the queue sees to it). */
   count: number;
-  /**
-   * Workers beside `count` that take only urgent keys (see {@link Workers.add}): during a wide rollout
-   * every worker may be waiting for the answer to a progress write while a pod that just failed waits
-   * for a worker. 0 or absent: none.
-   */
-  urgentCount?: number;
   metrics: Pick<Metrics, 'queueDepth' | 'queueWait' | 'reconcileErrors'>;
   log: Logger;
   /** Told of every key queued and every pass ended: what tells the idle collector the operator is busy. */
@@ -78,13 +72,8 @@ export class Workers {
   start(signal: AbortSignal): void {
     if (this.started) return;
     this.started = true;
-    const { queue } = this.opts;
-    const takers = [
-      ...Array.from({ length: this.opts.count }, () => () => queue.get()),
-      ...Array.from({ length: this.opts.urgentCount ?? 0 }, () => () => queue.getUrgent()),
-    ];
-    for (const take of takers) {
-      const p = this.loop(signal, take);
+    for (let i = 0; i < this.opts.count; i++) {
+      const p = this.loop(signal);
       this.loops.add(p);
       void p.finally(() => this.loops.delete(p)); // a pass's errors are handled inside loop()
     }
@@ -100,11 +89,10 @@ export class Workers {
     this.opts.metrics.queueDepth.set({ queue: this.opts.queueName }, this.opts.queue.len());
   }
 
-  /** One worker: `take` is how it gets its next key (any key, or urgent keys only). */
-  private async loop(signal: AbortSignal, take: () => Promise<string | undefined>): Promise<void> {
+  private async loop(signal: AbortSignal): Promise<void> {
     const { queue, log, name } = this.opts;
     while (!signal.aborted) {
-      const key = await take();
+      const key = await queue.get();
       if (key === undefined) return;
       if (this.opts.mayRun && !this.opts.mayRun()) {
         queue.add(key); // while it is taken: queued again by done(), for whoever may run it

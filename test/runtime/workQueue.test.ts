@@ -329,43 +329,6 @@ describe('WorkQueue: urgent keys', () => {
     assert.equal(q.waitedMs('a'), 500);
   });
 
-  it('getUrgent takes urgent keys only, and is served before a plain getter waiting for the same key', async () => {
-    const { q } = newQueue();
-    const plain = q.get();
-    const urgent = q.getUrgent();
-    q.add('a'); // plain: to the plain getter, never to the urgent one
-    assert.equal(await plain, 'a');
-    const plainAgain = q.get();
-    q.addUrgent('b'); // both wait: the urgent-only getter takes it, the plain getter waits on
-    assert.equal(await urgent, 'b');
-    q.add('c');
-    assert.equal(await plainAgain, 'c');
-    q.add('d');
-    q.addUrgent('e');
-    assert.equal(await q.getUrgent(), 'e', 'an urgent key already queued is taken at once');
-    assert.deepEqual(await drainReady(q), ['d']);
-  });
-
-  it('a key that turns urgent while queued plainly goes to an urgent-only getter', async () => {
-    const { q } = newQueue();
-    q.add('a');
-    const urgent = q.getUrgent();
-    q.addUrgent('a');
-    assert.equal(await urgent, 'a');
-    assert.equal(q.len(), 0);
-  });
-
-  it('getUrgent waiting at shutdown is released with undefined once the queue is drained', async () => {
-    const { q } = newQueue();
-    q.add('a');
-    const urgent = q.getUrgent();
-    q.shutDown();
-    assert.equal(await q.get(), 'a', 'the plain key is still handed out');
-    assert.equal(await urgent, undefined, 'released when the last key was taken, with no add to wake it');
-    q.done('a');
-    assert.equal(await q.getUrgent(), undefined);
-  });
-
   it('after shutdown an urgent add is refused like any other', async () => {
     const { q } = newQueue();
     q.shutDown();

@@ -37,7 +37,6 @@ function rig(
     clock?: FakeClock;
     onWork?: () => void;
     mayRun?: () => boolean;
-    urgentCount?: number;
   } = {},
 ): Rig {
   const clock = opts.clock ?? new FakeClock(1_000_000);
@@ -56,7 +55,6 @@ function rig(
       return await reconcile(key, calls.filter((k) => k === key).length);
     },
     count: opts.count ?? 2,
-    ...(opts.urgentCount !== undefined ? { urgentCount: opts.urgentCount } : {}),
     metrics,
     log,
     ...(opts.onWork ? { onWork: opts.onWork } : {}),
@@ -257,44 +255,6 @@ describe('Workers', () => {
     assert.equal(count?.value, 2);
   });
 
-  it('a worker kept for urgent keys runs one while every other worker is held, and never takes a plain key', async () => {
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((res) => (release = res));
-    const r = rig(
-      async (key) => {
-        if (key.startsWith('ns/busy')) await held;
-      },
-      { count: 1, urgentCount: 1 },
-    );
-    r.workers.add('ns/busy-1');
-    await until(() => r.calls.length === 1, 'the plain worker held');
-    r.workers.add('ns/busy-2'); // plain: waits for the held worker, not taken by the urgent one
-    r.workers.add('ns/failed', true);
-    await until(() => r.calls.includes('ns/failed'), 'the urgent key run beside the held pass');
-    assert.deepEqual(r.calls, ['ns/busy-1', 'ns/failed']);
-    release();
-    await until(() => r.calls.length === 3, 'the plain key run once the plain worker is free');
-    assert.deepEqual(r.calls, ['ns/busy-1', 'ns/failed', 'ns/busy-2']);
-  });
-
-  it('without a worker kept for urgent keys, an urgent key waits for the held one', async () => {
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((res) => (release = res));
-    const r = rig(
-      async (key) => {
-        if (key === 'ns/busy') await held;
-      },
-      { count: 1 },
-    );
-    r.workers.add('ns/busy');
-    await until(() => r.calls.length === 1, 'the only worker held');
-    r.workers.add('ns/failed', true);
-    // A waiting worker would have been handed the key within add(): it is still queued.
-    assert.equal(r.queue.len(), 1, 'no worker free for it');
-    release();
-    await until(() => r.calls.length === 2, 'the urgent key run after');
-  });
-
   it('mayRun is asked when a key is taken: refused, the pass does not run, the key stays queued and the workers stop', async () => {
     let may = true;
     const asked: string[] = [];
@@ -366,13 +326,5 @@ describe('Workers', () => {
     release();
     await done;
     assert.deepEqual(r.calls, ['ns/a'], 'nothing new after shutDown');
-  });
-
-  it('shutDown also ends a worker kept for urgent keys, which no plain key wakes', async () => {
-    const r = rig(() => ({}), { count: 1, urgentCount: 1 });
-    r.workers.add('ns/a');
-    await until(() => r.calls.length === 1, 'the plain key run');
-    await r.workers.shutDown();
-    assert.deepEqual(r.calls, ['ns/a']);
   });
 });
