@@ -110,7 +110,7 @@ function saidStuck(pass: Judged, out: Plan, stuck: readonly Stuck[], from: strin
   const names = stuck.map((s) => s.pod.name);
   const who = pass.tracked.rollout?.restored ? 'Reverted by a person or tool' : 'Reverted';
   const be = names.length === 1 ? 'is' : 'are';
-  out.messageSuffix += ` ${who} to ${fmtRev(pass.tracked.rollout?.toRevision)}, but ${names.join(', ')} ${be} still on ${from} and not Ready: under OrderedReady the StatefulSet controller will not replace ${names.length === 1 ? 'it' : 'them'}; kubectl delete pod ${names.join(' ')} -n ${pass.obs.target.namespace} finishes the rollback.`;
+  out.messageSuffix += ` ${who} to ${fmtRev(pass.tracked.rollout?.toRevision)}, but ${names.join(', ')} ${be} still on ${from} and not Ready: under OrderedReady the ${pass.obs.target.kind} controller will not replace ${names.length === 1 ? 'it' : 'them'}; kubectl delete pod ${names.join(' ')} -n ${pass.obs.target.namespace} finishes the rollback.`;
   return out;
 }
 
@@ -129,6 +129,6 @@ function evict(pass: Judged, out: Plan, record: ForcedRollback, next: Stuck, fro
   const evictions = [...record.evictions.filter((e) => e.uid !== uid), entry].slice(-EVICTIONS_CAP);
   out.forcedRollback = { forHash: record.forHash, evictions };
   out.action = { kind: 'Evict', pod: pod.name, uid, forHash: record.forHash };
-  out.messageSuffix += ` Forced rollback: evicting ${pod.name}, not Ready on the undone ${from}: under OrderedReady the StatefulSet controller does not replace it.`;
+  out.messageSuffix += ` Forced rollback: evicting ${pod.name}, not Ready on the undone ${from}: under OrderedReady the ${pass.obs.target.kind} controller does not replace it.`;
   return out;
 }
