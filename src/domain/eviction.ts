@@ -2,7 +2,7 @@
  * The outcome of a forced-rollback eviction (decide/forcedRollback.ts plans it), recorded in the guard's
  * status and announced: the pod named, and why the guard evicted it.
  */
-import type { GuardStatus, PlannedEvent } from '../api/types.js';
+import type { GuardStatus, PlannedEvent, TargetKind } from '../api/types.js';
 import type { Eviction } from '../api/forcedRollback.js';
 import { EventAction, Reason } from '../api/reasons.js';
 import { fmtDuration, truncate } from './messages.js';
@@ -16,13 +16,17 @@ export type EvictionOutcome =
   /** 404, or a UID precondition that no longer holds: the pod is gone or is another pod now. */
   | { kind: 'Gone' };
 
-/** The status after eviction `pod`/`uid` (recorded as Requested) came back with `outcome`, and its Event. */
+/**
+ * The status after eviction `pod`/`uid` (recorded as Requested) came back with `outcome`, and its Event;
+ * `kind` is the target's, whose controller the Event says does not replace the pod.
+ */
 export function recordEviction(
   status: Readonly<GuardStatus>,
   pod: string,
   uid: string,
   outcome: EvictionOutcome,
   now: number,
+  kind: TargetKind,
 ): { status: GuardStatus; events: PlannedEvent[]; retryAfterMs?: number } {
   const record = status.forcedRollback;
   const entry = record?.evictions.find((e) => e.uid === uid);
@@ -37,7 +41,7 @@ export function recordEviction(
   };
   if (outcome.kind === 'Gone') return { status: next, events: [] };
   if (outcome.kind === 'Evicted') {
-    const note = `Evicted ${pod}: it was not Ready on the undone revision, and under OrderedReady the StatefulSet controller does not replace a pod that never became Ready after a revert; it recreates it on the restored revision`;
+    const note = `Evicted ${pod}: it was not Ready on the undone revision, and under OrderedReady the ${kind} controller does not replace a pod that never became Ready after a revert; it recreates it on the restored revision`;
     return { status: next, events: [{ type: 'Normal', reason: Reason.PodEvicted, action: EventAction.Evict, onTarget: true, note }] };
   }
   const wait = retryAt(done) - now;

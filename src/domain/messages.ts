@@ -178,7 +178,7 @@ export function undoCommands(
   const undo = `kubectl rollout undo ${target.kind.toLowerCase()}/${target.name} ${ns}${to}`;
   const pods = stuck.map((b) => b.pod).filter((p): p is string => p !== undefined);
   if (pods.length === 0) return undo;
-  return `${undo}, then kubectl delete pod ${pods.join(' ')} ${ns} (the StatefulSet controller does not replace a pod that never became Ready, even after the revert)`;
+  return `${undo}, then kubectl delete pod ${pods.join(' ')} ${ns} (the ${target.kind} controller does not replace a pod that never became Ready, even after the revert)`;
 }
 
 /** One sentence on why a rollout does not complete. */

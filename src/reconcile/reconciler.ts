@@ -319,7 +319,7 @@ export class Reconciler {
     const outcome = await targetWrite(() => this.ports.evict!(memory.namespace, action.pod, action.uid), `eviction of ${action.pod}`);
     log.info({ pod: action.pod, uid: action.uid, outcome: outcome.kind }, 'forced rollback: eviction');
     const intent = afterIntent.status ?? decision.status;
-    const r = recordEviction(intent, action.pod, action.uid, outcome, this.clock.now());
+    const r = recordEviction(intent, action.pod, action.uid, outcome, this.clock.now(), d.spec.targetRef.kind);
     const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
     const done = await this.write(memory, afterIntent, status);
     this.announce(d, (done ?? afterIntent).status);

@@ -29,6 +29,7 @@ interface GuardObj {
     desired?: number;
     updated?: number;
     ready?: number;
+    currentRevision?: { revision?: number };
     generations?: Array<{ revision?: number; hash: string; nodes: number; ready: number; images: string[] }>;
     blockedNodes?: Array<{ node: string; reason: string; message: string; revision?: number }>;
     blockedNodeCount?: number;
@@ -260,10 +261,15 @@ describe('operator end to end', { concurrency: true }, () => {
         tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoExecute' }],
       }),
     );
-    await waitFor(async () => (await getGuard(n)).status?.desired === 3 && (await getGuard(n)).status?.state === 'Healthy', {
-      timeoutMs: 60_000,
-      describe: 'back to 3 with the toleration',
-    });
+    // One read per check, and on the tolerating revision: between the two taint commands the node has
+    // no taint, and revision 1 is briefly on 3 nodes and Healthy too.
+    await waitFor(
+      async () => {
+        const s = (await getGuard(n)).status;
+        return s?.desired === 3 && s.state === 'Healthy' && s.currentRevision?.revision === 2;
+      },
+      { timeoutMs: 60_000, describe: 'back to 3 on revision 2, with the toleration' },
+    );
     await apply(decoderDaemonSet({ name: 'decoder', ns: n, pool: pool.name, image: 'registry.local/decoder:2' }));
     const g = await waitState(n, 'Stalled', 40_000);
     assert.equal(g.status?.cause, 'TargetShrank');

@@ -17,14 +17,14 @@ import {
   waitFor,
   type NodePool,
 } from '../support/cluster.js';
+import { GuardReader } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
 
 interface GuardObj {
   status?: {
     state?: string;
-    owner?: string;
     blockedNodeCount?: number;
-    blockedNodes?: Array<{ node: string; cause?: string }>;
+    blockedNodes?: Array<{ node: string }>;
     rollout?: {
       lastProgressAt: string;
       startedAt: string;
@@ -52,13 +52,9 @@ const waitState = (n: string, state: string, timeoutMs = 60_000): Promise<GuardO
     { timeoutMs, describe: `state ${state}` },
   );
 
-async function reasons(n: string, kind: string): Promise<string[]> {
-  const list = await kubectlJson<{ items: Array<{ reason: string }> }>(
-    ['get', 'events', `--field-selector=involvedObject.kind=${kind},involvedObject.name=decoder`],
-    { ns: n },
-  );
-  return list.items.map((e) => e.reason);
-}
+const read = new GuardReader();
+/** The reasons of the Events about `kind` `n/decoder`. */
+const reasons = (n: string, kind: string): Promise<string[]> => read.reasons(n, kind);
 
 describe('operator restarts', { concurrency: true }, () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -219,10 +215,7 @@ describe('operator restarts', { concurrency: true }, () => {
     assert.equal(g.status?.rollout?.unavailableAtStartUnlisted, SICK - 20, 'the 2 it only counted');
     assert.equal(g.status?.undoSkipped?.reason, 'UnavailableAtStartUnlisted', JSON.stringify(g.status?.undoSkipped));
     assert.match(g.status?.undoSkipped?.message ?? '', /more than the guard recorded/);
-    const image = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'ds', 'decoder'], {
-      ns: nsD,
-    });
-    assert.equal(image.spec.template.spec.containers[0]!.image, 'registry.local/decoder-sickon1:2', 'not undone');
+    assert.equal(await read.image(nsD), 'registry.local/decoder-sickon1:2', 'not undone');
     await waitFor(async () => (await reasons(nsD, 'RolloutGuard')).includes('UndoSkipped'), {
       timeoutMs: 30_000,
       describe: 'an UndoSkipped Event',

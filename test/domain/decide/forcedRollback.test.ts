@@ -147,7 +147,7 @@ describe('the forced rollback of a StatefulSet', () => {
       extra: [{ obs: world, at: UNDONE + sec(5) }],
     });
     // The eviction's outcome, as reconcile records it, stands between the two passes.
-    const evicted = recordEviction(ds[3]!.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2));
+    const evicted = recordEviction(ds[3]!.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2), 'StatefulSet');
     const again = run([{ obs: world, at: UNDONE + sec(5) }], {
       initial: evicted.status,
       policy: policy({ onStall: { action: 'Undo' } }),
@@ -169,6 +169,7 @@ describe('the forced rollback of a StatefulSet', () => {
       'uid-2',
       { kind: 'Refused', detail: "Cannot evict pod as it would violate the pod's disruption budget." },
       refusedAt,
+      'StatefulSet',
     );
     assert.deepEqual(
       refused.events.map((e) => e.reason),
@@ -194,7 +195,7 @@ describe('the forced rollback of a StatefulSet', () => {
   it('a pod recreated under the same name (another UID) is a new pod: the old record does not hold it back', () => {
     const world = undone([onA(0), onA(1), stuck()]);
     const first = timeline(world)[3]!;
-    const evicted = recordEviction(first.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2));
+    const evicted = recordEviction(first.status, 'store-2', 'uid-2', { kind: 'Evicted' }, UNDONE + sec(2), 'StatefulSet');
     // Its replacement on the undone revision (a person re-applied it, say) is not Ready either.
     const replacement = stuck();
     replacement.pods[0]!.uid = 'uid-2b';
@@ -222,7 +223,14 @@ describe('the forced rollback of a StatefulSet', () => {
     };
     const schema = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!.status!.properties!.forcedRollback!;
     const record = timeline(undone([onA(0), onA(1), stuck()]))[3]!.status.forcedRollback!;
-    const refused = recordEviction({ forcedRollback: record }, 'store-2', 'uid-2', { kind: 'Refused', detail: 'no room' }, UNDONE);
+    const refused = recordEviction(
+      { forcedRollback: record },
+      'store-2',
+      'uid-2',
+      { kind: 'Refused', detail: 'no room' },
+      UNDONE,
+      'StatefulSet',
+    );
     const full = refused.status.forcedRollback!;
     assert.deepEqual(
       Object.keys(full).filter((k) => !(k in schema.properties!)),
