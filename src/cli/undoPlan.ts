@@ -128,10 +128,10 @@ export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number;
  */
 export function afterUndo(obs: Extract<Observation, { kind: 'Target' }>, fromHash: string, spec: Readonly<GuardSpec>): string | undefined {
   if (!obs.target.waitsOnUnreadyPods) return undefined;
-  const stuck = stuckOn(obs.nodes, fromHash).map((s) => s.pod.name);
+  const stuck = stuckOn(obs.nodes, [fromHash]).map((s) => s.pod.name);
   if (stuck.length === 0) return undefined;
   const pods = stuck.join(', ');
   if (spec.onStall.action === 'Undo' && spec.onStall.forcedRollback)
-    return `then the operator evicts ${pods}, one at a time (not Ready on the undone revision: under OrderedReady the StatefulSet controller does not replace ${stuck.length === 1 ? 'it' : 'them'})`;
-  return `then ${pods} must go by hand: kubectl delete pod ${stuck.join(' ')} -n ${obs.target.namespace} (under OrderedReady the StatefulSet controller does not replace ${stuck.length === 1 ? 'it' : 'them'}, and this guard does not evict: its onStall.action is not Undo, or forcedRollback is off)`;
+    return `then the operator evicts ${pods}, one at a time (not Ready on the undone revision: under OrderedReady the ${obs.target.kind} controller does not replace ${stuck.length === 1 ? 'it' : 'them'})`;
+  return `then ${pods} must go by hand: kubectl delete pod ${stuck.join(' ')} -n ${obs.target.namespace} (under OrderedReady the ${obs.target.kind} controller does not replace ${stuck.length === 1 ? 'it' : 'them'}, and this guard does not evict: its onStall.action is not Undo, or forcedRollback is off)`;
 }

@@ -5,7 +5,8 @@
  * PodScheduled condition); this module maps them onto a few classes with one remedy each.
  */
 import type { SlimPod } from '../api/objects.js';
-import type { BlockedNode, CauseClass, EmptyNode } from '../api/types.js';
+import type { BlockedNode, CauseClass, EmptyNode, TargetKind } from '../api/types.js';
+import { wordsOf, type KindWords } from './kindWords.js';
 import type { PodView } from './observation.js';
 
 const IMAGE_PULL = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'ErrImageNeverPull']);
@@ -140,31 +141,38 @@ export function dominantCause(blocked: readonly BlockedNode[], empty: readonly E
   return dominantOf([...blocked, ...empty].map((x) => ({ cause: classifyReason(x.reason, x.message) })));
 }
 
-/** Where a user looks to confirm each cause: named in the status message. */
-export const CAUSE_HINT: Record<CauseClass, string> = {
-  ImagePullFailure: 'the pod cannot pull its image (kubectl get pods: STATUS ImagePullBackOff)',
-  InsufficientResources: 'the node cannot supply the requested resources (pod Pending, PodScheduled=False Unschedulable)',
-  Unschedulable: 'the scheduler cannot place the pod (pod Pending, PodScheduled=False Unschedulable)',
-  CrashLoop: 'the new container keeps crashing (kubectl get pods: STATUS CrashLoopBackOff, RESTARTS growing)',
-  OOMKilled:
+/**
+ * Where a user looks to confirm each cause, in the words of the target's kind: named in the status
+ * message.
+ */
+export function causeHint(cause: CauseClass, kind: TargetKind): string {
+  return CAUSE_HINTS[cause]({ ...wordsOf(kind), kind });
+}
+
+const CAUSE_HINTS: Record<CauseClass, (w: KindWords & { kind: TargetKind }) => string> = {
+  ImagePullFailure: () => 'the pod cannot pull its image (kubectl get pods: STATUS ImagePullBackOff)',
+  InsufficientResources: () => 'the node cannot supply the requested resources (pod Pending, PodScheduled=False Unschedulable)',
+  Unschedulable: () => 'the scheduler cannot place the pod (pod Pending, PodScheduled=False Unschedulable)',
+  CrashLoop: () => 'the new container keeps crashing (kubectl get pods: STATUS CrashLoopBackOff, RESTARTS growing)',
+  OOMKilled: () =>
     'the new container is killed for exceeding its memory limit (kubectl describe pod: Last State Terminated, Reason OOMKilled): raise the limit or fix the leak',
-  NotReady: 'the new pod runs but never becomes ready (kubectl get pods: READY 0/1)',
-  TargetShrank: "nodes left the DaemonSet's targets (kubectl get ds: DESIRED dropped)",
-  NoNodesMatched: 'no node matches the DaemonSet (kubectl get ds: DESIRED 0)',
-  NodeNotReady: 'a node is not Ready (kubectl get nodes: STATUS NotReady or Unknown)',
-  NodePressure: 'a node reports pressure (kubectl describe node: MemoryPressure/DiskPressure/PIDPressure True)',
-  PodTerminating: 'the old pod has not gone away (kubectl get pods: STATUS Terminating)',
-  ControllerNotObserving:
-    'the DaemonSet controller has not observed the new spec (kubectl get ds -o yaml: status.observedGeneration below metadata.generation)',
-  ControllerNotActing: 'nodes still run the old revision and no node is blocked (kubectl get ds: UP-TO-DATE below DESIRED, no failing pod)',
-  SchedulerNotActing: 'the new pod was never scheduled (kubectl get pods: Pending, no PodScheduled condition)',
-  MinReadySeconds: 'the new pod is ready and waits out minReadySeconds (kubectl get ds: READY above AVAILABLE)',
-  AdmissionRefused: 'admission refuses the new pod (kubectl describe ds: Warning FailedCreate ... is forbidden)',
-  QuotaExceeded:
-    'a ResourceQuota refuses the new pod (kubectl describe ds: Warning FailedCreate ... exceeded quota; kubectl describe quota)',
-  VolumeMountFailure: 'a volume of the new pod does not mount (kubectl describe pod: Warning FailedMount, STATUS ContainerCreating)',
-  VolumeClaimUnavailable:
+  NotReady: () => 'the new pod runs but never becomes ready (kubectl get pods: READY 0/1)',
+  TargetShrank: (w) => `${w.unit}s left the ${w.kind}'s targets (${w.fewerTargeted})`,
+  NoNodesMatched: (w) => `no node matches the ${w.kind} (${w.noneTargeted})`,
+  NodeNotReady: () => 'a node is not Ready (kubectl get nodes: STATUS NotReady or Unknown)',
+  NodePressure: () => 'a node reports pressure (kubectl describe node: MemoryPressure/DiskPressure/PIDPressure True)',
+  PodTerminating: () => 'the old pod has not gone away (kubectl get pods: STATUS Terminating)',
+  ControllerNotObserving: (w) =>
+    `the ${w.kind} controller has not observed the new spec (kubectl get ${w.short} -o yaml: status.observedGeneration below metadata.generation)`,
+  ControllerNotActing: (w) => `${w.unit}s still run the old revision and no ${w.unit} is blocked (${w.notUpdated}, no failing pod)`,
+  SchedulerNotActing: () => 'the new pod was never scheduled (kubectl get pods: Pending, no PodScheduled condition)',
+  MinReadySeconds: (w) => `the new pod is ready and waits out minReadySeconds (${w.readyNotAvailable})`,
+  AdmissionRefused: (w) => `admission refuses the new pod (kubectl describe ${w.short}: Warning FailedCreate ... is forbidden)`,
+  QuotaExceeded: (w) =>
+    `a ResourceQuota refuses the new pod (kubectl describe ${w.short}: Warning FailedCreate ... exceeded quota; kubectl describe quota)`,
+  VolumeMountFailure: () => 'a volume of the new pod does not mount (kubectl describe pod: Warning FailedMount, STATUS ContainerCreating)',
+  VolumeClaimUnavailable: () =>
     'a PersistentVolumeClaim of the pod is not bound, lost or being deleted (kubectl get pvc; kubectl describe pvc NAME)',
-  SandboxFailure: 'the node cannot create the pod sandbox or its network (kubectl describe pod: Warning FailedCreatePodSandBox)',
-  Unknown: 'the rollout is not moving (kubectl get ds: UP-TO-DATE/AVAILABLE below DESIRED)',
+  SandboxFailure: () => 'the node cannot create the pod sandbox or its network (kubectl describe pod: Warning FailedCreatePodSandBox)',
+  Unknown: (w) => `the rollout is not moving (${w.notAvailable})`,
 };

@@ -2,21 +2,23 @@
  * Human sentences for `status.message`, condition messages and Event notes. Each names the nodes, the
  * revisions and the kubectl column that shows the problem, so the reader can check it without us.
  */
-import { CAUSE_HINT } from './causes.js';
+import { causeHint } from './causes.js';
+import { wordsOf } from './kindWords.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef, TargetKind } from '../api/types.js';
 import type { TargetView } from './observation.js';
+import type { Held, HeldOn } from './decide/pass.js';
 
 /**
  * `n` of a target's units as sentences count them: a DaemonSet's nodes, a StatefulSet's pods (one per
  * ordinal). "3 nodes", "1 pod".
  */
 export function units(kind: TargetKind, n: number): string {
-  return `${n} ${kind === 'DaemonSet' ? 'node' : 'pod'}${n === 1 ? '' : 's'}`;
+  return `${n} ${wordsOf(kind).unit}${n === 1 ? '' : 's'}`;
 }
 
 /** The unit word alone: "node(s)" or "pod(s)". */
 export function unitWord(kind: TargetKind, plural = true): string {
-  return `${kind === 'DaemonSet' ? 'node' : 'pod'}${plural ? 's' : ''}`;
+  return `${wordsOf(kind).unit}${plural ? 's' : ''}`;
 }
 
 /**
@@ -74,8 +76,7 @@ export function describeGenerations(gens: readonly GenerationStatus[], kind: Tar
 
 /** The kubectl get columns of the target as a user sees them. */
 export function dsColumns(target: TargetView): string {
-  if (target.kind === 'StatefulSet') return `kubectl get sts shows READY ${target.ready}/${target.desired}`;
-  return `kubectl get ds shows DESIRED ${target.desired}, READY ${target.ready}, UP-TO-DATE ${target.updated}, AVAILABLE ${target.available}`;
+  return wordsOf(target.kind).columns(target);
 }
 
 /**
@@ -92,15 +93,18 @@ export function attributionSentence(args: {
   /** The rollout is the guard's own undo converging: it is never undone in turn. */
   rollback?: boolean;
   /** The pods of another revision the controller waits on (Attribution.held). */
-  held?: { pods: readonly BlockedNode[]; undone: boolean };
+  held?: Readonly<Held>;
 }): string {
   const held = args.held?.pods ?? [];
   if (held.length > 0 && args.blocked.length + args.empty.length === 0) {
     const one = held.length === 1;
     const names = list(held.map((x) => x.node));
-    if (args.held?.undone)
+    const pods = held.map((x) => x.pod ?? x.node).join(' ');
+    if (args.held?.on === 'superseded')
+      return `${names} ${one ? 'is' : 'are'} left not Ready on a revision this rollout superseded, and under OrderedReady the ${args.target.kind} controller waits for ${one ? 'it' : 'them'} and never replaces ${one ? 'it' : 'them'}: the new revision has not been tried yet. Deleting ${one ? 'it' : 'them'} lets the rollout go on (kubectl delete pod ${pods} -n ${args.target.namespace}); an undo would not help while ${one ? 'it stays' : 'they stay'}.`;
+    if (args.held?.on === 'undone')
       return `${names} never became Ready on the undone revision, and under OrderedReady the ${args.target.kind} controller does not replace a pod that is not Ready: the rollback waits for ${one ? 'it' : 'them'} until ${one ? 'it is' : 'they are'} deleted.`;
-    return `${names} ${one ? 'was' : 'were'} not Ready on the revision ${one ? 'it' : 'they'} ran before the rollout reached ${one ? 'it' : 'them'}, and under OrderedReady the ${args.target.kind} controller updates nothing until ${one ? 'it is' : 'they are'} Ready: the new revision is not what holds the rollout, and an undo would not help (kubectl describe pod ${held.map((x) => x.pod ?? x.node).join(' ')}).`;
+    return `${names} ${one ? 'was' : 'were'} not Ready on the revision ${one ? 'it' : 'they'} ran before the rollout reached ${one ? 'it' : 'them'}, and under OrderedReady the ${args.target.kind} controller updates nothing until ${one ? 'it is' : 'they are'} Ready: the new revision is not what holds the rollout, and an undo would not help (kubectl describe pod ${pods}).`;
   }
   const mine = [...args.blocked, ...args.empty].filter((x) => x.owner === args.owner);
   const names = list(mine.map((x) => x.node));
@@ -181,6 +185,13 @@ export function undoCommands(
   return `${undo}, then kubectl delete pod ${pods.join(' ')} ${ns} (the ${target.kind} controller does not replace a pod that never became Ready, even after the revert)`;
 }
 
+/** Where the pods a controller waits on were left, as the stall sentence says it. */
+const HELD_WHERE: Record<HeldOn, string> = {
+  undone: 'left on the undone revision',
+  superseded: 'left on a superseded revision',
+  before: 'not Ready on the revision before',
+};
+
 /** One sentence on why a rollout does not complete. */
 export function stallSentence(args: {
   verb: string;
@@ -191,7 +202,7 @@ export function stallSentence(args: {
   /** The API server's refusal of the new pods when no node shows it (see attribute.ts). */
   refusal?: string;
   /** The pods of another revision the controller waits on (Attribution.held). */
-  held?: { pods: readonly BlockedNode[]; undone: boolean };
+  held?: Readonly<Held>;
   idleMs: number;
   blocked: readonly BlockedNode[];
   empty: readonly EmptyNode[];
@@ -203,17 +214,17 @@ export function stallSentence(args: {
   const head = `Rollout to ${fmtRev(args.to)} ${args.verb} for ${fmtDuration(args.idleMs)}`;
   let why: string;
   if (args.cause === 'TargetShrank' || args.cause === 'NoNodesMatched') {
-    why = `DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}`;
+    why = `${wordsOf(args.target.kind).desired} dropped from ${args.desiredAtStart} to ${args.target.desired}`;
     if (args.left.length > 0) why += `: ${describeLeft(args.left)} left the targets`;
     if (args.blocked.length + args.empty.length > 0) why += `; ${describeBlocked(args.blocked, args.empty)}`;
   } else if (args.blocked.length + args.empty.length > 0) {
     why = describeBlocked(args.blocked, args.empty);
     // Dead nodes leave the targets too (unreachable:NoSchedule): the drop is said, after what blocks.
     if (args.left.length > 0 && args.target.desired < args.desiredAtStart)
-      why += `; DESIRED dropped from ${args.desiredAtStart} to ${args.target.desired}: ${describeLeft(args.left)} left the targets`;
+      why += `; ${wordsOf(args.target.kind).desired} dropped from ${args.desiredAtStart} to ${args.target.desired}: ${describeLeft(args.left)} left the targets`;
   } else if (args.held?.pods.length) {
     const them = args.held.pods.length === 1 ? 'it' : 'them';
-    const where = args.held.undone ? 'left on the undone revision' : 'not Ready on the revision before';
+    const where = HELD_WHERE[args.held.on];
     why = `the ${args.target.kind} controller waits for ${describeBlocked(args.held.pods, [])}, ${where}, to become Ready before it replaces ${them}`;
   } else if (args.refusal) {
     why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller cannot create the new pods: ${args.refusal}`;
@@ -221,7 +232,7 @@ export function stallSentence(args: {
     why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller reports no progress`;
   }
   const split = args.gens.length > 1 ? `; ${describeGenerations(args.gens, args.target.kind)}` : '';
-  const base = `${head}: ${why}${split}. Cause ${args.cause}: ${CAUSE_HINT[args.cause]}; ${dsColumns(args.target)}.`;
+  const base = `${head}: ${why}${split}. Cause ${args.cause}: ${causeHint(args.cause, args.target.kind)}; ${dsColumns(args.target)}.`;
   if (!args.owner) return base;
   return `${base} ${attributionSentence({ owner: args.owner, cause: args.cause, blocked: args.blocked, empty: args.empty, target: args.target, left: args.left, rollback: args.rollback === true, ...(args.held ? { held: args.held } : {}) })}`;
 }

@@ -11,6 +11,7 @@ import { UNDO_OPT_OUT_ANNOTATION } from '../api/names.js';
 import { setCondition } from './conditions.js';
 import type { PlannedAction } from './decision.js';
 import { fmtRev, truncate } from './messages.js';
+import { wordsOf } from './kindWords.js';
 import { EventAction, Reason } from '../api/reasons.js';
 import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent, type TargetKind } from '../api/types.js';
 
@@ -80,13 +81,15 @@ export type UndoOutcome =
 export type DryRunOutcome = { kind: 'Accepted' } | { kind: 'Rejected'; detail: string };
 
 /**
- * Folds an undo outcome into the status written after acting, and returns the Events that go with it.
+ * Folds an undo outcome into the status written after acting, and returns the Events that go with it;
+ * `kind` is the target's, whose words the Events use.
  */
 export function recordUndoOutcome(
   status: Readonly<GuardStatus>,
   outcome: UndoOutcome,
   now: number,
   generation: number,
+  kind: TargetKind = 'DaemonSet',
 ): { status: GuardStatus; events: PlannedEvent[] } {
   const u = status.lastUndo;
   if (!u) return { status: { ...status }, events: [] };
@@ -107,7 +110,7 @@ export function recordUndoOutcome(
         reason: Reason.UndoStarted,
         action: EventAction.Undo,
         onTarget: true,
-        note: `Undo: ${how} ${target} in place of stalled ${broken}; waiting for every node to run it`,
+        note: `Undo: ${how} ${target} in place of stalled ${broken}; waiting for every ${wordsOf(kind).unit} to run it`,
       });
       break;
     }
@@ -116,7 +119,7 @@ export function recordUndoOutcome(
     case 'OptedOut': {
       const why =
         outcome.kind === 'OptedOut'
-          ? `the DaemonSet is now annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled`
+          ? `the ${kind} is now annotated ${UNDO_OPT_OUT_ANNOTATION}=disabled`
           : outcome.kind === 'NotUndone'
             ? outcome.detail
             : `the template changed since the stall was detected (${outcome.detail}); a person or tool is acting`;

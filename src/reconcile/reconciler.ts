@@ -304,7 +304,7 @@ export class Reconciler {
     this.metrics.undos.inc({ outcome: outcome.kind });
     log.info({ outcome: outcome.kind, detail: 'detail' in outcome ? outcome.detail : undefined }, 'undo: outcome');
     const intent = afterIntent.status ?? decision.status;
-    const r = recordUndoOutcome(intent, outcome, this.clock.now(), d.guard.metadata.generation ?? 0);
+    const r = recordUndoOutcome(intent, outcome, this.clock.now(), d.guard.metadata.generation ?? 0, d.spec.targetRef.kind);
     this.metrics.setUndoResult(namespace, d.guard.metadata.name, d.spec.targetRef, r.status.lastUndo?.result);
     const status = memory.announcements.attach(intent, r.status, r.events, this.clock.now());
     const done = await this.write(memory, afterIntent, status);

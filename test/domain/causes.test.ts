@@ -3,8 +3,9 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CAUSE_HINT, classifyReason, dominantCause, failuresFirst, podBlockReason, podNewlyFailing } from '../../src/domain/causes.js';
-import type { BlockedNode, CauseClass, EmptyNode } from '../../src/api/types.js';
+import { causeHint, classifyReason, dominantCause, failuresFirst, podBlockReason, podNewlyFailing } from '../../src/domain/causes.js';
+import { TARGET_KINDS, type BlockedNode, type CauseClass, type EmptyNode } from '../../src/api/types.js';
+import { DAEMONSET_WORDS } from '../support/kindWords.js';
 import type { PodView } from '../../src/domain/observation.js';
 import { HASH, pod } from '../support/fixtures.js';
 
@@ -137,19 +138,46 @@ describe('dominantCause', () => {
   for (const tc of cases) it(tc.name, () => assert.equal(dominantCause(tc.blocked, tc.empty), tc.want));
 });
 
-describe('CAUSE_HINT', () => {
-  it('every cause class names where to look', () => {
-    const classes: CauseClass[] = [
-      'ImagePullFailure',
-      'InsufficientResources',
-      'Unschedulable',
-      'CrashLoop',
-      'NotReady',
-      'TargetShrank',
-      'NoNodesMatched',
-      'Unknown',
-    ];
-    for (const c of classes) assert.match(CAUSE_HINT[c], /kubectl|PodScheduled/, c);
+describe('causeHint', () => {
+  // Every cause class, as a record so that tsc lists a class added to CauseClass here.
+  const CLASSES: Record<CauseClass, true> = {
+    ImagePullFailure: true,
+    InsufficientResources: true,
+    Unschedulable: true,
+    CrashLoop: true,
+    OOMKilled: true,
+    NotReady: true,
+    TargetShrank: true,
+    NoNodesMatched: true,
+    NodeNotReady: true,
+    NodePressure: true,
+    PodTerminating: true,
+    ControllerNotObserving: true,
+    ControllerNotActing: true,
+    SchedulerNotActing: true,
+    MinReadySeconds: true,
+    AdmissionRefused: true,
+    QuotaExceeded: true,
+    VolumeMountFailure: true,
+    VolumeClaimUnavailable: true,
+    SandboxFailure: true,
+    Unknown: true,
+  };
+  const classes = Object.keys(CLASSES) as CauseClass[];
+
+  it('every cause class names where to look, for each kind', () => {
+    for (const kind of TARGET_KINDS) for (const c of classes) assert.match(causeHint(c, kind), /kubectl|PodScheduled/, `${kind} ${c}`);
+  });
+
+  it("a StatefulSet's hints name the StatefulSet and kubectl … sts, never a DaemonSet's words", () => {
+    for (const c of classes) assert.doesNotMatch(causeHint(c, 'StatefulSet'), DAEMONSET_WORDS, c);
+    assert.match(causeHint('ControllerNotObserving', 'StatefulSet'), /the StatefulSet controller .*kubectl get sts -o yaml/);
+    assert.match(causeHint('AdmissionRefused', 'StatefulSet'), /kubectl describe sts: Warning FailedCreate/);
+  });
+
+  it("a DaemonSet's hints keep its columns", () => {
+    assert.match(causeHint('ControllerNotActing', 'DaemonSet'), /kubectl get ds: UP-TO-DATE below DESIRED/);
+    assert.match(causeHint('MinReadySeconds', 'DaemonSet'), /kubectl get ds: READY above AVAILABLE/);
   });
 });
 

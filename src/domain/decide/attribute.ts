@@ -22,7 +22,7 @@ import type { Split } from '../split.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, LeftNode, RolloutStatus } from '../../api/types.js';
 import type { NodeView, WarningView } from '../observation.js';
 import { comparisonOf, type Comparison } from '../compare.js';
-import type { Attribution, TargetObservation, Tracking } from './pass.js';
+import type { Attribution, Held, TargetObservation, Tracking } from './pass.js';
 import { parseTime as parse } from './timing.js';
 import { attributeBlocked, attributeEmpty, byAdmission, knockedOut, nodeFault, type NodeContext } from '../nodeAttribution.js';
 import { explainNoPod } from '../warnings.js';
@@ -47,8 +47,8 @@ export interface AttributionInput {
   volumeChanged?: (name: string) => boolean | undefined;
   /** What is compared with the previous revision (compare.ts); absent when nothing is known of it. */
   comparison?: Comparison;
-  /** The controller waits on unready pods (see Attribution.held): the rollout's target and, after a return, the undone revision. */
-  heldBy?: { target: string; undone?: string };
+  /** The controller waits on unready pods (see Attribution.held): the revisions that says apart. */
+  heldBy?: HeldBy;
 }
 
 /** Owners in the order their evidence decides the rollout's owner. */
@@ -227,13 +227,13 @@ function rolloutOwner(input: AttributionInput, result: Attribution, all: Readonl
       Object.assign(result, { compareAdmission: '', compareWith: input.comparison.previous });
     return result;
   }
-  const held = input.heldBy ? heldPods(input, input.heldBy, now) : [];
-  if (held.length > 0 && input.heldBy) {
+  const held = input.heldBy ? heldPods(input, input.heldBy, now) : undefined;
+  if (held) {
     // Not the control plane: the controller does what it is built to do, wait for the pod to be Ready.
-    const owner = OWNER_ORDER.find((o) => held.some((h) => h.owner === o)) ?? 'Unknown';
-    result.held = { pods: held, undone: input.heldBy.undone !== undefined };
+    const owner = OWNER_ORDER.find((o) => held.pods.some((h) => h.owner === o)) ?? 'Unknown';
+    result.held = held;
     result.owner = owner;
-    result.cause = dominantOf(held.filter((h) => h.owner === owner));
+    result.cause = dominantOf(held.pods.filter((h) => h.owner === owner));
     return result;
   }
   result.owner = 'ControlPlane';
@@ -242,23 +242,45 @@ function rolloutOwner(input: AttributionInput, result: Attribution, all: Readonl
 }
 
 /**
- * The pods not on the rollout's target that are not Ready and not going, each attributed as a blocked pod
- * is; those of the undone revision, when there is one. A pod failing on the revision it ran before the
- * rollout reached it does not blame the new revision: its own node, as a DaemonSet's node where the old
- * pod already failed.
+ * The revisions a controller that waits on unready pods tells apart: the rollout's target, the revision
+ * a return to the previous one left behind (after an undo or a revert), and those the rollout superseded
+ * before they reached every unit.
  */
-function heldPods(input: AttributionInput, by: { target: string; undone?: string }, now: number): BlockedNode[] {
-  return input.nodes.flatMap((n) =>
-    n.pods
-      .filter((p) => p.hash !== by.target && (by.undone === undefined || p.hash === by.undone) && !p.ready && !p.deleting)
-      .map((p) => {
-        const b: BlockedNode = { node: n.node, pod: p.name, hash: p.hash, ...podBlockReason(p) };
-        if (n.host !== undefined) b.host = n.host;
-        if (p.restartCount > 0) b.restarts = p.restartCount;
-        const attributed = attributeBlocked(b, n, p, now, input.minReadySeconds);
-        return by.undone === undefined && attributed.owner === 'Revision' ? { ...attributed, owner: 'Node' as const } : attributed;
-      }),
-  );
+export interface HeldBy {
+  target: string;
+  undone?: string;
+  superseded?: readonly string[];
+}
+
+/**
+ * The pods not on the rollout's target that are not Ready and not going, each attributed as a blocked pod
+ * is, and where they were left; undefined when there are none. The rollout's own leftovers come first:
+ * those of the undone revision after a return, else those of a superseded revision. A leftover is judged
+ * by what it shows, as any pod the rollout created: its node only when the node itself is at fault. A
+ * pod failing on the revision it ran before the rollout reached it does not blame the new revision: its
+ * own node, as a DaemonSet's node where the old pod already failed.
+ */
+function heldPods(input: AttributionInput, by: HeldBy, now: number): Held | undefined {
+  const waiting = (keep: (hash: string) => boolean): BlockedNode[] =>
+    input.nodes.flatMap((n) =>
+      n.pods
+        .filter((p) => p.hash !== by.target && keep(p.hash) && !p.ready && !p.deleting)
+        .map((p) => {
+          const b: BlockedNode = { node: n.node, pod: p.name, hash: p.hash, ...podBlockReason(p) };
+          if (n.host !== undefined) b.host = n.host;
+          if (p.restartCount > 0) b.restarts = p.restartCount;
+          return attributeBlocked(b, n, p, now, input.minReadySeconds);
+        }),
+    );
+  if (by.undone !== undefined) {
+    const pods = waiting((h) => h === by.undone);
+    return pods.length > 0 ? { pods, on: 'undone' } : undefined;
+  }
+  const superseded = new Set(by.superseded ?? []);
+  const leftovers = waiting((h) => superseded.has(h));
+  if (leftovers.length > 0) return { pods: leftovers, on: 'superseded' };
+  const before = waiting(() => true).map((b) => (b.owner === 'Revision' ? { ...b, owner: 'Node' as const } : b));
+  return before.length > 0 ? { pods: before, on: 'before' } : undefined;
 }
 
 /**
@@ -312,13 +334,20 @@ export function attributePass({ obs, spec, now, tracked: t }: Tracking): Attribu
 }
 
 /**
- * For a controller that waits on unready pods: the rollout's target, and the revision a return to the
- * previous one (an undo, or a person's revert) left behind.
+ * For a controller that waits on unready pods: the rollout's target, the revision a return to the
+ * previous one (an undo, or a person's revert) left behind, and the revisions the rollout superseded.
  */
-function heldBy(waitsOnUnreadyPods: boolean, r: RolloutStatus | undefined): { heldBy?: { target: string; undone?: string } } {
+function heldBy(waitsOnUnreadyPods: boolean, r: RolloutStatus | undefined): { heldBy?: HeldBy } {
   if (!waitsOnUnreadyPods || !r) return {};
   const back = (r.rollback || r.restored) && r.fromRevision && r.fromRevision.hash !== r.toRevision.hash;
-  return { heldBy: { target: r.toRevision.hash, ...(back && r.fromRevision ? { undone: r.fromRevision.hash } : {}) } };
+  const superseded = (r.superseded ?? []).map((x) => x.hash).filter((h) => h !== r.toRevision.hash);
+  return {
+    heldBy: {
+      target: r.toRevision.hash,
+      ...(back && r.fromRevision ? { undone: r.fromRevision.hash } : {}),
+      ...(superseded.length > 0 ? { superseded } : {}),
+    },
+  };
 }
 
 /**

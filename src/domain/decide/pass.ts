@@ -128,12 +128,26 @@ export interface Attribution {
   compareWith?: string;
   /**
    * On a target whose controller waits on unready pods, when no unit is blocked: the pods of another
-   * revision that are not Ready, which the controller waits on before it replaces anything. `undone`:
-   * they are on the revision a return to the previous one left behind (after an undo or a revert);
-   * otherwise they were failing on the revision they ran before the rollout reached them. Never evidence
-   * for an undo.
+   * revision that are not Ready, which the controller waits on before it replaces anything, and which
+   * revision they are on (see {@link HeldOn}). Never evidence against the rollout's new revision.
    */
-  held?: { pods: BlockedNode[]; undone: boolean };
+  held?: Held;
+}
+
+/**
+ * Where the pods a controller waits on were left:
+ *  - `undone`: on the revision a return to the previous one left behind (after an undo or a revert);
+ *  - `superseded`: on a revision a later one superseded before it reached every unit (a fix pushed
+ *    forward, or a second broken push): the rollout's own leftovers, judged by what they show, and the
+ *    new revision not tried yet;
+ *  - `before`: on the revision they ran before the rollout reached them, failing already then.
+ */
+export type HeldOn = 'undone' | 'superseded' | 'before';
+
+/** The pods a controller waits on (Attribution.held). */
+export interface Held {
+  pods: BlockedNode[];
+  on: HeldOn;
 }
 
 /** After attribution. */

@@ -12,6 +12,7 @@
  * controller down there is no new revision, so no rollout, yet the user's change is going nowhere.
  */
 import { describeLeft, fmtRev, units, unitWord } from '../messages.js';
+import { wordsOf } from '../kindWords.js';
 import { collectFailures, FAILED_QUIET_MS, lastCrashOf } from '../evidence.js';
 import { countersSettled, followsRollout } from '../podInterest.js';
 import { event } from './plannedEvents.js';
@@ -56,7 +57,13 @@ function startOnChange(input: TargetInput, curRef: RevisionRef, t: Tracked): voi
     lastUndo = confirmUndo(t, lastUndo, curRef);
   } else {
     lastUndo = noteOthersChange(t, prev, spec, curRef, lastUndo);
-    t.events.push(event('Normal', Reason.RolloutStarted, startNote(rollout, prev, curRef, units(target.kind, target.desired))));
+    t.events.push(
+      event(
+        'Normal',
+        Reason.RolloutStarted,
+        startNote(rollout, prev, curRef, units(target.kind, target.desired), unitWord(target.kind, false)),
+      ),
+    );
   }
   t.lastUndo = lastUndo;
   t.rollout = rollout;
@@ -137,12 +144,12 @@ function noteOthersChange(
   return lastUndo;
 }
 
-function startNote(rollout: RolloutStatus, prev: Readonly<GuardStatus>, curRef: RevisionRef, desired: string): string {
+function startNote(rollout: RolloutStatus, prev: Readonly<GuardStatus>, curRef: RevisionRef, desired: string, unit: string): string {
   return rollout.restored
-    ? `${fmtRev(curRef)} restores the revision that ran on every node before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
+    ? `${fmtRev(curRef)} restores the revision that ran on every ${unit} before ${fmtRev(prev.currentRevision)}: a person or tool undid the rollout; following it, with no action of the guard's own`
     : `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} started on ${desired}` +
         (rollout.superseded
-          ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every node: an undo would restore ${fmtRev(rollout.fromRevision)})`
+          ? ` (it supersedes ${rollout.superseded.map((r) => fmtRev(r)).join(', ')}, which never reached every ${unit}: an undo would restore ${fmtRev(rollout.fromRevision)})`
           : '');
 }
 
@@ -319,7 +326,7 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
       event(
         'Warning',
         Reason.DesiredShrank,
-        `DESIRED dropped from ${prev.desired} to ${target.desired}: ${describeLeft(obs.leftNodes)} left the targets`,
+        `${wordsOf(target.kind).desired} dropped from ${prev.desired} to ${target.desired}: ${describeLeft(obs.leftNodes)} left the targets`,
       ),
     );
   }

@@ -7,7 +7,7 @@
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
 import { firstDefinite } from './attribute.js';
-import { CAUSE_HINT } from '../causes.js';
+import { causeHint } from '../causes.js';
 import { KNOCKED_OUT } from '../compare.js';
 import { FAILED_QUIET_MS, failureCause } from '../evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, heldAtPartition, list, stallSentence, truncate, units, unitWord } from '../messages.js';
@@ -134,7 +134,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
     lastUndo?.result === 'Applied' &&
     lastUndo.fromHash === rollout.toRevision.hash &&
     (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
-  const clock = rolloutClock(a, rollout, spec, now);
+  const clock = rolloutClock(t, a, rollout, spec, now);
   if (v.undoInFlight && lastUndo) undoInFlightVerdict(t, rollout, lastUndo, clock, v);
   else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
     failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
@@ -159,8 +159,11 @@ interface RolloutClock {
   deadlineMs: number;
 }
 
-function rolloutClock(a: Attribution, rollout: RolloutStatus, spec: GuardSpec, now: number): RolloutClock {
-  const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0);
+function rolloutClock(t: Tracked, a: Attribution, rollout: RolloutStatus, spec: GuardSpec, now: number): RolloutClock {
+  // A generation the controller has not observed yet is timed from when it was first seen: the last
+  // progress of the rollout before it (one that was baking, say) says nothing about this wait.
+  const unobservedSince = t.observed ? undefined : parseTime(t.unobserved?.since);
+  const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0, unobservedSince ?? 0);
   return { now, idle: now - lastProgress, suspectMs: spec.suspectAfterSeconds * 1000, deadlineMs: spec.progressDeadlineSeconds * 1000 };
 }
 
@@ -210,7 +213,7 @@ function bakingVerdict(t: Tracked, rollout: RolloutStatus, spec: GuardSpec, bake
   const held = heldAtPartition(t.target, t.split.generations);
   v.message = `${held ? `Updated as far as the partition: ${held}` : `All ${units(t.target.kind, t.target.desired)} updated and available on ${fmtRev(rollout.toRevision)}`}; baking until ${new Date(bakeEndsAt).toISOString()} (bakeSeconds ${spec.bakeSeconds}): a crash now is a failure of this rollout`;
   if (rollout.failures)
-    v.message += `; ${rollout.failures.count} node(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
+    v.message += `; ${rollout.failures.count} ${unitWord(t.target.kind, false)}(s) crashed so far, below failedNodesThreshold ${spec.failedNodesThreshold}`;
   v.requeueAfterMs = bakeEndsAt - now;
   v.cause = '';
   v.owner = '';
@@ -305,8 +308,8 @@ function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v
       : `crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'}`;
   v.message =
     `${fmtRev(rollout.toRevision)} ${what} ` +
-    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${target.desired} nodes. ` +
-    `Cause ${v.cause}: ${CAUSE_HINT[v.cause]}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
+    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${target.desired} ${unitWord(target.kind)}. ` +
+    `Cause ${v.cause}: ${causeHint(v.cause, target.kind)}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
 }
 
 /** Moving, or not stuck for long enough yet: Progressing, with a cause only once one is definite. */
