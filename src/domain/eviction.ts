@@ -5,7 +5,7 @@
 import type { GuardStatus, PlannedEvent, TargetKind } from '../api/types.js';
 import type { Eviction } from '../api/forcedRollback.js';
 import { EventAction, Reason } from '../api/reasons.js';
-import { fmtDuration, truncate } from './messages.js';
+import { fmtDuration, fmtRev, truncate } from './messages.js';
 import { EVICTION_BACKOFF_MS, retryAt } from './decide/forcedRollback.js';
 
 /** What the Eviction API answered. */
@@ -41,7 +41,11 @@ export function recordEviction(
   };
   if (outcome.kind === 'Gone') return { status: next, events: [] };
   if (outcome.kind === 'Evicted') {
-    const note = `Evicted ${pod}: it was not Ready on the undone revision, and under OrderedReady the ${kind} controller does not replace a pod that never became Ready after a revert; it recreates it on the restored revision`;
+    // A pod left on a revision the rollout superseded (a fix pushed forward) is recreated on the new one.
+    const superseded = status.rollout?.superseded?.find((r) => r.hash === record.forHash);
+    const note = superseded
+      ? `Evicted ${pod}: it was not Ready on superseded ${fmtRev(superseded)}, and under OrderedReady the ${kind} controller does not replace a pod that never became Ready; it recreates it on ${fmtRev(status.rollout?.toRevision)}`
+      : `Evicted ${pod}: it was not Ready on the undone revision, and under OrderedReady the ${kind} controller does not replace a pod that never became Ready after a revert; it recreates it on the restored revision`;
     return { status: next, events: [{ type: 'Normal', reason: Reason.PodEvicted, action: EventAction.Evict, onTarget: true, note }] };
   }
   const wait = retryAt(done) - now;

@@ -11,6 +11,8 @@
  * - A guard created while the controller-manager has not yet observed an undo of a stuck rollout (as
  *   when a guard is deleted and recreated mid-rollback): the broken revision is still the newest one,
  *   the counters are the stuck generation's. The guard waits on the controller, never Healthy.
+ * - A good revision pushed while the last rollout bakes past its deadline, the controller-manager slow
+ *   (paused) to observe it: a DaemonSet's and a StatefulSet's guard wait for it, never Suspect or Stalled.
  * - A StatefulSet whose kubelets die as a good revision starts: the old pod of the highest ordinal stays
  *   Terminating on its unreachable node and the StatefulSet controller never replaces it. The node is
  *   named as the fault, with the remedy; thawed, the rollout completes.
@@ -265,5 +267,79 @@ describe('field faults on a private control plane: no undo when the revision is 
       'Healthy on revision 2',
       180_000,
     );
+  });
+  it('a good revision the controller-manager is slow to observe, pushed while the last rollout bakes past its deadline: never Suspect or Stalled, for a DaemonSet and a StatefulSet', async () => {
+    const pool = await pc.createNodePool('ff-slow', 3);
+    const ns = await pc.createNamespace('ff-slow');
+    const ds = decoderDaemonSet({ name: 'decoder', ns, pool: pool.name, image: 'registry.local/decoder:1' });
+    await pc.apply(ds);
+    await pc.apply(storeStatefulSet({ ns, pool: pool.name, minReadySeconds: 2 }));
+    await read.availableOn(ns, 3);
+    await waitFor(
+      async () => (await pc.kubectlJson<{ status: StsStatus }>(['get', 'sts', 'store'], { ns })).status.availableReplicas === 3,
+      {
+        timeoutMs: 120_000,
+        describe: 'store 3/3 available',
+      },
+    );
+    const op = await OperatorProcess.start({ namespaces: [ns], kubeconfig: pc.kubeconfig });
+    procs.push(op);
+    logsOf = op;
+    // The bake outlasts the deadline: while it runs, the last progress is older than the deadline.
+    const spec = { suspectAfterSeconds: 3, progressDeadlineSeconds: 6, bakeSeconds: 60, onStall: { action: 'Undo' } };
+    await pc.apply(guard('decoder', ns, 'decoder', spec));
+    await pc.apply(guard('store', ns, 'store', { ...spec, targetRef: { kind: 'StatefulSet', name: 'store' } }));
+    const targets = [
+      { guard: 'decoder', set: ['ds/decoder', 'decoder'], image: 'registry.local/decoder' },
+      { guard: 'store', set: ['sts/store', 'store'], image: 'registry.local/store' },
+    ] as const;
+    for (const t of targets) await read.waitGuard(ns, (g) => g.status?.state === 'Healthy', `${t.guard} Healthy`, 90_000, t.guard);
+    for (const t of targets) await pc.kubectl(['set', 'image', t.set[0], `${t.set[1]}=${t.image}:2`], { ns });
+    for (const t of targets)
+      await read.waitGuard(
+        ns,
+        (g) =>
+          g.status?.rollout?.toRevision?.revision === 2 &&
+          g.status.rollout.updatedAt !== undefined &&
+          g.status.rollout.completedAt === undefined &&
+          Date.now() - Date.parse(g.status.rollout.lastProgressAt ?? '') > 7_000,
+        `${t.guard} baking revision 2, its last progress older than the deadline`,
+        90_000,
+        t.guard,
+      );
+    // The controller-manager is slow (paused) as revision 3 is pushed; resumed once each guard has seen
+    // the generation it has not observed.
+    pc.signalComponent('kube-controller-manager', 'SIGSTOP');
+    let resumed = false;
+    try {
+      for (const t of targets) await pc.kubectl(['set', 'image', t.set[0], `${t.set[1]}=${t.image}:3`], { ns });
+      for (const t of targets) {
+        const g = await read.waitGuard(
+          ns,
+          (x) => x.status?.message?.startsWith('Waiting for the') === true,
+          `${t.guard} waiting on the controller`,
+          30_000,
+          t.guard,
+        );
+        assert.equal(g.status?.state, 'Progressing', JSON.stringify(g.status));
+      }
+      pc.signalComponent('kube-controller-manager', 'SIGCONT');
+      resumed = true;
+    } finally {
+      if (!resumed) pc.signalComponent('kube-controller-manager', 'SIGCONT');
+    }
+    for (const t of targets) {
+      await read.waitGuard(
+        ns,
+        (g) => g.status?.rollout?.toRevision?.revision === 3 && g.status.rollout.updatedAt !== undefined,
+        `${t.guard}: revision 3 on every unit`,
+        120_000,
+        t.guard,
+      );
+      const said = (await read.reasons(ns, 'RolloutGuard', t.guard)).filter((r) =>
+        ['RolloutSuspect', 'RolloutStalled', 'UndoStarted'].includes(r),
+      );
+      assert.deepEqual(said, [], `${t.guard}: no Suspect, Stalled or undo for a good revision`);
+    }
   });
 });

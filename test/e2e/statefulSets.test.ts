@@ -44,6 +44,12 @@ const SCENARIOS = [
   'parallelundo',
   'oldfails',
   'nothelped',
+  'forward',
+  'forwardundo',
+  'twobroken',
+  'forwardparallel',
+  'forwardcanary',
+  'bakedminready',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('sts', SCENARIOS, (s) => (s === 'scaleup' ? 5 : 3));
@@ -68,6 +74,27 @@ async function guarded(s: Scenario, o: Partial<StoreOptions> = {}, spec: Record<
 async function capture(file: string, parts: readonly string[]): Promise<void> {
   const dir = process.env.RG_CAPTURE_DIR;
   if (dir) await writeFile(path.join(dir, file), parts.join('\n'));
+}
+
+/**
+ * The guard's own verdict Events on `store` in `ns`, from its creation on: a Suspect or Stalled between two
+ * reads of its status is still an Event (they stay an hour), where polling the state would miss it.
+ */
+const verdictEvents = async (ns: string): Promise<string[]> =>
+  (await read.reasons(ns, 'RolloutGuard', 'store')).filter(
+    (r) => r === 'RolloutSuspect' || r === 'RolloutStalled' || r === 'RevisionFailed',
+  );
+
+/** Rolls `image` to `ns`'s store and waits until store-2 fails to pull it. */
+async function brokenOnStore2(ns: string, image = 'registry.local/store:2-broken'): Promise<PodRow> {
+  await setStoreImage(ns, image);
+  return waitFor(
+    async () => {
+      const p = (await stsPods(ns)).get('store-2');
+      return p?.waiting === 'ImagePullBackOff' || p?.waiting === 'ErrImagePull' ? p : undefined;
+    },
+    { timeoutMs: 60_000, describe: `store-2 failing to pull ${image}` },
+  );
 }
 
 const blockedNames = (g: GuardObj): string[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])].map((b) => b.node);
@@ -144,6 +171,8 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       durationMs: (SPEC.progressDeadlineSeconds + 3) * 1000,
       describe: 'Healthy while it waits at the partition',
     });
+    // From the image change on, not only once Healthy: the guard's own Events say every verdict it gave.
+    assert.deepEqual(await verdictEvents(ns), [], 'never Suspect or Stalled, from the image change on');
   });
 
   it('partition 2 of 3, a broken revision: Stalled, the revision blamed, only the canary ordinal named', async () => {
@@ -186,6 +215,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       120_000,
     );
     assert.ok(!seen.has('Stalled') && !seen.has('Suspect'), [...seen].join(','));
+    assert.deepEqual(await verdictEvents(ns), [], 'no Suspect or Stalled Event, however short');
     assert.match(g.status?.message ?? '', /5/);
   });
 
@@ -203,6 +233,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       180_000,
     );
     assert.ok(!seen.has('Stalled') && !seen.has('Suspect'), [...seen].join(','));
+    assert.deepEqual(await verdictEvents(ns), [], 'no Suspect or Stalled Event, however short');
   });
 
   it('admission refuses the new pod (only the StatefulSet says so): Stalled, the refusal quoted, the revision blamed by comparison', async () => {
@@ -480,6 +511,11 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     );
     assert.match(g.status?.lastUndo?.message ?? '', /store-2/);
     assert.match((await stsEvents(ns, 'RollbackStalled')).join(), /store-2/);
+    /** The RollbackStalled Events about `kind`, each counted with its repeats (a series or a count). */
+    const rollbackStalled = async (kind: string): Promise<number> =>
+      (await read.events(ns, kind, 'store'))
+        .filter((e) => e.reason === 'RollbackStalled')
+        .reduce((n, e) => n + Math.max(1, e.count ?? 1, e.series?.count ?? 1), 0);
     // Never repeated: a further progress deadline brings no second undo and no second eviction.
     await holdsFor(
       async () => {
@@ -488,11 +524,170 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       },
       { durationMs: 20_000, describe: 'one undo and one eviction' },
     );
+    // Reported once, on the guard and on the StatefulSet, past a further deadline.
+    assert.equal(await rollbackStalled('RolloutGuard'), 1, 'one RollbackStalled on the guard');
+    assert.equal(await rollbackStalled('StatefulSet'), 1, 'one RollbackStalled on the StatefulSet');
     // Uncordoned, the controller places the restored pod and the rollback completes on its own.
     await kubectl(['uncordon', ...nodes]);
     const s = await settledSts(ns);
     assert.equal(s.currentRevision, s.updateRevision);
     const done = await waitStore(ns, (x) => x.status?.state === 'RolledBack' || x.status?.state === 'Healthy', 'settled');
     assert.equal(done.status?.undoneRevisions?.length, 1);
+  });
+  it('OrderedReady, a fix pushed forward over a broken revision, Report: the leftover pod named with its delete, never its node; deleted by hand, the fix rolls out', async () => {
+    const ns = await guarded('forward');
+    const broken = await brokenOnStore2(ns);
+    await setStoreImage(ns, 'registry.local/store:3');
+    // The controller waits for store-2 (on revision 2) to become Ready and never replaces it: kubernetes#67250
+    // holds for a new revision as for the old one.
+    const g = await waitStore(
+      ns,
+      (x) => x.status?.state === 'Stalled' && x.status.rollout?.toRevision?.revision === 3,
+      'Stalled on revision 3',
+    );
+    assert.notEqual(g.status?.owner, 'Node', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision', JSON.stringify(g.status));
+    assert.deepEqual(
+      g.status?.rollout?.superseded?.map((r) => r.revision),
+      [2],
+    );
+    const message = g.status?.message ?? '';
+    assert.match(message, /store-2 is left not Ready on a revision this rollout superseded/);
+    assert.match(message, new RegExp(`kubectl delete pod store-2 -n ${ns}`));
+    assert.doesNotMatch(message, /ran before the rollout reached/);
+    assert.equal(g.status?.undoSkipped?.reason, 'NotTheRevision');
+    assert.match(g.status?.undoSkipped?.message ?? '', /revision 3 \(\w+\) has not been tried/);
+    assert.equal((await stsPods(ns)).get('store-2')?.uid, broken.uid, 'a Report guard evicts nothing');
+    // The command it names finishes the rollout, on revision 3.
+    await kubectl(['delete', 'pod', 'store-2', '--wait=false'], { ns });
+    await settledSts(ns);
+    const done = await waitStore(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
+      'Healthy on revision 3',
+    );
+    assert.equal(done.status?.lastUndo, undefined);
+  });
+
+  it('OrderedReady, a fix pushed forward, Undo: at the stall the leftover is evicted, not the template undone; the fix rolls out, one eviction', async () => {
+    const ns = await guarded('forwardundo', {}, { onStall: { action: 'Undo' } });
+    const before = await stsPods(ns);
+    await brokenOnStore2(ns);
+    await setStoreImage(ns, 'registry.local/store:3');
+    const g = await waitStore(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
+      'Healthy on revision 3',
+      120_000,
+    );
+    const s = await settledSts(ns);
+    const after = await stsPods(ns);
+    assert.ok(
+      [...after.values()].every((p) => p.revision === s.updateRevision && p.ready),
+      JSON.stringify([...after.values()]),
+    );
+    assert.equal(g.status?.lastUndo, undefined, 'no undo of the template');
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result, e.attempts]),
+      [['store-2', 'Evicted', 1]],
+    );
+    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
+      ns,
+    });
+    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:3', 'the fix stays');
+    // store-0 and store-1 were replaced by the controller's own rollout of revision 3, not by the guard.
+    for (const name of ['store-0', 'store-1']) assert.notEqual(after.get(name)?.uid, before.get(name)?.uid, `${name} rolled to revision 3`);
+    assert.match((await stsEvents(ns, 'PodEvicted')).join(), /Evicted store-2: it was not Ready on superseded revision 2/);
+    assert.ok(!(await read.reasons(ns, 'StatefulSet', 'store')).includes('UndoStarted'));
+  });
+
+  it('OrderedReady, two broken pushes, Undo: one undo, straight to revision 1, and 3/3 on one revision', async () => {
+    const ns = await guarded('twobroken', {}, { onStall: { action: 'Undo' } });
+    const before = await stsPods(ns);
+    await brokenOnStore2(ns);
+    await setStoreImage(ns, 'registry.local/store:3-broken');
+    const g = await waitStore(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 180_000);
+    const s = await settledSts(ns);
+    assert.equal(s.currentRevision, s.updateRevision);
+    const after = await stsPods(ns);
+    assert.ok(
+      [...after.values()].every((p) => p.revision === before.get('store-0')?.revision && p.ready),
+      `every pod back on revision 1's template: ${JSON.stringify([...after.values()])}`,
+    );
+    for (const name of ['store-0', 'store-1']) assert.equal(after.get(name)?.uid, before.get(name)?.uid, `${name} was never touched`);
+    assert.equal(g.status?.undoneRevisions?.length, 1, 'exactly one undo');
+    assert.equal(g.status?.lastUndo?.toRevision, 1, JSON.stringify(g.status?.lastUndo));
+    assert.equal(g.status?.lastUndo?.fromRevision, 3, JSON.stringify(g.status?.lastUndo));
+    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
+      ns,
+    });
+    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:1');
+    const reasons = await read.reasons(ns, 'StatefulSet', 'store');
+    assert.equal(reasons.filter((r) => r === 'UndoStarted').length, 1, reasons.join(', '));
+  });
+
+  it('Parallel, a fix pushed forward over a broken revision: the controller replaces the pod itself, nothing held, nothing evicted', async () => {
+    const ns = await guarded('forwardparallel', { policy: 'Parallel' }, { onStall: { action: 'Undo' } });
+    await brokenOnStore2(ns);
+    await setStoreImage(ns, 'registry.local/store:3');
+    const g = await waitStore(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
+      'Healthy on revision 3',
+      120_000,
+    );
+    await settledSts(ns);
+    assert.equal(g.status?.lastUndo, undefined);
+    assert.equal(g.status?.forcedRollback, undefined, 'no eviction under Parallel');
+    assert.ok(!(await read.reasons(ns, 'StatefulSet', 'store')).includes('PodEvicted'));
+  });
+
+  it('partition 2 of 3, a broken canary and a fix pushed forward, Undo: only the canary leftover is evicted; ordinals below the partition untouched', async () => {
+    const ns = await guarded('forwardcanary', { partition: 2 }, { onStall: { action: 'Undo' } });
+    const before = await stsPods(ns);
+    await brokenOnStore2(ns);
+    await setStoreImage(ns, 'registry.local/store:3');
+    const g = await waitStore(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.generations?.some((r) => r.revision === 3 && r.ready === 1) === true,
+      'Healthy, the canary on revision 3',
+      120_000,
+    );
+    assert.match(g.status?.message ?? '', /it waits at partition 2/);
+    const after = await stsPods(ns);
+    for (const name of ['store-0', 'store-1']) assert.equal(after.get(name)?.uid, before.get(name)?.uid, `${name} untouched`);
+    assert.equal(g.status?.lastUndo, undefined);
+    assert.deepEqual(
+      g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result]),
+      [['store-2', 'Evicted']],
+    );
+  });
+
+  it('minReadySeconds, a good revision right after a bake that outlasted the deadline: never Suspect or Stalled', async () => {
+    const ns = await guarded(
+      'bakedminready',
+      { minReadySeconds: 6 },
+      { onStall: { action: 'Undo' }, suspectAfterSeconds: 4, progressDeadlineSeconds: 10, bakeSeconds: 30 },
+    );
+    await setStoreImage(ns, 'registry.local/store:2');
+    // Baking, its last progress older than the deadline: the window in which a new generation the
+    // controller has not observed yet was once timed from that old progress.
+    await waitStore(
+      ns,
+      (x) =>
+        x.status?.rollout?.updatedAt !== undefined &&
+        x.status.rollout.completedAt === undefined &&
+        Date.now() - Date.parse(x.status.rollout.lastProgressAt ?? '') > 11_000,
+      'baking, the last progress older than the deadline',
+      90_000,
+    );
+    await setStoreImage(ns, 'registry.local/store:3');
+    await waitStore(
+      ns,
+      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3 && x.status.rollout?.toRevision?.revision === 3,
+      'Healthy on revision 3',
+      150_000,
+    );
+    assert.deepEqual(await verdictEvents(ns), [], "no Suspect or Stalled Event, from the guard's creation on");
   });
 });

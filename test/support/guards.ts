@@ -45,8 +45,16 @@ export interface GuardObj {
     message?: string;
     inCharge?: string;
     currentRevision?: { revision?: number; hash: string };
-    generations?: Array<{ hash: string; nodes: number; ready: number; images?: string[] }>;
-    lastUndo?: { at: string; result: string; fromHash: string; toHash: string; message: string };
+    generations?: Array<{ revision?: number; hash: string; nodes: number; ready: number; images?: string[] }>;
+    lastUndo?: {
+      at: string;
+      result: string;
+      fromHash: string;
+      toHash: string;
+      fromRevision?: number;
+      toRevision?: number;
+      message: string;
+    };
     undoSkipped?: { reason: string; message: string };
     undoPlan?: { toRevision?: number; toHash: string; nodes: number; dryRun?: string };
     undoneRevisions?: string[];
@@ -83,6 +91,9 @@ export interface EventItem {
   type?: string;
   message?: string;
   note?: string;
+  /** How many times the Event happened, as the core view counts a repeated Event (and its series). */
+  count?: number;
+  series?: { count?: number };
 }
 
 /** Reads guards, Events and DaemonSets of one cluster (the shared one unless another kubectl is given). */

@@ -150,6 +150,12 @@ describe('a StatefulSet pod left on a superseded revision', () => {
     );
     assert.match(d.status.message ?? '', /Forced rollback: evicting store-2, not Ready on superseded revision 2 \(bbb222\)/);
     assert.match(d.status.message ?? '', /Not undoing: revision 3 \(ccc333\) has not been tried/);
+    // The eviction's outcome, as reconcile records it, says where the pod was left and where it comes back.
+    const evicted = recordEviction(d.status, 'store-2', 'uid-2', { kind: 'Evicted' }, PUSH_C + sec(DEADLINE + 1), 'StatefulSet');
+    assert.match(
+      evicted.events[0]?.note ?? '',
+      /^Evicted store-2: it was not Ready on superseded revision 2 \(bbb222\), and under OrderedReady the StatefulSet controller does not replace a pod that never became Ready; it recreates it on revision 3 \(ccc333\)$/,
+    );
   });
 
   it('Undo, a fix pushed forward: once evicted, store-2 comes up on revision 3 and the rollout completes with no undo', () => {
