@@ -37,6 +37,8 @@
  *
  *   In RollingBack, a StatefulSet under OrderedReady has the pods left on the undone revision that are not
  *   Ready evicted one at a time (the forced rollback, forcedRollback.ts): its controller never replaces them.
+ *   In Stalled, so are the pods a rollout left on a revision it superseded (a fix pushed forward): the new
+ *   revision is never tried until they go, and is judged by what it does after (no undo on their account).
  *   Any state --spec.suspend--> Suspended;  target missing or OnDelete --> Unknown;
  *   another guard in charge of the same DaemonSet --> Conflict (reports nothing, acts on nothing).
  *

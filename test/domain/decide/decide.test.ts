@@ -852,6 +852,52 @@ describe('decide: DaemonSet status not yet observed (observedGeneration < genera
       },
     },
     {
+      name: "a generation pushed while the last rollout bakes past its deadline: timed from when it was first seen, not from that rollout's last progress",
+      steps: (() => {
+        const baking = policy({ bakeSeconds: 180 });
+        const unobserved = targetObs({
+          nodes: nodesOn(HASH.B),
+          revisions: [A1, B2],
+          target: dsAt2({ generation: 3, observedGeneration: 2, templateGeneration: '3' }),
+        });
+        const seen = T1 + sec(150);
+        return [
+          { obs: healthyA(), at: T0, policy: baking },
+          { obs: completeB(), at: T1, policy: baking },
+          // The bake runs on (180 s); its last progress (T1) is 150 s old, past the 60 s deadline.
+          { obs: unobserved, at: seen, policy: policy({ bakeSeconds: 180, suspectAfterSeconds: 30, progressDeadlineSeconds: 60 }) },
+          {
+            obs: unobserved,
+            at: seen + sec(29),
+            policy: policy({ bakeSeconds: 180, suspectAfterSeconds: 30, progressDeadlineSeconds: 60 }),
+          },
+          {
+            obs: unobserved,
+            at: seen + sec(30),
+            policy: policy({ bakeSeconds: 180, suspectAfterSeconds: 30, progressDeadlineSeconds: 60 }),
+          },
+          {
+            obs: unobserved,
+            at: seen + sec(60),
+            policy: policy({ bakeSeconds: 180, suspectAfterSeconds: 30, progressDeadlineSeconds: 60 }),
+          },
+        ];
+      })(),
+      check: (target) => {
+        const [, baking, first, almost, suspect, deadline] = target;
+        assert.ok(baking!.status.rollout?.updatedAt !== undefined && baking!.status.rollout.completedAt === undefined, 'baking');
+        // Until the deadline it waits on the controller, as for any generation not observed yet.
+        for (const d of [first!, almost!, suspect!]) {
+          assert.equal(d.status.state, 'Progressing', d.status.message);
+          assert.match(d.status.message!, /^Waiting for the DaemonSet controller to observe generation 3 \(observed 2\)/);
+          assert.ok(!reasons(d).includes('RolloutStalled') && !reasons(d).includes('RolloutSuspect'), reasons(d).join());
+        }
+        wakesAt(first!, sec(60));
+        assert.equal(deadline!.status.state, 'Stalled');
+        assert.match(deadline!.status.message!, /^The DaemonSet controller has not observed generation 3 for 60s\./);
+      },
+    },
+    {
       name: 'a steady-state shrink is not reported from unobserved counters',
       steps: [
         { obs: healthyA(), at: T0 },
