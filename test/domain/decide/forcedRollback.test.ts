@@ -123,10 +123,16 @@ describe('the forced rollback of a StatefulSet', () => {
     });
   }
 
-  it('never for a DaemonSet, whatever its pods (its adapter never says its controller waits on unready pods)', () => {
-    const dsWorld = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder', waitsOnUnreadyPods: false });
-    const d = timeline(dsWorld)[3]!;
-    assert.notEqual(d.action?.kind, 'Evict');
+  it('never for a target that does not say its controller waits on unready pods (a DaemonSet: its adapter leaves the flag out)', () => {
+    // Absent, not false (the Parallel case above): the DaemonSet adapter's own value is read in
+    // test/reconcile/targets/daemonSet.test.ts, and the pass through it in test/reconcile/reconciler.test.ts.
+    const world = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder' });
+    assert.equal(world.kind, 'Target');
+    if (world.kind !== 'Target') return;
+    const { waitsOnUnreadyPods: _absent, ...dsTarget } = world.target;
+    const d = timeline({ ...world, target: dsTarget })[3]!;
+    assert.notEqual(d.action?.kind, 'Evict', JSON.stringify(d.action));
+    assert.equal(d.status.forcedRollback, undefined);
   });
 
   it('the highest ordinal first, then the next once the first is replaced', () => {
