@@ -220,6 +220,11 @@ describe('the forced rollback of a StatefulSet', () => {
     assert.notEqual(after.action?.kind, 'Evict');
     const prevStatus: GuardStatus = ds[3]!.status;
     assert.equal(after.status.forcedRollback?.forHash, prevStatus.forcedRollback?.forHash, 'the record is kept');
+    assert.match(
+      after.status.message ?? '',
+      /Reverted to revision 3 \(aaa111\), but store-2 is still on revision 2 \(bbb222\) and not Ready: under OrderedReady the StatefulSet controller will not replace it; kubectl delete pod store-2 -n default finishes the rollback\./,
+    );
+    assert.doesNotMatch(after.status.message ?? '', /Forced rollback: evicting/, 'no eviction announced');
   });
 
   it("every field it records is in the CRD's status schema: the API server prunes what the schema lacks", () => {
