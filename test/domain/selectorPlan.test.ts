@@ -66,7 +66,11 @@ describe('planPolicy for a guard with a selector', () => {
   it('a selector guard wins over a policy, and both report it; another selector guard of the same name sorts', () => {
     const forSel = planPolicy(sel, [sel, policy], namespaces, dss, []);
     assert.equal(forSel.desired.length, 2);
-    assert.ok(forSel.conflicts.every((c) => c.reason === 'OverlappingSelector' && c.winner === 'rolloutguard/agents'));
+    // The selector guard reports the overlap too, on each DaemonSet both select (not an empty list).
+    assert.deepEqual(
+      forSel.conflicts.map((c) => `${c.namespace}/${c.name} ${c.reason} ${c.winner}`),
+      ['team/a OverlappingSelector rolloutguard/agents', 'team/b OverlappingSelector rolloutguard/agents'],
+    );
     const forPolicy = planPolicy(policy, [sel, policy], namespaces, dss, []);
     assert.deepEqual(
       forPolicy.desired.map((d) => `${d.namespace}/${d.target}`),

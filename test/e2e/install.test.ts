@@ -79,7 +79,12 @@ interface PodRow {
   status?: {
     podIP?: string;
     conditions?: Array<{ type: string; status: string }>;
-    containerStatuses?: Array<{ containerID?: string; imageID?: string }>;
+    containerStatuses?: Array<{
+      containerID?: string;
+      imageID?: string;
+      restartCount?: number;
+      lastState?: { terminated?: { reason?: string; exitCode?: number } };
+    }>;
   };
 }
 
@@ -298,14 +303,27 @@ describe('as it ships: the image, installed by its chart, running on the real no
       assert.equal(counts[reason], 1, `${reason} once: ${JSON.stringify(counts)}`);
   });
 
-  it("the memory the chart asks for, read in the pods' cgroups: the limit applied, the peak under it", async (t: TestContext) => {
-    for (const p of await operatorPods()) {
-      const id = p.status?.containerStatuses?.[0]?.containerID;
+  it("the memory the chart asks for, read in both pods' cgroups: the limit applied, the peak under it, never killed for it", async (t: TestContext) => {
+    // Both replicas (the one that replaced the deleted leader included), each read: none may be skipped.
+    const pods = await waitFor(
+      async () => {
+        const list = await operatorPods();
+        return list.length === 2 && list.every((p) => ready(p) && p.status?.containerStatuses?.[0]?.containerID) ? list : undefined;
+      },
+      { timeoutMs: 120_000, describe: 'two Ready pods of the release with a container each' },
+    );
+    assert.equal(pods.length, 2);
+    for (const p of pods) {
+      const c = p.status?.containerStatuses?.[0];
+      const id = c?.containerID;
       assert.ok(id, `${p.metadata.name} has a container`);
       const m = memoryOf(id);
       t.diagnostic(`${p.metadata.name}: peak ${MiB(m.peak)} (request ${MiB(MEMORY_REQUEST)}, limit ${MiB(m.limit)})`);
       assert.equal(m.limit, MEMORY_LIMIT, "the chart's limit is the container's");
       assert.ok(m.peak > 0 && m.peak < MEMORY_LIMIT, `peak ${m.peak}`);
+      // A container the cgroup killed comes back with a fresh peak: the peak alone would not show it.
+      assert.equal(c?.lastState?.terminated?.reason, undefined, `${p.metadata.name} last terminated: ${JSON.stringify(c?.lastState)}`);
+      assert.equal(c?.restartCount, 0, `${p.metadata.name} restarts`);
       const dir = process.env.RG_CAPTURE_DIR;
       if (dir) await writeFile(join(dir, `install-memory-${p.metadata.name}.txt`), `peak ${MiB(m.peak)}, limit ${MiB(m.limit)}\n`);
     }

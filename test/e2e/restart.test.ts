@@ -19,6 +19,7 @@ import {
 } from '../support/cluster.js';
 import { GuardReader } from '../support/guards.js';
 import { OperatorProcess, apply, guard, installCrds } from '../support/operator.js';
+import { STATUS_LIST_CAP } from '../../src/domain/split.js';
 
 interface GuardObj {
   status?: {
@@ -37,9 +38,13 @@ interface GuardObj {
   };
 }
 
-/** The 'unlisted' pool: 24 nodes, the first 22 named "...-1", where a "sickon1" image crash-loops. */
-const SICK = 22;
-const sickName = (pool: string, i: number): string => (i <= SICK ? `${pool}-s${String(i).padStart(2, '0')}-1` : `${pool}-${i}`);
+/**
+ * The 'unlisted' pool: SICK + 2 nodes, the first SICK named "...-1", where a "sickon1" image crash-loops.
+ * Two more sick nodes than the status lists name, so that two are only counted.
+ */
+const SICK = STATUS_LIST_CAP + 2;
+const sickName = (pool: string, i: number): string =>
+  i <= SICK ? `${pool}-s${String(i).padStart(String(SICK).length, '0')}-1` : `${pool}-${i}`;
 
 const getGuard = (n: string): Promise<GuardObj & { status?: { announcements?: Array<{ id: string; reason: string }> } }> =>
   kubectlJson<GuardObj>(['get', 'rolloutguard', 'decoder'], { ns: n });
@@ -177,7 +182,7 @@ describe('operator restarts', { concurrency: true }, () => {
   });
 
   it('restarted between the last pass and a rollout, with more nodes failing than its status named: undo refused, UnavailableAtStartUnlisted', async () => {
-    // Revision 1 crash-loops on 22 nodes (a node-local fault): the status names 20 of them and counts 22.
+    // Revision 1 crash-loops on SICK nodes (a node-local fault): the status names STATUS_LIST_CAP of them and counts SICK.
     await apply(decoderDaemonSet({ name: 'decoder', ns: nsD, pool: poolD.name, image: 'registry.local/decoder-sickon1:1' }));
     const first = await OperatorProcess.start({ namespaces: [nsD] });
     procs.push(first);
@@ -185,11 +190,11 @@ describe('operator restarts', { concurrency: true }, () => {
     await waitFor(
       async () => {
         const g = await getGuard(nsD);
-        return g.status?.blockedNodeCount === SICK && g.status.blockedNodes?.length === 20 ? g : undefined;
+        return g.status?.blockedNodeCount === SICK && g.status.blockedNodes?.length === STATUS_LIST_CAP ? g : undefined;
       },
-      { timeoutMs: 90_000, describe: 'the 22 sick nodes blocked on revision 1, 20 of them named' },
+      { timeoutMs: 90_000, describe: `the ${SICK} sick nodes blocked on revision 1, ${STATUS_LIST_CAP} of them named` },
     );
-    // The process that saw all 22 is gone before the rollout starts; the next one has only the status.
+    // The process that saw every sick node is gone before the rollout starts; the next one has only the status.
     await first.stop();
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder-sickon1:2'], { ns: nsD });
     await waitFor(
@@ -211,8 +216,8 @@ describe('operator restarts', { concurrency: true }, () => {
       },
       { timeoutMs: 90_000, describe: 'a verdict on revision 2 with the undo skipped' },
     );
-    assert.equal(g.status?.rollout?.unavailableAtStart?.length, 20, 'the 20 the status named');
-    assert.equal(g.status?.rollout?.unavailableAtStartUnlisted, SICK - 20, 'the 2 it only counted');
+    assert.equal(g.status?.rollout?.unavailableAtStart?.length, STATUS_LIST_CAP, 'the nodes the status named');
+    assert.equal(g.status?.rollout?.unavailableAtStartUnlisted, SICK - STATUS_LIST_CAP, 'the 2 it only counted');
     assert.equal(g.status?.undoSkipped?.reason, 'UnavailableAtStartUnlisted', JSON.stringify(g.status?.undoSkipped));
     assert.match(g.status?.undoSkipped?.message ?? '', /more than the guard recorded/);
     assert.equal(await read.image(nsD), 'registry.local/decoder-sickon1:2', 'not undone');

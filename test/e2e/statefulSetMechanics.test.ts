@@ -101,7 +101,10 @@ describe('StatefulSet rollouts on the local control plane: the mechanics a guard
     assert.equal(done.currentRevision, before.currentRevision);
     const after = await stsPods(ns);
     assert.notEqual(after.get('store-2')?.uid, stuck.uid);
-    assert.equal(after.get('store-0')?.uid, old.get('store-0')?.uid, 'the other ordinals were never touched');
+    for (const name of ['store-0', 'store-1']) {
+      assert.ok(old.get(name)?.uid, `${name} existed before the rollout`);
+      assert.equal(after.get(name)?.uid, old.get(name)?.uid, `${name}, another ordinal, was never touched`);
+    }
   });
 
   it('Parallel: after the same revert the controller replaces the broken pod itself', async () => {

@@ -5,13 +5,19 @@
  *
  * - A DaemonSet deleted in the middle of a broken rollout (a finalizer keeps it, as any finalizer of
  *   a real cluster would): TargetDeleting, never Suspect or Stalled, no undo though the guard has Undo.
- * - The namespace deleted under a guard that has undone a rollout (finalizers keep the guard and the
- *   DaemonSet while the namespace controller deletes the pods): TargetDeleting, never Suspect, Stalled or
- *   RollingBack; the Events the API server refuses in a terminating namespace are not offered again.
+ * - The namespace deleted under a guard that has just undone a broken rollout (finalizers keep the
+ *   guard and the DaemonSet while the namespace controller deletes the pods): TargetDeleting, and from
+ *   the deletion on never Suspect, Stalled or RollingBack again; the Events the API server refuses in a
+ *   terminating namespace are not offered again.
+ *
+ * "Never" is read from the operator's own record of every state transition of the guard (its `state
+ * transition` log line), over the whole window from the delete request on, not from samples of the
+ * status. The guard's Events cannot tell it there: a terminating namespace refuses new Events, and the
+ * namespace controller deletes the old ones.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { holdsFor, kubectl } from '../support/cluster.js';
+import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 
 const UNDO = { suspectAfterSeconds: 3, progressDeadlineSeconds: 8, onStall: { action: 'Undo' } };
@@ -24,6 +30,18 @@ const readyReason = (g: GuardObj): string | undefined => g.status?.conditions?.f
 const judged = (g: GuardObj): boolean => ['Suspect', 'Stalled', 'Failed', 'RollingBack'].includes(g.status?.state ?? '');
 const finalizers = (kind: string, n: string, list: string[]): Promise<unknown> =>
   kubectl(['patch', kind, 'decoder', '--type=merge', '-p', JSON.stringify({ metadata: { finalizers: list } })], { ns: n });
+
+/** The states guard `n/decoder` moved to, per the operator's log, in its lines from index `from` on. */
+function transitionsFrom(from: number, n: string): string[] {
+  return suite.op.logs.slice(from).flatMap((l) => {
+    try {
+      const j = JSON.parse(l) as { msg?: string; guard?: string; to?: string };
+      return j.msg === 'state transition' && j.guard === `${n}/decoder` ? [String(j.to)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
 
 describe('a target being deleted: a condition, no verdict, no action', { concurrency: true }, () => {
   before(() => suite.setUp());
@@ -40,6 +58,7 @@ describe('a target being deleted: a condition, no verdict, no action', { concurr
     await finalizers('ds', n, [HOLD]);
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
     await read.waitGuard(n, (g) => (g.status?.blockedNodes ?? []).some((b) => b.reason === 'ImagePullBackOff'), 'the broken pod named');
+    const deleted = suite.op.logs.length;
     await kubectl(['delete', 'ds', 'decoder', '--wait=false'], { ns: n });
     const g = await read.waitGuard(n, (x) => readyReason(x) === 'TargetDeleting', 'Ready=False TargetDeleting');
     assert.equal(g.status?.state, 'Unknown', JSON.stringify(g.status));
@@ -56,23 +75,61 @@ describe('a target being deleted: a condition, no verdict, no action', { concurr
     const said = await read.reasons(n, 'RolloutGuard');
     assert.ok(said.includes('TargetDeleting'), said.join(','));
     assert.ok(!said.some((r) => ['RolloutStalled', 'UndoStarted'].includes(r)), said.join(','));
+    const moved = transitionsFrom(deleted, n);
+    assert.ok(moved.includes('Unknown'), `the record of the window is not empty: ${moved.join(',')}`);
+    assert.deepEqual(
+      moved.filter((to) => judged({ status: { state: to } })),
+      [],
+      'no verdict from the delete request on',
+    );
   });
 
-  it('the namespace deleted under a guard: TargetDeleting, never Suspect, Stalled or RollingBack, refused Events not offered again', async () => {
+  it('the namespace deleted under a guard that undid a rollout: TargetDeleting, never Suspect, Stalled or RollingBack again, refused Events not offered again', async () => {
     const { n } = await suite.guarded('nsgone', UNDO);
+    const good = await read.image(n);
+    // First the guard undoes a broken rollout: it has been Suspect, Stalled and RollingBack before the deletion.
+    await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
+    const undone = await read.waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack after its undo', 120_000);
+    assert.equal(undone.status?.lastUndo?.result, 'Complete', JSON.stringify(undone.status?.lastUndo));
+    assert.equal(await read.image(n), good, 'the template restored');
+    await suite.read.availableOn(n, suite.pools.nsgone.nodes.length);
+    const story = ['RolloutSuspect', 'RolloutStalled', 'UndoStarted', 'UndoComplete'];
+    const told = await waitFor(
+      async () => {
+        const r = await read.reasons(n, 'RolloutGuard');
+        return story.every((x) => r.includes(x)) ? r : undefined;
+      },
+      { timeoutMs: 30_000, describe: `the undo told in Events: ${story.join(', ')}` },
+    );
+    assert.equal(told.filter((r) => r === 'RolloutSuspect').length, 1, told.join(','));
     await finalizers('ds', n, [HOLD]);
     await finalizers('rolloutguard', n, [HOLD]);
+    const deleted = suite.op.logs.length;
     await kubectl(['delete', 'namespace', n, '--wait=false']);
     const g = await read.waitGuard(n, (x) => readyReason(x) === 'TargetDeleting', 'Ready=False TargetDeleting');
     assert.equal(g.status?.state, 'Unknown', JSON.stringify(g.status));
-    // The namespace controller deletes the pods; the DaemonSet, being deleted, makes no new ones.
-    await holdsFor(async () => !judged(await read.guard(n)) && (await read.guard(n)).status?.lastUndo === undefined, {
-      durationMs: 14_000,
-      describe: 'no verdict, no undo while the namespace terminates',
-    });
+    // The namespace controller deletes the pods; the DaemonSet, being deleted, makes no new ones. The
+    // undo on record stays the one made before the deletion.
+    await holdsFor(
+      async () => {
+        const now = await read.guard(n);
+        return !judged(now) && now.status?.lastUndo?.at === undone.status?.lastUndo?.at;
+      },
+      { durationMs: 14_000, describe: 'no verdict, no other undo while the namespace terminates' },
+    );
     const lines = suite.op.logs.filter((l) => l.includes(n));
     const refused = lines.filter((l) => l.includes('its namespace is being terminated'));
     assert.equal(refused.length, 1, `one refusal noted, then nothing offered again:\n${lines.slice(-10).join('\n')}`);
     assert.ok(!lines.some((l) => l.includes('event not recorded yet')), 'no refused Event is retried');
+    // Every transition from the delete request on, as the operator made it: to Unknown (TargetDeleting), never a verdict.
+    const moved = transitionsFrom(deleted, n);
+    assert.ok(moved.includes('Unknown'), `the record of the window is not empty: ${moved.join(',')}`);
+    assert.deepEqual(
+      moved.filter((to) => judged({ status: { state: to } })),
+      [],
+      'never Suspect, Stalled or RollingBack from the delete request on',
+    );
+    // The one Event the API server refused (and the operator named) is not a verdict either.
+    assert.doesNotMatch(refused[0] ?? '', /"reason":"(RolloutSuspect|RolloutStalled|RollbackStalled|RevisionFailed|UndoStarted)"/);
   });
 });

@@ -31,6 +31,7 @@ interface GuardObj {
     lastUndo?: { result: string; fromHash: string; toHash: string; toRevision?: number; message: string };
     undoPlan?: { toRevision?: number; toHash: string; nodes: number; dryRun?: string };
     repeatedRevision?: string;
+    forcedRollback?: { forHash: string; evictions: unknown[] };
     conditions?: Array<{ type: string; status: string; reason: string }>;
   };
 }
@@ -81,6 +82,15 @@ async function reasons(n: string, kind: string): Promise<string[]> {
   return list.items.map((e) => e.reason);
 }
 
+/** The messages of the Events about DaemonSet `n/decoder` with `reason`. */
+async function dsEventMessages(n: string, reason: string): Promise<string[]> {
+  const list = await kubectlJson<{ items: Array<{ reason: string; message?: string }> }>(
+    ['get', 'events', `--field-selector=involvedObject.kind=DaemonSet,involvedObject.name=decoder,reason=${reason}`],
+    { ns: n },
+  );
+  return list.items.map((e) => e.message ?? '');
+}
+
 async function pods(n: string): Promise<PodList['items']> {
   return (await kubectlJson<PodList>(['get', 'pods', '-l', 'app=decoder'], { ns: n })).items;
 }
@@ -126,11 +136,19 @@ describe('undo end to end', { concurrency: true }, () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
-  it('the classic stall is undone: every node back on the original revision, one generation', async () => {
+  it('the classic stall is undone: every node back on the original revision, one generation, no pod evicted', async () => {
     const n = await setup('classic');
     const before = await getGuard(n);
     const originalHash = before.status!.currentRevision!.hash;
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns: n });
+    // The pod of the broken revision, pulling forever: the one the undo leaves on the undone revision.
+    const broken = await waitFor(
+      async () => {
+        const b = (await pods(n)).filter((p) => p.metadata.labels['controller-revision-hash'] !== originalHash);
+        return b.length > 0 ? b.map((p) => p.metadata.name) : undefined;
+      },
+      { timeoutMs: 60_000, describe: 'a pod of the broken revision' },
+    );
     const g = await waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 90_000);
     assert.equal(g.status?.lastUndo?.result, 'Complete');
     assert.equal(g.status?.lastUndo?.toHash, originalHash);
@@ -148,6 +166,22 @@ describe('undo end to end', { concurrency: true }, () => {
     const evs = await reasons(n, 'DaemonSet');
     for (const r of ['RolloutStalled', 'UndoStarted', 'UndoComplete']) assert.ok(evs.includes(r), `${r} on the DaemonSet`);
     assert.equal(evs.filter((r) => r === 'UndoStarted').length, 1);
+    // A DaemonSet's controller replaces the pods of an undone revision itself: the guard never evicts one
+    // (the forced rollback is a StatefulSet's, under OrderedReady), and records nothing of one.
+    assert.equal(g.status?.forcedRollback, undefined, JSON.stringify(g.status?.forcedRollback));
+    for (const kind of ['DaemonSet', 'RolloutGuard']) {
+      const said = await reasons(n, kind);
+      assert.ok(!said.some((r) => r === 'PodEvicted' || r === 'EvictionRefused'), `${kind}: ${said.join(',')}`);
+    }
+    assert.deepEqual(
+      op.logs.filter((l) => l.includes(`"${n}/`) && l.includes('forced rollback: eviction')),
+      [],
+      'no eviction asked of the API server',
+    );
+    // Each pod left on the undone revision was deleted by the DaemonSet controller, which says so.
+    const deleted = await dsEventMessages(n, 'SuccessfulDelete');
+    for (const name of broken)
+      assert.ok(deleted.includes(`Deleted pod: ${name}`), `${name} deleted by its controller: ${deleted.join('; ')}`);
   });
 
   it('maxSurge 1: the surge pod is removed and the old pods were never interrupted', async () => {

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
 import type { Announcement, GuardStatus } from '../../src/api/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
+import type { EvictionOutcome } from '../../src/domain/eviction.js';
 import { ApiError } from '../../src/k8s/apiErrors.js';
 import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
@@ -189,6 +190,10 @@ class World implements CacheView {
         this.log.push(`dryrun:${rev}`);
         return Promise.resolve({ kind: 'Accepted' });
       },
+      evict: (_ns: string, pod: string): Promise<EvictionOutcome> => {
+        this.log.push(`evict:${pod}`);
+        return Promise.resolve({ kind: 'Evicted' });
+      },
     };
   }
 
@@ -256,6 +261,35 @@ describe('Reconciler', () => {
     clock.t += 2000;
     await r.reconcile(`${NS}/decoder`);
     assert.deepEqual(w.log, ['write:RolledBack/Complete', 'event:UndoComplete']);
+  });
+
+  it("never evicts after undoing a DaemonSet: a pod left not Ready on the undone revision is its controller's to replace", async () => {
+    const { w, clock, r } = await healthyGuard();
+    w.stalled();
+    await r.reconcile(`${NS}/decoder`);
+    clock.t += 30_000;
+    await r.reconcile(`${NS}/decoder`);
+    assert.ok(w.log.includes('undo:decoder-good'), w.log.join(', '));
+    // The template is back and observed; n3 still has the pod of the undone revision, pulling forever.
+    w.daemonSets.set('decoder', ds('3', { updatedNumberScheduled: 2, numberReady: 2, numberAvailable: 2 }));
+    w.revs = [rev('bad', 2), rev('good', 3)];
+    w.pods = [pod('n1', 'good', true), pod('n2', 'good', true), pod('n3', 'bad', false, 'ImagePullBackOff')];
+    w.log = [];
+    const states: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      clock.t += 15_000;
+      await r.reconcile(`${NS}/decoder`);
+      states.push(`${w.guardObj.status?.state}`);
+    }
+    // The premise: a pass with the undo recorded, the template back and the pod still there.
+    assert.equal(states[0], 'RollingBack', states.join(', '));
+    assert.equal(w.guardObj.status?.rollout?.rollback, true, JSON.stringify(w.guardObj.status?.rollout));
+    assert.equal(w.guardObj.status?.rollout?.fromRevision?.hash, 'bad');
+    assert.deepEqual(
+      w.log.filter((l) => l.startsWith('evict:')),
+      [],
+    );
+    assert.equal(w.guardObj.status?.forcedRollback, undefined);
   });
 
   it('a crash after the patch (intent Pending, world restored) is recorded without a second patch', async () => {

@@ -320,7 +320,12 @@ describe('decide by comparison: a revision that takes its own node down', () => 
     assert.equal(d.status.owner, 'Revision');
     assert.match(d.status.message ?? '', /takes its own node down/);
     assert.equal(d.action?.kind, 'Undo');
-    for (const b of d.status.blockedNodes ?? []) assert.match(b.comparison ?? '', /the new revision takes its own node down/);
+    assert.deepEqual(
+      d.status.blockedNodes?.map((b) => b.node),
+      ['node-1', 'node-2'],
+      'both nodes it took down are named',
+    );
+    for (const b of d.status.blockedNodes) assert.match(b.comparison ?? '', /the new revision takes its own node down/);
   });
 
   it('one such node only: the node is blamed for now, and the status says one more would blame the revision', () => {

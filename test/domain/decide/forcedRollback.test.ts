@@ -123,10 +123,16 @@ describe('the forced rollback of a StatefulSet', () => {
     });
   }
 
-  it('never for a DaemonSet, whatever its pods (its adapter never says its controller waits on unready pods)', () => {
-    const dsWorld = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder', waitsOnUnreadyPods: false });
-    const d = timeline(dsWorld)[3]!;
-    assert.notEqual(d.action?.kind, 'Evict');
+  it('never for a target that does not say its controller waits on unready pods (a DaemonSet: its adapter leaves the flag out)', () => {
+    // Absent, not false (the Parallel case above): the DaemonSet adapter's own value is read in
+    // test/reconcile/targets/daemonSet.test.ts, and the pass through it in test/reconcile/reconciler.test.ts.
+    const world = undone([onA(0), onA(1), stuck()], { kind: 'DaemonSet', name: 'decoder' });
+    assert.equal(world.kind, 'Target');
+    if (world.kind !== 'Target') return;
+    const { waitsOnUnreadyPods: _absent, ...dsTarget } = world.target;
+    const d = timeline({ ...world, target: dsTarget })[3]!;
+    assert.notEqual(d.action?.kind, 'Evict', JSON.stringify(d.action));
+    assert.equal(d.status.forcedRollback, undefined);
   });
 
   it('the highest ordinal first, then the next once the first is replaced', () => {
@@ -214,6 +220,11 @@ describe('the forced rollback of a StatefulSet', () => {
     assert.notEqual(after.action?.kind, 'Evict');
     const prevStatus: GuardStatus = ds[3]!.status;
     assert.equal(after.status.forcedRollback?.forHash, prevStatus.forcedRollback?.forHash, 'the record is kept');
+    assert.match(
+      after.status.message ?? '',
+      /Reverted to revision 3 \(aaa111\), but store-2 is still on revision 2 \(bbb222\) and not Ready: under OrderedReady the StatefulSet controller will not replace it; kubectl delete pod store-2 -n default finishes the rollback\./,
+    );
+    assert.doesNotMatch(after.status.message ?? '', /Forced rollback: evicting/, 'no eviction announced');
   });
 
   it("every field it records is in the CRD's status schema: the API server prunes what the schema lacks", () => {
