@@ -217,9 +217,12 @@ function startMidway(obs: TargetObservation, prev: Readonly<GuardStatus>, curRef
   if (from) rollout.fromRevision = from.revision !== undefined ? { revision: from.revision, hash: from.hash } : { hash: from.hash };
   else if (prevHash !== undefined) rollout.fromRevision = { ...curRef };
   // A guard that first sees a DaemonSet midway through an undo (it was recreated, or another guard
-  // made it) must not take the broken revision for the one to return to.
+  // made it) must not take the broken revision for the one to return to. A guard that already followed
+  // the restored revision is not midway through anything: pods lost later (a node gone, the namespace
+  // being deleted) are not the undo still converging.
   const recorded = target.undoRecord;
-  if (recorded && recorded.to === curRef.hash && (from === undefined || from.hash === recorded.from)) rollout.rollback = true;
+  if (prevHash === undefined && recorded && recorded.to === curRef.hash && (from === undefined || from.hash === recorded.from))
+    rollout.rollback = true;
   const note = from
     ? `Rollout from ${fmtRev(rollout.fromRevision)} to ${fmtRev(curRef)} in progress (first observed now): ${target.updated}/${target.desired} updated`
     : `${fmtRev(curRef)} is being placed on ${unitWord(target.kind)}: ${target.available}/${target.desired} available`;

@@ -134,7 +134,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
     lastUndo?.result === 'Applied' &&
     lastUndo.fromHash === rollout.toRevision.hash &&
     (parseTime(rollout.startedAt) ?? 0) <= (parseTime(lastUndo.at) ?? 0);
-  const clock = rolloutClock(t, a, rollout, spec, now);
+  const clock = rolloutClock(t, a, rollout, prev, spec, now);
   if (v.undoInFlight && lastUndo) undoInFlightVerdict(t, rollout, lastUndo, clock, v);
   else if (!rollout.rollback && rollout.failures && rollout.failures.count >= spec.failedNodesThreshold) {
     failedVerdict(t, rollout, rollout.failures, v, spec, nowIso);
@@ -159,10 +159,19 @@ interface RolloutClock {
   deadlineMs: number;
 }
 
-function rolloutClock(t: Tracked, a: Attribution, rollout: RolloutStatus, spec: GuardSpec, now: number): RolloutClock {
+function rolloutClock(
+  t: Tracked,
+  a: Attribution,
+  rollout: RolloutStatus,
+  prev: Readonly<GuardStatus>,
+  spec: GuardSpec,
+  now: number,
+): RolloutClock {
   // A generation the controller has not observed yet is timed from when it was first seen: the last
-  // progress of the rollout before it (one that was baking, say) says nothing about this wait.
-  const unobservedSince = t.observed ? undefined : parseTime(t.unobserved?.since);
+  // progress of the rollout before it (one that was baking, say) says nothing about this wait. A rollout
+  // already Stalled stays so until the controller acts on the change: nothing has moved yet, and a
+  // scheduled undo the change cancels is announced as it is (track.ts).
+  const unobservedSince = t.observed || prev.state === 'Stalled' ? undefined : parseTime(t.unobserved?.since);
   const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0, unobservedSince ?? 0);
   return { now, idle: now - lastProgress, suspectMs: spec.suspectAfterSeconds * 1000, deadlineMs: spec.progressDeadlineSeconds * 1000 };
 }
@@ -235,8 +244,12 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     v.state = 'Stalled';
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: deadlineMs, verb: 'has made no progress' });
-    if (!t.observed)
-      v.message = `The ${target.kind} controller has not observed generation ${target.generation} for ${fmtDuration(deadlineMs)}. ${v.message}`;
+    if (!t.observed) {
+      const since = parseTime(t.unobserved?.since);
+      const unobservedMs = since === undefined ? deadlineMs : clock.now - since;
+      const how = unobservedMs >= deadlineMs ? `for ${fmtDuration(deadlineMs)}` : 'yet';
+      v.message = `The ${target.kind} controller has not observed generation ${target.generation} ${how}. ${v.message}`;
+    }
   } else if (idle >= suspectMs) {
     v.state = 'Suspect';
     v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: suspectMs, verb: 'has made no progress' });

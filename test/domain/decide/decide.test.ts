@@ -1954,11 +1954,62 @@ describe('decide: a scheduled undo (delaySeconds) pre-empted by a template chang
       },
     },
     {
+      name: 'the change seen before the controller observes it: still Stalled, the generation named, then the cancellation announced',
+      policy: policy({ onStall: { action: 'Undo', delaySeconds: 300 } }),
+      steps: fromHealthy(
+        stallWorld(),
+        [sec(600)],
+        // The template changed (generation 3) and the controller has not observed it yet.
+        [sec(699), stallWorld(undefined, { generation: 3, templateGeneration: '3' })],
+        [sec(700), fixedByHuman],
+      ),
+      check: (target) => {
+        const waiting = target[3]!;
+        assert.equal(waiting.status.state, 'Stalled', waiting.status.message);
+        assert.match(waiting.status.message!, /^The DaemonSet controller has not observed generation 3 yet\. Rollout to revision 2/);
+        assert.deepEqual(reasons(waiting), []);
+        const d = target[4]!;
+        assert.deepEqual(reasons(d), ['UndoSkipped', 'RolloutStarted']);
+        assert.match(d.events[0]!.note, /cancelled/);
+        assert.equal(d.status.lastUndo, undefined);
+      },
+    },
+    {
       name: 'Report mode: just RolloutStarted',
       steps: fromHealthy(stallWorld(), [sec(600)], [sec(700), fixedByHuman]),
       check: (target) => assert.deepEqual(reasons(target[3]!), ['RolloutStarted']),
     },
   ]);
+});
+
+describe('decide: pods lost after a completed undo', () => {
+  it('a pod gone after RolledBack (a node lost, the namespace being deleted) is not the undo still converging: never RollingBack again', () => {
+    const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
+    const record = { from: HASH.B, to: HASH.A, at: iso(T1 + sec(600)), guard: 'default/decoder' };
+    const restored = { generation: 3, observedGeneration: 3, templateGeneration: '3', undoRecord: record };
+    const A3 = rev(HASH.A, 3);
+    const back = targetObs({ nodes: nodesOn(HASH.A), revisions: [A3, B2], target: restored });
+    const lost = targetObs({
+      nodes: [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), node('node-3', [])],
+      revisions: [A3, B2],
+      target: { ...restored, current: 2, updated: 2, ready: 2, available: 2 },
+    });
+    const target = run(
+      [
+        { obs: healthyA(), at: T0 },
+        { obs: stallWorld(), at: T1 },
+        { obs: stallWorld(), at: T1 + sec(600), persist: applied },
+        { obs: back, at: T1 + sec(610) },
+        { obs: lost, at: T1 + sec(700) },
+      ],
+      { policy: UNDO },
+    );
+    assert.equal(target[3]!.status.state, 'RolledBack', target[3]!.status.message);
+    const d = target[4]!;
+    assert.notEqual(d.status.state, 'RollingBack', d.status.message);
+    assert.equal(d.status.rollout?.rollback, undefined, JSON.stringify(d.status.rollout));
+    assert.equal(d.action, undefined);
+  });
 });
 
 describe('decide: the window between our undo and the controller picking it up', () => {
