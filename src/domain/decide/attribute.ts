@@ -121,8 +121,11 @@ function downWithOldPods(input: AttributionInput, blocked: BlockedNode[], empty:
   {
     const named = new Set([...blocked, ...empty].map((x) => x.node));
     for (const n of input.nodes) {
-      if (!n.eligible || named.has(n.node)) continue;
+      if (named.has(n.node)) continue;
       const nf = nodeFault(n.health);
+      // A node that is down leaves the targets (the unreachable taint) a moment before the controller's
+      // DESIRED says so: until then it is still a node the rollout waits for, and it is the node's fault.
+      if (!n.eligible && !(nf && !input.shrank)) continue;
       const old = n.pods.find((p) => !p.deleting && p.hash !== input.split.targetHash);
       if (!nf || !old) continue;
       blocked.push({

@@ -1982,6 +1982,39 @@ describe('decide: a scheduled undo (delaySeconds) pre-empted by a template chang
   ]);
 });
 
+describe('decide: dead nodes tainted unreachable before DESIRED drops', () => {
+  it("a dead node that left the targets by its taint while DESIRED still counts it is named as the node's fault, never the control plane", () => {
+    const dead = (name: string): NodeView =>
+      withHealth(
+        node(name, [pod({ hash: HASH.A, ready: false })], false, 'untolerated taint node.kubernetes.io/unreachable:NoSchedule'),
+        deadKubelet(),
+      );
+    const fleet = (nodes: NodeView[], target: Partial<TargetView>): Observation => targetObs({ nodes, revisions: [A1, B2], target });
+    const healthy4 = targetObs({
+      nodes: nodesOn(HASH.A, 4),
+      revisions: [A1],
+      target: { desired: 4, current: 4, updated: 4, ready: 4, available: 4 },
+    });
+    const stuck = fleet(
+      [node('node-1', [pod({ hash: HASH.A })]), node('node-2', [pod({ hash: HASH.A })]), dead('node-3'), dead('node-4')],
+      dsAt2({ desired: 4, current: 4, updated: 0, ready: 2, available: 2 }),
+    );
+    const target = run([
+      { obs: healthy4, at: T0 },
+      { obs: stuck, at: T1 },
+      { obs: stuck, at: T1 + sec(600) },
+    ]);
+    const d = last(target);
+    assert.equal(d.status.state, 'Stalled', d.status.message);
+    assert.equal(d.status.owner, 'Node', d.status.message);
+    assert.equal(d.status.cause, 'NodeNotReady', d.status.message);
+    assert.deepEqual(
+      (d.status.blockedNodes ?? []).map((b) => b.node),
+      ['node-3', 'node-4'],
+    );
+  });
+});
+
 describe('decide: pods lost after a completed undo', () => {
   it('a pod gone after RolledBack (a node lost, the namespace being deleted) is not the undo still converging: never RollingBack again', () => {
     const applied = (d: Decision): GuardStatus => recordUndoOutcome(d.status, { kind: 'Applied' }, T1 + sec(601), 1).status;
