@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { causeHint, classifyReason, dominantCause, failuresFirst, podBlockReason, podNewlyFailing } from '../../src/domain/causes.js';
 import { TARGET_KINDS, type BlockedNode, type CauseClass, type EmptyNode } from '../../src/api/types.js';
 import { DAEMONSET_WORDS } from '../support/kindWords.js';
+import { CAUSE_CLASSES } from '../support/fixtures.js';
 import type { PodView } from '../../src/domain/observation.js';
 import { HASH, pod } from '../support/fixtures.js';
 
@@ -139,31 +140,7 @@ describe('dominantCause', () => {
 });
 
 describe('causeHint', () => {
-  // Every cause class, as a record so that tsc lists a class added to CauseClass here.
-  const CLASSES: Record<CauseClass, true> = {
-    ImagePullFailure: true,
-    InsufficientResources: true,
-    Unschedulable: true,
-    CrashLoop: true,
-    OOMKilled: true,
-    NotReady: true,
-    TargetShrank: true,
-    NoNodesMatched: true,
-    NodeNotReady: true,
-    NodePressure: true,
-    PodTerminating: true,
-    ControllerNotObserving: true,
-    ControllerNotActing: true,
-    SchedulerNotActing: true,
-    MinReadySeconds: true,
-    AdmissionRefused: true,
-    QuotaExceeded: true,
-    VolumeMountFailure: true,
-    VolumeClaimUnavailable: true,
-    SandboxFailure: true,
-    Unknown: true,
-  };
-  const classes = Object.keys(CLASSES) as CauseClass[];
+  const classes = CAUSE_CLASSES;
 
   it('every cause class names where to look, for each kind', () => {
     for (const kind of TARGET_KINDS) for (const c of classes) assert.match(causeHint(c, kind), /kubectl|PodScheduled/, `${kind} ${c}`);

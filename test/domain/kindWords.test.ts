@@ -15,9 +15,10 @@ import { recordEviction } from '../../src/domain/eviction.js';
 import { recordUndoOutcome, type UndoOutcome } from '../../src/domain/undo.js';
 import type { Decision } from '../../src/domain/decision.js';
 import type { NodeView, Observation, PodView, TargetView } from '../../src/domain/observation.js';
-import type { CauseClass, FaultOwner, GuardSpec, GuardStatus } from '../../src/api/types.js';
+import type { FaultOwner, GuardSpec, GuardStatus } from '../../src/api/types.js';
 import { DAEMONSET_WORDS } from '../support/kindWords.js';
 import {
+  CAUSE_CLASSES,
   HASH,
   T0,
   crashLoopPod,
@@ -40,29 +41,6 @@ import {
 
 const STORE: TargetView = dsView({ kind: 'StatefulSet', name: 'store', waitsOnUnreadyPods: true });
 const OWNERS: Array<FaultOwner | ''> = ['Revision', 'Node', 'ControlPlane', 'ConfiguredWait', 'Configuration', 'Unknown', ''];
-const CAUSES: Record<CauseClass, true> = {
-  ImagePullFailure: true,
-  InsufficientResources: true,
-  Unschedulable: true,
-  CrashLoop: true,
-  OOMKilled: true,
-  NotReady: true,
-  TargetShrank: true,
-  NoNodesMatched: true,
-  NodeNotReady: true,
-  NodePressure: true,
-  PodTerminating: true,
-  ControllerNotObserving: true,
-  ControllerNotActing: true,
-  SchedulerNotActing: true,
-  MinReadySeconds: true,
-  AdmissionRefused: true,
-  QuotaExceeded: true,
-  VolumeMountFailure: true,
-  VolumeClaimUnavailable: true,
-  SandboxFailure: true,
-  Unknown: true,
-};
 
 /** Every sentence a decision carries for people. */
 function messagesOf(s: GuardStatus, events: Decision['events'] = []): string[] {
@@ -115,7 +93,7 @@ describe("a StatefulSet's words", () => {
     const left = [{ node: 'node-c', reason: 'untolerated taint' }];
     const rendered: string[] = [];
     for (const owner of OWNERS)
-      for (const cause of Object.keys(CAUSES) as CauseClass[])
+      for (const cause of CAUSE_CLASSES)
         for (const units of [
           { blocked: [], empty: [] },
           { blocked, empty: [] },

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { holdsFor, kubectl, kubectlJson, waitFor } from '../support/cluster.js';
+import { holdsFor, kubectl, waitFor } from '../support/cluster.js';
 import { GuardSuite, type GuardObj } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 import { runCli, shown } from '../support/cli.js';
@@ -17,6 +17,7 @@ import {
   pinnedVolumes,
   setStoreImage,
   settledSts,
+  storeImage,
   stsPods,
   storeStatefulSet,
   type PodRow,
@@ -96,6 +97,15 @@ async function brokenOnStore2(ns: string, image = 'registry.local/store:2-broken
     { timeoutMs: 60_000, describe: `store-2 failing to pull ${image}` },
   );
 }
+
+/** Waits until `ns`'s guard is Healthy with revision `revision` current. */
+const healthyOn = (ns: string, revision: number): Promise<GuardObj> =>
+  waitStore(
+    ns,
+    (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === revision,
+    `Healthy on revision ${revision}`,
+    120_000,
+  );
 
 const blockedNames = (g: GuardObj): string[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])].map((b) => b.node);
 
@@ -248,11 +258,12 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     );
     // The refusal is known from the StatefulSet controller's FailedCreate Event alone; under load it can
     // reach the guard after the deadline, whose first verdict then says nothing explains store-2 yet
-    // (cause Unknown, no owner, no undo). The verdict this case checks is the one once it is known.
+    // (cause Unknown, no owner, no undo). The blame then waits for the dry run of the previous revision
+    // (a later pass): the verdict this case checks is the one once both are known.
     const g = await waitStore(
       ns,
-      (x) => x.status?.state === 'Stalled' && x.status.cause === 'AdmissionRefused',
-      'Stalled, AdmissionRefused',
+      (x) => x.status?.state === 'Stalled' && x.status.cause === 'AdmissionRefused' && x.status.rollout?.admission !== undefined,
+      'Stalled, AdmissionRefused, the previous revision dry-run',
     );
     assert.match(g.status?.message ?? '', /missing/);
     assert.equal(g.status?.rollout?.admission?.result, 'Accepted', JSON.stringify(g.status?.rollout));
@@ -492,10 +503,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       },
       { durationMs: 30_000, describe: 'no undo, no eviction, store-2 the same pod' },
     );
-    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
-      ns,
-    });
-    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:2', 'the template is left as the person set it');
+    assert.equal(await storeImage(ns), 'registry.local/store:2', 'the template is left as the person set it');
   });
 
   it('an undo that did not help (the restored pod has nowhere to go): RollbackStalled, reported once, no second undo or eviction', async () => {
@@ -567,11 +575,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     // The command it names finishes the rollout, on revision 3.
     await kubectl(['delete', 'pod', 'store-2', '--wait=false'], { ns });
     await settledSts(ns);
-    const done = await waitStore(
-      ns,
-      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
-      'Healthy on revision 3',
-    );
+    const done = await healthyOn(ns, 3);
     assert.equal(done.status?.lastUndo, undefined);
   });
 
@@ -580,12 +584,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     const before = await stsPods(ns);
     await brokenOnStore2(ns);
     await setStoreImage(ns, 'registry.local/store:3');
-    const g = await waitStore(
-      ns,
-      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
-      'Healthy on revision 3',
-      120_000,
-    );
+    const g = await healthyOn(ns, 3);
     const s = await settledSts(ns);
     const after = await stsPods(ns);
     assert.ok(
@@ -597,10 +596,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
       g.status?.forcedRollback?.evictions.map((e) => [e.pod, e.result, e.attempts]),
       [['store-2', 'Evicted', 1]],
     );
-    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
-      ns,
-    });
-    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:3', 'the fix stays');
+    assert.equal(await storeImage(ns), 'registry.local/store:3', 'the fix stays');
     // store-0 and store-1 were replaced by the controller's own rollout of revision 3, not by the guard.
     for (const name of ['store-0', 'store-1']) assert.notEqual(after.get(name)?.uid, before.get(name)?.uid, `${name} rolled to revision 3`);
     assert.match((await stsEvents(ns, 'PodEvicted')).join(), /Evicted store-2: it was not Ready on superseded revision 2/);
@@ -624,10 +620,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     assert.equal(g.status?.undoneRevisions?.length, 1, 'exactly one undo');
     assert.equal(g.status?.lastUndo?.toRevision, 1, JSON.stringify(g.status?.lastUndo));
     assert.equal(g.status?.lastUndo?.fromRevision, 3, JSON.stringify(g.status?.lastUndo));
-    const sts = await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], {
-      ns,
-    });
-    assert.equal(sts.spec.template.spec.containers[0]?.image, 'registry.local/store:1');
+    assert.equal(await storeImage(ns), 'registry.local/store:1');
     const reasons = await read.reasons(ns, 'StatefulSet', 'store');
     assert.equal(reasons.filter((r) => r === 'UndoStarted').length, 1, reasons.join(', '));
   });
@@ -636,12 +629,7 @@ describe('StatefulSet guards on the local control plane', { concurrency: true },
     const ns = await guarded('forwardparallel', { policy: 'Parallel' }, { onStall: { action: 'Undo' } });
     await brokenOnStore2(ns);
     await setStoreImage(ns, 'registry.local/store:3');
-    const g = await waitStore(
-      ns,
-      (x) => x.status?.state === 'Healthy' && x.status.currentRevision?.revision === 3,
-      'Healthy on revision 3',
-      120_000,
-    );
+    const g = await healthyOn(ns, 3);
     await settledSts(ns);
     assert.equal(g.status?.lastUndo, undefined);
     assert.equal(g.status?.forcedRollback, undefined, 'no eviction under Parallel');

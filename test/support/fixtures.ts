@@ -11,7 +11,7 @@ import type { GuardPolicy } from '../../src/domain/decide/pass.js';
 import type { TargetView, GuardPeer, NodeView, Observation, PodView, RevisionView } from '../../src/domain/observation.js';
 import type { NodeHealth, SlimPod } from '../../src/api/objects.js';
 import type { Decision } from '../../src/domain/decision.js';
-import type { GuardSpec, GuardStatus, LeftNode } from '../../src/api/types.js';
+import type { CauseClass, GuardSpec, GuardStatus, LeftNode } from '../../src/api/types.js';
 
 /** The DaemonSet every guard in these tests watches. */
 export const DS_NAME = 'decoder';
@@ -27,6 +27,33 @@ export const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Pod-template hashes used across tests: A is the good revision, B the broken one, C a third. */
 export const HASH = { A: 'aaa111', B: 'bbb222', C: 'ccc333' } as const;
+
+// Every cause class, as a record so that tsc lists a class added to CauseClass here.
+const CAUSES: Record<CauseClass, true> = {
+  ImagePullFailure: true,
+  InsufficientResources: true,
+  Unschedulable: true,
+  CrashLoop: true,
+  OOMKilled: true,
+  NotReady: true,
+  TargetShrank: true,
+  NoNodesMatched: true,
+  NodeNotReady: true,
+  NodePressure: true,
+  PodTerminating: true,
+  ControllerNotObserving: true,
+  ControllerNotActing: true,
+  SchedulerNotActing: true,
+  MinReadySeconds: true,
+  AdmissionRefused: true,
+  QuotaExceeded: true,
+  VolumeMountFailure: true,
+  VolumeClaimUnavailable: true,
+  SandboxFailure: true,
+  Unknown: true,
+};
+/** Every cause class. */
+export const CAUSE_CLASSES = Object.keys(CAUSES) as CauseClass[];
 
 /** A ControllerRevision view: name `<target>-<hash>`, as the DaemonSet controller names it. */
 export function rev(hash: string, revision: number): RevisionView {

@@ -119,6 +119,11 @@ export async function settledSts(ns: string, replicas = 3): Promise<StsStatus> {
   );
 }
 
+/** The image of `store`'s first container, as its template holds it now. */
+export const storeImage = async (ns: string): Promise<string | undefined> =>
+  (await kubectlJson<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>(['get', 'sts', 'store'], { ns })).spec
+    .template.spec.containers[0]?.image;
+
 export const setStoreImage = (ns: string, image: string): Promise<unknown> =>
   kubectl(['set', 'image', 'sts/store', `store=${image}`], { ns });
 

@@ -125,7 +125,7 @@ function downWithOldPods(input: AttributionInput, blocked: BlockedNode[], empty:
       const nf = nodeFault(n.health);
       // A node that is down leaves the targets (the unreachable taint) a moment before the controller's
       // DESIRED says so: until then it is still a node the rollout waits for, and it is the node's fault.
-      if (!n.eligible && !(nf && !input.shrank)) continue;
+      if (!n.eligible && (!nf || input.shrank)) continue;
       const old = n.pods.find((p) => !p.deleting && p.hash !== input.split.targetHash);
       if (!nf || !old) continue;
       blocked.push({

@@ -29,7 +29,7 @@ import type { RevisionRef } from '../../api/types.js';
 import type { NodeView, PodView } from '../observation.js';
 import { nodeFault } from '../nodeAttribution.js';
 import { claimFault } from '../claimAttribution.js';
-import type { Judged, Plan } from './pass.js';
+import type { HeldOn, Judged, Plan } from './pass.js';
 
 /** The first retry of a refused eviction, doubled per refusal up to the cap. */
 export const EVICTION_BACKOFF_MS = 10_000;
@@ -68,7 +68,7 @@ interface LeftBehind {
   /** The undone revision after a return, or the superseded ones. */
   revisions: RevisionRef[];
   /** `undone`: a return to the previous revision; `superseded`: a rollout past revisions that never reached every pod. */
-  on: 'undone' | 'superseded';
+  on: Exclude<HeldOn, 'before'>;
 }
 
 /**
