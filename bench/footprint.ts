@@ -16,7 +16,8 @@ import type { ApiClient } from '../src/k8s/apiClient.js';
 import { Informer } from '../src/k8s/informer.js';
 import { HASH_LABEL } from '../src/api/names.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
-import { DAEMONSET_WARNINGS, POD_WARNINGS } from '../src/runtime/caches.js';
+import { POD_WARNINGS } from '../src/runtime/caches.js';
+import { KINDS } from '../src/api/kinds.js';
 
 let gcFn: (() => void) | undefined;
 
@@ -126,7 +127,7 @@ export async function eventFootprint(
   const informers = {
     'events-daemonsets': new Informer(
       client,
-      { name: 'events-daemonsets', listPath, fieldSelector: DAEMONSET_WARNINGS, slim: slimEvent, watchTimeoutSeconds: 300 },
+      { name: 'events-daemonsets', listPath, fieldSelector: KINDS.DaemonSet.controllerWarnings, slim: slimEvent, watchTimeoutSeconds: 300 },
       log,
     ),
     'events-pods': new Informer(

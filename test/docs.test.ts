@@ -2,7 +2,8 @@
  * The documentation holds together: README.md stays an entry page (under 300 lines) and links every page
  * of docs/; every relative link in README.md and docs/*.md names a file that exists, and every `#anchor`
  * a heading of the page it points to (GitHub's slugs: lowercase, spaces → '-', punctuation dropped, a
- * repeated heading numbered -1, -2, …); and the `kubectl get rg` sample in the README shows exactly the
+ * repeated heading numbered -1, -2, …); every code path they name (`reconcile/gather.ts`, under src/;
+ * `config/rbac/role.yaml`) exists; and the `kubectl get rg` sample in the README shows exactly the
  * CRD's printer columns, in their order, as kubectl prints them.
  */
 import assert from 'node:assert/strict';
@@ -91,6 +92,29 @@ function resolveLink(link: Link): { path: string; anchor?: string } {
   return anchor === undefined ? { path } : { path, anchor: decodeURIComponent(anchor) };
 }
 
+/** A path of src/ as the pages name it, without `src/` (`reconcile/gather.ts`, `reconcile/targets/`), or with it. */
+const SRC_PATH = /^(?:src\/)?(?:api|domain|k8s|runtime|reconcile|cli)\/[\w./-]+$/;
+/** A path of the repository outside src/ (`config/rbac/role.yaml`, `test/api/kinds.test.ts`). */
+const REPO_PATH = /^(?:test|config|charts|deploy|scripts|cluster|bench|demo)\/[\w./-]+$/;
+
+/** Every repository path a page names in a code span outside fenced blocks, as the path from the root. */
+function codePaths(file: string): Link[] {
+  const out: Link[] = [];
+  let fenced = false;
+  read(file)
+    .split('\n')
+    .forEach((line, i) => {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+      if (fenced) return;
+      for (const m of line.matchAll(/`([^`\s]+)`/g)) {
+        const p = m[1]!;
+        if (REPO_PATH.test(p)) out.push({ from: file, line: i + 1, target: p });
+        else if (SRC_PATH.test(p)) out.push({ from: file, line: i + 1, target: p.startsWith('src/') ? p : `src/${p}` });
+      }
+    });
+  return out;
+}
+
 const where = (link: Link): string => `${relative(ROOT, link.from)}:${link.line}: ${link.target}`;
 
 /** The header of the CRD's default `kubectl get` table: NAME, then the printer columns without a priority. */
@@ -147,6 +171,13 @@ describe('documentation', () => {
       .filter((l) => !existsSync(resolveLink(l).path))
       .map(where);
     assert.deepEqual(broken, []);
+  });
+
+  it('every code path README.md and docs/*.md name exists', () => {
+    const named = pages().flatMap(codePaths);
+    assert.ok(named.length > 100, `code paths found: ${named.length}`);
+    const missing = named.filter((p) => !existsSync(join(ROOT, p.target))).map(where);
+    assert.deepEqual(missing, []);
   });
 
   it('every #anchor names a heading of the page it points to', () => {

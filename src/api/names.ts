@@ -15,7 +15,10 @@ export const GUARD_RESOURCE = 'rolloutguards';
 export const POLICY_KIND = 'RolloutGuardPolicy';
 export const POLICY_RESOURCE = 'rolloutguardpolicies';
 
-/** The built-in kinds a guard targets and reads. */
+/**
+ * The built-in kinds a guard targets and reads. In src/ only the kind registry (api/kinds.ts) names a
+ * kind: everything else looks its kind up there.
+ */
 export const APPS_API_VERSION = 'apps/v1';
 export const DAEMONSET_KIND = 'DaemonSet';
 export const STATEFULSET_KIND = 'StatefulSet';

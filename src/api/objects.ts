@@ -6,7 +6,8 @@
  *
  * Cached objects are shared by every reader: never mutate them (readers take them Readonly).
  */
-import { API_VERSION, APPS_API_VERSION, GUARD_KIND } from './names.js';
+import { API_VERSION, GUARD_KIND } from './names.js';
+import { KINDS } from './kinds.js';
 import type { StallAction, Condition, GuardSpec, GuardStatus, TargetKind, TemplateFacets } from './types.js';
 import type { KindNamed } from './selected.js';
 
@@ -221,7 +222,7 @@ export function guardRef(namespace: string, name: string, uid?: string): ObjectR
 
 /** The reference to a guard's target (a DaemonSet or a StatefulSet) used in Events. */
 export function workloadRef(kind: TargetKind, namespace: string, name: string, uid?: string): ObjectRef {
-  return { apiVersion: APPS_API_VERSION, kind, name, namespace, ...(uid ? { uid } : {}) };
+  return { apiVersion: KINDS[kind].apiVersion, kind, name, namespace, ...(uid ? { uid } : {}) };
 }
 
 // Shapes the slim objects share with the rules that read them.

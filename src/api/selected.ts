@@ -2,6 +2,7 @@
  * The status records a guard with a selector keeps per workload it selects, one list per kind
  * (status.daemonSets, status.statefulSets), each record naming its workload by a field of its kind.
  */
+import { DEFAULT_KIND, KINDS, kindDescriptor, type KindDescriptor } from './kinds.js';
 
 /** The guard that guards a selected workload, and that guard's verdict. */
 export interface SelectedRecord {
@@ -22,7 +23,9 @@ export type SelectedStatefulSet = SelectedRecord & { statefulSet: string };
  */
 export type KindNamed = { daemonSet: string; statefulSet?: never } | { statefulSet: string; daemonSet?: never };
 
-/** Workload `name` of `kind`, named in a status list by the field of its kind. */
+/** Workload `name` of `kind`, named in a status list by the field of its kind (an unknown kind: the default kind's). */
 export function kindNamed(kind: string, name: string): KindNamed {
-  return kind === 'StatefulSet' ? { statefulSet: name } : { daemonSet: name };
+  const { field } = kindDescriptor(kind) ?? KINDS[DEFAULT_KIND];
+  const named: Partial<Record<KindDescriptor['field'], string>> = { [field]: name };
+  return named as KindNamed;
 }

@@ -6,6 +6,7 @@
  */
 import type { SelectedDaemonSet, SelectedStatefulSet } from './selected.js';
 import type { ForcedRollback } from './forcedRollback.js';
+import type { TargetKind } from './kinds.js';
 
 /** States shown in `status.state` and the STATE printer column (the CRD's enum lists the same). */
 export const GUARD_STATES = [
@@ -82,9 +83,8 @@ export interface GuardSpec {
   suspend: boolean;
 }
 
-/** The kinds a guard can target (targetRef.kind; the CRD's enum lists the same). */
-export const TARGET_KINDS = ['DaemonSet', 'StatefulSet'] as const;
-export type TargetKind = (typeof TARGET_KINDS)[number];
+/** The kinds a guard can target, kept with their descriptors in the kind registry (api/kinds.ts). */
+export { TARGET_KINDS, type TargetKind } from './kinds.js';
 
 /** A guard spec as stored or generated: only targetRef is required (the CRD and api/defaults.ts fill in the rest). */
 export type GuardSpecInput = Omit<Partial<GuardSpec>, 'targetRef' | 'onStall'> & {

@@ -14,6 +14,8 @@
  */
 import type { Logger } from 'pino';
 import type { GuardStatus, TargetKind } from '../api/types.js';
+import { DEFAULT_KIND, kindOfResource } from '../api/kinds.js';
+import { wordsOf } from '../domain/kindWords.js';
 import { fmtDuration, fmtRev } from '../domain/messages.js';
 import type { Observation } from '../domain/observation.js';
 import { summarizeError } from '../k8s/apiErrors.js';
@@ -33,6 +35,7 @@ import {
   text,
   wantsHelp,
   type OutputFormat,
+  workloadTargetPattern,
 } from './args.js';
 import { ExitCode, connect, stderrLogger, type Verdict } from './command.js';
 import { TargetObserver, checkSpec, preflight } from './observer.js';
@@ -69,17 +72,18 @@ const CHECK_FLAGS = {
   ...CONNECTION_FLAGS,
 } as const;
 
+/** `ds/NAME` or `sts/NAME` (any name of the resource, as kubectl takes it; the name a DNS subdomain, checked lowercase below). */
+const CHECK_TARGET = workloadTargetPattern('[a-z0-9]([-a-z0-9.]*[a-z0-9])?');
+
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
   const { target, flags } = parseArgs(args, CHECK_FLAGS);
   const { namespace, deadline = 600, suspect, output = 'text' } = flags;
   if (!target) throw new UsageError('check needs a target: ds/NAME or sts/NAME');
   // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
-  const m = /^(?:(ds|daemonsets?|daemonsets?\.apps)|sts|statefulsets?|statefulsets?\.apps)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/i.exec(
-    target,
-  );
-  const kind: TargetKind = m?.[1] !== undefined ? 'DaemonSet' : 'StatefulSet';
-  if (m?.[2] && m[2] !== m[2].toLowerCase()) throw new UsageError(`a ${kind} name is lowercase, got ${JSON.stringify(m[2])}`);
-  if (!m?.[2]) throw new UsageError(`target must look like ds/NAME or sts/NAME, got ${JSON.stringify(target)}`);
+  const m = CHECK_TARGET.exec(target);
+  const kind = m ? kindOfResource(m[1]!) : undefined;
+  if (kind && m?.[2] && m[2] !== m[2].toLowerCase()) throw new UsageError(`a ${kind} name is lowercase, got ${JSON.stringify(m[2])}`);
+  if (!kind || !m?.[2]) throw new UsageError(`target must look like ds/NAME or sts/NAME, got ${JSON.stringify(target)}`);
   if (deadline < 2) throw new UsageError('--deadline must be at least 2s');
   const suspectSeconds = suspect ?? Math.max(1, Math.floor(deadline / 5));
   if (suspectSeconds >= deadline) throw new UsageError('--suspect must be shorter than --deadline');
@@ -91,7 +95,7 @@ export function parseCheckArgs(args: readonly string[]): CheckOptions {
 /** The split: one line per revision present, then one per blocked or empty node. */
 function splitLines(s: GuardStatus, kind: TargetKind): string[] {
   const lines: string[] = [];
-  const unit = kind === 'DaemonSet' ? 'node(s)' : 'pod(s)';
+  const unit = `${wordsOf(kind).unit}(s)`;
   for (const g of s.generations ?? []) lines.push(`  ${fmtRev(g)}: ${g.nodes} ${unit}, ${g.ready} ready, images ${g.images.join(',')}`);
   for (const b of s.blockedNodes ?? []) lines.push(`  blocked ${b.node}: ${b.reason}${b.message ? ` — ${b.message}` : ''}`);
   for (const e of s.emptyNodes ?? []) lines.push(`  empty   ${e.node}: ${e.message}`);
@@ -112,7 +116,7 @@ export function verdictOf(
   status: GuardStatus,
   unobservedForMs: number,
   deadlineMs: number,
-  kind: TargetKind = 'DaemonSet',
+  kind: TargetKind = DEFAULT_KIND,
 ): Verdict | undefined {
   if (obs.kind === 'TargetMissing')
     return { code: ExitCode.NotFound, verdict: 'not found', message: status.message ?? `${kind} ${obs.targetName} not found` };

@@ -22,6 +22,7 @@
  */
 import type { Logger } from 'pino';
 import type { GuardStatus, TargetKind } from '../api/types.js';
+import { kindOfResource } from '../api/kinds.js';
 import { summarizeError } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import type { Connection } from '../k8s/kubeConfig.js';
@@ -38,6 +39,7 @@ import {
   text,
   wantsHelp,
   type OutputFormat,
+  workloadTargetPattern,
 } from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
 import { renderJson, renderText, renderYaml, watchFrame } from './getRender.js';
@@ -74,8 +76,8 @@ and, for a blocked or empty node, the reason and the owner, e.g. ImagePullBackOf
 ${CONNECTION_HELP}
 exit codes: 0 shown, 1 error, 2 usage, 4 not found`;
 
-const DS_TARGET = /^(?:ds|daemonsets?|daemonsets?\.apps)\/(.+)$/i;
-const STS_TARGET = /^(?:sts|statefulsets?|statefulsets?\.apps)\/(.+)$/i;
+/** `ds/NAME`, `sts/NAME`, … (any name of the resource, as kubectl takes it): the resource, then the name. */
+const WORKLOAD_TARGET = workloadTargetPattern('.+');
 const RG_TARGET = /^(?:rg|rolloutguards?|rolloutguards?\.rolloutguard\.dev)\/(.+)$/i;
 /** A DNS subdomain name, as DaemonSets and RolloutGuards are named. */
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -108,15 +110,14 @@ export function parseGetArgs(args: readonly string[]): GetOptions {
   const { target, flags } = parseArgs(args, GET_FLAGS);
   const { namespace } = flags;
   if (!target) throw new UsageError('get needs a target: ds/NAME, sts/NAME or rg/NAME');
-  const ds = DS_TARGET.exec(target);
-  const sts = STS_TARGET.exec(target);
+  const workload = WORKLOAD_TARGET.exec(target);
   const rg = RG_TARGET.exec(target);
-  const name = ds?.[1] ?? sts?.[1] ?? rg?.[1];
+  const name = workload?.[2] ?? rg?.[1];
   if (name === undefined) throw new UsageError(`target must look like ds/NAME, sts/NAME or rg/NAME, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
   const opts: GetOptions = {
-    kind: ds ? 'DaemonSet' : sts ? 'StatefulSet' : 'RolloutGuard',
+    kind: (workload ? kindOfResource(workload[1]!) : undefined) ?? 'RolloutGuard',
     name,
     watch: flags.watch ?? false,
     output: flags.output ?? 'text',

@@ -4,6 +4,7 @@
  */
 import type { GenerationStatus, RevisionRef, TargetKind } from '../api/types.js';
 import { fmtRev, units, unitWord } from '../domain/messages.js';
+import { KINDS } from '../api/kinds.js';
 import type { GetView, GuardSummary, NodeRow } from './getView.js';
 import { emitYaml } from './yaml.js';
 
@@ -60,7 +61,7 @@ function undoLine(g: GuardSummary, kind: TargetKind): string | undefined {
 function table(rows: readonly NodeRow[], paint: Paint, kind: TargetKind): string[] {
   // A DaemonSet's rows are its nodes, each with its pod; a StatefulSet's are its ordinals' pods, each
   // with the node it runs on.
-  const daemon = kind === 'DaemonSet';
+  const daemon = KINDS[kind].units === 'nodes';
   const head = daemon
     ? ['NODE', 'REVISION', 'POD', 'READY', 'RESTARTS', 'STATUS']
     : ['POD', 'REVISION', 'NODE', 'READY', 'RESTARTS', 'STATUS'];
@@ -138,11 +139,7 @@ export function renderText(v: GetView, opts: { color: boolean }): string {
   }
   out.push('');
   if (v.nodes.length === 0)
-    out.push(
-      ds.found
-        ? `No ${ds.kind === 'DaemonSet' ? 'node runs or should run this DaemonSet' : 'pod runs or should run for this StatefulSet'}.`
-        : `No ${unitWord(ds.kind)} to show: the ${ds.kind} does not exist.`,
-    );
+    out.push(ds.found ? `No ${KINDS[ds.kind].words.noUnits}.` : `No ${unitWord(ds.kind)} to show: the ${ds.kind} does not exist.`);
   else out.push(...table(v.nodes, paint, ds.kind));
   const why = v.nodes.filter((r) => r.kind !== 'ok' && r.message);
   if (why.length > 0) {

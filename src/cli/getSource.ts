@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { GUARD_DEFAULTS, withDefaults } from '../api/defaults.js';
 import type { GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
+import { DEFAULT_KIND } from '../api/kinds.js';
 import type { Decision } from '../domain/decision.js';
 import type { Observation } from '../domain/observation.js';
 import { ApiError, isNotFound } from '../k8s/apiErrors.js';
@@ -85,7 +86,7 @@ export class GetSource {
    */
   static async open(t: GetTarget, client: ApiClient, log: Logger): Promise<GetSource | Verdict> {
     let target = t.name;
-    let kind: TargetKind = t.kind === 'RolloutGuard' ? 'DaemonSet' : t.kind;
+    let kind: TargetKind = t.kind === 'RolloutGuard' ? DEFAULT_KIND : t.kind;
     let spec = checkSpec(kind, target, GUARD_DEFAULTS.progressDeadlineSeconds, GUARD_DEFAULTS.suspectAfterSeconds);
     if (t.kind === 'RolloutGuard') {
       const guard = await readGuard(client, t.namespace, t.name);

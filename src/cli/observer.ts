@@ -13,10 +13,10 @@ import { isNotFound } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { Informer } from '../k8s/informer.js';
 import { claimsPath, controllerRevisionsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
-import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../k8s/slim.js';
-import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { slimNode, slimPod, slimRevision } from '../k8s/slim.js';
+import { slimClaim } from '../k8s/slimStatefulSet.js';
 import { WORKLOAD_API } from '../k8s/workloadApi.js';
-import { HASH_LABEL } from '../api/names.js';
+import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
 import {
   controllerOf,
   type SlimClaim,
@@ -115,22 +115,22 @@ export class TargetObserver {
       revs: controllerRevisionsPath(namespace),
       nodes: nodesPath(),
       // A StatefulSet's ordinals are explained by their claims too.
-      ...(kind === 'StatefulSet' ? { claims: claimsPath(namespace) } : {}),
+      ...(KINDS[kind].claims ? { claims: claimsPath(namespace) } : {}),
     };
     const dsInf = new Informer<SlimDaemonSet | SlimStatefulSet>(
       client,
       {
-        name: kind === 'DaemonSet' ? 'daemonsets' : 'statefulsets',
+        name: KINDS[kind].resource,
         listPath: this.paths.target,
         fieldSelector: `metadata.name=${name}`,
-        slim: kind === 'DaemonSet' ? slimDaemonSet : slimStatefulSet,
+        slim: WORKLOAD_API[kind].slim,
         ...common,
       },
       log,
     );
     const podInf = new Informer<SlimPod>(
       client,
-      { name: 'pods', listPath: this.paths.pods, labelSelector: HASH_LABEL, slim: slimPod, ...common },
+      { name: 'pods', listPath: this.paths.pods, labelSelector: KINDS[kind].revisionLabel, slim: slimPod, ...common },
       log,
     );
     const revInf = new Informer<SlimRevision>(
@@ -150,10 +150,12 @@ export class TargetObserver {
       : undefined;
     this.informers = [dsInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : [])];
     this.onChange(() => this.wake?.());
-    const get = (n: string, nm: string): SlimDaemonSet | SlimStatefulSet | undefined => dsInf.get(n, nm);
+    // The target is served by the accessor of its kind (CacheView.daemonSet, .statefulSet: named by its
+    // descriptor's field); the other kinds' find nothing.
+    const none = (): undefined => undefined;
+    const targets = { daemonSet: none, statefulSet: none, [KINDS[kind].field]: (n: string, nm: string) => dsInf.get(n, nm) };
     this.cache = {
-      daemonSet: (n, nm) => (kind === 'DaemonSet' ? (get(n, nm) as SlimDaemonSet | undefined) : undefined),
-      statefulSet: (n, nm) => (kind === 'StatefulSet' ? (get(n, nm) as SlimStatefulSet | undefined) : undefined),
+      ...(targets as Pick<CacheView, 'daemonSet' | 'statefulSet'>),
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
       nodes: () => nodeInf.list(),
@@ -163,7 +165,7 @@ export class TargetObserver {
             guardsTargeting: (k: TargetKind, n: string, target: string) =>
               guards().filter(
                 (g) =>
-                  (g.metadata.namespace ?? n) === n && g.spec.targetRef?.name === target && (g.spec.targetRef?.kind ?? 'DaemonSet') === k,
+                  (g.metadata.namespace ?? n) === n && g.spec.targetRef?.name === target && (g.spec.targetRef?.kind ?? DEFAULT_KIND) === k,
               ),
           }
         : {}),

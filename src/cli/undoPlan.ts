@@ -6,6 +6,7 @@
  */
 import type { SlimGuard } from '../api/objects.js';
 import type { GuardSpec, GuardStatus } from '../api/types.js';
+import { DEFAULT_KIND } from '../api/kinds.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import { fmtRev, units } from '../domain/messages.js';
 import { stuckOn } from '../domain/decide/forcedRollback.js';
@@ -62,7 +63,7 @@ export function judgeUndo(
     return {
       kind: 'Refused',
       code: ExitCode.NotFound,
-      message: `${target.kind ?? 'DaemonSet'} ${target.name} not found in namespace ${target.namespace}`,
+      message: `${target.kind ?? DEFAULT_KIND} ${target.name} not found in namespace ${target.namespace}`,
     };
   if (obs.kind === 'TargetDeleting') return { kind: 'Refused', code: ExitCode.NotFound, message: d.status.message ?? 'being deleted' };
   const s = d.status;

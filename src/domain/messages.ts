@@ -4,6 +4,7 @@
  */
 import { causeHint } from './causes.js';
 import { wordsOf } from './kindWords.js';
+import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef, TargetKind } from '../api/types.js';
 import type { TargetView } from './observation.js';
 import type { Held, HeldOn } from './decide/pass.js';
@@ -70,7 +71,7 @@ export function describeLeft(left: readonly LeftNode[]): string {
 }
 
 /** "2 nodes on revision 1, 1 node on revision 2" (pods, for a StatefulSet). */
-export function describeGenerations(gens: readonly GenerationStatus[], kind: TargetKind = 'DaemonSet'): string {
+export function describeGenerations(gens: readonly GenerationStatus[], kind: TargetKind = DEFAULT_KIND): string {
   return gens.map((g) => `${units(kind, g.nodes)} on ${fmtRev(g)}`).join(', ');
 }
 
@@ -121,7 +122,7 @@ export function attributionSentence(args: {
         return 'The new template is at fault (it no longer selects or tolerates nodes it ran on): an undo restores them.';
       if (mine[0]?.comparison)
         return `The new revision is at fault on ${names}: ${mine[0].comparison}. An undo would restore the previous one.`;
-      if (args.target.kind !== 'DaemonSet')
+      if (KINDS[args.target.kind].units !== 'nodes')
         return `The new revision itself fails on ${names}, on a Ready node: the revision is at fault, and an undo would restore the previous one.`;
       return `The new revision itself fails on Ready node${mine.length === 1 ? '' : 's'} ${names}: the revision is at fault, and an undo would restore the previous one.`;
     case 'Node': {
@@ -161,7 +162,7 @@ export function attributionSentence(args: {
  * never creates an ordinal's pod anew while the old one exists, however long the node stays down.
  */
 function stuckOrdinals(target: TargetView, mine: ReadonlyArray<BlockedNode | EmptyNode>): string {
-  if (target.kind !== 'StatefulSet') return '';
+  if (KINDS[target.kind].units !== 'ordinals') return '';
   const stuck = mine.filter((x) => x.reason === 'Terminating').map((x) => x.node);
   if (stuck.length === 0) return '';
   const pods = stuck.join(' ');

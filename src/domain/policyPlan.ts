@@ -18,7 +18,7 @@
  * (the namespace's own choice is the more specific one), then names sort.
  */
 import type { LabelSelector, PolicyView } from '../api/objects.js';
-import { DAEMONSET_KIND } from '../api/names.js';
+import { DEFAULT_KIND, KINDS, compareKinds } from '../api/kinds.js';
 import type { GuardSpecInput, TargetKind } from '../api/types.js';
 
 /** metav1.LabelSelector semantics: an empty or absent selector matches everything. */
@@ -118,11 +118,11 @@ function fnv32(s: string): string {
 
 /** The kinds a policy chooses: DaemonSets alone unless it lists others. */
 export function kindsOf(p: PolicyView): readonly TargetKind[] {
-  return p.targetKinds && p.targetKinds.length > 0 ? p.targetKinds : [DAEMONSET_KIND];
+  return p.targetKinds && p.targetKinds.length > 0 ? p.targetKinds : [DEFAULT_KIND];
 }
 
 /** The suffix that tells a generated guard's kind by its name; a DaemonSet's guard has none (as before kinds). */
-const NAME_SUFFIX: Record<TargetKind, string> = { DaemonSet: '', StatefulSet: '-sts' };
+const nameSuffix = (kind: TargetKind): string => KINDS[kind].guardNameSuffix;
 
 function shortened(full: string): string {
   if (full.length <= 63) return full;
@@ -135,19 +135,19 @@ function shortened(full: string): string {
  * A name another workload's guard of the same plan already took gets the hash of its kind and name
  * (see planPolicy), so names stay unique per (policy, kind, workload).
  */
-export function generatedGuardName(policy: string, workload: string, kind: TargetKind = DAEMONSET_KIND): string {
-  return shortened(`${policy}-${workload}${NAME_SUFFIX[kind]}`);
+export function generatedGuardName(policy: string, workload: string, kind: TargetKind = DEFAULT_KIND): string {
+  return shortened(`${policy}-${workload}${nameSuffix(kind)}`);
 }
 
 /** The name when {@link generatedGuardName}'s is taken: the same, made unique by a hash of kind and name. */
 function disambiguated(policy: string, workload: string, kind: TargetKind): string {
   const tag = fnv32(`${kind}/${workload}`);
-  const base = `${policy}-${workload}${NAME_SUFFIX[kind]}`;
+  const base = `${policy}-${workload}${nameSuffix(kind)}`;
   return `${base.slice(0, 54).replace(/[-.]+$/, '')}-${tag}`;
 }
 
 /** The spec a policy gives its guards; fields the policy leaves out take the CRD defaults. */
-export function guardSpecFor(policy: PolicyView, target: string, kind: TargetKind = DAEMONSET_KIND): GuardSpecInput {
+export function guardSpecFor(policy: PolicyView, target: string, kind: TargetKind = DEFAULT_KIND): GuardSpecInput {
   const spec: GuardSpecInput = { targetRef: { kind, name: target } };
   const g = policy.guard ?? {};
   if (g.suspectAfterSeconds !== undefined) spec.suspectAfterSeconds = g.suspectAfterSeconds;
@@ -213,11 +213,9 @@ function claimOf(
 
 const targetKey = (namespace: string, kind: TargetKind, name: string): string => `${namespace}/${kind}/${name}`;
 
-/** DaemonSets first, then by namespace and name: the order that settles which of two equal names keeps it. */
+/** DaemonSets first (compareKinds), then by namespace and name: the order that settles which of two equal names keeps it. */
 const workloadOrder = (a: WorkloadRef, b: WorkloadRef): number =>
-  (a.kind === b.kind ? 0 : a.kind === DAEMONSET_KIND ? -1 : b.kind === DAEMONSET_KIND ? 1 : a.kind.localeCompare(b.kind)) ||
-  a.namespace.localeCompare(b.namespace) ||
-  a.name.localeCompare(b.name);
+  compareKinds(a.kind, b.kind) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
 
 /** Plans one policy against the whole (cached) world: `workloads` holds every workload of the kinds it chooses. */
 export function planPolicy(

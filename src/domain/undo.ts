@@ -12,6 +12,7 @@ import { setCondition } from './conditions.js';
 import type { PlannedAction } from './decision.js';
 import { fmtRev, truncate } from './messages.js';
 import { wordsOf } from './kindWords.js';
+import { DEFAULT_KIND } from '../api/kinds.js';
 import { EventAction, Reason } from '../api/reasons.js';
 import { UNDONE_HISTORY_CAP, type DaemonSetUndoRecord, type GuardStatus, type PlannedEvent, type TargetKind } from '../api/types.js';
 
@@ -89,7 +90,7 @@ export function recordUndoOutcome(
   outcome: UndoOutcome,
   now: number,
   generation: number,
-  kind: TargetKind = 'DaemonSet',
+  kind: TargetKind = DEFAULT_KIND,
 ): { status: GuardStatus; events: PlannedEvent[] } {
   const u = status.lastUndo;
   if (!u) return { status: { ...status }, events: [] };

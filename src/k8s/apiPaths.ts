@@ -1,6 +1,7 @@
 /**
  * Every API path the operator requests, built in one place: a resource's group and version are named
- * once (src/api/names.ts), and every name in a path is URL-encoded the same way.
+ * once (src/api/names.ts; a workload's in its kind's descriptor, src/api/kinds.ts), and every name in a
+ * path is URL-encoded the same way.
  */
 import {
   APPS_API_VERSION,
@@ -13,6 +14,8 @@ import {
   POLICY_RESOURCE,
   VERSION,
 } from '../api/names.js';
+import { KINDS } from '../api/kinds.js';
+import type { TargetKind } from '../api/types.js';
 
 /** The prefix of an API group's version: `/api/v1` for the core group (`''`), `/apis/<group>/<version>` otherwise. */
 function prefix(groupVersion: string): string {
@@ -38,12 +41,18 @@ export function policiesPath(name?: string): string {
   return resourcePath(`${GROUP}/${VERSION}`, POLICY_RESOURCE, undefined, name);
 }
 
+/** Workloads of `kind` in a namespace (undefined: of all), or one of them: its descriptor's group, version and resource. */
+export function workloadsPath(kind: TargetKind, namespace?: string, name?: string): string {
+  const d = KINDS[kind];
+  return resourcePath(d.apiVersion, d.resource, namespace, name);
+}
+
 export function daemonSetsPath(namespace?: string, name?: string): string {
-  return resourcePath(APPS_API_VERSION, 'daemonsets', namespace, name);
+  return workloadsPath(KINDS.DaemonSet.kind, namespace, name);
 }
 
 export function statefulSetsPath(namespace?: string, name?: string): string {
-  return resourcePath(APPS_API_VERSION, 'statefulsets', namespace, name);
+  return workloadsPath(KINDS.StatefulSet.kind, namespace, name);
 }
 
 export function controllerRevisionsPath(namespace?: string, name?: string): string {

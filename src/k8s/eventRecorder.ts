@@ -14,24 +14,23 @@ import type { Logger } from 'pino';
 import type { Announcement } from '../api/types.js';
 import { type ApiClient } from './apiClient.js';
 import { isAlreadyExists, isNamespaceTerminating } from './apiErrors.js';
-import { CONTROLLER_NAME, DAEMONSET_KIND, EVENTS_API_VERSION, STATEFULSET_KIND } from '../api/names.js';
+import { CONTROLLER_NAME, EVENTS_API_VERSION } from '../api/names.js';
+import { kindDescriptor } from '../api/kinds.js';
 import type { ObjectRef } from '../api/objects.js';
 import { microTime } from '../api/time.js';
 import { eventsPath } from './apiPaths.js';
 
 /**
  * The Event's name: the regarding object's name and the announcement id. The copy on the target (a
- * DaemonSet, `.ds`; a StatefulSet, `.sts`) also names the guard it comes from: a guard and its target
+ * DaemonSet, `.ds`; a StatefulSet, `.sts`: KindDescriptor.eventSuffix) also names the guard it comes from: a guard and its target
  * often share a name and a namespace, and two guards of one target (a Conflict) may announce in the same
  * millisecond with the same id.
  */
 export function eventName(regarding: ObjectRef, id: string, related?: ObjectRef): string {
-  const suffix = TARGET_SUFFIX[regarding.kind];
+  const suffix = kindDescriptor(regarding.kind)?.eventSuffix;
   if (suffix && related) return `${regarding.name.slice(0, 100)}.${related.name.slice(0, 100)}.${id}.${suffix}`;
   return `${regarding.name.slice(0, 200)}.${id}`;
 }
-
-const TARGET_SUFFIX: Readonly<Record<string, string>> = { [DAEMONSET_KIND]: 'ds', [STATEFULSET_KIND]: 'sts' };
 
 export class EventRecorder {
   /** Namespaces the API server refused an Event in because they are being terminated, with when it first did. */

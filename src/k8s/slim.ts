@@ -7,17 +7,16 @@
  */
 import { createHash } from 'node:crypto';
 import {
-  DAEMONSET_KIND,
   HASH_LABEL,
   IGNORE_ANNOTATION,
   NOT_READY_TAINT,
-  STATEFULSET_KIND,
   TEMPLATE_GENERATION_ANNOTATION,
   UNDO_OPT_OUT_ANNOTATION,
   UNDO_RECORD_ANNOTATION,
   UNREACHABLE_TAINT,
 } from '../api/names.js';
 import type { Taint } from '../api/objects.js';
+import { DEFAULT_KIND, kindDescriptor } from '../api/kinds.js';
 import type {
   Meta,
   SlimDaemonSet,
@@ -77,7 +76,7 @@ export function templateDigest(template: unknown): string {
 export function slimGuard(raw: any): SlimGuard {
   return {
     metadata: meta(raw?.metadata, { labels: true, owners: true }),
-    spec: structuredClone(raw?.spec ?? { targetRef: { kind: DAEMONSET_KIND, name: '' } }),
+    spec: structuredClone(raw?.spec ?? { targetRef: { kind: DEFAULT_KIND, name: '' } }),
     ...(raw?.status ? { status: structuredClone(raw.status) } : {}),
   };
 }
@@ -149,13 +148,14 @@ function markedNotReady(raw: any, conds: any[]): boolean {
 
 /**
  * The revision hash of a pod. A daemon pod's `controller-revision-hash` label holds the hash; a
- * StatefulSet pod's holds its ControllerRevision's name, `<statefulset>-<hash>`: both are read as the hash,
- * as the ControllerRevisions are (slimRevision).
+ * StatefulSet pod's holds its ControllerRevision's name, `<statefulset>-<hash>` (its controller's kind
+ * says which: KindDescriptor.revisionLabelHolds): both are read as the hash, as the ControllerRevisions
+ * are (slimRevision).
  */
 function podHash(m: any): string {
   const label = String(m?.labels?.[HASH_LABEL] ?? '');
   const owner = Array.isArray(m?.ownerReferences)
-    ? m.ownerReferences.find((o: any) => o?.controller === true && o?.kind === STATEFULSET_KIND)
+    ? m.ownerReferences.find((o: any) => o?.controller === true && kindDescriptor(String(o?.kind))?.revisionLabelHolds === 'revisionName')
     : undefined;
   const prefix = owner ? `${String(owner.name)}-` : undefined;
   return prefix !== undefined && label.startsWith(prefix) ? label.slice(prefix.length) : label;

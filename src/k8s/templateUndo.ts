@@ -30,6 +30,8 @@
 import { TEMPLATE_GENERATION_ANNOTATION, UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../api/names.js';
 import { templateMatchesRevision, undoneOn, withUndone, type DryRunOutcome, type UndoOutcome, type UndoRequest } from '../domain/undo.js';
 import type { DaemonSetUndoRecord, TargetKind } from '../api/types.js';
+import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
+import { wordsOf } from '../domain/kindWords.js';
 import { errorMessage, retryOnConflict } from '../reconcile/portErrors.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
@@ -44,7 +46,7 @@ export class TemplateUndo {
 
   /** Restores the workload's template from the named ControllerRevision, guarded as described above. */
   async undo(req: UndoRequest): Promise<UndoOutcome> {
-    const kind = req.kind ?? 'DaemonSet';
+    const kind = req.kind ?? DEFAULT_KIND;
     let revision: any;
     try {
       revision = await this.client.request('GET', controllerRevisionsPath(req.namespace, req.toRevisionName));
@@ -100,7 +102,7 @@ export class TemplateUndo {
     if (api.rolloutComplete(ds))
       return {
         kind: 'NotUndone',
-        detail: `the rollout completed before the undo was made: every ${kind === 'DaemonSet' ? 'node' : 'pod'} is updated and available`,
+        detail: `the rollout completed before the undo was made: every ${wordsOf(kind).unit} is updated and available`,
       };
     try {
       // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
@@ -185,7 +187,7 @@ function templatePatch(revision: any): TemplatePatch {
 
 /** The RBAC resource of a kind, as a refusal names the right that is missing. */
 function resource(kind: TargetKind): string {
-  return kind === 'DaemonSet' ? 'daemonsets' : 'statefulsets';
+  return KINDS[kind].resource;
 }
 
 function readRecord(raw: unknown): Partial<DaemonSetUndoRecord> | undefined {

@@ -5,14 +5,20 @@
  * undo` does for both kinds) is the same for every kind.
  */
 import { HASH_LABEL } from '../api/names.js';
+import { mapKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
-import { daemonSetsPath, statefulSetsPath } from './apiPaths.js';
+import type { SlimDaemonSet, SlimStatefulSet } from '../api/objects.js';
+import { workloadsPath } from './apiPaths.js';
+import { slimDaemonSet } from './slim.js';
+import { slimStatefulSet } from './slimStatefulSet.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
 
 export interface WorkloadApi {
   kind: TargetKind;
+  /** Its object as read from the API server, slimmed to what is cached of it. */
+  slim: (raw: unknown) => SlimDaemonSet | SlimStatefulSet;
   /** The path of the workload (or of the collection, without a name). */
   path(namespace: string, name?: string): string;
   /** The counters of the observed generation say every unit is updated and available. */
@@ -33,20 +39,18 @@ export function revisionHashOf(revision: any): string {
 
 const observed = (raw: any): boolean => Number(raw?.status?.observedGeneration ?? 0) >= Number(raw?.metadata?.generation ?? 0);
 
-export const WORKLOAD_API: Readonly<Record<TargetKind, WorkloadApi>> = {
+/** What is each kind's own code here: how its object is slimmed, and when its counters say a rollout is complete. */
+const KIND_CODE: Readonly<Record<TargetKind, Pick<WorkloadApi, 'slim' | 'rolloutComplete'>>> = {
   DaemonSet: {
-    kind: 'DaemonSet',
-    path: daemonSetsPath,
+    slim: slimDaemonSet,
     rolloutComplete(ds) {
       const s = ds?.status ?? {};
       const desired = Number(s.desiredNumberScheduled ?? 0);
       return observed(ds) && desired > 0 && Number(s.updatedNumberScheduled ?? 0) >= desired && Number(s.numberAvailable ?? 0) >= desired;
     },
-    podRevisionLabel: (revision) => revisionHashOf(revision),
   },
   StatefulSet: {
-    kind: 'StatefulSet',
-    path: statefulSetsPath,
+    slim: slimStatefulSet,
     rolloutComplete(sts) {
       const s = sts?.status ?? {};
       const replicas = Number(sts?.spec?.replicas ?? 1);
@@ -59,6 +63,18 @@ export const WORKLOAD_API: Readonly<Record<TargetKind, WorkloadApi>> = {
         Number(s.availableReplicas ?? 0) >= replicas
       );
     },
-    podRevisionLabel: (revision) => String(revision?.metadata?.name ?? ''),
   },
 };
+
+/** What its pods' revision label holds (KindDescriptor.revisionLabelHolds), read from a ControllerRevision. */
+const POD_REVISION_LABEL: Readonly<Record<'hash' | 'revisionName', (revision: any) => string>> = {
+  hash: (revision) => revisionHashOf(revision),
+  revisionName: (revision) => String(revision?.metadata?.name ?? ''),
+};
+
+export const WORKLOAD_API: Readonly<Record<TargetKind, WorkloadApi>> = mapKinds((d) => ({
+  kind: d.kind,
+  ...KIND_CODE[d.kind],
+  path: (namespace: string, name?: string) => workloadsPath(d.kind, namespace, name),
+  podRevisionLabel: POD_REVISION_LABEL[d.revisionLabelHolds],
+}));

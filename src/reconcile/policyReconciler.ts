@@ -18,7 +18,8 @@ import {
   type WorkloadRef,
 } from '../domain/policyPlan.js';
 import type { PolicyView } from '../api/objects.js';
-import { DAEMONSET_KIND, GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import { GUARD_KIND, IGNORE_ANNOTATION, POLICY_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import { DEFAULT_KIND, KINDS, namedWorkload, reportedKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
 import { kindNamed } from '../api/selected.js';
 import { controllerOf, isSelectorGuard, type PolicyStatus, type SlimGuard, type SlimPolicy } from '../api/objects.js';
@@ -44,7 +45,7 @@ export function guardView(g: Readonly<SlimGuard>): GuardRefView {
   const v: GuardRefView = {
     namespace: g.metadata.namespace ?? '',
     name: g.metadata.name,
-    kind: g.spec?.targetRef?.kind ?? DAEMONSET_KIND,
+    kind: g.spec?.targetRef?.kind ?? DEFAULT_KIND,
     target: g.spec?.targetRef?.name ?? '',
     spec: g.spec,
   };
@@ -154,7 +155,7 @@ function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): P
   const kinds = kindsOf(policyView(p));
   const nouns = kinds.map((k) => `${k}(s)`).join(' and ');
   const msg = `guards ${guardsNow} of ${plan.matched} matching ${nouns}${plan.conflicts.length ? `; ${plan.conflicts.length} conflict(s)` : ''}`;
-  const named = (c: Conflict): string => `${c.kind === DAEMONSET_KIND ? '' : `${c.kind} `}${c.namespace}/${c.name}`;
+  const named = (c: Conflict): string => namedWorkload(c.kind, `${c.namespace}/${c.name}`);
   let conditions = [...(p.status?.conditions ?? [])];
   conditions = setCondition(
     conditions,
@@ -181,8 +182,7 @@ function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): P
   return {
     observedGeneration: p.metadata.generation ?? 0,
     matched: plan.matched,
-    matchedDaemonSets: plan.matchedByKind.DaemonSet ?? 0,
-    ...(kinds.includes('StatefulSet') ? { matchedStatefulSets: plan.matchedByKind.StatefulSet ?? 0 } : {}),
+    ...Object.fromEntries(reportedKinds(kinds).map((k) => [KINDS[k].matchedCount, plan.matchedByKind[k] ?? 0])),
     guards: guardsNow,
     conflictCount: plan.conflicts.length,
     conflicts: plan.conflicts

@@ -11,7 +11,8 @@ import type { SlimGuard, SlimNamespace, SlimPolicy } from '../api/objects.js';
 import { GUARD_KIND, SELECTOR_GUARD_LABEL } from '../api/names.js';
 import { isSelectorGuard } from '../api/objects.js';
 import type { Condition, GuardState, GuardStatus, TargetKind } from '../api/types.js';
-import { kindNamed, type KindNamed, type SelectedDaemonSet, type SelectedRecord, type SelectedStatefulSet } from '../api/selected.js';
+import { kindNamed, type KindNamed, type SelectedRecord } from '../api/selected.js';
+import { KINDS, namedWorkload, reportedKinds } from '../api/kinds.js';
 import { applyPlan, type GuardWrites } from './generatedGuards.js';
 import { guardView, policyView, selectorGuardView, workloadRefs } from './policyReconciler.js';
 import { kindsOf } from '../domain/policyPlan.js';
@@ -175,17 +176,14 @@ export function selectorStatus(
   const message =
     `guards ${plan.desired.length} of ${plan.matched} selected ${kinds.map((k) => `${k}(s)`).join(' and ')}` +
     (conflicts ? `; ${conflicts} guarded by another guard` : '') +
-    (w && w.state !== 'Healthy'
-      ? `; worst: ${w.kind === 'DaemonSet' ? '' : `${w.kind} `}${w.name} ${w.state}${w.cause ? ` (${w.cause})` : ''}`
-      : '');
+    (w && w.state !== 'Healthy' ? `; worst: ${namedWorkload(w.kind, w.name)} ${w.state}${w.cause ? ` (${w.cause})` : ''}` : '');
   const fields: GuardStatus = {
     state: (w?.state ?? 'Unknown') as GuardState,
     cause: (w?.cause ?? '') as GuardStatus['cause'] & string,
     owner: (w?.owner ?? '') as GuardStatus['owner'] & string,
     desired: plan.matched,
     message: records.length ? message : `selects no ${kinds.join(' or ')} of its namespace`,
-    daemonSets: listed(records, 'DaemonSet') as SelectedDaemonSet[],
-    ...(kinds.includes('StatefulSet') ? { statefulSets: listed(records, 'StatefulSet') as SelectedStatefulSet[] } : {}),
+    ...Object.fromEntries(reportedKinds(kinds).map((k) => [KINDS[k].statusList, listed(records, k)])),
   };
   return withReady(g, { status: 'True', reason: 'Reconciled', message }, now, fields);
 }

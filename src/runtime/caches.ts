@@ -32,13 +32,13 @@ import {
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
 import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
-import { DAEMONSET_KIND, STATEFULSET_KIND } from '../api/names.js';
+import { DEFAULT_KIND, controllingWorkload, mapKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
+import type { SettledCounters } from '../domain/podInterest.js';
 import { targetKey } from './targetKey.js';
 import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
 import { statefulSetCounters } from '../reconcile/targets/statefulSet.js';
 import {
-  controllerOf,
   type SlimDaemonSet,
   type SlimStatefulSet,
   type SlimClaim,
@@ -63,16 +63,14 @@ export const BY_INVOLVED = 'involved';
 
 /**
  * The Warning Events that explain a blocked node, chosen by field selectors so the API server filters
- * them: the DaemonSet controller's on DaemonSets (FailedCreate: admission and quota refusals; our own
- * Warnings mirrored on the DaemonSet are not read back), and the
+ * them: each kind's controller's on its workloads (KindDescriptor.controllerWarnings; FailedCreate:
+ * admission and quota refusals, a missing ServiceAccount; our own Warnings mirrored on the DaemonSet are
+ * not read back), and the
  * kubelet's on pods, less the chatty reasons that explain nothing new (a back-off is already in the pod's
  * status; an unschedulable pod's reason is in its PodScheduled condition). A failing readiness probe is
  * read (`Unhealthy`): the pod's status says only "containers with unready status", while the kubelet's
  * Event carries what the probe printed.
  */
-export const DAEMONSET_WARNINGS = 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller';
-/** The StatefulSet controller's Warnings on StatefulSets (FailedCreate: admission, quota, a missing ServiceAccount). */
-export const STATEFULSET_WARNINGS = 'involvedObject.kind=StatefulSet,type=Warning,source=statefulset-controller';
 export const POD_WARNINGS = 'involvedObject.kind=Pod,type=Warning,reason!=BackOff,reason!=FailedScheduling,reason!=ProbeWarning';
 
 /** A pod watch that has not listed within this long counts against /readyz (a list takes milliseconds). */
@@ -91,6 +89,39 @@ export interface CachesDeps {
   onDelivery?: (resource: string, writtenAtMs: number, receivedAtMs: number) => void;
 }
 
+/** A cached workload of any kind. */
+export type SlimWorkload = SlimDaemonSet | SlimStatefulSet;
+
+/** Where {@link Caches} keeps each kind's workloads and its controller's Warnings: one entry per kind, which tsc holds complete. */
+export const KIND_CACHE_FIELDS = {
+  DaemonSet: { workloads: 'daemonSets', warnings: 'dsWarnings' },
+  StatefulSet: { workloads: 'statefulSets', warnings: 'stsWarnings' },
+} as const satisfies Readonly<Record<TargetKind, { workloads: keyof Caches; warnings: keyof Caches }>>;
+
+/** The cached workloads of `kind`. */
+export function workloadsOf(caches: Pick<Caches, 'daemonSets' | 'statefulSets'>, kind: TargetKind): InformerSet<SlimWorkload> {
+  return caches[KIND_CACHE_FIELDS[kind].workloads] as unknown as InformerSet<SlimWorkload>;
+}
+
+/** The cached Warning Events of `kind`'s controller. */
+export function warningsOf(caches: Pick<Caches, 'dsWarnings' | 'stsWarnings'>, kind: TargetKind): InformerSet<SlimEvent> {
+  return caches[KIND_CACHE_FIELDS[kind].warnings];
+}
+
+/** The caches of one kind of target, read the same way for every kind. */
+interface KindCaches {
+  /** Its workloads. */
+  workloads: InformerSet<SlimWorkload>;
+  /** Its controller's Warning Events on them. */
+  warnings: InformerSet<SlimEvent>;
+  /** Its counters, as the pod watches read them. */
+  counters(w: Readonly<SlimWorkload>): SettledCounters;
+  /** Whether its caches have listed, where they are started on demand (always true for the others). */
+  listed(): boolean;
+  /** Asks for its caches, where they are started on demand (nothing for the others). */
+  watch(): void;
+}
+
 export class Caches {
   readonly guards: InformerSet<SlimGuard>;
   readonly daemonSets: InformerSet<SlimDaemonSet>;
@@ -105,6 +136,8 @@ export class Caches {
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
+  /** The caches of each kind. */
+  private readonly byKind: Readonly<Record<TargetKind, KindCaches>>;
   private readonly podListeners: Array<(kind: TargetKind, namespace: string, name: string, urgent: boolean) => void> = [];
   /** The StatefulSet caches were asked for (watchStatefulSets); until then they are not started. */
   private statefulSetsWatched = false;
@@ -157,17 +190,20 @@ export class Caches {
     );
     this.revisions = set('controllerrevisions', controllerRevisionsPath, slimRevision);
     this.nodes = cluster('nodes', nodesPath(), slimNode);
-    this.dsWarnings = set('events-daemonsets', coreEventsPath, slimEvent, DAEMONSET_WARNINGS);
-    this.stsWarnings = set('events-statefulsets', coreEventsPath, slimEvent, STATEFULSET_WARNINGS);
+    const warnings = mapKinds((d) => set(`events-${d.resource}`, coreEventsPath, slimEvent, d.controllerWarnings));
+    this.dsWarnings = warnings.DaemonSet;
+    this.stsWarnings = warnings.StatefulSet;
     this.podWarnings = set('events-pods', coreEventsPath, slimEvent, POD_WARNINGS);
     this.policies = deps.policies ? cluster('rolloutguardpolicies', policiesPath(), slimPolicy) : undefined;
     this.namespaces = deps.policies ? cluster('namespaces', namespacesPath(), slimNamespace) : undefined;
 
+    this.byKind = this.kindCaches();
+
     this.guards.addIndex(BY_TARGET, (g) => [
-      targetKey(g.spec?.targetRef?.kind ?? DAEMONSET_KIND, g.metadata.namespace, g.spec?.targetRef?.name ?? ''),
+      targetKey(g.spec?.targetRef?.kind ?? DEFAULT_KIND, g.metadata.namespace, g.spec?.targetRef?.name ?? ''),
     ]);
     const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, DAEMONSET_KIND) ?? controllerOf(o.metadata, STATEFULSET_KIND);
+      const c = controllingWorkload(o.metadata);
       return c ? [c.uid] : [];
     };
     const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
@@ -175,6 +211,23 @@ export class Caches {
     this.stsWarnings.addIndex(BY_INVOLVED, involved);
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
+  }
+
+  /** The caches of each kind: one entry per kind, which tsc holds complete. */
+  private kindCaches(): Record<TargetKind, KindCaches> {
+    const own: Record<TargetKind, Pick<KindCaches, 'counters' | 'listed' | 'watch'>> = {
+      DaemonSet: {
+        counters: (w) => settledCountersOf(w as SlimDaemonSet),
+        listed: () => true,
+        watch: () => {},
+      },
+      StatefulSet: {
+        counters: (w) => statefulSetCounters(w as SlimStatefulSet),
+        listed: () => this.statefulSetsSynced(),
+        watch: () => this.watchStatefulSets(),
+      },
+    };
+    return mapKinds((d) => ({ workloads: workloadsOf(this, d.kind), warnings: warningsOf(this, d.kind), ...own[d.kind] }));
   }
 
   /** Called when the pods of target `namespace/name` change or their watch lists again. */
@@ -189,15 +242,16 @@ export class Caches {
 
   /** The cached target as the pod watches read it. */
   private watchedTarget(kind: TargetKind, namespace: string, name: string): WatchedTarget | undefined {
-    const w = kind === 'DaemonSet' ? this.daemonSets.get(namespace, name) : this.statefulSets.get(namespace, name);
+    const k = this.byKind[kind];
+    const w = k.workloads.get(namespace, name);
     if (!w?.metadata.uid) return undefined;
-    const counters = kind === 'DaemonSet' ? settledCountersOf(w as SlimDaemonSet) : statefulSetCounters(w as SlimStatefulSet);
+    const counters = k.counters(w);
     return { uid: w.metadata.uid, ...(w.spec.selector ? { selector: w.spec.selector } : {}), counters };
   }
 
   /** The cached Warning Events about `kind` `namespace/name` (a target, or a pod). */
   warningsAbout(kind: TargetKind | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>> {
-    const set = kind === 'DaemonSet' ? this.dsWarnings : kind === 'StatefulSet' ? this.stsWarnings : this.podWarnings;
+    const set = kind === 'Pod' ? this.podWarnings : this.byKind[kind].warnings;
     return set.byIndex(BY_INVOLVED, `${namespace}/${name}`);
   }
 
@@ -205,19 +259,18 @@ export class Caches {
    * The cached workloads of `kind` for policies and selector guards; undefined while the kind's cache
    * (started on demand) has not listed, and asking starts it.
    */
-  workloads(kind: TargetKind): ReadonlyArray<Readonly<SlimDaemonSet | SlimStatefulSet>> | undefined {
-    if (kind === 'DaemonSet') return this.daemonSets.list();
-    if (!this.statefulSetsSynced()) {
-      this.watchStatefulSets();
+  workloads(kind: TargetKind): ReadonlyArray<Readonly<SlimWorkload>> | undefined {
+    const k = this.byKind[kind];
+    if (!k.listed()) {
+      k.watch();
       return undefined;
     }
-    return this.statefulSets.list();
+    return k.workloads.list();
   }
 
   /** The cached targets of `kind`, by namespace and name. */
   targetsOf(kind: TargetKind): Array<{ namespace: string; name: string }> {
-    const list = kind === 'DaemonSet' ? this.daemonSets.list() : this.statefulSets.list();
-    return list.map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
+    return this.byKind[kind].workloads.list().map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
   }
 
   /**

@@ -5,18 +5,12 @@
  * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
  */
 import type { InformerEvent } from '../k8s/informerStore.js';
-import { DAEMONSET_KIND, POLICY_LABEL, SELECTOR_GUARD_LABEL, STATEFULSET_KIND } from '../api/names.js';
-import {
-  controllerOf,
-  isSelectorGuard,
-  type Meta as ObjectMeta,
-  type SlimGuard,
-  type SlimNode,
-  type SlimRevision,
-} from '../api/objects.js';
+import { POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
+import { DEFAULT_KIND, controllingWorkload } from '../api/kinds.js';
+import { isSelectorGuard, type Meta as ObjectMeta, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
 import { TARGET_KINDS, type TargetKind } from '../api/types.js';
-import type { Caches } from './caches.js';
-import { ordinalOf } from '../reconcile/targets/statefulSet.js';
+import { warningsOf, workloadsOf, type Caches } from './caches.js';
+import { claimOwners } from '../reconcile/targets/statefulSet.js';
 import type { InformerSet, Meta } from './informerSet.js';
 
 /** Where the keys go: the guards' queue (`namespace/name`) and the policies' queue (a name). */
@@ -43,10 +37,8 @@ export function enqueueForTarget(
 
 /** The kind and name of the workload controlling an object (a pod, a ControllerRevision), if a guardable one does. */
 function workloadOf(m: Readonly<ObjectMeta>): { kind: TargetKind; name: string } | undefined {
-  const ds = controllerOf(m, DAEMONSET_KIND);
-  if (ds) return { kind: 'DaemonSet', name: ds.name };
-  const sts = controllerOf(m, STATEFULSET_KIND);
-  return sts ? { kind: 'StatefulSet', name: sts.name } : undefined;
+  const w = controllingWorkload(m);
+  return w ? { kind: w.kind, name: w.name } : undefined;
 }
 
 /** Every guard with a selector in `namespace`: they plan from its DaemonSets and guards. */
@@ -82,8 +74,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   const all = (): void => enqueueAll(caches, sink);
   caches.onPodsChanged((kind, namespace, name, urgent) => enqueueForTarget(caches, sink, kind, namespace, name, urgent));
   caches.guards.onEvent((e) => onGuard(caches, sink, e));
-  caches.daemonSets.onEvent((e) => onTarget(caches, sink, 'DaemonSet', e));
-  caches.statefulSets.onEvent((e) => onTarget(caches, sink, 'StatefulSet', e));
+  for (const kind of TARGET_KINDS) workloadsOf(caches, kind).onEvent((e) => onTarget(caches, sink, kind, e));
   // Any policy change can move an overlap's winner: every policy looks again (policies are few).
   caches.policies?.onEvent(policies);
   caches.namespaces?.onEvent((e) => {
@@ -91,24 +82,22 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   });
   caches.policies?.onRelist(policies);
   caches.namespaces?.onRelist(policies);
-  caches.daemonSets.onRelist(() => syncPodWatches(caches));
-  caches.statefulSets.onRelist(() => syncPodWatches(caches));
+  for (const kind of TARGET_KINDS) workloadsOf(caches, kind).onRelist(() => syncPodWatches(caches));
   caches.guards.onRelist(() => syncPodWatches(caches));
   caches.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
     const w = workloadOf(e.obj.metadata);
     if (w) enqueueForTarget(caches, sink, w.kind, e.obj.metadata.namespace, w.name);
   });
   // A refusal or a mount failure explains a node: the guards of its target look again, first.
-  caches.dsWarnings.onEvent((e) => {
-    if (e.type !== 'delete') enqueueForTarget(caches, sink, 'DaemonSet', e.obj.metadata.namespace, e.obj.involved.name, true);
-  });
-  caches.stsWarnings.onEvent((e) => {
-    if (e.type !== 'delete') enqueueForTarget(caches, sink, 'StatefulSet', e.obj.metadata.namespace, e.obj.involved.name, true);
-  });
+  for (const kind of TARGET_KINDS)
+    warningsOf(caches, kind).onEvent((e) => {
+      if (e.type !== 'delete') enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, e.obj.involved.name, true);
+    });
   // A claim that changes (bound, lost, being deleted) explains an ordinal of the StatefulSet it belongs to.
   caches.claims.onEvent((e) => {
     const ns = e.obj.metadata.namespace ?? '';
-    for (const sts of claimOwners(caches, ns, e.obj.metadata.name)) enqueueForTarget(caches, sink, 'StatefulSet', ns, sts, true);
+    for (const w of claimOwners(caches.statefulSets.list(), ns, e.obj.metadata.name))
+      enqueueForTarget(caches, sink, w.kind, ns, w.name, true);
   });
   caches.podWarnings.onEvent((e) => {
     if (e.type === 'delete') return;
@@ -142,8 +131,8 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
 function onGuard(caches: Caches, sink: KeySink, e: InformerEvent<SlimGuard>): void {
   const target = e.obj.spec?.targetRef?.name;
   const oldTarget = e.old?.spec?.targetRef?.name;
-  const kind = e.obj.spec?.targetRef?.kind ?? 'DaemonSet';
-  const oldKind = e.old?.spec?.targetRef?.kind ?? 'DaemonSet';
+  const kind = e.obj.spec?.targetRef?.kind ?? DEFAULT_KIND;
+  const oldKind = e.old?.spec?.targetRef?.kind ?? DEFAULT_KIND;
   // A guard's status says whether it follows a rollout, which decides whether its pods are watched.
   caches.pods.sync(kind, e.obj.metadata.namespace ?? '', target ?? '');
   if (e.old && oldTarget !== target) caches.pods.sync(oldKind, e.old.metadata.namespace ?? '', oldTarget ?? '');
@@ -192,13 +181,4 @@ function onTarget(caches: Caches, sink: KeySink, kind: TargetKind, e: InformerEv
     enqueuePolicies(caches, sink);
     enqueueSelectorGuards(caches, sink, e.obj.metadata.namespace);
   }
-}
-
-/** The StatefulSets of `namespace` whose ordinals' claims are named like `claim` (`<template>-<name>-<i>`). */
-function claimOwners(caches: Caches, namespace: string, claim: string): string[] {
-  return caches.statefulSets
-    .list()
-    .filter((s) => (s.metadata.namespace ?? '') === namespace)
-    .filter((s) => s.spec.claimTemplates.some((t) => ordinalOf(`${t}-${s.metadata.name}`, claim) !== undefined))
-    .map((s) => s.metadata.name);
 }

@@ -4,6 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { GUARD_STATES, UNDO_RESULTS } from '../api/types.js';
+import { KINDS } from '../api/kinds.js';
 import type { InformerStats } from '../k8s/informer.js';
 import type { GuardTarget, ReconcileObserver } from '../reconcile/ports.js';
 
@@ -43,7 +44,7 @@ interface TargetLabels {
  * matches a StatefulSet that happens to share it.
  */
 function targetLabels(t: Readonly<GuardTarget>): TargetLabels {
-  return { kind: t.kind, target: t.name, daemonset: t.kind === 'DaemonSet' ? t.name : '' };
+  return { kind: t.kind, target: t.name, daemonset: KINDS[t.kind].original ? t.name : '' };
 }
 
 function sameTarget(a: Readonly<GuardTarget>, b: Readonly<GuardTarget>): boolean {

@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerOptions, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
-import { HASH_LABEL } from '../api/names.js';
+import { KINDS } from '../api/kinds.js';
 import { controllerOf, type LabelSelector, type SlimGuard, type SlimPod } from '../api/objects.js';
 import type { TargetKind } from '../api/types.js';
 import { targetKey } from './targetKey.js';
@@ -100,15 +100,17 @@ export interface PodWatchSample {
 }
 
 /**
- * The target's own selector plus `controller-revision-hash` (DaemonSet and StatefulSet pods carry it). A
- * selector this code cannot write (an operator the API may add) falls back to every such pod of the
- * namespace: wider, never narrower, and pods are matched by owner UID anyway.
+ * The target's own selector plus the label its pods name their revision by (KindDescriptor.revisionLabel:
+ * `controller-revision-hash` on DaemonSet and StatefulSet pods). A selector this code cannot write (an
+ * operator the API may add) falls back to every such pod of the namespace: wider, never narrower, and
+ * pods are matched by owner UID anyway.
  */
-function podSelector(selector: LabelSelector | undefined): string {
+function podSelector(kind: TargetKind, selector: LabelSelector | undefined): string {
+  const label = KINDS[kind].revisionLabel;
   try {
-    return selectorString(selector, [HASH_LABEL]);
+    return selectorString(selector, [label]);
   } catch {
-    return HASH_LABEL;
+    return label;
   }
 }
 
@@ -146,7 +148,7 @@ export class PodWatches {
       target.counters,
       this.sources.guardsTargeting(kind, namespace, name).map((g) => g.status),
     );
-    const selector = podSelector(target.selector);
+    const selector = podSelector(kind, target.selector);
     if (w && (w.uid !== target.uid || w.selector !== selector)) this.end(w, 'the target was recreated or its selector changed');
     let cur = this.watches.get(key);
     if (needed) {
@@ -331,5 +333,5 @@ export class PodWatches {
 
 /** How the logs name a target: `daemonSet` or `statefulSet`, `namespace/name`. */
 function logKey(kind: TargetKind, namespace: string, name: string): Record<string, string> {
-  return { [kind === 'DaemonSet' ? 'daemonSet' : 'statefulSet']: `${namespace}/${name}` };
+  return { [KINDS[kind].field]: `${namespace}/${name}` };
 }

@@ -4,6 +4,7 @@
  * validated once by a server-side dry run.
  */
 import { undoCommands, units } from '../messages.js';
+import { KINDS } from '../../api/kinds.js';
 import type { BlockedNode, RolloutStatus, UndoPlan } from '../../api/types.js';
 import type { TargetView } from '../observation.js';
 import type { Judged, Plan } from './pass.js';
@@ -23,7 +24,7 @@ export function reportOnly(plan: UndoPlan, restore: string, out: Plan): Plan {
  * of the broken revision its controller would never replace after the template is restored.
  */
 export function reportedRestore({ obs: { target }, attribution: a }: Judged, rollout: RolloutStatus, plan: UndoPlan, what: string): string {
-  if (target.kind === 'DaemonSet') return `Would restore ${what} on ${plan.nodes} node(s)`;
+  if (!KINDS[target.kind].undo.reportsHandUndo) return `Would restore ${what} on ${plan.nodes} node(s)`;
   return `Would restore ${what} on ${units(target.kind, plan.nodes)}: ${handUndo(target, a.blocked, rollout, plan)}`;
 }
 

@@ -19,6 +19,7 @@ import { event } from './plannedEvents.js';
 import { parseTime } from './timing.js';
 import { sameRevision } from '../revisions.js';
 import { EventAction, Reason } from '../../api/reasons.js';
+import { KINDS } from '../../api/kinds.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, UNAVAILABLE_AT_START_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
 import type { TargetInput, TargetObservation, Tracked } from './pass.js';
@@ -334,7 +335,7 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
     );
   }
   // A StatefulSet scaled to zero was scaled there on purpose; a DaemonSet that matches no node was not.
-  if (observed && target.kind === 'DaemonSet' && target.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
+  if (observed && KINDS[target.kind].desiredFromPlacement && target.desired === 0 && (prev.desired === undefined || prev.desired > 0)) {
     t.events.push(
       event(
         'Warning',

@@ -14,6 +14,7 @@ import { attributionSentence, fmtDuration, fmtRev, heldAtPartition, list, stallS
 import { event } from './plannedEvents.js';
 import { parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
+import { KINDS } from '../../api/kinds.js';
 import type { Attributed, Attribution, Tracked, Verdict } from './pass.js';
 import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutFailures, RolloutStatus, UndoRecord } from '../../api/types.js';
 
@@ -34,7 +35,7 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
   };
   if (!t.observed) awaitController(t, v);
   if (v.state === 'RolledBack' && t.lastUndo) v.message = `Rolled back to ${fmtRev(curRef)} at ${t.lastUndo.at}; ${v.message}`;
-  if (target.desired === 0 && t.observed && target.kind === 'DaemonSet') v.cause = 'NoNodesMatched';
+  if (target.desired === 0 && t.observed && KINDS[target.kind].desiredFromPlacement) v.cause = 'NoNodesMatched';
 
   // A spec change the controller never observes is a rollout that never starts: time it like one.
   if (!t.observed && t.unobserved && unobservedTooLong(t, t.unobserved.since, prev, spec, now, v)) return v;

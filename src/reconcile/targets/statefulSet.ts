@@ -13,6 +13,7 @@
  */
 import type { SettledCounters } from '../../domain/podInterest.js';
 import type { SlimStatefulSet } from '../../api/objects.js';
+import type { TargetKind } from '../../api/types.js';
 import type { ClaimView, NodeView, PodView, TargetView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
 import { explainedPodView, openTarget, targetObservation, undoOptedOut, withSharedFacts, type ObserveTarget } from './shared.js';
@@ -46,6 +47,21 @@ export function ordinalOf(name: string, pod: string): number | undefined {
   if (!pod.startsWith(`${name}-`)) return undefined;
   const tail = pod.slice(name.length + 1);
   return /^(0|[1-9][0-9]*)$/.test(tail) ? Number(tail) : undefined;
+}
+
+/**
+ * The StatefulSets among `statefulSets` in `namespace` whose ordinals' claims are named like `claim`
+ * (`<template>-<name>-<i>`): the workloads a change of that claim explains.
+ */
+export function claimOwners(
+  statefulSets: ReadonlyArray<Readonly<SlimStatefulSet>>,
+  namespace: string,
+  claim: string,
+): Array<{ kind: TargetKind; name: string }> {
+  return statefulSets
+    .filter((s) => (s.metadata.namespace ?? '') === namespace)
+    .filter((s) => s.spec.claimTemplates.some((t) => ordinalOf(`${t}-${s.metadata.name}`, claim) !== undefined))
+    .map((s) => ({ kind: 'StatefulSet', name: s.metadata.name }));
 }
 
 /** The StatefulSet's observation (see ObserveTarget): its units are ordinals. */
