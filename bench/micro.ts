@@ -9,7 +9,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { decide } from '../src/domain/decide/decide.js';
-import type { GuardStatus } from '../src/api/types.js';
+import type { GuardStatus, TargetKind } from '../src/api/types.js';
 import { mergePatchDiff } from '../src/api/mergePatch.js';
 import { slimDaemonSet, slimNode, slimPod, slimRevision } from '../src/k8s/slim.js';
 import { type SlimDaemonSet, type SlimNode, type SlimPod, type SlimRevision } from '../src/api/objects.js';
@@ -198,7 +198,8 @@ function fixture(c: MicroCase): Fixture {
   // Informer caches hand out frozen objects; freeze ours too so gather/decide run on the same kind of input.
   for (const o of [...nodes, ...pods, ...revisions, ds]) Object.freeze(o);
   const cache: CacheView = {
-    daemonSet: (ns, name) => (ns === NS && name === DS ? ds : undefined),
+    workload: ((kind: TargetKind, ns: string, name: string) =>
+      kind === 'DaemonSet' && ns === NS && name === DS ? ds : undefined) as CacheView['workload'],
     // The informer index returns a fresh array per call; so does this.
     podsOwnedBy: (uid) => (uid === UID ? [...pods] : []),
     revisionsOwnedBy: (uid) => (uid === UID ? [...revisions] : []),

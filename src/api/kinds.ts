@@ -105,6 +105,11 @@ export interface KindDescriptor {
   desiredFromPlacement: boolean;
   /** Its units keep PersistentVolumeClaims made from its templates, which explain a pod waiting for one. */
   claims: boolean;
+  /**
+   * Its workloads (and its controller's Warnings) are cached only once a guard targets one: an install
+   * that guards only the other kinds never lists them, and needs no right to.
+   */
+  cachedOnDemand: boolean;
   /** Where its history lives: ControllerRevisions it controls (found by controller owner UID). */
   history: 'ControllerRevisions';
   /** The pod label that names a pod's revision. */
@@ -150,6 +155,7 @@ export const KINDS = {
     units: 'nodes',
     desiredFromPlacement: true,
     claims: false,
+    cachedOnDemand: false,
     history: 'ControllerRevisions',
     revisionLabel: HASH_LABEL,
     revisionLabelHolds: 'hash',
@@ -190,6 +196,7 @@ export const KINDS = {
     units: 'ordinals',
     desiredFromPlacement: false,
     claims: true,
+    cachedOnDemand: true,
     history: 'ControllerRevisions',
     revisionLabel: HASH_LABEL,
     revisionLabelHolds: 'revisionName',

@@ -105,6 +105,15 @@ export interface SlimStatefulSet {
   };
 }
 
+/** Holds `T` only where it names every kind a guard can target: tsc refuses a kind without its entry. */
+type EveryKind<T extends Record<TargetKind, unknown>> = T;
+
+/** Each kind's workload as cached: one entry per kind of {@link TargetKind}, which tsc holds complete. */
+export type SlimWorkloads = EveryKind<{ DaemonSet: SlimDaemonSet; StatefulSet: SlimStatefulSet }>;
+
+/** A cached workload of any kind. */
+export type SlimWorkload = SlimWorkloads[TargetKind];
+
 export interface SlimPod {
   metadata: Meta;
   /** spec.nodeName, or the node a pending daemon pod is pinned to by its node affinity. */

@@ -20,12 +20,11 @@ import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
 import {
   controllerOf,
   type SlimClaim,
-  type SlimDaemonSet,
   type SlimGuard,
   type SlimNode,
   type SlimPod,
   type SlimRevision,
-  type SlimStatefulSet,
+  type SlimWorkload,
 } from '../api/objects.js';
 import { GuardPass } from '../reconcile/guardPass.js';
 import type { CacheView } from '../reconcile/ports.js';
@@ -117,7 +116,7 @@ export class TargetObserver {
       // A StatefulSet's ordinals are explained by their claims too.
       ...(KINDS[kind].claims ? { claims: claimsPath(namespace) } : {}),
     };
-    const dsInf = new Informer<SlimDaemonSet | SlimStatefulSet>(
+    const targetInf = new Informer<SlimWorkload>(
       client,
       {
         name: KINDS[kind].resource,
@@ -148,14 +147,13 @@ export class TargetObserver {
     const claimInf = this.paths.claims
       ? new Informer<SlimClaim>(client, { name: 'persistentvolumeclaims', listPath: this.paths.claims, slim: slimClaim, ...common }, log)
       : undefined;
-    this.informers = [dsInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : [])];
+    this.informers = [targetInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : [])];
     this.onChange(() => this.wake?.());
-    // The target is served by the accessor of its kind (CacheView.daemonSet, .statefulSet: named by its
-    // descriptor's field); the other kinds' find nothing.
-    const none = (): undefined => undefined;
-    const targets = { daemonSet: none, statefulSet: none, [KINDS[kind].field]: (n: string, nm: string) => dsInf.get(n, nm) };
+    // Only the target's kind is cached: a workload of another kind is not there.
+    const workload = (k: TargetKind, n: string, nm: string): Readonly<SlimWorkload> | undefined =>
+      k === kind ? targetInf.get(n, nm) : undefined;
     this.cache = {
-      ...(targets as Pick<CacheView, 'daemonSet' | 'statefulSet'>),
+      workload: workload as CacheView['workload'],
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
       nodes: () => nodeInf.list(),

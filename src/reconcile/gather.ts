@@ -37,5 +37,8 @@ export function gather(
   now: number,
   status?: Readonly<GuardStatus>,
 ): Observation | PodsPending {
+  // A kind cached on demand starts its cache with its first guard: until it has listed, a missing target
+  // is not known to be missing, and the pass waits (the cache's first list enqueues every guard).
+  if (cache.workloadsListed && !cache.workloadsListed(target.kind)) return { kind: 'PodsPending', target: target.name };
   return ADAPTERS[target.kind](cache, targets, namespace, target.name, now, status);
 }

@@ -11,7 +11,6 @@ import type {
   Meta,
   ObjectRef,
   SlimClaim,
-  SlimDaemonSet,
   SlimEvent,
   SlimGuard,
   SlimNamespace,
@@ -19,7 +18,7 @@ import type {
   SlimPod,
   SlimPolicy,
   SlimRevision,
-  SlimStatefulSet,
+  SlimWorkloads,
   PolicyStatus,
 } from '../api/objects.js';
 import type { Announcement, GuardSpecInput, GuardStatus, TargetKind } from '../api/types.js';
@@ -29,16 +28,14 @@ import type { EvictionOutcome } from '../domain/eviction.js';
 
 /** Read access to the caches gather needs; the controller passes its informers, tests pass arrays. */
 export interface CacheView {
-  daemonSet(namespace: string, name: string): Readonly<SlimDaemonSet> | undefined;
-  /** Optional: without it no StatefulSet is known (a guard of one sees its target missing). */
-  statefulSet?(namespace: string, name: string): Readonly<SlimStatefulSet> | undefined;
+  /** The cached workload `kind` `namespace/name` (undefined: not there, or its kind is not cached here). */
+  workload<K extends TargetKind>(kind: K, namespace: string, name: string): Readonly<SlimWorkloads[K]> | undefined;
   /**
-   * Whether the StatefulSet cache has listed, where it is started on demand (false until then).
-   * Optional: without it the cache is always listed (tests, the one-shot commands).
+   * Whether the cache of `kind`'s workloads has listed; asking starts it where it is started on demand
+   * (KindDescriptor.cachedOnDemand), and until it has listed a missing workload is not known to be
+   * missing. Optional: without it every cache is listed (tests, the one-shot commands).
    */
-  statefulSetsSynced?(): boolean;
-  /** Asks for the StatefulSet cache: a guard of a StatefulSet needs it. */
-  watchStatefulSets?(): void;
+  workloadsListed?(kind: TargetKind): boolean;
   /**
    * The PersistentVolumeClaim `namespace/name`, cached with the StatefulSets. Optional: without it no
    * claim is read, and a pod waiting for one is explained by the scheduler's words alone.
@@ -105,10 +102,10 @@ export interface ReconcilerPorts {
     node: string | undefined,
   ): Promise<AdmissionOutcome>;
   /**
-   * The DaemonSet and ControllerRevision caches of `namespace` have disagreed for too long: list them
-   * again. Optional (tests without informers have nothing to relist).
+   * The caches of `kind`'s workloads and of ControllerRevisions in `namespace` have disagreed for too
+   * long: list them again. Optional (tests without informers have nothing to relist).
    */
-  relistTargetCaches?(namespace: string, reason: string): void;
+  relistTargetCaches?(kind: TargetKind, namespace: string, reason: string): void;
 }
 
 /** The parts of a first explanation's time in the operator (rollout_guard_explanation_seconds). */

@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GuardPolicy } from '../domain/decide/pass.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
-import type { BlockedNode, GuardSpec, GuardStatus } from '../api/types.js';
+import type { BlockedNode, GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
 import { recordAdmission } from '../domain/compare.js';
 import { iso } from '../domain/decide/timing.js';
 import { recordDryRun, recordUndoOutcome, undoRequest } from '../domain/undo.js';
@@ -41,7 +41,7 @@ export interface ReconcileResult {
 }
 
 /** The log message of a relist caused by a long cache wait (cacheWait.ts); end-to-end tests expect none. */
-export const CACHES_DISAGREE_MSG = 'the DaemonSet and ControllerRevision caches still disagree; relisting them';
+export const CACHES_DISAGREE_MSG = "the target's and the ControllerRevision caches still disagree; relisting them";
 
 /** What decide is given besides the caches, from the guard as read. */
 function policyOf(guard: Readonly<SlimGuard>, spec: GuardSpec): GuardPolicy {
@@ -171,7 +171,7 @@ export class Reconciler {
     const { obs, decision } = observed;
     if (decision.requeueAfterMs !== undefined) seen.requeueAfterMs = decision.requeueAfterMs;
     this.logTransition(log, prev, decision, guard.metadata.generation ?? 0);
-    this.relistIfLong(memory, log, observed.relistAfterWaitMs);
+    this.relistIfLong(memory, spec.targetRef.kind, log, observed.relistAfterWaitMs);
 
     const holdMs = observed.holdMs;
     if (holdMs > 0) return { decision, requeueAfterMs: Math.min(decision.requeueAfterMs ?? holdMs, holdMs) };
@@ -254,12 +254,13 @@ export class Reconciler {
    * A long wait means a cache is behind, not just late: have both listed again rather than wait for
    * the next watch restart.
    */
-  private relistIfLong(memory: GuardMemory, log: Logger, waitedMs: number | undefined): void {
+  private relistIfLong(memory: GuardMemory, kind: TargetKind, log: Logger, waitedMs: number | undefined): void {
     if (waitedMs === undefined || !this.ports.relistTargetCaches) return;
     log.warn({ waitedMs }, CACHES_DISAGREE_MSG);
     this.ports.relistTargetCaches(
+      kind,
       memory.namespace,
-      `guard ${memory.key} waited ${waitedMs} ms for its DaemonSet and revision caches to agree`,
+      `guard ${memory.key} waited ${waitedMs} ms for its ${kind} and revision caches to agree`,
     );
   }
 

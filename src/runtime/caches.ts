@@ -11,9 +11,9 @@
  * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
  * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
  *   left the targets;
- * - StatefulSets and their controller's Warnings, only once a guard targets a StatefulSet
- *   ({@link Caches.watchStatefulSets}): an install that guards DaemonSets alone never lists them, and
- *   needs no right to (an operator upgraded before its RBAC keeps working for its DaemonSets).
+ * - the workloads of a kind cached on demand (StatefulSets: KindDescriptor.cachedOnDemand) and their
+ *   controller's Warnings, only once a guard targets one ({@link Caches.watchKind}): an install that
+ *   guards DaemonSets alone never lists StatefulSets, and needs no right to (an operator upgraded before its RBAC keeps working for its DaemonSets).
  */
 import type { Logger } from 'pino';
 import type { CacheHealth } from './healthServer.js';
@@ -32,15 +32,15 @@ import {
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
 import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
-import { DEFAULT_KIND, controllingWorkload, mapKinds } from '../api/kinds.js';
+import { DEFAULT_KIND, KINDS, TARGET_KINDS, controllingWorkload, mapKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
 import type { SettledCounters } from '../domain/podInterest.js';
 import { targetKey } from './targetKey.js';
 import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
 import { statefulSetCounters } from '../reconcile/targets/statefulSet.js';
 import {
-  type SlimDaemonSet,
-  type SlimStatefulSet,
+  type SlimWorkload,
+  type SlimWorkloads,
   type SlimClaim,
   type SlimEvent,
   type SlimGuard,
@@ -89,58 +89,32 @@ export interface CachesDeps {
   onDelivery?: (resource: string, writtenAtMs: number, receivedAtMs: number) => void;
 }
 
-/** A cached workload of any kind. */
-export type SlimWorkload = SlimDaemonSet | SlimStatefulSet;
+/** Each kind's workloads in their cache: one entry per kind, which tsc holds complete. */
+export type WorkloadSets = { readonly [K in TargetKind]: InformerSet<SlimWorkloads[K]> };
 
-/** Where {@link Caches} keeps each kind's workloads and its controller's Warnings: one entry per kind, which tsc holds complete. */
-export const KIND_CACHE_FIELDS = {
-  DaemonSet: { workloads: 'daemonSets', warnings: 'dsWarnings' },
-  StatefulSet: { workloads: 'statefulSets', warnings: 'stsWarnings' },
-} as const satisfies Readonly<Record<TargetKind, { workloads: keyof Caches; warnings: keyof Caches }>>;
-
-/** The cached workloads of `kind`. */
-export function workloadsOf(caches: Pick<Caches, 'daemonSets' | 'statefulSets'>, kind: TargetKind): InformerSet<SlimWorkload> {
-  return caches[KIND_CACHE_FIELDS[kind].workloads] as unknown as InformerSet<SlimWorkload>;
-}
-
-/** The cached Warning Events of `kind`'s controller. */
-export function warningsOf(caches: Pick<Caches, 'dsWarnings' | 'stsWarnings'>, kind: TargetKind): InformerSet<SlimEvent> {
-  return caches[KIND_CACHE_FIELDS[kind].warnings];
-}
-
-/** The caches of one kind of target, read the same way for every kind. */
-interface KindCaches {
-  /** Its workloads. */
-  workloads: InformerSet<SlimWorkload>;
-  /** Its controller's Warning Events on them. */
-  warnings: InformerSet<SlimEvent>;
-  /** Its counters, as the pod watches read them. */
-  counters(w: Readonly<SlimWorkload>): SettledCounters;
-  /** Whether its caches have listed, where they are started on demand (always true for the others). */
-  listed(): boolean;
-  /** Asks for its caches, where they are started on demand (nothing for the others). */
-  watch(): void;
-}
+/** How the pod watches read each kind's counters: one entry per kind, which tsc holds complete. */
+const COUNTERS: { readonly [K in TargetKind]: (w: Readonly<SlimWorkloads[K]>) => SettledCounters } = {
+  DaemonSet: settledCountersOf,
+  StatefulSet: statefulSetCounters,
+};
 
 export class Caches {
   readonly guards: InformerSet<SlimGuard>;
-  readonly daemonSets: InformerSet<SlimDaemonSet>;
-  readonly statefulSets: InformerSet<SlimStatefulSet>;
-  /** The claims of StatefulSet ordinals: started with the StatefulSet caches. */
+  /** Each kind's workloads (a kind cached on demand: once {@link watchKind} asked for it). */
+  readonly workloads: WorkloadSets;
+  /** Each kind's controller's Warning Events on its workloads (FailedCreate), started with its workloads. */
+  readonly warnings: Readonly<Record<TargetKind, InformerSet<SlimEvent>>>;
+  /** The claims of the units of kinds that keep claims (KindDescriptor.claims): started with the first of them. */
   readonly claims: InformerSet<SlimClaim>;
   readonly pods: PodWatches;
   readonly revisions: InformerSet<SlimRevision>;
   readonly nodes: Informer<SlimNode>;
-  readonly dsWarnings: InformerSet<SlimEvent>;
-  readonly stsWarnings: InformerSet<SlimEvent>;
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
   readonly namespaces: Informer<SlimNamespace> | undefined;
-  /** The caches of each kind. */
-  private readonly byKind: Readonly<Record<TargetKind, KindCaches>>;
   private readonly podListeners: Array<(kind: TargetKind, namespace: string, name: string, urgent: boolean) => void> = [];
-  /** The StatefulSet caches were asked for (watchStatefulSets); until then they are not started. */
-  private statefulSetsWatched = false;
+  /** The kinds cached on demand that were asked for ({@link watchKind}); the others are not started. */
+  private readonly watchedOnDemand = new Set<TargetKind>();
   private started = false;
 
   constructor(private readonly deps: CachesDeps) {
@@ -168,8 +142,10 @@ export class Caches {
     const cluster = <T extends Meta>(name: string, listPath: string, slim: (raw: unknown) => T) =>
       new Informer<T>(client, { name, listPath, slim, ...common }, log);
     this.guards = set('rolloutguards', guardsPath, slimGuard);
-    this.daemonSets = set('daemonsets', daemonSetsPath, slimDaemonSet);
-    this.statefulSets = set('statefulsets', statefulSetsPath, slimStatefulSet);
+    this.workloads = {
+      DaemonSet: set(KINDS.DaemonSet.resource, daemonSetsPath, slimDaemonSet),
+      StatefulSet: set(KINDS.StatefulSet.resource, statefulSetsPath, slimStatefulSet),
+    };
     this.claims = set('persistentvolumeclaims', claimsPath, slimClaim);
     this.pods = new PodWatches(
       {
@@ -190,14 +166,10 @@ export class Caches {
     );
     this.revisions = set('controllerrevisions', controllerRevisionsPath, slimRevision);
     this.nodes = cluster('nodes', nodesPath(), slimNode);
-    const warnings = mapKinds((d) => set(`events-${d.resource}`, coreEventsPath, slimEvent, d.controllerWarnings));
-    this.dsWarnings = warnings.DaemonSet;
-    this.stsWarnings = warnings.StatefulSet;
+    this.warnings = mapKinds((d) => set(`events-${d.resource}`, coreEventsPath, slimEvent, d.controllerWarnings));
     this.podWarnings = set('events-pods', coreEventsPath, slimEvent, POD_WARNINGS);
     this.policies = deps.policies ? cluster('rolloutguardpolicies', policiesPath(), slimPolicy) : undefined;
     this.namespaces = deps.policies ? cluster('namespaces', namespacesPath(), slimNamespace) : undefined;
-
-    this.byKind = this.kindCaches();
 
     this.guards.addIndex(BY_TARGET, (g) => [
       targetKey(g.spec?.targetRef?.kind ?? DEFAULT_KIND, g.metadata.namespace, g.spec?.targetRef?.name ?? ''),
@@ -207,27 +179,9 @@ export class Caches {
       return c ? [c.uid] : [];
     };
     const involved = (e: SlimEvent): string[] => [`${e.metadata.namespace ?? e.involved.namespace ?? ''}/${e.involved.name}`];
-    this.dsWarnings.addIndex(BY_INVOLVED, involved);
-    this.stsWarnings.addIndex(BY_INVOLVED, involved);
+    for (const kind of TARGET_KINDS) this.warnings[kind].addIndex(BY_INVOLVED, involved);
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
-  }
-
-  /** The caches of each kind: one entry per kind, which tsc holds complete. */
-  private kindCaches(): Record<TargetKind, KindCaches> {
-    const own: Record<TargetKind, Pick<KindCaches, 'counters' | 'listed' | 'watch'>> = {
-      DaemonSet: {
-        counters: (w) => settledCountersOf(w as SlimDaemonSet),
-        listed: () => true,
-        watch: () => {},
-      },
-      StatefulSet: {
-        counters: (w) => statefulSetCounters(w as SlimStatefulSet),
-        listed: () => this.statefulSetsSynced(),
-        watch: () => this.watchStatefulSets(),
-      },
-    };
-    return mapKinds((d) => ({ workloads: workloadsOf(this, d.kind), warnings: warningsOf(this, d.kind), ...own[d.kind] }));
   }
 
   /** Called when the pods of target `namespace/name` change or their watch lists again. */
@@ -242,65 +196,83 @@ export class Caches {
 
   /** The cached target as the pod watches read it. */
   private watchedTarget(kind: TargetKind, namespace: string, name: string): WatchedTarget | undefined {
-    const k = this.byKind[kind];
-    const w = k.workloads.get(namespace, name);
+    const w = this.workload(kind, namespace, name);
     if (!w?.metadata.uid) return undefined;
-    const counters = k.counters(w);
+    const counters = (COUNTERS[kind] as (w: Readonly<SlimWorkload>) => SettledCounters)(w);
     return { uid: w.metadata.uid, ...(w.spec.selector ? { selector: w.spec.selector } : {}), counters };
   }
 
   /** The cached Warning Events about `kind` `namespace/name` (a target, or a pod). */
   warningsAbout(kind: TargetKind | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>> {
-    const set = kind === 'Pod' ? this.podWarnings : this.byKind[kind].warnings;
+    const set = kind === 'Pod' ? this.podWarnings : this.warnings[kind];
     return set.byIndex(BY_INVOLVED, `${namespace}/${name}`);
+  }
+
+  /** The cache of `kind`'s workloads, read as workloads of any kind. */
+  workloadSet(kind: TargetKind): InformerSet<SlimWorkload> {
+    return this.workloads[kind] as InformerSet<SlimWorkload>;
+  }
+
+  /** The cached workload `kind` `namespace/name`. */
+  workload<K extends TargetKind>(kind: K, namespace: string, name: string): Readonly<SlimWorkloads[K]> | undefined {
+    return (this.workloads[kind] as InformerSet<SlimWorkloads[K]>).get(namespace, name);
   }
 
   /**
    * The cached workloads of `kind` for policies and selector guards; undefined while the kind's cache
    * (started on demand) has not listed, and asking starts it.
    */
-  workloads(kind: TargetKind): ReadonlyArray<Readonly<SlimWorkload>> | undefined {
-    const k = this.byKind[kind];
-    if (!k.listed()) {
-      k.watch();
-      return undefined;
-    }
-    return k.workloads.list();
+  listedWorkloads(kind: TargetKind): ReadonlyArray<Readonly<SlimWorkload>> | undefined {
+    return this.kindListed(kind) ? this.workloadSet(kind).list() : undefined;
   }
 
   /** The cached targets of `kind`, by namespace and name. */
   targetsOf(kind: TargetKind): Array<{ namespace: string; name: string }> {
-    return this.byKind[kind].workloads.list().map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
+    return this.workloadSet(kind)
+      .list()
+      .map((t) => ({ namespace: t.metadata.namespace ?? '', name: t.metadata.name }));
   }
 
   /**
-   * Starts the StatefulSet caches, once: gather asks when it observes a StatefulSet guard's target. Until
-   * they have listed, such a guard's pass waits (see {@link statefulSetsSynced}).
+   * Starts the caches of `kind` if it is cached on demand, once: gather asks when it observes a guard's
+   * target of that kind. Until they have listed, such a guard's pass waits (see {@link kindListed}).
    */
-  watchStatefulSets(): void {
-    if (this.statefulSetsWatched) return;
-    this.statefulSetsWatched = true;
-    if (this.started) for (const i of this.statefulSetInformers()) i.start();
+  watchKind(kind: TargetKind): void {
+    if (!KINDS[kind].cachedOnDemand || this.watchedOnDemand.has(kind)) return;
+    this.watchedOnDemand.add(kind);
+    if (this.started) for (const i of this.onDemandInformers(kind)) i.start();
   }
 
-  /** Whether the StatefulSet caches have listed (false before {@link watchStatefulSets}). */
-  statefulSetsSynced(): boolean {
-    return this.statefulSetsWatched && this.statefulSetInformers().every((i) => i.hasSynced());
+  /** Whether the caches of `kind` have listed; asking starts them where they are cached on demand. */
+  kindListed(kind: TargetKind): boolean {
+    if (!KINDS[kind].cachedOnDemand) return true;
+    this.watchKind(kind);
+    return this.onDemandInformers(kind).every((i) => i.hasSynced());
   }
 
-  private statefulSetInformers(): Informer<Meta>[] {
-    return [...this.statefulSets.members, ...this.stsWarnings.members, ...this.claims.members] as unknown as Informer<Meta>[];
+  /** The informers of `kind` started on demand: its workloads, its controller's Warnings, and the claims if it keeps any. */
+  private onDemandInformers(kind: TargetKind): Informer<Meta>[] {
+    const sets = [
+      this.workloads[kind],
+      this.warnings[kind],
+      ...(KINDS[kind].claims ? [this.claims] : []),
+    ] as unknown as InformerSet<Meta>[];
+    return sets.flatMap((s) => s.members);
   }
 
-  /** The namespaced caches: one informer per watched namespace each (the StatefulSet ones once watched). */
+  /** Whether the caches of `kind` run: from the start, or once asked for. */
+  private kindRuns(kind: TargetKind): boolean {
+    return !KINDS[kind].cachedOnDemand || this.watchedOnDemand.has(kind);
+  }
+
+  /** The namespaced caches that run: one informer per watched namespace each (a kind cached on demand once asked for). */
   private sets(): InformerSet<Meta>[] {
+    const running = TARGET_KINDS.filter((k) => this.kindRuns(k));
     return [
       this.guards,
-      this.daemonSets,
-      ...(this.statefulSetsWatched ? [this.statefulSets] : []),
+      ...running.flatMap((k) => [this.workloads[k], this.warnings[k]]),
+      ...(running.some((k) => KINDS[k].claims) ? [this.claims] : []),
       this.revisions,
-      this.dsWarnings,
-      ...(this.statefulSetsWatched ? [this.stsWarnings, this.claims] : []),
       this.podWarnings,
     ] as unknown as InformerSet<Meta>[];
   }

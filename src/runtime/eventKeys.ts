@@ -9,7 +9,7 @@ import { POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
 import { DEFAULT_KIND, controllingWorkload } from '../api/kinds.js';
 import { isSelectorGuard, type Meta as ObjectMeta, type SlimGuard, type SlimNode, type SlimRevision } from '../api/objects.js';
 import { TARGET_KINDS, type TargetKind } from '../api/types.js';
-import { warningsOf, workloadsOf, type Caches } from './caches.js';
+import type { Caches } from './caches.js';
 import { claimOwners } from '../reconcile/targets/statefulSet.js';
 import type { InformerSet, Meta } from './informerSet.js';
 
@@ -74,7 +74,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   const all = (): void => enqueueAll(caches, sink);
   caches.onPodsChanged((kind, namespace, name, urgent) => enqueueForTarget(caches, sink, kind, namespace, name, urgent));
   caches.guards.onEvent((e) => onGuard(caches, sink, e));
-  for (const kind of TARGET_KINDS) workloadsOf(caches, kind).onEvent((e) => onTarget(caches, sink, kind, e));
+  for (const kind of TARGET_KINDS) caches.workloadSet(kind).onEvent((e) => onTarget(caches, sink, kind, e));
   // Any policy change can move an overlap's winner: every policy looks again (policies are few).
   caches.policies?.onEvent(policies);
   caches.namespaces?.onEvent((e) => {
@@ -82,7 +82,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   });
   caches.policies?.onRelist(policies);
   caches.namespaces?.onRelist(policies);
-  for (const kind of TARGET_KINDS) workloadsOf(caches, kind).onRelist(() => syncPodWatches(caches));
+  for (const kind of TARGET_KINDS) caches.workloadSet(kind).onRelist(() => syncPodWatches(caches));
   caches.guards.onRelist(() => syncPodWatches(caches));
   caches.revisions.onEvent((e: InformerEvent<SlimRevision>) => {
     const w = workloadOf(e.obj.metadata);
@@ -90,13 +90,13 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   });
   // A refusal or a mount failure explains a node: the guards of its target look again, first.
   for (const kind of TARGET_KINDS)
-    warningsOf(caches, kind).onEvent((e) => {
+    caches.warnings[kind].onEvent((e) => {
       if (e.type !== 'delete') enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, e.obj.involved.name, true);
     });
   // A claim that changes (bound, lost, being deleted) explains an ordinal of the StatefulSet it belongs to.
   caches.claims.onEvent((e) => {
     const ns = e.obj.metadata.namespace ?? '';
-    for (const w of claimOwners(caches.statefulSets.list(), ns, e.obj.metadata.name))
+    for (const w of claimOwners(caches.workloads.StatefulSet.list(), ns, e.obj.metadata.name))
       enqueueForTarget(caches, sink, w.kind, ns, w.name, true);
   });
   caches.podWarnings.onEvent((e) => {
@@ -116,11 +116,8 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
   // (A pod watch's relist enqueues the guards of its own DaemonSet: podWatches.ts.)
   const sets = [
     caches.guards,
-    caches.daemonSets,
-    caches.statefulSets,
+    ...TARGET_KINDS.flatMap((kind) => [caches.workloads[kind], caches.warnings[kind]]),
     caches.revisions,
-    caches.dsWarnings,
-    caches.stsWarnings,
     caches.claims,
     caches.podWarnings,
   ] as unknown as InformerSet<Meta>[];

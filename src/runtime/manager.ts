@@ -302,8 +302,8 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
     {
       ...a.writes,
       guard: (n, name) => caches.guards.get(n, name),
-      relistTargetCaches: (n, reason) => {
-        caches.daemonSets.requestRelist(n, reason);
+      relistTargetCaches: (kind, n, reason) => {
+        caches.workloadSet(kind).requestRelist(n, reason);
         caches.revisions.requestRelist(n, reason);
       },
     },
@@ -339,10 +339,8 @@ export function assembleController(a: Assembly): { caches: Caches; controller: C
 function cacheView(caches: Caches, a: Pick<Assembly, 'clockSkewMs' | 'namespaceTerminatingSince'>): CacheView {
   const { clockSkewMs } = a;
   return {
-    daemonSet: (n, name) => caches.daemonSets.get(n, name),
-    statefulSet: (n, name) => caches.statefulSets.get(n, name),
-    statefulSetsSynced: () => caches.statefulSetsSynced(),
-    watchStatefulSets: () => caches.watchStatefulSets(),
+    workload: (kind, n, name) => caches.workload(kind, n, name),
+    workloadsListed: (kind) => caches.kindListed(kind),
     claim: (n, name) => caches.claims.get(n, name),
     podsOwnedBy: (uid) => caches.pods.podsOwnedBy(uid),
     podCache: (kind, n, name, uid) => caches.pods.state(kind, n, name, uid),
@@ -368,7 +366,7 @@ function policyCache(caches: Caches, watchedNamespaces: readonly string[]): Poli
     policies: () => policies.list(),
     // In namespaced mode a policy can only act where the operator watches.
     namespaces: () => namespaces.list().filter((n) => watched.size === 0 || watched.has(n.metadata.name)),
-    workloads: (kind) => caches.workloads(kind),
+    workloads: (kind) => caches.listedWorkloads(kind),
     guards: () => caches.guards.list(),
   };
 }

@@ -16,7 +16,7 @@ function selectorCache(caches: Caches): SelectorCache {
   return {
     guard: (n, name) => caches.guards.get(n, name),
     guards: () => caches.guards.list(),
-    workloads: (kind) => caches.workloads(kind),
+    workloads: (kind) => caches.listedWorkloads(kind),
     ...(policies && namespaces ? { policies: () => policies.list(), namespaces: () => namespaces.list() } : {}),
   };
 }

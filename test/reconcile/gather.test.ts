@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimDaemonSet, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
 import type { GuardStatus } from '../../src/api/types.js';
-import { gather } from '../../src/reconcile/gather.js';
+import { gather, observationOf } from '../../src/reconcile/gather.js';
 import { TargetMemory } from '../../src/reconcile/targetMemory.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { slimPod } from '../support/fixtures.js';
+import { holding } from '../support/cacheViews.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 /** The target every case gathers. */
@@ -33,7 +34,7 @@ function world(desired: number, nodes: SlimNode[], pods: SlimPod[] = []): CacheV
     { metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 },
     { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 },
   ];
-  return { daemonSet: () => ds, podsOwnedBy: () => pods, revisionsOwnedBy: () => revs, nodes: () => nodes };
+  return { workload: holding({ DaemonSet: ds }), podsOwnedBy: () => pods, revisionsOwnedBy: () => revs, nodes: () => nodes };
 }
 const node = (name: string, taints: SlimNode['taints'] = [], pool = 'a'): SlimNode => ({ metadata: { name, labels: { pool } }, taints });
 const pod = (n: string, readySince?: string): SlimPod => slimPod(n, readySince ? { ready: true, readySince } : {});
@@ -66,9 +67,9 @@ describe('gather', () => {
     // A controller-manager syncing from a stale revision cache numbered the new template 1, like the old one.
     const cache = (digest: string | undefined, revs: SlimRevision[]): CacheView => {
       const base = world(1, [node('n1')]);
-      const ds = base.daemonSet('ns', 'd')!;
+      const ds = base.workload('DaemonSet', 'ns', 'd')!;
       const withDigest: SlimDaemonSet = digest === undefined ? ds : { ...ds, spec: { ...ds.spec, templateDigest: digest } };
-      return { ...base, daemonSet: () => withDigest, revisionsOwnedBy: () => revs };
+      return { ...base, workload: holding({ DaemonSet: withDigest }), revisionsOwnedBy: () => revs };
     };
     const tied: SlimRevision[] = [
       { metadata: { name: 'd-old' }, hash: 'old', revision: 1, templateDigest: 'dold' },
@@ -93,13 +94,13 @@ describe('gather', () => {
   });
 
   it('a missing DaemonSet is TargetMissing', () => {
-    const cache: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
+    const cache: CacheView = { workload: holding({}), podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
     assert.deepEqual(gather(cache, new TargetMemory(), 'ns', D, NOW), { kind: 'TargetMissing', targetName: 'd' });
   });
 
   it('a DaemonSet being deleted, or in a namespace being terminated, is TargetDeleting; one made anew in a namespace of that name is not', () => {
     const base = world(1, [node('n1')], [pod('n1', '2025-12-31T23:59:00Z')]);
-    const ds = base.daemonSet('ns', 'd')!;
+    const ds = base.workload('DaemonSet', 'ns', 'd')!;
     const cases: Array<{ name: string; ds: Partial<SlimDaemonSet['metadata']>; terminating?: string; want: unknown }> = [
       { name: 'live DaemonSet, live namespace', ds: {}, want: 'Target' },
       {
@@ -130,7 +131,7 @@ describe('gather', () => {
       const withMeta: SlimDaemonSet = { ...ds, metadata: { ...ds.metadata, ...c.ds } };
       const cache: CacheView = {
         ...base,
-        daemonSet: () => withMeta,
+        workload: holding({ DaemonSet: withMeta }),
         namespaceTerminatingSince: (n) => (n === 'ns' ? c.terminating : undefined),
       };
       const obs = gather(cache, new TargetMemory(), 'ns', D, NOW);
@@ -175,15 +176,34 @@ describe('gather', () => {
   });
 });
 
+describe('gather: a kind cached on demand, started by its first guard', () => {
+  it('before its cache has listed: the pass waits and asks for it, rather than call the target missing', () => {
+    const asked: string[] = [];
+    const cache: CacheView = {
+      ...world(1, [node('n1')]),
+      workload: holding({}),
+      workloadsListed: (kind) => (asked.push(kind), false),
+    };
+    assert.deepEqual(gather(cache, new TargetMemory(), 'ns', D, NOW), { kind: 'PodsPending', target: 'd' });
+    assert.deepEqual(asked, ['DaemonSet']);
+  });
+
+  it('once listed: observed as usual', () => {
+    const cache: CacheView = { ...world(1, [node('n1')]), workloadsListed: () => true };
+    const obs = observationOf(gather(cache, new TargetMemory(), 'ns', D, NOW));
+    assert.equal(obs.kind === 'Target' ? obs.target.kind : obs.kind, 'DaemonSet');
+  });
+});
+
 describe('gather: pods only where they are needed', () => {
   const nodes = [node('n1'), node('n2')];
   const pods = [pod('n1', '2025-12-31T23:00:00Z'), pod('n2', '2025-12-31T23:00:00Z')];
   const withCache = (desired: number, state: 'synced' | 'syncing' | 'off', asked: string[], updated = desired): CacheView => {
     const base = world(desired, nodes, pods);
-    const ds = base.daemonSet('ns', 'd')!;
+    const ds = base.workload('DaemonSet', 'ns', 'd')!;
     return {
       ...base,
-      daemonSet: () => ({ ...ds, status: { ...ds.status, updatedNumberScheduled: updated } }),
+      workload: holding({ DaemonSet: { ...ds, status: { ...ds.status, updatedNumberScheduled: updated } } }),
       podCache: () => state,
       wantPods: (_kind, n, name) => asked.push(`${n}/${name}`),
     };

@@ -11,6 +11,7 @@ import { GuardMemories, GuardMemory } from '../../src/reconcile/guardMemory.js';
 import { observe, type PassInput, type PassResult } from '../../src/reconcile/guardPass.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { policy } from '../support/fixtures.js';
+import { holding } from '../support/cacheViews.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
@@ -35,7 +36,13 @@ function world(desired: number, nodes: SlimNode[], templateGeneration = '2'): Ca
     { metadata: { name: 'd-h1' }, hash: 'h1', revision: 1 },
     { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 },
   ];
-  return { daemonSet: () => ds, podsOwnedBy: () => [], revisionsOwnedBy: () => revs, nodes: () => nodes, podCache: () => 'off' };
+  return {
+    workload: holding({ DaemonSet: ds }),
+    podsOwnedBy: () => [],
+    revisionsOwnedBy: () => revs,
+    nodes: () => nodes,
+    podCache: () => 'off',
+  };
 }
 const node = (name: string, taints: SlimNode['taints'] = []): SlimNode => ({ metadata: { name, labels: { pool: 'a' } }, taints });
 const three = (): SlimNode[] => [node('n1'), node('n2'), node('n3')];

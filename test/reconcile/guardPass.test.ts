@@ -12,6 +12,7 @@ import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import type { CacheView } from '../../src/reconcile/ports.js';
 import { GuardPass, PROGRESS_WRITE_INTERVAL_MS, type DecidedPass, type PassResult } from '../../src/reconcile/guardPass.js';
 import { policy, slimPod } from '../support/fixtures.js';
+import { holding } from '../support/cacheViews.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
@@ -47,7 +48,7 @@ function world(o: WorldOptions): CacheView {
     { metadata: { name: 'd-h2' }, hash: 'h2', revision: 2 },
   ];
   const cache: CacheView = {
-    daemonSet: () => ds,
+    workload: holding({ DaemonSet: ds }),
     podsOwnedBy: () => o.pods ?? [],
     revisionsOwnedBy: () => revs,
     nodes: () => o.nodes,

@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import { CACHE_WAIT_LIMIT_MS } from '../../src/domain/decide/settle.js';
-import type { Announcement, GuardStatus } from '../../src/api/types.js';
+import type { Announcement, GuardStatus, TargetKind } from '../../src/api/types.js';
 import type { DryRunOutcome, UndoOutcome } from '../../src/domain/undo.js';
 import type { EvictionOutcome } from '../../src/domain/eviction.js';
 import { ApiError } from '../../src/k8s/apiErrors.js';
 import { mergePatchDiff } from '../../src/api/mergePatch.js';
 import { classify, deadlineOf } from '../../src/reconcile/errors.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
-import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision } from '../../src/api/objects.js';
+import type { SlimDaemonSet, SlimGuard, SlimNode, SlimPod, SlimRevision, SlimWorkloads } from '../../src/api/objects.js';
 import type { CacheView, FailureSighting, ReconcilerPorts } from '../../src/reconcile/ports.js';
 import { CACHE_RELIST_AFTER_MS } from '../../src/reconcile/cacheWait.js';
 import { PROGRESS_WRITE_INTERVAL_MS } from '../../src/reconcile/guardPass.js';
@@ -112,8 +112,8 @@ class World implements CacheView {
     };
   }
 
-  daemonSet(_ns: string, name: string): SlimDaemonSet | undefined {
-    return this.daemonSets.get(name);
+  workload<K extends TargetKind>(kind: K, _ns: string, name: string): SlimWorkloads[K] | undefined {
+    return (kind === 'DaemonSet' ? this.daemonSets.get(name) : undefined) as SlimWorkloads[K] | undefined;
   }
   podsOwnedBy(): SlimPod[] {
     return this.pods;
@@ -524,7 +524,7 @@ describe('Reconciler', () => {
     const clock = { t: T0 };
     const relists: string[] = [];
     const r = new Reconciler(
-      { ...w.ports(), relistTargetCaches: (ns: string) => relists.push(ns) },
+      { ...w.ports(), relistTargetCaches: (kind: TargetKind, ns: string) => relists.push(`${kind} ${ns}`) },
       w,
       { now: () => clock.t },
       new Metrics(false),
@@ -542,11 +542,11 @@ describe('Reconciler', () => {
     assert.equal(await pass(CACHE_RELIST_AFTER_MS - 1), true);
     assert.deepEqual(relists, [], 'within the wait: the revision is just late');
     assert.equal(await pass(1), true);
-    assert.deepEqual(relists, [NS]);
+    assert.deepEqual(relists, [`DaemonSet ${NS}`]);
     assert.equal(await pass(1000), true);
-    assert.deepEqual(relists, [NS], 'not again at once');
+    assert.deepEqual(relists, [`DaemonSet ${NS}`], 'not again at once');
     assert.equal(await pass(CACHE_RELIST_AFTER_MS), true);
-    assert.deepEqual(relists, [NS, NS], 'still disagreeing one wait later: asked again');
+    assert.deepEqual(relists, [`DaemonSet ${NS}`, `DaemonSet ${NS}`], 'still disagreeing one wait later: asked again');
     assert.deepEqual(w.log, ['write:Healthy'], 'nothing written while waiting');
     // Past the limit decide takes what it sees rather than freeze the guard on the old template.
     assert.equal(await pass(CACHE_WAIT_LIMIT_MS), false);

@@ -51,12 +51,11 @@ function wire(guards: SlimGuard[]): {
   const other = (): unknown => fakeSet([]).set;
   const caches = {
     guards: g.set,
-    daemonSets: d.set,
-    statefulSets: sts.set,
+    workloads: { DaemonSet: d.set, StatefulSet: sts.set },
+    workloadSet: (kind: 'DaemonSet' | 'StatefulSet') => (kind === 'DaemonSet' ? d.set : sts.set),
     claims: claims.set,
     revisions: other(),
-    dsWarnings: other(),
-    stsWarnings: other(),
+    warnings: { DaemonSet: other(), StatefulSet: other() },
     podWarnings: other(),
     nodes: other(),
     pods: { sync: () => undefined, targets: () => [], pod: () => undefined },

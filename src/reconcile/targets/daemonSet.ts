@@ -43,7 +43,7 @@ export function settledCountersOf(ds: Readonly<SlimDaemonSet>): SettledCounters 
 
 /** The DaemonSet's observation (see ObserveTarget): its units are nodes, judged against its placement. */
 export const observeDaemonSet: ObserveTarget = (cache, targets, namespace, name, now, status) => {
-  const parts = { cached: cache.daemonSet(namespace, name), viewOf: daemonSetView };
+  const parts = { cached: cache.workload('DaemonSet', namespace, name), viewOf: daemonSetView };
   const opened = openTarget(cache, targets, { namespace, name, status }, parts);
   if (opened.kind !== 'Opened') return opened;
   const { cached: ds, uid, view, revisions, currentRevision, fromCounters } = opened;

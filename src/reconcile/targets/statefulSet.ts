@@ -66,13 +66,7 @@ export function claimOwners(
 
 /** The StatefulSet's observation (see ObserveTarget): its units are ordinals. */
 export const observeStatefulSet: ObserveTarget = (cache, targets, namespace, name, now, status) => {
-  // The StatefulSet cache starts with the first guard of a StatefulSet: until it has listed, a missing
-  // StatefulSet is not known to be missing, and the pass waits (its first list enqueues every guard).
-  if (cache.statefulSetsSynced && !cache.statefulSetsSynced()) {
-    cache.watchStatefulSets?.();
-    return { kind: 'PodsPending', target: name };
-  }
-  const parts = { cached: cache.statefulSet?.(namespace, name), viewOf: statefulSetView };
+  const parts = { cached: cache.workload('StatefulSet', namespace, name), viewOf: statefulSetView };
   const opened = openTarget(cache, targets, { namespace, name, status }, parts);
   if (opened.kind !== 'Opened') return opened;
   const { cached: sts, uid, view, revisions, currentRevision, fromCounters } = opened;

@@ -31,6 +31,7 @@ import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import { observeStatefulSet } from '../../../src/reconcile/targets/statefulSet.js';
 import { check, covered } from '../../support/fastCheck.js';
 import { HASH, T0, deepFreeze, iso, roundTrip, sec, spec } from '../../support/fixtures.js';
+import { holding } from '../../support/cacheViews.js';
 
 // --- The generated world ----------------------------------------------------------------------------
 
@@ -216,8 +217,7 @@ function cacheOf(sc: Scenario, f: Frame): CacheView {
   const revisions: SlimRevision[] = [{ metadata: { name: revisionName('A') }, hash: HASH.A, revision: 1 }];
   if (f.generation === 2) revisions.push({ metadata: { name: revisionName('B') }, hash: HASH.B, revision: 2 });
   return {
-    daemonSet: () => undefined,
-    statefulSet: (ns, name) => (ns === 'ns' && name === NAME ? sts : undefined),
+    workload: holding({ StatefulSet: sts }, { namespace: 'ns', name: NAME }),
     podsOwnedBy: (uid) => (uid === 'sts-uid' ? pods : []),
     revisionsOwnedBy: (uid) => (uid === 'sts-uid' ? revisions : []),
     nodes: () => NODES,

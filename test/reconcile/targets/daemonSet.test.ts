@@ -12,6 +12,7 @@ import type { CacheView } from '../../../src/reconcile/ports.js';
 import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import { observeDaemonSet, settledCountersOf } from '../../../src/reconcile/targets/daemonSet.js';
 import type { PodsPending } from '../../../src/reconcile/targets/shared.js';
+import { holding } from '../../support/cacheViews.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const LONG_READY = '2025-12-31T23:00:00Z';
@@ -59,7 +60,7 @@ const PODS = [dsPod('n1', 'good', true), dsPod('n2', 'good', true), dsPod('n3', 
 
 function world(ds: SlimDaemonSet): CacheView {
   return {
-    daemonSet: (ns, name) => (ns === 'ns' && name === 'decoder' ? ds : undefined),
+    workload: holding({ DaemonSet: ds }, { namespace: 'ns', name: 'decoder' }),
     podsOwnedBy: (uid) => (uid === 'ds-uid' ? PODS : []),
     revisionsOwnedBy: (uid) => (uid === 'ds-uid' ? REVISIONS : []),
     nodes: () => [node('n1'), node('n2'), node('n3')],

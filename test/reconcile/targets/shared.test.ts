@@ -14,6 +14,7 @@ import type { CacheView } from '../../../src/reconcile/ports.js';
 import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import { openTarget, type TargetKindParts } from '../../../src/reconcile/targets/shared.js';
 import { dsView, node } from '../../support/fixtures.js';
+import { holding } from '../../support/cacheViews.js';
 
 /** A cached target as an adapter reads it: its metadata, and what its kind's view is built from. */
 interface Cached {
@@ -49,7 +50,7 @@ type Asked = string[];
 function world(asked: Asked, o: { podCache?: 'synced' | 'syncing' | 'off'; terminatingSince?: string } = {}): CacheView {
   const { podCache, terminatingSince } = o;
   return {
-    daemonSet: () => undefined,
+    workload: holding({}),
     podsOwnedBy: () => [],
     revisionsOwnedBy: (uid) => (uid === 't-uid' ? REVISIONS : []),
     nodes: () => [],

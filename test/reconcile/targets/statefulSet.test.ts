@@ -13,6 +13,7 @@ import type { CacheView } from '../../../src/reconcile/ports.js';
 import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import { heldOrdinals, observeStatefulSet, ordinalOf, statefulSetCounters } from '../../../src/reconcile/targets/statefulSet.js';
 import type { PodsPending } from '../../../src/reconcile/targets/shared.js';
+import { holding } from '../../support/cacheViews.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const LONG_READY = '2025-12-31T23:00:00Z';
@@ -82,8 +83,7 @@ const REVISIONS: SlimRevision[] = [
 /** A cache holding `s`, its pods and revisions, and the nodes; `extra` adds or replaces any method. */
 function world(s: SlimStatefulSet | undefined, pods: SlimPod[], nodes: SlimNode[], extra: Partial<CacheView> = {}): CacheView {
   return {
-    daemonSet: () => undefined,
-    statefulSet: (ns, name) => (ns === 'ns' && name === 'store' ? s : undefined),
+    workload: holding(s ? { StatefulSet: s } : {}, { namespace: 'ns', name: 'store' }),
     podsOwnedBy: (uid) => (uid === 'sts-uid' ? pods : []),
     revisionsOwnedBy: (uid) => (uid === 'sts-uid' ? REVISIONS : []),
     nodes: () => nodes,
@@ -107,7 +107,7 @@ describe('observeStatefulSet: the target', () => {
   it('is TargetMissing when the cache has no StatefulSet, does not know the kind, or holds one without a UID', () => {
     const missing = { kind: 'TargetMissing', targetName: 'store' };
     assert.deepEqual(observe(world(undefined, [], [])), missing);
-    const noKind: CacheView = { daemonSet: () => undefined, podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
+    const noKind: CacheView = { workload: holding({}), podsOwnedBy: () => [], revisionsOwnedBy: () => [], nodes: () => [] };
     assert.deepEqual(observe(noKind), missing, 'a cache without StatefulSets');
     const s = sts();
     assert.deepEqual(observe(world({ ...s, metadata: { ...s.metadata, uid: '' } }, healthy, threeNodes)), missing);
@@ -320,22 +320,6 @@ describe('observeStatefulSet: the partition', () => {
     const done = target(observe(world(sts({ partition: 2 }), healthy, threeNodes)));
     assert.equal(done.target.partition, undefined, 'every ordinal on one revision: nothing held');
     assert.equal('partition' in done.target, false);
-  });
-});
-
-describe('observeStatefulSet: the StatefulSet cache, started by the first guard of a StatefulSet', () => {
-  it('before it has listed: the pass waits and asks for it, rather than call the StatefulSet missing', () => {
-    const asked: string[] = [];
-    const c = world(sts(), healthy, threeNodes, { statefulSetsSynced: () => false, watchStatefulSets: () => asked.push('watch') });
-    assert.deepEqual(observe(c), { kind: 'PodsPending', target: 'store' });
-    assert.deepEqual(asked, ['watch']);
-  });
-
-  it('once listed: observed as usual, nothing asked', () => {
-    const asked: string[] = [];
-    const c = world(sts(), healthy, threeNodes, { statefulSetsSynced: () => true, watchStatefulSets: () => asked.push('watch') });
-    assert.equal(target(observe(c)).target.kind, 'StatefulSet');
-    assert.deepEqual(asked, []);
   });
 });
 
