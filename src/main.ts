@@ -10,7 +10,7 @@ import { UsageError, loadConfig } from './runtime/config.js';
 import { startManager } from './runtime/manager.js';
 import { runCheck } from './cli/check.js';
 import { ExitCode } from './cli/command.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from './cli/version.js';
 import { runGet } from './cli/get.js';
 import { runList } from './cli/list.js';
 import { runUndo } from './cli/undo.js';
