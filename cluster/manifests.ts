@@ -3,9 +3,10 @@
  * that every DaemonSet a guard is tried on has the same shape and differs only where a caller says.
  *
  * A DaemonSet here has the labels `app: <name>` (its own, its selector's and its pods'), a RollingUpdate
- * strategy (maxUnavailable 1, maxSurge 0 unless given), pods that stop within a second
+ * strategy (maxUnavailable 1, maxSurge 0 unless given), pods that stop within a second unless told
  * (terminationGracePeriodSeconds 1, so a rollout is not paced by a grace period no test means) and one
- * container with resource requests, which the scheduler counts against the node's allocatable.
+ * container, with resource requests (which the scheduler counts against the node's allocatable) wherever
+ * a caller gives them.
  *
  * @module
  */
@@ -20,8 +21,15 @@ export interface ContainerOptions {
   image: string;
   /** Replaces the image's entrypoint (kwok ignores it; a real node's runtime runs it). */
   command?: string[];
-  /** `resources.requests`. */
-  requests: { cpu: string; memory: string };
+  /**
+   * `resources.requests`; left out, the container requests nothing, as on a real node, whose allocatable is
+   * the machine's own and where a request sized for a kwok pool would decide where a pod fits.
+   */
+  requests?: { cpu: string; memory: string };
+  /** `resources.limits`, e.g. a memory limit that the kernel's OOM killer enforces on a real node. */
+  limits?: Record<string, string>;
+  /** The container's readinessProbe (kwok ignores it; a real node's kubelet runs it). */
+  readinessProbe?: Record<string, unknown>;
   volumeMounts?: Array<Record<string, unknown>>;
 }
 
@@ -38,6 +46,8 @@ export interface DaemonSetOptions {
   maxSurge?: number | string;
   /** A Ready pod counts as available only after this long. */
   minReadySeconds?: number;
+  /** The pods' terminationGracePeriodSeconds; default 1, so that an old pod is gone within a second. */
+  terminationGracePeriodSeconds?: number;
   /** The pods' nodeSelector. */
   nodeSelector?: Record<string, string>;
   /** Confines the pods, by required node affinity, to the nodes whose label `key` has one of `values`. */
@@ -104,18 +114,23 @@ export function statefulSetManifest(o: StatefulSetOptions): Manifest {
 
 function podSpec(o: DaemonSetOptions): Manifest {
   const c = o.container;
+  const resources = {
+    ...(c.requests !== undefined ? { requests: { ...c.requests } } : {}),
+    ...(c.limits !== undefined ? { limits: { ...c.limits } } : {}),
+  };
   const container = {
     name: c.name,
     image: c.image,
     ...(c.command !== undefined ? { command: c.command } : {}),
-    resources: { requests: { ...c.requests } },
+    ...(c.readinessProbe !== undefined ? { readinessProbe: c.readinessProbe } : {}),
+    ...(Object.keys(resources).length > 0 ? { resources } : {}),
     ...(c.volumeMounts !== undefined ? { volumeMounts: c.volumeMounts } : {}),
   };
   return {
     ...(o.nodeAffinity !== undefined ? { affinity: requiredNodeAffinity(o.nodeAffinity.key, o.nodeAffinity.values) } : {}),
     ...(o.nodeSelector !== undefined ? { nodeSelector: o.nodeSelector } : {}),
     ...(o.tolerations !== undefined ? { tolerations: o.tolerations } : {}),
-    terminationGracePeriodSeconds: 1,
+    terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 1,
     ...(o.initContainers !== undefined ? { initContainers: o.initContainers } : {}),
     containers: [container],
     ...(o.volumes !== undefined ? { volumes: o.volumes } : {}),

@@ -36,6 +36,7 @@ const UNIT = [
   'dist/test/reconcile',
   'dist/test/cli',
   'dist/test/clusterBuild.test.js',
+  'dist/test/clusterManifests.test.js',
   'dist/test/clusterNodes.test.js',
   'dist/test/clusterSettings.test.js',
   'dist/test/docs.test.js',

@@ -10,28 +10,13 @@ import { UsageError, loadConfig } from './runtime/config.js';
 import { startManager } from './runtime/manager.js';
 import { runCheck } from './cli/check.js';
 import { ExitCode } from './cli/command.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from './cli/version.js';
+import { USAGE } from './cli/usage.js';
 import { runGet } from './cli/get.js';
 import { runList } from './cli/list.js';
 import { runUndo } from './cli/undo.js';
 import { runComplete, runCompletion } from './cli/completion.js';
 import { KubeConfigError } from './k8s/kubeConfig.js';
-
-const USAGE = `usage:
-  rollout-guard run [--namespaces a,b] [--log-level info] [--leader-elect=true|false (default: true in a pod)]
-                    [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
-                    [--metrics-secure --metrics-cert-dir DIR]
-                    [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME|sts/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
-  rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
-  rollout-guard list [-n NAMESPACE | -A] [--output text|wide|json|yaml|name] [connection flags]   (also get -A)
-  rollout-guard undo rg/NAME|NAME|ds/NAME [-n NAMESPACE] [--dry-run] [connection flags]
-  rollout-guard completion bash|zsh|kubectl
-  rollout-guard version (or --version)
-connection flags, as kubectl's: --kubeconfig PATH[:PATH…] --context NAME --cluster NAME --user NAME
-                                --as USER --as-group GROUP (repeatable)
-as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get|list|undo …
-COMMAND --help describes a command in full`;
 
 async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (err) => {

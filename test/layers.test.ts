@@ -7,7 +7,7 @@
  *   k8s       → domain, api, and the ports it implements (reconcile/ports.ts, reconcile/portErrors.ts);
  *   runtime   → reconcile, k8s, domain, api (the operator process);
  *   cli       → runtime, reconcile, k8s, domain, api (the commands people run);
- *   the root files (main.ts, kubectlPlugin.ts, version.ts) start the process and may import any layer;
+ *   the root files (main.ts, kubectlPlugin.ts) start the process and may import any layer;
  *   no layer imports a root file.
  * There is no import circle anywhere in src/. Test code is never shipped or reused: nothing outside test/
  * may import from test/.
@@ -181,7 +181,7 @@ describe('layers', () => {
       file('runtime/x.ts', "import { R } from '../reconcile/r.js';\nimport { K } from '../k8s/k.js';\nimport { main } from '../main.js';"),
       file('runtime/y.ts', "import { get } from '../cli/get.js';"),
       file('api/x.ts', "import { rule } from '../domain/rule.js';"),
-      file('cli/x.ts', "import { R } from '../runtime/controller.js';\nimport { v } from '../version.js';"),
+      file('cli/x.ts', "import { R } from '../runtime/controller.js';\nimport { m } from '../main.js';"),
       file('main.ts', "import { R } from './runtime/controller.js';\nimport { check } from './cli/check.js';"),
       file('tools/x.ts', "import { a } from './a.js';"),
     ]);

@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
+import { daemonSetManifest, statefulSetManifest, toleration, type ContainerOptions, type Manifest } from '../../cluster/manifests.js';
 import { PrivateCluster } from '../../cluster/privateCluster.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME, REAL_NODE_POOL, REAL_NODE_TAINT } from '../../cluster/realNode.js';
 import { POOL_LABEL, holdsFor } from '../support/cluster.js';
@@ -26,60 +27,48 @@ let op: OperatorProcess;
 let read: GuardReader;
 const ns = {} as Record<Case, string>;
 
-interface Container {
-  name: string;
-  image: string;
-  command?: string[];
-  readinessProbe?: Record<string, unknown>;
-  resources?: Record<string, unknown>;
-  volumeMounts?: Array<{ name: string; mountPath: string }>;
-}
+/** The pods' placement: the real node only, by its pool and a toleration of its taint. */
+const ON_REAL_NODE = {
+  nodeSelector: { [POOL_LABEL]: REAL_NODE_POOL },
+  tolerations: [toleration(REAL_NODE_TAINT.key, REAL_NODE_TAINT.effect)],
+};
 
-/** A DaemonSet `decoder` that runs only on the real node; `grace` is the pods' termination grace period. */
-function daemonSet(n: string, c: Partial<Container> = {}, extra: { volumes?: unknown[]; grace?: number } = {}): Record<string, unknown> {
-  const container: Container = {
-    name: 'decoder',
+/**
+ * The good revision's container: busybox sleeping, Ready at its first probe. It requests nothing: the real
+ * node's allocatable is the machine's own.
+ */
+function goodContainer(name: string): ContainerOptions {
+  return {
+    name,
     image: LOCAL_IMAGES.busybox,
     command: ['sleep', '100000'],
     readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
-    ...c,
   };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'DaemonSet',
-    metadata: { name: 'decoder', namespace: n },
-    spec: {
-      selector: { matchLabels: { app: 'decoder' } },
-      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
-      template: {
-        metadata: { labels: { app: 'decoder' } },
-        spec: {
-          nodeSelector: { [POOL_LABEL]: REAL_NODE_POOL },
-          tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
-          terminationGracePeriodSeconds: extra.grace ?? 1,
-          ...(extra.volumes ? { volumes: extra.volumes } : {}),
-          containers: [container],
-        },
-      },
-    },
-  };
+}
+
+/** A DaemonSet `decoder` that runs only on the real node; `grace` is the pods' termination grace period. */
+function daemonSet(
+  n: string,
+  c: Partial<ContainerOptions> = {},
+  extra: { volumes?: Array<Record<string, unknown>>; grace?: number } = {},
+): Manifest {
+  return daemonSetManifest({
+    name: 'decoder',
+    namespace: n,
+    ...ON_REAL_NODE,
+    terminationGracePeriodSeconds: extra.grace,
+    volumes: extra.volumes,
+    container: { ...goodContainer('decoder'), ...c },
+  });
 }
 
 /** StatefulSet `store`, 2 replicas, OrderedReady, on the real node only: `c` overrides its container. */
-function statefulSet(n: string, c: Partial<Container> = {}): Record<string, unknown> {
-  const ds = daemonSet(n, { name: 'store', ...c }) as { spec: { template: Record<string, unknown> } };
-  const template = structuredClone(ds.spec.template) as { metadata: { labels: Record<string, string> } };
-  template.metadata.labels = { app: 'store' };
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name: 'store', namespace: n },
-    spec: { serviceName: 'store', replicas: 2, selector: { matchLabels: { app: 'store' } }, template },
-  };
+function statefulSet(n: string, c: Partial<ContainerOptions> = {}): Manifest {
+  return statefulSetManifest({ name: 'store', namespace: n, replicas: 2, ...ON_REAL_NODE, container: { ...goodContainer('store'), ...c } });
 }
 
 /** The StatefulSet `store` guarded (Report unless told) and Healthy on the real node, then `broken` applied. */
-async function rollOutStatefulSet(c: Case, broken: Partial<Container>, action: 'Report' | 'Undo' = 'Report'): Promise<GuardObj> {
+async function rollOutStatefulSet(c: Case, broken: Partial<ContainerOptions>, action: 'Report' | 'Undo' = 'Report'): Promise<GuardObj> {
   const n = ns[c];
   const spec = {
     targetRef: { kind: 'StatefulSet', name: 'store' },
@@ -236,7 +225,7 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
   });
 
   it("a memory limit exceeded: OOMKilled from the kernel's OOM kill, the revision blamed", async () => {
-    const n = await rollOut('oom', {}, daemonSet(ns.oom, { command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }));
+    const n = await rollOut('oom', {}, daemonSet(ns.oom, { command: ['tail', '/dev/zero'], limits: { memory: '16Mi' } }));
     const g = await waitGuard(n, (x) => x.status?.state === 'Stalled', 'Stalled');
     assert.equal(g.status?.cause, 'OOMKilled', JSON.stringify(g.status));
     assert.equal(g.status?.owner, 'Revision');
