@@ -9,7 +9,7 @@
 import { API_VERSION, GUARD_KIND } from './names.js';
 import { KINDS } from './kinds.js';
 import type { StallAction, Condition, GuardSpec, GuardStatus, TargetKind, TemplateFacets } from './types.js';
-import type { KindNamed } from './selected.js';
+import type { KindNamed, WorkloadRef } from './selected.js';
 
 export interface Meta {
   name: string;
@@ -188,13 +188,17 @@ export interface SlimPolicy {
 
 export interface PolicyStatus {
   observedGeneration?: number;
-  /** Workloads of every kind it chooses; matchedDaemonSets and matchedStatefulSets split it. */
+  /** Workloads of every kind it chooses; matchedByKind splits it. */
   matched?: number;
+  /** The workloads among matched, per kind it chooses. */
+  matchedByKind?: Array<{ kind: TargetKind; matched: number }>;
+  /** matchedByKind's counts as they were reported before it, for their readers. */
   matchedDaemonSets?: number;
   matchedStatefulSets?: number;
   guards?: number;
   conflictCount?: number;
-  conflicts?: Array<KindNamed & { namespace: string; reason: string; winner: string }>;
+  /** Each names its workload by kind and name, and by the field of its kind as before (daemonSet, statefulSet). */
+  conflicts?: Array<KindNamed & WorkloadRef & { namespace: string; reason: string; winner: string }>;
   conditions?: Condition[];
 }
 

@@ -1,8 +1,10 @@
 /**
- * The status records a guard with a selector keeps per workload it selects, one list per kind
- * (status.daemonSets, status.statefulSets), each record naming its workload by a field of its kind.
+ * The status records a guard with a selector keeps per workload it selects: one list of every kind
+ * (status.workloads), each record naming its workload by kind and name; and, for readers written before
+ * that list, one list per kind (status.daemonSets, status.statefulSets), each record naming its workload
+ * by a field of its kind.
  */
-import { DEFAULT_KIND, KINDS, kindDescriptor, type KindDescriptor } from './kinds.js';
+import { DEFAULT_KIND, KINDS, kindDescriptor, type KindDescriptor, type TargetKind } from './kinds.js';
 
 /** The guard that guards a selected workload, and that guard's verdict. */
 export interface SelectedRecord {
@@ -13,6 +15,15 @@ export interface SelectedRecord {
   /** Set when another guard guards it instead: HandWrittenGuard or OverlappingSelector. */
   conflict?: string;
 }
+
+/** A workload named by its kind and name, in the lists that hold every kind (status.workloads, a policy's conflicts). */
+export interface WorkloadRef {
+  kind: TargetKind;
+  name: string;
+}
+
+/** A selected workload of any kind, as status.workloads holds it. */
+export type SelectedWorkload = SelectedRecord & WorkloadRef;
 
 export type SelectedDaemonSet = SelectedRecord & { daemonSet: string };
 export type SelectedStatefulSet = SelectedRecord & { statefulSet: string };

@@ -4,7 +4,7 @@
  *
  * Everything here is plain data (JSON-serialisable), so the status written is exactly what is read back.
  */
-import type { SelectedDaemonSet, SelectedStatefulSet } from './selected.js';
+import type { SelectedDaemonSet, SelectedStatefulSet, SelectedWorkload } from './selected.js';
 import type { ForcedRollback } from './forcedRollback.js';
 import type { TargetKind } from './kinds.js';
 
@@ -349,9 +349,10 @@ export interface GuardStatus {
   undoSkipped?: UndoSkip;
   /** A StatefulSet's forced rollback after an undo: the pods evicted from the undone revision. */
   forcedRollback?: ForcedRollback;
-  /** A guard with a selector: one record per DaemonSet it selects (see selected.ts). */
+  /** A guard with a selector: one record per workload it selects, of every kind it chooses (see selected.ts). */
+  workloads?: SelectedWorkload[];
+  /** The same records per kind, as before status.workloads (kept for their readers). */
   daemonSets?: SelectedDaemonSet[];
-  /** A guard with a selector choosing StatefulSets: one record per StatefulSet it selects. */
   statefulSets?: SelectedStatefulSet[];
   conditions?: Condition[];
 }

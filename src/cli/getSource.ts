@@ -92,12 +92,12 @@ export class GetSource {
       const guard = await readGuard(client, t.namespace, t.name);
       if (!guard)
         return { code: ExitCode.NotFound, verdict: 'not found', message: `RolloutGuard ${t.name} not found in namespace ${t.namespace}` };
-      // A guard with a selector judges no DaemonSet itself: its generated guards do (status.daemonSets).
+      // A guard with a selector judges no workload itself: its generated guards do (status.workloads).
       if (!guard.spec.targetRef)
         return {
           code: ExitCode.Usage,
           verdict: 'selector guard',
-          message: `RolloutGuard ${t.name} selects DaemonSets by label: get one of its generated guards (status.daemonSets) instead`,
+          message: `RolloutGuard ${t.name} selects workloads by label: get one of its generated guards (status.workloads) instead`,
         };
       target = guard.spec.targetRef.name;
       kind = guard.spec.targetRef.kind;

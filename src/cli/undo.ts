@@ -105,7 +105,7 @@ async function resolveGuard(
   if (guard && !guard.spec.targetRef)
     return {
       code: ExitCode.Usage,
-      message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.daemonSets)`,
+      message: `RolloutGuard ${name} selects DaemonSets by label: undo one of its generated guards (status.workloads)`,
     };
   if (guard) return { guard, guards };
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };

@@ -182,12 +182,18 @@ function policyStatus(p: Readonly<SlimPolicy>, plan: PolicyPlan, now: string): P
   return {
     observedGeneration: p.metadata.generation ?? 0,
     matched: plan.matched,
+    matchedByKind: kinds.map((kind) => ({ kind, matched: plan.matchedByKind[kind] ?? 0 })),
     ...Object.fromEntries(reportedKinds(kinds).map((k) => [KINDS[k].matchedCount, plan.matchedByKind[k] ?? 0])),
     guards: guardsNow,
     conflictCount: plan.conflicts.length,
-    conflicts: plan.conflicts
-      .slice(0, CONFLICT_CAP)
-      .map((c) => ({ namespace: c.namespace, ...kindNamed(c.kind, c.name), reason: c.reason, winner: c.winner })),
+    conflicts: plan.conflicts.slice(0, CONFLICT_CAP).map((c) => ({
+      namespace: c.namespace,
+      kind: c.kind,
+      name: c.name,
+      ...kindNamed(c.kind, c.name),
+      reason: c.reason,
+      winner: c.winner,
+    })),
     conditions,
   };
 }

@@ -11,7 +11,7 @@ import type { SlimGuard, SlimNamespace, SlimPolicy } from '../api/objects.js';
 import { GUARD_KIND, SELECTOR_GUARD_LABEL } from '../api/names.js';
 import { isSelectorGuard } from '../api/objects.js';
 import type { Condition, GuardState, GuardStatus, TargetKind } from '../api/types.js';
-import { kindNamed, type KindNamed, type SelectedRecord } from '../api/selected.js';
+import { kindNamed, type KindNamed, type SelectedRecord, type SelectedWorkload } from '../api/selected.js';
 import { KINDS, namedWorkload, reportedKinds } from '../api/kinds.js';
 import { applyPlan, type GuardWrites } from './generatedGuards.js';
 import { guardView, policyView, selectorGuardView, workloadRefs } from './policyReconciler.js';
@@ -21,7 +21,6 @@ import { TransientError } from './errors.js';
 import type { Clock, WorkloadSource } from './ports.js';
 
 /** A selected workload of any kind, as the records are ranked before they are listed per kind. */
-export type SelectedWorkload = SelectedRecord & { kind: TargetKind; name: string };
 
 /** Records listed in status; `desired` keeps the exact count. */
 const RECORD_CAP = 100;
@@ -183,6 +182,7 @@ export function selectorStatus(
     owner: (w?.owner ?? '') as GuardStatus['owner'] & string,
     desired: plan.matched,
     message: records.length ? message : `selects no ${kinds.join(' or ')} of its namespace`,
+    workloads: records.slice(0, RECORD_CAP),
     ...Object.fromEntries(reportedKinds(kinds).map((k) => [KINDS[k].statusList, listed(records, k)])),
   };
   return withReady(g, { status: 'True', reason: 'Reconciled', message }, now, fields);

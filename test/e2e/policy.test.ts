@@ -30,11 +30,12 @@ interface GuardList {
 interface PolicyObj {
   status?: {
     matched?: number;
+    matchedByKind?: Array<{ kind: string; matched: number }>;
     matchedDaemonSets?: number;
     matchedStatefulSets?: number;
     guards?: number;
     conflictCount?: number;
-    conflicts?: Array<{ namespace: string; daemonSet: string; reason: string; winner: string }>;
+    conflicts?: Array<{ namespace: string; kind: string; name: string; daemonSet: string; reason: string; winner: string }>;
   };
 }
 
@@ -126,9 +127,10 @@ describe('RolloutGuardPolicy end to end', () => {
     );
     assert.equal(st.matchedDaemonSets, 3, 'agent, handwritten, agent2 (ignored is excluded)');
     assert.deepEqual(
-      st.conflicts?.map((c) => [c.daemonSet, c.reason]),
-      [['handwritten', 'HandWrittenGuard']],
+      st.conflicts?.map((c) => [c.kind, c.name, c.daemonSet, c.reason]),
+      [['DaemonSet', 'handwritten', 'handwritten', 'HandWrittenGuard']],
     );
+    assert.deepEqual(st.matchedByKind, [{ kind: 'DaemonSet', matched: 3 }]);
     assert.equal(st.matched, 3);
     assert.equal(st.matchedStatefulSets, undefined, 'a policy choosing DaemonSets alone counts no StatefulSet');
     const { stdout } = await kubectl(['get', 'rgp', policy]);
@@ -226,6 +228,10 @@ describe('RolloutGuardPolicy end to end', () => {
       { timeoutMs: 20_000, describe: 'matchedStatefulSets 1' },
     );
     assert.equal(st.matched, (st.matchedDaemonSets ?? 0) + 1);
+    assert.deepEqual(st.matchedByKind, [
+      { kind: 'DaemonSet', matched: st.matchedDaemonSets },
+      { kind: 'StatefulSet', matched: 1 },
+    ]);
     const gen = await waitFor(
       async () => (await guardsIn(gpuA)).find((g) => g.metadata.name === `${policy}-store-sts` && g.status?.state === 'Healthy'),
       { timeoutMs: 40_000, describe: "the StatefulSet's guard Healthy" },

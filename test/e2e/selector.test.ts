@@ -35,6 +35,7 @@ interface GuardObj {
     state?: string;
     desired?: number;
     message?: string;
+    workloads?: Array<{ kind: string; name: string; guard: string; state: string; cause?: string; owner?: string }>;
     daemonSets?: Array<{ daemonSet: string; guard: string; state: string; cause?: string; owner?: string }>;
     statefulSets?: Array<{ statefulSet: string; guard: string; state: string; cause?: string; owner?: string }>;
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
@@ -114,6 +115,14 @@ describe('RolloutGuard spec.selector end to end', () => {
       [
         ['agent-a', `${parent}-agent-a`],
         ['agent-b', `${parent}-agent-b`],
+      ],
+    );
+    // The list of every kind holds the same records, by kind and name.
+    assert.deepEqual(
+      st.workloads?.map((w) => [w.kind, w.name, w.guard, w.state]),
+      [
+        ['DaemonSet', 'agent-a', `${parent}-agent-a`, 'Healthy'],
+        ['DaemonSet', 'agent-b', `${parent}-agent-b`, 'Healthy'],
       ],
     );
     assert.equal(st.desired, 2);

@@ -206,7 +206,7 @@ describe('SelectorReconciler', () => {
     );
   });
 
-  it('targetKinds StatefulSet: one guard per selected StatefulSet, named <guard>-<name>-sts, listed in status.statefulSets', async () => {
+  it('targetKinds StatefulSet: one guard per selected StatefulSet, named <guard>-<name>-sts, listed in status.workloads by kind and name and in status.statefulSets', async () => {
     const both = { ...parent(), spec: { ...parent().spec, targetKinds: ['DaemonSet', 'StatefulSet'] } } as SlimGuard;
     const sts = [statefulSet('a', { tier: 'agent' }), statefulSet('db', { tier: 'db' })];
     const { r, rec } = run({ guards: [both], dss: three, sts });
@@ -221,6 +221,11 @@ describe('SelectorReconciler', () => {
     );
     const s = rec.statuses[0]?.status;
     assert.equal(s?.desired, 3);
+    assert.deepEqual(s?.workloads, [
+      { kind: 'DaemonSet', name: 'a', guard: 'agents-a', state: 'Unknown' },
+      { kind: 'DaemonSet', name: 'b', guard: 'agents-b', state: 'Unknown' },
+      { kind: 'StatefulSet', name: 'a', guard: 'agents-a-sts', state: 'Unknown' },
+    ]);
     assert.deepEqual(s?.statefulSets, [{ statefulSet: 'a', guard: 'agents-a-sts', state: 'Unknown' }]);
     assert.deepEqual(
       s?.daemonSets?.map((d) => d.daemonSet),
