@@ -9,10 +9,18 @@
  * What a kind needs beyond its descriptor (its gather adapter, its informer, its CRD enum value and its
  * RBAC rules) is listed in docs/design.md, "Where a kind of workload goes".
  */
-import { APPS_API_VERSION, DAEMONSET_KIND, HASH_LABEL, STATEFULSET_KIND } from './names.js';
+import {
+  APPS_API_VERSION,
+  DAEMONSET_KIND,
+  DEPLOYMENT_KIND,
+  HASH_LABEL,
+  POD_TEMPLATE_HASH_LABEL,
+  REPLICASET_KIND,
+  STATEFULSET_KIND,
+} from './names.js';
 
 /** The kinds a guard can target (targetRef.kind; the CRD's enum lists the same, in both copies). */
-export const TARGET_KINDS = [DAEMONSET_KIND, STATEFULSET_KIND] as const;
+export const TARGET_KINDS = [DAEMONSET_KIND, STATEFULSET_KIND, DEPLOYMENT_KIND] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 /**
@@ -35,7 +43,7 @@ export interface KindColumns {
  * what one unit of its rollout is, and where kubectl shows each way its rollout falls short.
  */
 export interface KindMessageWords {
-  /** One unit of the rollout: a DaemonSet's node, a StatefulSet's pod (one per ordinal). */
+  /** One unit of the rollout: a DaemonSet's node, a StatefulSet's pod (one per ordinal), a Deployment's pod. */
   unit: string;
   /** What kubectl calls the number of units the target should run: DESIRED, replicas. */
   desired: string;
@@ -84,20 +92,21 @@ export interface KindDescriptor {
    * The field that names one of its workloads in a status list and a log line (`daemonSet: name`), and
    * the cache view's accessor of one (reconcile/ports.ts CacheView.daemonSet).
    */
-  field: 'daemonSet' | 'statefulSet';
+  field: 'daemonSet' | 'statefulSet' | 'deployment';
   /** A selector guard's status list of its workloads (status.daemonSets). */
-  statusList: 'daemonSets' | 'statefulSets';
+  statusList: 'daemonSets' | 'statefulSets' | 'deployments';
   /** A policy's count of its workloads (status.matchedDaemonSets). */
-  matchedCount: 'matchedDaemonSets' | 'matchedStatefulSets';
+  matchedCount: 'matchedDaemonSets' | 'matchedStatefulSets' | 'matchedDeployments';
   /** What ends the name of a guard a policy generates for one of its workloads (`<policy>-<workload><suffix>`). */
   guardNameSuffix: string;
   /** What ends the name of an Event mirrored on one of its workloads (`<target>.<guard>.<id>.<suffix>`). */
   eventSuffix: string;
   /**
-   * What one unit of its rollout is: a node (one daemon pod each, judged against its placement), or an
-   * ordinal (one pod each, named for it, judged on the node it runs on).
+   * What one unit of its rollout is: a node (one daemon pod each, judged against its placement), an
+   * ordinal (one pod each, named for it, judged on the node it runs on), or a pod (no stable name: each
+   * pod is its own unit, named by the pod, whose name begins with its ReplicaSet's, and judged on its node).
    */
-  units: 'nodes' | 'ordinals';
+  units: 'nodes' | 'ordinals' | 'pods';
   /**
    * Its desired count is the number of nodes its placement matches, so 0 means it matches no node
    * (NoNodesMatched); otherwise the count is asked for, and 0 was asked for on purpose.
@@ -110,28 +119,48 @@ export interface KindDescriptor {
    * that guards only the other kinds never lists them, and needs no right to.
    */
   cachedOnDemand: boolean;
-  /** Where its history lives: ControllerRevisions it controls (found by controller owner UID). */
-  history: 'ControllerRevisions';
+  /**
+   * Where its history lives, each found by controller owner UID: ControllerRevisions it controls, or
+   * ReplicaSets it controls (one per pod template, numbered by their `deployment.kubernetes.io/revision`).
+   */
+  history: 'ControllerRevisions' | 'ReplicaSets';
   /** The pod label that names a pod's revision. */
   revisionLabel: string;
   /**
-   * What that label holds: the revision's hash (a daemon pod), or the ControllerRevision's name,
-   * `<workload>-<hash>` (a StatefulSet's pod).
+   * What that label holds: the revision's hash (a daemon pod's `controller-revision-hash`, a Deployment
+   * pod's `pod-template-hash`), or the ControllerRevision's name, `<workload>-<hash>` (a StatefulSet's pod).
    */
   revisionLabelHolds: 'hash' | 'revisionName';
-  /** How one of its pods (or ControllerRevisions) finds it: the controller ownerReference, one step. */
-  podOwner: 'controller';
-  /** Selects the Warning Events its controller reports on its workloads (FailedCreate), by field selector. */
+  /**
+   * How one of its pods finds it: its controller ownerReference, one step; or through a ReplicaSet, two
+   * (pod → ReplicaSet → workload: the pod's controller is a ReplicaSet whose controller is the workload).
+   */
+  podOwner: 'controller' | 'replicaSet';
+  /**
+   * Selects the Warning Events its controller reports (FailedCreate), by field selector: on its workloads,
+   * or, for a kind whose pods a ReplicaSet creates, on its ReplicaSets (read by the ReplicaSet's name).
+   */
   controllerWarnings: string;
   /** Its undo: the revision's template put back, as `kubectl rollout undo` does. */
   undo: {
     /** Where the template to restore is kept. */
-    from: 'ControllerRevision';
+    from: 'ControllerRevision' | 'ReplicaSet';
     /** Report mode spells out the undo by hand (kubectl rollout undo, then the pods to delete), not a count. */
     reportsHandUndo: boolean;
+    /**
+     * Why the guard does not undo this kind (yet), when it does not: an Undo guard's stall then says so in
+     * status.undoSkipped (reason UndoNotSupported) and one UndoSkipped Event, and Report mode names the
+     * command, never a dry run the operator cannot make.
+     */
+    unsupported?: string;
   };
   /** The rights it needs (config/rbac/role.yaml): to observe it (ClusterRole rollout-guard), and to undo (rollout-guard-undo). */
   rbac: { observe: readonly KindRight[]; undo: readonly KindRight[] };
+  /**
+   * The one-shot commands (`rollout-guard get`, `check`) take its workloads (`ds/NAME`). Not yet a
+   * Deployment's: their output does not show its pods per ReplicaSet.
+   */
+  commands: boolean;
   /** Its words in messages. */
   words: KindMessageWords;
 }
@@ -169,6 +198,7 @@ export const KINDS = {
       ],
       undo: [{ group: 'apps', resource: 'daemonsets', verbs: ['patch'] }],
     },
+    commands: true,
     words: {
       unit: 'node',
       desired: 'DESIRED',
@@ -215,6 +245,7 @@ export const KINDS = {
         { group: '', resource: 'pods/eviction', verbs: ['create'] },
       ],
     },
+    commands: true,
     words: {
       unit: 'pod',
       desired: 'replicas',
@@ -225,6 +256,55 @@ export const KINDS = {
       noneTargeted: 'kubectl get sts: 0 replicas',
       noUnits: 'pod runs or should run for this StatefulSet',
       columns: (t) => `kubectl get sts shows READY ${t.ready}/${t.desired}`,
+    },
+  },
+  Deployment: {
+    kind: DEPLOYMENT_KIND,
+    group: 'apps',
+    apiVersion: APPS_API_VERSION,
+    resource: 'deployments',
+    short: 'deploy',
+    original: false,
+    field: 'deployment',
+    statusList: 'deployments',
+    matchedCount: 'matchedDeployments',
+    guardNameSuffix: '-deploy',
+    eventSuffix: 'deploy',
+    units: 'pods',
+    desiredFromPlacement: false,
+    claims: false,
+    cachedOnDemand: true,
+    history: 'ReplicaSets',
+    revisionLabel: POD_TEMPLATE_HASH_LABEL,
+    revisionLabelHolds: 'hash',
+    podOwner: 'replicaSet',
+    // The ReplicaSet controller creates a Deployment's pods and reports what refuses them on the ReplicaSet.
+    controllerWarnings: `involvedObject.kind=${REPLICASET_KIND},type=Warning,source=replicaset-controller`,
+    undo: {
+      from: 'ReplicaSet',
+      reportsHandUndo: true,
+      unsupported:
+        "the guard does not undo Deployments yet; kubectl rollout undo restores the previous ReplicaSet's template (the Deployment controller then scales it back up)",
+    },
+    rbac: {
+      observe: [
+        { group: 'apps', resource: 'deployments', verbs: READ },
+        { group: 'apps', resource: 'replicasets', verbs: READ },
+      ],
+      // No write until the undo of a Deployment is built: a right no code uses is not granted.
+      undo: [],
+    },
+    commands: false,
+    words: {
+      unit: 'pod',
+      desired: 'replicas',
+      notUpdated: 'kubectl get deploy: UP-TO-DATE below the replicas',
+      notAvailable: 'kubectl get deploy: UP-TO-DATE or AVAILABLE below the replicas',
+      readyNotAvailable: 'kubectl get deploy: READY above AVAILABLE',
+      fewerTargeted: 'kubectl get deploy: fewer replicas',
+      noneTargeted: 'kubectl get deploy: 0 replicas',
+      noUnits: 'pod runs or should run for this Deployment',
+      columns: (t) => `kubectl get deploy shows READY ${t.ready}/${t.desired}, UP-TO-DATE ${t.updated}, AVAILABLE ${t.available}`,
     },
   },
 } as const satisfies Readonly<Record<TargetKind, KindDescriptor>>;
@@ -260,13 +340,42 @@ export function kindOfResource(name: string): TargetKind | undefined {
   return TARGET_KINDS.find((k) => resourceNames(k).includes(lower));
 }
 
-/** The workload controlling an object (a pod, a ControllerRevision), if it is of a kind a guard can target. */
-export function controllingWorkload(m: {
-  ownerReferences?: ReadonlyArray<{ kind: string; name: string; uid: string; controller?: boolean }>;
-}): { kind: TargetKind; name: string; uid: string } | undefined {
-  // Every kind so far is found in one step (KindDescriptor.podOwner): the object's controller owner.
-  const owner = m.ownerReferences?.find((o) => o.controller && isTargetKind(o.kind));
-  return owner ? { kind: owner.kind as TargetKind, name: owner.name, uid: owner.uid } : undefined;
+/** An ownerReference, as the objects the operator reads carry it. */
+interface OwnerLike {
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+}
+
+/**
+ * The workload controlling an object (a pod, a ControllerRevision, a ReplicaSet), if it is of a kind a
+ * guard can target. An object whose controller is a ReplicaSet is a Deployment's pod (KindDescriptor.podOwner
+ * 'replicaSet'): `replicaSetOf` reads that ReplicaSet (from a cache) and the workload is its controller.
+ * Without it, or with the ReplicaSet not known, such an object has no workload.
+ */
+export function controllingWorkload(
+  m: { ownerReferences?: ReadonlyArray<OwnerLike> },
+  replicaSetOf?: (owner: OwnerLike) => { ownerReferences?: ReadonlyArray<OwnerLike> } | undefined,
+): { kind: TargetKind; name: string; uid: string } | undefined {
+  const owner = m.ownerReferences?.find((o) => o.controller);
+  if (!owner) return undefined;
+  if (isTargetKind(owner.kind)) return { kind: owner.kind, name: owner.name, uid: owner.uid };
+  if (owner.kind !== REPLICASET_KIND || !replicaSetOf) return undefined;
+  const rs = replicaSetOf(owner);
+  const workload = rs ? controllingWorkload(rs) : undefined;
+  return workload && KINDS[workload.kind].podOwner === 'replicaSet' ? workload : undefined;
+}
+
+/** Why the guard does not undo workloads of `kind` (yet), or undefined when it does (KindDescriptor.undo.unsupported). */
+export function undoUnsupported(kind: TargetKind): string | undefined {
+  const d: KindDescriptor = KINDS[kind];
+  return d.undo.unsupported;
+}
+
+/** The kind of a pod's controller for workloads of `kind`: the kind itself, or a ReplicaSet (KindDescriptor.podOwner). */
+export function podControllerKind(kind: TargetKind): string {
+  return KINDS[kind].podOwner === 'controller' ? kind : REPLICASET_KIND;
 }
 
 /**

@@ -22,6 +22,9 @@ export const POLICY_RESOURCE = 'rolloutguardpolicies';
 export const APPS_API_VERSION = 'apps/v1';
 export const DAEMONSET_KIND = 'DaemonSet';
 export const STATEFULSET_KIND = 'StatefulSet';
+export const DEPLOYMENT_KIND = 'Deployment';
+/** What holds a Deployment's history and owns its pods: pod → ReplicaSet → Deployment. */
+export const REPLICASET_KIND = 'ReplicaSet';
 export const EVENTS_API_VERSION = 'events.k8s.io/v1';
 /** Leader election's Lease, and the reviews behind `--metrics-secure`. */
 export const COORDINATION_API_VERSION = 'coordination.k8s.io/v1';
@@ -62,3 +65,7 @@ export const SELECTOR_GUARD_LABEL = 'rolloutguard.dev/selector-guard';
 export const TEMPLATE_GENERATION_ANNOTATION = 'deprecated.daemonset.template.generation';
 /** The pod/revision label carrying the template hash. */
 export const HASH_LABEL = 'controller-revision-hash';
+/** The label a Deployment's ReplicaSets and their pods carry: the hash of the ReplicaSet's pod template. */
+export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
+/** A Deployment's revision number, on each of its ReplicaSets (and on the Deployment, for the current one). */
+export const DEPLOYMENT_REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';

@@ -105,11 +105,68 @@ export interface SlimStatefulSet {
   };
 }
 
+/**
+ * A Deployment as cached: what its rollout is tracked by. Its units are pods, created by its ReplicaSets
+ * (one per pod template: its history, see {@link SlimReplicaSet}).
+ */
+export interface SlimDeployment {
+  metadata: Meta;
+  spec: {
+    replicas: number;
+    selector?: LabelSelector;
+    /** RollingUpdate (with maxSurge and maxUnavailable) or Recreate (every old pod gone before a new one). */
+    strategy: { type: string; rollingUpdate?: { maxSurge?: string | number; maxUnavailable?: string | number } };
+    minReadySeconds: number;
+    /** Its own deadline, in seconds: its controller reports ProgressDeadlineExceeded past it (default 600). */
+    progressDeadlineSeconds: number;
+    /** spec.paused (kubectl rollout pause): a template change creates no ReplicaSet until resumed. */
+    paused: boolean;
+    images: string[];
+    /** A digest of spec.template, comparable with SlimReplicaSet.templateDigest. */
+    templateDigest?: string;
+  };
+  status: {
+    observedGeneration: number;
+    replicas: number;
+    updatedReplicas: number;
+    readyReplicas: number;
+    availableReplicas: number;
+    unavailableReplicas: number;
+    /** Its Progressing condition, as its controller last set it (ProgressDeadlineExceeded, DeploymentPaused, …). */
+    progressing?: { status: string; reason: string; message: string; since?: string };
+  };
+}
+
+/**
+ * A ReplicaSet as cached: one revision of a Deployment's history and the owner of that revision's pods.
+ * Kept only while a guard targets a Deployment (KindDescriptor.cachedOnDemand).
+ */
+export interface SlimReplicaSet {
+  /** Its controller ownerReference is the Deployment's. */
+  metadata: Meta;
+  /** Its pods' `pod-template-hash`. */
+  hash: string;
+  /** Its `deployment.kubernetes.io/revision` (0 when absent). */
+  revision: number;
+  /** spec.replicas, and the pods it has, Ready and available. */
+  replicas: number;
+  current: number;
+  ready: number;
+  available: number;
+  /** A digest of its pod template without the pod-template-hash label: comparable with the Deployment's. */
+  templateDigest?: string;
+  /** Pod volume name → digest of its source, as SlimRevision.volumes. */
+  volumes?: Record<string, string>;
+  facets?: TemplateFacets;
+  /** Its ReplicaFailure condition while True: why its controller cannot create pods (FailedCreate). */
+  replicaFailure?: { reason: string; message: string; since?: string };
+}
+
 /** Holds `T` only where it names every kind a guard can target: tsc refuses a kind without its entry. */
 type EveryKind<T extends Record<TargetKind, unknown>> = T;
 
 /** Each kind's workload as cached: one entry per kind of {@link TargetKind}, which tsc holds complete. */
-export type SlimWorkloads = EveryKind<{ DaemonSet: SlimDaemonSet; StatefulSet: SlimStatefulSet }>;
+export type SlimWorkloads = EveryKind<{ DaemonSet: SlimDaemonSet; StatefulSet: SlimStatefulSet; Deployment: SlimDeployment }>;
 
 /** A cached workload of any kind. */
 export type SlimWorkload = SlimWorkloads[TargetKind];
@@ -195,6 +252,7 @@ export interface PolicyStatus {
   /** matchedByKind's counts as they were reported before it, for their readers. */
   matchedDaemonSets?: number;
   matchedStatefulSets?: number;
+  matchedDeployments?: number;
   guards?: number;
   conflictCount?: number;
   /** Each names its workload by kind and name, and by the field of its kind as before (daemonSet, statefulSet). */

@@ -27,12 +27,23 @@ export type SelectedWorkload = SelectedRecord & WorkloadRef;
 
 export type SelectedDaemonSet = SelectedRecord & { daemonSet: string };
 export type SelectedStatefulSet = SelectedRecord & { statefulSet: string };
+export type SelectedDeployment = SelectedRecord & { deployment: string };
+
+/** The same records per kind, as before status.workloads (kept for their readers; a kind's list only when chosen). */
+export interface SelectedLists {
+  daemonSets?: SelectedDaemonSet[];
+  statefulSets?: SelectedStatefulSet[];
+  deployments?: SelectedDeployment[];
+}
 
 /**
  * A workload named in a status list: by a field named for its kind (`daemonSet` or `statefulSet`), so a
  * reader written when only DaemonSets were chosen reads the same field it always did.
  */
-export type KindNamed = { daemonSet: string; statefulSet?: never } | { statefulSet: string; daemonSet?: never };
+export type KindNamed =
+  | { daemonSet: string; statefulSet?: never; deployment?: never }
+  | { statefulSet: string; daemonSet?: never; deployment?: never }
+  | { deployment: string; daemonSet?: never; statefulSet?: never };
 
 /** Workload `name` of `kind`, named in a status list by the field of its kind (an unknown kind: the default kind's). */
 export function kindNamed(kind: string, name: string): KindNamed {

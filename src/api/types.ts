@@ -4,7 +4,7 @@
  *
  * Everything here is plain data (JSON-serialisable), so the status written is exactly what is read back.
  */
-import type { SelectedDaemonSet, SelectedStatefulSet, SelectedWorkload } from './selected.js';
+import type { SelectedLists, SelectedWorkload } from './selected.js';
 import type { ForcedRollback } from './forcedRollback.js';
 import type { TargetKind } from './kinds.js';
 
@@ -283,7 +283,8 @@ export interface UndoSkip {
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
     | 'ClockSkew'
-    | 'UnavailableAtStartUnlisted';
+    | 'UnavailableAtStartUnlisted'
+    | 'UndoNotSupported';
   message: string;
 }
 
@@ -299,8 +300,8 @@ export interface UndoPlan {
   forHash: string;
 }
 
-/** `status` of a RolloutGuard. */
-export interface GuardStatus {
+/** `status` of a RolloutGuard; a guard with a selector also keeps its records per kind (SelectedLists). */
+export interface GuardStatus extends SelectedLists {
   observedGeneration?: number;
   state?: GuardState;
   cause?: CauseClass | '';
@@ -351,9 +352,6 @@ export interface GuardStatus {
   forcedRollback?: ForcedRollback;
   /** A guard with a selector: one record per workload it selects, of every kind it chooses (see selected.ts). */
   workloads?: SelectedWorkload[];
-  /** The same records per kind, as before status.workloads (kept for their readers). */
-  daemonSets?: SelectedDaemonSet[];
-  statefulSets?: SelectedStatefulSet[];
   conditions?: Condition[];
 }
 

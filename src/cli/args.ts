@@ -8,7 +8,7 @@
  * one reported. The operator's own flags (`run`) are read by runtime/config.ts, with environment variables.
  */
 import type { Connection } from '../k8s/kubeConfig.js';
-import { TARGET_KINDS, resourceNames } from '../api/kinds.js';
+import { KINDS, TARGET_KINDS, resourceNames } from '../api/kinds.js';
 import { UsageError } from '../runtime/config.js';
 
 /**
@@ -143,11 +143,13 @@ export function parseArgs<S extends Record<string, FlagSpec<unknown>>>(args: rea
 }
 
 /**
- * `RESOURCE/NAME` for a workload of any kind a guard can target, by any name kubectl takes for its
+ * `RESOURCE/NAME` for a workload of any kind the commands take (KindDescriptor.commands), by any name kubectl takes for its
  * resource (`ds`, `daemonsets`, `statefulset.apps`, …: api/kinds.ts resourceNames), without regard to
  * case: group 1 is the resource (kindOfResource tells its kind), group 2 the name, matched by `name`.
  */
 export function workloadTargetPattern(name: string): RegExp {
-  const resources = TARGET_KINDS.flatMap(resourceNames).map((r) => r.replace(/\./g, '\\.'));
+  const resources = TARGET_KINDS.filter((k) => KINDS[k].commands)
+    .flatMap(resourceNames)
+    .map((r) => r.replace(/\./g, '\\.'));
   return new RegExp(`^(${resources.join('|')})\\/(${name})$`, 'i');
 }

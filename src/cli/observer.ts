@@ -12,17 +12,19 @@ import type { GuardPolicy } from '../domain/decide/pass.js';
 import { isNotFound } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { Informer } from '../k8s/informer.js';
-import { claimsPath, controllerRevisionsPath, nodesPath, podsPath } from '../k8s/apiPaths.js';
+import { claimsPath, controllerRevisionsPath, nodesPath, podsPath, replicaSetsPath } from '../k8s/apiPaths.js';
 import { slimNode, slimPod, slimRevision } from '../k8s/slim.js';
 import { slimClaim } from '../k8s/slimStatefulSet.js';
+import { slimReplicaSet } from '../k8s/slimDeployment.js';
 import { WORKLOAD_API } from '../k8s/workloadApi.js';
-import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
+import { DEFAULT_KIND, KINDS, podControllerKind } from '../api/kinds.js';
 import {
   controllerOf,
   type SlimClaim,
   type SlimGuard,
   type SlimNode,
   type SlimPod,
+  type SlimReplicaSet,
   type SlimRevision,
   type SlimWorkload,
 } from '../api/objects.js';
@@ -76,6 +78,14 @@ export function checkSpec(kind: TargetKind, name: string, deadlineSeconds: numbe
     // A pipeline step ends when the rollout does; crashes after that are the operator's to catch.
     bakeSeconds: 0,
     suspend: false,
+  };
+}
+
+/** An index of objects by the UID of their controller of `ownerKind`. */
+function ownedBy(ownerKind: string): (o: SlimPod | SlimRevision | SlimReplicaSet) => string[] {
+  return (o) => {
+    const c = controllerOf(o.metadata, ownerKind);
+    return c ? [c.uid] : [];
   };
 }
 
@@ -138,16 +148,22 @@ export class TargetObserver {
       log,
     );
     const nodeInf = new Informer<SlimNode>(client, { name: 'nodes', listPath: this.paths.nodes, slim: slimNode, ...common }, log);
-    const owner = (o: SlimPod | SlimRevision): string[] => {
-      const c = controllerOf(o.metadata, kind);
-      return c ? [c.uid] : [];
-    };
-    podInf.addIndex('owner', owner);
-    revInf.addIndex('owner', owner);
+    podInf.addIndex('owner', ownedBy(podControllerKind(kind)));
+    revInf.addIndex('owner', ownedBy(kind));
+    // A Deployment's history is its ReplicaSets (KindDescriptor.history).
+    const rsInf =
+      KINDS[kind].history === 'ReplicaSets'
+        ? new Informer<SlimReplicaSet>(
+            client,
+            { name: 'replicasets', listPath: replicaSetsPath(namespace), slim: slimReplicaSet, ...common },
+            log,
+          )
+        : undefined;
+    rsInf?.addIndex('owner', ownedBy(kind));
     const claimInf = this.paths.claims
       ? new Informer<SlimClaim>(client, { name: 'persistentvolumeclaims', listPath: this.paths.claims, slim: slimClaim, ...common }, log)
       : undefined;
-    this.informers = [targetInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : [])];
+    this.informers = [targetInf, podInf, revInf, nodeInf, ...(claimInf ? [claimInf] : []), ...(rsInf ? [rsInf] : [])];
     this.onChange(() => this.wake?.());
     // Only the target's kind is cached: a workload of another kind is not there.
     const workload = (k: TargetKind, n: string, nm: string): Readonly<SlimWorkload> | undefined =>
@@ -156,6 +172,7 @@ export class TargetObserver {
       workload: workload as CacheView['workload'],
       podsOwnedBy: (uid) => podInf.byIndex('owner', uid),
       revisionsOwnedBy: (uid) => revInf.byIndex('owner', uid),
+      ...(rsInf ? { replicaSetsOwnedBy: (uid: string) => rsInf.byIndex('owner', uid) } : {}),
       nodes: () => nodeInf.list(),
       ...(claimInf ? { claim: (n: string, nm: string) => claimInf.get(n, nm) } : {}),
       ...(guards

@@ -44,12 +44,13 @@ export interface PodView {
 
 /**
  * One unit of the target: what runs, or should run, one pod of it. A DaemonSet's units are nodes; a
- * StatefulSet's are ordinals, named by their pod (`web-2`), the name every ordinal's pod keeps.
+ * StatefulSet's are ordinals, named by their pod (`web-2`), the name every ordinal's pod keeps; a
+ * Deployment's are its pods, named by the pod (`web-5d8f9c7b4-x2x9z`: its ReplicaSet's name, then its own).
  */
 export interface NodeView {
   /** The unit's name: the node's for a DaemonSet, the ordinal's pod's for a StatefulSet. */
   node: string;
-  /** A StatefulSet's unit: its ordinal, and the node its newest pod runs on (absent while unscheduled). */
+  /** A StatefulSet's unit: its ordinal. A StatefulSet's or a Deployment's: the node its pod runs on (absent while unscheduled). */
   ordinal?: number;
   host?: string;
   /**
@@ -77,7 +78,7 @@ export interface ClaimView {
   storageClass?: string;
 }
 
-/** A ControllerRevision owned by the target, without its data. */
+/** A revision of the target (a ControllerRevision it owns, or a Deployment's ReplicaSet), without its template. */
 export interface RevisionView {
   name: string;
   hash: string;
@@ -111,7 +112,11 @@ export interface TargetView {
   uid: string;
   generation: number;
   observedGeneration: number;
-  strategy: 'RollingUpdate' | 'OnDelete';
+  /**
+   * How the controller replaces pods: RollingUpdate, OnDelete (never by itself), or Recreate (every old
+   * pod is gone before a new one starts: a stall there is an outage, and is said to be one).
+   */
+  strategy: 'RollingUpdate' | 'OnDelete' | 'Recreate';
   minReadySeconds: number;
   desired: number;
   current: number;
@@ -141,6 +146,24 @@ export interface TargetView {
    * only its deletion (the forced rollback) lets the rollback go on.
    */
   waitsOnUnreadyPods?: boolean;
+  /**
+   * Pods of earlier revisions the controller still runs beside the updated ones (a Deployment's old
+   * ReplicaSets during a surge): its `updated` counts pods, not units whose old pod is gone, so the
+   * rollout is complete only once none is left, as `kubectl rollout status` waits for them.
+   */
+  outdated?: number;
+  /**
+   * The rollout is paused by the workload's own spec (a Deployment's spec.paused, `kubectl rollout
+   * pause`): a configured wait, so no progress is expected and it is never a stall. Holds the sentence that
+   * says so and how to resume.
+   */
+  pausedBySpec?: string;
+  /**
+   * The workload's own controller reports its own progress deadline passed (a Deployment's Progressing
+   * False, reason ProgressDeadlineExceeded): the guard's verdict on a rollout in flight never contradicts
+   * it, and says that this deadline fired, not the guard's.
+   */
+  ownDeadlineExceeded?: { seconds: number; message: string; since?: string };
   /** The controller ownerReference (e.g. a GPU Operator ClusterPolicy): the owner reverts any undo. */
   owner?: { kind: string; name: string };
   /** The last undo any guard made of this DaemonSet, from the annotation written with the undo patch. */

@@ -55,6 +55,15 @@ export function statefulSetsPath(namespace?: string, name?: string): string {
   return workloadsPath(KINDS.StatefulSet.kind, namespace, name);
 }
 
+export function deploymentsPath(namespace?: string, name?: string): string {
+  return workloadsPath(KINDS.Deployment.kind, namespace, name);
+}
+
+/** ReplicaSets: a Deployment's history, and the controllers of its pods. */
+export function replicaSetsPath(namespace?: string, name?: string): string {
+  return resourcePath(APPS_API_VERSION, 'replicasets', namespace, name);
+}
+
 export function controllerRevisionsPath(namespace?: string, name?: string): string {
   return resourcePath(APPS_API_VERSION, 'controllerrevisions', namespace, name);
 }

@@ -16,7 +16,7 @@ import {
   UNREACHABLE_TAINT,
 } from '../api/names.js';
 import type { Taint } from '../api/objects.js';
-import { DEFAULT_KIND, kindDescriptor } from '../api/kinds.js';
+import { DEFAULT_KIND, KINDS, TARGET_KINDS, kindDescriptor, podControllerKind } from '../api/kinds.js';
 import type {
   Meta,
   SlimDaemonSet,
@@ -149,14 +149,15 @@ function markedNotReady(raw: any, conds: any[]): boolean {
 /**
  * The revision hash of a pod. A daemon pod's `controller-revision-hash` label holds the hash; a
  * StatefulSet pod's holds its ControllerRevision's name, `<statefulset>-<hash>` (its controller's kind
- * says which: KindDescriptor.revisionLabelHolds): both are read as the hash, as the ControllerRevisions
- * are (slimRevision).
+ * says which: KindDescriptor.revisionLabelHolds); a Deployment pod's `pod-template-hash` (its controller
+ * is a ReplicaSet) holds the hash: all are read as the hash, as the revisions are (slimRevision, slimReplicaSet).
  */
 function podHash(m: any): string {
-  const label = String(m?.labels?.[HASH_LABEL] ?? '');
-  const owner = Array.isArray(m?.ownerReferences)
-    ? m.ownerReferences.find((o: any) => o?.controller === true && kindDescriptor(String(o?.kind))?.revisionLabelHolds === 'revisionName')
-    : undefined;
+  const controller = Array.isArray(m?.ownerReferences) ? m.ownerReferences.find((o: any) => o?.controller === true) : undefined;
+  // The kind whose pods this controller creates (a ReplicaSet's pods are a Deployment's) names the label.
+  const kind = TARGET_KINDS.find((k) => podControllerKind(k) === String(controller?.kind));
+  const label = String(m?.labels?.[kind ? KINDS[kind].revisionLabel : HASH_LABEL] ?? '');
+  const owner = controller && kindDescriptor(String(controller.kind))?.revisionLabelHolds === 'revisionName' ? controller : undefined;
   const prefix = owner ? `${String(owner.name)}-` : undefined;
   return prefix !== undefined && label.startsWith(prefix) ? label.slice(prefix.length) : label;
 }
@@ -281,18 +282,24 @@ export function templateFacets(template: unknown): TemplateFacets {
   return facets;
 }
 
+/**
+ * A digest per pod volume of `template`, so that a mount failure can be blamed on the revision only when
+ * it added or changed that volume; the template itself is not kept. Undefined without a pod spec.
+ */
+export function volumeDigests(template: any): Record<string, string> | undefined {
+  const podSpec = template?.spec;
+  if (!podSpec) return undefined;
+  const vols: any[] = Array.isArray(podSpec.volumes) ? podSpec.volumes : [];
+  return Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), digest(JSON.stringify(v), 12)]));
+}
+
 export function slimRevision(raw: any): SlimRevision {
   const name: string = raw?.metadata?.name ?? '';
   const hash: string = raw?.metadata?.labels?.[HASH_LABEL] ?? name.slice(name.lastIndexOf('-') + 1);
   const out: SlimRevision = { metadata: meta(raw?.metadata, { owners: true }), hash, revision: Number(raw?.revision ?? 0) };
-  const podSpec = raw?.data?.spec?.template?.spec;
-  const vols: any[] = Array.isArray(podSpec?.volumes) ? podSpec.volumes : [];
-  if (podSpec) {
-    // A digest per volume, so that a mount failure can be blamed on the revision only when it added or
-    // changed that volume; the template itself is not kept.
-    out.volumes = Object.fromEntries(vols.map((v) => [String(v?.name ?? ''), digest(JSON.stringify(v), 12)]));
-  }
   const template = raw?.data?.spec?.template;
+  const volumes = volumeDigests(template);
+  if (volumes) out.volumes = volumes;
   if (template) {
     out.templateDigest = templateDigest(template);
     out.facets = templateFacets(template);

@@ -7,10 +7,11 @@
 import { HASH_LABEL } from '../api/names.js';
 import { mapKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
-import type { SlimDaemonSet, SlimStatefulSet } from '../api/objects.js';
+import type { SlimWorkload } from '../api/objects.js';
 import { workloadsPath } from './apiPaths.js';
 import { slimDaemonSet } from './slim.js';
 import { slimStatefulSet } from './slimStatefulSet.js';
+import { slimDeployment } from './slimDeployment.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
@@ -18,7 +19,7 @@ import { slimStatefulSet } from './slimStatefulSet.js';
 export interface WorkloadApi {
   kind: TargetKind;
   /** Its object as read from the API server, slimmed to what is cached of it. */
-  slim: (raw: unknown) => SlimDaemonSet | SlimStatefulSet;
+  slim: (raw: unknown) => SlimWorkload;
   /** The path of the workload (or of the collection, without a name). */
   path(namespace: string, name?: string): string;
   /** The counters of the observed generation say every unit is updated and available. */
@@ -60,6 +61,22 @@ const KIND_CODE: Readonly<Record<TargetKind, Pick<WorkloadApi, 'slim' | 'rollout
         s.updateRevision !== undefined &&
         s.currentRevision === s.updateRevision &&
         Number(s.updatedReplicas ?? 0) >= replicas &&
+        Number(s.availableReplicas ?? 0) >= replicas
+      );
+    },
+  },
+  Deployment: {
+    slim: slimDeployment,
+    // As `kubectl rollout status` reads it: every replica updated and available, and no old pod left.
+    rolloutComplete(deploy) {
+      const s = deploy?.status ?? {};
+      const replicas = Number(deploy?.spec?.replicas ?? 1);
+      const updated = Number(s.updatedReplicas ?? 0);
+      return (
+        observed(deploy) &&
+        replicas > 0 &&
+        updated >= replicas &&
+        Number(s.replicas ?? 0) <= updated &&
         Number(s.availableReplicas ?? 0) >= replicas
       );
     },

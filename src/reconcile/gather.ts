@@ -1,7 +1,7 @@
 /**
  * Gather: read the informer caches (never the API) and build the plain Observation decide needs,
- * through the adapter of the target's kind (targets/): only the adapters know what a DaemonSet or a
- * StatefulSet is.
+ * through the adapter of the target's kind (targets/): only the adapters know what a DaemonSet, a
+ * StatefulSet or a Deployment is.
  *
  * Pods and ControllerRevisions are matched to their target by controller ownerReference UID, as the
  * workload controllers and `kubectl rollout history` do: labels alone could pick up another
@@ -13,10 +13,15 @@ import type { CacheView } from './ports.js';
 import type { TargetMemory } from './targetMemory.js';
 import { observeDaemonSet } from './targets/daemonSet.js';
 import { observeStatefulSet } from './targets/statefulSet.js';
+import { observeDeployment } from './targets/deployment.js';
 import type { ObserveTarget, PodsPending } from './targets/shared.js';
 
 /** One adapter per kind: a new kind is one entry here, its adapter in targets/ and its tests. */
-const ADAPTERS: Readonly<Record<TargetKind, ObserveTarget>> = { DaemonSet: observeDaemonSet, StatefulSet: observeStatefulSet };
+const ADAPTERS: Readonly<Record<TargetKind, ObserveTarget>> = {
+  DaemonSet: observeDaemonSet,
+  StatefulSet: observeStatefulSet,
+  Deployment: observeDeployment,
+};
 
 /** For callers whose cache always holds the pods (no `podCache`): the observation itself. */
 export function observationOf(g: Observation | PodsPending): Observation {

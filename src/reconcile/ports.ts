@@ -17,6 +17,7 @@ import type {
   SlimNode,
   SlimPod,
   SlimPolicy,
+  SlimReplicaSet,
   SlimRevision,
   SlimWorkloads,
   PolicyStatus,
@@ -41,14 +42,23 @@ export interface CacheView {
    * claim is read, and a pod waiting for one is explained by the scheduler's words alone.
    */
   claim?(namespace: string, name: string): Readonly<SlimClaim> | undefined;
-  /** Pods whose controller owner has this UID. */
-  podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>>;
+  /**
+   * Pods whose controller owner has this UID. `within`: the UID of the target whose pods they are, when
+   * their controller is not the target itself (a Deployment's pods are its ReplicaSets').
+   */
+  podsOwnedBy(uid: string, within?: string): ReadonlyArray<Readonly<SlimPod>>;
   /** ControllerRevisions whose controller owner has this UID. */
   revisionsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimRevision>>;
+  /**
+   * ReplicaSets whose controller owner has this UID: the history of a kind kept in ReplicaSets
+   * (KindDescriptor.history). Optional: without it such a target has no history cached.
+   */
+  replicaSetsOwnedBy?(uid: string): ReadonlyArray<Readonly<SlimReplicaSet>>;
   nodes(): ReadonlyArray<Readonly<SlimNode>>;
   /**
    * Warning Events about `kind` `namespace/name` (FailedCreate on a DaemonSet; FailedMount, sandbox
-   * failures on a pod). Optional: without it no cause is read from Events.
+   * failures on a pod); for a kind whose controller Warnings are about its ReplicaSets, `name` is the
+   * ReplicaSet's. Optional: without it no cause is read from Events.
    */
   warningsFor?(kind: TargetKind | 'Pod', namespace: string, name: string): ReadonlyArray<Readonly<SlimEvent>>;
   /** Guards whose targetRef names `kind` `namespace/name` (optional: tests of one guard omit it). */

@@ -11,8 +11,9 @@
  * - ControllerRevisions, slimmed (no data: the undo reads the one it needs fresh);
  * - Nodes, cluster-wide, slimmed to name, labels and taints: needed to name empty nodes and nodes that
  *   left the targets;
- * - the workloads of a kind cached on demand (StatefulSets: KindDescriptor.cachedOnDemand) and their
- *   controller's Warnings, only once a guard targets one ({@link Caches.watchKind}): an install that
+ * - the workloads of a kind cached on demand (StatefulSets, Deployments: KindDescriptor.cachedOnDemand),
+ *   their controller's Warnings and, for a kind whose history is ReplicaSets, the ReplicaSets (slimmed
+ *   like ControllerRevisions), only once a guard targets one ({@link Caches.watchKind}): an install that
  *   guards DaemonSets alone never lists StatefulSets, and needs no right to (an operator upgraded before its RBAC keeps working for its DaemonSets).
  */
 import type { Logger } from 'pino';
@@ -23,6 +24,8 @@ import {
   controllerRevisionsPath,
   coreEventsPath,
   daemonSetsPath,
+  deploymentsPath,
+  replicaSetsPath,
   guardsPath,
   namespacesPath,
   nodesPath,
@@ -32,12 +35,14 @@ import {
 } from '../k8s/apiPaths.js';
 import { slimDaemonSet, slimEvent, slimGuard, slimNamespace, slimNode, slimPolicy, slimRevision } from '../k8s/slim.js';
 import { slimClaim, slimStatefulSet } from '../k8s/slimStatefulSet.js';
+import { slimDeployment, slimReplicaSet } from '../k8s/slimDeployment.js';
 import { DEFAULT_KIND, KINDS, TARGET_KINDS, controllingWorkload, mapKinds } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
 import type { SettledCounters } from '../domain/podInterest.js';
 import { targetKey } from './targetKey.js';
 import { settledCountersOf } from '../reconcile/targets/daemonSet.js';
 import { statefulSetCounters } from '../reconcile/targets/statefulSet.js';
+import { deploymentCounters } from '../reconcile/targets/deployment.js';
 import {
   type SlimWorkload,
   type SlimWorkloads,
@@ -48,6 +53,7 @@ import {
   type SlimNode,
   type SlimPod,
   type SlimPolicy,
+  type SlimReplicaSet,
   type SlimRevision,
 } from '../api/objects.js';
 import type { OperatorConfig } from './config.js';
@@ -96,6 +102,7 @@ export type WorkloadSets = { readonly [K in TargetKind]: InformerSet<SlimWorkloa
 const COUNTERS: { readonly [K in TargetKind]: (w: Readonly<SlimWorkloads[K]>) => SettledCounters } = {
   DaemonSet: settledCountersOf,
   StatefulSet: statefulSetCounters,
+  Deployment: deploymentCounters,
 };
 
 export class Caches {
@@ -108,6 +115,8 @@ export class Caches {
   readonly claims: InformerSet<SlimClaim>;
   readonly pods: PodWatches;
   readonly revisions: InformerSet<SlimRevision>;
+  /** The ReplicaSets of kinds whose history they are (KindDescriptor.history): started with the first of them. */
+  readonly replicaSets: InformerSet<SlimReplicaSet>;
   readonly nodes: Informer<SlimNode>;
   readonly podWarnings: InformerSet<SlimEvent>;
   readonly policies: Informer<SlimPolicy> | undefined;
@@ -145,12 +154,15 @@ export class Caches {
     this.workloads = {
       DaemonSet: set(KINDS.DaemonSet.resource, daemonSetsPath, slimDaemonSet),
       StatefulSet: set(KINDS.StatefulSet.resource, statefulSetsPath, slimStatefulSet),
+      Deployment: set(KINDS.Deployment.resource, deploymentsPath, slimDeployment),
     };
+    this.replicaSets = set('replicasets', replicaSetsPath, slimReplicaSet);
     this.claims = set('persistentvolumeclaims', claimsPath, slimClaim);
     this.pods = new PodWatches(
       {
         target: (kind, n, name) => this.watchedTarget(kind, n, name),
         guardsTargeting: (kind, n, name) => this.guardsTargeting(kind, n, name),
+        workloadOf: (n, m) => this.workloadOf(n, m),
       },
       {
         client,
@@ -174,7 +186,7 @@ export class Caches {
     this.guards.addIndex(BY_TARGET, (g) => [
       targetKey(g.spec?.targetRef?.kind ?? DEFAULT_KIND, g.metadata.namespace, g.spec?.targetRef?.name ?? ''),
     ]);
-    const ownerIndex = (o: SlimPod | SlimRevision): string[] => {
+    const ownerIndex = (o: SlimPod | SlimRevision | SlimReplicaSet): string[] => {
       const c = controllingWorkload(o.metadata);
       return c ? [c.uid] : [];
     };
@@ -182,6 +194,32 @@ export class Caches {
     for (const kind of TARGET_KINDS) this.warnings[kind].addIndex(BY_INVOLVED, involved);
     this.podWarnings.addIndex(BY_INVOLVED, involved);
     this.revisions.addIndex(BY_OWNER, ownerIndex);
+    this.replicaSets.addIndex(BY_OWNER, ownerIndex);
+  }
+
+  /**
+   * The workload controlling object `m` of `namespace` (a pod, a ReplicaSet), through its ReplicaSet where
+   * a ReplicaSet controls it (KindDescriptor.podOwner): undefined while that ReplicaSet is not cached.
+   */
+  workloadOf(
+    namespace: string,
+    m: Readonly<Pick<SlimPod['metadata'], 'ownerReferences'>>,
+  ): { kind: TargetKind; name: string; uid: string } | undefined {
+    return controllingWorkload(m, (owner) => {
+      const rs = this.replicaSets.get(namespace, owner.name);
+      return rs?.metadata.uid === owner.uid ? rs.metadata : undefined;
+    });
+  }
+
+  /**
+   * The workload a Warning of `kind`'s controller about object `name` is about: the workload itself, or,
+   * where the kind's controller Warnings are about its ReplicaSets, the workload controlling that one.
+   */
+  warnedWorkload(kind: TargetKind, namespace: string, name: string): string | undefined {
+    if (KINDS[kind].podOwner === 'controller') return name;
+    const rs = this.replicaSets.get(namespace, name);
+    const w = rs ? controllingWorkload(rs.metadata) : undefined;
+    return w?.kind === kind ? w.name : undefined;
   }
 
   /** Called when the pods of target `namespace/name` change or their watch lists again. */
@@ -256,6 +294,7 @@ export class Caches {
       this.workloads[kind],
       this.warnings[kind],
       ...(KINDS[kind].claims ? [this.claims] : []),
+      ...(KINDS[kind].history === 'ReplicaSets' ? [this.replicaSets] : []),
     ] as unknown as InformerSet<Meta>[];
     return sets.flatMap((s) => s.members);
   }
@@ -272,6 +311,7 @@ export class Caches {
       this.guards,
       ...running.flatMap((k) => [this.workloads[k], this.warnings[k]]),
       ...(running.some((k) => KINDS[k].claims) ? [this.claims] : []),
+      ...(running.some((k) => KINDS[k].history === 'ReplicaSets') ? [this.replicaSets] : []),
       this.revisions,
       this.podWarnings,
     ] as unknown as InformerSet<Meta>[];

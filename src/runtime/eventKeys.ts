@@ -1,7 +1,7 @@
 /**
  * From watch events to keys (level-based): a handler only says which keys to look at again, and a
- * pass reads the caches, never the event's payload. A DaemonSet or StatefulSet, one of their pods or
- * ControllerRevisions maps back to the guards that target it; a node whose labels or taints change re-enqueues
+ * pass reads the caches, never the event's payload. A workload, one of its pods, ControllerRevisions or
+ * ReplicaSets (a Deployment's, and their Warnings) maps back to the guards that target it; a node whose labels or taints change re-enqueues
  * every guard (eligibility may have changed). Heartbeat-only node updates enqueue nothing.
  */
 import type { InformerEvent } from '../k8s/informerStore.js';
@@ -35,7 +35,7 @@ export function enqueueForTarget(
   for (const g of caches.guardsTargeting(kind, namespace, name)) sink.guard(keyOf(g), urgent);
 }
 
-/** The kind and name of the workload controlling an object (a pod, a ControllerRevision), if a guardable one does. */
+/** The kind and name of the workload controlling an object (a ControllerRevision, a ReplicaSet), if a guardable one does. */
 function workloadOf(m: Readonly<ObjectMeta>): { kind: TargetKind; name: string } | undefined {
   const w = controllingWorkload(m);
   return w ? { kind: w.kind, name: w.name } : undefined;
@@ -88,10 +88,19 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
     const w = workloadOf(e.obj.metadata);
     if (w) enqueueForTarget(caches, sink, w.kind, e.obj.metadata.namespace, w.name);
   });
-  // A refusal or a mount failure explains a node: the guards of its target look again, first.
+  // A ReplicaSet is a revision of the Deployment that controls it, and its counts are that rollout's.
+  caches.replicaSets.onEvent((e) => {
+    const w = workloadOf(e.obj.metadata);
+    if (w) enqueueForTarget(caches, sink, w.kind, e.obj.metadata.namespace, w.name);
+  });
+  // A refusal or a mount failure explains a node: the guards of its target look again, first. A
+  // Deployment's refusals are reported on its ReplicaSet.
   for (const kind of TARGET_KINDS)
     caches.warnings[kind].onEvent((e) => {
-      if (e.type !== 'delete') enqueueForTarget(caches, sink, kind, e.obj.metadata.namespace, e.obj.involved.name, true);
+      if (e.type === 'delete') return;
+      const ns = e.obj.metadata.namespace ?? '';
+      const name = caches.warnedWorkload(kind, ns, e.obj.involved.name);
+      if (name !== undefined) enqueueForTarget(caches, sink, kind, ns, name, true);
     });
   // A claim that changes (bound, lost, being deleted) explains an ordinal of the StatefulSet it belongs to.
   caches.claims.onEvent((e) => {
@@ -103,7 +112,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
     if (e.type === 'delete') return;
     const ns = e.obj.metadata.namespace ?? '';
     const pod = caches.pods.pod(ns, e.obj.involved.name);
-    const w = pod ? workloadOf(pod.metadata) : undefined;
+    const w = pod ? caches.workloadOf(ns, pod.metadata) : undefined;
     if (w) enqueueForTarget(caches, sink, w.kind, ns, w.name, true);
   });
   caches.nodes.onEvent((e) => {
@@ -118,6 +127,7 @@ export function mapEventsToKeys(caches: Caches, sink: KeySink): void {
     caches.guards,
     ...TARGET_KINDS.flatMap((kind) => [caches.workloads[kind], caches.warnings[kind]]),
     caches.revisions,
+    caches.replicaSets,
     caches.claims,
     caches.podWarnings,
   ] as unknown as InformerSet<Meta>[];

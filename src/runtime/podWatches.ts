@@ -22,8 +22,8 @@ import type { Logger } from 'pino';
 import type { ApiClient } from '../k8s/apiClient.js';
 import { Informer, type InformerOptions, type InformerStats } from '../k8s/informer.js';
 import { selectorString } from '../k8s/labelSelector.js';
-import { KINDS } from '../api/kinds.js';
-import { controllerOf, type LabelSelector, type SlimGuard, type SlimPod } from '../api/objects.js';
+import { KINDS, podControllerKind } from '../api/kinds.js';
+import { controllerOf, type LabelSelector, type Meta, type SlimGuard, type SlimPod } from '../api/objects.js';
 import type { TargetKind } from '../api/types.js';
 import { targetKey } from './targetKey.js';
 import { podsPath } from '../k8s/apiPaths.js';
@@ -50,6 +50,12 @@ export interface WatchedTarget {
 export interface PodWatchSources {
   target(kind: TargetKind, namespace: string, name: string): WatchedTarget | undefined;
   guardsTargeting(kind: TargetKind, namespace: string, name: string): ReadonlyArray<Readonly<SlimGuard>>;
+  /**
+   * The workload controlling a pod of `namespace` whose controller is a ReplicaSet (KindDescriptor.podOwner
+   * 'replicaSet'), undefined while that ReplicaSet is not cached. Optional: without it such a pod's
+   * change is taken as its target's.
+   */
+  workloadOf?(namespace: string, m: Readonly<Pick<Meta, 'ownerReferences'>>): { uid: string } | undefined;
 }
 
 export interface PodWatchOptions {
@@ -202,9 +208,25 @@ export class PodWatches {
     return w.informer.hasSynced() ? 'synced' : 'syncing';
   }
 
-  /** The cached pods whose controller has this UID (none when its pods are not watched). */
-  podsOwnedBy(uid: string): ReadonlyArray<Readonly<SlimPod>> {
-    return this.byUid.get(uid)?.informer.byIndex(BY_OWNER, uid) ?? [];
+  /**
+   * The cached pods whose controller has this UID (none when its pods are not watched), from the watch of
+   * target `within` (default: the controller itself; a Deployment's for its ReplicaSets' pods).
+   */
+  podsOwnedBy(uid: string, within = uid): ReadonlyArray<Readonly<SlimPod>> {
+    return this.byUid.get(within)?.informer.byIndex(BY_OWNER, uid) ?? [];
+  }
+
+  /**
+   * Whether a pod (its metadata `m`) belongs to the target `uid` of `kind`: its controller is the target,
+   * or a ReplicaSet the target controls. A ReplicaSet not cached yet is given the benefit of the doubt:
+   * an extra pass costs little, a missed one delays an explanation.
+   */
+  private ofTarget(kind: TargetKind, namespace: string, uid: string, m: Readonly<Meta>): boolean {
+    const c = controllerOf(m, podControllerKind(kind));
+    if (!c) return false;
+    if (KINDS[kind].podOwner === 'controller') return c.uid === uid;
+    const w = this.sources.workloadOf?.(namespace, m);
+    return w === undefined || w.uid === uid;
   }
 
   /** A cached pod by name, from whichever watch of `namespace` holds it. */
@@ -279,14 +301,17 @@ export class PodWatches {
       },
       this.opts.log.child(logKey(kind, namespace, name)),
     );
+    // Pods are indexed by their own controller: the target, or the ReplicaSet of the target that created
+    // them (gather asks by each ReplicaSet's UID). A fact of the pod alone, so the index never depends on
+    // which of two watches delivered first.
+    const ownerKind = podControllerKind(kind);
     informer.addIndex(BY_OWNER, (p) => {
-      const c = controllerOf(p.metadata, kind);
+      const c = controllerOf(p.metadata, ownerKind);
       return c ? [c.uid] : [];
     });
     const w: Watch = { kind, namespace, name, uid, selector, informer, startedAt: this.opts.clock.now(), failureSeen: new Map(), lag };
     informer.onEvent((e) => {
-      const c = controllerOf(e.obj.metadata, kind);
-      if (c?.uid !== uid) return;
+      if (!this.ofTarget(kind, namespace, uid, e.obj.metadata)) return;
       const pod = e.obj.metadata.name;
       const failing = e.type !== 'delete' && podNewlyFailing(e.old, e.obj);
       if (e.type === 'delete') w.failureSeen.delete(pod);

@@ -126,7 +126,7 @@ describe('the kind registry', () => {
   it('maps every kind, in order', () => {
     assert.deepEqual(
       mapKinds((d) => d.short),
-      { DaemonSet: 'ds', StatefulSet: 'sts' },
+      { DaemonSet: 'ds', StatefulSet: 'sts', Deployment: 'deploy' },
     );
   });
 });

@@ -51,11 +51,13 @@ function wire(guards: SlimGuard[]): {
   const other = (): unknown => fakeSet([]).set;
   const caches = {
     guards: g.set,
-    workloads: { DaemonSet: d.set, StatefulSet: sts.set },
-    workloadSet: (kind: 'DaemonSet' | 'StatefulSet') => (kind === 'DaemonSet' ? d.set : sts.set),
+    workloads: { DaemonSet: d.set, StatefulSet: sts.set, Deployment: other() },
+    workloadSet: (kind: 'DaemonSet' | 'StatefulSet' | 'Deployment') =>
+      kind === 'DaemonSet' ? d.set : kind === 'StatefulSet' ? sts.set : other(),
     claims: claims.set,
     revisions: other(),
-    warnings: { DaemonSet: other(), StatefulSet: other() },
+    replicaSets: other(),
+    warnings: { DaemonSet: other(), StatefulSet: other(), Deployment: other() },
     podWarnings: other(),
     nodes: other(),
     pods: { sync: () => undefined, targets: () => [], pod: () => undefined },

@@ -11,6 +11,7 @@ import { event } from './plannedEvents.js';
 import { iso, parseTime } from './timing.js';
 import { undoBlocker, type Blocker } from './undoChecks.js';
 import { EventAction, Reason } from '../../api/reasons.js';
+import { undoUnsupported } from '../../api/kinds.js';
 import type { PlannedAction } from '../decision.js';
 import type { RolloutStatus, TargetKind, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
 import type { Attribution, Judged, Plan, TargetObservation } from './pass.js';
@@ -41,7 +42,9 @@ export function planAction(pass: Judged): Plan {
   if (v.state === 'Stalled' && v.cause === 'ControllerNotObserving' && (!rollout || !t.active)) return neverObserved(pass, out);
   // Admission refuses the new pods: ask whether it would refuse the previous revision's too, as early
   // as the refusal is seen, so the answer is there by the deadline. Until it is, nothing is undone.
-  if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined) {
+  // Not for a kind the guard does not undo: the comparison only ever decides an undo.
+  const undoable = undoUnsupported(pass.obs.target.kind) === undefined;
+  if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined && undoable) {
     out.action = {
       kind: 'CompareAdmission',
       revisionName: a.compareWith,

@@ -237,7 +237,7 @@ export function trackRollout(input: TargetInput): Tracked {
   const { t, fromCounters, countersSplit } = openTracking(input);
   const { obs, prev, nowIso } = input;
   const { target, curRef, observed } = t;
-  const countersComplete = observed && target.updated >= target.desired && target.available >= target.desired;
+  const countersComplete = observed && target.updated >= target.desired && target.available >= target.desired && !target.outdated;
   // A spec change the controller has not observed: timed from when it was first seen, across passes.
   if (!observed) {
     const u = prev.unobserved;
@@ -349,7 +349,8 @@ function noteDesired({ obs, prev }: TargetInput, t: Tracked): void {
 /** A rollout in flight: its high-water marks, the nodes that left, the shrink and the evidence. */
 function followProgress({ obs, prev, nowIso }: TargetInput, t: Tracked, rollout: RolloutStatus): void {
   const { target, observed, split } = t;
-  if (prev.state === 'Suspended' || prev.state === 'Conflict') rollout.lastProgressAt = nowIso; // the clock does not run while not judging
+  // The clock does not run while not judging, nor while the workload's own spec pauses the rollout.
+  if (prev.state === 'Suspended' || prev.state === 'Conflict' || target.pausedBySpec) rollout.lastProgressAt = nowIso;
   // Unobserved counters describe the previous template: raising the marks with them would make later
   // real progress look like none. observedGeneration and the pod split are current.
   const r = raise(

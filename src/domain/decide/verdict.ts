@@ -12,6 +12,7 @@ import { KNOCKED_OUT } from '../compare.js';
 import { FAILED_QUIET_MS, failureCause } from '../evidence.js';
 import { attributionSentence, fmtDuration, fmtRev, heldAtPartition, list, stallSentence, truncate, units, unitWord } from '../messages.js';
 import { event } from './plannedEvents.js';
+import { outageNote, ownDeadlineSentence, pausedLine, pausedVerdict } from './workloadWord.js';
 import { parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { KINDS } from '../../api/kinds.js';
@@ -27,7 +28,7 @@ function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, n
     owner: '',
     message: t.observed
       ? (heldAtPartition(target, t.split.generations) ??
-        `${target.available}/${units(target.kind, target.desired)} available on ${fmtRev(curRef)}`)
+        `${target.available}/${units(target.kind, target.desired)} available on ${fmtRev(curRef)}${pausedLine(target)}`)
       : `Waiting for the ${target.kind} controller to observe generation ${target.generation}`,
     undoInFlight: false,
     lastUndo: t.lastUndo,
@@ -146,6 +147,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
       v.message += ` Its pods are up again; it stays Failed until ${new Date(t.bakeEndsAt).toISOString()}, ${fmtDuration(FAILED_QUIET_MS)} without a crash.`;
     }
   } else if (t.baking && t.bakeEndsAt !== undefined) bakingVerdict(t, rollout, spec, t.bakeEndsAt, now, v);
+  else if (t.target.pausedBySpec) pausedVerdict(t.target, rollout, v);
   else timedVerdict(t, a, rollout, cause, clock, v);
 
   announceVerdict(t, rollout, prev, v);
@@ -241,10 +243,13 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
     v.cause = '';
     v.owner = '';
-  } else if (idle >= deadlineMs) {
+  } else if (idle >= deadlineMs || (t.observed && target.ownDeadlineExceeded)) {
     v.state = 'Stalled';
+    // The workload's own deadline fired first: its controller's word, never contradicted (workloadWord.ts).
+    const own = t.observed ? ownDeadlineSentence(target, deadlineMs, idle >= deadlineMs) : '';
     // The threshold crossed, not the growing idle time: a pass that observes nothing new writes nothing.
-    v.message = stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs: deadlineMs, verb: 'has made no progress' });
+    const idleMs = idle >= deadlineMs ? deadlineMs : (target.ownDeadlineExceeded?.seconds ?? 0) * 1000;
+    v.message = own + stallSentence({ ...sentenceArgs(t, a, rollout, cause, v), idleMs, verb: 'has made no progress' });
     if (!t.observed) {
       const since = parseTime(t.unobserved?.since);
       const unobservedMs = since === undefined ? deadlineMs : clock.now - since;
@@ -258,6 +263,7 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
   } else {
     progressingVerdict(t, a, rollout, v, suspectMs - idle);
   }
+  v.message += outageNote(target, v.state);
 }
 
 /** What the stall sentence says about the rollout, besides how long and which verb. */

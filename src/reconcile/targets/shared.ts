@@ -1,13 +1,14 @@
 /**
  * What gather reads the same way whatever the kind of the target: the opening every adapter shares
- * (openTarget: missing, being deleted, its pods not cached yet), its pods, its ControllerRevisions (by
- * controller owner UID, as upstream's controller history does for every kind), the Warning Events that
+ * (openTarget: missing, being deleted, its pods not cached yet), its pods, its revisions (ControllerRevisions
+ * or ReplicaSets, by controller owner UID, as upstream's controller history does for every kind), the Warning Events that
  * explain a pod, and the other guards of the same target.
  */
 import { needsPods } from '../../domain/podInterest.js';
 import { currentRevisionOf } from '../../domain/revisions.js';
 import { UNDO_OPT_OUT_ANNOTATION, UNDO_RECORD_ANNOTATION } from '../../api/names.js';
-import type { Meta, SlimEvent, SlimPod } from '../../api/objects.js';
+import type { Meta, SlimEvent, SlimPod, SlimRevision } from '../../api/objects.js';
+import { KINDS, type KindDescriptor } from '../../api/kinds.js';
 import type { DaemonSetUndoRecord, GuardStatus, LeftNode, TargetKind } from '../../api/types.js';
 import type { GuardPeer, NodeView, Observation, PodView, RevisionView, TargetView, WarningView } from '../../domain/observation.js';
 import type { CacheView } from '../ports.js';
@@ -78,7 +79,7 @@ export function openTarget<T extends { metadata: Meta }>(
   if (deleting) return { kind: 'TargetDeleting', targetName: name, ...deleting };
   const uid = cached.metadata.uid;
   const view = viewOf(cache, cached, namespace, name, uid);
-  const revisions = revisionsOf(cache, uid);
+  const revisions = revisionsOf(cache, uid, view.kind);
   const currentRevision = currentRevisionOf(revisions, view.templateDigest);
   // Pods only where they are needed: a settled target no guard follows a rollout of is judged from its
   // counters, so its pods need not be cached at all. Where they are needed, the pass waits for them rather
@@ -176,10 +177,21 @@ export function podView(p: Readonly<SlimPod>, minReadySeconds: number, now: numb
   return v;
 }
 
-/** The ControllerRevisions the target `uid` controls, newest first. */
-export function revisionsOf(cache: CacheView, uid: string): RevisionView[] {
-  return cache
-    .revisionsOwnedBy(uid)
+/**
+ * The objects that hold each kind of history, found by their controller's UID (KindDescriptor.history):
+ * ControllerRevisions, or ReplicaSets, which carry the same facts of the revision they stand for.
+ */
+const HISTORY: Readonly<Record<KindDescriptor['history'], (cache: CacheView, uid: string) => ReadonlyArray<Readonly<HistoryEntry>>>> = {
+  ControllerRevisions: (cache, uid) => cache.revisionsOwnedBy(uid),
+  ReplicaSets: (cache, uid) => cache.replicaSetsOwnedBy?.(uid) ?? [],
+};
+
+/** What a revision's holder tells of it, whichever object holds it. */
+type HistoryEntry = Pick<SlimRevision, 'metadata' | 'hash' | 'revision' | 'volumes' | 'facets' | 'templateDigest'>;
+
+/** The revisions of the target `uid` of `kind` (its ControllerRevisions, or its ReplicaSets), newest first. */
+export function revisionsOf(cache: CacheView, uid: string, kind: TargetKind): RevisionView[] {
+  return HISTORY[KINDS[kind].history](cache, uid)
     .map((r) => ({
       name: r.metadata.name,
       hash: r.hash,
