@@ -20,7 +20,18 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
-import { DEFAULT_KIND, KINDS, TARGET_KINDS, kindOfResource, mapKinds, resourceNames, type KindRight } from '../../src/api/kinds.js';
+import {
+  DEFAULT_KIND,
+  KINDS,
+  TARGET_KINDS,
+  controllingWorkload,
+  kindOfResource,
+  mapKinds,
+  podControllerKind,
+  resourceNames,
+  undoUnsupported,
+  type KindRight,
+} from '../../src/api/kinds.js';
 
 /** The repository root: this file runs as dist/test/api/kinds.test.js. */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -127,6 +138,69 @@ describe('the kind registry', () => {
     assert.deepEqual(
       mapKinds((d) => d.short),
       { DaemonSet: 'ds', StatefulSet: 'sts', Deployment: 'deploy' },
+    );
+  });
+});
+
+describe('the Deployment in the registry', () => {
+  const rsOf = (owner: string) => ({ ownerReferences: [{ kind: owner, name: 'web', uid: `${owner}-uid`, controller: true }] });
+  const pod = { ownerReferences: [{ kind: 'ReplicaSet', name: 'web-bbb', uid: 'rs-uid', controller: true }] };
+
+  it("is named by kubectl's names for deployments, with its own suffixes", () => {
+    assert.equal(kindOfResource('deploy'), 'Deployment');
+    assert.equal(kindOfResource('deployments.apps'), 'Deployment');
+    assert.deepEqual([KINDS.Deployment.guardNameSuffix, KINDS.Deployment.eventSuffix], ['-deploy', 'deploy']);
+  });
+
+  it('finds the workload of a pod in one step, or through its ReplicaSet for a kind whose pods a ReplicaSet creates', () => {
+    const daemonPod = { ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: 'ds-uid', controller: true }] };
+    assert.deepEqual(controllingWorkload(daemonPod), { kind: 'DaemonSet', name: 'agent', uid: 'ds-uid' });
+    assert.deepEqual(
+      controllingWorkload(pod, () => rsOf('Deployment')),
+      { kind: 'Deployment', name: 'web', uid: 'Deployment-uid' },
+    );
+    assert.equal(controllingWorkload(pod), undefined, 'without a way to read the ReplicaSet');
+    assert.equal(
+      controllingWorkload(pod, () => undefined),
+      undefined,
+      'the ReplicaSet not known',
+    );
+    assert.equal(
+      controllingWorkload(pod, () => ({})),
+      undefined,
+      'a ReplicaSet no workload controls',
+    );
+    assert.equal(
+      controllingWorkload(pod, () => rsOf('DaemonSet')),
+      undefined,
+      'a kind whose pods no ReplicaSet creates',
+    );
+    assert.deepEqual(
+      controllingWorkload(rsOf('Deployment')),
+      { kind: 'Deployment', name: 'web', uid: 'Deployment-uid' },
+      'a ReplicaSet itself',
+    );
+  });
+
+  it("names the controller of each kind's pods", () => {
+    assert.deepEqual(
+      mapKinds((d) => podControllerKind(d.kind)),
+      { DaemonSet: 'DaemonSet', StatefulSet: 'StatefulSet', Deployment: 'ReplicaSet' },
+    );
+  });
+
+  it('says why the guard does not undo a Deployment yet, naming the command, and undoes the other kinds', () => {
+    assert.match(undoUnsupported('Deployment') ?? '', /does not undo Deployments yet; kubectl rollout undo/);
+    assert.equal(undoUnsupported('DaemonSet'), undefined);
+    assert.equal(undoUnsupported('StatefulSet'), undefined);
+    assert.deepEqual(KINDS.Deployment.rbac.undo, [], 'no write right while no code writes');
+  });
+
+  it("is not taken by the one-shot commands yet, and its words are kubectl get deploy's", () => {
+    assert.equal(KINDS.Deployment.commands, false);
+    assert.equal(
+      KINDS.Deployment.words.columns({ desired: 3, ready: 2, updated: 1, available: 2 }),
+      'kubectl get deploy shows READY 2/3, UP-TO-DATE 1, AVAILABLE 2',
     );
   });
 });
