@@ -341,12 +341,7 @@ export function kindOfResource(name: string): TargetKind | undefined {
 }
 
 /** An ownerReference, as the objects the operator reads carry it. */
-interface OwnerLike {
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-}
+type OwnerLike = { kind: string; name: string; uid: string; controller?: boolean };
 
 /**
  * The workload controlling an object (a pod, a ControllerRevision, a ReplicaSet), if it is of a kind a

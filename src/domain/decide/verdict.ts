@@ -292,7 +292,7 @@ function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso
   const held = heldAtPartition(target, t.split.generations);
   v.message = held
     ? `Rollout to ${fmtRev(rollout.toRevision)} complete as far as the partition: ${held}`
-    : `Rollout to ${fmtRev(rollout.toRevision)} complete: ${target.updated}/${units(target.kind, target.desired)} updated and available`;
+    : `Rollout to ${fmtRev(rollout.toRevision)} complete: ${target.updated}/${units(target.kind, target.desired)} updated and available${pausedLine(target)}`;
   if (rollout.rollback && v.lastUndo) {
     v.lastUndo = {
       ...v.lastUndo,
