@@ -70,6 +70,8 @@ interface RunOptions {
   dss: SlimDaemonSet[];
   /** The cached StatefulSets; undefined while their cache has not listed. */
   sts?: Array<{ metadata: SlimGuard['metadata'] }> | undefined;
+  /** The cached Deployments; undefined while their cache has not listed. */
+  deploys?: Array<{ metadata: SlimGuard['metadata'] }> | undefined;
   writes?: boolean;
   statusConflicts?: number;
   forbidden?: boolean;
@@ -84,7 +86,7 @@ function run(o: RunOptions): {
   const cache: SelectorCache = {
     guard: (ns, name) => o.guards.find((g) => g.metadata.namespace === ns && g.metadata.name === name),
     guards: () => o.guards,
-    workloads: (kind) => (kind === 'DaemonSet' ? o.dss : o.sts),
+    workloads: (kind) => (kind === 'DaemonSet' ? o.dss : kind === 'Deployment' ? o.deploys : o.sts),
   };
   const ports: SelectorPorts = {
     readGuard: () => Promise.resolve(parent('2')),
@@ -232,6 +234,25 @@ describe('SelectorReconciler', () => {
       ['a', 'b'],
     );
     assert.match(s?.message ?? '', /guards 3 of 3 selected DaemonSet\(s\) and StatefulSet\(s\)/);
+  });
+
+  it('targetKinds Deployment: one guard per selected Deployment, named <guard>-<name>-deploy, listed in status.workloads and status.deployments', async () => {
+    const deploys = { ...parent(), spec: { ...parent().spec, targetKinds: ['Deployment'] } } as SlimGuard;
+    const { r, rec } = run({
+      guards: [deploys],
+      dss: three,
+      deploys: [statefulSet('web', { tier: 'agent' }), statefulSet('db', { tier: 'db' })],
+    });
+    await r.reconcile('team', 'agents');
+    assert.deepEqual(
+      rec.created.map((c) => [c.metadata.name, (c as unknown as SlimGuard).spec.targetRef]),
+      [['agents-web-deploy', { kind: 'Deployment', name: 'web' }]],
+    );
+    const s = rec.statuses[0]?.status;
+    assert.deepEqual(s?.workloads, [{ kind: 'Deployment', name: 'web', guard: 'agents-web-deploy', state: 'Unknown' }]);
+    assert.deepEqual(s?.deployments, [{ deployment: 'web', guard: 'agents-web-deploy', state: 'Unknown' }]);
+    assert.deepEqual(s?.daemonSets, [], 'the original kind is always listed, even when not chosen');
+    assert.equal(s?.statefulSets, undefined);
   });
 
   it('a guard left at the default never chooses a StatefulSet, and lists none', async () => {
