@@ -101,7 +101,7 @@ async function resolveGuard(
     if (isNotFound(e)) return { code: ExitCode.Failure, message: 'the API server has no RolloutGuards: is the CRD installed?' };
     throw e;
   }
-  const guard = opts.kind === 'DaemonSet' ? guardOf(guards, name) : guards.find((g) => g.metadata.name === name);
+  const guard = opts.kind === 'DaemonSet' ? guardOf(guards, opts.kind, name) : guards.find((g) => g.metadata.name === name);
   if (guard && !guard.spec.targetRef)
     return {
       code: ExitCode.Usage,

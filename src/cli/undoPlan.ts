@@ -5,7 +5,7 @@
  * the command refuses exactly where the operator in Undo mode would, with the operator's reason.
  */
 import type { SlimGuard } from '../api/objects.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
 import { DEFAULT_KIND } from '../api/kinds.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import { fmtRev, units } from '../domain/messages.js';
@@ -31,11 +31,15 @@ export function undoSpec(spec: GuardSpec): GuardSpec {
   return { ...spec, onStall: { ...spec.onStall, action: 'Undo', delaySeconds: 0 } };
 }
 
-/** The guard in charge of DaemonSet `ds` among `guards`: the oldest by creationTimestamp, then by name, as the operator picks it. */
-export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, ds: string): Readonly<SlimGuard> | undefined {
+/**
+ * The guard in charge of workload `kind` `name` among `guards`: the oldest by creationTimestamp, then by
+ * name, as the operator picks it. A guard of another kind's workload of the same name is not its guard.
+ */
+export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, kind: TargetKind, name: string): Readonly<SlimGuard> | undefined {
   const key = (g: Readonly<SlimGuard>): string => g.metadata.creationTimestamp ?? '';
+  const targets = (g: Readonly<SlimGuard>): boolean => g.spec.targetRef?.name === name && (g.spec.targetRef.kind ?? DEFAULT_KIND) === kind;
   return guards
-    .filter((g) => g.spec.targetRef?.name === ds && !g.metadata.deletionTimestamp)
+    .filter((g) => targets(g) && !g.metadata.deletionTimestamp)
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)))[0];
 }
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimGuard } from '../../src/api/objects.js';
-import type { GuardSpec, GuardStatus } from '../../src/api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../../src/api/types.js';
 import { ExitCode } from '../../src/cli/command.js';
 import { parseUndoArgs } from '../../src/cli/undo.js';
 import { afterUndo, guardOf, judgeUndo, outcomeVerdict, undoSpec } from '../../src/cli/undoPlan.js';
@@ -178,19 +178,21 @@ describe('outcomeVerdict: the undo port answers', () => {
 });
 
 describe('guardOf', () => {
-  const g = (name: string, target: string, created: string, deleting = false): SlimGuard => ({
+  const g = (name: string, target: string, created: string, deleting = false, kind: TargetKind = 'DaemonSet'): SlimGuard => ({
     metadata: { name, namespace: 'gpu', creationTimestamp: created, ...(deleting ? { deletionTimestamp: created } : {}) },
-    spec: { targetRef: { kind: 'DaemonSet', name: target } },
+    spec: { targetRef: { kind, name: target } },
   });
-  it('the oldest guard of the DaemonSet, then by name, not one being deleted', () => {
+  it('the oldest guard of the DaemonSet, then by name, not one being deleted, nor one of a StatefulSet of the same name', () => {
     const guards = [
       g('b', 'decoder', '2025-01-02T00:00:00Z'),
       g('a', 'decoder', '2025-01-02T00:00:00Z'),
       g('old', 'decoder', '2025-01-01T00:00:00Z', true),
+      g('sts', 'decoder', '2024-01-01T00:00:00Z', false, 'StatefulSet'),
       g('z', 'other', '2024-01-01T00:00:00Z'),
     ];
-    assert.equal(guardOf(guards, 'decoder')?.metadata.name, 'a');
-    assert.equal(guardOf(guards, 'missing'), undefined);
+    assert.equal(guardOf(guards, 'DaemonSet', 'decoder')?.metadata.name, 'a');
+    assert.equal(guardOf(guards, 'StatefulSet', 'decoder')?.metadata.name, 'sts');
+    assert.equal(guardOf(guards, 'DaemonSet', 'missing'), undefined);
   });
 });
 
