@@ -228,6 +228,23 @@ describe('afterUndo: what follows a StatefulSet template undo', () => {
       );
   });
 
+  it('two broken pushes: the pod stuck on the superseded revision is named too', () => {
+    const twoPushes = targetObs({
+      nodes: [ordinal(0, HASH.A, true), ordinal(1, HASH.C, false), ordinal(2, HASH.B, false)],
+      target: { kind: 'StatefulSet', name: 'store', namespace: 'db', waitsOnUnreadyPods: true },
+    }) as Extract<Observation, { kind: 'Target' }>;
+    assert.equal(
+      afterUndo(twoPushes, HASH.C, withStall('Undo'), [HASH.B]),
+      'then the operator evicts store-2, store-1, one at a time (not Ready on the undone revision or one the rollout superseded: under OrderedReady the StatefulSet controller does not replace them)',
+    );
+    assert.match(afterUndo(twoPushes, HASH.C, withStall('Report'), [HASH.B]) ?? '', /kubectl delete pod store-2 store-1 -n db /);
+    assert.match(
+      afterUndo(twoPushes, HASH.C, withStall('Report')) ?? '',
+      /kubectl delete pod store-1 -n db /,
+      'without the superseded revision, store-2 is not named',
+    );
+  });
+
   it('nothing under Parallel, for a DaemonSet, or when no pod is stuck', () => {
     assert.equal(afterUndo(store('Parallel'), HASH.B, withStall('Undo')), undefined);
     assert.equal(afterUndo(store('OrderedReady'), HASH.C, withStall('Undo')), undefined);
