@@ -45,6 +45,14 @@ describe('parseUndoArgs', () => {
     assert.deepEqual(parseUndoArgs(['decoder', '--dry-run']), { kind: 'RolloutGuard', name: 'decoder', dryRun: true });
     assert.deepEqual(parseUndoArgs(['ds/decoder', '--as', 'alice']), { kind: 'DaemonSet', name: 'decoder', dryRun: false, as: 'alice' });
   });
+  it('a workload of any kind by any name kubectl takes for its resource', () => {
+    for (const [target, kind] of [
+      ['sts/store', 'StatefulSet'],
+      ['statefulsets.apps/store', 'StatefulSet'],
+      ['DaemonSet/store', 'DaemonSet'],
+    ])
+      assert.deepEqual(parseUndoArgs([target!]), { kind, name: 'store', dryRun: false }, target);
+  });
   const bad: Array<[string, string[], RegExp]> = [
     ['no target', [], /needs a target/],
     ['another kind', ['deploy/x'], /rg\/NAME, NAME or ds\/NAME/],
