@@ -68,19 +68,26 @@ interface Link {
   target: string;
 }
 
+/** Each line of `file` outside fenced code blocks, with its line number. */
+function proseLines(file: string): Array<{ line: string; number: number }> {
+  let fenced = false;
+  return read(file)
+    .split('\n')
+    .flatMap((line, i) => {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+      return fenced ? [] : [{ line, number: i + 1 }];
+    });
+}
+
 /** Every inline link of a file outside code (fenced blocks and code spans), images included. */
 function links(file: string): Link[] {
-  const out: Link[] = [];
-  let fenced = false;
-  read(file)
-    .split('\n')
-    .forEach((line, i) => {
-      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-      if (fenced) return;
-      const text = line.replace(/`[^`]*`/g, '');
-      for (const m of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) out.push({ from: file, line: i + 1, target: m[1]! });
-    });
-  return out;
+  return proseLines(file).flatMap(({ line, number }) =>
+    [...line.replace(/`[^`]*`/g, '').matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => ({
+      from: file,
+      line: number,
+      target: m[1]!,
+    })),
+  );
 }
 
 const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(target);
@@ -99,20 +106,13 @@ const REPO_PATH = /^(?:test|config|charts|deploy|scripts|cluster|bench|demo)\/[\
 
 /** Every repository path a page names in a code span outside fenced blocks, as the path from the root. */
 function codePaths(file: string): Link[] {
-  const out: Link[] = [];
-  let fenced = false;
-  read(file)
-    .split('\n')
-    .forEach((line, i) => {
-      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-      if (fenced) return;
-      for (const m of line.matchAll(/`([^`\s]+)`/g)) {
-        const p = m[1]!;
-        if (REPO_PATH.test(p)) out.push({ from: file, line: i + 1, target: p });
-        else if (SRC_PATH.test(p)) out.push({ from: file, line: i + 1, target: p.startsWith('src/') ? p : `src/${p}` });
-      }
-    });
-  return out;
+  return proseLines(file).flatMap(({ line, number }) =>
+    [...line.matchAll(/`([^`\s]+)`/g)].flatMap((m): Link[] => {
+      const p = m[1]!;
+      if (REPO_PATH.test(p)) return [{ from: file, line: number, target: p }];
+      return SRC_PATH.test(p) ? [{ from: file, line: number, target: p.startsWith('src/') ? p : `src/${p}` }] : [];
+    }),
+  );
 }
 
 const where = (link: Link): string => `${relative(ROOT, link.from)}:${link.line}: ${link.target}`;

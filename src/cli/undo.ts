@@ -20,6 +20,7 @@
 import type { Logger } from 'pino';
 import { withDefaults } from '../api/defaults.js';
 import type { SlimGuard } from '../api/objects.js';
+import { KINDS, TARGET_KINDS, kindOfResource, type TargetKind } from '../api/kinds.js';
 import { isNotFound, summarizeError } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { guardsPath } from '../k8s/apiPaths.js';
@@ -29,32 +30,47 @@ import { slimGuard } from '../k8s/slim.js';
 import type { ReconcilerPorts } from '../reconcile/ports.js';
 import { systemClock } from '../runtime/clock.js';
 import { UsageError } from '../runtime/config.js';
-import { CONNECTION_FLAGS, CONNECTION_HELP, CONNECTION_USAGE, connectionOf, parseArgs, text, wantsHelp } from './args.js';
+import {
+  CONNECTION_FLAGS,
+  CONNECTION_HELP,
+  CONNECTION_USAGE,
+  connectionOf,
+  parseArgs,
+  text,
+  wantsHelp,
+  workloadTargetPattern,
+} from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
 import { TargetObserver, preflight } from './observer.js';
 import { guardOf, judgeUndo, outcomeVerdict, undoSpec, type UndoVerdict } from './undoPlan.js';
 
 export interface UndoOptions extends Connection {
-  kind: 'RolloutGuard' | 'DaemonSet';
+  /** The guard named (rg/NAME, NAME), or the kind of the workload named (ds/NAME, sts/NAME). */
+  kind: 'RolloutGuard' | TargetKind;
   name: string;
   namespace?: string;
   dryRun: boolean;
 }
 
 /** Usage of the undo subcommand, printed by `undo --help`. */
-export const UNDO_USAGE = `usage: rollout-guard undo rg/NAME|NAME|ds/NAME [-n NAMESPACE] [--dry-run] ${CONNECTION_USAGE}
+/** `ds/NAME`, `sts/NAME`, …: a workload of each kind by kubectl's short name. */
+const WORKLOAD_FORMS = TARGET_KINDS.filter((k) => KINDS[k].commands).map((k) => `${KINDS[k].short}/NAME`);
+/** Where the usage's descriptions start: past the longest target form. */
+const WORKLOAD_COLUMN = Math.max(15, WORKLOAD_FORMS.join(', ').length + 2);
+
+export const UNDO_USAGE = `usage: rollout-guard undo rg/NAME|NAME|${WORKLOAD_FORMS.join('|')} [-n NAMESPACE] [--dry-run] ${CONNECTION_USAGE}
        kubectl rollout-guard undo …
 
 Undoes a stalled or failed rollout the way the operator does in onStall.action: Undo, now: judged by the
 guard's spec and status, refused with the operator's reason where it would refuse (the stall blamed on
-the nodes, no earlier revision, the DaemonSet annotated rolloutguard.dev/undo=disabled, already undone
-once, …) and unless the operator's own status already blames this revision, then the DaemonSet's template restored from the previous ControllerRevision with the undo
-record annotation, so the operator never undoes that revision again. The guard's status is left to the
-operator.
-  rg/NAME, NAME  the RolloutGuard whose DaemonSet to undo
-  ds/NAME        the DaemonSet, judged by the guard in charge of it
-  --dry-run      print the plan and ask the API server to validate the patch (dryRun=All); change nothing
-  -n             the namespace (default: the kubeconfig context's, else default)
+the nodes, no earlier revision, the workload annotated rolloutguard.dev/undo=disabled, already undone
+once, …) and unless the operator's own status already blames this revision; then the workload's
+template restored from the previous revision with the undo record annotation, so the operator never
+undoes that revision again. The guard's status is left to the operator.
+  ${'rg/NAME, NAME'.padEnd(WORKLOAD_COLUMN)}the RolloutGuard whose workload to undo
+  ${WORKLOAD_FORMS.join(', ').padEnd(WORKLOAD_COLUMN)}the workload, judged by the guard in charge of it
+  ${'--dry-run'.padEnd(WORKLOAD_COLUMN)}print the plan and ask the API server to validate the patch (dryRun=All); change nothing
+  ${'-n'.padEnd(WORKLOAD_COLUMN)}the namespace (default: the kubeconfig context's, else default)
 ${CONNECTION_HELP}
 exit codes: 0 undone (--dry-run: would be), 1 error, 2 usage, 4 not found, 6 refused`;
 
@@ -65,16 +81,19 @@ const UNDO_FLAGS = {
 } as const;
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const WORKLOAD_TARGET = workloadTargetPattern('.+');
 
 export function parseUndoArgs(args: readonly string[]): UndoOptions {
   const { target, flags } = parseArgs(args, UNDO_FLAGS);
-  if (!target) throw new UsageError('undo needs a target: rg/NAME (or the guard NAME) or ds/NAME');
-  const ds = /^(?:ds|daemonsets?|daemonsets?\.apps)\/(.+)$/i.exec(target);
+  if (!target) throw new UsageError(`undo needs a target: rg/NAME (or the guard NAME) or ${WORKLOAD_FORMS.join(', ')}`);
+  const workload = WORKLOAD_TARGET.exec(target);
+  const kind = workload ? kindOfResource(workload[1]!) : undefined;
   const rg = /^(?:rg|rolloutguards?|rolloutguards?\.rolloutguard\.dev)\/(.+)$/i.exec(target);
-  const name = ds?.[1] ?? rg?.[1] ?? (target.includes('/') ? undefined : target);
-  if (name === undefined) throw new UsageError(`target must look like rg/NAME, NAME or ds/NAME, got ${JSON.stringify(target)}`);
+  const name = workload?.[2] ?? rg?.[1] ?? (target.includes('/') ? undefined : target);
+  if (name === undefined)
+    throw new UsageError(`target must look like rg/NAME, NAME or ${WORKLOAD_FORMS.join(', ')}, got ${JSON.stringify(target)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
-  const opts: UndoOptions = { kind: ds ? 'DaemonSet' : 'RolloutGuard', name, dryRun: flags.dryRun ?? false, ...connectionOf(flags) };
+  const opts: UndoOptions = { kind: kind ?? 'RolloutGuard', name, dryRun: flags.dryRun ?? false, ...connectionOf(flags) };
   if (flags.namespace !== undefined) opts.namespace = flags.namespace;
   return opts;
 }
@@ -101,7 +120,7 @@ async function resolveGuard(
     if (isNotFound(e)) return { code: ExitCode.Failure, message: 'the API server has no RolloutGuards: is the CRD installed?' };
     throw e;
   }
-  const guard = opts.kind === 'DaemonSet' ? guardOf(guards, name) : guards.find((g) => g.metadata.name === name);
+  const guard = opts.kind === 'RolloutGuard' ? guards.find((g) => g.metadata.name === name) : guardOf(guards, opts.kind, name);
   if (guard && !guard.spec.targetRef)
     return {
       code: ExitCode.Usage,
@@ -111,7 +130,7 @@ async function resolveGuard(
   if (opts.kind === 'RolloutGuard') return { code: ExitCode.NotFound, message: `RolloutGuard ${name} not found in namespace ${namespace}` };
   return {
     code: ExitCode.Refused,
-    message: `undo refused: no RolloutGuard targets DaemonSet ${name} in namespace ${namespace}, so there is no history to tell a stall from a rollout that just started (use kubectl rollout undo, or create a guard)`,
+    message: `undo refused: no RolloutGuard targets ${opts.kind} ${name} in namespace ${namespace}, so there is no history to tell a stall from a rollout that just started (use kubectl rollout undo, or create a guard)`,
   };
 }
 

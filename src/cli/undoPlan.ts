@@ -5,7 +5,7 @@
  * the command refuses exactly where the operator in Undo mode would, with the operator's reason.
  */
 import type { SlimGuard } from '../api/objects.js';
-import type { GuardSpec, GuardStatus } from '../api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../api/types.js';
 import { DEFAULT_KIND } from '../api/kinds.js';
 import type { Decision, PlannedAction } from '../domain/decision.js';
 import { fmtRev, units } from '../domain/messages.js';
@@ -31,11 +31,15 @@ export function undoSpec(spec: GuardSpec): GuardSpec {
   return { ...spec, onStall: { ...spec.onStall, action: 'Undo', delaySeconds: 0 } };
 }
 
-/** The guard in charge of DaemonSet `ds` among `guards`: the oldest by creationTimestamp, then by name, as the operator picks it. */
-export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, ds: string): Readonly<SlimGuard> | undefined {
+/**
+ * The guard in charge of workload `kind` `name` among `guards`: the oldest by creationTimestamp, then by
+ * name, as the operator picks it. A guard of another kind's workload of the same name is not its guard.
+ */
+export function guardOf(guards: ReadonlyArray<Readonly<SlimGuard>>, kind: TargetKind, name: string): Readonly<SlimGuard> | undefined {
   const key = (g: Readonly<SlimGuard>): string => g.metadata.creationTimestamp ?? '';
+  const targets = (g: Readonly<SlimGuard>): boolean => g.spec.targetRef?.name === name && (g.spec.targetRef.kind ?? DEFAULT_KIND) === kind;
   return guards
-    .filter((g) => g.spec.targetRef?.name === ds && !g.metadata.deletionTimestamp)
+    .filter((g) => targets(g) && !g.metadata.deletionTimestamp)
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.metadata.name.localeCompare(b.metadata.name)))[0];
 }
 
@@ -77,7 +81,9 @@ export function judgeUndo(
     const withoutVerdict = withoutOperatorVerdict(operator, a.fromHash);
     if (withoutVerdict) return refused(withoutVerdict);
     const kind = obs.target.kind;
-    const then = spec ? afterUndo(obs, a.fromHash, spec) : undefined;
+    // Pods left on a revision the rollout superseded stay stuck after the undo as the undone revision's do.
+    const superseded = (s.rollout?.superseded ?? []).map((r) => r.hash);
+    const then = spec ? afterUndo(obs, a.fromHash, spec, superseded) : undefined;
     return { kind: 'Undo', request: undoRequest(kind, target.namespace, target.name, a), summary, ...(then ? { then } : {}) };
   }
   // Another guard in charge of the DaemonSet, or this one suspended: the operator acts on nothing.
@@ -123,16 +129,24 @@ export function outcomeVerdict(o: UndoOutcome, summary: string): { code: number;
 }
 
 /**
- * After a StatefulSet's template undo under OrderedReady: the pods of the undone revision that are not
- * Ready, which its controller will not replace, and who evicts them (the operator, for a guard whose
- * onStall.action is Undo with forcedRollback on; else a person, with the command).
+ * After a StatefulSet's template undo under OrderedReady: the pods of the undone revision (and of the
+ * revisions the rollout superseded on the way to it, `superseded`) that are not Ready, which its
+ * controller will not replace, and who evicts them (the operator, for a guard whose onStall.action is
+ * Undo with forcedRollback on; else a person, with the command).
  */
-export function afterUndo(obs: Extract<Observation, { kind: 'Target' }>, fromHash: string, spec: Readonly<GuardSpec>): string | undefined {
+export function afterUndo(
+  obs: Extract<Observation, { kind: 'Target' }>,
+  fromHash: string,
+  spec: Readonly<GuardSpec>,
+  superseded: readonly string[] = [],
+): string | undefined {
   if (!obs.target.waitsOnUnreadyPods) return undefined;
-  const stuck = stuckOn(obs.nodes, [fromHash]).map((s) => s.pod.name);
-  if (stuck.length === 0) return undefined;
+  const left = stuckOn(obs.nodes, [fromHash, ...superseded]);
+  if (left.length === 0) return undefined;
+  const stuck = left.map((s) => s.pod.name);
   const pods = stuck.join(', ');
+  const on = left.every((s) => s.pod.hash === fromHash) ? 'the undone revision' : 'the undone revision or one the rollout superseded';
   if (spec.onStall.action === 'Undo' && spec.onStall.forcedRollback)
-    return `then the operator evicts ${pods}, one at a time (not Ready on the undone revision: under OrderedReady the ${obs.target.kind} controller does not replace ${stuck.length === 1 ? 'it' : 'them'})`;
+    return `then the operator evicts ${pods}, one at a time (not Ready on ${on}: under OrderedReady the ${obs.target.kind} controller does not replace ${stuck.length === 1 ? 'it' : 'them'})`;
   return `then ${pods} must go by hand: kubectl delete pod ${stuck.join(' ')} -n ${obs.target.namespace} (under OrderedReady the ${obs.target.kind} controller does not replace ${stuck.length === 1 ? 'it' : 'them'}, and this guard does not evict: its onStall.action is not Undo, or forcedRollback is off)`;
 }

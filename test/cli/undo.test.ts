@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SlimGuard } from '../../src/api/objects.js';
-import type { GuardSpec, GuardStatus } from '../../src/api/types.js';
+import type { GuardSpec, GuardStatus, TargetKind } from '../../src/api/types.js';
 import { ExitCode } from '../../src/cli/command.js';
 import { parseUndoArgs } from '../../src/cli/undo.js';
 import { afterUndo, guardOf, judgeUndo, outcomeVerdict, undoSpec } from '../../src/cli/undoPlan.js';
@@ -44,6 +44,14 @@ describe('parseUndoArgs', () => {
     });
     assert.deepEqual(parseUndoArgs(['decoder', '--dry-run']), { kind: 'RolloutGuard', name: 'decoder', dryRun: true });
     assert.deepEqual(parseUndoArgs(['ds/decoder', '--as', 'alice']), { kind: 'DaemonSet', name: 'decoder', dryRun: false, as: 'alice' });
+  });
+  it('a workload of any kind by any name kubectl takes for its resource', () => {
+    for (const [target, kind] of [
+      ['sts/store', 'StatefulSet'],
+      ['statefulsets.apps/store', 'StatefulSet'],
+      ['DaemonSet/store', 'DaemonSet'],
+    ])
+      assert.deepEqual(parseUndoArgs([target!]), { kind, name: 'store', dryRun: false }, target);
   });
   const bad: Array<[string, string[], RegExp]> = [
     ['no target', [], /needs a target/],
@@ -178,19 +186,21 @@ describe('outcomeVerdict: the undo port answers', () => {
 });
 
 describe('guardOf', () => {
-  const g = (name: string, target: string, created: string, deleting = false): SlimGuard => ({
+  const g = (name: string, target: string, created: string, deleting = false, kind: TargetKind = 'DaemonSet'): SlimGuard => ({
     metadata: { name, namespace: 'gpu', creationTimestamp: created, ...(deleting ? { deletionTimestamp: created } : {}) },
-    spec: { targetRef: { kind: 'DaemonSet', name: target } },
+    spec: { targetRef: { kind, name: target } },
   });
-  it('the oldest guard of the DaemonSet, then by name, not one being deleted', () => {
+  it('the oldest guard of the DaemonSet, then by name, not one being deleted, nor one of a StatefulSet of the same name', () => {
     const guards = [
       g('b', 'decoder', '2025-01-02T00:00:00Z'),
       g('a', 'decoder', '2025-01-02T00:00:00Z'),
       g('old', 'decoder', '2025-01-01T00:00:00Z', true),
+      g('sts', 'decoder', '2024-01-01T00:00:00Z', false, 'StatefulSet'),
       g('z', 'other', '2024-01-01T00:00:00Z'),
     ];
-    assert.equal(guardOf(guards, 'decoder')?.metadata.name, 'a');
-    assert.equal(guardOf(guards, 'missing'), undefined);
+    assert.equal(guardOf(guards, 'DaemonSet', 'decoder')?.metadata.name, 'a');
+    assert.equal(guardOf(guards, 'StatefulSet', 'decoder')?.metadata.name, 'sts');
+    assert.equal(guardOf(guards, 'DaemonSet', 'missing'), undefined);
   });
 });
 
@@ -224,6 +234,23 @@ describe('afterUndo: what follows a StatefulSet template undo', () => {
         afterUndo(store('OrderedReady'), HASH.B, spec) ?? '',
         /^then store-2, store-1 must go by hand: kubectl delete pod store-2 store-1 -n db /,
       );
+  });
+
+  it('two broken pushes: the pod stuck on the superseded revision is named too', () => {
+    const twoPushes = targetObs({
+      nodes: [ordinal(0, HASH.A, true), ordinal(1, HASH.C, false), ordinal(2, HASH.B, false)],
+      target: { kind: 'StatefulSet', name: 'store', namespace: 'db', waitsOnUnreadyPods: true },
+    }) as Extract<Observation, { kind: 'Target' }>;
+    assert.equal(
+      afterUndo(twoPushes, HASH.C, withStall('Undo'), [HASH.B]),
+      'then the operator evicts store-2, store-1, one at a time (not Ready on the undone revision or one the rollout superseded: under OrderedReady the StatefulSet controller does not replace them)',
+    );
+    assert.match(afterUndo(twoPushes, HASH.C, withStall('Report'), [HASH.B]) ?? '', /kubectl delete pod store-2 store-1 -n db /);
+    assert.match(
+      afterUndo(twoPushes, HASH.C, withStall('Report')) ?? '',
+      /kubectl delete pod store-1 -n db /,
+      'without the superseded revision, store-2 is not named',
+    );
   });
 
   it('nothing under Parallel, for a DaemonSet, or when no pod is stuck', () => {

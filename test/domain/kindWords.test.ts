@@ -25,7 +25,6 @@ import {
   deletingPod,
   dsView,
   imagePullPod,
-  node,
   notReadyPod,
   pod,
   policy,
@@ -37,6 +36,8 @@ import {
   unschedulablePod,
   waitingOutMinReadyPod,
   type Step,
+  ordinal,
+  store,
 } from '../support/fixtures.js';
 
 const STORE: TargetView = dsView({ kind: 'StatefulSet', name: 'store', waitsOnUnreadyPods: true });
@@ -172,19 +173,10 @@ const B2 = rev(HASH.B, 2);
 const C3 = rev(HASH.C, 3);
 const A3 = rev(HASH.A, 3);
 const PUSH = T0 + sec(60);
-const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
-  kind: 'StatefulSet',
-  name: 'store',
-  waitsOnUnreadyPods: true,
-  ...o,
-});
-const ordinal = (i: number, p: PodView, health?: NodeView['health']): NodeView => ({
-  ...node(`store-${i}`, [{ ...p, name: `store-${i}`, uid: `uid-${i}` }]),
-  ordinal: i,
-  host: `node-${i}`,
-  ...(health ? { health } : {}),
-});
-const onA = (i: number): NodeView => ordinal(i, pod({ hash: HASH.A }));
+/** Ordinal `i` of `store`, on node-i. */
+const onNode = (i: number, p: PodView, health?: NodeView['health']): NodeView =>
+  ordinal(i, p, { host: `node-${i}`, ...(health ? { health } : {}) });
+const onA = (i: number): NodeView => onNode(i, pod({ hash: HASH.A }));
 const at = (generation: number, observed: number, units: NodeView[], revisions = [A1, B2], o: Partial<TargetView> = {}): Observation =>
   targetObs({
     nodes: units,
@@ -222,31 +214,28 @@ const FAILURES: Record<string, PodView> = {
 function corpus(): Array<[string, Observation[]]> {
   const out: Array<[string, Observation[]]> = [];
   for (const [name, failing] of Object.entries(FAILURES)) {
-    out.push([`store-2 ${name}`, [at(2, 2, [onA(0), onA(1), ordinal(2, failing)])]]);
+    out.push([`store-2 ${name}`, [at(2, 2, [onA(0), onA(1), onNode(2, failing)])]]);
     out.push([
       `store-2 ${name}, then a third revision pushed`,
-      [at(2, 2, [onA(0), onA(1), ordinal(2, failing)]), at(3, 3, [onA(0), onA(1), ordinal(2, failing)], [A1, B2, C3], { updated: 0 })],
+      [at(2, 2, [onA(0), onA(1), onNode(2, failing)]), at(3, 3, [onA(0), onA(1), onNode(2, failing)], [A1, B2, C3], { updated: 0 })],
     ]);
   }
-  const stuck = ordinal(2, imagePullPod(HASH.B));
+  const stuck = onNode(2, imagePullPod(HASH.B));
   out.push(['the controller not observing', [at(2, 1, [0, 1, 2].map(onA), [A1])]]);
   out.push([
     'the controller not observing a third revision',
-    [at(2, 2, [onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))]), at(3, 2, [onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))])],
+    [at(2, 2, [onA(0), onA(1), onNode(2, pod({ hash: HASH.B }))]), at(3, 2, [onA(0), onA(1), onNode(2, pod({ hash: HASH.B }))])],
   ]);
   out.push(['the controller not acting', [at(2, 2, [0, 1, 2].map(onA), [A1, B2], { updated: 0 })]]);
   out.push([
     'a node dying under store-2',
-    [at(2, 2, [onA(0), onA(1), ordinal(2, deletingPod(HASH.A, PUSH), { ready: 'Unknown', reason: 'NodeStatusUnknown' })])],
+    [at(2, 2, [onA(0), onA(1), onNode(2, deletingPod(HASH.A, PUSH), { ready: 'Unknown', reason: 'NodeStatusUnknown' })])],
   ]);
   out.push(['scaled down mid-rollout', [at(2, 2, [onA(0), stuck]), at(2, 2, [onA(0)], [A1, B2], { desired: 1 })]]);
   out.push(['scaled to zero', [at(2, 2, [], [A1, B2], { desired: 0 })]]);
-  out.push(['at a partition', [at(2, 2, [onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))], [A1, B2], { partition: 2 })]]);
+  out.push(['at a partition', [at(2, 2, [onA(0), onA(1), onNode(2, pod({ hash: HASH.B }))], [A1, B2], { partition: 2 })]]);
   out.push(['a revert left stuck', [at(2, 2, [onA(0), onA(1), stuck]), at(3, 3, [onA(0), onA(1), stuck], [A3, B2], { updated: 2 })]]);
-  out.push([
-    'store-2 failing before the rollout',
-    [at(2, 2, [onA(0), onA(1), ordinal(2, crashLoopPod(HASH.A))], [A1, B2], { updated: 0 })],
-  ]);
+  out.push(['store-2 failing before the rollout', [at(2, 2, [onA(0), onA(1), onNode(2, crashLoopPod(HASH.A))], [A1, B2], { updated: 0 })]]);
   out.push([
     'a refusal only the StatefulSet says',
     [
@@ -259,11 +248,11 @@ function corpus(): Array<[string, Observation[]]> {
   out.push([
     'a clean rollout',
     [
-      at(2, 2, [onA(0), onA(1), ordinal(2, pod({ hash: HASH.B }))]),
+      at(2, 2, [onA(0), onA(1), onNode(2, pod({ hash: HASH.B }))]),
       at(
         2,
         2,
-        [0, 1, 2].map((i) => ordinal(i, pod({ hash: HASH.B }))),
+        [0, 1, 2].map((i) => onNode(i, pod({ hash: HASH.B }))),
       ),
     ],
   ]);

@@ -5,7 +5,6 @@
  * Against a local HTTP server standing in for the API server, which records every list it is asked for.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { KINDS, TARGET_KINDS } from '../../src/api/kinds.js';
@@ -13,47 +12,36 @@ import { Caches } from '../../src/runtime/caches.js';
 import { DEFAULTS, type OperatorConfig } from '../../src/runtime/config.js';
 import { waitFor } from '../../cluster/wait.js';
 import { FakeClock } from '../support/fakeClock.js';
-import { clientFor, listenLocal } from '../support/localApi.js';
+import { clientFor, quietApi, type QuietApi } from '../support/localApi.js';
 
 /** Polling a local fake API: a list takes milliseconds; the bound only ends a broken run. */
 const QUICK = { timeoutMs: 5_000, intervalMs: 5 };
 
 describe('Caches: each kind cached from the start or on demand', () => {
-  let server: http.Server;
-  let open: http.ServerResponse[];
+  let api: QuietApi;
   /** Every list asked for: its path, and its field selector when it has one. */
   let lists: string[];
   let caches: Caches | undefined;
 
   beforeEach(async () => {
-    open = [];
     lists = [];
     caches = undefined;
-    server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
-        open.push(res); // held open, silent
-        return;
-      }
+    api = await quietApi((url) => {
       const selector = url.searchParams.get('fieldSelector');
       lists.push(selector ? `${url.pathname}?${selector}` : url.pathname);
-      res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '7' }, items: [] }));
+      return [];
     });
-    await listenLocal(server);
   });
 
   afterEach(async () => {
     await caches?.stop();
-    for (const r of open) r.destroy();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await api.close();
   });
 
   function started(): Caches {
     const config: OperatorConfig = { ...DEFAULTS, identity: 'test', leaseNamespace: 'rollout-guard-system' };
     const c = new Caches({
-      client: clientFor(server),
+      client: clientFor(api.server),
       config,
       policies: false,
       clock: new FakeClock(Date.parse('2026-01-01T00:00:00Z')),

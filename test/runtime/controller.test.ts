@@ -4,7 +4,6 @@
  * caches and reconcilers are assembled as the manager assembles them.
  */
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { GROUP, VERSION } from '../../src/api/names.js';
@@ -16,7 +15,7 @@ import { assembleController, type Assembly } from '../../src/runtime/manager.js'
 import { Metrics } from '../../src/runtime/metrics.js';
 import { waitFor } from '../../cluster/wait.js';
 import { FakeClock } from '../support/fakeClock.js';
-import { clientFor, listenLocal } from '../support/localApi.js';
+import { clientFor, quietApi, type QuietApi } from '../support/localApi.js';
 
 type Line = Record<string, unknown>;
 
@@ -28,48 +27,29 @@ const POLICY = {
 };
 
 describe('Controller: one queue per controller', () => {
-  let server: http.Server;
-  let open: http.ServerResponse[];
+  let api: QuietApi;
   let controller: Controller | undefined;
   let caches: Caches | undefined;
   let stop: AbortController;
 
   beforeEach(async () => {
-    open = [];
     stop = new AbortController();
     controller = undefined;
     caches = undefined;
-    server = http.createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
-        open.push(res); // held open, silent
-        return;
-      }
-      res.end(
-        JSON.stringify({
-          kind: 'List',
-          metadata: { resourceVersion: '7' },
-          items: url.pathname.endsWith('/rolloutguardpolicies') ? [POLICY] : [],
-        }),
-      );
-    });
-    await listenLocal(server);
+    api = await quietApi((url) => (url.pathname.endsWith('/rolloutguardpolicies') ? [POLICY] : []));
   });
 
   afterEach(async () => {
     stop.abort();
     await controller?.stop(1000);
     await caches?.stop();
-    for (const r of open) r.destroy();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await api.close();
   });
 
   async function started(policyPorts: PolicyPorts, lines: Line[], metrics: Metrics): Promise<Controller> {
     const config: OperatorConfig = { ...DEFAULTS, identity: 'test', leaseNamespace: 'rollout-guard-system', policies: true, workers: 1 };
     const assembly: Assembly = {
-      client: clientFor(server),
+      client: clientFor(api.server),
       // A guard absent from the cache is forgotten without a request: no port is called in these tests.
       writes: {} as Assembly['writes'],
       policyWrites: policyPorts,

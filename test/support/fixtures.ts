@@ -192,6 +192,24 @@ export function node(name: string, pods: PodView[] = [], eligible = true, inelig
   return n;
 }
 
+/** An OrderedReady StatefulSet `store` as decide sees it: its controller waits on unready pods. */
+export const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
+  kind: 'StatefulSet',
+  name: 'store',
+  waitsOnUnreadyPods: true,
+  ...o,
+});
+
+/** Ordinal `i` of {@link store}: its pod named store-i, with UID `uid-i` unless given, on `host` and with `health` when given. */
+export function ordinal(i: number, p: PodView, o: { uid?: string; host?: string; health?: NodeView['health'] } = {}): NodeView {
+  return {
+    ...node(`store-${i}`, [{ ...p, name: `store-${i}`, uid: o.uid ?? `uid-${i}` }]),
+    ordinal: i,
+    ...(o.host ? { host: o.host } : {}),
+    ...(o.health ? { health: o.health } : {}),
+  };
+}
+
 /** Options of {@link targetObs}. `currentRevision` defaults to the highest revision (as gather picks it); pass `null` for none. */
 export interface TargetObsOptions {
   target?: Partial<TargetView>;

@@ -4,7 +4,7 @@
  * daemonSetUndo). They need the real ApiClient, built the way the operator builds it (from a KubeConfig),
  * but no cluster: a plain-HTTP cluster entry on 127.0.0.1 with an anonymous user is enough.
  */
-import type http from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiClient, type ApiClientOptions } from '../../src/k8s/apiClient.js';
@@ -32,4 +32,38 @@ export function localKubeConfig(server: http.Server): KubeConfig {
 /** The operator's ApiClient, built through `ApiClient.fromKubeConfig` as in production, talking to `server`. */
 export function clientFor(server: http.Server, opts?: ApiClientOptions): ApiClient {
   return ApiClient.fromKubeConfig(localKubeConfig(server), opts);
+}
+
+/** A local API server whose lists answer from a function and whose watches stay open and silent. */
+export interface QuietApi {
+  server: http.Server;
+  /** Ends the held watches and closes the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a local API server that answers every list with the items `itemsOf` gives for its URL (at
+ * resourceVersion 7) and holds every watch open without an event: caches list once and then hear nothing.
+ */
+export async function quietApi(itemsOf: (url: URL) => unknown[] = () => []): Promise<QuietApi> {
+  const open: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const watch = url.searchParams.get('watch');
+    if (watch === 'true' || watch === '1') {
+      open.push(res);
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'List', metadata: { resourceVersion: '7' }, items: itemsOf(url) }));
+  });
+  await listenLocal(server);
+  return {
+    server,
+    close: async () => {
+      for (const r of open) r.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

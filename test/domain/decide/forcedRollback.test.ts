@@ -13,7 +13,21 @@ import { EVICTION_BACKOFF_MS, retryAt } from '../../../src/domain/decide/forcedR
 import type { NodeView, Observation, PodView, TargetView } from '../../../src/domain/observation.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../../../src/api/types.js';
-import { HASH, T0, crashLoopPod, imagePullPod, node, pod, policy, rev, run, sec, targetObs, type Step } from '../../support/fixtures.js';
+import {
+  HASH,
+  T0,
+  crashLoopPod,
+  imagePullPod,
+  ordinal,
+  pod,
+  policy,
+  rev,
+  run,
+  sec,
+  store,
+  targetObs,
+  type Step,
+} from '../../support/fixtures.js';
 
 const A1 = rev(HASH.A, 1);
 const B2 = rev(HASH.B, 2);
@@ -21,17 +35,6 @@ const A3 = rev(HASH.A, 3);
 const T1 = T0 + sec(60);
 const UNDONE = T1 + sec(601);
 
-const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
-  kind: 'StatefulSet',
-  name: 'store',
-  waitsOnUnreadyPods: true,
-  ...o,
-});
-/** Ordinal `i` of `store`, its pod named store-i with UID uid-i. */
-const ordinal = (i: number, p: PodView): NodeView => ({
-  ...node(`store-${i}`, [{ ...p, name: `store-${i}`, uid: `uid-${i}` }]),
-  ordinal: i,
-});
 const onA = (i: number): NodeView => ordinal(i, pod({ hash: HASH.A }));
 
 const healthy = targetObs({ nodes: [0, 1, 2].map(onA), revisions: [A1], target: store() });

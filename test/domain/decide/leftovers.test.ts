@@ -15,7 +15,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { recordEviction } from '../../../src/domain/eviction.js';
 import { recordUndoOutcome } from '../../../src/domain/undo.js';
-import type { NodeView, Observation, PodView, TargetView } from '../../../src/domain/observation.js';
+import type { NodeView, Observation, PodView } from '../../../src/domain/observation.js';
 import type { Decision } from '../../../src/domain/decision.js';
 import type { GuardSpec, GuardStatus } from '../../../src/api/types.js';
 import { check } from '../../support/fastCheck.js';
@@ -24,7 +24,6 @@ import {
   T0,
   crashLoopPod,
   imagePullPod,
-  node,
   notReadyPod,
   pod,
   policy,
@@ -34,6 +33,8 @@ import {
   targetObs,
   unschedulablePod,
   type Step,
+  ordinal,
+  store,
 } from '../../support/fixtures.js';
 
 const A1 = rev(HASH.A, 1);
@@ -45,17 +46,6 @@ const PUSH_C = PUSH_B + sec(4);
 const SUSPECT = 6;
 const DEADLINE = 15;
 
-const store = (o: Partial<TargetView> = {}): Partial<TargetView> => ({
-  kind: 'StatefulSet',
-  name: 'store',
-  waitsOnUnreadyPods: true,
-  ...o,
-});
-/** Ordinal `i` of `store`, its pod named store-i with UID `uid`. */
-const ordinal = (i: number, p: PodView, uid = `uid-${i}`): NodeView => ({
-  ...node(`store-${i}`, [{ ...p, name: `store-${i}`, uid }]),
-  ordinal: i,
-});
 const on = (hash: string) => (i: number) => ordinal(i, pod({ hash }));
 
 /** The StatefulSet at `generation`, observed, with `ready` of 3 Ready and `updated` on the update revision. */
@@ -159,9 +149,9 @@ describe('a StatefulSet pod left on a superseded revision', () => {
   });
 
   it('Undo, a fix pushed forward: once evicted, store-2 comes up on revision 3 and the rollout completes with no undo', () => {
-    const fixed = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, pod({ hash: HASH.C }), 'uid-2b')], 3, [A1, B2, C3], 1, 3);
+    const fixed = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, pod({ hash: HASH.C }), { uid: 'uid-2b' })], 3, [A1, B2, C3], 1, 3);
     const done = world(
-      [0, 1, 2].map((i) => ordinal(i, pod({ hash: HASH.C }), `uid-${i}c`)),
+      [0, 1, 2].map((i) => ordinal(i, pod({ hash: HASH.C }), { uid: `uid-${i}c` })),
       3,
       [A1, B2, C3],
       3,
@@ -182,7 +172,7 @@ describe('a StatefulSet pod left on a superseded revision', () => {
   });
 
   it('Undo, two broken pushes: once evicted, store-2 fails on revision 3 too, and one undo goes straight to revision 1', () => {
-    const failsOnC = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), 'uid-2b')], 3, [A1, B2, C3], 1);
+    const failsOnC = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), { uid: 'uid-2b' })], 3, [A1, B2, C3], 1);
     const evictedAt = PUSH_C + sec(DEADLINE);
     const ds = timeline({ action: 'Undo' }, undefined, [
       { obs: failsOnC, at: evictedAt + sec(2) },
@@ -200,10 +190,10 @@ describe('a StatefulSet pod left on a superseded revision', () => {
   });
 
   it('Undo, two broken pushes: after the undo, the pod left on revision 3 is evicted in turn and the rollback completes', () => {
-    const failsOnC = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), 'uid-2b')], 3, [A1, B2, C3], 1);
+    const failsOnC = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), { uid: 'uid-2b' })], 3, [A1, B2, C3], 1);
     const evictedAt = PUSH_C + sec(DEADLINE);
     const undoAt = evictedAt + sec(2 + DEADLINE);
-    const undone = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), 'uid-2b')], 4, [A4, B2, C3], 2);
+    const undone = world([on(HASH.A)(0), on(HASH.A)(1), ordinal(2, imagePullPod(HASH.C), { uid: 'uid-2b' })], 4, [A4, B2, C3], 2);
     const back = world([0, 1, 2].map(on(HASH.A)), 4, [A4, B2, C3], 3, 3);
     const ds = timeline({ action: 'Undo' }, undefined, [
       {
