@@ -283,8 +283,7 @@ export interface UndoSkip {
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
     | 'ClockSkew'
-    | 'UnavailableAtStartUnlisted'
-    | 'UndoNotSupported';
+    | 'UnavailableAtStartUnlisted';
   message: string;
 }
 

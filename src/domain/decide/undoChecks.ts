@@ -6,7 +6,6 @@
  */
 import { nodeFault } from '../nodeAttribution.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
-import { undoUnsupported } from '../../api/kinds.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtRev, list, units, unitWord } from '../messages.js';
 import { previousFailsNow } from '../compare.js';
@@ -135,12 +134,6 @@ const notTheRevision: Check<UndoCase> = ({ a, v }) => {
   };
 };
 
-/** The guard must know how to undo the target's kind (KindDescriptor.undo.unsupported says why it does not). */
-const kindNotUndone: Check<UndoCase> = ({ obs: { target } }) => {
-  const why = undoUnsupported(target.kind);
-  return why === undefined ? undefined : { reason: 'UndoNotSupported', message: why };
-};
-
 /** There must be an earlier revision, different from the new one and still in the DaemonSet's history. */
 const noEarlierRevision: Check<UndoCase> = ({ obs, rollout, plan }) => {
   const from = rollout.fromRevision;
@@ -175,7 +168,6 @@ const MAY_UNDO: readonly Check<UndoCase>[] = [
   ownedByController,
   leftoversHoldIt,
   notTheRevision,
-  kindNotUndone,
   noEarlierRevision,
 ];
 
