@@ -150,11 +150,6 @@ export interface KindDescriptor {
   };
   /** The rights it needs (config/rbac/role.yaml): to observe it (ClusterRole rollout-guard), and to undo (rollout-guard-undo). */
   rbac: { observe: readonly KindRight[]; undo: readonly KindRight[] };
-  /**
-   * The one-shot commands (`rollout-guard get`, `check`) take its workloads (`ds/NAME`). Not yet a
-   * Deployment's: their output does not show its pods per ReplicaSet.
-   */
-  commands: boolean;
   /** Its words in messages. */
   words: KindMessageWords;
 }
@@ -192,7 +187,6 @@ export const KINDS = {
       ],
       undo: [{ group: 'apps', resource: 'daemonsets', verbs: ['patch'] }],
     },
-    commands: true,
     words: {
       unit: 'node',
       desired: 'DESIRED',
@@ -239,7 +233,6 @@ export const KINDS = {
         { group: '', resource: 'pods/eviction', verbs: ['create'] },
       ],
     },
-    commands: true,
     words: {
       unit: 'pod',
       desired: 'replicas',
@@ -284,7 +277,6 @@ export const KINDS = {
       ],
       undo: [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }],
     },
-    commands: false,
     words: {
       unit: 'pod',
       desired: 'replicas',

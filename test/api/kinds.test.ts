@@ -190,8 +190,7 @@ describe('the Deployment in the registry', () => {
     assert.deepEqual(KINDS.Deployment.rbac.undo, [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }]);
   });
 
-  it("is not taken by the one-shot commands yet, and its words are kubectl get deploy's", () => {
-    assert.equal(KINDS.Deployment.commands, false);
+  it("speaks kubectl get deploy's words", () => {
     assert.equal(
       KINDS.Deployment.words.columns({ desired: 3, ready: 2, updated: 1, available: 2 }),
       'kubectl get deploy shows READY 2/3, UP-TO-DATE 1, AVAILABLE 2',
