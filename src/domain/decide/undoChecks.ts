@@ -5,6 +5,7 @@
  * restoring the earlier revision would help and can be trusted.
  */
 import { nodeFault } from '../nodeAttribution.js';
+import { KINDS } from '../../api/kinds.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtRev, list, units, unitWord } from '../messages.js';
@@ -155,7 +156,7 @@ const noEarlierRevision: Check<UndoCase> = ({ obs, rollout, plan }) => {
       reason: 'NoEarlierRevision',
       message: `the template did not change: there is no earlier revision to restore (${fmtRev(rollout.toRevision)} already ran on every ${unit}; a revision failing after its rollout completed is not undone by the guard: kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched after its counters complete)`,
     };
-  const gone = `${fmtRev(from)} is no longer in the ${obs.target.kind}'s history (ControllerRevision deleted)`;
+  const gone = `${fmtRev(from)} is no longer in the ${obs.target.kind}'s history (${KINDS[obs.target.kind].undo.from} deleted)`;
   return plan ? undefined : { reason: 'RevisionGone', message: gone };
 };
 
