@@ -59,11 +59,12 @@ interface Seen {
   stalledAt?: number;
   undoStartedAt?: number;
   rolledBackAt?: number;
-  /** The cause and owner the guard gave while the broken rollout was in flight (Suspect, then Stalled). */
+  /**
+   * The cause and owner the guard gave while the broken rollout was in flight (Suspect, then Stalled): the
+   * owner is read from the status, the cause also from the RolloutStalled Event's note.
+   */
   cause?: string;
   owner?: FaultOwner | '';
-  /** Whether a poll caught the Stalled state itself (with Undo it lasts only until the undo is applied). */
-  sawStalled: boolean;
   /** The ReplicaSets as they were while the broken rollout was in flight. */
   stalledSets?: ReplicaSetRow[];
 }
@@ -115,7 +116,7 @@ async function tell(sc: Scene): Promise<void> {
   );
   const header = `namespace ${sc.ns} · Deployment ${WEB} (${REPLICAS} replicas, maxSurge 25 %) · onStall.action Undo · suspect ${TIMINGS.suspectAfterSeconds}s, stalled ${TIMINGS.progressDeadlineSeconds}s`;
   sc.view = new LiveView({ ci: outputMode().ci, st: style(outputMode().color), t0: sc.t0, header });
-  const seen: Seen = { original, sawStalled: false };
+  const seen: Seen = { original };
   const done = await follow(sc, seen);
   sc.view.leave();
   await checkOutcome(sc, done, seen);
@@ -204,8 +205,8 @@ async function follow(sc: Scene, seen: Seen): Promise<Snapshot> {
       if (g.owner) seen.owner = g.owner;
       if (s.replicaSets) seen.stalledSets = s.replicaSets;
     }
+    // With Undo, Stalled lasts only until the undo is applied: a poll seldom catches it, but when one does, it must be this stall.
     if (g?.state === 'Stalled' && !g.lastUndo) {
-      seen.sawStalled = true;
       if (g.cause !== 'ImagePullFailure')
         throw new StoryFailed(`Stalled with cause ${g.cause || '?'}, expected ImagePullFailure: ${g.message ?? ''}`);
       if (g.owner !== 'Revision') throw new StoryFailed(`Stalled with owner ${g.owner || '?'}, expected Revision: ${g.message ?? ''}`);
