@@ -1,6 +1,7 @@
 /**
- * The DaemonSet and RolloutGuard manifests the tests, the bench and the demo apply: one builder each, so
- * that every DaemonSet a guard is tried on has the same shape and differs only where a caller says.
+ * The DaemonSet, StatefulSet, Deployment and RolloutGuard manifests the tests, the bench and the demo
+ * apply: one builder each, so that every workload a guard is tried on has the same shape and differs only
+ * where a caller says.
  *
  * A DaemonSet here has the labels `app: <name>` (its own, its selector's and its pods'), a RollingUpdate
  * strategy (maxUnavailable 1, maxSurge 0 unless given), pods that stop within a second unless told
@@ -10,7 +11,7 @@
  *
  * @module
  */
-import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND, STATEFULSET_KIND } from '../src/api/names.js';
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, DEPLOYMENT_KIND, GUARD_KIND, STATEFULSET_KIND } from '../src/api/names.js';
 
 /** A manifest as kubectl applies it. */
 export type Manifest = Record<string, unknown>;
@@ -112,6 +113,36 @@ export function statefulSetManifest(o: StatefulSetOptions): Manifest {
   };
 }
 
+/** Options for {@link deploymentManifest}: the pod as a DaemonSet's, and the Deployment's own fields. */
+export interface DeploymentOptions extends Omit<DaemonSetOptions, 'maxUnavailable' | 'maxSurge'> {
+  replicas: number;
+  /** Default RollingUpdate (maxSurge and maxUnavailable the API server's 25 % each), as the API server defaults it. */
+  strategy?: 'RollingUpdate' | 'Recreate';
+  /** The Deployment's own `progressDeadlineSeconds`; left out, the API server's default (600). */
+  progressDeadlineSeconds?: number;
+  /** `spec.paused`: template changes wait for the resume. */
+  paused?: boolean;
+}
+
+/** A Deployment manifest whose pods are shaped as {@link daemonSetManifest}'s are. */
+export function deploymentManifest(o: DeploymentOptions): Manifest {
+  const labels = { app: o.name };
+  return {
+    apiVersion: APPS_API_VERSION,
+    kind: DEPLOYMENT_KIND,
+    metadata: { name: o.name, namespace: o.namespace, labels },
+    spec: {
+      replicas: o.replicas,
+      selector: { matchLabels: labels },
+      strategy: { type: o.strategy ?? 'RollingUpdate' },
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+      ...(o.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: o.progressDeadlineSeconds } : {}),
+      ...(o.paused !== undefined ? { paused: o.paused } : {}),
+      template: { metadata: { labels }, spec: podSpec(o) },
+    },
+  };
+}
+
 function podSpec(o: DaemonSetOptions): Manifest {
   const c = o.container;
   const resources = {
@@ -154,12 +185,12 @@ export interface GuardOptions {
   /** The workload guarded; default {@link name}. */
   target?: string;
   /** The workload's kind; default DaemonSet. */
-  kind?: typeof DAEMONSET_KIND | typeof STATEFULSET_KIND;
+  kind?: typeof DAEMONSET_KIND | typeof STATEFULSET_KIND | typeof DEPLOYMENT_KIND;
   /** Spec fields besides `targetRef` (a `targetRef` here replaces it). */
   spec?: Record<string, unknown>;
 }
 
-/** A RolloutGuard manifest targeting a DaemonSet (or, with `kind`, a StatefulSet) of the same namespace. */
+/** A RolloutGuard manifest targeting a DaemonSet (or, with `kind`, a StatefulSet or Deployment) of the same namespace. */
 export function rolloutGuardManifest(o: GuardOptions): Manifest {
   return {
     apiVersion: API_VERSION,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run demo`: four stories, each told in a minute or two on a local control plane.
+ * `npm run demo`: five stories, each told in a minute or two on a local control plane.
  *
  * broken-image (the default, this file): the quiet stall.
  *   1. start (or reuse) the local control plane and install the CRDs;
@@ -20,6 +20,10 @@
  * with `kubectl rollout undo` and left stuck under OrderedReady; the guard finishes the rollback
  * (`--real-node`: the same on the real node).
  *
+ * deployment (`--story deployment`, deployment.ts): a Deployment rolled to an image that cannot be
+ * pulled; an Undo guard calls it Stalled and undoes it as `kubectl rollout undo` does, and the Deployment
+ * controller scales the previous ReplicaSet back up and the broken one down.
+ *
  * On a terminal the live view is redrawn in place; otherwise (CI, a pipe, CI=true) it prints one
  * timestamped line per change. See `--help` for the flags.
  */
@@ -35,6 +39,7 @@ import { waitFor } from '../cluster/wait.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, daemonSet, out, outputMode, rolloutGuard, section, show } from './shared.js';
+import { deploymentStory } from './deployment.js';
 import { statefulSetStory } from './statefulSet.js';
 import { LOCAL_NODES, cleanupOnce, connect, startOperator, type StoryCluster } from './storyCluster.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
@@ -57,8 +62,12 @@ Stories of a rollout and rollout-guard:
                  names the way out; kubectl rollout undo restores the template but leaves the broken pod
                  stuck (kubectl rollout status times out); switched to Undo, the guard evicts that pod
                  and the StatefulSet is whole again on one revision
+  deployment     a Deployment (3 replicas, RollingUpdate, maxSurge 25 %) rolled to an image that cannot be
+                 pulled; an Undo guard calls it Stalled (ImagePullFailure, the revision at fault) and
+                 undoes it as kubectl rollout undo does: the previous ReplicaSet is scaled back to 3, the
+                 broken one to 0, and kubectl rollout status completes
 
-  --story broken-image|dead-nodes|real-node|statefulset   which story to tell (default broken-image)
+  --story broken-image|dead-nodes|real-node|statefulset|deployment   which story to tell (default broken-image)
   --keep                 leave the cluster, the namespace and the operator running, and print how to explore them
   --namespace NS         namespace to (re)create for the demo (default ${DEFAULT_NAMESPACE})
   --timeout DURATION     give up if the story has not completed this long after the image change (default 3m)
@@ -84,13 +93,16 @@ on the original revision; with Report: Stalled with cause ImagePullFailure and a
 Stalled with cause NodeNotReady and owner Node, the undo skipped as NotTheRevision, never undone, then
 Healthy on revision 2; statefulset: Stalled with cause ImagePullFailure and both commands named, the
 revert by hand left stuck with the same broken pod, then that one pod evicted, no undo of the guard's
-own, all replicas Ready on the original revision, the other pods untouched); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
+own, all replicas Ready on the original revision, the other pods untouched; deployment: Stalled with
+cause ImagePullFailure and owner Revision, exactly one undo, RolledBack with the template on the good
+image, the old ReplicaSet at 3 and the broken one at 0, every pod on one pod-template-hash, and kubectl
+rollout status complete); 2 for a bad flag. Live view redrawn in place on a terminal; plain timestamped
 lines when stdout is not a terminal or CI=true.`;
 
-const STORIES = ['broken-image', 'dead-nodes', 'real-node', 'statefulset'] as const;
+const STORIES = ['broken-image', 'dead-nodes', 'real-node', 'statefulset', 'deployment'] as const;
 /**
  * broken-image and real-node are told by {@link brokenImageStory} below, dead-nodes by
- * {@link deadNodesStory}, statefulset by {@link statefulSetStory}.
+ * {@link deadNodesStory}, statefulset by {@link statefulSetStory}, deployment by {@link deploymentStory}.
  */
 type Story = (typeof STORIES)[number];
 
@@ -190,6 +202,12 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         '--story statefulset runs on the local control plane (its kwok nodes or, with --real-node, its real node), not --kubeconfig',
       );
   }
+  if (story === 'deployment') {
+    if (kubeconfig !== undefined)
+      throw new UsageError('--story deployment runs on the local control plane (its kwok nodes), not --kubeconfig');
+    if (brokenImageOnly.length > 0)
+      throw new UsageError(`${[...new Set(brokenImageOnly)].join(', ')}: not for --story deployment, which tells its own steps`);
+  }
   if (story === 'dead-nodes') {
     if (kubeconfig !== undefined) {
       throw new UsageError(
@@ -247,6 +265,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (opts.story === 'dead-nodes') return deadNodesStory(opts);
   if (opts.story === 'statefulset') return statefulSetStory(opts);
+  if (opts.story === 'deployment') return deploymentStory(opts);
   return brokenImageStory(opts);
 }
 

@@ -1,12 +1,14 @@
 /**
- * What the demo shows while the story runs: one snapshot of the DaemonSet, its pods and the guard, read
- * straight from the API server, rendered either as a frame redrawn in place (a terminal) or as one
+ * What the demo shows while the story runs: one snapshot of the workload (a DaemonSet, a StatefulSet or a
+ * Deployment), its pods and revisions and the guard, read straight from the API server, rendered either as a frame redrawn in place (a terminal) or as one
  * timestamped line per change (CI logs). Also the closing summary, computed from what was observed.
  *
  * Everything but {@link readSnapshot} is pure, so the rendering can be reasoned about from its input.
  */
 import type { ApiClient } from '../src/k8s/apiClient.js';
 import { isNotFound } from '../src/k8s/apiErrors.js';
+import { KINDS, type KindDescriptor, type TargetKind } from '../src/api/kinds.js';
+import { DEPLOYMENT_REVISION_ANNOTATION } from '../src/api/names.js';
 import type { BlockedNode, EmptyNode, GuardStatus, UndoPlan, UndoRecord } from '../src/api/types.js';
 
 /** The kubectl get ds columns. */
@@ -31,7 +33,20 @@ export interface PodCell {
   deleting: boolean;
 }
 
-/** One node that runs, or should run, the daemon pod. */
+/** One ReplicaSet of a Deployment: one revision of its pod template, and how many pods it has. */
+export interface ReplicaSetRow {
+  name: string;
+  /** Its `deployment.kubernetes.io/revision`. */
+  revision?: number;
+  /** Its `pod-template-hash`, the label its pods carry. */
+  hash: string;
+  /** spec.replicas: what the Deployment controller scaled it to. */
+  desired: number;
+  ready: number;
+  available: number;
+}
+
+/** One node that runs, or should run, the daemon pod (a StatefulSet's ordinal, a Deployment's pod). */
 export interface NodeRow {
   node: string;
   pods: PodCell[];
@@ -45,12 +60,14 @@ export interface NodeRow {
 /** Everything the view and the story checks need at one instant. */
 export interface Snapshot {
   at: number;
-  /** The workload's kind: a StatefulSet's rows are its ordinals' pods, not nodes. */
+  /** The workload's kind: a StatefulSet's rows are its ordinals' pods and a Deployment's its pods, not nodes. */
   kind: WorkloadKind;
-  /** The workload's counters, in `kubectl get ds` terms (a StatefulSet's read as desired = replicas). */
+  /** The workload's counters, in `kubectl get ds` terms (a StatefulSet's or Deployment's read as desired = replicas). */
   ds?: DsColumns;
   guard?: GuardStatus;
   nodes: NodeRow[];
+  /** A Deployment's ReplicaSets, oldest revision first (absent for the kinds whose history is ControllerRevisions). */
+  replicaSets?: ReplicaSetRow[];
   /** The guard's Events (not their DaemonSet mirrors), oldest first. */
   events: GuardEvent[];
 }
@@ -68,10 +85,13 @@ interface Meta {
   name: string;
   generation?: number;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
   deletionTimestamp?: string;
 }
-export type WorkloadKind = 'DaemonSet' | 'StatefulSet';
+/** The kinds a story can tell of: those a guard can target, each described in src/api/kinds.ts. */
+export type WorkloadKind = TargetKind;
 
+/** A StatefulSet or a Deployment: its counters are its replicas'. */
 interface StsJson {
   metadata: Meta;
   spec: { replicas?: number; template: { spec: { containers: Array<{ image: string }> } } };
@@ -110,6 +130,11 @@ interface RevisionJson {
   metadata: Meta;
   revision: number;
 }
+interface ReplicaSetJson {
+  metadata: Meta;
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number; availableReplicas?: number };
+}
 interface GuardJson {
   status?: GuardStatus;
 }
@@ -121,8 +146,6 @@ interface EventJson {
   note?: string;
   regarding?: { kind?: string; name?: string };
 }
-
-const HASH_LABEL = 'controller-revision-hash';
 
 async function getOrUndefined<T>(client: ApiClient, path: string): Promise<T | undefined> {
   try {
@@ -149,7 +172,10 @@ export function podState(p: PodJson): { state: string; ready: boolean } {
 /**
  * Reads the workload, its pods and revisions, and the guard (all of them named `name`) in one go.
  * `pinned` rows are shown even while they have no pod (then as "empty"): a DaemonSet's nodes, or a
- * StatefulSet's ordinals (its pods' names), whose rows are keyed by pod name instead of node.
+ * StatefulSet's ordinals (its pods' names), whose rows are keyed by pod name instead of node. A
+ * Deployment's rows are its pods (nothing pinned: their names are not known in advance), and its
+ * revisions are its ReplicaSets, numbered by their `deployment.kubernetes.io/revision`.
+ * What differs by kind is read from the kind's descriptor (src/api/kinds.ts).
  */
 export async function readSnapshot(
   client: ApiClient,
@@ -160,13 +186,12 @@ export async function readSnapshot(
   kind: WorkloadKind = 'DaemonSet',
 ): Promise<Snapshot> {
   const n = encodeURIComponent(ns);
-  const sts = kind === 'StatefulSet';
-  const [workload, pods, revs, guard, events] = await Promise.all([
-    getOrUndefined<DsJson | StsJson>(client, `/apis/apps/v1/namespaces/${n}/${sts ? 'statefulsets' : 'daemonsets'}/${name}`),
-    client.request<{ items: PodJson[] }>('GET', `/api/v1/namespaces/${n}/pods`, { query: { labelSelector: `app=${name}` } }),
-    client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, {
-      query: { labelSelector: `app=${name}` },
-    }),
+  const d = KINDS[kind];
+  const byApp = { query: { labelSelector: `app=${name}` } };
+  const [workload, pods, revisions, guard, events] = await Promise.all([
+    getOrUndefined<DsJson | StsJson>(client, `/apis/apps/v1/namespaces/${n}/${d.resource}/${name}`),
+    client.request<{ items: PodJson[] }>('GET', `/api/v1/namespaces/${n}/pods`, byApp),
+    readRevisions(client, n, d.history, byApp),
     getOrUndefined<GuardJson>(client, `/apis/rolloutguard.dev/v1alpha1/namespaces/${n}/rolloutguards/${name}`),
     // events.k8s.io/v1 carries eventTime in microseconds: precise enough to time a transition the 500 ms
     // polling may miss entirely (Stalled lasts milliseconds when the undo follows at once).
@@ -174,15 +199,17 @@ export async function readSnapshot(
       query: { fieldSelector: `regarding.kind=RolloutGuard,regarding.name=${name}` },
     }),
   ]);
-  // A DaemonSet's pods carry its ControllerRevision's hash label; a StatefulSet's carry the revision's name.
-  const revByHash = new Map(revs.items.map((r) => [sts ? r.metadata.name : (r.metadata.labels?.[HASH_LABEL] ?? ''), r.revision]));
+  // A pod's revision label holds its revision's hash (a daemon pod's controller-revision-hash, a
+  // Deployment pod's pod-template-hash), or a StatefulSet's revision's name.
+  const keyOf = (m: Meta): string => (d.revisionLabelHolds === 'revisionName' ? m.name : (m.labels?.[d.revisionLabel] ?? ''));
+  const revByHash = new Map(revisions.map((r) => [keyOf(r.metadata), r.revision]));
   const rows = new Map<string, NodeRow>(pinned.map((node) => [node, { node, pods: [] }]));
   for (const e of guard?.status?.emptyNodes ?? []) if (!rows.has(e.node)) rows.set(e.node, { node: e.node, pods: [] });
   for (const p of pods.items) {
-    const node = sts ? p.metadata.name : (p.spec.nodeName ?? '(unscheduled)');
+    const node = d.units === 'nodes' ? (p.spec.nodeName ?? '(unscheduled)') : p.metadata.name;
     const row = rows.get(node) ?? { node, pods: [] };
     rows.set(node, row);
-    const hash = p.metadata.labels?.[HASH_LABEL] ?? '?';
+    const hash = p.metadata.labels?.[d.revisionLabel] ?? '?';
     const cell: PodCell = { hash, ...podState(p), deleting: Boolean(p.metadata.deletionTimestamp) };
     const revision = revByHash.get(hash);
     if (revision !== undefined) cell.revision = revision;
@@ -203,9 +230,40 @@ export async function readSnapshot(
     events: guardEvents,
     nodes: [...rows.values()].sort((a, b) => a.node.localeCompare(b.node, 'en', { numeric: true })),
   };
-  if (workload) snap.ds = sts ? stsColumns(workload) : dsColumns(workload);
+  if (d.history === 'ReplicaSets') snap.replicaSets = revisions.map((r) => replicaSetRow(r, keyOf(r.metadata)));
+  if (workload) snap.ds = d.desiredFromPlacement ? dsColumns(workload) : replicaColumns(workload);
   if (guard?.status) snap.guard = guard.status;
   return snap;
+}
+
+/** A revision as the snapshot reads it: its number, and the ReplicaSet itself when the history is ReplicaSets. */
+type Revision = RevisionJson & Partial<ReplicaSetJson>;
+
+/** The workload's revisions: its ControllerRevisions, or its ReplicaSets numbered by their revision annotation. */
+async function readRevisions(
+  client: ApiClient,
+  n: string,
+  history: KindDescriptor['history'],
+  byApp: { query: { labelSelector: string } },
+): Promise<Revision[]> {
+  if (history === 'ControllerRevisions')
+    return (await client.request<{ items: RevisionJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/controllerrevisions`, byApp)).items;
+  const sets = await client.request<{ items: ReplicaSetJson[] }>('GET', `/apis/apps/v1/namespaces/${n}/replicasets`, byApp);
+  return sets.items
+    .map((rs) => ({ ...rs, revision: Number(rs.metadata.annotations?.[DEPLOYMENT_REVISION_ANNOTATION] ?? NaN) }))
+    .sort((a, b) => (a.revision || 0) - (b.revision || 0));
+}
+
+function replicaSetRow(rs: Revision, hash: string): ReplicaSetRow {
+  const row: ReplicaSetRow = {
+    name: rs.metadata.name,
+    hash,
+    desired: rs.spec?.replicas ?? 0,
+    ready: rs.status?.readyReplicas ?? 0,
+    available: rs.status?.availableReplicas ?? 0,
+  };
+  if (Number.isInteger(rs.revision)) row.revision = rs.revision;
+  return row;
 }
 
 function dsColumns(ds: DsJson): DsColumns {
@@ -222,10 +280,11 @@ function dsColumns(ds: DsJson): DsColumns {
 }
 
 /**
- * A StatefulSet's counters in the same columns. UP-TO-DATE counts pods on the update revision only while
- * a rollout is in flight: once the controller reports one revision again, every pod is on it.
+ * A StatefulSet's or a Deployment's counters in the same columns, from its status: replicas,
+ * updatedReplicas, readyReplicas, availableReplicas. UP-TO-DATE counts pods on the update revision only
+ * while a rollout is in flight: once the controller reports one revision again, every pod is on it.
  */
-function stsColumns(sts: StsJson): DsColumns {
+function replicaColumns(sts: StsJson): DsColumns {
   const s = sts.status ?? {};
   return {
     desired: sts.spec.replicas ?? 1,
@@ -256,6 +315,7 @@ export function fmtElapsed(ms: number): string {
 
 const rev = (c: PodCell): string => (c.revision !== undefined ? `${c.revision} (${c.hash})` : c.hash);
 const cellText = (c: PodCell): string => `rev ${c.revision ?? '?'} ${c.state}`;
+const rsText = (r: ReplicaSetRow): string => `rev ${r.revision ?? '?'} ${r.desired} desired ${r.ready} ready`;
 
 /** A compact, time-free description of a snapshot: one CI log line is printed whenever it changes. */
 export function ciLine(s: Snapshot, maxNodes = 12): string {
@@ -269,7 +329,8 @@ export function ciLine(s: Snapshot, maxNodes = 12): string {
     .slice(0, maxNodes)
     .map((r) => `${r.node}${r.health ? ` [${r.health}]` : ''} ${r.pods.length ? r.pods.map(cellText).join(' + ') : 'empty'}`);
   if (s.nodes.length > maxNodes) shown.push(`… ${s.nodes.length - maxNodes} more`);
-  return `guard ${state.padEnd(28)} ${cols} | ${shown.join(', ')}`;
+  const sets = s.replicaSets?.length ? ` | ReplicaSets ${s.replicaSets.map(rsText).join(', ')}` : '';
+  return `guard ${state.padEnd(28)} ${cols} | ${shown.join(', ')}${sets}`;
 }
 
 /** ANSI styling for the terminal frame; identity functions when colour is off. */
@@ -319,11 +380,17 @@ export function fit(line: string, width: number): string {
   return out;
 }
 
-/** The terminal frame: elapsed time, guard state and message, the DaemonSet columns, one row per node. */
+/**
+ * The terminal frame: elapsed time, guard state and message, the workload's columns, one row per node
+ * (per pod for the kinds whose unit is not a node), and a Deployment's ReplicaSets.
+ */
 export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNodes = 12): string[] {
   const elapsedMs = s.at - t0;
   const g = s.guard;
   const d = s.ds;
+  const k = KINDS[s.kind];
+  // Pod names (web-6f7d9c8b5-x2x7q) are longer than node names: the first column fits the longest.
+  const w = Math.max(9, ...s.nodes.slice(0, maxNodes).map((r) => r.node.length + 2));
   const lines = [
     `${st.bold('rollout-guard demo')}  ${header}`,
     `elapsed  ${fmtElapsed(elapsedMs)} since the image change`,
@@ -332,22 +399,32 @@ export function frame(s: Snapshot, t0: number, header: string, st: Style, maxNod
     '',
     `         DESIRED  CURRENT  READY  UP-TO-DATE  AVAILABLE   IMAGE`,
     d
-      ? `${s.kind === 'StatefulSet' ? 'sts' : 'ds '}      ${String(d.desired).padEnd(9)}${String(d.current).padEnd(9)}${String(d.ready).padEnd(7)}${String(d.upToDate).padEnd(12)}${String(d.available).padEnd(12)}${d.image}`
-      : `${s.kind === 'StatefulSet' ? 'sts' : 'ds '}      (missing)`,
-    '',
-    s.kind === 'StatefulSet' ? `POD      ${'REVISION'.padEnd(18)}STATE` : `NODE     ${'REVISION'.padEnd(18)}POD`,
+      ? `${k.short.padEnd(9)}${String(d.desired).padEnd(9)}${String(d.current).padEnd(9)}${String(d.ready).padEnd(7)}${String(d.upToDate).padEnd(12)}${String(d.available).padEnd(12)}${d.image}`
+      : `${k.short.padEnd(9)}(missing)`,
   ];
+  if (s.replicaSets) {
+    const rw = Math.max(12, ...s.replicaSets.map((r) => r.name.length + 2));
+    lines.push('', `${'REPLICASET'.padEnd(rw)}${'REVISION'.padEnd(18)}DESIRED  READY  AVAILABLE`);
+    for (const r of s.replicaSets)
+      lines.push(
+        `${r.name.padEnd(rw)}${`${r.revision ?? '?'} (${r.hash})`.padEnd(18)}${String(r.desired).padEnd(9)}${String(r.ready).padEnd(7)}${r.available}`,
+      );
+  }
+  lines.push(
+    '',
+    k.units === 'nodes' ? `${'NODE'.padEnd(w)}${'REVISION'.padEnd(18)}POD` : `${'POD'.padEnd(w)}${'REVISION'.padEnd(18)}STATE`,
+  );
   for (const r of s.nodes.slice(0, maxNodes)) {
     const health = r.health ? `   ${st.bad(`node ${r.health}`)}` : '';
     if (r.pods.length === 0) {
-      lines.push(`${r.node.padEnd(9)}${'-'.padEnd(18)}${st.bad('empty')}${health}`);
+      lines.push(`${r.node.padEnd(w)}${'-'.padEnd(18)}${st.bad('empty')}${health}`);
       continue;
     }
     r.pods.forEach((p, i) =>
-      lines.push(`${(i === 0 ? r.node : '').padEnd(9)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}${i === 0 ? health : ''}`),
+      lines.push(`${(i === 0 ? r.node : '').padEnd(w)}${rev(p).padEnd(18)}${stateStyle(st, p.state)}${i === 0 ? health : ''}`),
     );
   }
-  if (s.nodes.length > maxNodes) lines.push(st.dim(`… ${s.nodes.length - maxNodes} more nodes`));
+  if (s.nodes.length > maxNodes) lines.push(st.dim(`… ${s.nodes.length - maxNodes} more ${k.units === 'nodes' ? 'nodes' : 'pods'}`));
   lines.push('', 'EVENTS (on the RolloutGuard)');
   const recent = s.events.slice(-6);
   if (recent.length === 0) lines.push(st.dim('(none yet)'));

@@ -1,6 +1,6 @@
 /**
- * End to end: `npm run demo` in CI mode, both variants of the default story and the statefulset story
- * (the dead-nodes story is demoNodes.test.ts's, the real-node ones realNode.test.ts's), as a newcomer's
+ * End to end: `npm run demo` in CI mode, both variants of the default story, the statefulset story and
+ * the deployment story (the dead-nodes story is demoNodes.test.ts's, the real-node ones realNode.test.ts's), as a newcomer's
  * first command would run it.
  * Judged only by the exit code and the printed output. The two variants run one after the other, in
  * namespaces of their own, so a developer's `npm run demo` (namespace rollout-guard-demo) is never
@@ -47,6 +47,15 @@ function block(out: string, command: RegExp): string {
   const i = lines.findIndex((l) => l.startsWith('$ kubectl') && command.test(l));
   assert.ok(i >= 0, `no "$ kubectl ${String(command)}" block in the output`);
   const end = lines.findIndex((l, j) => j > i && l.trim() === '');
+  return lines.slice(i + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** The whole output of one `$ kubectl …` command whose output has blank lines (`get deploy,rs,pods`): up to the next command or section. */
+function fullBlock(out: string, command: RegExp): string {
+  const lines = out.split('\n');
+  const i = lines.findIndex((l) => l.startsWith('$ kubectl') && command.test(l));
+  assert.ok(i >= 0, `no "$ kubectl ${String(command)}" block in the output`);
+  const end = lines.findIndex((l, j) => j > i && (l.startsWith('$ kubectl') || l.startsWith('==> ')));
   return lines.slice(i + 1, end < 0 ? undefined : end).join('\n');
 }
 
@@ -146,6 +155,48 @@ describe('npm run demo (CI mode)', () => {
     },
   );
 
+  it(
+    'deployment: stalls on an image that cannot be pulled, is undone, and the old ReplicaSet serves all 3 pods again',
+    { timeout: 300_000, skip: process.env[EXTERNAL_KUBECONFIG_ENV] ? 'the story runs on the local control plane only' : false },
+    async () => {
+      const ns = 'rollout-guard-demo-test-deploy';
+      const r = await demo(['--story', 'deployment', '--namespace', ns]);
+      const out = r.out;
+      assert.equal(r.code, 0, out);
+      assert.match(out, /^demo: OK \(deployment\): the story completed as expected$/m, out);
+      assert.ok(!out.includes('\u001b['), 'no terminal escape sequences in CI mode');
+
+      // The live view: the one surge pod of the new ReplicaSet cannot pull its image; the guard says so.
+      assert.match(out, /^\[ +\+\d+\.\ds\] guard (Suspect|Stalled) \(ImagePullFailure\) /m);
+      assert.match(out, /^\[ +\+\d+\.\ds\] event RolloutStalled \(Warning\)$/m);
+      assert.match(out, /^\[ +\+\d+\.\ds\] event UndoComplete \(Normal\)$/m);
+      assert.match(out, /Stalled at \+\d+\.\d s \(cause ImagePullFailure, owner Revision\)/);
+      const stalled = Number(/^detection time \(Stalled − image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
+      assert.ok(stalled >= 20 && stalled < 35, `Stalled ${stalled} s after the image change`);
+      const rolledBack = Number(/^time to RolledBack \(from the image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
+      assert.ok(rolledBack >= stalled && rolledBack < stalled + 30, `RolledBack ${rolledBack} s after the image change`);
+
+      // The real kubectl output: the Deployment whole on the good image, the old ReplicaSet at 3, the broken one at 0.
+      const objects = fullBlock(out, / get deploy,rs,pods /);
+      assert.match(objects, /^deployment\.apps\/web\s+3\/3\s+3\s+3\s.*registry\.local\/web:1\s/m);
+      assert.match(objects, /^replicaset\.apps\/web-\w+\s+3\s+3\s+3\s.*registry\.local\/web:1\s/m);
+      assert.match(objects, /^replicaset\.apps\/web-\w+\s+0\s+0\s+0\s.*registry\.local\/web:2-broken\s/m);
+      assert.equal((objects.match(/^pod\/web-\S+\s+1\/1\s+Running\s/gm) ?? []).length, 3, objects);
+      assert.match(block(out, / get rg /), /^web\s+web\s+Deployment\s+RolledBack\s/m);
+      assert.match(block(out, / describe rg /), /State:\s+RolledBack/);
+      assert.match(out, /deployment "web" successfully rolled out/);
+      const events = block(out, / get events /);
+      assert.match(events, /RolloutStalled\s+rolloutguard\/web/);
+      assert.equal((events.match(/UndoStarted\s+rolloutguard\/web/g) ?? []).length, 1, events);
+      assert.match(events, /UndoComplete\s+rolloutguard\/web/);
+      // The guard speaks of a Deployment: its messages in the live view and its Events say nothing of a DaemonSet.
+      const said = [...out.matchAll(/^\[ +[+-]\d+\.\ds\] {3}guard: (.*)$/gm)].map((m) => m[1]).join('\n');
+      assert.ok(said.length > 0, "the live view shows the guard's messages");
+      assert.doesNotMatch(`${said}\n${events}`, /DaemonSet|kubectl get ds\b/);
+      assert.ok(await namespaceGone(ns), 'the demo deleted its namespace');
+    },
+  );
+
   it('rejects bad flags with exit 2 and the usage', async () => {
     const r = await demo(['--action', 'Rollback']);
     assert.equal(r.code, 2, r.out);
@@ -153,7 +204,7 @@ describe('npm run demo (CI mode)', () => {
     assert.match(r.out, /usage: npm run demo/);
     const story = await demo(['--story', 'nope']);
     assert.equal(story.code, 2, story.out);
-    assert.match(story.out, /--story wants broken-image, dead-nodes, real-node, statefulset, got "nope"/);
+    assert.match(story.out, /--story wants broken-image, dead-nodes, real-node, statefulset, deployment, got "nope"/);
     assert.match(story.out, /usage: npm run demo/);
     const real = await demo(['--story', 'real-node', '--image', 'registry.local/other:1']);
     assert.equal(real.code, 2, real.out);
@@ -164,5 +215,8 @@ describe('npm run demo (CI mode)', () => {
     const misplaced = await demo(['--real-node']);
     assert.equal(misplaced.code, 2, misplaced.out);
     assert.match(misplaced.out, /--real-node: only for --story statefulset/);
+    const deploy = await demo(['--story', 'deployment', '--image', 'registry.local/other:1']);
+    assert.equal(deploy.code, 2, deploy.out);
+    assert.match(deploy.out, /--image(, --kubeconfig)?: not for --story deployment|--story deployment runs on the local control plane/);
   });
 });
