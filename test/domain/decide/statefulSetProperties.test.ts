@@ -20,17 +20,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decide } from '../../../src/domain/decide/decide.js';
-import type { GuardPolicy } from '../../../src/domain/decide/pass.js';
 import type { GuardStatus } from '../../../src/api/types.js';
 import type { SlimNode, SlimPod, SlimRevision, SlimStatefulSet } from '../../../src/api/objects.js';
-import type { Decision } from '../../../src/domain/decision.js';
-import type { Observation } from '../../../src/domain/observation.js';
 import type { CacheView } from '../../../src/reconcile/ports.js';
-import { TargetMemory } from '../../../src/reconcile/targetMemory.js';
 import { observeStatefulSet } from '../../../src/reconcile/targets/statefulSet.js';
 import { check, covered } from '../../support/fastCheck.js';
-import { HASH, T0, deepFreeze, iso, roundTrip, sec, spec } from '../../support/fixtures.js';
+import { simulatePasses, type Pass as SimulatedPass } from '../../support/simulatedPasses.js';
+import { HASH, T0, iso, sec } from '../../support/fixtures.js';
 import { holding } from '../../support/cacheViews.js';
 
 // --- The generated world ----------------------------------------------------------------------------
@@ -226,40 +222,14 @@ function cacheOf(sc: Scenario, f: Frame): CacheView {
 
 // --- The passes -------------------------------------------------------------------------------------------
 
-interface Pass {
-  i: number;
-  frame: Frame;
-  obs: Extract<Observation, { kind: 'Target' }>;
-  prev: GuardStatus;
-  decision: Decision;
-}
+type Pass = SimulatedPass<Frame>;
 
 /** Gather (the adapter) → decide → persist over the frames from the guard's creation on. */
 function simulate(sc: Scenario, frames: readonly Frame[]): Pass[] {
-  const policy: GuardPolicy = deepFreeze({
-    spec: spec({
-      targetRef: { kind: 'StatefulSet', name: NAME },
-      suspectAfterSeconds: sc.suspect,
-      progressDeadlineSeconds: sc.deadline,
-      bakeSeconds: sc.bakeSeconds,
-      onStall: { action: 'Report' },
-    }),
-    generation: 1,
-    name: 'store-guard',
-    createdAt: iso(T0 - sec(3600)),
-  });
-  const memory = new TargetMemory();
-  let prev: GuardStatus = {};
-  const passes: Pass[] = [];
-  frames.slice(Math.min(sc.firstSeen, frames.length - 1)).forEach((frame, i) => {
-    const o = observeStatefulSet(cacheOf(sc, frame), memory, 'ns', NAME, frame.at, prev);
-    if (o.kind !== 'Target') throw new Error(`not a Target observation at pass #${i}: ${JSON.stringify(o)}`);
-    const decision = decide(deepFreeze(structuredClone(o)), deepFreeze(structuredClone(prev)), policy, frame.at);
-    if (!decision.deferred) memory.commit();
-    passes.push({ i, frame, obs: o, prev, decision });
-    prev = roundTrip(decision.status);
-  });
-  return passes;
+  return simulatePasses(
+    { kind: 'StatefulSet', name: NAME, ...sc, cacheOf: (frame) => cacheOf(sc, frame), observe: observeStatefulSet },
+    frames,
+  );
 }
 
 /** The passes up to `i`, one line each, for a failure report. */
