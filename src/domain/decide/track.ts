@@ -22,6 +22,7 @@ import { EventAction, Reason } from '../../api/reasons.js';
 import { KINDS } from '../../api/kinds.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, UNAVAILABLE_AT_START_CAP, type Split } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
+import { hostOf } from '../compare.js';
 import type { TargetInput, TargetObservation, Tracked } from './pass.js';
 import { marksOf, mergeLeft, raise } from '../progressMarks.js';
 import type { GuardSpec, GuardStatus, RevisionRef, RolloutStatus, UnavailableAtStart, UndoRecord } from '../../api/types.js';
@@ -188,13 +189,13 @@ function unavailableAtStart(
   const named = prev.blockedNodes ?? [];
   if (blockedBefore === undefined) unlisted += Math.max(0, (prev.blockedNodeCount ?? 0) - named.length);
   for (const b of blockedBefore ?? named)
-    if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
+    if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, ...hostOf(b), cause: b.cause });
   for (const n of obs.nodes) {
     if (out.has(n.node) || !n.eligible) continue;
     const old = n.pods.find((p) => !p.deleting && p.hash === fromHash && p.hash !== toHash && !p.available && p.scheduled);
     if (old && (old.restartCount > 0 || old.waitingReason)) {
       const r = podBlockReason(old);
-      out.set(n.node, { node: n.node, cause: classifyReason(r.reason, r.message) });
+      out.set(n.node, { node: n.node, ...hostOf(n), cause: classifyReason(r.reason, r.message) });
     }
   }
   const all = [...out.values()].sort((a, b) => a.node.localeCompare(b.node));
