@@ -147,20 +147,9 @@ export interface KindDescriptor {
     from: 'ControllerRevision' | 'ReplicaSet';
     /** Report mode spells out the undo by hand (kubectl rollout undo, then the pods to delete), not a count. */
     reportsHandUndo: boolean;
-    /**
-     * Why the guard does not undo this kind (yet), when it does not: an Undo guard's stall then says so in
-     * status.undoSkipped (reason UndoNotSupported) and one UndoSkipped Event, and Report mode names the
-     * command, never a dry run the operator cannot make.
-     */
-    unsupported?: string;
   };
   /** The rights it needs (config/rbac/role.yaml): to observe it (ClusterRole rollout-guard), and to undo (rollout-guard-undo). */
   rbac: { observe: readonly KindRight[]; undo: readonly KindRight[] };
-  /**
-   * The one-shot commands (`rollout-guard get`, `check`) take its workloads (`ds/NAME`). Not yet a
-   * Deployment's: their output does not show its pods per ReplicaSet.
-   */
-  commands: boolean;
   /** Its words in messages. */
   words: KindMessageWords;
 }
@@ -198,7 +187,6 @@ export const KINDS = {
       ],
       undo: [{ group: 'apps', resource: 'daemonsets', verbs: ['patch'] }],
     },
-    commands: true,
     words: {
       unit: 'node',
       desired: 'DESIRED',
@@ -245,7 +233,6 @@ export const KINDS = {
         { group: '', resource: 'pods/eviction', verbs: ['create'] },
       ],
     },
-    commands: true,
     words: {
       unit: 'pod',
       desired: 'replicas',
@@ -280,21 +267,16 @@ export const KINDS = {
     podOwner: 'replicaSet',
     // The ReplicaSet controller creates a Deployment's pods and reports what refuses them on the ReplicaSet.
     controllerWarnings: `involvedObject.kind=${REPLICASET_KIND},type=Warning,source=replicaset-controller`,
-    undo: {
-      from: 'ReplicaSet',
-      reportsHandUndo: true,
-      unsupported:
-        "the guard does not undo Deployments yet; kubectl rollout undo restores the previous ReplicaSet's template (the Deployment controller then scales it back up)",
-    },
+    // kubectl rollout undo deployment: the previous ReplicaSet's template; its controller then scales
+    // that ReplicaSet back up and the broken one down, so no pod is deleted by hand.
+    undo: { from: 'ReplicaSet', reportsHandUndo: true },
     rbac: {
       observe: [
         { group: 'apps', resource: 'deployments', verbs: READ },
         { group: 'apps', resource: 'replicasets', verbs: READ },
       ],
-      // No write until the undo of a Deployment is built: a right no code uses is not granted.
-      undo: [],
+      undo: [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }],
     },
-    commands: false,
     words: {
       unit: 'pod',
       desired: 'replicas',
@@ -360,12 +342,6 @@ export function controllingWorkload(
   const rs = replicaSetOf(owner);
   const workload = rs ? controllingWorkload(rs) : undefined;
   return workload && KINDS[workload.kind].podOwner === 'replicaSet' ? workload : undefined;
-}
-
-/** Why the guard does not undo workloads of `kind` (yet), or undefined when it does (KindDescriptor.undo.unsupported). */
-export function undoUnsupported(kind: TargetKind): string | undefined {
-  const d: KindDescriptor = KINDS[kind];
-  return d.undo.unsupported;
 }
 
 /** The kind of a pod's controller for workloads of `kind`: the kind itself, or a ReplicaSet (KindDescriptor.podOwner). */

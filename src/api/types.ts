@@ -285,8 +285,7 @@ export interface UndoSkip {
     | 'RevisionGone'
     | 'RestoresUndoneRevision'
     | 'ClockSkew'
-    | 'UnavailableAtStartUnlisted'
-    | 'UndoNotSupported';
+    | 'UnavailableAtStartUnlisted';
   message: string;
 }
 

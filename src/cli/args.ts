@@ -142,14 +142,21 @@ export function parseArgs<S extends Record<string, FlagSpec<unknown>>>(args: rea
   return { target, flags: flags as Parsed<S> };
 }
 
+/** `ds/NAME`, `sts/NAME`, …: a workload of each kind by kubectl's short name, as usages and refusals name them. */
+export const WORKLOAD_FORMS: readonly string[] = TARGET_KINDS.map((k) => `${KINDS[k].short}/NAME`);
+
+/** "ds/NAME, sts/NAME or deploy/NAME": the workload forms, then `last` if given, joined as a sentence says them. */
+export function formsSentence(last?: string): string {
+  const all = [...WORKLOAD_FORMS, ...(last ? [last] : [])];
+  return all.length < 2 ? all.join('') : `${all.slice(0, -1).join(', ')} or ${all[all.length - 1]!}`;
+}
+
 /**
- * `RESOURCE/NAME` for a workload of any kind the commands take (KindDescriptor.commands), by any name kubectl takes for its
+ * `RESOURCE/NAME` for a workload of any kind, by any name kubectl takes for its
  * resource (`ds`, `daemonsets`, `statefulset.apps`, …: api/kinds.ts resourceNames), without regard to
  * case: group 1 is the resource (kindOfResource tells its kind), group 2 the name, matched by `name`.
  */
 export function workloadTargetPattern(name: string): RegExp {
-  const resources = TARGET_KINDS.filter((k) => KINDS[k].commands)
-    .flatMap(resourceNames)
-    .map((r) => r.replace(/\./g, '\\.'));
+  const resources = TARGET_KINDS.flatMap(resourceNames).map((r) => r.replace(/\./g, '\\.'));
   return new RegExp(`^(${resources.join('|')})\\/(${name})$`, 'i');
 }

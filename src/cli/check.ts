@@ -36,6 +36,8 @@ import {
   wantsHelp,
   type OutputFormat,
   workloadTargetPattern,
+  formsSentence,
+  WORKLOAD_FORMS,
 } from './args.js';
 import { ExitCode, connect, stderrLogger, type Verdict } from './command.js';
 import { TargetObserver, checkSpec, preflight } from './observer.js';
@@ -52,7 +54,7 @@ export interface CheckOptions extends Connection {
 }
 
 /** Usage of the check subcommand, printed by `check --help`. */
-export const CHECK_USAGE = `usage: rollout-guard check ds/NAME|sts/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml]
+export const CHECK_USAGE = `usage: rollout-guard check ${WORKLOAD_FORMS.join('|')} [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml]
          ${CONNECTION_USAGE}
 
 Watches one DaemonSet rollout and exits when it completes or stalls (no progress for --deadline).
@@ -72,18 +74,18 @@ const CHECK_FLAGS = {
   ...CONNECTION_FLAGS,
 } as const;
 
-/** `ds/NAME` or `sts/NAME` (any name of the resource, as kubectl takes it; the name a DNS subdomain, checked lowercase below). */
+/** `ds/NAME`, `sts/NAME`, … (any name of the resource, as kubectl takes it; the name a DNS subdomain, checked lowercase below). */
 const CHECK_TARGET = workloadTargetPattern('[a-z0-9]([-a-z0-9.]*[a-z0-9])?');
 
 export function parseCheckArgs(args: readonly string[]): CheckOptions {
   const { target, flags } = parseArgs(args, CHECK_FLAGS);
   const { namespace, deadline = 600, suspect, output = 'text' } = flags;
-  if (!target) throw new UsageError('check needs a target: ds/NAME or sts/NAME');
+  if (!target) throw new UsageError(`check needs a target: ${formsSentence()}`);
   // The resource part is case-insensitive, as in kubectl (`DaemonSet/x` works there); the name is not.
   const m = CHECK_TARGET.exec(target);
   const kind = m ? kindOfResource(m[1]!) : undefined;
   if (kind && m?.[2] && m[2] !== m[2].toLowerCase()) throw new UsageError(`a ${kind} name is lowercase, got ${JSON.stringify(m[2])}`);
-  if (!kind || !m?.[2]) throw new UsageError(`target must look like ds/NAME or sts/NAME, got ${JSON.stringify(target)}`);
+  if (!kind || !m?.[2]) throw new UsageError(`target must look like ${formsSentence()}, got ${JSON.stringify(target)}`);
   if (deadline < 2) throw new UsageError('--deadline must be at least 2s');
   const suspectSeconds = suspect ?? Math.max(1, Math.floor(deadline / 5));
   if (suspectSeconds >= deadline) throw new UsageError('--suspect must be shorter than --deadline');

@@ -40,6 +40,8 @@ import {
   wantsHelp,
   type OutputFormat,
   workloadTargetPattern,
+  formsSentence,
+  WORKLOAD_FORMS,
 } from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
 import { renderJson, renderText, renderYaml, watchFrame } from './getRender.js';
@@ -58,9 +60,9 @@ export interface GetOptions extends Connection {
 }
 
 /** Usage of the get subcommand, printed by `get --help`. */
-export const GET_USAGE = `usage: rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
+export const GET_USAGE = `usage: rollout-guard get ${WORKLOAD_FORMS.join('|')}|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
        rollout-guard get [-A | -n NAMESPACE] [-o text|wide|json|yaml|name]   (the guards, as rollout-guard list)
-       kubectl rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
+       kubectl rollout-guard get ${WORKLOAD_FORMS.join('|')}|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] ${CONNECTION_USAGE}
 
 Shows one rollout node by node, read-only: the DaemonSet's counters, the state, the cause and whose
 fault it is, the revisions with their node counts, then a row per node: its revision, pod, readiness
@@ -109,11 +111,11 @@ export function listsGuards(args: readonly string[]): boolean {
 export function parseGetArgs(args: readonly string[]): GetOptions {
   const { target, flags } = parseArgs(args, GET_FLAGS);
   const { namespace } = flags;
-  if (!target) throw new UsageError('get needs a target: ds/NAME, sts/NAME or rg/NAME');
+  if (!target) throw new UsageError(`get needs a target: ${formsSentence('rg/NAME')}`);
   const workload = WORKLOAD_TARGET.exec(target);
   const rg = RG_TARGET.exec(target);
   const name = workload?.[2] ?? rg?.[1];
-  if (name === undefined) throw new UsageError(`target must look like ds/NAME, sts/NAME or rg/NAME, got ${JSON.stringify(target)}`);
+  if (name === undefined) throw new UsageError(`target must look like ${formsSentence('rg/NAME')}, got ${JSON.stringify(target)}`);
   if (name !== name.toLowerCase()) throw new UsageError(`a name is lowercase, got ${JSON.stringify(name)}`);
   if (!NAME.test(name)) throw new UsageError(`not a valid name: ${JSON.stringify(name)}`);
   const opts: GetOptions = {

@@ -20,7 +20,7 @@
 import type { Logger } from 'pino';
 import { withDefaults } from '../api/defaults.js';
 import type { SlimGuard } from '../api/objects.js';
-import { KINDS, TARGET_KINDS, kindOfResource, type TargetKind } from '../api/kinds.js';
+import { KINDS, kindOfResource, type TargetKind } from '../api/kinds.js';
 import { isNotFound, summarizeError } from '../k8s/apiErrors.js';
 import { type ApiClient } from '../k8s/apiClient.js';
 import { guardsPath } from '../k8s/apiPaths.js';
@@ -39,6 +39,7 @@ import {
   text,
   wantsHelp,
   workloadTargetPattern,
+  WORKLOAD_FORMS,
 } from './args.js';
 import { ExitCode, connect, stderrLogger } from './command.js';
 import { TargetObserver, preflight } from './observer.js';
@@ -53,8 +54,6 @@ export interface UndoOptions extends Connection {
 }
 
 /** Usage of the undo subcommand, printed by `undo --help`. */
-/** `ds/NAME`, `sts/NAME`, …: a workload of each kind by kubectl's short name. */
-const WORKLOAD_FORMS = TARGET_KINDS.filter((k) => KINDS[k].commands).map((k) => `${KINDS[k].short}/NAME`);
 /** Where the usage's descriptions start: past the longest target form. */
 const WORKLOAD_COLUMN = Math.max(15, WORKLOAD_FORMS.join(', ').length + 2);
 
@@ -187,7 +186,7 @@ export async function undo(
   const r = v.request;
   const where = `${r.kind} ${r.namespace}/${r.name} (RolloutGuard ${guard.metadata.name})`;
   if (opts.dryRun) {
-    io.out(`would undo ${where}: ${v.summary}, from ControllerRevision ${r.toRevisionName}${v.then ? `; ${v.then}` : ''}`);
+    io.out(`would undo ${where}: ${v.summary}, from ${KINDS[r.kind].undo.from} ${r.toRevisionName}${v.then ? `; ${v.then}` : ''}`);
     const d = await port.dryRun(r.kind, r.namespace, r.name, r.toRevisionName);
     if (d.kind === 'Accepted') {
       io.out('server-side dry run: accepted (nothing was changed)');

@@ -10,10 +10,10 @@ export const USAGE = `usage:
                     [--metrics-bind-address :8080|0] [--health-probe-bind-address :8081]
                     [--metrics-secure --metrics-cert-dir DIR]
                     [--lease-namespace NS] [--identity ID] [--workers N] [--kubeconfig PATH]
-  rollout-guard check ds/NAME|sts/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
-  rollout-guard get ds/NAME|sts/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
+  rollout-guard check ds/NAME|sts/NAME|deploy/NAME [-n NAMESPACE] [--deadline 10m] [--suspect 2m] [--output text|json|yaml] [connection flags]
+  rollout-guard get ds/NAME|sts/NAME|deploy/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
   rollout-guard list [-n NAMESPACE | -A] [--output text|wide|json|yaml|name] [connection flags]   (also get -A)
-  rollout-guard undo rg/NAME|NAME|ds/NAME [-n NAMESPACE] [--dry-run] [connection flags]
+  rollout-guard undo rg/NAME|NAME|ds/NAME|sts/NAME|deploy/NAME [-n NAMESPACE] [--dry-run] [connection flags]
   rollout-guard completion bash|zsh|kubectl
   rollout-guard version (or --version)
 connection flags, as kubectl's: --kubeconfig PATH[:PATH…] --context NAME --cluster NAME --user NAME

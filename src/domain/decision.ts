@@ -10,8 +10,10 @@ export type PlannedAction =
       fromHash: string;
       toHash: string;
       toRevisionName: string;
-      /** The DaemonSet as it was when decided; act re-reads and refuses if the template moved since. */
+      /** The workload as it was when decided; act re-reads and refuses if the template moved since. */
       expectedTemplateGeneration?: string;
+      /** The same, for a kind without a template generation: the digest of the template decided from. */
+      expectedTemplateDigest?: string;
       expectedUid: string;
       /** Written on the DaemonSet in the same patch, so no guard repeats or inverts this undo. */
       record: DaemonSetUndoRecord;

@@ -36,6 +36,8 @@ export interface UndoRequest {
   toRevisionName: string;
   expectedUid: string;
   expectedTemplateGeneration?: string;
+  /** The digest of the template the decision read, for a kind without a template generation. */
+  expectedTemplateDigest?: string;
   /** The broken hash being undone. */
   fromHash?: string;
   /** The hash of the revision restored: the ControllerRevision must carry it. */
@@ -65,6 +67,7 @@ export function undoRequest(
     record: action.record,
   };
   if (action.expectedTemplateGeneration !== undefined) req.expectedTemplateGeneration = action.expectedTemplateGeneration;
+  if (action.expectedTemplateDigest !== undefined) req.expectedTemplateDigest = action.expectedTemplateDigest;
   return req;
 }
 

@@ -12,15 +12,15 @@
  * daemonsets`, which already lets the operator put any template on every node; without it the answer is
  * NotVerified, said in status, and no undo is made on the strength of the refusal alone.
  */
-import { HASH_LABEL } from '../api/names.js';
+import { KINDS } from '../api/kinds.js';
 import type { TargetKind } from '../api/types.js';
 import { errorMessage } from '../reconcile/portErrors.js';
 import { truncate } from '../domain/messages.js';
 import type { AdmissionOutcome } from '../domain/compare.js';
 import { type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
-import { controllerRevisionsPath, podsPath } from './apiPaths.js';
-import { checkRevision } from './templateUndo.js';
+import { podsPath } from './apiPaths.js';
+import { checkRevision, historyApi } from './historyApi.js';
 import { WORKLOAD_API } from './workloadApi.js';
 
 // Raw JSON from the API server, read defensively.
@@ -43,7 +43,7 @@ export class AdmissionCheck {
     let revision: any;
     let ds: any;
     try {
-      revision = await this.client.request('GET', controllerRevisionsPath(namespace, revisionName));
+      revision = await this.client.request('GET', historyApi(kind).path(namespace, revisionName));
       ds = await this.client.request('GET', WORKLOAD_API[kind].path(namespace, name));
     } catch (e) {
       if (isNotFound(e) || isForbidden(e))
@@ -73,12 +73,14 @@ export class AdmissionCheck {
 
 /**
  * The pod the workload's controller would create from the revision on `node`: the revision's template,
- * the hash label, a controller reference to the workload, and node affinity to the node (as the
- * DaemonSet controller pins daemon pods). blockOwnerDeletion is left out: it needs the right to set
- * finalizers on the workload, which the operator does not hold.
+ * its revision label, a controller reference to the pod's controller (the workload, or a Deployment's
+ * ReplicaSet), and node affinity to the node (as the DaemonSet controller pins daemon pods).
+ * blockOwnerDeletion is left out: it needs the right to set finalizers on the owner, which the operator
+ * does not hold.
  */
-export function podOf(kind: TargetKind, ds: any, revision: any, node: string | undefined): Record<string, unknown> {
-  const template = revision?.data?.spec?.template ?? {};
+export function podOf(kind: TargetKind, workload: any, revision: any, node: string | undefined): Record<string, unknown> {
+  const history = historyApi(kind);
+  const template: any = history.template(revision) ?? {};
   const meta = template.metadata ?? {};
   const spec = structuredClone(template.spec ?? {});
   if (node) {
@@ -91,15 +93,16 @@ export function podOf(kind: TargetKind, ds: any, revision: any, node: string | u
       },
     };
   }
+  const owner = history.podOwner(revision, { ...workload, kind });
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      generateName: `${String(ds?.metadata?.name ?? 'daemon')}-`,
-      namespace: ds?.metadata?.namespace,
-      labels: { ...(meta.labels ?? {}), [HASH_LABEL]: WORKLOAD_API[kind].podRevisionLabel(revision) },
+      generateName: `${String(workload?.metadata?.name ?? 'daemon')}-`,
+      namespace: workload?.metadata?.namespace,
+      labels: { ...(meta.labels ?? {}), [KINDS[kind].revisionLabel]: WORKLOAD_API[kind].podRevisionLabel(revision) },
       ...(meta.annotations ? { annotations: { ...meta.annotations } } : {}),
-      ownerReferences: [{ apiVersion: 'apps/v1', kind, name: ds?.metadata?.name, uid: ds?.metadata?.uid, controller: true }],
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: owner.kind, name: owner.name, uid: owner.uid, controller: true }],
     },
     spec,
   };

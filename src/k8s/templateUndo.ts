@@ -1,14 +1,16 @@
 /**
- * The undo, done the way `kubectl rollout undo` does it (kubectl's DaemonSetRollbacker and
- * StatefulSetRollbacker alike): a strategic-merge patch that replaces `spec.template` wholesale with the
- * template a ControllerRevision keeps, touching nothing else of the workload. It is written for a
- * DaemonSet below; a StatefulSet is undone the same way (workloadApi.ts holds what differs).
- *
+ * The undo, done the way `kubectl rollout undo` does it (kubectl's DaemonSetRollbacker,
+ * StatefulSetRollbacker and DeploymentRollbacker alike): a strategic-merge patch that replaces
+ * `spec.template` wholesale with the template the revision keeps (a ControllerRevision's, or a
+ * ReplicaSet's without its `pod-template-hash` label: historyApi.ts), touching nothing else of the
+ * workload. It is written for a DaemonSet below; the other kinds are undone the same way (workloadApi.ts
+ * and historyApi.ts hold what differs). A Deployment's controller then scales the restored ReplicaSet
+ * back up and the broken one down: nothing is evicted.
  *
  * The revision is checked before anything is copied from it: it must be controlled by this DaemonSet
- * (its UID) and carry the hash the decision named. Only its `spec.template` is sent, never its `data`
- * verbatim: whoever can write ControllerRevisions must not be able to use the operator to write any
- * other field of a DaemonSet.
+ * (its UID) and carry the hash the decision named. Only its pod template is sent, never the object
+ * verbatim: whoever can write ControllerRevisions or ReplicaSets must not be able to use the operator to
+ * write any other field of a workload.
  *
  * Safety, in order:
  *  0. the revision belongs to this DaemonSet and has the expected hash (above);
@@ -17,7 +19,8 @@
  *     DaemonSet);
  *  2. already at the target template → record success without sending anything (a retry after a
  *     crash between "patch sent" and "status written" lands here);
- *  3. the template generation moved since the decision → a person or tool is acting: skip;
+ *  3. the template moved since the decision (its generation annotation, or the digest of the template the
+ *     decision read) → a person or tool is acting: skip;
  *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
  *     updated and available) → nothing to undo: skip;
  *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
@@ -35,8 +38,9 @@ import { wordsOf } from '../domain/kindWords.js';
 import { errorMessage, retryOnConflict } from '../reconcile/portErrors.js';
 import { PatchContentType, type ApiClient } from './apiClient.js';
 import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
-import { controllerRevisionsPath } from './apiPaths.js';
-import { revisionHashOf, WORKLOAD_API } from './workloadApi.js';
+import { checkRevision, historyApi } from './historyApi.js';
+import { templateDigest } from './slim.js';
+import { WORKLOAD_API } from './workloadApi.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
@@ -47,17 +51,18 @@ export class TemplateUndo {
   /** Restores the workload's template from the named ControllerRevision, guarded as described above. */
   async undo(req: UndoRequest): Promise<UndoOutcome> {
     const kind = req.kind ?? DEFAULT_KIND;
+    const history = historyApi(kind);
     let revision: any;
     try {
-      revision = await this.client.request('GET', controllerRevisionsPath(req.namespace, req.toRevisionName));
+      revision = await this.client.request('GET', history.path(req.namespace, req.toRevisionName));
     } catch (e) {
-      if (isNotFound(e)) return { kind: 'Failed', detail: `ControllerRevision ${req.toRevisionName} no longer exists` };
-      if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, 'get controllerrevisions') };
+      if (isNotFound(e)) return { kind: 'Failed', detail: `${history.kind} ${req.toRevisionName} no longer exists` };
+      if (isForbidden(e)) return { kind: 'Failed', detail: forbidden(e, `get ${history.resource}`) };
       throw e;
     }
     const refused = checkRevision(revision, req.toRevisionName, kind, req.expectedUid, req.toHash);
     if (refused) return { kind: 'Failed', detail: refused };
-    const template = templatePatch(revision);
+    const template = templatePatch(kind, revision);
     return retryOnConflict(
       () => this.attempt(req, kind, template),
       (attempts) => ({
@@ -99,6 +104,11 @@ export class TemplateUndo {
     if (req.expectedTemplateGeneration !== undefined && tg !== req.expectedTemplateGeneration) {
       return { kind: 'TemplateChanged', detail: `template generation ${req.expectedTemplateGeneration} became ${String(tg)}` };
     }
+    // A kind without a template generation (a StatefulSet, a Deployment) is held to the template itself:
+    // a fix pushed between the decision and this read is never overwritten.
+    if (req.expectedTemplateDigest !== undefined && ds?.spec?.template && templateDigest(ds.spec.template) !== req.expectedTemplateDigest) {
+      return { kind: 'TemplateChanged', detail: `the ${kind}'s template changed since the undo was decided` };
+    }
     if (api.rolloutComplete(ds))
       return {
         kind: 'NotUndone',
@@ -121,11 +131,11 @@ export class TemplateUndo {
   /** Server-side dry run of the same patch (`dryRun=All`): validated and admitted, not persisted. */
   async dryRun(kind: TargetKind, namespace: string, name: string, toRevisionName: string): Promise<DryRunOutcome> {
     try {
-      const revision: any = await this.client.request('GET', controllerRevisionsPath(namespace, toRevisionName));
+      const revision: any = await this.client.request('GET', historyApi(kind).path(namespace, toRevisionName));
       const ds: any = await this.client.request('GET', WORKLOAD_API[kind].path(namespace, name));
       const refused = checkRevision(revision, toRevisionName, kind, String(ds?.metadata?.uid));
       if (refused) return { kind: 'Rejected', detail: refused };
-      await this.patch(kind, namespace, name, templatePatch(revision), undefined, true);
+      await this.patch(kind, namespace, name, templatePatch(kind, revision), undefined, true);
       return { kind: 'Accepted' };
     } catch (e) {
       if (isForbidden(e)) return { kind: 'Rejected', detail: forbidden(e, `patch ${resource(kind)} (dry run)`) };
@@ -156,33 +166,14 @@ export class TemplateUndo {
   }
 }
 
-/**
- * Why the revision must not be copied from, or undefined when it may (its controller is this `kind`
- * with this UID, its hash, a template).
- */
-export function checkRevision(revision: any, name: string, kind: TargetKind, dsUid: string, hash?: string): string | undefined {
-  const owners: any[] = Array.isArray(revision?.metadata?.ownerReferences) ? revision.metadata.ownerReferences : [];
-  const owner = owners.find((o) => o?.controller === true);
-  if (owner?.kind !== kind || owner?.uid !== dsUid) {
-    return `ControllerRevision ${name} is not controlled by this ${kind} (uid ${dsUid}; its controller is ${owner ? `${String(owner.kind)} ${String(owner.uid)}` : 'none'}): refusing to copy a template from it`;
-  }
-  const label = revisionHashOf(revision);
-  if (hash !== undefined && label !== hash) {
-    return `ControllerRevision ${name} carries hash ${String(label)}, not the ${hash} the decision named: refusing to copy a template from it`;
-  }
-  const template = revision?.data?.spec?.template;
-  if (!template || typeof template !== 'object' || Array.isArray(template)) return `ControllerRevision ${name} holds no pod template`;
-  return undefined;
-}
-
-/** The patch the DaemonSet controller's revision `data` stands for, reduced to its template. */
+/** The patch that puts a revision's template back, and nothing else. */
 interface TemplatePatch {
   spec: { template: Record<string, unknown> };
 }
 
-/** Only `spec.template` of the revision, replacing the live one wholesale (as its snapshot says). */
-function templatePatch(revision: any): TemplatePatch {
-  return { spec: { template: { ...(revision.data.spec.template as Record<string, unknown>), $patch: 'replace' } } };
+/** Only the revision's pod template, replacing the live one wholesale (checkRevision made sure there is one). */
+function templatePatch(kind: TargetKind, revision: any): TemplatePatch {
+  return { spec: { template: { ...historyApi(kind).template(revision), $patch: 'replace' } } };
 }
 
 /** The RBAC resource of a kind, as a refusal names the right that is missing. */

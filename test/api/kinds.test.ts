@@ -29,7 +29,6 @@ import {
   mapKinds,
   podControllerKind,
   resourceNames,
-  undoUnsupported,
   type KindRight,
 } from '../../src/api/kinds.js';
 
@@ -186,15 +185,12 @@ describe('the Deployment in the registry', () => {
     );
   });
 
-  it('says why the guard does not undo a Deployment yet, naming the command, and undoes the other kinds', () => {
-    assert.match(undoUnsupported('Deployment') ?? '', /does not undo Deployments yet; kubectl rollout undo/);
-    assert.equal(undoUnsupported('DaemonSet'), undefined);
-    assert.equal(undoUnsupported('StatefulSet'), undefined);
-    assert.deepEqual(KINDS.Deployment.rbac.undo, [], 'no write right while no code writes');
+  it('undoes a Deployment from its ReplicaSets, with the right to patch Deployments and nothing to evict', () => {
+    assert.equal(KINDS.Deployment.undo.from, 'ReplicaSet');
+    assert.deepEqual(KINDS.Deployment.rbac.undo, [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }]);
   });
 
-  it("is not taken by the one-shot commands yet, and its words are kubectl get deploy's", () => {
-    assert.equal(KINDS.Deployment.commands, false);
+  it("speaks kubectl get deploy's words", () => {
     assert.equal(
       KINDS.Deployment.words.columns({ desired: 3, ready: 2, updated: 1, available: 2 }),
       'kubectl get deploy shows READY 2/3, UP-TO-DATE 1, AVAILABLE 2',

@@ -91,6 +91,10 @@ describe('parseCheckArgs', () => {
       const o = parseCheckArgs([t]);
       assert.deepEqual([o.kind, o.name], ['StatefulSet', 'x'], t);
     }
+    for (const t of ['deploy/x', 'deployment/x', 'deployments.apps/x', 'Deployment/x']) {
+      const o = parseCheckArgs([t]);
+      assert.deepEqual([o.kind, o.name], ['Deployment', 'x'], t);
+    }
     assert.equal(parseCheckArgs(['ds/x']).kind, 'DaemonSet');
   });
 
@@ -102,7 +106,7 @@ describe('parseCheckArgs', () => {
     ['no target', [], /needs a target/],
     ['two targets', ['ds/a', 'ds/b'], /only one target/],
     ['a bare name', ['decoder'], /ds\/NAME/],
-    ['another kind', ['deployment/decoder'], /ds\/NAME/],
+    ['another kind', ['job/decoder'], /ds\/NAME/],
     ['an uppercase name', ['ds/Decoder'], /lowercase/],
     ['an invalid name', ['ds/-x'], /ds\/NAME/],
     ['an unknown flag', ['ds/x', '--wait'], /unknown flag --wait/],

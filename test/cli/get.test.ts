@@ -37,8 +37,8 @@ describe('parseGetArgs', () => {
 
   const usage: Array<[string, string[], RegExp]> = [
     ['no target', [], /needs a target/],
-    ['another kind', ['deployment/x'], /ds\/NAME, sts\/NAME or rg\/NAME/],
-    ['a bare name', ['decoder'], /ds\/NAME, sts\/NAME or rg\/NAME/],
+    ['another kind', ['job/x'], /ds\/NAME, sts\/NAME, deploy\/NAME or rg\/NAME/],
+    ['a bare name', ['decoder'], /ds\/NAME, sts\/NAME, deploy\/NAME or rg\/NAME/],
     ['two targets', ['ds/a', 'rg/b'], /only one target/],
     ['an uppercase name', ['rg/Decoder'], /lowercase/],
     ['an invalid name', ['ds/-x'], /not a valid name/],

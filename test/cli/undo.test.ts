@@ -50,12 +50,14 @@ describe('parseUndoArgs', () => {
       ['sts/store', 'StatefulSet'],
       ['statefulsets.apps/store', 'StatefulSet'],
       ['DaemonSet/store', 'DaemonSet'],
+      ['deploy/store', 'Deployment'],
+      ['deployments.apps/store', 'Deployment'],
     ])
       assert.deepEqual(parseUndoArgs([target!]), { kind, name: 'store', dryRun: false }, target);
   });
   const bad: Array<[string, string[], RegExp]> = [
     ['no target', [], /needs a target/],
-    ['another kind', ['deploy/x'], /rg\/NAME, NAME or ds\/NAME/],
+    ['another kind', ['job/x'], /rg\/NAME, NAME or ds\/NAME/],
     ['an invalid name', ['rg/-x'], /not a valid name/],
     ['an unknown flag', ['rg/x', '--force'], /unknown flag --force/],
   ];

@@ -176,7 +176,7 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     const lease = g.group === 'coordination.k8s.io' && g.resource === 'leases';
     const undo =
       undoRole(g) &&
-      ((g.group === 'apps' && (g.resource === 'daemonsets' || g.resource === 'statefulsets') && g.verb === 'patch') ||
+      ((g.group === 'apps' && ['daemonsets', 'statefulsets', 'deployments'].includes(g.resource) && g.verb === 'patch') ||
         (g.group === 'core' && (g.resource === 'pods' || g.resource === 'pods/eviction') && g.verb === 'create'));
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
@@ -188,7 +188,7 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
         .filter((g) => `${g.role} ${g.ns ?? ''}` === role)
         .map((g) => `${g.verb} ${g.group}/${g.resource}`)
         .sort(),
-      ['create core/pods', 'create core/pods/eviction', 'patch apps/daemonsets', 'patch apps/statefulsets'],
+      ['create core/pods', 'create core/pods/eviction', 'patch apps/daemonsets', 'patch apps/deployments', 'patch apps/statefulsets'],
       role,
     );
   }

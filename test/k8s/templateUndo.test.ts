@@ -8,6 +8,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { UNDO_RECORD_ANNOTATION } from '../../src/api/names.js';
 import type { UndoRequest } from '../../src/domain/undo.js';
 import { TemplateUndo } from '../../src/k8s/templateUndo.js';
+import { templateDigest } from '../../src/k8s/slim.js';
 import { clientFor, listenLocal } from '../support/localApi.js';
 
 const NS = 'ns1';
@@ -302,5 +303,120 @@ describe('TemplateUndo', () => {
       assert.equal(out.kind, 'Rejected');
       assert.equal(world.patches.length, 0);
     });
+  });
+});
+
+/**
+ * A Deployment is undone from a ReplicaSet, as `kubectl rollout undo deployment` does: the ReplicaSet's
+ * template without its `pod-template-hash` label, and a Deployment whose template moved since the decision
+ * (a fix pushed forward) is never overwritten.
+ */
+describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
+  const HASH_LABEL = 'pod-template-hash';
+  const withHash = (t: typeof GOOD): Record<string, unknown> => ({
+    ...t,
+    metadata: { labels: { ...t.metadata.labels, [HASH_LABEL]: 'aaa' } },
+  });
+  const replicaSet = (o: { ownerKind?: string; hash?: string; template?: unknown } = {}): Record<string, unknown> => ({
+    metadata: {
+      name: 'decoder-aaa',
+      labels: { app: 'decoder', [HASH_LABEL]: o.hash ?? 'aaa' },
+      annotations: { 'deployment.kubernetes.io/revision': '1' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: o.ownerKind ?? 'Deployment', name: 'decoder', uid: 'uid-1', controller: true }],
+    },
+    spec: { replicas: 0, template: o.template ?? withHash(GOOD) },
+  });
+  const deployment = (template: unknown = BROKEN): Record<string, unknown> => ({
+    metadata: { name: 'decoder', namespace: NS, uid: 'uid-1', resourceVersion: '7', generation: 2 },
+    spec: { replicas: 3, template },
+    status: { observedGeneration: 2, replicas: 4, updatedReplicas: 1, availableReplicas: 3 },
+  });
+  const world = { rs: replicaSet(), deploy: deployment(), patches: [] as Array<{ body: Record<string, unknown>; query: string }> };
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const json = (code: number, payload: unknown): void => {
+        res.writeHead(code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(payload));
+      };
+      if (url.pathname === `/apis/apps/v1/namespaces/${NS}/replicasets/decoder-aaa`) return json(200, world.rs);
+      if (url.pathname === `/apis/apps/v1/namespaces/${NS}/deployments/decoder`) {
+        if (req.method === 'PATCH') world.patches.push({ body: JSON.parse(body) as Record<string, unknown>, query: url.search });
+        return json(200, world.deploy);
+      }
+      return json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' });
+    });
+  });
+  let undo: TemplateUndo;
+  /** The request decide sends for a Deployment: no template generation, the digest of the template it read. */
+  let req: UndoRequest;
+
+  before(async () => {
+    await listenLocal(server);
+    undo = new TemplateUndo(clientFor(server));
+    req = { ...REQ, kind: 'Deployment', expectedTemplateDigest: templateDigest(BROKEN) };
+    delete req.expectedTemplateGeneration;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    world.rs = replicaSet();
+    world.deploy = deployment();
+    world.patches = [];
+  });
+
+  it("patches the Deployment's template with the ReplicaSet's, its pod-template-hash label left out, and the record", async () => {
+    assert.deepEqual(await undo.undo(req), { kind: 'Applied' });
+    assert.equal(world.patches.length, 1);
+    const p = world.patches[0]!.body as { spec: { template: Record<string, unknown> }; metadata: { annotations: Record<string, string> } };
+    assert.deepEqual(p.spec.template, { ...GOOD, $patch: 'replace' });
+    assert.deepEqual(JSON.parse(p.metadata.annotations[UNDO_RECORD_ANNOTATION]!), { ...REQ.record, undone: ['bbb'] });
+  });
+
+  it("a Deployment already on the ReplicaSet's template (its label aside) is at the target: nothing sent", async () => {
+    world.deploy = deployment(GOOD);
+    assert.deepEqual(await undo.undo({ ...req, expectedTemplateDigest: templateDigest(GOOD) }), { kind: 'AlreadyAtTarget' });
+    assert.equal(world.patches.length, 0);
+  });
+
+  it('a template changed since the decision (a fix pushed forward) is never overwritten', async () => {
+    const fix = { ...GOOD, spec: { containers: [{ name: 'decoder', image: 'decoder:3-fixed' }] } };
+    world.deploy = deployment(fix);
+    const out = await undo.undo(req);
+    assert.equal(out.kind, 'TemplateChanged');
+    assert.match('detail' in out ? out.detail : '', /template changed since the undo was decided/);
+    assert.equal(world.patches.length, 0);
+  });
+
+  const suspicious: Array<{ name: string; rs: Record<string, unknown>; detail: RegExp }> = [
+    {
+      name: "another kind's ReplicaSet",
+      rs: replicaSet({ ownerKind: 'Rollout' }),
+      detail: /ReplicaSet decoder-aaa is not controlled by this Deployment/,
+    },
+    {
+      name: 'another pod-template-hash than the decision named',
+      rs: replicaSet({ hash: 'zzz' }),
+      detail: /ReplicaSet decoder-aaa carries hash zzz, not the aaa/,
+    },
+    { name: 'no template', rs: { ...replicaSet(), spec: { replicas: 0 } }, detail: /ReplicaSet decoder-aaa holds no pod template/ },
+  ];
+  for (const tc of suspicious) {
+    it(`refuses to copy from a ReplicaSet with ${tc.name}, sending nothing`, async () => {
+      world.rs = tc.rs;
+      const out = await undo.undo(req);
+      assert.equal(out.kind, 'Failed');
+      assert.match('detail' in out ? out.detail : '', tc.detail);
+      assert.equal(world.patches.length, 0);
+    });
+  }
+
+  it('dry-runs the same patch (dryRun=All) for Report mode', async () => {
+    assert.deepEqual(await undo.dryRun('Deployment', NS, 'decoder', 'decoder-aaa'), { kind: 'Accepted' });
+    assert.equal(world.patches.length, 1);
+    assert.match(world.patches[0]!.query, /dryRun=All/);
+    assert.deepEqual((world.patches[0]!.body as { spec: unknown }).spec, { template: { ...GOOD, $patch: 'replace' } });
   });
 });

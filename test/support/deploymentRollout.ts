@@ -30,7 +30,7 @@ export function settledOnA(target: Partial<TargetView> = {}): Observation {
 export function rollingToB(units: readonly NodeView[], target: Partial<TargetView> = {}): Observation {
   return targetObs({
     target: {
-      kind: 'Deployment',
+      ...DEPLOYMENT,
       generation: 2,
       observedGeneration: 2,
       current: 4,

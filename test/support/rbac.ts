@@ -122,6 +122,7 @@ export const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
 export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [
   ['patch', 'daemonsets.apps', '-n', 'default'],
   ['patch', 'statefulsets.apps', '-n', 'default'],
+  ['patch', 'deployments.apps', '-n', 'default'],
   ['create', 'pods', '-n', 'default'],
   ['create', 'pods', '--subresource=eviction', '-n', 'default'],
 ];

@@ -11,7 +11,6 @@ import { event } from './plannedEvents.js';
 import { iso, parseTime } from './timing.js';
 import { undoBlocker, type Blocker } from './undoChecks.js';
 import { EventAction, Reason } from '../../api/reasons.js';
-import { undoUnsupported } from '../../api/kinds.js';
 import type { PlannedAction } from '../decision.js';
 import type { RolloutStatus, TargetKind, UndoPlan, UndoRecord, UndoSkip } from '../../api/types.js';
 import type { Attribution, Judged, Plan, TargetObservation } from './pass.js';
@@ -42,9 +41,7 @@ export function planAction(pass: Judged): Plan {
   if (v.state === 'Stalled' && v.cause === 'ControllerNotObserving' && (!rollout || !t.active)) return neverObserved(pass, out);
   // Admission refuses the new pods: ask whether it would refuse the previous revision's too, as early
   // as the refusal is seen, so the answer is there by the deadline. Until it is, nothing is undone.
-  // Not for a kind the guard does not undo: the comparison only ever decides an undo.
-  const undoable = undoUnsupported(pass.obs.target.kind) === undefined;
-  if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined && undoable) {
+  if (rollout && t.active && !rollout.rollback && a.compareWith !== undefined) {
     out.action = {
       kind: 'CompareAdmission',
       revisionName: a.compareWith,
@@ -189,7 +186,7 @@ function pendingUndo(
   return lastUndo;
 }
 
-/** The undo patch, guarded by the DaemonSet's uid and template generation, with its record for the DaemonSet. */
+/** The undo patch, guarded by the workload's uid and its template's generation (or digest), with its record for the workload. */
 function undoAction({ obs: { target }, policy }: Judged, rollout: RolloutStatus, plan: UndoPlan, at: string): PlannedAction {
   return {
     kind: 'Undo',
@@ -199,5 +196,9 @@ function undoAction({ obs: { target }, policy }: Judged, rollout: RolloutStatus,
     expectedUid: target.uid,
     record: { from: rollout.toRevision.hash, to: plan.toHash, at, guard: `${target.namespace}/${policy.name ?? ''}` },
     ...(target.templateGeneration !== undefined ? { expectedTemplateGeneration: target.templateGeneration } : {}),
+    // A kind without a template generation is held to the template the decision read.
+    ...(target.templateGeneration === undefined && target.templateDigest !== undefined
+      ? { expectedTemplateDigest: target.templateDigest }
+      : {}),
   };
 }

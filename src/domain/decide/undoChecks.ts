@@ -5,8 +5,8 @@
  * restoring the earlier revision would help and can be trusted.
  */
 import { nodeFault } from '../nodeAttribution.js';
+import { KINDS } from '../../api/kinds.js';
 import { UNDO_OPT_OUT_ANNOTATION } from '../../api/names.js';
-import { undoUnsupported } from '../../api/kinds.js';
 import { MAX_CLOCK_SKEW_MS } from '../../api/defaults.js';
 import { fmtRev, list, units, unitWord } from '../messages.js';
 import { previousFailsNow } from '../compare.js';
@@ -135,12 +135,6 @@ const notTheRevision: Check<UndoCase> = ({ a, v }) => {
   };
 };
 
-/** The guard must know how to undo the target's kind (KindDescriptor.undo.unsupported says why it does not). */
-const kindNotUndone: Check<UndoCase> = ({ obs: { target } }) => {
-  const why = undoUnsupported(target.kind);
-  return why === undefined ? undefined : { reason: 'UndoNotSupported', message: why };
-};
-
 /** There must be an earlier revision, different from the new one and still in the DaemonSet's history. */
 const noEarlierRevision: Check<UndoCase> = ({ obs, rollout, plan }) => {
   const from = rollout.fromRevision;
@@ -162,7 +156,7 @@ const noEarlierRevision: Check<UndoCase> = ({ obs, rollout, plan }) => {
       reason: 'NoEarlierRevision',
       message: `the template did not change: there is no earlier revision to restore (${fmtRev(rollout.toRevision)} already ran on every ${unit}; a revision failing after its rollout completed is not undone by the guard: kubectl rollout undo restores the one before it, and bakeSeconds keeps a rollout watched after its counters complete)`,
     };
-  const gone = `${fmtRev(from)} is no longer in the ${obs.target.kind}'s history (ControllerRevision deleted)`;
+  const gone = `${fmtRev(from)} is no longer in the ${obs.target.kind}'s history (${KINDS[obs.target.kind].undo.from} deleted)`;
   return plan ? undefined : { reason: 'RevisionGone', message: gone };
 };
 
@@ -175,7 +169,6 @@ const MAY_UNDO: readonly Check<UndoCase>[] = [
   ownedByController,
   leftoversHoldIt,
   notTheRevision,
-  kindNotUndone,
   noEarlierRevision,
 ];
 

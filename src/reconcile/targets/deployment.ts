@@ -13,7 +13,9 @@
  *   deadline fired, which the verdict never contradicts;
  * - the Recreate strategy: every old pod is gone before a new one starts;
  * - its ReplicaSet's FailedCreate Warnings, or ReplicaFailure condition (quota, admission): why pods that
- *   should exist do not (`warning`).
+ *   should exist do not (`warning`);
+ * - Flagger's Canary managing it (a `<name>-primary` copy the Canary controls): its manager (`owner`), as
+ *   a controller ownerReference is, so no undo fights it.
  *
  * ```
  *   Deployment web ──controls──> ReplicaSet web-7c9d (revision 2, hash 7c9d) ──controls──> pod web-7c9d-x2x9z on node-3
@@ -100,10 +102,25 @@ export function deploymentView(
     };
   }
   withSharedFacts(cache, view, deploy.metadata);
+  view.owner ??= canaryOf(cache, namespace, name);
   const newest = stored ?? newestOf(replicaSets);
   const refusal = newest ? refusalOf(cache, namespace, newest) : undefined;
   if (refusal) view.warning = refusal;
   return view;
+}
+
+/** The kind of Flagger's object that runs a Deployment's canary analysis. */
+export const FLAGGER_CANARY_KIND = 'Canary';
+
+/**
+ * Flagger's Canary, when it manages the Deployment: it runs the pods from a copy named `<name>-primary`
+ * that it controls, and scales the Deployment itself up for each analysis and back to 0 after it, rolling
+ * back by itself. An undo would fight it, so it counts as the Deployment's manager (TargetView.owner).
+ */
+function canaryOf(cache: CacheView, namespace: string, name: string): { kind: string; name: string } | undefined {
+  const primary = cache.workload('Deployment', namespace, `${name}-primary`);
+  const owner = primary?.metadata.ownerReferences?.find((o) => o.controller);
+  return owner?.kind === FLAGGER_CANARY_KIND ? { kind: owner.kind, name: owner.name } : undefined;
 }
 
 /** What a paused Deployment's guard says of the pause, and how to end it. */

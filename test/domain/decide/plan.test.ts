@@ -1,22 +1,39 @@
 /**
- * The plan phase (decide/plan.ts, undoChecks.ts) for a kind the guard does not undo yet (a Deployment,
- * KindDescriptor.undo.unsupported): an Undo guard's stall blamed on the revision is refused, said in
- * status.undoSkipped (UndoNotSupported, the kind's own words naming the command), in the message and in
- * one UndoSkipped Event, never silently; no write, dry run or admission comparison is planned. A stall
- * that is not the revision's still says whose it is. The DaemonSet's undo, the control, goes on.
+ * The plan phase (decide/plan.ts, undoChecks.ts) for a Deployment, whose history is its ReplicaSets: an
+ * Undo guard's stall blamed on the revision is undone from the previous ReplicaSet (its name, its hash, the
+ * template digest the decision read, so a fix pushed meanwhile is never overwritten); Report mode names
+ * `kubectl rollout undo deployment/… --to-revision=N` and nothing to delete (the Deployment controller
+ * scales the restored ReplicaSet back up itself) and asks for one dry run; a stall that is not the
+ * revision's still says whose it is; an admission refusal is compared with the previous ReplicaSet's
+ * template first, as for a DaemonSet.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Decision } from '../../../src/domain/decision.js';
 import type { Observation } from '../../../src/domain/observation.js';
-import { HASH, T0, deadKubelet, imagePullPod, node, policy, rev, run, sec, targetObs, withHealth } from '../../support/fixtures.js';
+import {
+  DS_NAME,
+  HASH,
+  T0,
+  deadKubelet,
+  imagePullPod,
+  node,
+  policy,
+  rev,
+  run,
+  sec,
+  targetObs,
+  withHealth,
+} from '../../support/fixtures.js';
 import { OLD_PODS, podUnit, rollingToB, settledOnA } from '../../support/deploymentRollout.js';
 
 const stuck = [...OLD_PODS, podUnit('web-b-1', imagePullPod(HASH.B))];
+/** The digest of revision B's template, as the Deployment's live template gives it. */
+const DIGEST_B = 'digest-of-b';
 
 /** Decisions for A settled, B started, then `obs` at 700 s (past the 600 s deadline) and 710 s. */
 function stalled(kind: 'Deployment' | 'DaemonSet', action: 'Undo' | 'Report', obs: (k: typeof kind) => Observation): Decision[] {
-  const guard = policy({ targetRef: { kind, name: 'decoder' }, onStall: { action } });
+  const guard = policy({ targetRef: { kind, name: DS_NAME }, onStall: { action } });
   const first =
     kind === 'Deployment' ? settledOnA() : targetObs({ revisions: [rev(HASH.A, 1)], nodes: ['n1', 'n2', 'n3'].map((n) => node(n, [])) });
   return run(
@@ -30,7 +47,7 @@ function stalled(kind: 'Deployment' | 'DaemonSet', action: 'Undo' | 'Report', ob
   );
 }
 
-const deploymentStuck = (): Observation => rollingToB(stuck);
+const deploymentStuck = (): Observation => rollingToB(stuck, { templateDigest: DIGEST_B });
 const daemonSetStuck = (): Observation =>
   targetObs({
     target: { generation: 2, observedGeneration: 2, templateGeneration: '2', updated: 1, available: 2 },
@@ -42,28 +59,39 @@ const daemonSetStuck = (): Observation =>
       ),
     ],
   });
-
-describe('plan: a kind the guard does not undo', () => {
-  it('refuses an Undo guard its undo: UndoNotSupported in status, the message and one Event, with no action', () => {
+describe('plan: a Deployment undone from its previous ReplicaSet', () => {
+  it("undoes an Undo guard's stall on the revision from the previous ReplicaSet, held to the template decided from", () => {
     const ds = stalled('Deployment', 'Undo', deploymentStuck);
-    const [stall, after] = [ds[2]!, ds[3]!];
-    assert.equal(stall.status.state, 'Stalled');
-    assert.equal(stall.status.owner, 'Revision');
-    assert.equal(stall.status.undoSkipped?.reason, 'UndoNotSupported');
-    assert.match(
-      stall.status.undoSkipped?.message ?? '',
-      /does not undo Deployments yet; kubectl rollout undo restores the previous ReplicaSet's template/,
+    // The first pass past the deadline plans it (run() applies no action, so the next pass plans it again).
+    assert.deepEqual(
+      ds.map((d) => d.action?.kind),
+      [undefined, undefined, 'Undo', 'Undo'],
+      ds.map((d) => `${String(d.status.state)} ${String(d.action?.kind)}`).join('; '),
     );
-    assert.match(stall.status.message ?? '', /Undo not possible: the guard does not undo Deployments yet/);
-    assert.equal(stall.events.filter((e) => e.reason === 'UndoSkipped').length, 1, stall.events.map((e) => e.reason).join());
-    for (const d of ds) assert.equal(d.action, undefined, `no action: ${JSON.stringify(d.action)}`);
-    assert.equal(after.events.filter((e) => e.reason === 'UndoSkipped').length, 0, 'announced once');
+    const undo = ds[2];
+    assert.equal(undo!.status.owner, 'Revision');
+    assert.equal(undo!.status.undoSkipped, undefined);
+    assert.deepEqual(undo!.action && { ...undo!.action, record: undefined }, {
+      kind: 'Undo',
+      fromHash: HASH.B,
+      toHash: HASH.A,
+      toRevisionName: rev(HASH.A, 1).name,
+      expectedUid: undo!.action?.kind === 'Undo' ? undo!.action.expectedUid : '',
+      expectedTemplateDigest: DIGEST_B,
+      record: undefined,
+    });
+    assert.equal(undo!.action?.kind === 'Undo' ? undo!.action.expectedTemplateGeneration : 'none', undefined);
   });
 
-  it('in Report mode: undoSkipped says so, and no dry run is asked for', () => {
+  it('in Report mode: names kubectl rollout undo deployment with the revision, nothing to delete, and asks for one dry run', () => {
     const ds = stalled('Deployment', 'Report', deploymentStuck);
-    assert.equal(ds[2]!.status.undoSkipped?.reason, 'UndoNotSupported');
-    for (const d of ds) assert.equal(d.action, undefined, `no action: ${JSON.stringify(d.action)}`);
+    const stall = ds[2]!;
+    assert.equal(stall.status.state, 'Stalled');
+    assert.equal(stall.status.undoSkipped, undefined);
+    assert.match(stall.status.message ?? '', new RegExp(`kubectl rollout undo deployment/${DS_NAME} -n \\S+ --to-revision=1`));
+    assert.doesNotMatch(stall.status.message ?? '', /kubectl delete pod/);
+    assert.equal(ds.filter((d) => d.action?.kind === 'DryRunUndo').length, 1, ds.map((d) => String(d.action?.kind)).join());
+    assert.equal(ds.filter((d) => d.action?.kind === 'Undo').length, 0);
   });
 
   it('still names another owner first: a stall on a dead node is NotTheRevision', () => {
@@ -73,7 +101,7 @@ describe('plan: a kind the guard does not undo', () => {
     assert.equal(d.status.undoSkipped?.reason, 'NotTheRevision');
   });
 
-  it('plans no admission comparison for it, where a DaemonSet refused the same way compares first', () => {
+  it("compares an admission refusal with the previous ReplicaSet's template before any undo, as for a DaemonSet", () => {
     const refusal = {
       reason: 'FailedCreate',
       message: 'Error creating: pods "x" is forbidden: violates PodSecurity "baseline:latest": privileged',
@@ -81,7 +109,12 @@ describe('plan: a kind the guard does not undo', () => {
     };
     const refusedDeployment = (): Observation => rollingToB([...OLD_PODS], { warning: refusal, updated: 0, current: 3 });
     const deployment = stalled('Deployment', 'Undo', refusedDeployment);
-    for (const d of deployment) assert.notEqual(d.action?.kind, 'CompareAdmission');
+    const compared = deployment.filter((d) => d.action?.kind === 'CompareAdmission');
+    assert.ok(compared.length > 0, deployment.map((d) => d.action?.kind).join());
+    assert.equal(compared[0]!.action?.kind === 'CompareAdmission' ? compared[0]!.action.revisionName : '', rev(HASH.A, 1).name);
+    const firstCompare = deployment.findIndex((d) => d.action?.kind === 'CompareAdmission');
+    const firstUndo = deployment.findIndex((d) => d.action?.kind === 'Undo');
+    assert.ok(firstUndo === -1 || firstCompare < firstUndo, 'compared before any undo');
     const refusedDaemonSet = (): Observation =>
       targetObs({
         target: { generation: 2, observedGeneration: 2, templateGeneration: '2', updated: 0, warning: refusal },

@@ -316,4 +316,31 @@ describe('observeDeployment: what only its spec and controller say', () => {
     assert.equal(t.undoOptOut, true);
     assert.deepEqual(t.owner, { kind: 'App', name: 'shop' });
   });
+
+  it("names Flagger's Canary as its manager when the Canary controls its <name>-primary copy, and nothing else does", () => {
+    const primary = (ownerKind: string): SlimDeployment => {
+      const p = deploy();
+      p.metadata = {
+        ...p.metadata,
+        name: 'web-primary',
+        uid: 'primary-uid',
+        ownerReferences: [{ apiVersion: 'flagger.app/v1beta1', kind: ownerKind, name: 'web', uid: 'c', controller: true }],
+      };
+      return p;
+    };
+    const withPrimary = (p: SlimDeployment | undefined): CacheView =>
+      world(deploy(), RS, [], {
+        workload: ((kind: string, ns: string, name: string) =>
+          kind === 'Deployment' && ns === 'ns'
+            ? name === 'web'
+              ? deploy()
+              : name === 'web-primary'
+                ? p
+                : undefined
+            : undefined) as CacheView['workload'],
+      });
+    assert.deepEqual(target(observe(withPrimary(primary('Canary')))).target.owner, { kind: 'Canary', name: 'web' });
+    assert.equal(target(observe(withPrimary(primary('App')))).target.owner, undefined, 'a -primary copy another controller owns');
+    assert.equal(target(observe(withPrimary(undefined))).target.owner, undefined, 'no -primary copy');
+  });
 });
