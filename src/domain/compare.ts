@@ -183,15 +183,6 @@ export function unavailableBefore(list: readonly UnavailableAtStart[] | undefine
 }
 
 /**
- * The node a unit that is not a node ran on (an ordinal's or a pod's `host`), as UnavailableAtStart
- * records it: a Deployment's new pods have names of their own, so only the node ties them to the old
- * pods that failed before the rollout.
- */
-export function hostOf(u: { node: string; host?: string }): { host?: string } {
-  return u.host !== undefined && u.host !== u.node ? { host: u.host } : {};
-}
-
-/**
  * The entry of unit `unit`, or, for a unit that is not a node (a Deployment's pod, whose name is new in
  * every rollout; a StatefulSet's ordinal), of another unit whose old pod failed on the same node `host`:
  * the previous revision was already failing on that node.
