@@ -1,6 +1,7 @@
 /**
- * The DaemonSet and RolloutGuard manifests the tests, the bench and the demo apply: one builder each, so
- * that every DaemonSet a guard is tried on has the same shape and differs only where a caller says.
+ * The DaemonSet, StatefulSet, Deployment and RolloutGuard manifests the tests, the bench and the demo
+ * apply: one builder each, so that every workload a guard is tried on has the same shape and differs only
+ * where a caller says.
  *
  * A DaemonSet here has the labels `app: <name>` (its own, its selector's and its pods'), a RollingUpdate
  * strategy (maxUnavailable 1, maxSurge 0 unless given), pods that stop within a second unless told
@@ -10,7 +11,7 @@
  *
  * @module
  */
-import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, GUARD_KIND, STATEFULSET_KIND } from '../src/api/names.js';
+import { API_VERSION, APPS_API_VERSION, DAEMONSET_KIND, DEPLOYMENT_KIND, GUARD_KIND, STATEFULSET_KIND } from '../src/api/names.js';
 
 /** A manifest as kubectl applies it. */
 export type Manifest = Record<string, unknown>;
@@ -112,6 +113,60 @@ export function statefulSetManifest(o: StatefulSetOptions): Manifest {
   };
 }
 
+/** Options for {@link deploymentManifest}: the pod as a DaemonSet's, and the Deployment's own fields. */
+export interface DeploymentOptions extends Omit<DaemonSetOptions, 'maxUnavailable' | 'maxSurge'> {
+  replicas: number;
+  /** Default RollingUpdate, as the API server defaults it. */
+  strategy?: 'RollingUpdate' | 'Recreate';
+  /** `rollingUpdate.maxSurge` (RollingUpdate only); left out, the API server's default (25 %). */
+  maxSurge?: number | string;
+  /** `rollingUpdate.maxUnavailable` (RollingUpdate only); left out, the API server's default (25 %). */
+  maxUnavailable?: number | string;
+  /** The Deployment's own `progressDeadlineSeconds`; left out, the API server's default (600). */
+  progressDeadlineSeconds?: number;
+  /** `spec.paused`: template changes wait for the resume. */
+  paused?: boolean;
+  /** Old ReplicaSets kept; left out, the API server's default (10). */
+  revisionHistoryLimit?: number;
+}
+
+/**
+ * A Deployment manifest whose pods are shaped as {@link daemonSetManifest}'s are. Its strategy is
+ * RollingUpdate unless told, with `rollingUpdate` written only when a caller gives maxSurge or
+ * maxUnavailable (otherwise the API server's 25 % each).
+ */
+export function deploymentManifest(o: DeploymentOptions): Manifest {
+  const labels = { app: o.name };
+  const rolling = {
+    ...(o.maxSurge !== undefined ? { maxSurge: o.maxSurge } : {}),
+    ...(o.maxUnavailable !== undefined ? { maxUnavailable: o.maxUnavailable } : {}),
+  };
+  const strategy =
+    o.strategy === 'Recreate'
+      ? { type: 'Recreate' }
+      : { type: 'RollingUpdate', ...(Object.keys(rolling).length > 0 ? { rollingUpdate: rolling } : {}) };
+  return {
+    apiVersion: APPS_API_VERSION,
+    kind: DEPLOYMENT_KIND,
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels,
+      ...(o.ownerReferences !== undefined ? { ownerReferences: o.ownerReferences } : {}),
+    },
+    spec: {
+      replicas: o.replicas,
+      selector: { matchLabels: labels },
+      strategy,
+      ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
+      ...(o.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: o.progressDeadlineSeconds } : {}),
+      ...(o.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: o.revisionHistoryLimit } : {}),
+      ...(o.paused !== undefined ? { paused: o.paused } : {}),
+      template: { metadata: { labels }, spec: podSpec(o) },
+    },
+  };
+}
+
 function podSpec(o: DaemonSetOptions): Manifest {
   const c = o.container;
   const resources = {
@@ -154,12 +209,12 @@ export interface GuardOptions {
   /** The workload guarded; default {@link name}. */
   target?: string;
   /** The workload's kind; default DaemonSet. */
-  kind?: typeof DAEMONSET_KIND | typeof STATEFULSET_KIND;
+  kind?: typeof DAEMONSET_KIND | typeof STATEFULSET_KIND | typeof DEPLOYMENT_KIND;
   /** Spec fields besides `targetRef` (a `targetRef` here replaces it). */
   spec?: Record<string, unknown>;
 }
 
-/** A RolloutGuard manifest targeting a DaemonSet (or, with `kind`, a StatefulSet) of the same namespace. */
+/** A RolloutGuard manifest targeting a DaemonSet (or, with `kind`, a StatefulSet or Deployment) of the same namespace. */
 export function rolloutGuardManifest(o: GuardOptions): Manifest {
   return {
     apiVersion: API_VERSION,
