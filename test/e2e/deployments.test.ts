@@ -115,6 +115,14 @@ describe('Deployment guards on the local control plane', { concurrency: true }, 
     for (const p of failing) assert.match(message, new RegExp(p.name), message);
     assert.match(message, /kubectl get deploy\b/, message);
     assertDeploymentWords(message);
+    // The next step for a person, in Report mode: the undo it would make, dry-run against the Deployment.
+    const planned = await waitWeb(ns, (x) => x.status?.undoPlan?.dryRun === 'Accepted', 'the undo dry-run accepted');
+    assert.equal(planned.status?.undoPlan?.toRevision, 1);
+    assert.match(
+      planned.status?.message ?? '',
+      new RegExp(`Would restore revision 1 \\(\\w+\\) on 1 pod: kubectl rollout undo deployment/web -n ${ns} --to-revision=1 \\(onStall`),
+      planned.status?.message,
+    );
     // The old pods serve on, untouched: maxUnavailable rounds down to 0 of 3.
     for (const [name, p] of old) assert.ok(pods.get(name)?.ready && pods.get(name)?.uid === p.uid, `${name} still serving`);
     // One verdict, announced on the guard and on the Deployment (kubectl describe deploy).
