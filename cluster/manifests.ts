@@ -116,27 +116,51 @@ export function statefulSetManifest(o: StatefulSetOptions): Manifest {
 /** Options for {@link deploymentManifest}: the pod as a DaemonSet's, and the Deployment's own fields. */
 export interface DeploymentOptions extends Omit<DaemonSetOptions, 'maxUnavailable' | 'maxSurge'> {
   replicas: number;
-  /** Default RollingUpdate (maxSurge and maxUnavailable the API server's 25 % each), as the API server defaults it. */
+  /** Default RollingUpdate, as the API server defaults it. */
   strategy?: 'RollingUpdate' | 'Recreate';
+  /** `rollingUpdate.maxSurge` (RollingUpdate only); left out, the API server's default (25 %). */
+  maxSurge?: number | string;
+  /** `rollingUpdate.maxUnavailable` (RollingUpdate only); left out, the API server's default (25 %). */
+  maxUnavailable?: number | string;
   /** The Deployment's own `progressDeadlineSeconds`; left out, the API server's default (600). */
   progressDeadlineSeconds?: number;
   /** `spec.paused`: template changes wait for the resume. */
   paused?: boolean;
+  /** Old ReplicaSets kept; left out, the API server's default (10). */
+  revisionHistoryLimit?: number;
 }
 
-/** A Deployment manifest whose pods are shaped as {@link daemonSetManifest}'s are. */
+/**
+ * A Deployment manifest whose pods are shaped as {@link daemonSetManifest}'s are. Its strategy is
+ * RollingUpdate unless told, with `rollingUpdate` written only when a caller gives maxSurge or
+ * maxUnavailable (otherwise the API server's 25 % each).
+ */
 export function deploymentManifest(o: DeploymentOptions): Manifest {
   const labels = { app: o.name };
+  const rolling = {
+    ...(o.maxSurge !== undefined ? { maxSurge: o.maxSurge } : {}),
+    ...(o.maxUnavailable !== undefined ? { maxUnavailable: o.maxUnavailable } : {}),
+  };
+  const strategy =
+    o.strategy === 'Recreate'
+      ? { type: 'Recreate' }
+      : { type: 'RollingUpdate', ...(Object.keys(rolling).length > 0 ? { rollingUpdate: rolling } : {}) };
   return {
     apiVersion: APPS_API_VERSION,
     kind: DEPLOYMENT_KIND,
-    metadata: { name: o.name, namespace: o.namespace, labels },
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels,
+      ...(o.ownerReferences !== undefined ? { ownerReferences: o.ownerReferences } : {}),
+    },
     spec: {
       replicas: o.replicas,
       selector: { matchLabels: labels },
-      strategy: { type: o.strategy ?? 'RollingUpdate' },
+      strategy,
       ...(o.minReadySeconds !== undefined ? { minReadySeconds: o.minReadySeconds } : {}),
       ...(o.progressDeadlineSeconds !== undefined ? { progressDeadlineSeconds: o.progressDeadlineSeconds } : {}),
+      ...(o.revisionHistoryLimit !== undefined ? { revisionHistoryLimit: o.revisionHistoryLimit } : {}),
       ...(o.paused !== undefined ? { paused: o.paused } : {}),
       template: { metadata: { labels }, spec: podSpec(o) },
     },

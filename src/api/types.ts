@@ -151,6 +151,8 @@ export interface EmptyNode {
 /** A unit whose pod of the previous revision was not available as the rollout started, and why. */
 export interface UnavailableAtStart {
   node: string;
+  /** The node its old pod ran on, when the unit is not a node (an ordinal, a Deployment's pod): see split.ts hostOf. */
+  host?: string;
   cause: CauseClass;
 }
 

@@ -167,9 +167,9 @@ const CAUSE_HINTS: Record<CauseClass, (w: KindWords & { kind: TargetKind }) => s
   ControllerNotActing: (w) => `${w.unit}s still run the old revision and no ${w.unit} is blocked (${w.notUpdated}, no failing pod)`,
   SchedulerNotActing: () => 'the new pod was never scheduled (kubectl get pods: Pending, no PodScheduled condition)',
   MinReadySeconds: (w) => `the new pod is ready and waits out minReadySeconds (${w.readyNotAvailable})`,
-  AdmissionRefused: (w) => `admission refuses the new pod (kubectl describe ${w.short}: Warning FailedCreate ... is forbidden)`,
+  AdmissionRefused: (w) => `admission refuses the new pod (kubectl describe ${w.warnedOn}: Warning FailedCreate ... is forbidden)`,
   QuotaExceeded: (w) =>
-    `a ResourceQuota refuses the new pod (kubectl describe ${w.short}: Warning FailedCreate ... exceeded quota; kubectl describe quota)`,
+    `a ResourceQuota refuses the new pod (kubectl describe ${w.warnedOn}: Warning FailedCreate ... exceeded quota; kubectl describe quota)`,
   VolumeMountFailure: () => 'a volume of the new pod does not mount (kubectl describe pod: Warning FailedMount, STATUS ContainerCreating)',
   VolumeClaimUnavailable: () =>
     'a PersistentVolumeClaim of the pod is not bound, lost or being deleted (kubectl get pvc; kubectl describe pvc NAME)',

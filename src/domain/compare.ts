@@ -183,6 +183,19 @@ export function unavailableBefore(list: readonly UnavailableAtStart[] | undefine
 }
 
 /**
+ * The entry of unit `unit`, or, for a unit that is not a node (a Deployment's pod, whose name is new in
+ * every rollout; a StatefulSet's ordinal), of another unit whose old pod failed on the same node `host`:
+ * the previous revision was already failing on that node.
+ */
+export function unavailableBeforeOn(
+  list: readonly UnavailableAtStart[] | undefined,
+  unit: string,
+  host: string | undefined,
+): UnavailableAtStart | undefined {
+  return unavailableBefore(list, unit) ?? (host !== undefined && host !== unit ? list?.find((u) => u.host === host) : undefined);
+}
+
+/**
  * Nodes where the new revision took its own node down: the kubelet reports the node NotReady (False,
  * not Unknown: a dead kubelet reports nothing), it turned so after the rollout started and within
  * {@link KNOCKOUT_WINDOW_MS} after a pod of the new revision was created on it, it was not failing

@@ -11,7 +11,7 @@
  * in status and only grows: a pod the controller replaces, or a node that dies later, does not erase it.
  */
 import { nodeFault } from './nodeAttribution.js';
-import { KNOCKED_OUT, knockedOutNodes, unavailableBefore } from './compare.js';
+import { KNOCKED_OUT, knockedOutNodes, unavailableBeforeOn } from './compare.js';
 import { STATUS_LIST_CAP } from './split.js';
 import type { FailedNode, RolloutFailures, UnavailableAtStart } from '../api/types.js';
 import type { NodeView } from './observation.js';
@@ -46,7 +46,7 @@ export function collectFailures(
     }
   }
   for (const n of nodes) {
-    if (nodeFault(n.health) || unavailableBefore(ctx.before, n.node)) continue;
+    if (nodeFault(n.health) || unavailableBeforeOn(ctx.before, n.node, n.host)) continue;
     for (const p of n.pods) {
       if (p.hash !== targetHash || p.restartCount <= 0) continue;
       now.add(n.node);

@@ -11,10 +11,19 @@ import type { TargetKind } from '../api/types.js';
 export interface KindWords extends KindMessageWords {
   /** kubectl's short name for the resource: `kubectl get ds`. */
   short: string;
+  /**
+   * What `kubectl describe` shows the Warnings of the controller creating its pods on (FailedCreate): the
+   * workload itself (`ds`), or, for a kind whose pods a ReplicaSet creates, its ReplicaSets (`rs`).
+   */
+  warnedOn: string;
 }
 
 /** Every kind's words, from its descriptor. */
-export const KIND_WORDS: Readonly<Record<TargetKind, KindWords>> = mapKinds((d) => ({ short: d.short, ...d.words }));
+export const KIND_WORDS: Readonly<Record<TargetKind, KindWords>> = mapKinds((d) => ({
+  short: d.short,
+  warnedOn: d.podOwner === 'replicaSet' ? 'rs' : d.short,
+  ...d.words,
+}));
 
 /** The words for `kind`. */
 export const wordsOf = (kind: TargetKind): KindWords => KIND_WORDS[kind];

@@ -9,7 +9,7 @@ import { claimFault } from './claimAttribution.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner } from '../api/types.js';
 import type { NodeView, PodView, WarningView } from './observation.js';
 import type { NodeHealth } from '../api/objects.js';
-import { compareScheduling, templateDiff, unavailableBefore, type Comparison } from './compare.js';
+import { compareScheduling, templateDiff, unavailableBeforeOn, type Comparison } from './compare.js';
 import { explainNoPod, explainPod, probeFailure, type Explained } from './warnings.js';
 
 /** The context one node is attributed in. */
@@ -149,7 +149,7 @@ export function attributeBlocked(
   let cls = classifyReason(b.reason, b.message);
   // Killed for memory: the remedy is the limit, not the code.
   if (cls === 'CrashLoop' && pod?.lastTermination?.reason === 'OOMKilled') cls = 'OOMKilled';
-  const pre = unavailableBefore(c?.before, b.node);
+  const pre = unavailableBeforeOn(c?.before, b.node, b.host ?? node?.host);
   if (pre && sameWay(pre.cause, cls)) {
     return {
       ...b,

@@ -159,6 +159,11 @@ export interface TargetView {
    */
   pausedBySpec?: string;
   /**
+   * Paused, its template changed and no revision stores it yet (a Deployment makes no ReplicaSet for it
+   * until the resume): the pods all run revisions from before the change, and none is the rollout's goal.
+   */
+  templateAwaitsResume?: boolean;
+  /**
    * The workload's own controller reports its own progress deadline passed (a Deployment's Progressing
    * False, reason ProgressDeadlineExceeded): the guard's verdict on a rollout in flight never contradicts
    * it, and says that this deadline fired, not the guard's.

@@ -17,6 +17,15 @@ export const STATUS_LIST_CAP = 20;
  */
 export const UNAVAILABLE_AT_START_CAP = 100;
 
+/**
+ * The node a unit that is not a node ran on (an ordinal's or a pod's `host`), as an entry of
+ * rollout.unavailableAtStart records it: a Deployment's new pods have names of their own, so only the
+ * node ties them to the old pods that failed before the rollout (compare.ts unavailableBeforeOn).
+ */
+export function hostOf(u: { node: string; host?: string }): { host?: string } {
+  return u.host !== undefined && u.host !== u.node ? { host: u.host } : {};
+}
+
 export interface Split {
   generations: GenerationStatus[];
   blocked: BlockedNode[];

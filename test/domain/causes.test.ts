@@ -152,6 +152,13 @@ describe('causeHint', () => {
     assert.match(causeHint('AdmissionRefused', 'StatefulSet'), /kubectl describe sts: Warning FailedCreate/);
   });
 
+  it("a Deployment's refusals point at its ReplicaSet, whose controller creates the pods and reports FailedCreate", () => {
+    assert.match(causeHint('AdmissionRefused', 'Deployment'), /kubectl describe rs: Warning FailedCreate/);
+    assert.match(causeHint('QuotaExceeded', 'Deployment'), /kubectl describe rs: Warning FailedCreate ... exceeded quota/);
+    assert.doesNotMatch(causeHint('QuotaExceeded', 'Deployment'), /describe deploy/);
+    assert.match(causeHint('QuotaExceeded', 'DaemonSet'), /kubectl describe ds: Warning FailedCreate ... exceeded quota/);
+  });
+
   it("a DaemonSet's hints keep its columns", () => {
     assert.match(causeHint('ControllerNotActing', 'DaemonSet'), /kubectl get ds: UP-TO-DATE below DESIRED/);
     assert.match(causeHint('MinReadySeconds', 'DaemonSet'), /kubectl get ds: READY above AVAILABLE/);

@@ -26,6 +26,9 @@ export type KubectlJson = <T>(args: readonly string[], opts?: KubectlOptions) =>
 /** A node entry of `status.blockedNodes` / `status.emptyNodes`. */
 export interface NodeEntry {
   node: string;
+  /** The node the unit's pod runs on, when the unit is not a node (a StatefulSet's ordinal, a Deployment's pod). */
+  host?: string;
+  pod?: string;
   owner?: string;
   cause?: string;
   reason: string;

@@ -21,13 +21,16 @@ function planUndo(obs: TargetObservation, rollout: RolloutStatus, onTarget: numb
   if (!from || from.hash === rollout.toRevision.hash) return undefined;
   const cr = obs.revisions.find((r) => r.hash === from.hash);
   if (!cr) return undefined;
-  // Nodes that would change: every node not already running the old revision.
+  // Units that would change: every unit not already running the old revision. Counted from the desired
+  // count, and from the units themselves: a Deployment's surge pod is a unit of its own beside the old
+  // pods, which already make up the desired count.
   const onOld = obs.nodes.filter((n) => n.eligible && n.pods.some((p) => !p.deleting && p.hash === from.hash && p.ready)).length;
+  const offOld = obs.nodes.filter((n) => n.eligible && n.pods.length > 0).length - onOld;
   return {
     toRevision: cr.revision,
     toHash: cr.hash,
     toRevisionName: cr.name,
-    nodes: Math.max(desired - onOld, onTarget, 0),
+    nodes: Math.max(desired - onOld, onTarget, offOld, 0),
     forHash: rollout.toRevision.hash,
   };
 }

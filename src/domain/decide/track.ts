@@ -21,6 +21,7 @@ import { sameRevision } from '../revisions.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { KINDS } from '../../api/kinds.js';
 import { computeSplit, dominantOtherHash, splitFromCounters, STATUS_LIST_CAP, UNAVAILABLE_AT_START_CAP, type Split } from '../split.js';
+import { hostOf } from '../split.js';
 import { classifyReason, podBlockReason } from '../causes.js';
 import type { TargetInput, TargetObservation, Tracked } from './pass.js';
 import { marksOf, mergeLeft, raise } from '../progressMarks.js';
@@ -188,14 +189,13 @@ function unavailableAtStart(
   const named = prev.blockedNodes ?? [];
   if (blockedBefore === undefined) unlisted += Math.max(0, (prev.blockedNodeCount ?? 0) - named.length);
   for (const b of blockedBefore ?? named)
-    if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, cause: b.cause });
+    if (b.hash === fromHash && b.cause && !out.has(b.node)) out.set(b.node, { node: b.node, ...hostOf(b), cause: b.cause });
   for (const n of obs.nodes) {
     if (out.has(n.node) || !n.eligible) continue;
     const old = n.pods.find((p) => !p.deleting && p.hash === fromHash && p.hash !== toHash && !p.available && p.scheduled);
-    if (old && (old.restartCount > 0 || old.waitingReason)) {
-      const r = podBlockReason(old);
-      out.set(n.node, { node: n.node, cause: classifyReason(r.reason, r.message) });
-    }
+    if (!old || !(old.restartCount > 0 || old.waitingReason)) continue;
+    const r = podBlockReason(old);
+    out.set(n.node, { node: n.node, ...hostOf(n), cause: classifyReason(r.reason, r.message) });
   }
   const all = [...out.values()].sort((a, b) => a.node.localeCompare(b.node));
   return { listed: all.slice(0, UNAVAILABLE_AT_START_CAP), unlisted: unlisted + Math.max(0, all.length - UNAVAILABLE_AT_START_CAP) };

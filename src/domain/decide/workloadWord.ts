@@ -17,7 +17,11 @@ export function pausedVerdict(target: TargetView, rollout: RolloutStatus, v: Ver
   v.state = 'Healthy';
   v.cause = '';
   v.owner = '';
-  v.message = `Paused on the way to ${fmtRev(rollout.toRevision)}: ${target.updated}/${units(target.kind, target.desired)} updated, ${target.available}/${target.desired} available; ${target.pausedBySpec ?? 'paused by its spec'}. A configured wait, not a stall`;
+  // A changed template with no revision yet: the revision tracked is the one the pods already run.
+  const to = target.templateAwaitsResume
+    ? `before its changed template rolls out (no revision for it yet; the pods run ${fmtRev(rollout.toRevision)})`
+    : `on the way to ${fmtRev(rollout.toRevision)}`;
+  v.message = `Paused ${to}: ${target.updated}/${units(target.kind, target.desired)} updated, ${target.available}/${target.desired} available; ${target.pausedBySpec ?? 'paused by its spec'}. A configured wait, not a stall`;
 }
 
 /** The line a Healthy target adds while its spec pauses it; empty when it is not paused. */

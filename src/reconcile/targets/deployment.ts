@@ -92,7 +92,11 @@ export function deploymentView(
   // Paused, a changed template gets no ReplicaSet until the resume: that is the pause, not a revision
   // cache behind (which a live digest no revision stores would be taken for, decide/settle.ts).
   if (live !== undefined && (stored !== undefined || !deploy.spec.paused)) view.templateDigest = live;
-  if (deploy.spec.paused) view.pausedBySpec = pausedSentence(namespace, name, live !== undefined && stored === undefined);
+  if (deploy.spec.paused) {
+    const awaits = live !== undefined && stored === undefined;
+    view.pausedBySpec = pausedSentence(namespace, name, awaits);
+    if (awaits) view.templateAwaitsResume = true;
+  }
   const progressing = deploy.status.progressing;
   if (progressing?.status === 'False' && progressing.reason === PROGRESS_DEADLINE_EXCEEDED) {
     view.ownDeadlineExceeded = {

@@ -29,6 +29,7 @@ import {
   withHealth,
   type Step,
 } from '../../support/fixtures.js';
+import { podUnit, rollingToB } from '../../support/deploymentRollout.js';
 
 const T1 = T0 + sec(60);
 const UNDO = policy({ onStall: { action: 'Undo' } });
@@ -185,6 +186,57 @@ describe('decide by comparison: a node that was broken before the rollout', () =
     const target = run([{ obs: healthyBefore, at: T0 }, ...steps(crashing(HASH.B)).slice(1)], { policy: UNDO });
     assert.equal(target[2]!.status.owner, 'Revision');
     assert.equal(undos(target).length, 1);
+  });
+});
+
+describe('decide by comparison: a Deployment whose old pods were broken before the rollout (its units are pods, named anew)', () => {
+  const crashing = (hash: string): PodView =>
+    pod({ hash, ready: false, waitingReason: 'CrashLoopBackOff', waitingMessage: 'back-off', restartCount: 4 });
+  /** Pod `name` as the unit of a Deployment, on Ready node `host`. */
+  const on = (name: string, p: PodView, host: string): NodeView => withHealth({ ...podUnit(name, p), host }, health());
+  const DEPLOY = { kind: 'Deployment', templateGeneration: undefined } as const;
+  const oldPods = (p: () => PodView): NodeView[] => [1, 2, 3].map((i) => on(`web-a-${i}`, p(), `node-${i}`));
+  /** Revision A's three pods, one per node, as `p` makes them; then B's surge pod on node-1 beside them. */
+  const steps = (p: () => PodView, surge: PodView): Step[] => {
+    const failing = p().ready === false;
+    const counts = failing ? { available: 0, ready: 0 } : {};
+    const before = targetObs({ target: { ...DEPLOY, ...counts }, revisions: [rev(HASH.A, 1)], nodes: oldPods(p) });
+    const after = rollingToB([...oldPods(p), on('web-b-1', surge, 'node-1')], counts);
+    return [
+      { obs: before, at: T0 },
+      { obs: after, at: T1 },
+      { obs: after, at: T1 + sec(700) },
+    ];
+  };
+
+  it('the surge pod crashes on a node where an old pod crashed the same way: Node, by the node, no crash evidence, no undo proposed', () => {
+    const target = run(steps(() => crashing(HASH.A), { ...crashing(HASH.B), name: 'web-b-1' }));
+    const stalled = target[2]!;
+    assert.deepEqual(
+      target[1]!.status.rollout?.unavailableAtStart?.map((u) => [u.node, u.host, u.cause]),
+      [
+        ['web-a-1', 'node-1', 'CrashLoop'],
+        ['web-a-2', 'node-2', 'CrashLoop'],
+        ['web-a-3', 'node-3', 'CrashLoop'],
+      ],
+    );
+    assert.equal(stalled.status.state, 'Stalled');
+    assert.equal(stalled.status.owner, 'Node', stalled.status.message);
+    assert.match(
+      stalled.status.blockedNodes?.[0]?.comparison ?? '',
+      /already failing on this node before the rollout started \(CrashLoop\)/,
+    );
+    assert.equal(stalled.status.rollout?.failures, undefined, 'a crash where the old revision crashed too is not evidence');
+    // No undo proposed: the guard says why, and names no command to make one.
+    assert.equal(stalled.status.undoSkipped?.reason, 'NotTheRevision', JSON.stringify(stalled.status.undoSkipped));
+    assert.match(stalled.status.message ?? '', /an undo would not help/);
+    assert.doesNotMatch(stalled.status.message ?? '', /kubectl rollout undo/);
+  });
+
+  it('the same crash where the old pods ran fine: the revision', () => {
+    const target = run(steps(() => pod({ hash: HASH.A }), { ...crashing(HASH.B), name: 'web-b-1' }));
+    assert.equal(target[1]!.status.rollout?.unavailableAtStart, undefined);
+    assert.equal(target[2]!.status.owner, 'Revision', target[2]!.status.message);
   });
 });
 

@@ -94,6 +94,14 @@ describe('plan: a Deployment undone from its previous ReplicaSet', () => {
     assert.equal(ds.filter((d) => d.action?.kind === 'Undo').length, 0);
   });
 
+  it('counts the surge pod the undo removes: one pod of the new revision beside the three old ones is 1 pod, never 0', () => {
+    const stall = stalled('Deployment', 'Report', deploymentStuck)[2]!;
+    assert.equal(stall.status.undoPlan?.nodes, 1, JSON.stringify(stall.status.undoPlan));
+    assert.match(stall.status.message ?? '', /Would restore revision 1 \(\w+\) on 1 pod: /);
+    // A DaemonSet's node keeps its count: one node off the old revision (maxSurge 0).
+    assert.equal(stalled('DaemonSet', 'Report', daemonSetStuck)[2]!.status.undoPlan?.nodes, 1);
+  });
+
   it('still names another owner first: a stall on a dead node is NotTheRevision', () => {
     const dead = (): Observation => rollingToB([...OLD_PODS, withHealth(podUnit('web-b-1', imagePullPod(HASH.B)), deadKubelet())]);
     const d = stalled('Deployment', 'Undo', dead)[2]!;

@@ -67,6 +67,23 @@ describe('verdict: a pause by the workload spec', () => {
     );
   });
 
+  it('paused before its changed template has a revision: Healthy, never said to be on the way to the revision the pods already run', () => {
+    const waiting = settledOnA({ pausedBySpec: PAUSE, templateAwaitsResume: true, generation: 2, observedGeneration: 2, updated: 0 });
+    const passes: Array<[number, Observation]> = [60, 700].map((s) => [s, waiting]);
+    const steps = [{ obs: settledOnA(), at: T0 }, ...passes.map(([s, obs]) => ({ obs, at: T0 + sec(10 + s) }))];
+    for (const s of run(steps, { policy: GUARD })
+      .map((d) => d.status)
+      .slice(1)) {
+      assert.equal(s.state, 'Healthy', s.message);
+      assert.match(
+        s.message ?? '',
+        /^Paused before its changed template rolls out \(no revision for it yet; the pods run revision 1 /,
+        s.message,
+      );
+      assert.doesNotMatch(s.message ?? '', /on the way to revision 1/, s.message);
+    }
+  });
+
   it('settled and paused: Healthy, with a line saying it is paused', () => {
     const [s] = run([{ obs: settledOnA({ pausedBySpec: PAUSE }), at: T0 }], { policy: GUARD }).map((d) => d.status);
     assert.equal(s!.state, 'Healthy');

@@ -254,6 +254,8 @@ describe('observeDeployment: what only its spec and controller say', () => {
     const changed = target(observe(world(deploy({ paused: true, digest: 'tpl-new' }), RS, []))).target;
     assert.equal(changed.templateDigest, undefined, 'the live template waits for the resume: no digest to disagree with');
     assert.match(changed.pausedBySpec ?? '', /its changed template waits for the resume$/);
+    assert.equal(changed.templateAwaitsResume, true);
+    assert.equal(paused.templateAwaitsResume, undefined, 'paused on the template its ReplicaSet stores');
     const running = target(observe(world(deploy({ digest: 'tpl-new' }), RS, []))).target;
     assert.equal(running.pausedBySpec, undefined);
     assert.equal(running.templateDigest, 'tpl-new', 'not paused: a template no ReplicaSet stores is a cache behind');
