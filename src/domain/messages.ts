@@ -4,7 +4,7 @@
  */
 import { causeHint } from './causes.js';
 import { wordsOf } from './kindWords.js';
-import { DEFAULT_KIND, KINDS } from '../api/kinds.js';
+import { DEFAULT_KIND, KINDS, podControllerKind } from '../api/kinds.js';
 import type { BlockedNode, CauseClass, EmptyNode, FaultOwner, GenerationStatus, LeftNode, RevisionRef, TargetKind } from '../api/types.js';
 import type { TargetView } from './observation.js';
 import type { Held, HeldOn } from './decide/pass.js';
@@ -228,7 +228,8 @@ export function stallSentence(args: {
     const where = HELD_WHERE[args.held.on];
     why = `the ${args.target.kind} controller waits for ${describeBlocked(args.held.pods, [])}, ${where}, to become Ready before it replaces ${them}`;
   } else if (args.refusal) {
-    why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller cannot create the new pods: ${args.refusal}`;
+    // The controller that creates the pods says so: a Deployment's ReplicaSet controller, on its ReplicaSet.
+    why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${podControllerKind(args.target.kind)} controller cannot create the new pods: ${args.refusal}`;
   } else {
     why = `no ${unitWord(args.target.kind, false)} is blocked, but the ${args.target.kind} controller reports no progress`;
   }

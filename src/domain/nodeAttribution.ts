@@ -155,7 +155,7 @@ export function attributeBlocked(
       ...b,
       owner: 'Node',
       cause: cls,
-      comparison: `the previous revision was already failing on this node before the rollout started (${pre.cause}), and the new one fails the same way: the node, not the revision; an undo would not help`,
+      comparison: `the previous revision was already failing on this node before the rollout started (${pre.cause}), and the new one fails the same way: the node, not the revision`,
     };
   }
   if ((cls === 'InsufficientResources' || cls === 'Unschedulable') && pod && !pod.scheduled) {

@@ -140,6 +140,22 @@ describe('stallSentence', () => {
       args: { ...base, cause: 'Unknown', blocked: [], gens: [base.gens[0]!] },
       want: [/no node is blocked, but the DaemonSet controller reports no progress\. Cause Unknown/],
     },
+    {
+      name: "a refusal names the controller that creates the pods: a DaemonSet's own",
+      args: { ...base, cause: 'QuotaExceeded', blocked: [], refusal: 'exceeded quota' },
+      want: [/no node is blocked, but the DaemonSet controller cannot create the new pods: exceeded quota/],
+    },
+    {
+      name: "a refusal names the controller that creates the pods: a Deployment's ReplicaSet controller",
+      args: {
+        ...base,
+        cause: 'QuotaExceeded',
+        blocked: [],
+        refusal: 'exceeded quota',
+        target: dsView({ kind: 'Deployment', name: 'web' }),
+      },
+      want: [/no pod is blocked, but the ReplicaSet controller cannot create the new pods: exceeded quota/],
+    },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
