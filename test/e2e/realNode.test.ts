@@ -12,14 +12,21 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { daemonSetManifest, statefulSetManifest, toleration, type ContainerOptions, type Manifest } from '../../cluster/manifests.js';
+import {
+  daemonSetManifest,
+  deploymentManifest,
+  statefulSetManifest,
+  toleration,
+  type ContainerOptions,
+  type Manifest,
+} from '../../cluster/manifests.js';
 import { PrivateCluster } from '../../cluster/privateCluster.js';
 import { LOCAL_IMAGES, REAL_NODE_NAME, REAL_NODE_POOL, REAL_NODE_TAINT } from '../../cluster/realNode.js';
-import { POOL_LABEL, holdsFor } from '../support/cluster.js';
+import { POOL_LABEL, holdsFor, waitFor } from '../support/cluster.js';
 import { GuardReader, type GuardObj, type NodeEntry } from '../support/guards.js';
 import { OperatorProcess, ROOT, guard } from '../support/operator.js';
 
-const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term', 'stspull', 'stsexit', 'stsundo'] as const;
+const CASES = ['pull', 'exit', 'oom', 'probe', 'mount', 'late', 'term', 'stspull', 'stsexit', 'stsundo', 'deppull', 'depexit'] as const;
 type Case = (typeof CASES)[number];
 
 let pc: PrivateCluster;
@@ -90,6 +97,30 @@ async function rollOutStatefulSet(c: Case, broken: Partial<ContainerOptions>, ac
   const judged = (g: GuardObj): boolean =>
     ['Stalled', 'Failed', ...(action === 'Undo' ? ['RollingBack', 'RolledBack'] : [])].includes(g.status?.state ?? '');
   return read.waitGuard(n, judged, 'Stalled or Failed', 150_000, 'store');
+}
+
+/** Deployment `web`, 2 replicas (maxSurge 25 %: one new pod beside the two old ones), on the real node only. */
+function deployment(n: string, c: Partial<ContainerOptions> = {}): Manifest {
+  return deploymentManifest({ name: 'web', namespace: n, replicas: 2, ...ON_REAL_NODE, container: { ...goodContainer('web'), ...c } });
+}
+
+/** The Deployment `web` guarded (Report unless told) and Healthy on the real node, then `broken` applied. */
+async function rollOutDeployment(c: Case, broken: Partial<ContainerOptions>, action: 'Report' | 'Undo' = 'Report'): Promise<GuardObj> {
+  const n = ns[c];
+  const spec = { targetRef: { kind: 'Deployment', name: 'web' }, suspectAfterSeconds: 3, progressDeadlineSeconds: 20, onStall: { action } };
+  await pc.apply(deployment(n));
+  await pc.apply(guard('web', n, 'web', spec));
+  await read.waitGuard(
+    n,
+    (g) => g.status?.state === 'Healthy' && g.status.generations?.[0]?.ready === 2,
+    'Healthy on the good revision',
+    150_000,
+    'web',
+  );
+  await pc.apply(deployment(n, broken));
+  const judged = (g: GuardObj): boolean =>
+    ['Stalled', 'Failed', ...(action === 'Undo' ? ['RollingBack', 'RolledBack'] : [])].includes(g.status?.state ?? '');
+  return read.waitGuard(n, judged, 'Stalled or Failed', 150_000, 'web');
 }
 
 const waitGuard = (n: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 150_000): Promise<GuardObj> =>
@@ -338,6 +369,45 @@ describe('the classifier on a real kubelet and container runtime', { concurrency
     );
     assert.equal(sts.status.readyReplicas, 2);
     assert.equal(sts.status.currentRevision, sts.status.updateRevision);
+  });
+
+  it('a Deployment whose new image cannot be pulled: Stalled, ImagePullFailure, the revision blamed on the surge pod on its node, the runtime quoted, the undo named', async () => {
+    const g = await rollOutDeployment('deppull', { image: 'registry.invalid/web:2' });
+    assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status));
+    assert.equal(g.status?.cause, 'ImagePullFailure');
+    assert.equal(g.status?.owner, 'Revision');
+    const blocked = (g.status?.blockedNodes ?? []) as Array<NodeEntry & { host?: string; pod?: string }>;
+    assert.equal(blocked.length, 1, JSON.stringify(blocked));
+    const e = blocked[0]!;
+    assert.equal(e.host, REAL_NODE_NAME, JSON.stringify(e));
+    assert.equal(e.pod, e.node, "a Deployment's unit is its pod");
+    assert.match(e.message, RUNTIME_PULL_ERROR('registry.invalid/web:2'), e.message);
+    assert.match(g.status?.message ?? '', /kubectl rollout undo deployment\/web -n \S+ --to-revision=1 \(onStall/, g.status?.message);
+  });
+
+  it('a Deployment whose new container exits, Undo: CrashLoop, the revision blamed, undone by the previous ReplicaSet, both pods Ready on it', async () => {
+    await rollOutDeployment('depexit', { command: ['sh', '-c', 'echo starting; exit 3'] }, 'Undo');
+    const n = ns.depexit;
+    const g = await read.waitGuard(n, (x) => x.status?.state === 'RolledBack', 'RolledBack', 150_000, 'web');
+    assert.equal(g.status?.lastUndo?.result, 'Complete', JSON.stringify(g.status?.lastUndo));
+    assert.equal(g.status?.undoneRevisions?.length, 1, 'one undo');
+    const said = (await read.events(n, 'RolloutGuard', 'web'))
+      .filter((x) => x.reason === 'RolloutStalled' || x.reason === 'RevisionFailed')
+      .map((x) => x.message ?? x.note ?? '')
+      .join('\n');
+    assert.match(said, /CrashLoop/, said);
+    type Deploy = {
+      spec: { template: { spec: { containers: Array<{ command?: string[] }> } } };
+      status: { readyReplicas?: number; updatedReplicas?: number; replicas?: number };
+    };
+    const d = await waitFor(
+      async () => {
+        const x = await pc.kubectlJson<Deploy>(['get', 'deploy', 'web'], { ns: n });
+        return x.status.readyReplicas === 2 && x.status.updatedReplicas === 2 && x.status.replicas === 2 ? x : false;
+      },
+      { timeoutMs: 60_000, describe: 'web: 2 pods, updated and Ready' },
+    );
+    assert.deepEqual(d.spec.template.spec.containers[0]?.command, ['sleep', '100000'], 'the good template back');
   });
 
   /** `npm run demo -- ARGS` in CI mode; its up() finds this cluster (its directory and ports) healthy, with its real node running. */
