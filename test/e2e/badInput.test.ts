@@ -150,9 +150,9 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
     message: /spec\.targetRef\.apiVersion: Unsupported value: "extensions\/v1beta1": supported values: "apps\/v1"/,
   },
   {
-    case: 'wrong kind (Deployment)',
-    obj: rawGuard('g', { targetRef: { kind: 'Deployment', name: 'decoder' } }),
-    message: /spec\.targetRef\.kind: Unsupported value: "Deployment": supported values: "DaemonSet"/,
+    case: 'wrong kind (ReplicaSet)',
+    obj: rawGuard('g', { targetRef: { kind: 'ReplicaSet', name: 'decoder' } }),
+    message: /spec\.targetRef\.kind: Unsupported value: "ReplicaSet": supported values: "DaemonSet", "StatefulSet", "Deployment"/,
   },
   {
     case: 'targetRef.name that is not an object name',

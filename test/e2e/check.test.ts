@@ -190,7 +190,7 @@ describe('rollout-guard check against the real control plane', () => {
   it('bad usage exits 2 with the usage on stderr and nothing on stdout', async () => {
     for (const args of [
       ['check'],
-      ['check', 'deployment/decoder'],
+      ['check', 'replicaset/decoder'],
       ['check', 'ds/decoder', '--deadline', 'soon'],
       ['check', 'ds/decoder', '--wait'],
     ]) {

@@ -168,10 +168,10 @@ describe('the npm package: installed with production dependencies only, as a CLI
     const help = await run(path.join(prefix, 'bin', 'rollout-guard'), ['--help'], { cwd: elsewhere });
     assert.equal(help.code, 0, show(help));
     assert.match(help.stdout, /rollout-guard check ds\/NAME/);
-    assert.match(help.stdout, /rollout-guard get ds\/NAME\|sts\/NAME\|rg\/NAME/);
+    assert.match(help.stdout, /rollout-guard get ds\/NAME\|sts\/NAME\|deploy\/NAME\|rg\/NAME/);
     const getHelp = await run(path.join(prefix, 'bin', 'kubectl-rollout_guard'), ['get', '--help'], { cwd: elsewhere });
     assert.equal(getHelp.code, 0, show(getHelp));
-    assert.match(getHelp.stdout, /kubectl rollout-guard get ds\/NAME\|sts\/NAME\|rg\/NAME/);
+    assert.match(getHelp.stdout, /kubectl rollout-guard get ds\/NAME\|sts\/NAME\|deploy\/NAME\|rg\/NAME/);
   });
 
   it('`rollout-guard check ds/NAME -n NS` completes against the local cluster, with KUBECONFIG from the environment', async () => {
