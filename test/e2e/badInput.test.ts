@@ -208,8 +208,8 @@ const INVALID_GUARDS: ReadonlyArray<{ case: string; obj: Record<string, unknown>
   },
   {
     case: 'an unknown targetKinds entry',
-    obj: rawGuard('g', { selector: { matchLabels: { tier: 'db' } }, targetKinds: ['Deployment'] }),
-    message: /spec\.targetKinds\[0\]: Unsupported value: "Deployment": supported values: "DaemonSet", "StatefulSet"/,
+    obj: rawGuard('g', { selector: { matchLabels: { tier: 'db' } }, targetKinds: ['ReplicaSet'] }),
+    message: /spec\.targetKinds\[0\]: Unsupported value: "ReplicaSet": supported values: "DaemonSet", "StatefulSet", "Deployment"/,
   },
   {
     case: 'unknown onStall.action',
