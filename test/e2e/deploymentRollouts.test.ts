@@ -22,9 +22,9 @@ import {
   webImage,
   webPods,
   webReplicaSets,
-  type WebOptions,
+  WebGuards,
 } from '../support/deployments.js';
-import { GuardSuite, type GuardObj } from '../support/guards.js';
+import { GuardSuite } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
@@ -55,29 +55,7 @@ const CANARY_CRD = {
   },
 };
 
-const waitWeb = (ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
-  read.waitGuard(ns, pred, what, timeoutMs, 'web');
-
-/** Scenario `s`'s Deployment `web` rolled out on its pool, then its guard with `spec`, once Healthy. */
-async function guarded(s: Scenario, o: Partial<WebOptions> = {}, spec: Record<string, unknown> = {}): Promise<string> {
-  const ns = suite.ns[s];
-  await apply(webDeployment({ ns, pool: suite.pools[s].name, ...o }));
-  await settledWeb(ns, o.replicas ?? 3);
-  await apply(guard('web', ns, 'web', { ...SPEC, ...spec, targetRef: { kind: 'Deployment', name: 'web' } }));
-  await waitWeb(ns, (g) => g.status?.state === 'Healthy', 'Healthy');
-  return ns;
-}
-
-/** How many times Events of `reason` about the guard `web` happened, each counted with its repeats. */
-async function countOf(ns: string, reason: string): Promise<number> {
-  return (await read.events(ns, 'RolloutGuard', 'web'))
-    .filter((e) => e.reason === reason)
-    .reduce((n, e) => n + Math.max(1, e.count ?? 1, e.series?.count ?? 1), 0);
-}
-
-/** The guard's verdict Events from its creation on: a verdict that flashed between two polls is one of them. */
-const verdictEvents = async (ns: string): Promise<string[]> =>
-  (await read.reasons(ns, 'RolloutGuard', 'web')).filter((r) => r === 'RolloutSuspect' || r === 'RolloutStalled' || r === 'RevisionFailed');
+const { wait: waitWeb, guarded, countOf, verdictEvents } = new WebGuards(suite, SPEC);
 
 /** Writes what a person would see into RG_CAPTURE_DIR/`file`, when set (docs/deployments.md quotes it). */
 async function capture(file: string, parts: readonly string[]): Promise<void> {

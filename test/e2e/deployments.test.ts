@@ -14,15 +14,14 @@ import {
   setWebImage,
   settledWeb,
   webCondition,
-  webDeployment,
   webImage,
   webPods,
   webReplicaSets,
-  type WebOptions,
+  WebGuards,
   type WebPod,
 } from '../support/deployments.js';
 import { GuardSuite, type GuardObj, type NodeEntry } from '../support/guards.js';
-import { apply, guard } from '../support/operator.js';
+import { apply } from '../support/operator.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
 const SCENARIOS = ['image', 'crash', 'healthy', 'paused', 'owndeadline', 'recreate', 'quota', 'oldfails', 'undo'] as const;
@@ -32,32 +31,8 @@ const read = suite.read;
 
 const BROKEN = 'registry.local/web:2-broken';
 
-const waitWeb = (ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
-  read.waitGuard(ns, pred, what, timeoutMs, 'web');
-
-/** Scenario `s`'s Deployment `web` rolled out on its pool, then its guard with `spec`, once Healthy. */
-async function guarded(s: Scenario, o: Partial<WebOptions> = {}, spec: Record<string, unknown> = {}): Promise<string> {
-  const ns = suite.ns[s];
-  await apply(webDeployment({ ns, pool: suite.pools[s].name, ...o }));
-  await settledWeb(ns, o.replicas ?? 3);
-  await apply(guard('web', ns, 'web', { ...SPEC, ...spec, targetRef: { kind: 'Deployment', name: 'web' } }));
-  await waitWeb(ns, (g) => g.status?.state === 'Healthy', 'Healthy');
-  return ns;
-}
-
-/** The reasons of the Events about `web`'s guard (or, with `kind`, about `web` of that kind). */
-const reasonsOn = (ns: string, kind = 'RolloutGuard'): Promise<string[]> => read.reasons(ns, kind, 'web');
-
-/** How many times Events of `reason` about `kind` `web` happened, each counted with its repeats. */
-async function countOf(ns: string, reason: string, kind = 'RolloutGuard'): Promise<number> {
-  return (await read.events(ns, kind, 'web'))
-    .filter((e) => e.reason === reason)
-    .reduce((n, e) => n + Math.max(1, e.count ?? 1, e.series?.count ?? 1), 0);
-}
-
-/** The guard's verdict Events from its creation on: a verdict that flashed between two polls is one of them. */
-const verdictEvents = async (ns: string): Promise<string[]> =>
-  (await reasonsOn(ns)).filter((r) => r === 'RolloutSuspect' || r === 'RolloutStalled' || r === 'RevisionFailed');
+const web = new WebGuards(suite, SPEC);
+const { wait: waitWeb, guarded, reasons: reasonsOn, countOf, verdictEvents } = web;
 
 /** Every unit the guard names as held (blocked pods, and those that should exist and do not). */
 const named = (g: GuardObj): NodeEntry[] => [...(g.status?.blockedNodes ?? []), ...(g.status?.emptyNodes ?? [])];

@@ -8,6 +8,8 @@
  */
 import { deploymentManifest, type DeploymentOptions, type Manifest } from '../../cluster/manifests.js';
 import { POOL_LABEL, kubectl, kubectlJson, waitFor } from './cluster.js';
+import type { GuardObj, GuardSuite } from './guards.js';
+import { apply, guard } from './operator.js';
 
 /** The image `web` starts on (no marker: kwok runs it Ready, see cluster/stages.yaml). */
 export const WEB_GOOD = 'registry.local/web:1';
@@ -174,3 +176,43 @@ export const webImage = async (ns: string): Promise<string | undefined> =>
 
 /** `kubectl set image deploy/web web=<image>`. */
 export const setWebImage = (ns: string, image: string): Promise<unknown> => kubectl(['set', 'image', 'deploy/web', `web=${image}`], { ns });
+
+/**
+ * The guards of a suite's `web` Deployments: each scenario's `web` rolled out on its pool and guarded
+ * (with `spec`, the suite's, under the scenario's own), and what the suites read of the guard, its Events
+ * counted with their repeats. Verdicts that must never happen are read from the guard's Events, which
+ * stay an hour: a Suspect or Stalled between two reads of the status is still an Event.
+ */
+export class WebGuards<S extends string> {
+  constructor(
+    private readonly suite: GuardSuite<S>,
+    private readonly spec: Record<string, unknown>,
+  ) {}
+
+  /** Waits until `web`'s guard in `ns` satisfies `pred`. */
+  readonly wait = (ns: string, pred: (g: GuardObj) => boolean, what: string, timeoutMs = 90_000): Promise<GuardObj> =>
+    this.suite.read.waitGuard(ns, pred, what, timeoutMs, 'web');
+
+  /** Scenario `s`'s Deployment `web` rolled out on its pool, then its guard with `spec`, once Healthy. Returns the namespace. */
+  readonly guarded = async (s: S, o: Partial<WebOptions> = {}, spec: Record<string, unknown> = {}): Promise<string> => {
+    const ns = this.suite.ns[s];
+    await apply(webDeployment({ ns, pool: this.suite.pools[s].name, ...o }));
+    await settledWeb(ns, o.replicas ?? 3);
+    await apply(guard('web', ns, 'web', { ...this.spec, ...spec, targetRef: { kind: 'Deployment', name: 'web' } }));
+    await this.wait(ns, (g) => g.status?.state === 'Healthy', 'Healthy');
+    return ns;
+  };
+
+  /** The reasons of the Events about `web`'s guard (or, with `kind`, about `web` of that kind). */
+  readonly reasons = (ns: string, kind = 'RolloutGuard'): Promise<string[]> => this.suite.read.reasons(ns, kind, 'web');
+
+  /** How many times Events of `reason` about `kind` `web` happened, each counted with its repeats. */
+  readonly countOf = async (ns: string, reason: string, kind = 'RolloutGuard'): Promise<number> =>
+    (await this.suite.read.events(ns, kind, 'web'))
+      .filter((e) => e.reason === reason)
+      .reduce((n, e) => n + Math.max(1, e.count ?? 1, e.series?.count ?? 1), 0);
+
+  /** The guard's verdict Events from its creation on. */
+  readonly verdictEvents = async (ns: string): Promise<string[]> =>
+    (await this.reasons(ns)).filter((r) => r === 'RolloutSuspect' || r === 'RolloutStalled' || r === 'RevisionFailed');
+}
