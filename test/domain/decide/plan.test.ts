@@ -76,7 +76,7 @@ describe('plan: a Deployment undone from its previous ReplicaSet', () => {
       fromHash: HASH.B,
       toHash: HASH.A,
       toRevisionName: rev(HASH.A, 1).name,
-      expectedUid: undo!.action?.kind === 'Undo' ? undo!.action.expectedUid : '',
+      expectedUid: 'uid-decoder',
       expectedTemplateDigest: DIGEST_B,
       record: undefined,
     });
