@@ -12,6 +12,10 @@ import type { Connection } from '../k8s/kubeConfig.js';
 import { ExitCode, openConnection } from './command.js';
 import { guardResourceName } from './listRender.js';
 import { listGuards } from './list.js';
+import { WORKLOAD_FORMS } from './args.js';
+
+/** `ds/`, `sts/`, `deploy/`: a workload of each kind, a prefix to go on typing after. */
+const WORKLOAD_PREFIXES = WORKLOAD_FORMS.map((f) => f.slice(0, f.indexOf('/') + 1));
 
 /** The connection flags that take a value, passed on to `list -o name` so names come from the same cluster. */
 const CONNECTION_VALUE_FLAGS = ['--kubeconfig', '--context', '--cluster', '--user', '--as', '--as-group'];
@@ -20,8 +24,8 @@ interface CommandSpec {
   flags: readonly string[];
   /** The values `-o` offers. */
   outputs?: readonly string[];
-  /** What a positional word completes to: guard names, a DaemonSet prefix, or fixed words. */
-  targets?: 'guards' | 'daemonsets' | readonly string[];
+  /** What a positional word completes to: guard names (and the workload prefixes), the workload prefixes, or fixed words. */
+  targets?: 'guards' | 'workloads' | readonly string[];
 }
 
 const NS = ['-n', '--namespace'];
@@ -41,7 +45,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   check: {
     flags: [...NS, '--deadline', '--suspect', ...OUT, ...CONNECTION_VALUE_FLAGS, '--help'],
     outputs: ['text', 'json', 'yaml'],
-    targets: 'daemonsets',
+    targets: 'workloads',
   },
   undo: { flags: [...NS, '--dry-run', ...CONNECTION_VALUE_FLAGS, '--help'], targets: 'guards' },
   completion: { flags: ['--help'], targets: ['bash', 'zsh', 'kubectl'] },
@@ -84,10 +88,10 @@ export async function completions(
   if (!spec) return [];
   if (cur.startsWith('-')) return starts(spec.flags);
   const t = spec.targets;
-  if (t === 'daemonsets') return starts(['ds/']);
+  if (t === 'workloads') return starts(WORKLOAD_PREFIXES);
   if (t === 'guards') {
     const names = (await guards(pass)).map((n) => `rg/${n.slice(n.indexOf('/') + 1)}`);
-    return starts([...names, 'ds/']);
+    return starts([...names, ...WORKLOAD_PREFIXES]);
   }
   return starts(t ?? []);
 }
@@ -97,7 +101,11 @@ export function bashScript(): string {
   const cases = Object.entries(COMMANDS)
     .map(([name, c]) => {
       const targets =
-        c.targets === 'guards' ? '$(__rollout_guard_names) ds/' : c.targets === 'daemonsets' ? 'ds/' : (c.targets ?? []).join(' ');
+        c.targets === 'guards'
+          ? `$(__rollout_guard_names) ${WORKLOAD_PREFIXES.join(' ')}`
+          : c.targets === 'workloads'
+            ? WORKLOAD_PREFIXES.join(' ')
+            : (c.targets ?? []).join(' ');
       return `    ${name}) flags="${c.flags.join(' ')}"; outputs="${(c.outputs ?? []).join(' ')}"; targets="${targets}";;`;
     })
     .join('\n');
@@ -132,7 +140,7 @@ ${cases}
   esac
   if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$flags" -- "$cur")); return; fi
   COMPREPLY=($(compgen -W "$targets" -- "$cur"))
-  # ds/ and rg/ are prefixes to go on typing after, not whole words.
+  # ds/, sts/, deploy/ and rg/ are prefixes to go on typing after, not whole words.
   [[ \${#COMPREPLY[@]} -eq 1 && "\${COMPREPLY[0]}" == */ ]] && compopt -o nospace 2>/dev/null
   return 0
 }
