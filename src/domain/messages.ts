@@ -41,6 +41,17 @@ export function fmtRev(r: RevisionRef | undefined): string {
   return r.revision !== undefined ? `revision ${r.revision} (${r.hash})` : `hash ${r.hash}`;
 }
 
+/**
+ * ", the revision 1 the undo restored, renumbered by its controller": a kind whose history is ReplicaSets
+ * gives the one an undo brings back the next revision number, as `kubectl rollout undo` does, and the
+ * undo's record keeps the number it had when undone. Empty when the number did not move.
+ */
+export function renumbered(u: { toHash: string; toRevision?: number }, now: RevisionRef): string {
+  return u.toHash === now.hash && u.toRevision !== undefined && now.revision !== undefined && u.toRevision !== now.revision
+    ? `, the revision ${u.toRevision} the undo restored, renumbered by its controller`
+    : '';
+}
+
 /** "90s", "10m", "1h5m". */
 export function fmtDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

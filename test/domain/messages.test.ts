@@ -5,6 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  renumbered,
   describeBlocked,
   describeGenerations,
   describeLeft,
@@ -212,4 +213,24 @@ describe('a StatefulSet counts pods', () => {
     ],
   ];
   for (const [name, args, want] of cases) it(`heldAtPartition: ${name}`, () => assert.equal(heldAtPartition(...args), want));
+});
+
+describe('renumbered', () => {
+  const cases: Array<{
+    name: string;
+    undo: { toHash: string; toRevision?: number };
+    now: { hash: string; revision?: number };
+    want: string;
+  }> = [
+    {
+      name: 'a ReplicaSet brought back under the next number',
+      undo: { toHash: 'aaa', toRevision: 1 },
+      now: { hash: 'aaa', revision: 3 },
+      want: ', the revision 1 the undo restored, renumbered by its controller',
+    },
+    { name: 'a ControllerRevision keeps its number', undo: { toHash: 'aaa', toRevision: 1 }, now: { hash: 'aaa', revision: 1 }, want: '' },
+    { name: 'another hash is not a renumbering', undo: { toHash: 'aaa', toRevision: 1 }, now: { hash: 'bbb', revision: 3 }, want: '' },
+    { name: 'a number unknown on either side', undo: { toHash: 'aaa' }, now: { hash: 'aaa', revision: 3 }, want: '' },
+  ];
+  for (const c of cases) it(c.name, () => assert.equal(renumbered(c.undo, c.now), c.want));
 });

@@ -1,6 +1,7 @@
 /**
  * Deployment rollouts that move under the guard, end to end on the local control plane: a rollover (a
- * third template pushed while the second is broken), a scale during a healthy rollout (as an HPA makes
+ * third template pushed while the second is broken), a revision that crashes once Ready (Failed, on the
+ * evidence, before any old pod is replaced), a scale during a healthy rollout (as an HPA makes
  * one), an admission refusal only the ReplicaSet reports, a Deployment another tool runs at 0 replicas
  * (Argo Rollouts' workloadRef), one whose Canary runs its pods (Flagger), and the commands a person runs
  * on a Deployment (`rollout-guard get deploy/NAME`, `check`, `undo --dry-run`). Verdicts that must never
@@ -28,12 +29,14 @@ import { GuardSuite } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
-const SCENARIOS = ['rollover', 'scale', 'admission', 'argo', 'flagger', 'commands'] as const;
+const SCENARIOS = ['rollover', 'crash', 'scale', 'admission', 'argo', 'flagger', 'commands'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('depx', SCENARIOS);
 const read = suite.read;
 
 const BROKEN = 'registry.local/web:2-broken';
+/** Ready for ~5 s, then crashes, again and again (cluster/stages.yaml). */
+const CRASH_AFTER = 'registry.local/web:2-crashafter';
 
 /** The CustomResourceDefinition of Flagger's Canary, enough for an object to own `web-primary`. */
 const CANARY_CRD = {
@@ -110,6 +113,58 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
     const pods = [...(await webPods(ns)).values()].filter((p) => !p.deleting);
     assert.deepEqual([...new Set(pods.map((p) => p.hash))], [first.hash], 'every pod on the first template again');
     await holdsFor(async () => (await countOf(ns, 'UndoStarted')) === 1, { durationMs: 5_000, describe: 'no second undo' });
+  });
+
+  it('a revision that crashes after becoming Ready: Failed on two crashed pods before any old pod goes, undone once, the old ReplicaSet back at 4', async () => {
+    // minReadySeconds 10 outlasts the ~5 s each pod stays Ready before it crashes (cluster/stages.yaml), so
+    // no new pod ever counts as available and, with maxUnavailable 0, no old pod is scaled away: the two
+    // surge pods are the only ones the revision reaches.
+    const ns = await guarded(
+      'crash',
+      { replicas: 4, maxSurge: 2, maxUnavailable: 0, minReadySeconds: 10 },
+      { onStall: { action: 'Undo' }, failedNodesThreshold: 2, progressDeadlineSeconds: 600, suspectAfterSeconds: 300 },
+    );
+    const first = await replicaSetOf(ns, WEB_GOOD);
+    let fewestOld = first.replicas;
+    let stopped = false;
+    // What the first ReplicaSet was scaled to, read throughout: "before any old pod goes" is a fact of the cluster.
+    const watching = (async () => {
+      while (!stopped) {
+        const old = (await webReplicaSets(ns)).find((r) => r.name === first.name);
+        if (old) fewestOld = Math.min(fewestOld, old.replicas);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    try {
+      await setWebImage(ns, CRASH_AFTER);
+      const g = await waitWeb(ns, (x) => x.status?.state === 'RolledBack', 'RolledBack', 120_000);
+      assert.equal(await countOf(ns, 'RevisionFailed'), 1, 'Failed once, on the evidence');
+      assert.deepEqual(
+        (await verdictEvents(ns)).filter((r) => r !== 'RevisionFailed'),
+        [],
+        'never Suspect or Stalled: the deadline (600 s) is far off',
+      );
+      const failed = (await read.events(ns, 'RolloutGuard', 'web')).find((e) => e.reason === 'RevisionFailed');
+      assert.match(failed?.message ?? '', /crashes after starting on 2 Ready pods/, failed?.message);
+      assert.match(failed?.message ?? '', /The revision is at fault/, failed?.message);
+      assert.equal(g.status?.lastUndo?.fromRevision, 2, JSON.stringify(g.status?.lastUndo));
+      assert.equal(g.status?.lastUndo?.toRevision, 1, JSON.stringify(g.status?.lastUndo));
+      // The Deployment controller numbers the ReplicaSet it brings back 3, as after kubectl rollout undo.
+      assert.match(g.status?.lastUndo?.message ?? '', /back on revision 3 \(\w+\), the revision 1 the undo restored, renumbered/);
+      assert.equal(await countOf(ns, 'UndoStarted'), 1, 'one undo');
+      assert.equal(await webImage(ns), WEB_GOOD);
+      await settledWeb(ns, 4);
+      assert.equal(fewestOld, 4, 'the old ReplicaSet was never scaled below 4');
+      const pods = [...(await webPods(ns)).values()].filter((p) => !p.deleting);
+      assert.deepEqual([...new Set(pods.map((p) => p.hash))], [first.hash], 'every pod on the first template again');
+      await capture('deployment-crash.txt', [
+        `RevisionFailed: ${failed?.message ?? ''}`,
+        `lastUndo: ${JSON.stringify(g.status?.lastUndo)}`,
+      ]);
+    } finally {
+      stopped = true;
+      await watching;
+    }
   });
 
   it('scaled from 3 to 6 during a healthy rollout (as an HPA does): never Suspect or Stalled, Healthy on 6 pods', async () => {

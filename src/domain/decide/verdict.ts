@@ -7,17 +7,26 @@
  * Stalled. A stall of any owner is reported; whether it may be undone is the plan's business.
  */
 import { firstDefinite } from './attribute.js';
-import { causeHint } from '../causes.js';
-import { KNOCKED_OUT } from '../compare.js';
-import { FAILED_QUIET_MS, failureCause } from '../evidence.js';
-import { attributionSentence, fmtDuration, fmtRev, heldAtPartition, list, stallSentence, truncate, units, unitWord } from '../messages.js';
+import { FAILED_QUIET_MS } from '../evidence.js';
+import {
+  attributionSentence,
+  fmtDuration,
+  fmtRev,
+  heldAtPartition,
+  renumbered,
+  stallSentence,
+  truncate,
+  units,
+  unitWord,
+} from '../messages.js';
 import { event } from './plannedEvents.js';
+import { failedVerdict, rollbackFailedVerdict } from './failedVerdict.js';
 import { outageNote, ownDeadlineSentence, pausedLine, pausedVerdict } from './workloadWord.js';
 import { parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { KINDS } from '../../api/kinds.js';
 import type { Attributed, Attribution, Tracked, Verdict } from './pass.js';
-import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutFailures, RolloutStatus, UndoRecord } from '../../api/types.js';
+import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutStatus, UndoRecord } from '../../api/types.js';
 
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
@@ -119,7 +128,7 @@ export function reachVerdict({ tracked: t, attribution: a, prev, spec, now }: At
   // Our undo restored a revision that crashes too: the undo did not help. It is said, never retried,
   // and never called RolledBack, even if the counters later look complete.
   const f = rollout.failures;
-  if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) return rollbackFailedVerdict(rollout, f, prev, v);
+  if (rollout.rollback && f && f.count >= spec.failedNodesThreshold) return rollbackFailedVerdict(t, rollout, f, prev, v);
   if (t.complete) return completedVerdict(t, rollout, v, nowIso);
 
   // A shrink made of dead nodes is named for them, one beside a revision failing on Ready nodes for
@@ -177,23 +186,6 @@ function rolloutClock(
   const unobservedSince = t.observed || prev.state === 'Stalled' ? undefined : parseTime(t.unobserved?.since);
   const lastProgress = Math.max(parseTime(rollout.lastProgressAt) ?? now, a.waitEndsAt ?? 0, unobservedSince ?? 0);
   return { now, idle: now - lastProgress, suspectMs: spec.suspectAfterSeconds * 1000, deadlineMs: spec.progressDeadlineSeconds * 1000 };
-}
-
-/** The revision our undo restored crashes on failedNodesThreshold nodes. */
-function rollbackFailedVerdict(rollout: RolloutStatus, f: RolloutFailures, prev: Readonly<GuardStatus>, v: Verdict): Verdict {
-  // Failed, as any verdict on evidence rather than time; announced as the rollback's own failure.
-  v.state = 'Failed';
-  v.cause = failureCause(f);
-  v.owner = 'Revision';
-  v.message =
-    `The undo did not help: the restored ${fmtRev(rollout.toRevision)} fails too on ${f.count} node${f.count === 1 ? '' : 's'} (${list(f.nodes.map((n) => n.node))}). ` +
-    `The fault is not the undone revision's alone (something both depend on, or the nodes); the guard never undoes its own undo: fix forward.`;
-  if (prev.state !== 'Failed') {
-    const note = `${v.message} Not retrying.`;
-    v.events.push(event('Warning', Reason.RollbackStalled, note, true, EventAction.Undo));
-    if (v.lastUndo) v.lastUndo = { ...v.lastUndo, result: 'RollbackStalled', message: truncate(note, 500) };
-  }
-  return v;
 }
 
 /** Our undo is applied and the restored revision not current yet: RollingBack, Stalled after the deadline. */
@@ -297,39 +289,14 @@ function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso
     v.lastUndo = {
       ...v.lastUndo,
       result: 'Complete',
-      message: `every ${unitWord(target.kind, false)} is back on ${fmtRev(rollout.toRevision)}`,
+      message: `every ${unitWord(target.kind, false)} is back on ${fmtRev(rollout.toRevision)}${renumbered(v.lastUndo, rollout.toRevision)}`,
     };
-    v.message = `Undo complete: all ${units(target.kind, target.desired)} back on ${fmtRev(rollout.toRevision)}, one generation again`;
+    v.message = `Undo complete: all ${units(target.kind, target.desired)} back on ${fmtRev(rollout.toRevision)}${renumbered(v.lastUndo, rollout.toRevision)}, one generation again`;
     v.events.push(event('Normal', Reason.UndoComplete, v.message, true, EventAction.Undo));
   } else {
     v.events.push(event('Normal', Reason.RolloutComplete, v.message));
   }
   return v;
-}
-
-/** Evidence against the revision reached failedNodesThreshold: the verdict Failed, whatever the counters. */
-function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFailures, v: Verdict, spec: GuardSpec, nowIso: string): void {
-  const { target } = t;
-  // Evidence, not time: the new revision crashed after starting on enough Ready nodes. The verdict is
-  // given at once, however the counters look, so an undo contains it to the nodes already reached.
-  rollout.failedAt ??= nowIso;
-  v.state = 'Failed';
-  v.cause = failureCause(f);
-  v.owner = 'Revision';
-  const crashed = f.nodes.map((n) =>
-    n.reason === KNOCKED_OUT
-      ? `${n.node} (NotReady since ${n.at}, right after the new pod started)`
-      : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
-  );
-  const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? target.updated;
-  const what =
-    v.cause === 'NodeNotReady'
-      ? `takes its own node down: ${f.count} node${f.count === 1 ? '' : 's'} turned NotReady right after its pod started there, Ready under the previous revision, while no node still on it fell`
-      : `crashes after starting on ${f.count} Ready node${f.count === 1 ? '' : 's'}`;
-  v.message =
-    `${fmtRev(rollout.toRevision)} ${what} ` +
-    `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${target.desired} ${unitWord(target.kind)}. ` +
-    `Cause ${v.cause}: ${causeHint(v.cause, target.kind)}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
 }
 
 /** Moving, or not stuck for long enough yet: Progressing, with a cause only once one is definite. */
