@@ -47,6 +47,11 @@
  *   --daemonsets N       DAEMONSETS          5     guarded DaemonSets per size unit
  *   --statefulsets LIST  STATEFULSETS        none  StatefulSet sizes after the DaemonSet ones, `SxR`: S StatefulSets of R
  *                                                  replicas on a pool of their own (bench/statefulSets.ts; smoke: 4x2)
+ *   --deployments LIST   DEPLOYMENTS         none  Deployment sizes after those, `DxR`: D Deployments of R replicas on a
+ *                                                  pool of one node per 20 pods, a share of them rolling at once
+ *                                                  (bench/deployments.ts; 2000x10 is 1,000 nodes; smoke: 5x2)
+ *   --deployment-rolling F DEPLOYMENT_ROLLING 0.05 the share of the Deployments that roll (smoke: 1); of those,
+ *                                                  --broken and --exhausted fail
  *   --sizes LIST         SIZES     100x20,500x20 `NxD` gives nodes and DaemonSets (e.g. 1000x20); a plain
  *                                                  `k` multiplies --nodes and --daemonsets. The default
  *                                                  takes ~16 min on 2 cores; 1000x20 adds ~17 min
@@ -117,12 +122,16 @@ import { renderSvg, renderTables, type BenchResults, type TargetVerdict } from '
 import { runSize, type Ctx, type MemoryPoint, type SizeParams, type SizeResult } from './scenario.js';
 import { round } from './stats.js';
 import { parseStatefulSetSize, runStatefulSetSize, type StatefulSetSizeResult } from './statefulSets.js';
+import { deploymentTargets, parseDeploymentSize, runDeploymentSize, type DeploymentSizeResult } from './deployments.js';
 
 interface Params {
   base: SizeParams;
   sizes: Array<{ nodes: number; daemonsets: number }>;
   /** StatefulSet sizes (bench/statefulSets.ts), run after the DaemonSet sizes. */
   statefulSetSizes: Array<{ statefulSets: number; replicas: number }>;
+  /** Deployment sizes (bench/deployments.ts), run after the StatefulSet sizes, and the share of each that rolls. */
+  deploymentSizes: Array<{ deployments: number; replicas: number }>;
+  deploymentRolling: number;
   microIterations: number;
   out: string;
   smoke: boolean;
@@ -171,6 +180,8 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     'daemonsets',
     'sizes',
     'statefulsets',
+    'deployments',
+    'deployment-rolling',
     'broken',
     'exhausted',
     'suspect',
@@ -228,10 +239,19 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): Params {
     .map((x) => x.trim())
     .filter(Boolean)
     .map(parseStatefulSetSize);
+  const deploymentSizes = str('deployments', 'DEPLOYMENTS', '', '5x2')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+    .map(parseDeploymentSize);
+  const deploymentRolling = num('deployment-rolling', 'DEPLOYMENT_ROLLING', 0.05, 1);
+  if (deploymentRolling <= 0 || deploymentRolling > 1) throw new Error('--deployment-rolling must be above 0 and at most 1');
   return {
     base,
     sizes,
     statefulSetSizes,
+    deploymentSizes,
+    deploymentRolling,
     microIterations: num('micro-iterations', 'MICRO_ITERATIONS', 1000, 100),
     out: resolve(process.cwd(), str('out', 'BENCH_OUT', resolve(ROOT, 'bench/results'))),
     smoke,
@@ -453,7 +473,9 @@ async function main(): Promise<number> {
     `params: ${JSON.stringify({ ...p.base, sizes: p.sizes, smoke: p.smoke, ...(operatorNice !== undefined ? { operatorPriority: operatorNice } : {}) })}`,
   );
   const micro = p.micro ? runMicro(p) : [];
-  const run: ClusterRun = p.cluster ? await runCluster(p) : { sizes: [], statefulSets: [], failures: [], serverVersion: '', raises: {} };
+  const run: ClusterRun = p.cluster
+    ? await runCluster(p)
+    : { sizes: [], statefulSets: [], deployments: [], failures: [], serverVersion: '', raises: {} };
   await writeResults(p, { started, micro, run, ...(operatorNice !== undefined ? { operatorNice } : {}) });
   return run.failures.length > 0 ? 1 : 0;
 }
@@ -472,6 +494,7 @@ function runMicro(p: Params): MicroResult[] {
 interface ClusterRun {
   sizes: SizeResult[];
   statefulSets: StatefulSetSizeResult[];
+  deployments: DeploymentSizeResult[];
   /** One line per size that failed. */
   failures: string[];
   serverVersion: string;
@@ -495,7 +518,7 @@ async function runCluster(p: Params): Promise<ClusterRun> {
     ...(kwokParallelism !== undefined ? { kwokParallelism } : {}),
     ...(nodeLeaseSeconds !== undefined ? { nodeLeaseSeconds } : {}),
   };
-  const run: ClusterRun = { sizes: [], statefulSets: [], failures: [], serverVersion: '', raises };
+  const run: ClusterRun = { sizes: [], statefulSets: [], deployments: [], failures: [], serverVersion: '', raises };
   const kubectl = kubectlRunner(binDir, kubeconfig);
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig), { userAgent: 'rollout-guard-bench' });
   try {
@@ -507,6 +530,7 @@ async function runCluster(p: Params): Promise<ClusterRun> {
     const ctx: Ctx = { kubeconfig, kubectl, client, log, ...(logDir ? { operatorLogDir: logDir } : {}) };
     for (let i = 0; i < p.sizes.length; i++) await runOneSize(ctx, p, i, run);
     for (let i = 0; i < p.statefulSetSizes.length; i++) await runOneStatefulSetSize(ctx, p, i, run);
+    for (let i = 0; i < p.deploymentSizes.length; i++) await runOneDeploymentSize(ctx, p, i, run);
   } finally {
     client.close();
   }
@@ -555,12 +579,44 @@ async function runOneStatefulSetSize(ctx: Ctx, p: Params, i: number, run: Cluste
   }
 }
 
+/** Runs Deployment size `i` of `p.deploymentSizes`, adding its result (or its failure) to `run`. */
+async function runOneDeploymentSize(ctx: Ctx, p: Params, i: number, run: ClusterRun): Promise<void> {
+  const s = p.deploymentSizes[i]!;
+  log(`Deployment size ${i + 1}/${p.deploymentSizes.length}: ${s.deployments} Deployments × ${s.replicas} replicas`);
+  try {
+    const { brokenFraction, exhaustedFraction, suspectSeconds, deadlineSeconds, steadySeconds, nodeCpu } = p.base;
+    const r = await runDeploymentSize(
+      ctx,
+      {
+        ...s,
+        rollingFraction: p.deploymentRolling,
+        brokenFraction,
+        exhaustedFraction,
+        suspectSeconds,
+        deadlineSeconds,
+        steadySeconds,
+        nodeCpu,
+      },
+      p.smoke ? 'smoke' : `u${i + 1}`,
+    );
+    run.deployments.push(r);
+    log(
+      `  stalled ${r.verdict.stalled}/${r.verdict.expectedStalls}; first explanation p99 ${r.explanation.fromFailureS.p99 ?? '–'} s; peak RSS ${r.cost.rssMiB.peak} MiB`,
+    );
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    run.failures.push(`Deployments ${s.deployments}x${s.replicas}: ${msg}`);
+    log(`  FAILED: ${msg}`);
+  }
+}
+
 /** Judges the run against its targets and writes the results (JSON, SVG) and the tables (stdout). */
 async function writeResults(p: Params, r: { started: Date; micro: MicroResult[]; run: ClusterRun; operatorNice?: number }): Promise<void> {
   const { started, micro, run } = r;
   const { sizes, serverVersion, raises } = run;
   const finished = new Date();
   const { targets, notes } = judge(micro, sizes);
+  targets.push(...deploymentTargets(run.deployments));
   for (const f of run.failures) notes.push(`size failed: ${f}`);
   const host = hostname();
   const nodeArgs = operatorNodeArgs();
@@ -581,6 +637,8 @@ async function writeResults(p: Params, r: { started: Date; micro: MicroResult[];
     params: {
       ...p.base,
       sizes: p.sizes,
+      ...(p.statefulSetSizes.length > 0 ? { statefulSetSizes: p.statefulSetSizes } : {}),
+      ...(p.deploymentSizes.length > 0 ? { deploymentSizes: p.deploymentSizes, deploymentRolling: p.deploymentRolling } : {}),
       microIterations: p.microIterations,
       smoke: p.smoke,
       ...raises,
@@ -592,6 +650,7 @@ async function writeResults(p: Params, r: { started: Date; micro: MicroResult[];
     micro,
     sizes,
     ...(run.statefulSets.length > 0 ? { statefulSets: run.statefulSets } : {}),
+    ...(run.deployments.length > 0 ? { deployments: run.deployments } : {}),
     targets,
     notes,
   };

@@ -69,12 +69,23 @@ export interface StsSnap {
   updateRevision?: string;
 }
 
+/** What the bench reads of a Deployment: whether its rollout finished. */
+export interface DeploySnap {
+  metadata: Meta & { generation?: number };
+  observedGeneration: number;
+  replicas: number;
+  /** status.replicas: every pod of every ReplicaSet, old ones still terminating included. */
+  pods: number;
+  updatedReplicas: number;
+  availableReplicas: number;
+}
+
 export interface PodSnap {
   metadata: Meta;
-  /** The DaemonSet or StatefulSet that owns it. */
+  /** The workload that owns it: its DaemonSet or StatefulSet, or the Deployment of its ReplicaSet. */
   ds?: string;
-  /** Owned by a StatefulSet: a guard names the pod (its ordinal), not its node. */
-  ordinal?: boolean;
+  /** A guard names the pod itself (a StatefulSet's ordinal, a Deployment's pod), not its node. */
+  namedByPod?: boolean;
   hash: string;
   node?: string;
   /** ImagePullBackOff, Unschedulable, …: the first thing that says the pod cannot run. */
@@ -182,6 +193,29 @@ function slimStsSnap(raw: any): StsSnap {
   };
 }
 
+function slimDeploySnap(raw: any): DeploySnap {
+  const s = raw?.status ?? {};
+  return {
+    metadata: { ...meta(raw?.metadata), generation: Number(raw?.metadata?.generation ?? 0) },
+    observedGeneration: Number(s.observedGeneration ?? 0),
+    replicas: Number(raw?.spec?.replicas ?? 1),
+    pods: Number(s.replicas ?? 0),
+    updatedReplicas: Number(s.updatedReplicas ?? 0),
+    availableReplicas: Number(s.availableReplicas ?? 0),
+  };
+}
+
+/** Every replica updated and available, and no old pod left: `kubectl rollout status` would say it rolled out. */
+export function deploymentRolledOut(x: DeploySnap | undefined): boolean {
+  return (
+    x !== undefined &&
+    x.observedGeneration >= (x.metadata.generation ?? 0) &&
+    x.updatedReplicas === x.replicas &&
+    x.availableReplicas === x.replicas &&
+    x.pods === x.replicas
+  );
+}
+
 /** Every replica ready on the revision the StatefulSet's current spec asks for. */
 export function statefulSetRolledOut(x: StsSnap | undefined): boolean {
   return (
@@ -193,7 +227,22 @@ export function statefulSetRolledOut(x: StsSnap | undefined): boolean {
   );
 }
 
-function slimPodSnap(raw: any): PodSnap {
+/**
+ * A pod as the bench keeps it, its revision read from `revisionLabel`. A pod of a ReplicaSet belongs to
+ * the Deployment the ReplicaSet is named for (`<deployment>-<pod-template-hash>`), as the bench creates them.
+ */
+const slimPodSnap =
+  (revisionLabel: string) =>
+  (raw: any): PodSnap => {
+    const snap = podSnap(raw, revisionLabel);
+    const rs = (raw?.metadata?.ownerReferences ?? []).find((o: any) => o?.controller && o?.kind === 'ReplicaSet');
+    const suffix = `-${snap.hash}`;
+    if (rs && snap.hash && String(rs.name).endsWith(suffix))
+      return { ...snap, ds: String(rs.name).slice(0, -suffix.length), namedByPod: true };
+    return snap;
+  };
+
+function podSnap(raw: any, revisionLabel: string): PodSnap {
   const owner = (raw?.metadata?.ownerReferences ?? []).find(
     (o: any) => o?.controller && (TARGET_KINDS as readonly string[]).includes(o?.kind),
   );
@@ -215,8 +264,8 @@ function slimPodSnap(raw: any): PodSnap {
     .sort();
   return {
     metadata: meta(raw?.metadata),
-    ...(owner ? { ds: String(owner.name), ...(owner.kind === 'StatefulSet' ? { ordinal: true } : {}) } : {}),
-    hash: String(raw?.metadata?.labels?.['controller-revision-hash'] ?? ''),
+    ...(owner ? { ds: String(owner.name), ...(owner.kind === 'StatefulSet' ? { namedByPod: true } : {}) } : {}),
+    hash: String(raw?.metadata?.labels?.[revisionLabel] ?? ''),
     ...(node ? { node } : {}),
     ...(failure ? { failure } : {}),
     ready: (raw?.status?.conditions ?? []).some((c: any) => c?.type === 'Ready' && c?.status === 'True'),
@@ -231,6 +280,7 @@ export class Observer {
   readonly guards: Informer<GuardSnap>;
   readonly daemonSets: Informer<DsSnap>;
   readonly statefulSets: Informer<StsSnap>;
+  readonly deployments: Informer<DeploySnap>;
   readonly pods: Informer<PodSnap>;
   /** Every status of every guard, in arrival order. */
   readonly guardLog = new Map<string, GuardObs[]>();
@@ -253,6 +303,8 @@ export class Observer {
   constructor(
     private readonly client: ApiClient,
     readonly ns: string,
+    /** The pod label naming a pod's revision: `pod-template-hash` where the workloads are Deployments. */
+    private readonly revisionLabel = HASH_LABEL,
   ) {
     const log = pino({ level: 'warn', base: { component: 'bench-observer' } }, pino.destination(2));
     this.guards = new Informer(
@@ -270,13 +322,18 @@ export class Observer {
       { name: 'bench-statefulsets', listPath: `/apis/apps/v1/namespaces/${ns}/statefulsets`, slim: slimStsSnap },
       log,
     );
+    this.deployments = new Informer(
+      client,
+      { name: 'bench-deployments', listPath: `/apis/apps/v1/namespaces/${ns}/deployments`, slim: slimDeploySnap },
+      log,
+    );
     this.pods = new Informer(
       client,
       {
         name: 'bench-pods',
         listPath: `/api/v1/namespaces/${ns}/pods`,
-        labelSelector: 'controller-revision-hash',
-        slim: slimPodSnap,
+        labelSelector: revisionLabel,
+        slim: slimPodSnap(revisionLabel),
         onDelivery: (_r, writtenAt, receivedAt) => this.podDeliveries.push({ t: receivedAt, lagMs: Math.max(0, receivedAt - writtenAt) }),
       },
       log,
@@ -324,13 +381,13 @@ export class Observer {
           hash: p.hash,
           seenAt: t,
           ...(p.metadata.uid !== undefined ? { uid: p.metadata.uid } : {}),
-          ...(p.ordinal ? { unit: p.metadata.name } : {}),
+          ...(p.namedByPod ? { unit: p.metadata.name } : {}),
         };
         this.podLog.set(p.metadata.name, rec);
       }
       if (p.node) {
         rec.node = p.node;
-        if (!p.ordinal) rec.unit = p.node;
+        if (!p.namedByPod) rec.unit = p.node;
       }
       if (p.failure && rec.failedAt === undefined) {
         rec.failedAt = t;
@@ -353,14 +410,16 @@ export class Observer {
   }
 
   async start(): Promise<void> {
-    const all = [this.guards, this.daemonSets, this.statefulSets, this.pods];
+    const all = [this.guards, this.daemonSets, this.statefulSets, this.deployments, this.pods];
     for (const i of all) i.start();
     await Promise.all(all.map((i) => i.waitForSync()));
   }
 
   async stop(): Promise<void> {
     await Promise.allSettled(
-      [this.guards, this.daemonSets, this.statefulSets, this.pods, ...this.twins].map((i: { stop(): Promise<void> }) => i.stop()),
+      [this.guards, this.daemonSets, this.statefulSets, this.deployments, this.pods, ...this.twins].map((i: { stop(): Promise<void> }) =>
+        i.stop(),
+      ),
     );
   }
 
@@ -375,7 +434,7 @@ export class Observer {
           name: `bench-twin-${n}`,
           listPath: `/api/v1/namespaces/${this.ns}/pods`,
           labelSelector: selectorString(this.daemonSets.get(this.ns, n)?.selector, [HASH_LABEL]),
-          slim: slimPodSnap,
+          slim: slimPodSnap(this.revisionLabel),
         },
         log,
       );
@@ -397,6 +456,11 @@ export class Observer {
   /** The current cached status of a StatefulSet. */
   statefulSet(name: string): StsSnap | undefined {
     return this.statefulSets.get(this.ns, name);
+  }
+
+  /** The current cached status of a Deployment. */
+  deployment(name: string): DeploySnap | undefined {
+    return this.deployments.get(this.ns, name);
   }
 
   guard(name: string): GuardSnap | undefined {

@@ -3,6 +3,7 @@
  * the curves (no plotting dependency: a few polylines and tick labels are all it takes).
  */
 import type { StatefulSetSizeResult } from './statefulSets.js';
+import { deploymentLines, type DeploymentSizeResult } from './deployments.js';
 import type { TailResult } from './tail.js';
 import type { MicroResult } from './micro.js';
 import type { SizeResult } from './scenario.js';
@@ -21,6 +22,8 @@ export interface BenchResults {
   sizes: SizeResult[];
   /** The StatefulSet sizes (bench/statefulSets.ts), when run. */
   statefulSets?: StatefulSetSizeResult[];
+  /** The Deployment sizes (bench/deployments.ts), when run. */
+  deployments?: DeploymentSizeResult[];
   targets: TargetVerdict[];
   notes: string[];
 }
@@ -361,6 +364,7 @@ export function renderTables(r: BenchResults): string {
     );
   }
   if (r.statefulSets?.length) out.push('', ...statefulSetLines(r.statefulSets));
+  if (r.deployments?.length) out.push('', ...deploymentLines(r.deployments));
   out.push('', 'Targets');
   for (const t of r.targets)
     out.push(`  [${t.met === undefined ? 'n/a' : t.met === 'partial' ? 'PARTLY' : t.met ? 'met' : 'MISSED'}] ${t.target}: ${t.measured}`);

@@ -209,6 +209,25 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(finite(z.api.steadyNonWatch) && z.cost.rssMiB.peak > 0 && z.cost.statusPatch.count > 0);
   });
 
+  it('ran a Deployment size: every failing Deployment Stalled with its cause and explained, the settled ones untouched, its targets judged', () => {
+    const [z] = results.deployments ?? [];
+    assert.ok(z, 'the smoke run has a Deployment size');
+    const v = z.verdict;
+    assert.ok(z.rolling.broken >= 1 && z.rolling.exhausted >= 1 && z.rolling.healthy >= 1, JSON.stringify(z.rolling));
+    assert.equal(v.stalled, v.expectedStalls);
+    assert.deepEqual([v.missed, v.wrongCause, v.suspectHealthy, v.stalledHealthy, v.settledDisturbed], [[], [], [], [], []]);
+    assert.equal(v.undos, 0, 'guards that only report never undo');
+    assert.equal(z.explanation.fromFailureS.count, v.expectedStalls, 'one first explanation per failing Deployment');
+    assert.equal(z.detection.count, v.expectedStalls);
+    assert.equal(z.idle.all.podsCached, 0, 'no pod of a settled Deployment is cached');
+    assert.ok(z.idle.all.replicaSetsCached >= z.deployments, 'every ReplicaSet is cached');
+    assert.ok(z.cost.podsCachedPeak > 0, 'the rolling ones’ pods are cached while they roll');
+    assert.ok(finite(z.api.steadyNonWatch) && z.cost.rssMiB.peak > 0 && z.cost.rssMiB.limit > 0 && z.cost.statusPatchServer.count > 0);
+    const judged = results.targets.filter((t) => t.target.startsWith('Deployments: '));
+    assert.equal(judged.length, 5, JSON.stringify(judged));
+    for (const t of judged) assert.match(t.measured, /Deployments: /);
+  });
+
   it("reports the Warning-Event informers' objects from the operator's metrics, and their weight", () => {
     const e = results.sizes[0]!.cost.events;
     assert.ok(e, 'events cost measured');
