@@ -54,6 +54,8 @@ import {
   type Scrape,
   type Summary,
 } from './stats.js';
+import { tailLines } from './report.js';
+import { tailResult, type TailResult, type TailSample } from './tail.js';
 
 /** The pod label naming a Deployment pod's revision (its ReplicaSet's hash). */
 const POD_TEMPLATE_HASH = 'pod-template-hash';
@@ -81,6 +83,8 @@ export interface DeploymentParams {
 interface IdlePoint {
   guards: number;
   rssMiB: number;
+  /** The kernel's high-water mark of the RSS so far: a peak before this point shows here. */
+  hwmMiB: number;
   heapMiB: number;
   podsCached: number;
   replicaSetsCached: number;
@@ -109,6 +113,8 @@ export interface DeploymentSizeResult {
   /** Deadline → the Stalled condition's lastTransitionTime, seconds. */
   detection: Summary;
   explanation: { fromFailureS: Summary; nodeNamedFromFailureS: Summary };
+  /** Every first explanation over 1 s, part by part (bench/tail.ts). */
+  tail: TailResult;
   api: { steadySeconds: number; steady: Record<string, number>; steadyNonWatch: number; rolloutTotal: number };
   cost: {
     rssMiB: { peak: number; limit: number };
@@ -202,6 +208,7 @@ async function idlePoint(op: BenchOperator, guards: number): Promise<IdlePoint> 
   return {
     guards,
     rssMiB: mib(m.rss),
+    hwmMiB: mib(m.hwm),
     heapMiB: mib(s.sum('nodejs_heap_size_used_bytes')),
     podsCached: s.sum('rollout_guard_informer_objects', { resource: 'pods' }),
     replicaSetsCached: s.sum('rollout_guard_informer_objects', { resource: 'replicasets' }),
@@ -266,7 +273,7 @@ async function rollOut(
 
 /** Each guard's history since the rollout, judged. */
 function judge(z: Size, p: DeploymentParams, o: Observer, t0: number, v1Hash: ReadonlyMap<string, string>) {
-  const fromFailure: number[] = [];
+  const samples: TailSample[] = [];
   const nodeNamed: number[] = [];
   const missed: string[] = [];
   const wrongCause: string[] = [];
@@ -298,10 +305,10 @@ function judge(z: Size, p: DeploymentParams, o: Observer, t0: number, v1Hash: Re
     if (stalled?.stalledSince && stalled.lastProgressAt)
       detection.push((Date.parse(stalled.stalledSince) - Date.parse(stalled.lastProgressAt) - p.deadlineSeconds * 1000) / 1000);
     const e = explanationOf(o, n, failing, t0, v1Hash.get(n));
-    if (e.fromFailureS !== undefined) fromFailure.push(e.fromFailureS);
+    if (e.fromFailureS !== undefined) samples.push({ guard: n, category: failing, wave: 0, ...e });
     if (e.nodeNamedFromFailureS !== undefined) nodeNamed.push(e.nodeNamedFromFailureS);
   }
-  return { fromFailure, nodeNamed, missed, wrongCause, detection, suspectHealthy, stalledHealthy, settledDisturbed, stalledCount };
+  return { samples, nodeNamed, missed, wrongCause, detection, suspectHealthy, stalledHealthy, settledDisturbed, stalledCount };
 }
 
 const r3 = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
@@ -390,7 +397,11 @@ export async function runDeploymentSize(ctx: Ctx, p: DeploymentParams, tag: stri
         undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
       },
       detection: r3(summarize(v.detection)),
-      explanation: { fromFailureS: r3(summarize(v.fromFailure)), nodeNamedFromFailureS: r3(summarize(v.nodeNamed)) },
+      explanation: {
+        fromFailureS: r3(summarize(v.samples.map((x) => x.fromFailureS!))),
+        nodeNamedFromFailureS: r3(summarize(v.nodeNamed)),
+      },
+      tail: tailResult(z.ns, v.samples, op.log, { from: s2, to: s3, benchLags: o.podDeliveries }),
       api: {
         steadySeconds: secs(s2.at - s1.at),
         steady,
@@ -498,6 +509,8 @@ export function deploymentLines(sizes: readonly DeploymentSizeResult[]): string[
       )
         .map(([k, x]) => `${k} ${x} s`)
         .join(', ')}`,
+      `  RSS high-water mark: after the v1 rollout and one guard ${s.idle.one.hwmMiB} MiB, after every guard ${s.idle.all.hwmMiB} MiB, after the rollout ${s.cost.rssMiB.peak} MiB`,
+      ...tailLines(`${s.deployments}×${s.replicas} Deployments`, s.tail),
     );
   }
   return out;

@@ -244,8 +244,8 @@ describe('npm run bench -- --smoke', () => {
     const m = results.micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
     assert.ok(m && finite(m.passMs.p99) && m.state === 'Stalled' && m.blockedNodeCount === 100, JSON.stringify(m));
     // Detection, explanation, false verdicts, idle memory, rolling memory, polling, coalescing, memory
-    // growth, containment, and the micro-benchmark's reconcile target.
-    assert.equal(results.targets.length, 10);
+    // growth, containment, and the micro-benchmark's reconcile target; and the Deployment size's five.
+    assert.equal(results.targets.length, 15);
     for (const name of ['first explanation', 'no false verdicts', 'idle guarded DaemonSets', 'follows the rolling DaemonSets']) {
       assert.ok(
         results.targets.some((t) => t.target.includes(name)),
@@ -260,5 +260,6 @@ describe('npm run bench -- --smoke', () => {
     assert.match(output, /Containment: a revision that passes readiness/);
     assert.match(output, /Watching Warning Events/);
     assert.match(output, /Targets/);
+    assert.match(output, /^Deployments: first explanation and detection/m);
   });
 });

@@ -242,7 +242,7 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
     assert.equal(await webImage(ns), BROKEN);
   });
 
-  it('the commands on a stalled Deployment: get deploy/NAME and rg/NAME show its pods by ReplicaSet, check exits 3, undo --dry-run names the ReplicaSet', async () => {
+  it('the commands on a stalled Deployment: get deploy/NAME and rg/NAME show its pods by ReplicaSet, list -A its row, check exits 3, undo --dry-run names the ReplicaSet', async () => {
     const ns = await guarded('commands');
     await setWebImage(ns, BROKEN);
     const g = await waitWeb(ns, (x) => x.status?.state === 'Stalled', 'Stalled');
@@ -270,6 +270,12 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
     const check = await runCli(['check', 'deploy/web', '-n', ns, '--deadline', '4s', '--suspect', '2s']);
     assert.equal(check.code, 3, shown(check));
     assert.match(check.stdout + check.stderr, /kubectl rollout undo deployment\/web/, shown(check));
+
+    // Across namespaces, as a platform team looks: the Deployment's guard in its row, its kind, state, cause and fault.
+    const listed = await runCli(['list', '-A']);
+    assert.equal(listed.code, 0, shown(listed));
+    assert.match(listed.stdout, /^NAMESPACE\s+NAME\s+TARGET\s+KIND\s+STATE/m, shown(listed));
+    assert.match(listed.stdout, new RegExp(`^${ns}\\s+web\\s+web\\s+Deployment\\s+Stalled\\s.*ImagePullFailure\\s+Revision`, 'm'), shown(listed));
 
     const undo = await runCli(['undo', 'deploy/web', '-n', ns, '--dry-run']);
     assert.equal(undo.code, 0, shown(undo));
