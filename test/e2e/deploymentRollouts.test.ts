@@ -275,7 +275,11 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
     const listed = await runCli(['list', '-A']);
     assert.equal(listed.code, 0, shown(listed));
     assert.match(listed.stdout, /^NAMESPACE\s+NAME\s+TARGET\s+KIND\s+STATE/m, shown(listed));
-    assert.match(listed.stdout, new RegExp(`^${ns}\\s+web\\s+web\\s+Deployment\\s+Stalled\\s.*ImagePullFailure\\s+Revision`, 'm'), shown(listed));
+    assert.match(
+      listed.stdout,
+      new RegExp(`^${ns}\\s+web\\s+web\\s+Deployment\\s+Stalled\\s.*ImagePullFailure\\s+Revision`, 'm'),
+      shown(listed),
+    );
 
     const undo = await runCli(['undo', 'deploy/web', '-n', ns, '--dry-run']);
     assert.equal(undo.code, 0, shown(undo));
