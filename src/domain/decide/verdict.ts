@@ -232,9 +232,15 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     v.state = rollout.rollback ? 'RollingBack' : 'Progressing';
     v.message = `Waiting for the ${target.kind} controller to observe generation ${target.generation} (observed ${target.observedGeneration})`;
     v.requeueAfterMs = deadlineMs - idle;
-    // Nothing is known to be wrong yet: no cause until the controller has acted on the new spec.
-    v.cause = '';
-    v.owner = '';
+    // No cause until the controller has acted on the new spec, unless pods of the live template's
+    // revision already fail for a definite reason: then it has acted, and only its status, or our cache
+    // of it, is behind (a Deployment's, at scale, by a second or more). Named early, as while
+    // Progressing; never a verdict. Pods of another revision (a person's undo the controller has not
+    // acted on yet) name nothing.
+    const early = firstDefinite({ blocked: a.blocked.filter((b) => t.curRef !== undefined && b.hash === t.curRef.hash), empty: [] });
+    const definite = !t.shrank && (early?.owner === 'Revision' || early?.owner === 'Node');
+    v.cause = definite ? early.cause : '';
+    v.owner = definite ? early.owner : '';
   } else if (idle >= deadlineMs || (t.observed && target.ownDeadlineExceeded)) {
     v.state = 'Stalled';
     // The workload's own deadline fired first: its controller's word, never contradicted (workloadWord.ts).

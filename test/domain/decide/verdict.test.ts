@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GuardStatus } from '../../../src/api/types.js';
 import type { Observation, TargetView } from '../../../src/domain/observation.js';
-import { HASH, T0, dsView, imagePullPod, policy, run, sec } from '../../support/fixtures.js';
+import { HASH, T0, dsView, imagePullPod, policy, rev, run, sec } from '../../support/fixtures.js';
 import { outageNote } from '../../../src/domain/decide/workloadWord.js';
 import { OLD_PODS, podUnit, rollingToB, settledOnA } from '../../support/deploymentRollout.js';
 
@@ -179,5 +179,53 @@ describe('verdict: a stall under Recreate', () => {
     ];
     for (const [target, state, said] of cases)
       assert.equal(outageNote(target, state!) !== '', said, `${target.strategy} ${target.available}/3 ${String(state)}`);
+  });
+});
+
+describe("verdict: the controller's status behind its own pods", () => {
+  // The new ReplicaSet's pod already fails, while the cached Deployment still reports the old
+  // observedGeneration: the controller has acted; its status (or the cache of it) is behind.
+  const behind = (units: Parameters<typeof rollingToB>[0]): Observation => rollingToB(units, { observedGeneration: 1 });
+  /** The guard's status after it saw A settled, then the change with its pods and the controller's status behind. */
+  const after = (units: Parameters<typeof rollingToB>[0]): GuardStatus =>
+    run(
+      [
+        { obs: settledOnA(), at: T0 },
+        { obs: behind(units), at: T0 + sec(10) },
+      ],
+      { policy: GUARD },
+    ).at(-1)!.status;
+
+  it('names a definite cause of the new pods at once, still waiting on the controller, never a verdict', () => {
+    const waiting = after(stuck);
+    assert.equal(waiting.state, 'Progressing');
+    assert.match(waiting.message!, /^Waiting for the Deployment controller to observe generation 2/);
+    assert.equal(waiting.cause, 'ImagePullFailure');
+    assert.equal(waiting.owner, 'Revision');
+  });
+
+  it("control: B failing, then the template put back to A (a person's undo) the controller has not acted on: B's pod names nothing", () => {
+    const seen = rollingToB(stuck, { generation: 3, observedGeneration: 2 });
+    assert.ok(seen.kind === 'Target');
+    const [, failing, waiting] = run(
+      [
+        { obs: settledOnA(), at: T0 },
+        { obs: rollingToB(stuck), at: T0 + sec(10) },
+        { obs: { ...seen, currentRevision: rev(HASH.A, 1) }, at: T0 + sec(20) },
+      ],
+      { policy: GUARD },
+    ).map((d) => d.status);
+    assert.equal(failing!.cause, 'ImagePullFailure');
+    assert.match(waiting!.message!, /^Waiting for the Deployment controller to observe generation 3/);
+    assert.equal(waiting!.cause ?? '', '');
+    assert.equal(waiting!.owner ?? '', '');
+  });
+
+  it('control: with nothing definite yet (a pod still being created), no cause', () => {
+    const creating = [...OLD_PODS, podUnit('web-b-1', { ...imagePullPod(HASH.B), waitingReason: 'ContainerCreating', waitingMessage: '' })];
+    const waiting = after(creating);
+    assert.equal(waiting.state, 'Progressing');
+    assert.equal(waiting.cause ?? '', '');
+    assert.equal(waiting.owner ?? '', '');
   });
 });
