@@ -44,33 +44,6 @@ const UNIT = [
   'dist/test/layers.test.js',
   'dist/test/sourceSize.test.js',
 ];
-// The first phase's longest suites, longest first, as measured on a clean clone (seconds beside each, with
-// three running at once). The runner starts files in the order given; sorted by name, the 5-minute
-// StatefulSet suite started among the last and ran on alone for minutes while two workers sat idle.
-// Started first, the long suites overlap each other and the short ones fill in behind them.
-const LONGEST_FIRST = [
-  'dist/test/e2e/statefulSets.test.js', // 313
-  'dist/test/e2e/demo.test.js', // 190
-  'dist/test/e2e/corpus.test.js', // 190
-  'dist/test/e2e/comparison.test.js', // 153
-  'dist/test/e2e/bench.test.js', // 133
-  'dist/test/e2e/spread.test.js', // 113
-  'dist/test/e2e/deployments.test.js', // 111
-  'dist/test/e2e/attribution.test.js', // 108
-  'dist/test/e2e/causes.test.js', // 96
-  'dist/test/e2e/statefulSetMechanics.test.js', // 89
-  'dist/test/e2e/undo.test.js', // 87
-  'dist/test/e2e/restart.test.js', // 81
-  'dist/test/e2e/deploymentRollouts.test.js', // 78
-  'dist/test/e2e/chart.test.js', // 77
-  'dist/test/e2e/operator.test.js', // 76
-  'dist/test/e2e/badInput.test.js', // 75
-  'dist/test/e2e/image.test.js', // 70
-];
-const startOrder = (f) => {
-  const i = LONGEST_FIRST.indexOf(f);
-  return i < 0 ? LONGEST_FIRST.length : i;
-};
 const argv = process.argv.slice(2);
 // optional: directories or files to restrict the run to, or --unit for the suites above
 const only = argv.flatMap((a) => (a === '--unit' ? UNIT : [a]));
@@ -89,13 +62,8 @@ if (all.length === 0) {
   console.error(`no test file matches ${only.length > 0 ? only.join(' ') : 'dist/test/**/*.test.js'} (did the build run?)`);
   process.exit(1);
 }
-// A suite renamed or removed would silently lose its early start.
-if (only.length === 0) {
-  for (const f of LONGEST_FIRST.filter((f) => !all.includes(f)))
-    console.error(`scripts/test.mjs: ${f} is listed to start first but does not exist`);
-}
 const phases = [
-  { files: all.filter((f) => !ALONE.has(f)).sort((a, b) => startOrder(a) - startOrder(b)), concurrency: 3 },
+  { files: all.filter((f) => !ALONE.has(f)), concurrency: 3 },
   { files: all.filter((f) => ALONE.has(f)), concurrency: 1 },
 ].filter((p) => p.files.length > 0);
 
