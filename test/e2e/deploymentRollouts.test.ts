@@ -116,12 +116,12 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
   });
 
   it('a revision that crashes after becoming Ready: Failed on two crashed pods before any old pod goes, undone once, the old ReplicaSet back at 4', async () => {
-    // minReadySeconds 10 outlasts the ~5 s each pod stays Ready before it crashes (cluster/stages.yaml), so
-    // no new pod ever counts as available and, with maxUnavailable 0, no old pod is scaled away: the two
-    // surge pods are the only ones the revision reaches.
+    // minReadySeconds 30 far outlasts the ~5 s each pod stays Ready before it crashes (cluster/stages.yaml),
+    // however late a loaded machine plays the crash, so no new pod ever counts as available and, with
+    // maxUnavailable 0, no old pod is scaled away: the two surge pods are the only ones the revision reaches.
     const ns = await guarded(
       'crash',
-      { replicas: 4, maxSurge: 2, maxUnavailable: 0, minReadySeconds: 10 },
+      { replicas: 4, maxSurge: 2, maxUnavailable: 0, minReadySeconds: 30 },
       { onStall: { action: 'Undo' }, failedNodesThreshold: 2, progressDeadlineSeconds: 600, suspectAfterSeconds: 300 },
     );
     const first = await replicaSetOf(ns, WEB_GOOD);
