@@ -24,8 +24,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { deploymentManifest, rolloutGuardManifest, toleration } from '../cluster/manifests.js';
-import { createNamespace } from '../cluster/namespaces.js';
-import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
+import { POOL_LABEL } from '../cluster/nodes.js';
 import { waitFor } from '../cluster/wait.js';
 import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
 import { Observer, deploymentRolledOut } from './observer.js';
@@ -43,12 +42,15 @@ import {
   secs,
   type Category,
   type Ctx,
+  createSizePool,
 } from './scenario.js';
 import {
   histogramDelta,
   histogramSummary,
+  nonWatch,
   requestDelta,
   round,
+  roundSummary,
   summarize,
   type HistogramSummary,
   type Scrape,
@@ -189,18 +191,6 @@ async function applyInBatches(ctx: Ctx, items: ReadonlyArray<Record<string, unkn
     await ctx.kubectl(['apply', '-f', '-'], { input: list(items.slice(i, i + APPLY_BATCH)) });
 }
 
-async function createPool(ctx: Ctx, z: Size, p: DeploymentParams): Promise<void> {
-  const specs: NodeSpec[] = z.nodeNames.map((name) => ({
-    name,
-    labels: { [POOL_LABEL]: z.pool },
-    taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
-    allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
-  }));
-  for (let i = 0; i < specs.length; i += 100) await createNodes(ctx.kubectl, specs.slice(i, i + 100));
-  await waitForNodesReady(ctx.kubectl, z.nodeNames, { timeoutMs: 120_000 + z.nodeNames.length * 500 });
-  await createNamespace(ctx.kubectl, z.ns);
-}
-
 /** The operator's memory and caches now. */
 async function idlePoint(op: BenchOperator, guards: number): Promise<IdlePoint> {
   const s = await op.scrape();
@@ -311,8 +301,6 @@ function judge(z: Size, p: DeploymentParams, o: Observer, t0: number, v1Hash: Re
   return { samples, nodeNamed, missed, wrongCause, detection, suspectHealthy, stalledHealthy, settledDisturbed, stalledCount };
 }
 
-const r3 = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
-
 /** Runs one Deployment size end to end, phase by phase, and always cleans up what it created. */
 export async function runDeploymentSize(ctx: Ctx, p: DeploymentParams, tag: string): Promise<DeploymentSizeResult> {
   const z = sizeOf(p, tag);
@@ -329,7 +317,7 @@ export async function runDeploymentSize(ctx: Ctx, p: DeploymentParams, tag: stri
   let op: BenchOperator | undefined;
   let obs: Observer | undefined;
   try {
-    await createPool(ctx, z, p);
+    await createSizePool(ctx.kubectl, { name: z.pool, nodeNames: z.nodeNames, nodeCpu: p.nodeCpu, ns: z.ns });
     phase('nodes');
     op = await BenchOperator.start(ctx.kubeconfig, [z.ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${z.ns}.log` : undefined);
     obs = new Observer(ctx.client, z.ns, POD_TEMPLATE_HASH);
@@ -396,18 +384,16 @@ export async function runDeploymentSize(ctx: Ctx, p: DeploymentParams, tag: stri
         settledDisturbed: v.settledDisturbed,
         undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
       },
-      detection: r3(summarize(v.detection)),
+      detection: roundSummary(summarize(v.detection)),
       explanation: {
-        fromFailureS: r3(summarize(v.samples.map((x) => x.fromFailureS!))),
-        nodeNamedFromFailureS: r3(summarize(v.nodeNamed)),
+        fromFailureS: roundSummary(summarize(v.samples.map((x) => x.fromFailureS!))),
+        nodeNamedFromFailureS: roundSummary(summarize(v.nodeNamed)),
       },
       tail: tailResult(z.ns, v.samples, op.log, { from: s2, to: s3, benchLags: o.podDeliveries }),
       api: {
         steadySeconds: secs(s2.at - s1.at),
         steady,
-        steadyNonWatch: Object.entries(steady)
-          .filter(([k]) => !k.startsWith('WATCH '))
-          .reduce((a, [, x]) => a + x, 0),
+        steadyNonWatch: nonWatch(steady),
         rolloutTotal: Object.values(requestDelta(s2, s3)).reduce((a, x) => a + x, 0),
       },
       cost: {

@@ -36,6 +36,7 @@ import {
   histogramSummary,
   parseMetrics,
   histogramQuantile,
+  nonWatch,
   requestDelta,
   round,
   summarize,
@@ -634,18 +635,28 @@ function newSizeRun(ctx: Ctx, p: SizeParams, tag: string): SizeRun {
 }
 
 /** Nodes, in their own pool, tainted so only the bench's DaemonSets run there; and the namespace. */
-async function createPool(run: SizeRun): Promise<{ nodes: number; otherNamespaces: string[] }> {
-  const { kubectl, client } = run.ctx;
-  const specs: NodeSpec[] = run.nodeNames.map((name) => ({
+/**
+ * A size's pool of kwok nodes, tainted so that only the bench's pods land there, created 100 at a time
+ * and waited for until Ready; then the size's namespace. Every kind's size starts with it.
+ */
+export async function createSizePool(
+  kubectl: Ctx['kubectl'],
+  pool: { name: string; nodeNames: readonly string[]; nodeCpu: number; ns: string },
+): Promise<void> {
+  const specs: NodeSpec[] = pool.nodeNames.map((name) => ({
     name,
-    labels: { [POOL_LABEL]: run.pool },
+    labels: { [POOL_LABEL]: pool.name },
     taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
-    allocatable: { cpu: String(run.p.nodeCpu), memory: '64Gi', pods: '110' },
+    allocatable: { cpu: String(pool.nodeCpu), memory: '64Gi', pods: '110' },
   }));
   for (let i = 0; i < specs.length; i += 100) await createNodes(kubectl, specs.slice(i, i + 100));
-  await waitForNodesReady(kubectl, run.nodeNames, { timeoutMs: 120_000 + run.p.nodes * 500 });
-  await createNamespace(kubectl, run.ns);
-  const before = await clusterSnapshot(client, run.ns);
+  await waitForNodesReady(kubectl, pool.nodeNames, { timeoutMs: 120_000 + pool.nodeNames.length * 500 });
+  await createNamespace(kubectl, pool.ns);
+}
+
+async function createPool(run: SizeRun): Promise<{ nodes: number; otherNamespaces: string[] }> {
+  await createSizePool(run.ctx.kubectl, { name: run.pool, nodeNames: run.nodeNames, nodeCpu: run.p.nodeCpu, ns: run.ns });
+  const before = await clusterSnapshot(run.ctx.client, run.ns);
   run.phase('nodes');
   return before;
 }
@@ -1096,9 +1107,7 @@ function apiResult(run: SizeRun, m: Measured): SizeResult['api'] {
     setup: requestDelta(s0, s1),
     steady,
     steadySeconds: secs(s2.at - s1.at),
-    steadyNonWatch: Object.entries(steady)
-      .filter(([k]) => !k.startsWith('WATCH '))
-      .reduce((a, [, v]) => a + v, 0),
+    steadyNonWatch: nonWatch(steady),
     rollout,
     rolloutSeconds: secs(s3.at - s2f.at),
     rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),

@@ -18,8 +18,7 @@
  */
 import { loadavg } from 'node:os';
 import { rolloutGuardManifest, statefulSetManifest, toleration } from '../cluster/manifests.js';
-import { createNamespace } from '../cluster/namespaces.js';
-import { POOL_LABEL, createNodes, waitForNodesReady, type NodeSpec } from '../cluster/nodes.js';
+import { POOL_LABEL } from '../cluster/nodes.js';
 import { waitFor } from '../cluster/wait.js';
 import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
 import { Observer, statefulSetRolledOut } from './observer.js';
@@ -36,12 +35,15 @@ import {
   secs,
   type Category,
   type Ctx,
+  createSizePool,
 } from './scenario.js';
 import {
   histogramDelta,
   histogramSummary,
+  nonWatch,
   requestDelta,
   round,
+  roundSummary,
   summarize,
   type HistogramSummary,
   type Scrape,
@@ -146,19 +148,6 @@ function sizeOf(p: StatefulSetParams, tag: string): Size {
   };
 }
 
-/** The pool's kwok nodes, tainted for the bench, and the namespace. */
-async function createPool(ctx: Ctx, z: Size, p: StatefulSetParams): Promise<void> {
-  const specs: NodeSpec[] = z.nodeNames.map((name) => ({
-    name,
-    labels: { [POOL_LABEL]: z.pool },
-    taints: [{ key: BENCH_TAINT, value: 'true', effect: 'NoSchedule' }],
-    allocatable: { cpu: String(p.nodeCpu), memory: '64Gi', pods: '110' },
-  }));
-  for (let i = 0; i < specs.length; i += 100) await createNodes(ctx.kubectl, specs.slice(i, i + 100));
-  await waitForNodesReady(ctx.kubectl, z.nodeNames, { timeoutMs: 120_000 + z.nodeNames.length * 500 });
-  await createNamespace(ctx.kubectl, z.ns);
-}
-
 /** v1: every StatefulSet ready and on one revision, as the bench's watch sees them. */
 async function rollOutV1(ctx: Ctx, z: Size, p: StatefulSetParams, o: Observer): Promise<void> {
   await ctx.kubectl(['apply', '-f', '-'], { input: list(z.names.map((n) => stsManifest(z.ns, n, z.pool, p, 1, z.catOf.get(n)!))) });
@@ -256,7 +245,6 @@ function sizeResult(
   const part = (x: string) => histogramSummary(histogramDelta(s2, s3, 'rollout_guard_explanation_seconds', { part: x }));
   const steady = requestDelta(s1, s2);
   const rollout = requestDelta(s2, s3);
-  const r = (v: Summary): Summary => ({ count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) });
   const { samples, stalledCount, detection, ...lists } = verdicts;
   return {
     statefulSets: p.statefulSets,
@@ -276,18 +264,16 @@ function sizeResult(
       ...lists,
       undos: s3.sum('rollout_guard_undos_total') - s1.sum('rollout_guard_undos_total'),
     },
-    detection: r(summarize(detection)),
+    detection: roundSummary(summarize(detection)),
     explanation: {
-      fromFailureS: r(summarize(samples.map((x) => x.fromFailureS!))),
+      fromFailureS: roundSummary(summarize(samples.map((x) => x.fromFailureS!))),
       operator: { fromEvent: part('fromEvent'), queue: part('queue'), pass: part('pass'), write: part('write'), total: part('total') },
     },
     tail,
     api: {
       steadySeconds: secs(s2.at - s1.at),
       steady,
-      steadyNonWatch: Object.entries(steady)
-        .filter(([k]) => !k.startsWith('WATCH '))
-        .reduce((a, [, v]) => a + v, 0),
+      steadyNonWatch: nonWatch(steady),
       rolloutTotal: Object.values(rollout).reduce((a, v) => a + v, 0),
     },
     cost: {
@@ -318,7 +304,7 @@ export async function runStatefulSetSize(ctx: Ctx, p: StatefulSetParams, tag: st
   let op: BenchOperator | undefined;
   let obs: Observer | undefined;
   try {
-    await createPool(ctx, z, p);
+    await createSizePool(ctx.kubectl, { name: z.pool, nodeNames: z.nodeNames, nodeCpu: p.nodeCpu, ns: z.ns });
     phase('nodes');
     op = await BenchOperator.start(ctx.kubeconfig, [z.ns], ctx.operatorLogDir ? `${ctx.operatorLogDir}/operator-${z.ns}.log` : undefined);
     obs = new Observer(ctx.client, z.ns);

@@ -160,3 +160,15 @@ export function histogramSummary(h: ReturnType<typeof histogramDelta>): Histogra
     bucketBoundMs: round((h.buckets.find(([, c]) => c >= 0.99 * h.count)?.[0] ?? NaN) * 1000, 1),
   };
 }
+
+/** A summary with its figures rounded to the millisecond, as the results files keep them. */
+export function roundSummary(v: Summary): Summary {
+  return { count: v.count, p50: round(v.p50), p99: round(v.p99), max: round(v.max), mean: round(v.mean) };
+}
+
+/** The requests of a window (by `VERB resource`) that were not watches: in the steady window, requests that carried no information. */
+export function nonWatch(requests: Readonly<Record<string, number>>): number {
+  return Object.entries(requests)
+    .filter(([k]) => !k.startsWith('WATCH '))
+    .reduce((a, [, v]) => a + v, 0);
+}

@@ -8,7 +8,7 @@
 import type { Explanation, FailingCategory } from './explanation.js';
 import { PART_NAMES, largestPart, partsOf, type ExplanationParts, type PartName } from './explanationParts.js';
 import type { OperatorLog, PodWatchChange } from './operatorLog.js';
-import { histogramDelta, histogramSummary, round, summarize, type HistogramSummary, type Scrape, type Summary } from './stats.js';
+import { histogramDelta, histogramSummary, roundSummary, summarize, type HistogramSummary, type Scrape, type Summary } from './stats.js';
 
 /** A sample over {@link SLOW_S}, with its parts where the operator's write was found. */
 export interface SlowSample {
@@ -56,8 +56,6 @@ export interface TailSample extends Explanation {
   wave: number;
 }
 
-const r = (s: Summary): Summary => ({ count: s.count, p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) });
-
 export function tailResult(
   ns: string,
   samples: readonly TailSample[],
@@ -82,7 +80,7 @@ export function tailResult(
       ...(parts ? { parts, largest: largestPart(parts) } : {}),
     }));
   const partSummary = (k: keyof ExplanationParts): Summary =>
-    r(summarize(accounted.map((w) => w.parts![k]).filter((v): v is number => v !== undefined)));
+    roundSummary(summarize(accounted.map((w) => w.parts![k]).filter((v): v is number => v !== undefined)));
   const parts = Object.fromEntries(
     [...PART_NAMES, 'benchWatchLag' as const, 'operatorWatchLag' as const, 'operatorEventLag' as const].map((k) => [k, partSummary(k)]),
   ) as TailResult['parts'];
@@ -109,7 +107,7 @@ export function tailResult(
     slow,
     parts,
     watchDelivery,
-    benchWatchDelivery: r(summarize(benchLags)),
+    benchWatchDelivery: roundSummary(summarize(benchLags)),
     podWatches: {
       opened: count('opened'),
       ended: count('ended'),

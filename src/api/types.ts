@@ -242,9 +242,10 @@ export interface RolloutStatus {
   admission?: AdmissionComparison;
 }
 
-/** A Ready node where a pod of the new revision restarted. */
+/** A Ready node (a unit: a node, or a pod and its `host`) where a pod of the new revision restarted. */
 export interface FailedNode {
   node: string;
+  host?: string;
   pod?: string;
   restarts: number;
   /** The last termination's reason: OOMKilled, Error, … */

@@ -17,6 +17,7 @@
  * Only the facets that such failures are about are kept of each revision's template (its host ports,
  * its summed requests, who it runs as: see k8s/slim.ts), never the template itself.
  */
+import { hostOf } from './split.js';
 import type { AdmissionComparison, RolloutStatus, TemplateFacets, UnavailableAtStart } from '../api/types.js';
 import type { NodeView, PodView, RevisionView } from './observation.js';
 
@@ -207,7 +208,7 @@ export function knockedOutNodes(
   targetHash: string,
   rolloutStart: number,
   before: readonly UnavailableAtStart[] | undefined,
-): { node: string; pod: PodView; since: string; afterMs: number }[] {
+): { node: string; host: { host?: string }; pod: PodView; since: string; afterMs: number }[] {
   const fellDuring = (n: NodeView): number | undefined => {
     const h = n.health;
     if (!h || h.ready === 'True' || !h.since) return undefined;
@@ -217,14 +218,14 @@ export function knockedOutNodes(
   };
   const oldFell = nodes.some((n) => fellDuring(n) !== undefined && !n.pods.some((p) => p.hash === targetHash));
   if (oldFell) return [];
-  const out: { node: string; pod: PodView; since: string; afterMs: number }[] = [];
+  const out: { node: string; host: { host?: string }; pod: PodView; since: string; afterMs: number }[] = [];
   for (const n of nodes) {
     const t = fellDuring(n);
     if (t === undefined || n.health?.ready !== 'False' || unavailableBefore(before, n.node)) continue;
     const pod = n.pods.find((p) => p.hash === targetHash);
     const created = pod ? Date.parse(pod.createdAt) : NaN;
     if (!pod || !Number.isFinite(created) || t < created - TIME_PRECISION_MS || t - created > KNOCKOUT_WINDOW_MS) continue;
-    out.push({ node: n.node, pod, since: n.health.since!, afterMs: t - created });
+    out.push({ node: n.node, host: hostOf(n), pod, since: n.health.since!, afterMs: t - created });
   }
   return out;
 }

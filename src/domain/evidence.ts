@@ -12,7 +12,7 @@
  */
 import { nodeFault } from './nodeAttribution.js';
 import { KNOCKED_OUT, knockedOutNodes, unavailableBeforeOn } from './compare.js';
-import { STATUS_LIST_CAP } from './split.js';
+import { STATUS_LIST_CAP, hostOf } from './split.js';
 import type { FailedNode, RolloutFailures, UnavailableAtStart } from '../api/types.js';
 import type { NodeView } from './observation.js';
 
@@ -42,7 +42,7 @@ export function collectFailures(
     for (const k of knockedOutNodes(nodes, targetHash, ctx.since, ctx.before)) {
       now.add(k.node);
       if (byNode.has(k.node)) continue;
-      byNode.set(k.node, { node: k.node, pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
+      byNode.set(k.node, { node: k.node, ...k.host, pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
     }
   }
   for (const n of nodes) {
@@ -58,7 +58,7 @@ export function collectFailures(
         if (p.name) known.pod = p.name;
         continue;
       }
-      const f: FailedNode = { node: n.node, restarts: p.restartCount, reason, at: p.lastTermination?.at ?? nowIso };
+      const f: FailedNode = { node: n.node, ...hostOf(n), restarts: p.restartCount, reason, at: p.lastTermination?.at ?? nowIso };
       if (p.name) f.pod = p.name;
       byNode.set(n.node, f);
     }

@@ -46,17 +46,31 @@ export function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFail
   v.cause = failureCause(f);
   v.owner = 'Revision';
   const crashed = f.nodes.map((n) =>
-    n.reason === KNOCKED_OUT
-      ? `${n.node} (NotReady since ${n.at}, right after the new pod started)`
-      : `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`,
+    n.reason !== KNOCKED_OUT
+      ? `${n.node} (${n.restarts} restart${n.restarts === 1 ? '' : 's'}, ${n.reason}, first at ${n.at})`
+      : n.host
+        ? `${n.node} (its node ${n.host} NotReady since ${n.at}, right after the pod started)`
+        : `${n.node} (NotReady since ${n.at}, right after the new pod started)`,
   );
   const reached = t.split.generations.find((g) => g.hash === rollout.toRevision.hash)?.nodes ?? target.updated;
   const what =
     v.cause === 'NodeNotReady'
-      ? `takes its own node down: ${f.count} node${f.count === 1 ? '' : 's'} turned NotReady right after its pod started there, Ready under the previous revision, while no node still on it fell`
+      ? `takes its own node down: ${nodesDown(f)} turned NotReady right after its pod started there, Ready under the previous revision, while no node still on it fell`
       : `crashes after starting on ${f.count} Ready ${unitWord(target.kind, f.count !== 1)}`;
   v.message =
     `${fmtRev(rollout.toRevision)} ${what} ` +
     `(failedNodesThreshold ${spec.failedNodesThreshold}): ${list(crashed)}. It runs on ${reached} of ${target.desired} ${unitWord(target.kind)}. ` +
     `Cause ${v.cause}: ${causeHint(v.cause, target.kind)}. The revision is at fault: an undo would restore ${fmtRev(rollout.fromRevision)}.`;
+}
+
+/**
+ * The nodes a revision took down, in nodes whatever the kind's unit: where a unit is a pod (a StatefulSet's
+ * or a Deployment's) two of them on one node are one node down. Where units are nodes, the count kept
+ * with the evidence, exact past the list's cap.
+ */
+function nodesDown(f: RolloutFailures): string {
+  const down = f.nodes.filter((n) => n.reason === KNOCKED_OUT);
+  const onHosts = down.some((n) => n.host !== undefined);
+  const count = onHosts ? new Set(down.map((n) => n.host ?? n.node)).size : f.count;
+  return `${count} node${count === 1 ? '' : 's'}`;
 }

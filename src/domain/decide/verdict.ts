@@ -26,7 +26,7 @@ import { parseTime } from './timing.js';
 import { EventAction, Reason } from '../../api/reasons.js';
 import { KINDS } from '../../api/kinds.js';
 import type { Attributed, Attribution, Tracked, Verdict } from './pass.js';
-import type { CauseClass, GuardSpec, GuardState, GuardStatus, RolloutStatus, UndoRecord } from '../../api/types.js';
+import type { CauseClass, FaultOwner, GuardSpec, GuardState, GuardStatus, RolloutStatus, UndoRecord } from '../../api/types.js';
 
 /** The guard's view when no rollout is in flight: Healthy (or RolledBack), unless the controller idles. */
 function idleVerdict(t: Tracked, prev: Readonly<GuardStatus>, spec: GuardSpec, now: number): Verdict {
@@ -237,10 +237,10 @@ function timedVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, cause:
     // of it, is behind (a Deployment's, at scale, by a second or more). Named early, as while
     // Progressing; never a verdict. Pods of another revision (a person's undo the controller has not
     // acted on yet) name nothing.
-    const early = firstDefinite({ blocked: a.blocked.filter((b) => t.curRef !== undefined && b.hash === t.curRef.hash), empty: [] });
-    const definite = !t.shrank && (early?.owner === 'Revision' || early?.owner === 'Node');
-    v.cause = definite ? early.cause : '';
-    v.owner = definite ? early.owner : '';
+    const live = a.blocked.filter((b) => t.curRef !== undefined && b.hash === t.curRef.hash);
+    const early = earlyCause(t, { blocked: live, empty: [] });
+    v.cause = early?.cause ?? '';
+    v.owner = early?.owner ?? '';
   } else if (idle >= deadlineMs || (t.observed && target.ownDeadlineExceeded)) {
     v.state = 'Stalled';
     // The workload's own deadline fired first: its controller's word, never contradicted (workloadWord.ts).
@@ -305,6 +305,17 @@ function completedVerdict(t: Tracked, rollout: RolloutStatus, v: Verdict, nowIso
   return v;
 }
 
+/**
+ * The cause named before any deadline: a definite failure of the revision or of a node, as soon as one
+ * unit shows it. Never while the workload shrank (its units left; whose fault that is is a verdict of
+ * its own), and never a wait on the control plane or a configured delay.
+ */
+function earlyCause(t: Tracked, a: Pick<Attribution, 'blocked' | 'empty'>): { cause: CauseClass; owner: FaultOwner } | undefined {
+  if (t.shrank) return undefined;
+  const first = firstDefinite(a);
+  return first && (first.owner === 'Revision' || first.owner === 'Node') ? first : undefined;
+}
+
 /** Moving, or not stuck for long enough yet: Progressing, with a cause only once one is definite. */
 function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, v: Verdict, untilSuspectMs: number): void {
   const { target } = t;
@@ -317,9 +328,9 @@ function progressingVerdict(t: Tracked, a: Attribution, rollout: RolloutStatus, 
   v.requeueAfterMs = untilSuspectMs;
   // Early explanation: a definitive failure of the revision or a node is named before the deadline, as
   // soon as one node shows it, even while more nodes of the batch are still starting.
-  if (!t.shrank && (v.cause === 'Unknown' || v.cause === 'NotReady')) {
-    const early = firstDefinite(a);
-    if (early && (early.owner === 'Revision' || early.owner === 'Node')) {
+  if (v.cause === 'Unknown' || v.cause === 'NotReady') {
+    const early = earlyCause(t, a);
+    if (early) {
       v.cause = early.cause;
       v.owner = early.owner;
     }

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { HASH, T0, iso, pod, policy, run, sec } from '../../support/fixtures.js';
+import { HASH, T0, health, iso, pod, policy, run, sec } from '../../support/fixtures.js';
 import { OLD_PODS, podUnit, rollingToB, settledOnA } from '../../support/deploymentRollout.js';
 
 const GUARD = policy({ targetRef: { kind: 'Deployment', name: 'decoder' }, suspectAfterSeconds: 120, progressDeadlineSeconds: 600 });
@@ -37,5 +37,39 @@ describe('failedVerdict: a Deployment revision that crashes once Ready', () => {
     assert.match(failed!.message!, /crashes after starting on 2 Ready pods \(failedNodesThreshold 2\): web-b-1 \(1 restart, Error/);
     assert.match(failed!.message!, /It runs on 2 of 3 pods\./);
     assert.doesNotMatch(failed!.message!, /node/);
+  });
+});
+
+describe('failedVerdict: a Deployment revision that takes its node down', () => {
+  // Two surge pods of B on one node, created at +10 s; the node turned NotReady at +30 s, right after.
+  const onHost = (name: string, ready: 'True' | 'False'): ReturnType<typeof podUnit> => ({
+    ...podUnit(name, pod({ hash: HASH.B, ready: false, createdAt: iso(T0 + sec(10)) })),
+    host: 'gpu-7',
+    health: ready === 'True' ? health() : health({ ready: 'False', reason: 'KubeletNotReady', since: iso(T0 + sec(30)) }),
+  });
+  const starting = rollingToB([...OLD_PODS, onHost('web-b-1', 'True'), onHost('web-b-2', 'True')], { current: 5, updated: 2 });
+  const down = rollingToB([...OLD_PODS, onHost('web-b-1', 'False'), onHost('web-b-2', 'False')], { current: 5, updated: 2 });
+
+  it('counts the node once for its two pods, and names it beside each pod', () => {
+    const statuses = run(
+      [
+        { obs: settledOnA(), at: T0 },
+        { obs: starting, at: T0 + sec(10) },
+        { obs: down, at: T0 + sec(40) },
+      ],
+      { policy: GUARD },
+    ).map((d) => d.status);
+    const failed = statuses[2]!;
+    assert.equal(failed.state, 'Failed');
+    assert.equal(failed.cause, 'NodeNotReady');
+    assert.deepEqual(
+      failed.rollout?.failures?.nodes.map((n) => [n.node, n.host]),
+      [
+        ['web-b-1', 'gpu-7'],
+        ['web-b-2', 'gpu-7'],
+      ],
+    );
+    assert.match(failed.message!, /takes its own node down: 1 node turned NotReady right after its pod started there/);
+    assert.match(failed.message!, /web-b-1 \(its node gpu-7 NotReady since [^)]*, right after the pod started\)/);
   });
 });
