@@ -425,6 +425,11 @@ async function showOutcome(kubectl: Kubectl, opts: Options, record: StoryRecord,
   if (record.stalledAt !== undefined) {
     out('');
     out(`detection time (Stalled − image change): ${(record.stalledAt / 1000).toFixed(1)} s`);
+    // The guard's own part of it: the deadline counts from the last progress, however late the cluster made it.
+    if (record.lastProgressAt !== undefined)
+      out(
+        `time without progress at the verdict (Stalled − last progress): ${((record.stalledAt - record.lastProgressAt) / 1000).toFixed(1)} s`,
+      );
     if (opts.action === 'Undo')
       out(
         `time to one generation again (from the image change): ${record.oneGenerationAt !== undefined ? `${(record.oneGenerationAt / 1000).toFixed(1)} s` : 'never'}`,
@@ -507,6 +512,8 @@ async function watch(a: WatchArgs): Promise<{ ok: boolean; reason: string }> {
         nodes: x.nodes,
       }));
       if (g.cause) record.cause = g.cause;
+      const progress = Date.parse(g.rollout?.lastProgressAt ?? '');
+      if (Number.isFinite(progress)) record.lastProgressAt = progress - a.t0;
     }
     record.suspectAt ??= eventAt(s, 'RolloutSuspect');
     if (record.stalledAt === undefined) {

@@ -444,6 +444,8 @@ export interface StoryRecord {
   broken?: { revision?: number; hash: string };
   suspectAt?: number;
   stalledAt?: number;
+  /** The rollout's last progress as the guard recorded it while in flight (status.rollout.lastProgressAt). */
+  lastProgressAt?: number;
   oneGenerationAt?: number;
   cause?: string;
   blocked: BlockedNode[];

@@ -96,8 +96,12 @@ describe('npm run demo (CI mode)', () => {
     assert.match(out, new RegExp(`${m[1]} rev 2 ImagePullBackOff`));
     assert.match(out, /Stalled at \+\d+\.\d s with cause ImagePullFailure/);
     const detection = Number(/^detection time \(Stalled − image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
-    // progressDeadlineSeconds 20, counted from the last progress (the first new pod, within a second or two).
-    assert.ok(detection >= 20 && detection < 30, `detection took ${detection} s`);
+    // progressDeadlineSeconds 20, counted from the last progress: the first new pod, which a loaded control
+    // plane may take several seconds to create. The guard's part is the time from that progress to Stalled
+    // (the progress time has a second's precision).
+    const idle = Number(/^time without progress at the verdict \(Stalled − last progress\): (\d+\.\d) s$/m.exec(out)?.[1]);
+    assert.ok(idle >= 19 && idle < 25, `Stalled ${idle} s after the last progress`);
+    assert.ok(detection >= 20 && detection < 40, `detection took ${detection} s`);
     const oneGen = Number(/^time to one generation again \(from the image change\): (\d+\.\d) s$/m.exec(out)?.[1]);
     assert.ok(oneGen >= detection && oneGen < detection + 30, `one generation again at ${oneGen} s`);
 

@@ -171,6 +171,23 @@ export class GuardReader {
   }
 }
 
+/** How many scenarios of a suite are set up, or torn down, at once. */
+const SCENARIO_SETUP_CONCURRENCY = 4;
+
+/** Runs `fn` on every item, at most `limit` at once; rejects with the first failure once all have ended. */
+async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const errors: unknown[] = [];
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item).catch((e: unknown) => void errors.push(e));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (errors.length > 0) throw errors[0];
+}
+
 /**
  * The scaffolding of a shared-cluster suite whose cases run concurrently: per scenario a namespace and
  * a kwok node pool of its own, one operator watching all of them, and everything removed afterwards.
@@ -199,20 +216,25 @@ export class GuardSuite<S extends string> {
   async setUp(): Promise<void> {
     await ensureCluster();
     await installCrds();
-    for (const s of this.scenarios) {
+    // A few scenarios at a time: each waits mostly on the API server and kwok (a namespace, nodes
+    // turning Ready), so a suite of 25 scenarios need not wait for them one after another.
+    await eachLimited(this.scenarios, SCENARIO_SETUP_CONCURRENCY, async (s) => {
       const n = await createNamespace(`${this.prefix}-${s}`);
       this.ns[s] = n.name;
-      this.cleanups.push(n.cleanup);
-      const pool = await createNodePool(uniqueName(`${this.prefix.slice(0, 2)}-${s}`), this.nodesFor(s), this.poolFor(s));
-      this.pools[s] = pool;
-      this.cleanups.push(pool.cleanup);
-    }
+      // Torn down in the reverse order: the pool (its pods force-deleted), then the namespace; the
+      // namespace even when the pool was never made.
+      this.cleanups.push(async () => {
+        await this.pools[s]?.cleanup().catch(() => undefined);
+        await n.cleanup();
+      });
+      this.pools[s] = await createNodePool(uniqueName(`${this.prefix.slice(0, 2)}-${s}`), this.nodesFor(s), this.poolFor(s));
+    });
     this.operator = await OperatorProcess.start({ namespaces: this.scenarios.map((s) => this.ns[s]) });
   }
 
   async tearDown(): Promise<void> {
     if (this.operator) await this.operator.stop();
-    for (const c of this.cleanups.reverse()) await c().catch(() => undefined);
+    await eachLimited(this.cleanups.splice(0), SCENARIO_SETUP_CONCURRENCY, (c) => c().catch(() => undefined));
   }
 
   /**
