@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl, kwok) from Go modules into a cache directory outside the repository, keyed by the pinned
-# versions; and the tests' tools: helm from Go modules, prometheus and promtool from Debian's package.
+# versions; and the tests' tools: helm and Alertmanager from Go modules, prometheus and promtool from Debian's package.
 # A second run with the same pins finds the binaries and returns in well under a second.
 #
 # Prints the bin directory on the last line of stdout; progress goes to stderr.
@@ -107,6 +107,19 @@ else
 fi
 ln -sf "$prom_dir/prometheus" "$bin/prometheus"
 ln -sf "$prom_dir/promtool" "$bin/promtool"
+
+am_dir="$tools/alertmanager-$ALERTMANAGER_VERSION"
+if [ -x "$am_dir/alertmanager" ]; then
+  step "alertmanager $ALERTMANAGER_VERSION: cached"
+else
+  step "alertmanager $ALERTMANAGER_VERSION: building (cold: ~2 min on 2 cores)"
+  mkdir -p "$am_dir"
+  (cd "$here" && with_heartbeat alertmanager env GOFLAGS= GOBIN="$am_dir" go install -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=${ALERTMANAGER_VERSION#v}" \
+    "github.com/prometheus/alertmanager/cmd/alertmanager@$ALERTMANAGER_VERSION")
+  step "alertmanager $ALERTMANAGER_VERSION: done"
+fi
+ln -sf "$am_dir/alertmanager" "$bin/alertmanager"
 
 lua_dir="$tools/$(basename "$LUA_DEB" .deb)"
 if [ -x "$lua_dir/lua5.1" ]; then

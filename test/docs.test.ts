@@ -11,7 +11,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
 
 /** The repository root: this file runs as dist/test/docs.test.js. */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -161,6 +161,19 @@ describe('documentation', () => {
       assert.match(title ?? '', /^# \S/, `${relative(ROOT, page)}: a title first`);
       assert.equal(blank, '', `${relative(ROOT, page)}: a blank line after the title`);
       assert.match(purpose ?? '', /\]\(\.\.\/README\.md(#[^)]*)?\)/, `${relative(ROOT, page)}: the purpose line links to ../README.md`);
+    }
+  });
+
+  it('every alert has a runbook_url, a section of docs/runbook.md named for it', () => {
+    const rules = parseYaml(read(join(ROOT, 'charts/rollout-guard/files/prometheus-rules.yaml'))) as {
+      groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[];
+    };
+    const alerts = rules.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+    assert.ok(alerts.length >= 6, `alerts found: ${alerts.length}`);
+    const sections = anchors(join(ROOT, 'docs/runbook.md'));
+    for (const a of alerts) {
+      assert.equal(a.annotations?.runbook_url, `docs/runbook.md#${a.alert!.toLowerCase()}`, `${a.alert}: its runbook_url`);
+      assert.ok(sections.has(a.alert!.toLowerCase()), `docs/runbook.md has a section ${a.alert}`);
     }
   });
 

@@ -137,11 +137,13 @@ export interface ReconcileObserver {
   /** Status writes the API server refused for a reason a person must fix (`SchemaOutdated`: the CRD is older). */
   statusWritesRefused: { inc(labels: { reason: string }): void };
   undos: { inc(labels: { outcome: string }): void };
+  evictions: { inc(labels: { outcome: string }): void };
   undosSkipped: { inc(labels: { reason: string }): void };
   detectionLatency: { observe(seconds: number): void };
   /** A status write that newly names a failing node: its parts, in seconds (queue, pass, write, total). */
   explanation: { observe(labels: { part: ExplanationPart }, seconds: number): void };
-  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string): void;
+  /** The guard's state, and the cause and whose fault it is ('' while none). */
+  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string, cause: string, owner: string): void;
   setUndoResult(namespace: string, guard: string, target: Readonly<GuardTarget>, result: string | undefined): void;
   countStall(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string, owner: string): void;
   countFailure(namespace: string, guard: string, target: Readonly<GuardTarget>, cause: string): void;

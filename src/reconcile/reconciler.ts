@@ -318,6 +318,7 @@ export class Reconciler {
   private async evict(d: Decided, action: ActionOf<'Evict'>, afterIntent: Readonly<SlimGuard>): Promise<ReconcileResult> {
     const { memory, log, decision } = d;
     const outcome = await targetWrite(() => this.ports.evict!(memory.namespace, action.pod, action.uid), `eviction of ${action.pod}`);
+    this.metrics.evictions.inc({ outcome: outcome.kind });
     log.info({ pod: action.pod, uid: action.uid, outcome: outcome.kind }, 'forced rollback: eviction');
     const intent = afterIntent.status ?? decision.status;
     const r = recordEviction(intent, action.pod, action.uid, outcome, this.clock.now(), d.spec.targetRef.kind);
@@ -376,7 +377,7 @@ export class Reconciler {
 
   private observeTransition(namespace: string, name: string, prev: GuardStatus, next: GuardStatus, spec: GuardSpec, now: number): void {
     const target = spec.targetRef;
-    this.metrics.setState(namespace, name, target, next.state ?? 'Unknown');
+    this.metrics.setState(namespace, name, target, next.state ?? 'Unknown', next.cause ?? '', next.owner ?? '');
     this.metrics.setUndoResult(namespace, name, target, next.lastUndo?.result);
     if (
       next.undoSkipped &&

@@ -4,9 +4,17 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { GUARD_STATES, UNDO_RESULTS } from '../api/types.js';
-import { KINDS } from '../api/kinds.js';
 import type { InformerStats } from '../k8s/informer.js';
 import type { GuardTarget, ReconcileObserver } from '../reconcile/ports.js';
+import {
+  EVICTION_OUTCOMES,
+  UNDO_OUTCOMES,
+  UNDO_SKIP_REASONS,
+  sameTarget,
+  targetLabels,
+  type GuardSeries,
+  type VerdictLabels,
+} from './metricLabels.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
 export interface InformerSample {
@@ -18,45 +26,23 @@ export interface InformerSample {
   stats: InformerStats;
 }
 
-/** The label values a guard's series were given, so that they can be removed with the guard. */
-interface GuardSeries {
-  /** The target its state gauge is labelled with. */
-  target?: GuardTarget;
-  /** The target its undo result gauge is labelled with, while it has one. */
-  undoTarget?: GuardTarget;
-  /** JSON [kind, target, cause, owner] of each stall counter series. */
-  stalls: Set<string>;
-  /** JSON [kind, target, cause] of each failure counter series. */
-  failures: Set<string>;
-}
-
-/** The labels that name a guard's target on each of its series. */
-interface TargetLabels {
-  kind: string;
-  target: string;
-  daemonset: string;
-}
-
-/**
- * `kind` and `target` name the workload of any kind. `daemonset` is the label these series had when a
- * guard could watch only a DaemonSet: it keeps that name for a DaemonSet, so existing dashboards and
- * alerts keep their series, and is empty for another kind, so that a query by DaemonSet name never
- * matches a StatefulSet that happens to share it.
- */
-function targetLabels(t: Readonly<GuardTarget>): TargetLabels {
-  return { kind: t.kind, target: t.name, daemonset: KINDS[t.kind].original ? t.name : '' };
-}
-
-function sameTarget(a: Readonly<GuardTarget>, b: Readonly<GuardTarget>): boolean {
-  return a.kind === b.kind && a.name === b.name;
-}
-
 export class Metrics implements ReconcileObserver {
   readonly registry = new Registry();
   readonly guardState = new Gauge({
     name: 'rollout_guard_state',
     help: 'Current state of each guard (1 for the state it is in, 0 otherwise); kind and target name the guarded workload, daemonset its name when it is a DaemonSet ("" otherwise).',
     labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'state'] as const,
+    registers: [this.registry],
+  });
+  /**
+   * One series per guard, its verdict in labels: what an alert needs to say why (its cause, from the
+   * closed list of cause classes, and whose fault it is) without a second query. Bounded: the label
+   * values are the states, cause classes and owners of the API.
+   */
+  readonly verdict = new Gauge({
+    name: 'rollout_guard_verdict_info',
+    help: 'Each guard\'s verdict, always 1: its state, cause (status.cause, "" while none) and owner (whose fault: Revision, Node, ControlPlane, ConfiguredWait, Configuration, Unknown; "" while none).',
+    labelNames: ['namespace', 'guard', 'kind', 'target', 'daemonset', 'state', 'cause', 'owner'] as const,
     registers: [this.registry],
   });
   readonly undoResult = new Gauge({
@@ -132,6 +118,12 @@ export class Metrics implements ReconcileObserver {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly evictions = new Counter({
+    name: 'rollout_guard_evictions_total',
+    help: "A forced rollback's evictions of a StatefulSet's stuck pod, by outcome (Evicted; Refused by a PodDisruptionBudget; Gone).",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   /** One histogram, not a counter and a seconds counter: its _count is the collections, its _sum their pause. */
   readonly idleCollection = new Histogram({
     name: 'rollout_guard_idle_collection_seconds',
@@ -176,6 +168,9 @@ export class Metrics implements ReconcileObserver {
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
+    for (const outcome of UNDO_OUTCOMES) this.undos.inc({ outcome }, 0);
+    for (const outcome of EVICTION_OUTCOMES) this.evictions.inc({ outcome }, 0);
+    for (const reason of UNDO_SKIP_REASONS) this.undosSkipped.inc({ reason }, 0);
   }
 
   /**
@@ -209,8 +204,8 @@ export class Metrics implements ReconcileObserver {
     });
   }
 
-  /** Sets the state gauge of one guard. */
-  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string): void {
+  /** Sets the state gauge of one guard, and its verdict series (the state with its cause and owner). */
+  setState(namespace: string, guard: string, target: Readonly<GuardTarget>, state: string, cause = '', owner = ''): void {
     const series = this.seriesOf(namespace, guard);
     // A guard pointed at another workload (name or kind): its state series under the old labels would
     // otherwise stay at 1.
@@ -218,6 +213,10 @@ export class Metrics implements ReconcileObserver {
     series.target = { kind: target.kind, name: target.name };
     const labels = { namespace, guard, ...targetLabels(target) };
     for (const s of GUARD_STATES) this.guardState.set({ ...labels, state: s }, s === state ? 1 : 0);
+    const verdict: VerdictLabels = { ...labels, state, cause, owner };
+    if (series.verdict && JSON.stringify(series.verdict) !== JSON.stringify(verdict)) this.verdict.remove(series.verdict);
+    series.verdict = verdict;
+    this.verdict.set(verdict, 1);
   }
 
   /** Sets the undo result gauge of one guard (after setState, which records its target). */
@@ -358,6 +357,7 @@ export class Metrics implements ReconcileObserver {
     const series = this.guardSeries.get(`${namespace}/${guard}`);
     if (!series) return;
     if (series.target !== undefined) this.removeState(namespace, guard, series.target);
+    if (series.verdict !== undefined) this.verdict.remove(series.verdict);
     if (series.undoTarget !== undefined) this.removeUndoResult(namespace, guard, series.undoTarget);
     for (const k of series.stalls) {
       const [kind, name, cause, owner] = JSON.parse(k) as [GuardTarget['kind'], string, string, string];

@@ -797,11 +797,39 @@ describe('Helm chart', () => {
       cleanups.push(whole.cleanup);
       assert.deepEqual(pick(await template(ON, { chart: whole.dir }), 'PrometheusRule').spec, parseYaml(FIXTURE_RULES));
 
+      // The shipped rules: each runbook_url names its section of docs/runbook.md, re-rooted by runbookURL.
+      const runbooks = (docs: Obj[]): string[] =>
+        (pick(docs, 'PrometheusRule').spec.groups as { rules: { annotations?: { runbook_url?: string } }[] }[])
+          .flatMap((g) => g.rules)
+          .map((r) => r.annotations?.runbook_url ?? '');
+      const shipped = runbooks(await template(ON));
+      assert.ok(shipped.length >= 6 && shipped.every((u) => /^docs\/runbook\.md#rolloutguard[a-z]+$/.test(u)), shipped.join(', '));
+      const BASE = 'https://git.example/ops/rollout-guard/blob/main/docs/runbook.md';
+      assert.deepEqual(
+        runbooks(await template([...ON, '--set', `monitoring.prometheusRule.runbookURL=${BASE}`])),
+        shipped.map((u) => u.replace('docs/runbook.md', BASE)),
+      );
+
       const broken = await chartCopy('alerts: 1\n');
       cleanups.push(broken.cleanup);
       const res = await helm(['template', 'rollout-guard', broken.dir, ...ON]);
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /files\/prometheus-rules\.yaml has no rule groups/);
+    });
+
+    it('monitoring.grafanaDashboard: files/grafana-dashboard.json in a ConfigMap labelled grafana_dashboard "1", in the namespace given; nothing by default', async () => {
+      const configMaps = (docs: Obj[]): Obj[] => docs.filter((d) => d.kind === 'ConfigMap' && d.metadata.labels?.grafana_dashboard === '1');
+      assert.deepEqual(configMaps(await template([])), [], 'off by default');
+      const [cm, more] = configMaps(
+        await template(['--set', 'monitoring.grafanaDashboard.enabled=true,monitoring.grafanaDashboard.namespace=monitoring'], {
+          ns: 'rollout-guard-system',
+        }),
+      );
+      assert.equal(more, undefined, 'one dashboard');
+      assert.equal(cm?.metadata.namespace, 'monitoring');
+      const dashboard = JSON.parse(await readFile(join(CHART, 'files/grafana-dashboard.json'), 'utf8')) as Obj;
+      assert.deepEqual(JSON.parse(cm?.data['rollout-guard.json'] as string), dashboard);
+      assert.equal(dashboard.uid, 'rollout-guard');
     });
 
     it('crds: the templates render config/crd in content, with the standard labels and helm.sh/resource-policy: keep; crds.keep=false drops the annotation; crds.enabled=false renders no CRD', async () => {

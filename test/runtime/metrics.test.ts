@@ -150,6 +150,24 @@ describe('Metrics', () => {
     );
   });
 
+  it('the verdict series: one per guard, its state, cause and owner in labels, replaced as the verdict changes, gone with the guard', async () => {
+    const m = new Metrics(false);
+    const verdictKeys = async (): Promise<string[]> =>
+      [...(await scrape(m)).keys()].filter((k) => k.startsWith('rollout_guard_verdict_info')).sort();
+    m.setState('gpu', 'toolkit', ds('toolkit'), 'Suspect', 'ImagePullFailure', 'Revision');
+    m.setState('db', 'pg', sts('postgres'), 'Healthy');
+    m.setState('gpu', 'toolkit', ds('toolkit'), 'Stalled', 'ImagePullFailure', 'Revision');
+    assert.deepEqual(await verdictKeys(), [
+      'rollout_guard_verdict_info{namespace="db",guard="pg",kind="StatefulSet",target="postgres",daemonset="",state="Healthy",cause="",owner=""}',
+      'rollout_guard_verdict_info{namespace="gpu",guard="toolkit",kind="DaemonSet",target="toolkit",daemonset="toolkit",state="Stalled",cause="ImagePullFailure",owner="Revision"}',
+    ]);
+    m.setState('gpu', 'toolkit', ds('toolkit'), 'RolledBack');
+    m.forgetGuard('db', 'pg');
+    assert.deepEqual(await verdictKeys(), [
+      'rollout_guard_verdict_info{namespace="gpu",guard="toolkit",kind="DaemonSet",target="toolkit",daemonset="toolkit",state="RolledBack",cause="",owner=""}',
+    ]);
+  });
+
   it('the state gauge names the guarded DaemonSet, and follows a guard pointed at another one', async () => {
     const m = new Metrics(false);
     m.setState('ns', 'policy-agent-x', ds('agent'), 'Healthy');
