@@ -80,17 +80,23 @@ fi
 tools="$cache_root/tools"
 mkdir -p "$tools"
 
-helm_dir="$tools/helm-$HELM_VERSION"
-if [ -x "$helm_dir/helm" ]; then
-  step "helm $HELM_VERSION: cached"
-else
-  step "helm $HELM_VERSION: building (cold: ~4 min on 2 cores)"
-  mkdir -p "$helm_dir"
-  (cd "$here" && with_heartbeat helm env GOFLAGS= GOBIN="$helm_dir" go install -trimpath \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION")
-  step "helm $HELM_VERSION: done"
-fi
-ln -sf "$helm_dir/helm" "$bin/helm"
+# go_tool NAME VERSION PACKAGE LDFLAGS COLD: builds NAME from its Go module at VERSION into a directory of
+# its own, once, and links it into $bin. COLD says how long a cold build takes.
+go_tool() {
+  local name=$1 version=$2 pkg=$3 ldflags=$4 cold=$5
+  local dir="$tools/$name-$version"
+  if [ -x "$dir/$name" ]; then
+    step "$name $version: cached"
+  else
+    step "$name $version: building (cold: $cold on 2 cores)"
+    mkdir -p "$dir"
+    (cd "$here" && with_heartbeat "$name" env GOFLAGS= GOBIN="$dir" go install -trimpath -ldflags "-s -w $ldflags" "$pkg@$version")
+    step "$name $version: done"
+  fi
+  ln -sf "$dir/$name" "$bin/$name"
+}
+
+go_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "~4 min"
 
 prom_version=$(basename "$PROMETHEUS_DEB" .deb)
 prom_dir="$tools/$prom_version"
@@ -108,18 +114,8 @@ fi
 ln -sf "$prom_dir/prometheus" "$bin/prometheus"
 ln -sf "$prom_dir/promtool" "$bin/promtool"
 
-am_dir="$tools/alertmanager-$ALERTMANAGER_VERSION"
-if [ -x "$am_dir/alertmanager" ]; then
-  step "alertmanager $ALERTMANAGER_VERSION: cached"
-else
-  step "alertmanager $ALERTMANAGER_VERSION: building (cold: ~2 min on 2 cores)"
-  mkdir -p "$am_dir"
-  (cd "$here" && with_heartbeat alertmanager env GOFLAGS= GOBIN="$am_dir" go install -trimpath \
-    -ldflags "-s -w -X github.com/prometheus/common/version.Version=${ALERTMANAGER_VERSION#v}" \
-    "github.com/prometheus/alertmanager/cmd/alertmanager@$ALERTMANAGER_VERSION")
-  step "alertmanager $ALERTMANAGER_VERSION: done"
-fi
-ln -sf "$am_dir/alertmanager" "$bin/alertmanager"
+go_tool alertmanager "$ALERTMANAGER_VERSION" github.com/prometheus/alertmanager/cmd/alertmanager \
+  "-X github.com/prometheus/common/version.Version=${ALERTMANAGER_VERSION#v}" "~2 min"
 
 lua_dir="$tools/$(basename "$LUA_DEB" .deb)"
 if [ -x "$lua_dir/lua5.1" ]; then
