@@ -10,7 +10,8 @@
 //      package and bench suites, the scheduler was seen to leave an unschedulable pod unexamined for 60 s).
 // The runner's own summary is printed for each phase; the last line adds them up ("N passed, N failed",
 // and ", N skipped" when any were), with cancelled and todo tests on stderr. No test file, or no test
-// run, is a failure.
+// run, is a failure. Before that line, every failing test is printed again with its diagnostics, since a
+// log is often read from its end and the failure may be thousands of lines above it.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,17 +70,21 @@ const phases = [
 
 const totals = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
 let code = 0;
+const failures = [];
 for (const phase of phases) {
   // TAP, whatever the Node: the totals are read from its closing lines (Node 24 defaults to the spec reporter).
   const args = ['--test', '--test-reporter=tap', `--test-concurrency=${phase.concurrency}`, '--test-timeout=900000', ...phase.files];
   const status = await new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let tail = '';
+    const reader = failureReader();
     child.stdout.on('data', (d) => {
       process.stdout.write(d);
       tail = (tail + d.toString()).slice(-4000);
+      reader.push(d.toString());
     });
     child.on('exit', (c) => {
+      failures.push(...reader.end());
       for (const k of Object.keys(totals)) {
         const m = new RegExp(`^# ${k} (\\d+)$`, 'm').exec(tail);
         if (m) totals[k] += Number(m[1]);
@@ -88,6 +93,10 @@ for (const phase of phases) {
     });
   });
   if (status !== 0) code = status;
+}
+if (failures.length > 0) {
+  console.log(`\nfailed (${failures.length}):`);
+  for (const f of failures) console.log(f);
 }
 const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.todo ? `, ${totals.todo} todo` : ''].join('');
 console.log(
@@ -100,3 +109,35 @@ if (totals.pass + totals.fail + totals.cancelled === 0) {
   process.exit(1);
 }
 process.exit(code || (totals.fail + totals.cancelled > 0 ? 1 : 0));
+
+// Collects, from a TAP stream, each `not ok` line with its YAML diagnostics block (error, location, stack),
+// at most 60 lines each. A suite that fails because a subtest did is named too, after the subtest.
+function failureReader() {
+  const found = [];
+  let partial = '';
+  let open = null;
+  const line = (l) => {
+    if (open) {
+      open.lines.push(l);
+      if (l.trim() === '...' && l.search(/\S/) === open.indent + 2) {
+        found.push(open.lines.slice(0, 60).join('\n'));
+        open = null;
+      }
+      return;
+    }
+    const m = /^( *)not ok \d+ - /.exec(l);
+    if (m) open = { indent: m[1].length, lines: [l] };
+  };
+  return {
+    push(text) {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      lines.forEach(line);
+    },
+    end() {
+      if (partial) line(partial);
+      if (open) found.push(open.lines.slice(0, 60).join('\n'));
+      return found;
+    },
+  };
+}
