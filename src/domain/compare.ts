@@ -196,6 +196,18 @@ export function unavailableBeforeOn(
   return unavailableBefore(list, unit) ?? (host !== undefined && host !== unit ? list?.find((u) => u.host === host) : undefined);
 }
 
+/** A unit the new revision took down: its node turned NotReady soon after the revision's pod started there. */
+export interface KnockedOut {
+  node: string;
+  /** The node it runs on, when the unit is not one (a StatefulSet's ordinal, a Deployment's pod). */
+  host?: string;
+  pod: PodView;
+  /** When the node turned NotReady. */
+  since: string;
+  /** How long after the pod's creation. */
+  afterMs: number;
+}
+
 /**
  * Nodes where the new revision took its own node down: the kubelet reports the node NotReady (False,
  * not Unknown: a dead kubelet reports nothing), it turned so after the rollout started and within
@@ -208,7 +220,7 @@ export function knockedOutNodes(
   targetHash: string,
   rolloutStart: number,
   before: readonly UnavailableAtStart[] | undefined,
-): { node: string; host: { host?: string }; pod: PodView; since: string; afterMs: number }[] {
+): KnockedOut[] {
   const fellDuring = (n: NodeView): number | undefined => {
     const h = n.health;
     if (!h || h.ready === 'True' || !h.since) return undefined;
@@ -218,14 +230,14 @@ export function knockedOutNodes(
   };
   const oldFell = nodes.some((n) => fellDuring(n) !== undefined && !n.pods.some((p) => p.hash === targetHash));
   if (oldFell) return [];
-  const out: { node: string; host: { host?: string }; pod: PodView; since: string; afterMs: number }[] = [];
+  const out: KnockedOut[] = [];
   for (const n of nodes) {
     const t = fellDuring(n);
     if (t === undefined || n.health?.ready !== 'False' || unavailableBefore(before, n.node)) continue;
     const pod = n.pods.find((p) => p.hash === targetHash);
     const created = pod ? Date.parse(pod.createdAt) : NaN;
     if (!pod || !Number.isFinite(created) || t < created - TIME_PRECISION_MS || t - created > KNOCKOUT_WINDOW_MS) continue;
-    out.push({ node: n.node, host: hostOf(n), pod, since: n.health.since!, afterMs: t - created });
+    out.push({ node: n.node, ...hostOf(n), pod, since: n.health.since!, afterMs: t - created });
   }
   return out;
 }

@@ -42,7 +42,7 @@ export function collectFailures(
     for (const k of knockedOutNodes(nodes, targetHash, ctx.since, ctx.before)) {
       now.add(k.node);
       if (byNode.has(k.node)) continue;
-      byNode.set(k.node, { node: k.node, ...k.host, pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
+      byNode.set(k.node, { node: k.node, ...hostOf(k), pod: k.pod.name, restarts: k.pod.restartCount, reason: KNOCKED_OUT, at: k.since });
     }
   }
   for (const n of nodes) {
