@@ -70,6 +70,28 @@ export interface KindRight {
   verbs: readonly string[];
 }
 
+/**
+ * A controller that runs a workload's pods by naming it in its own spec, with no ownerReference on it (an
+ * Argo Rollout's `spec.workloadRef`, which may keep the Deployment scaled up): an undo would fight it.
+ */
+export interface ReferringManager {
+  kind: string;
+  group: string;
+  version: string;
+  resource: string;
+  /** The field of its spec that names the workload, as `{apiVersion, kind, name}`. */
+  refField: string;
+}
+
+/** Argo Rollouts' Rollout, when its `spec.workloadRef` names a Deployment. */
+const ARGO_ROLLOUT: ReferringManager = {
+  kind: 'Rollout',
+  group: 'argoproj.io',
+  version: 'v1alpha1',
+  resource: 'rollouts',
+  refField: 'workloadRef',
+};
+
 /** Everything the operator knows of one kind of workload that is not code of its own (see the file's head). */
 export interface KindDescriptor {
   /** The kind, as targetRef.kind, ownerReferences and Events name it. */
@@ -147,6 +169,8 @@ export interface KindDescriptor {
     from: 'ControllerRevision' | 'ReplicaSet';
     /** Report mode spells out the undo by hand (kubectl rollout undo, then the pods to delete), not a count. */
     reportsHandUndo: boolean;
+    /** Who may run it by reference: listed before each undo, refused if one names it or the list is forbidden. */
+    referredBy: readonly ReferringManager[];
   };
   /** The rights it needs (config/rbac/role.yaml): to observe it (ClusterRole rollout-guard), and to undo (rollout-guard-undo). */
   rbac: { observe: readonly KindRight[]; undo: readonly KindRight[] };
@@ -179,7 +203,7 @@ export const KINDS = {
     revisionLabelHolds: 'hash',
     podOwner: 'controller',
     controllerWarnings: 'involvedObject.kind=DaemonSet,type=Warning,source=daemonset-controller',
-    undo: { from: 'ControllerRevision', reportsHandUndo: false },
+    undo: { from: 'ControllerRevision', reportsHandUndo: false, referredBy: [] },
     rbac: {
       observe: [
         { group: 'apps', resource: 'daemonsets', verbs: READ },
@@ -220,7 +244,7 @@ export const KINDS = {
     revisionLabelHolds: 'revisionName',
     podOwner: 'controller',
     controllerWarnings: 'involvedObject.kind=StatefulSet,type=Warning,source=statefulset-controller',
-    undo: { from: 'ControllerRevision', reportsHandUndo: true },
+    undo: { from: 'ControllerRevision', reportsHandUndo: true, referredBy: [] },
     rbac: {
       observe: [
         { group: 'apps', resource: 'statefulsets', verbs: READ },
@@ -269,13 +293,16 @@ export const KINDS = {
     controllerWarnings: `involvedObject.kind=${REPLICASET_KIND},type=Warning,source=replicaset-controller`,
     // kubectl rollout undo deployment: the previous ReplicaSet's template; its controller then scales
     // that ReplicaSet back up and the broken one down, so no pod is deleted by hand.
-    undo: { from: 'ReplicaSet', reportsHandUndo: true },
+    undo: { from: 'ReplicaSet', reportsHandUndo: true, referredBy: [ARGO_ROLLOUT] },
     rbac: {
       observe: [
         { group: 'apps', resource: 'deployments', verbs: READ },
         { group: 'apps', resource: 'replicasets', verbs: READ },
       ],
-      undo: [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }],
+      undo: [
+        { group: 'apps', resource: 'deployments', verbs: ['patch'] },
+        { group: ARGO_ROLLOUT.group, resource: ARGO_ROLLOUT.resource, verbs: ['list'] },
+      ],
     },
     words: {
       unit: 'pod',

@@ -15,8 +15,9 @@
  * Safety, in order:
  *  0. the revision belongs to this DaemonSet and has the expected hash (above);
  *  1. re-read the DaemonSet from the API server (not the cache): same UID, not opted out, not owned by
- *     another controller, and the broken revision not already undone by any guard (the record on the
- *     DaemonSet);
+ *     another controller, not run by a manager that names it (an Argo Rollout's workloadRef, listed
+ *     afresh: workloadReferrers.ts), and the broken revision not already undone by any guard (the record
+ *     on the DaemonSet);
  *  2. already at the target template → record success without sending anything (a retry after a
  *     crash between "patch sent" and "status written" lands here);
  *  3. the template moved since the decision (its generation annotation, or the digest of the template the
@@ -41,6 +42,7 @@ import { ApiError, isConflict, isForbidden, isNotFound } from './apiErrors.js';
 import { checkRevision, historyApi } from './historyApi.js';
 import { templateDigest } from './slim.js';
 import { WORKLOAD_API } from './workloadApi.js';
+import { referringManager } from './workloadReferrers.js';
 
 // Raw JSON from the API server, read defensively.
 /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment */
@@ -91,6 +93,13 @@ export class TemplateUndo {
         kind: 'NotUndone',
         detail: `the ${kind} is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
       };
+    const referral = await referringManager(this.client, kind, req.namespace, req.name);
+    if (referral && 'manager' in referral)
+      return {
+        kind: 'NotUndone',
+        detail: `the ${kind} is managed by ${referral.manager}, which runs it by reference and would revert an undo`,
+      };
+    if (referral) return { kind: 'NotUndone', detail: referral.unknown };
     const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
     if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
     if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {

@@ -187,7 +187,22 @@ describe('the Deployment in the registry', () => {
 
   it('undoes a Deployment from its ReplicaSets, with the right to patch Deployments and nothing to evict', () => {
     assert.equal(KINDS.Deployment.undo.from, 'ReplicaSet');
-    assert.deepEqual(KINDS.Deployment.rbac.undo, [{ group: 'apps', resource: 'deployments', verbs: ['patch'] }]);
+    assert.deepEqual(KINDS.Deployment.rbac.undo, [
+      { group: 'apps', resource: 'deployments', verbs: ['patch'] },
+      { group: 'argoproj.io', resource: 'rollouts', verbs: ['list'] },
+    ]);
+    // Each manager that may run it by reference is listed before an undo, under a right the undo role grants.
+    for (const k of TARGET_KINDS)
+      for (const m of KINDS[k].undo.referredBy)
+        assert.ok(
+          KINDS[k].rbac.undo.some(
+            (r) => r.group === m.group && r.resource === m.resource && (r.verbs as readonly string[]).includes('list'),
+          ),
+        );
+    assert.deepEqual(
+      KINDS.Deployment.undo.referredBy.map((m) => m.kind),
+      ['Rollout'],
+    );
   });
 
   it("speaks kubectl get deploy's words", () => {

@@ -29,7 +29,7 @@ import { GuardSuite } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
-const SCENARIOS = ['rollover', 'crash', 'scale', 'admission', 'argo', 'flagger', 'commands'] as const;
+const SCENARIOS = ['rollover', 'crash', 'scale', 'admission', 'argo', 'argokept', 'flagger', 'commands'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('depx', SCENARIOS);
 const read = suite.read;
@@ -58,6 +58,18 @@ const CANARY_CRD = {
   },
 };
 
+/** The CustomResourceDefinition of Argo Rollouts' Rollout, enough for one to name a Deployment in spec.workloadRef. */
+const ROLLOUT_CRD = {
+  ...CANARY_CRD,
+  metadata: { name: 'rollouts.argoproj.io' },
+  spec: {
+    ...CANARY_CRD.spec,
+    group: 'argoproj.io',
+    names: { plural: 'rollouts', singular: 'rollout', kind: 'Rollout' },
+    versions: [{ ...CANARY_CRD.spec.versions[0]!, name: 'v1alpha1' }],
+  },
+};
+
 const { wait: waitWeb, guarded, countOf, verdictEvents } = new WebGuards(suite, SPEC);
 
 /** Writes what a person would see into RG_CAPTURE_DIR/`file`, when set (docs/deployments.md quotes it). */
@@ -83,11 +95,14 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
   before(async () => {
     await suite.setUp();
     await apply(CANARY_CRD);
-    await kubectl(['wait', '--for=condition=Established', 'crd/canaries.flagger.app', '--timeout=60s']);
+    await apply(ROLLOUT_CRD);
+    await kubectl(['wait', '--for=condition=Established', 'crd/canaries.flagger.app', 'crd/rollouts.argoproj.io', '--timeout=60s']);
   });
   after(async () => {
     await suite.tearDown();
-    await kubectl(['delete', 'crd', 'canaries.flagger.app', '--ignore-not-found', '--wait=false'], { allowFail: true });
+    await kubectl(['delete', 'crd', 'canaries.flagger.app', 'rollouts.argoproj.io', '--ignore-not-found', '--wait=false'], {
+      allowFail: true,
+    });
   });
 
   it('a rollover: a third template pushed while the second is broken is judged itself, and one undo restores the first', async () => {
@@ -212,6 +227,39 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
     assert.deepEqual(await verdictEvents(ns), []);
     assert.equal(await webImage(ns), BROKEN, 'the template left as the tool set it');
     assert.equal((await read.guard(ns, 'web')).status?.state, 'Healthy');
+  });
+
+  it('a Deployment an Argo Rollout runs by workloadRef and keeps scaled up (scaleDown: never): its stall is named, the undo refused at the fresh read, the Rollout named', async () => {
+    const ns = await guarded('argokept', {}, { onStall: { action: 'Undo' } });
+    // Nothing on the Deployment tells: no ownerReference, its replicas kept. Only the Rollout names it.
+    await kubectl(['create', '-f', '-'], {
+      ns,
+      input: JSON.stringify({
+        apiVersion: 'argoproj.io/v1alpha1',
+        kind: 'Rollout',
+        metadata: { name: 'web-rollout', namespace: ns },
+        spec: {
+          replicas: 3,
+          workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', scaleDown: 'never' },
+          strategy: { canary: { steps: [{ setWeight: 20 }] } },
+        },
+      }),
+    });
+    await setWebImage(ns, BROKEN);
+    const g = await waitWeb(ns, (x) => x.status?.lastUndo?.result === 'Failed', 'the undo refused');
+    assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision', 'the verdict stands: only the undo is refused');
+    assert.match(
+      g.status?.lastUndo?.message ?? '',
+      /not applied: the Deployment is managed by Rollout\/web-rollout, which runs it by reference and would revert an undo/,
+    );
+    assert.equal(await webImage(ns), BROKEN, 'the template left as it was');
+    // Said on the guard and on the Deployment, once; never tried again for this revision.
+    for (const kind of ['RolloutGuard', 'Deployment']) assert.equal(await countOf(ns, 'UndoSkipped', kind), 1, kind);
+    await holdsFor(async () => (await read.guard(ns, 'web')).status?.undoneRevisions?.length === 1 && (await webImage(ns)) === BROKEN, {
+      durationMs: 5_000,
+      describe: 'one attempt, nothing written',
+    });
   });
 
   it("a Deployment whose pods Flagger's Canary runs from a -primary copy: its stall is named, never undone, the Canary named as its manager", async () => {

@@ -331,7 +331,19 @@ describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
     spec: { replicas: 3, template },
     status: { observedGeneration: 2, replicas: 4, updatedReplicas: 1, availableReplicas: 3 },
   });
-  const world = { rs: replicaSet(), deploy: deployment(), patches: [] as Array<{ body: Record<string, unknown>; query: string }> };
+  const world = {
+    rs: replicaSet(),
+    deploy: deployment(),
+    patches: [] as Array<{ body: Record<string, unknown>; query: string }>,
+    /** Argo Rollouts in the namespace; undefined: the API does not serve them (404); 'forbidden': 403. */
+    rollouts: undefined as Array<Record<string, unknown>> | 'forbidden' | undefined,
+  };
+  const rollout = (name: string, ref: Record<string, unknown>): Record<string, unknown> => ({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Rollout',
+    metadata: { name, namespace: NS },
+    spec: { replicas: 3, workloadRef: ref, strategy: { canary: {} } },
+  });
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -343,6 +355,17 @@ describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
         res.end(JSON.stringify(payload));
       };
       if (url.pathname === `/apis/apps/v1/namespaces/${NS}/replicasets/decoder-aaa`) return json(200, world.rs);
+      if (url.pathname === `/apis/argoproj.io/v1alpha1/namespaces/${NS}/rollouts` && world.rollouts !== undefined) {
+        if (world.rollouts === 'forbidden')
+          return json(403, {
+            kind: 'Status',
+            status: 'Failure',
+            reason: 'Forbidden',
+            code: 403,
+            message: 'rollouts.argoproj.io is forbidden',
+          });
+        return json(200, { kind: 'RolloutList', items: world.rollouts });
+      }
       if (url.pathname === `/apis/apps/v1/namespaces/${NS}/deployments/decoder`) {
         if (req.method === 'PATCH') world.patches.push({ body: JSON.parse(body) as Record<string, unknown>, query: url.search });
         return json(200, world.deploy);
@@ -365,6 +388,7 @@ describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
     world.rs = replicaSet();
     world.deploy = deployment();
     world.patches = [];
+    world.rollouts = undefined;
   });
 
   it("patches the Deployment's template with the ReplicaSet's, its pod-template-hash label left out, and the record", async () => {
@@ -412,6 +436,43 @@ describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
       assert.equal(world.patches.length, 0);
     });
   }
+
+  describe('an Argo Rollout that runs the Deployment by spec.workloadRef, listed afresh before the undo', () => {
+    const ref = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'decoder' };
+    const cases: Array<{ name: string; rollouts: Array<Record<string, unknown>> | 'forbidden'; kind: string; detail?: RegExp }> = [
+      {
+        name: 'one names it: not undone, the Rollout named, nothing sent',
+        rollouts: [rollout('other', { ...ref, name: 'web' }), rollout('decoder-canary', ref)],
+        kind: 'NotUndone',
+        detail: /the Deployment is managed by Rollout\/decoder-canary, which runs it by reference and would revert an undo/,
+      },
+      {
+        name: 'a reference without its apiVersion still names it',
+        rollouts: [rollout('decoder-canary', { kind: 'Deployment', name: 'decoder' })],
+        kind: 'NotUndone',
+        detail: /managed by Rollout\/decoder-canary/,
+      },
+      {
+        name: 'the list is forbidden: who manages it is unknown, so not undone, the missing right named',
+        rollouts: 'forbidden',
+        kind: 'NotUndone',
+        detail: /whether a Rollout \(rollouts\.argoproj\.io\) runs the Deployment cannot be read: the operator may not list them/,
+      },
+      {
+        name: "Rollouts that name other workloads, or another group's kind of that name: undone",
+        rollouts: [rollout('web', { ...ref, name: 'web' }), rollout('odd', { ...ref, apiVersion: 'example.com/v1' }), rollout('plain', {})],
+        kind: 'Applied',
+      },
+    ];
+    for (const tc of cases)
+      it(tc.name, async () => {
+        world.rollouts = tc.rollouts;
+        const out = await undo.undo(req);
+        assert.equal(out.kind, tc.kind);
+        if (tc.detail) assert.match('detail' in out ? out.detail : '', tc.detail);
+        assert.equal(world.patches.length, tc.kind === 'Applied' ? 1 : 0);
+      });
+  });
 
   it('dry-runs the same patch (dryRun=All) for Report mode', async () => {
     assert.deepEqual(await undo.dryRun('Deployment', NS, 'decoder', 'decoder-aaa'), { kind: 'Accepted' });

@@ -116,8 +116,8 @@ export const POLICY_ALLOWED: ReadonlyArray<readonly string[]> = [
 
 /**
  * The undo (rollout-guard-undo binding): the patch, pod creation for the server-side dry runs
- * (dryRun=All) that compare admission of the previous revision before it, and a StatefulSet's forced
- * rollback (evictions, never deletes).
+ * (dryRun=All) that compare admission of the previous revision before it, a StatefulSet's forced
+ * rollback (evictions, never deletes), and the list of Argo Rollouts read before a Deployment's undo.
  */
 export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [
   ['patch', 'daemonsets.apps', '-n', 'default'],
@@ -125,6 +125,7 @@ export const UNDO_ALLOWED: ReadonlyArray<readonly string[]> = [
   ['patch', 'deployments.apps', '-n', 'default'],
   ['create', 'pods', '-n', 'default'],
   ['create', 'pods', '--subresource=eviction', '-n', 'default'],
+  ['list', 'rollouts.argoproj.io', '-n', 'default'],
 ];
 
 /** What it must never be able to do, in any install. */
