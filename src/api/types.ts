@@ -215,10 +215,7 @@ export interface RolloutStatus {
   leftNodes?: LeftNode[];
   /** Nodes deleted from the cluster during the rollout: they lower the DESIRED expected at the end. */
   removedNodes?: string[];
-  /**
-   * When every node was first seen updated and available: the bake window runs from here for
-   * spec.bakeSeconds. Cleared if the counters fall back.
-   */
+  /** When every node was first seen updated and available: spec.bakeSeconds run from here. Cleared if the counters fall back. */
   updatedAt?: string;
   /** Evidence against the new revision: Ready nodes where it crashed after starting. */
   failures?: RolloutFailures;
@@ -275,20 +272,22 @@ export interface UndoRecord {
 }
 
 /** Why the guard does not undo a stall: a CamelCase reason for alerts and a sentence for people. */
-export interface UndoSkip {
-  reason:
-    | 'NotTheRevision'
-    | 'PreviousRevisionFails'
-    | 'OwnedByController'
-    | 'OptedOut'
-    | 'AlreadyUndone'
-    | 'NoEarlierRevision'
-    | 'RevisionGone'
-    | 'RestoresUndoneRevision'
-    | 'ClockSkew'
-    | 'UnavailableAtStartUnlisted';
-  message: string;
-}
+/** Why a guard will not undo (status.undoSkipped.reason; docs/undo.md explains each). */
+export const UNDO_SKIP_REASONS = [
+  'NotTheRevision',
+  'PreviousRevisionFails',
+  'OwnedByController',
+  'OptedOut',
+  'AlreadyUndone',
+  'NoEarlierRevision',
+  'RevisionGone',
+  'RestoresUndoneRevision',
+  'ClockSkew',
+  'UnavailableAtStartUnlisted',
+] as const;
+export type UndoSkipReason = (typeof UNDO_SKIP_REASONS)[number];
+
+export type UndoSkip = { reason: UndoSkipReason; message: string };
 
 /** What an undo would do, shown in Report mode and before acting. */
 export interface UndoPlan {
@@ -315,8 +314,8 @@ export interface GuardStatus extends SelectedLists {
   available?: number;
   currentRevision?: RevisionRef;
   /**
-   * The DaemonSet's template generation that `currentRevision` belongs to. When the DaemonSet shows a
-   * newer one while the current revision has not changed, the ControllerRevision cache is behind.
+   * The template generation `currentRevision` belongs to: a newer one shown while the current revision
+   * has not changed means the ControllerRevision cache is behind.
    */
   templateGeneration?: string;
   generations?: GenerationStatus[];

@@ -16,6 +16,9 @@ export type EvictionOutcome =
   /** 404, or a UID precondition that no longer holds: the pod is gone or is another pod now. */
   | { kind: 'Gone' };
 
+/** Every kind of {@link EvictionOutcome}: a Record, so that `tsc` names one added to the union and missing here. */
+export const EVICTION_OUTCOME_KINDS = Object.keys({ Evicted: 1, Refused: 1, Gone: 1 } satisfies Record<EvictionOutcome['kind'], 1>);
+
 /**
  * The status after eviction `pod`/`uid` (recorded as Requested) came back with `outcome`, and its Event;
  * `kind` is the target's, whose controller the Event says does not replace the pod.

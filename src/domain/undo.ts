@@ -81,6 +81,16 @@ export type UndoOutcome =
   | { kind: 'NotUndone'; detail: string }
   | { kind: 'Failed'; detail: string };
 
+/** Every kind of {@link UndoOutcome}: a Record, so that `tsc` names one added to the union and missing here. */
+export const UNDO_OUTCOME_KINDS = Object.keys({
+  Applied: 1,
+  AlreadyAtTarget: 1,
+  TemplateChanged: 1,
+  OptedOut: 1,
+  NotUndone: 1,
+  Failed: 1,
+} satisfies Record<UndoOutcome['kind'], 1>);
+
 /** The result of the act step's server-side dry run (Report mode). */
 export type DryRunOutcome = { kind: 'Accepted' } | { kind: 'Rejected'; detail: string };
 

@@ -1,39 +1,9 @@
 /**
- * The label values of the metrics (metrics.ts): the closed lists exported at 0 from the start, and the
- * labels of each guard's series, kept so that they can be replaced and removed with the guard.
+ * The label values of each guard's series (metrics.ts), kept so that they can be replaced and removed
+ * with the guard.
  */
 import { KINDS } from '../api/kinds.js';
 import type { GuardTarget } from '../reconcile/ports.js';
-import type { UndoSkip } from '../api/types.js';
-import type { EvictionOutcome } from '../domain/eviction.js';
-import type { UndoOutcome } from '../domain/undo.js';
-
-/**
- * Every value of the counters' closed label lists, exported at 0 from the start: a dashboard's panel
- * shows "none yet" rather than "no data", and `increase()` sees the first one. A Record, so that `tsc`
- * names a value added to the API and missing here.
- */
-export const UNDO_OUTCOMES = Object.keys({
-  Applied: 1,
-  AlreadyAtTarget: 1,
-  TemplateChanged: 1,
-  OptedOut: 1,
-  NotUndone: 1,
-  Failed: 1,
-} satisfies Record<UndoOutcome['kind'], 1>);
-export const EVICTION_OUTCOMES = Object.keys({ Evicted: 1, Refused: 1, Gone: 1 } satisfies Record<EvictionOutcome['kind'], 1>);
-export const UNDO_SKIP_REASONS = Object.keys({
-  NotTheRevision: 1,
-  PreviousRevisionFails: 1,
-  OwnedByController: 1,
-  OptedOut: 1,
-  AlreadyUndone: 1,
-  NoEarlierRevision: 1,
-  RevisionGone: 1,
-  RestoresUndoneRevision: 1,
-  ClockSkew: 1,
-  UnavailableAtStartUnlisted: 1,
-} satisfies Record<UndoSkip['reason'], 1>);
 
 /** The label values a guard's series were given, so that they can be removed with the guard. */
 export interface GuardSeries {

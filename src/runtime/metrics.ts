@@ -3,18 +3,12 @@
  * controllers without metric name clashes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { GUARD_STATES, UNDO_RESULTS } from '../api/types.js';
+import { GUARD_STATES, UNDO_RESULTS, UNDO_SKIP_REASONS } from '../api/types.js';
+import { EVICTION_OUTCOME_KINDS } from '../domain/eviction.js';
+import { UNDO_OUTCOME_KINDS } from '../domain/undo.js';
 import type { InformerStats } from '../k8s/informer.js';
 import type { GuardTarget, ReconcileObserver } from '../reconcile/ports.js';
-import {
-  EVICTION_OUTCOMES,
-  UNDO_OUTCOMES,
-  UNDO_SKIP_REASONS,
-  sameTarget,
-  targetLabels,
-  type GuardSeries,
-  type VerdictLabels,
-} from './metricLabels.js';
+import { sameTarget, targetLabels, type GuardSeries, type VerdictLabels } from './metricLabels.js';
 
 /** One informer's counters, with the resource and namespace that label its series. */
 export interface InformerSample {
@@ -168,8 +162,8 @@ export class Metrics implements ReconcileObserver {
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
-    for (const outcome of UNDO_OUTCOMES) this.undos.inc({ outcome }, 0);
-    for (const outcome of EVICTION_OUTCOMES) this.evictions.inc({ outcome }, 0);
+    for (const outcome of UNDO_OUTCOME_KINDS) this.undos.inc({ outcome }, 0);
+    for (const outcome of EVICTION_OUTCOME_KINDS) this.evictions.inc({ outcome }, 0);
     for (const reason of UNDO_SKIP_REASONS) this.undosSkipped.inc({ reason }, 0);
   }
 
