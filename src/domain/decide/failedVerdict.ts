@@ -64,13 +64,15 @@ export function failedVerdict(t: Tracked, rollout: RolloutStatus, f: RolloutFail
 }
 
 /**
- * The nodes a revision took down, in nodes whatever the kind's unit: where a unit is a pod (a StatefulSet's
- * or a Deployment's) two of them on one node are one node down. Where units are nodes, the count kept
- * with the evidence, exact past the list's cap.
+ * The nodes a revision took down, in nodes whatever the kind's unit, and only those (not the units that
+ * crashed beside them): the distinct nodes of the units listed as taken down, so that two pods of a
+ * StatefulSet or a Deployment on one node are one node down. The evidence's count is exact past the
+ * list's cap, so it stands when every failure is a node of a DaemonSet taken down.
  */
 function nodesDown(f: RolloutFailures): string {
   const down = f.nodes.filter((n) => n.reason === KNOCKED_OUT);
-  const onHosts = down.some((n) => n.host !== undefined);
-  const count = onHosts ? new Set(down.map((n) => n.host ?? n.node)).size : f.count;
+  const listed = new Set(down.map((n) => n.host ?? n.node)).size;
+  const onlyNodesDown = down.length === f.nodes.length && down.every((n) => n.host === undefined);
+  const count = onlyNodesDown ? Math.max(listed, f.count) : listed;
   return `${count} node${count === 1 ? '' : 's'}`;
 }

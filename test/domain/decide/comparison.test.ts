@@ -380,6 +380,25 @@ describe('decide by comparison: a revision that takes its own node down', () => 
     for (const b of d.status.blockedNodes) assert.match(b.comparison ?? '', /the new revision takes its own node down/);
   });
 
+  it('two nodes taken down and one crash beside them: NodeNotReady, and the nodes down counted as two, not as the three failures', () => {
+    const crashed = ready('node-3', [
+      pod({
+        hash: HASH.B,
+        ready: false,
+        restartCount: 1,
+        createdAt: iso(T1 + sec(2)),
+        lastTermination: { container: 'decoder', reason: 'Error', exitCode: 1, at: iso(T1 + sec(12)) },
+      }),
+    ]);
+    const w = world([knocked('node-1', T1 + sec(1), sec(4)), knocked('node-2', T1 + sec(10), sec(3)), crashed]);
+    const d = run(steps(w, T1 + sec(20)), { policy: UNDO })[2]!;
+    assert.equal(d.status.state, 'Failed');
+    assert.equal(d.status.cause, 'NodeNotReady');
+    assert.equal(d.status.rollout?.failures?.count, 3);
+    assert.match(d.status.message ?? '', /takes its own node down: 2 nodes turned NotReady right after its pod started there/);
+    assert.match(d.status.message ?? '', /node-3 \(1 restart, Error/);
+  });
+
   it('one such node only: the node is blamed for now, and the status says one more would blame the revision', () => {
     const w = world([
       knocked('node-1', T1 + sec(1), sec(4)),
