@@ -94,9 +94,12 @@ for (const phase of phases) {
   });
   if (status !== 0) code = status;
 }
-if (failures.length > 0) {
-  console.log(`\nfailed (${failures.length}):`);
-  for (const f of failures) console.log(f);
+// A test cancelled because its suite's hook failed says nothing of its own: counted, not printed.
+const cancelledWithParent = failures.filter((f) => f.includes("failureType: 'cancelledByParent'")).length;
+const shown = failures.filter((f) => !f.includes("failureType: 'cancelledByParent'"));
+if (shown.length > 0) {
+  console.log(`\nfailed (${shown.length}${cancelledWithParent ? `, and ${cancelledWithParent} cancelled with their suite` : ''}):`);
+  for (const f of shown) console.log(f);
 }
 const extra = [totals.cancelled ? `, ${totals.cancelled} cancelled` : '', totals.todo ? `, ${totals.todo} todo` : ''].join('');
 console.log(

@@ -181,14 +181,22 @@ function assertLeastPrivilege(docs: readonly Obj[]): void {
     assert.ok(ours || events || lease || undo, `a write outside our own objects, new Events, the Lease and the undo: ${where(g)}`);
   }
   // 3. An undo role grants exactly the undo patch, the pod dry runs that judge admission refusals before
-  //    it and the forced rollback's evictions, so a report-only install drops them whole.
+  //    it, the forced rollback's evictions and the list of Argo Rollouts read before a Deployment's undo,
+  //    so a report-only install drops them whole.
   for (const role of new Set(grants.filter(undoRole).map((g) => `${g.role} ${g.ns ?? ''}`))) {
     assert.deepEqual(
       grants
         .filter((g) => `${g.role} ${g.ns ?? ''}` === role)
         .map((g) => `${g.verb} ${g.group}/${g.resource}`)
         .sort(),
-      ['create core/pods', 'create core/pods/eviction', 'patch apps/daemonsets', 'patch apps/deployments', 'patch apps/statefulsets'],
+      [
+        'create core/pods',
+        'create core/pods/eviction',
+        'list argoproj.io/rollouts',
+        'patch apps/daemonsets',
+        'patch apps/deployments',
+        'patch apps/statefulsets',
+      ],
       role,
     );
   }
