@@ -66,3 +66,25 @@ export function explanationOf(obs: Observer, ds: string, cat: FailingCategory, s
   }
   return out;
 }
+
+/**
+ * Why a failing rollout has no first explanation sample, in words a report can carry: what the bench's
+ * watch saw of its new pods (each with its first failure) and of the guard's statuses since `since`
+ * (how many, how many with the expected cause, what the last one named). A sample needs a pod seen
+ * failing with the expected reason and one status that names it with that reason and the cause.
+ */
+export function unexplainedWhy(obs: Observer, ds: string, cat: FailingCategory, since: number, oldHash: string | undefined): string {
+  const exp = EXPECTED[cat];
+  const pods = [...obs.podLog.entries()].filter(([, x]) => x.ds === ds && x.hash !== oldHash && x.seenAt >= since);
+  const hist = (obs.guardLog.get(ds) ?? []).filter((g) => g.t >= since);
+  const last = hist.at(-1);
+  const seen = pods.map(
+    ([name, x]) =>
+      `${name} on ${x.unit ?? '?'}: ${x.failure ?? 'no failure'}${x.failedAt !== undefined ? ` at +${secs(x.failedAt - since)} s` : ''}`,
+  );
+  const named = last?.blocked.map((b) => `${b.node}: ${b.reason}`) ?? [];
+  return (
+    `${ds} (${cat}): new pods [${seen.join('; ')}]; ${hist.length} statuses, ${hist.filter((g) => g.cause === exp.cause).length} with cause ${exp.cause}; ` +
+    `the last ${last ? `${last.state ?? '?'}/${last.cause ?? '?'} at +${secs(last.t - since)} s naming [${named.join('; ')}]` : 'none'}`
+  );
+}

@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { rolloutGuardManifest, statefulSetManifest, toleration } from '../cluster/manifests.js';
 import { POOL_LABEL } from '../cluster/nodes.js';
 import { waitFor } from '../cluster/wait.js';
-import { EXPECTED, explanationOf, type FailingCategory } from './explanation.js';
+import { EXPECTED, explanationOf, unexplainedWhy, type FailingCategory } from './explanation.js';
 import { Observer, statefulSetRolledOut } from './observer.js';
 import { BenchOperator } from './operator.js';
 import {
@@ -78,6 +78,8 @@ export interface StatefulSetSizeResult {
     /** Failing StatefulSets never Stalled, or Stalled with another cause. */
     missed: string[];
     wrongCause: string[];
+    /** Failing StatefulSets without a first explanation sample, each with what the bench saw of it. */
+    unexplained: string[];
     /** Healthy rollouts ever Suspect or Stalled: each a false verdict. */
     suspectHealthy: string[];
     stalledHealthy: string[];
@@ -194,6 +196,7 @@ function judge(z: Size, p: StatefulSetParams, o: Observer, t0: number, v1Hash: R
   const samples: TailSample[] = [];
   const missed: string[] = [];
   const wrongCause: string[] = [];
+  const unexplained: string[] = [];
   const detection: number[] = [];
   const suspectHealthy: string[] = [];
   const stalledHealthy: string[] = [];
@@ -217,8 +220,9 @@ function judge(z: Size, p: StatefulSetParams, o: Observer, t0: number, v1Hash: R
       detection.push((Date.parse(stalled.stalledSince) - Date.parse(stalled.lastProgressAt) - p.deadlineSeconds * 1000) / 1000);
     const e = explanationOf(o, n, failing, t0, v1Hash.get(n));
     if (e.fromFailureS !== undefined) samples.push({ guard: n, category: failing, wave: 0, ...e });
+    else unexplained.push(unexplainedWhy(o, n, failing, t0, v1Hash.get(n)));
   }
-  return { samples, missed, wrongCause, detection, suspectHealthy, stalledHealthy, stalledCount };
+  return { samples, missed, wrongCause, unexplained, detection, suspectHealthy, stalledHealthy, stalledCount };
 }
 
 /** The operator's metrics at each end of the windows, the API server's around the rollout, and the memory. */

@@ -203,7 +203,11 @@ describe('npm run bench -- --smoke', () => {
     assert.equal(v.stalled, v.expectedStalls);
     assert.deepEqual([v.missed, v.wrongCause, v.suspectHealthy, v.stalledHealthy], [[], [], [], []]);
     assert.equal(v.undos, 0, 'guards that only report never undo');
-    assert.equal(z.explanation.fromFailureS.count, v.expectedStalls, 'one first explanation per failing StatefulSet');
+    assert.equal(
+      z.explanation.fromFailureS.count,
+      v.expectedStalls,
+      `one first explanation per failing StatefulSet: ${v.unexplained.join(' | ')}`,
+    );
     assert.equal(z.tail.accounted, z.tail.samples);
     assert.equal(z.detection.count, v.expectedStalls);
     assert.ok(finite(z.api.steadyNonWatch) && z.cost.rssMiB.peak > 0 && z.cost.statusPatch.count > 0);
