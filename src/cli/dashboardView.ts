@@ -88,12 +88,22 @@ export function unitNoun(kind: TargetKind): string {
 
 const zeroCounts = (): Record<CellState, number> => ({ ready: 0, progressing: 0, blocked: 0, stuck: 0, empty: 0 });
 
-/** The state of one row of `get`'s table; `undone` is the hash the last undo moved away from. */
-export function cellState(row: Readonly<NodeRow>, undone: string | undefined): CellState {
+/**
+ * The state of one row of `get`'s table. `left` holds the revisions a rollout moves away from (the ones
+ * the guard undid, and the revision the current rollout started from, which after a revert is the broken
+ * one); `current` the revision it goes to.
+ */
+export function cellState(row: Readonly<NodeRow>, left: ReadonlySet<string>, current: string | undefined): CellState {
   if (row.kind === 'empty') return 'empty';
-  if (!row.ready && undone !== undefined && row.hash === undone) return 'stuck';
+  if (!row.ready && row.hash !== undefined && row.hash !== current && left.has(row.hash)) return 'stuck';
   if (row.kind === 'blocked') return 'blocked';
   return row.ready ? 'ready' : 'progressing';
+}
+
+/** The revisions a rollout of `status` moves away from: see {@link cellState}. */
+export function leftRevisions(status: Readonly<GuardStatus> | undefined): Set<string> {
+  const hashes = [...(status?.undoneRevisions ?? []), status?.lastUndo?.fromHash, status?.rollout?.fromRevision?.hash];
+  return new Set(hashes.filter((h): h is string => h !== undefined && h !== ''));
 }
 
 /** The revisions on the units, newest first, from the view's generations and its rows. */
@@ -137,11 +147,12 @@ export function revisionMap(
 ): { revisions: RevisionGroup[]; cells: MapCell[]; counts: Record<CellState, number> } {
   const revisions = revisionGroups(view, status);
   const index = new Map(revisions.map((r, i) => [r.hash, i]));
-  const undone = status?.lastUndo?.fromHash;
+  const left = leftRevisions(status);
+  const current = (status?.currentRevision ?? view.currentRevision)?.hash;
   const onNodes = KINDS[view.daemonSet.kind].units === 'nodes';
   const counts = zeroCounts();
   const cells = view.nodes.map((row): MapCell => {
-    const state = cellState(row, undone);
+    const state = cellState(row, left, current);
     counts[state]++;
     // A DaemonSet's unit is its node; an ordinal's or a Deployment's pod runs on the node `get` names as host.
     const node = onNodes ? row.node : row.host;
