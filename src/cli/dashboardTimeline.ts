@@ -71,7 +71,8 @@ export function slimTimelineEvent(raw: any): TimelineEvent {
     message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message,
     at: String(raw?.lastTimestamp ?? raw?.series?.lastObservedTime ?? raw?.eventTime ?? raw?.firstTimestamp ?? m.creationTimestamp ?? ''),
     count: Number(raw?.count ?? raw?.series?.count ?? 1) || 1,
-    source: String(raw?.source?.component ?? raw?.reportingComponent ?? raw?.reportingController ?? ''),
+    // kubectl describe's From: the source's component, else (an events.k8s.io Event) its reporting controller.
+    source: String(raw?.source?.component || raw?.reportingComponent || raw?.reportingController || ''),
   };
 }
 /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-member-access */
