@@ -4,13 +4,14 @@
  * selector, or a person), so the page filters and sorts without asking the server again.
  */
 import { isSelectorGuard, type LabelSelector, type SlimGuard } from '../api/objects.js';
+import { DEFAULT_KIND } from '../api/kinds.js';
 import { POLICY_LABEL, SELECTOR_GUARD_LABEL } from '../api/names.js';
 
 /** One row of the list. */
 export interface GuardRow {
   namespace: string;
   name: string;
-  /** The target's kind; for a guard with a selector, the kinds it chooses. */
+  /** The target's kind; for a guard with a selector, the kinds it chooses (the default kind when it lists none). */
   kind: string;
   /** The target's name; for a guard with a selector, its selector. */
   target: string;
@@ -64,7 +65,7 @@ export function guardRow(g: Readonly<SlimGuard>): GuardRow {
   return {
     namespace: g.metadata.namespace ?? '',
     name: g.metadata.name,
-    kind: selector ? (g.spec.targetKinds ?? []).join(',') || 'DaemonSet' : (g.spec.targetRef?.kind ?? ''),
+    kind: selector ? (g.spec.targetKinds ?? [DEFAULT_KIND]).join(',') : (g.spec.targetRef?.kind ?? ''),
     target: selector ? selectorText(g.spec.selector) : (g.spec.targetRef?.name ?? ''),
     state: s.state ?? '',
     cause: s.cause ?? '',
