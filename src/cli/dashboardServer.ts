@@ -128,14 +128,18 @@ function api(req: http.IncomingMessage, res: http.ServerResponse, path: string, 
   }
   const one = path.startsWith('/api/guards/') ? guardOf(path.slice('/api/guards/'.length)) : undefined;
   if (one) {
+    // The answer is sent from the callbacks; a failure answers 500 there, so nothing is left to await.
     void feed
       .watchGuard(one.namespace, one.name, (d) => {
         // The first detail answers; the watch is left at once (shared watches stay for their other viewers).
         if (!res.headersSent) json(res, d);
       })
       .then(
-        (leave) => leave(),
-        (e: unknown) => send(res, 500, 'text/plain', String(e)),
+        async (leave) => {
+          await leave();
+          if (!res.headersSent) send(res, 503, 'text/plain; charset=utf-8', 'no detail yet: try again\n');
+        },
+        (e: unknown) => send(res, 500, 'text/plain; charset=utf-8', String(e)),
       );
     return true;
   }
@@ -145,15 +149,17 @@ function api(req: http.IncomingMessage, res: http.ServerResponse, path: string, 
     let closed = false;
     const push = stream(req, res, () => {
       closed = true;
+      // Leaving only stops a watch no other browser shares; the response is already over.
       void leave?.();
     });
+    // Details are pushed from the callback; a failure is pushed as an event, so nothing is left to await.
     void feed
       .watchGuard(watched.namespace, watched.name, (d) => push('guard', d))
       .then(
         (l) => {
           leave = l;
           // The browser may have gone while the watch opened.
-          if (closed) void l();
+          if (closed) void l(); // as on close, above
         },
         (e: unknown) => push('failure', { message: String(e) }),
       );
