@@ -1,7 +1,7 @@
 /**
  * The dashboard's list of guards, as plain JSON built by a pure function from the guards cached: the
  * columns of `rollout-guard list` (listRender.ts) plus what made each guard (a policy, a guard with a
- * selector, or a person), so the page filters and sorts without asking the server again.
+ * selector, or nothing: created as it is), so the page filters and sorts without asking the server again.
  */
 import { isSelectorGuard, type LabelSelector, type SlimGuard } from '../api/objects.js';
 import { DEFAULT_KIND } from '../api/kinds.js';

@@ -99,7 +99,7 @@ export function GuardListPage() {
               <td>{g.cause}</td>
               <td>{g.owner}</td>
               <td>{age(g.created, now)}</td>
-              <td>{g.madeBy || 'a person'}</td>
+              <td title={g.madeBy ? undefined : 'created as it is, by no policy or selector'}>{g.madeBy || '—'}</td>
             </tr>
           ))}
         </tbody>
