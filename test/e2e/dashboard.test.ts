@@ -38,6 +38,15 @@ import { setStoreImage, settledSts, stsPods, storeStatefulSet } from '../support
 const MAIN = path.join(ROOT, 'dist/src/main.js');
 const SHOTS = process.env.RG_DASHBOARD_SHOTS;
 
+/**
+ * The page's globals that the tests read, as functions run in the browser see them (this code is compiled
+ * without the DOM's types). Functions, not strings: the page's content security policy forbids
+ * evaluating strings in it. A function is sent to the page as its source, so it names `globalThis` itself.
+ */
+interface PageGlobals {
+  notReloaded?: boolean;
+}
+
 describe('rollout-guard dashboard against the real control plane, in Chromium', () => {
   let ns: string;
   let dsPool: NodePool;
@@ -98,7 +107,7 @@ describe('rollout-guard dashboard against the real control plane, in Chromium', 
       timeoutMs: 30_000,
       describe: '3 Ready cells',
     });
-    await page.evaluate('window.notReloaded = true');
+    await page.evaluate(() => ((globalThis as unknown as PageGlobals).notReloaded = true));
 
     await kubectl(['set', 'image', 'ds/decoder', 'decoder=registry.local/decoder:2-broken'], { ns });
     // kwok's stages fail the pull of any image named "broken" (cluster/stages.yaml).
@@ -140,7 +149,7 @@ describe('rollout-guard dashboard against the real control plane, in Chromium', 
       describe: 'every node Ready again on the map',
     });
     await page.locator('.timeline [data-reason=UndoComplete]').first().waitFor({ timeout: 30_000 });
-    assert.equal(await page.evaluate('window.notReloaded'), true, 'the same page, never reloaded');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as PageGlobals).notReloaded), true, 'the same page, never reloaded');
     assert.match((await page.locator('.last-undo').textContent()) ?? '', /Last undo Complete/);
     await shot('rolledback');
   });

@@ -14,6 +14,17 @@ import { startServer } from '../../src/cli/dashboardServer.js';
 import { openBrowser, type OpenBrowser } from '../support/browser.js';
 import { FixedFeed, bigDetail } from '../support/dashboardFixtures.js';
 
+/**
+ * The page's globals that the tests read, as functions run in the browser see them (this code is compiled
+ * without the DOM's types). Functions, not strings: the page's content security policy forbids
+ * evaluating strings in it. A function is sent to the page as its source, so it names `globalThis` itself.
+ */
+interface PageGlobals {
+  __dashboardDraw?: { cells: number; ms: number };
+  marker?: number;
+  document: { activeElement: { classList: { contains(c: string): boolean }; getAttribute(n: string): string | null } | null };
+}
+
 describe('the dashboard page in Chromium, from a fixed feed', () => {
   let browser: OpenBrowser;
   const servers: Array<{ close: () => Promise<void> }> = [];
@@ -37,9 +48,9 @@ describe('the dashboard page in Chromium, from a fixed feed', () => {
     const url = await serve(new FixedFeed(detail));
     const { page } = browser;
     await page.goto(`${url}#/bench/decoder`);
-    const draw = (await page.waitForFunction('window.__dashboardDraw').then((h) => h.jsonValue())) as
-      { cells: number; ms: number } | undefined;
-    assert.equal(draw?.cells, 5000);
+    const draw = await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__dashboardDraw).then((h) => h.jsonValue());
+    assert.ok(draw);
+    assert.equal(draw.cells, 5000);
     assert.equal(await page.locator('.map .cell').count(), 5000);
     for (const [state, n] of Object.entries(detail.counts))
       assert.equal(await page.locator(`.legend [data-state=${state}] .state-count`).textContent(), String(n), state);
@@ -51,7 +62,10 @@ describe('the dashboard page in Chromium, from a fixed feed', () => {
     // Keyboard: Tab reaches the map as one stop; arrows move; the details follow the focus.
     // Tab from the top of the page reaches the map after the few links before it.
     let presses = 0;
-    while (!(await page.evaluate('document.activeElement?.classList.contains("cell")')) && presses < 20) {
+    while (
+      !(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.classList.contains('cell'))) &&
+      presses < 20
+    ) {
       await page.keyboard.press('Tab');
       presses++;
     }
@@ -60,9 +74,12 @@ describe('the dashboard page in Chromium, from a fixed feed', () => {
     await page.keyboard.press('ArrowRight');
     const second = await page.locator('.details').getAttribute('data-unit');
     assert.notEqual(second, first);
-    assert.equal(await page.evaluate('document.activeElement?.getAttribute("data-unit")'), second);
+    assert.equal(
+      await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-unit')),
+      second,
+    );
     await page.keyboard.press('ArrowDown');
-    const below = await page.evaluate('document.activeElement?.getAttribute("data-unit")');
+    const below = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.getAttribute('data-unit'));
     assert.ok(below && below !== second, 'ArrowDown moves to the row below');
     assert.equal(await page.locator('.map .cell[tabindex="0"]').count(), 1, 'one Tab stop');
 
@@ -82,9 +99,9 @@ describe('the dashboard page in Chromium, from a fixed feed', () => {
       await page.locator('.map .cell .name').allTextContents(),
       feed.detail.cells.map((c) => c.unit),
     );
-    await page.evaluate('window.marker = 1');
+    await page.evaluate(() => ((globalThis as unknown as PageGlobals).marker = 1));
     feed.push({ ...feed.detail, state: 'RolledBack', cells: feed.detail.cells.map((c) => ({ ...c, state: 'ready' as const })) });
     await page.locator('[data-testid=state]', { hasText: 'RolledBack' }).waitFor();
-    assert.equal(await page.evaluate('window.marker'), 1, 'the same page, not reloaded');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as PageGlobals).marker), 1, 'the same page, not reloaded');
   });
 });
