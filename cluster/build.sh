@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl, kwok) from Go modules into a cache directory outside the repository, keyed by the pinned
-# versions; and the tests' tools: helm and Alertmanager from Go modules, prometheus and promtool from Debian's package.
+# versions; and the tests' tools: helm and Alertmanager from Go modules, prometheus and promtool from Debian's package,
+# and Debian's Chromium for the dashboard's browser tests (scripts/browser.sh).
 # A second run with the same pins finds the binaries and returns in well under a second.
 #
 # Prints the bin directory on the last line of stdout; progress goes to stderr.
@@ -184,6 +185,10 @@ else
   step "real node: done"
 fi
 ln -sfn "$node_dir" "$bin/real-node"
+
+# The browser of the dashboard's end-to-end tests: Debian's Chromium, from the distribution (not cached
+# here: apt installs it system-wide, once).
+bash "$here/../scripts/browser.sh"
 
 step "binaries ready in $bin"
 echo "$bin"

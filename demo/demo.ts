@@ -30,6 +30,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseDuration } from '../src/cli/args.js';
+import type { RunningDashboard } from '../src/cli/dashboard.js';
 import type { GuardStatus } from '../src/api/types.js';
 import { ApiClient } from '../src/k8s/apiClient.js';
 import { loadKubeConfig } from '../src/k8s/kubeConfig.js';
@@ -40,6 +41,7 @@ import { LOCAL_IMAGES, REAL_NODE_NAME } from '../cluster/realNode.js';
 import { DEAD_NODES_CLUSTER_DIR, deadNodesStory } from './deadNodes.js';
 import { DEFAULT_NAMESPACE, LiveView, NAME, Operator, daemonSet, out, outputMode, rolloutGuard, section, show } from './shared.js';
 import { deploymentStory } from './deployment.js';
+import { serveUntilInterrupted, startStoryDashboard } from './dashboard.js';
 import { statefulSetStory } from './statefulSet.js';
 import { LOCAL_NODES, cleanupOnce, connect, startOperator, type StoryCluster } from './storyCluster.js';
 import { oneGeneration, readSnapshot, style, summary, type Snapshot, type StoryRecord } from './view.js';
@@ -69,6 +71,8 @@ Stories of a rollout and rollout-guard:
 
   --story broken-image|dead-nodes|real-node|statefulset|deployment   which story to tell (default broken-image)
   --keep                 leave the cluster, the namespace and the operator running, and print how to explore them
+  --dashboard            (broken-image) serve the dashboard beside the story and print its URL; on a terminal it
+                         stays up after the story until Ctrl-C
   --namespace NS         namespace to (re)create for the demo (default ${DEFAULT_NAMESPACE})
   --timeout DURATION     give up if the story has not completed this long after the image change (default 3m)
 
@@ -112,6 +116,8 @@ interface Options {
   /** On the local control plane's real node: --story real-node, or --real-node. */
   realNode: boolean;
   keep: boolean;
+  /** --dashboard: the dashboard served beside the story (dashboard.ts). */
+  dashboard: boolean;
   kubeconfig?: string;
   namespace: string;
   image: string;
@@ -123,6 +129,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
   let story: Story = 'broken-image';
   let action: Options['action'] = 'Undo';
   let keep = false;
+  let dashboard = false;
   let realNode = false;
   let kubeconfig: string | undefined;
   let namespace = DEFAULT_NAMESPACE;
@@ -147,6 +154,10 @@ function parseArgs(args: readonly string[]): Options | 'help' {
         return 'help';
       case '--keep':
         keep = true;
+        break;
+      case '--dashboard':
+        dashboard = true;
+        brokenImageOnly.push(flag);
         break;
       case '--real-node':
         realNode = true;
@@ -218,7 +229,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
     if (brokenImageOnly.length > 0) throw new UsageError(`${[...new Set(brokenImageOnly)].join(', ')}: only for --story broken-image`);
   }
   if (story === 'real-node') {
-    const others = brokenImageOnly.filter((f) => f !== '--action');
+    const others = brokenImageOnly.filter((f) => f !== '--action' && f !== '--dashboard');
     if (others.length > 0)
       throw new UsageError(
         `${[...new Set(others)].join(', ')}: not for --story real-node, which runs its own images on the local real node`,
@@ -232,6 +243,7 @@ function parseArgs(args: readonly string[]): Options | 'help' {
     action,
     realNode: realNode || story === 'real-node',
     keep,
+    dashboard,
     namespace,
     image: image ?? (external ? 'registry.k8s.io/pause:3.10' : story === 'real-node' ? LOCAL_IMAGES.busybox : 'registry.local/decoder:1'),
     brokenImage:
@@ -281,12 +293,14 @@ async function brokenImageStory(opts: Options): Promise<number> {
   const client = ApiClient.fromKubeConfig(loadKubeConfig(kubeconfig));
   const stateDir = path.join(tmpdir(), 'rollout-guard-demo', ns);
   let op: Operator | undefined;
+  let dash: RunningDashboard | undefined;
   const { cleanup, signal } = cleanupOnce(opts, cluster, () => op);
 
   let ok = false;
   let reason = '';
   try {
     op = await startOperator(kubectl, kubeconfig, ns, stateDir);
+    if (opts.dashboard) dash = await startStoryDashboard(kubeconfig, ns);
     const { original, desired } = await deployHealthy(kubectl, client, opts);
     const t0 = await breakRollout(kubectl, opts);
     const record: StoryRecord = {
@@ -325,6 +339,10 @@ async function brokenImageStory(opts: Options): Promise<number> {
 
   out('');
   out(ok ? `demo: OK (${opts.action}): the story completed as expected` : `demo: FAILED (${opts.action}): ${reason}`);
+  if (dash) {
+    await serveUntilInterrupted(dash, outputMode().ci);
+    await dash.stop();
+  }
   if (opts.keep) {
     op?.detach();
     printKeepHints(opts, cluster, op);

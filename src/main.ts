@@ -3,7 +3,7 @@
  * rollout-guard: the command line. `rollout-guard run` starts the operator (runtime/manager.ts);
  * `rollout-guard check` runs the same observe-and-decide logic once per interval for a CI pipeline;
  * `rollout-guard get` shows one rollout node by node, `list` the guards, `undo` makes the operator's undo
- * now, `completion` prints shell completion. kubectlPlugin.ts runs this same CLI as
+ * now, `dashboard` serves a read-only web page of the guards, `completion` prints shell completion. kubectlPlugin.ts runs this same CLI as
  * `kubectl rollout-guard`.
  */
 import { UsageError, loadConfig } from './runtime/config.js';
@@ -15,6 +15,7 @@ import { USAGE } from './cli/usage.js';
 import { runGet } from './cli/get.js';
 import { runList } from './cli/list.js';
 import { runUndo } from './cli/undo.js';
+import { runDashboard } from './cli/dashboard.js';
 import { runComplete, runCompletion } from './cli/completion.js';
 import { KubeConfigError } from './k8s/kubeConfig.js';
 
@@ -33,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
     if (cmd === 'get') return await runGet(rest);
     if (cmd === 'list') return await runList(rest);
     if (cmd === 'undo') return await runUndo(rest);
+    if (cmd === 'dashboard') return await runDashboard(rest);
     if (cmd === 'completion') return runCompletion(rest);
     // The kubectl plugin completion protocol (kubectl_complete-rollout_guard runs it): not for people.
     if (cmd === '__complete') return await runComplete(rest);

@@ -48,13 +48,14 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     targets: 'workloads',
   },
   undo: { flags: [...NS, '--dry-run', ...CONNECTION_VALUE_FLAGS, '--help'], targets: 'guards' },
+  dashboard: { flags: [...NS, '-A', '--all-namespaces', '--address', '--port', ...CONNECTION_VALUE_FLAGS, '--help'] },
   completion: { flags: ['--help'], targets: ['bash', 'zsh', 'kubectl'] },
   version: { flags: [] },
   help: { flags: [] },
 };
 
 /** Flags whose next word is their value (so it is neither the command nor a target). */
-export const VALUE_FLAGS = [...NS, ...OUT, '--deadline', '--suspect', ...CONNECTION_VALUE_FLAGS];
+export const VALUE_FLAGS = [...NS, ...OUT, '--deadline', '--suspect', '--address', '--port', ...CONNECTION_VALUE_FLAGS];
 
 /** What the words before the current one say: the command, the output flag's position, the flags to pass on. */
 function scan(words: readonly string[]): { cmd: string | undefined; pass: string[] } {

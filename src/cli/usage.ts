@@ -14,9 +14,10 @@ export const USAGE = `usage:
   rollout-guard get ds/NAME|sts/NAME|deploy/NAME|rg/NAME [-n NAMESPACE] [--watch] [--output text|json|yaml] [connection flags]
   rollout-guard list [-n NAMESPACE | -A] [--output text|wide|json|yaml|name] [connection flags]   (also get -A)
   rollout-guard undo rg/NAME|NAME|ds/NAME|sts/NAME|deploy/NAME [-n NAMESPACE] [--dry-run] [connection flags]
+  rollout-guard dashboard [-n NAMESPACE | -A] [--address 127.0.0.1] [--port 3200] [connection flags]
   rollout-guard completion bash|zsh|kubectl
   rollout-guard version (or --version)
 connection flags, as kubectl's: --kubeconfig PATH[:PATH…] --context NAME --cluster NAME --user NAME
                                 --as USER --as-group GROUP (repeatable)
-as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get|list|undo …
+as a kubectl plugin (kubectl-rollout_guard on PATH): kubectl rollout-guard check|get|list|undo|dashboard …
 COMMAND --help describes a command in full`;

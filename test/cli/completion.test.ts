@@ -17,7 +17,7 @@ describe('completions (the __complete protocol)', () => {
     return Promise.resolve(NAMES);
   };
   const cases: Array<[string, string[], string, string[]]> = [
-    ['the commands', [], '', ['get', 'list', 'check', 'undo', 'completion', 'version', 'help']],
+    ['the commands', [], '', ['get', 'list', 'check', 'undo', 'dashboard', 'completion', 'version', 'help']],
     ['a command by prefix', [], 'un', ['undo']],
     ['flags of a command', ['get'], '--w', ['--watch']],
     ['the outputs of get', ['get', '-o'], '', ['text', 'json', 'yaml', 'wide', 'name']],
@@ -90,7 +90,7 @@ describe('the bash script, in bash', () => {
     assert.match(out, /complete -F _rollout_guard kubectl-rollout_guard/);
   });
   const cases: Array<[string, string[]]> = [
-    ['rollout-guard ', ['get', 'list', 'check', 'undo', 'completion', 'version', 'help']],
+    ['rollout-guard ', ['get', 'list', 'check', 'undo', 'dashboard', 'completion', 'version', 'help']],
     ['rollout-guard l', ['list']],
     ['rollout-guard get --a', ['--all-namespaces', '--as', '--as-group']],
     ['rollout-guard list -o ', ['text', 'wide', 'json', 'yaml', 'name']],
@@ -101,6 +101,8 @@ describe('the bash script, in bash', () => {
     ['rollout-guard undo rg/', ['rg/decoder', 'rg/agent']],
     ['rollout-guard -n gpu get rg/a', ['rg/agent']],
     ['rollout-guard get -n ', []],
+    ['rollout-guard dashboard --p', ['--port']],
+    ['rollout-guard dashboard --port ', []],
   ];
   for (const [line, want] of cases) {
     it(JSON.stringify(line), () => assert.deepEqual(bashComplete(line).reply, want));

@@ -116,7 +116,7 @@ describe('the npm package: installed with production dependencies only, as a CLI
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
-  it('the tarball holds the compiled CLI, the CRDs and the README, and nothing of the sources, tests or tools', async () => {
+  it('the tarball holds the compiled CLI, the dashboard page vite built, the CRDs and the README, and nothing of the sources, tests or tools', async () => {
     const listed = await run('tar', ['tzf', tgz], { cwd: tmp });
     assert.equal(listed.code, 0, show(listed));
     const files = listed.stdout
@@ -130,6 +130,9 @@ describe('the npm package: installed with production dependencies only, as a CLI
       'dist/src/kubectlPlugin.js',
       'dist/src/cli/get.js',
       'dist/src/cli/check.js',
+      'dist/src/cli/dashboard.js',
+      // The dashboard's page, built by vite: the command serves it from the package.
+      'dist/dashboard/index.html',
       'config/crd/rolloutguards.yaml',
     ]) {
       assert.ok(files.includes(f), `${f} missing from ${files.join(' ')}`);
@@ -139,7 +142,12 @@ describe('the npm package: installed with production dependencies only, as a CLI
       files.filter((f) => f.startsWith('docs/')),
       [],
     );
-    const stray = files.filter((f) => !/^(package\.json|README\.md|LICENSE|dist\/src\/.+\.js|config\/crd\/[^/]+\.yaml)$/.test(f));
+    const stray = files.filter(
+      (f) =>
+        !/^(package\.json|README\.md|LICENSE|dist\/src\/.+\.js|dist\/dashboard\/(index\.html|assets\/[\w.-]+\.(js|css))|config\/crd\/[^/]+\.yaml)$/.test(
+          f,
+        ),
+    );
     assert.deepEqual(stray, []);
   });
 
