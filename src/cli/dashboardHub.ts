@@ -45,6 +45,15 @@ interface Viewed {
   viewers: number;
 }
 
+/** A viewer of a guard that did not exist when it asked: subscribed again once the guard appears. */
+interface Waiter {
+  fn: (d: GuardDetail) => void;
+  /** How to stop the watch it got once the guard appeared; undefined while it waits. */
+  stop?: () => Promise<void>;
+  /** It left: a watch it gets later is stopped at once. */
+  left: boolean;
+}
+
 /** Tells a viewed guard's watch, once open, that something it reads changed. */
 function poke(v: Viewed): void {
   // Only schedules a render: nothing to await, and a watch that failed to open has told its viewers why.
@@ -60,6 +69,8 @@ export class DashboardHub implements DashboardFeed {
   private readonly viewed = new Map<string, Viewed>();
   private readonly listViewers = new Set<(l: GuardList) => void>();
   private readonly seenStates = new Map<string, SeenState[]>();
+  /** Viewers of guards not found when asked for, by guard: a guard created after the page opened shows up in it. */
+  private readonly waiting = new Map<string, Set<Waiter>>();
   /** Debounces a burst of guard changes into one list push. */
   private readonly listPush: Rerender;
 
@@ -93,6 +104,7 @@ export class DashboardHub implements DashboardFeed {
       this.listPush.schedule();
       const v = this.viewed.get(k);
       if (v) poke(v);
+      if (ev.type !== 'delete') this.resubscribe(g.metadata.namespace ?? '', g.metadata.name);
     });
     this.events.onEvent(() => {
       // An Event can concern any guard viewed; each re-renders only if its detail changed.
@@ -146,7 +158,16 @@ export class DashboardHub implements DashboardFeed {
     if (!(w instanceof GuardWatch)) {
       fn(noteDetail(namespace, name, at(), w.message));
       await this.leave(k, v);
-      return () => Promise.resolve();
+      if (w.code !== ExitCode.NotFound) return () => Promise.resolve();
+      // Not there yet: the guard informer's next sight of it subscribes this viewer again.
+      const waiter: Waiter = { fn, left: false };
+      const set = this.waiting.get(k) ?? new Set<Waiter>();
+      this.waiting.set(k, set.add(waiter));
+      return async () => {
+        waiter.left = true;
+        this.waiting.get(k)?.delete(waiter);
+        await waiter.stop?.();
+      };
     }
     w.add(fn);
     let left = false;
@@ -156,6 +177,21 @@ export class DashboardHub implements DashboardFeed {
       w.remove(fn);
       await this.leave(k, v);
     };
+  }
+
+  /** Guard `namespace/name` was seen: the viewers waiting for it are subscribed to it now. */
+  private resubscribe(namespace: string, name: string): void {
+    const k = key(namespace, name);
+    const set = this.waiting.get(k);
+    if (!set) return;
+    this.waiting.delete(k);
+    for (const waiter of set) {
+      // Not awaited: the informer's handler must not wait for a watch to open; the outcome is the viewer's.
+      void this.watchGuard(namespace, name, waiter.fn).then(async (stop) => {
+        if (waiter.left) await stop();
+        else waiter.stop = stop;
+      });
+    }
   }
 
   /** Opens the watch of a guard, its reads shared with the hub's informers. */
@@ -184,6 +220,7 @@ export class DashboardHub implements DashboardFeed {
 
   async stop(): Promise<void> {
     this.listPush.stop();
+    this.waiting.clear();
     const watches = [...this.viewed.values()].map((v) => v.watch.then((w) => (w instanceof GuardWatch ? w.stop() : undefined)));
     this.viewed.clear();
     await Promise.allSettled([...watches, this.guards.stop(), this.events.stop()]);

@@ -54,6 +54,7 @@ describe('rollout-guard dashboard against the real control plane, in Chromium', 
   let op: OperatorProcess | undefined;
   let dash: RunningDashboard | undefined;
   let browser: OpenBrowser | undefined;
+  let client: ApiClient | undefined;
   const verbs: string[] = [];
   const read = new GuardReader(undefined, () => op?.logs ?? []);
   const cleanups: Array<() => Promise<void>> = [];
@@ -74,8 +75,8 @@ describe('rollout-guard dashboard against the real control plane, in Chromium', 
     cleanups.push(stsPool.cleanup);
     op = await OperatorProcess.start({ namespaces: [ns] });
     const { kc } = loadConnection({ kubeconfig: kubeconfigPath() });
-    const client = ApiClient.fromKubeConfig(kc, { onRequest: (r) => verbs.push(`${r.verb} ${r.resource}`) });
-    cleanups.push(() => Promise.resolve(client.close()));
+    client = ApiClient.fromKubeConfig(kc, { onRequest: (r) => verbs.push(`${r.verb} ${r.resource}`) });
+    cleanups.push(() => Promise.resolve(client?.close()));
     dash = await startDashboard({ address: '127.0.0.1', port: 0, namespace: ns }, client, systemClock, pino({ level: 'warn' }));
     browser = await openBrowser();
   });
@@ -265,5 +266,41 @@ describe('rollout-guard dashboard against the real control plane, in Chromium', 
       child.kill('SIGINT');
     }
     assert.equal(await exited, 0, err);
+  });
+
+  it('a guard opened before it exists: a note, then its map once it is created, without a reload; -A lists it with the others', async () => {
+    const { page } = browser!;
+    await apply(decoderDaemonSet({ name: 'late', ns, pool: dsPool.name, image: 'registry.local/decoder:1' }));
+    await page.goto(`${dash!.url}#/${ns}/late`);
+    const note = page.locator('.note');
+    await note.waitFor({ timeout: 30_000 });
+    assert.match((await note.textContent()) ?? '', /RolloutGuard late not found/);
+    await page.evaluate(() => ((globalThis as unknown as PageGlobals).notReloaded = true));
+    await apply(guard('late', ns, 'late', { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, onStall: { action: 'Report' } }));
+    await waitFor(async () => (await page.locator('.map .cell[data-state=ready]').count()) === 3, {
+      timeoutMs: 60_000,
+      describe: "the late guard's 3 Ready nodes drawn in the page that waited for it",
+    });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as PageGlobals).notReloaded), true, 'the same page, never reloaded');
+    assert.equal(await note.count(), 0, 'the note gone');
+
+    // -A: every namespace's guards, each with its namespace.
+    const all = await startDashboard(
+      { address: '127.0.0.1', port: 0, namespace: undefined },
+      client!,
+      systemClock,
+      pino({ level: 'warn' }),
+    );
+    try {
+      const list = (await (await fetch(`${all.url}api/guards`)).json()) as {
+        namespace?: string;
+        guards: Array<{ namespace: string; name: string }>;
+      };
+      assert.equal(list.namespace, undefined, 'no one namespace shown');
+      const ours = list.guards.filter((g) => g.namespace === ns).map((g) => g.name);
+      assert.deepEqual(ours, ['decoder', 'late', 'store']);
+    } finally {
+      await all.stop();
+    }
   });
 });
