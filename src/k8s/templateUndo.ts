@@ -15,16 +15,17 @@
  * Safety, in order:
  *  0. the revision belongs to this DaemonSet and has the expected hash (above);
  *  1. re-read the DaemonSet from the API server (not the cache): same UID, not opted out, not owned by
- *     another controller, not run by a manager that names it (an Argo Rollout's workloadRef, listed
- *     afresh: workloadReferrers.ts), and the broken revision not already undone by any guard (the record
- *     on the DaemonSet);
+ *     another controller, and the broken revision not already undone by any guard (the record on the
+ *     DaemonSet);
  *  2. already at the target template → record success without sending anything (a retry after a
  *     crash between "patch sent" and "status written" lands here);
  *  3. the template moved since the decision (its generation annotation, or the digest of the template the
  *     decision read) → a person or tool is acting: skip;
  *  4. the rollout completed meanwhile (the counters of the observed generation say every node is
  *     updated and available) → nothing to undo: skip;
- *  5. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
+ *  5. no manager runs it by naming it (an Argo Rollout's workloadRef, listed afresh: workloadReferrers.ts),
+ *     checked last, so that nothing is listed when nothing would be written;
+ *  6. patch with the re-read resourceVersion as a precondition, so an edit racing us yields 409 and
  *     we re-check instead of overwriting it, at most CONFLICT_ATTEMPTS times. A DaemonSet that changes
  *     under each attempt has another active writer; the undo then gives up for good ("NotUndone",
  *     recorded, never retried for this revision) rather than race it. The bound is applied here alone:
@@ -93,13 +94,6 @@ export class TemplateUndo {
         kind: 'NotUndone',
         detail: `the ${kind} is managed by ${String(owner.kind)}/${String(owner.name)}, which would revert an undo`,
       };
-    const referral = await referringManager(this.client, kind, req.namespace, req.name);
-    if (referral && 'manager' in referral)
-      return {
-        kind: 'NotUndone',
-        detail: `the ${kind} is managed by ${referral.manager}, which runs it by reference and would revert an undo`,
-      };
-    if (referral) return { kind: 'NotUndone', detail: referral.unknown };
     const recorded = readRecord(ds?.metadata?.annotations?.[UNDO_RECORD_ANNOTATION]);
     if (templateMatchesRevision(ds?.spec?.template, template)) return { kind: 'AlreadyAtTarget' };
     if (req.fromHash !== undefined && undoneOn(recorded).includes(req.fromHash)) {
@@ -123,6 +117,14 @@ export class TemplateUndo {
         kind: 'NotUndone',
         detail: `the rollout completed before the undo was made: every ${wordsOf(kind).unit} is updated and available`,
       };
+    // Step 5, last before the patch.
+    const referral = await referringManager(this.client, kind, req.namespace, req.name);
+    if (referral && 'manager' in referral)
+      return {
+        kind: 'NotUndone',
+        detail: `the ${kind} is managed by ${referral.manager}, which runs it by reference and would revert an undo`,
+      };
+    if (referral) return { kind: 'NotUndone', detail: referral.unknown };
     try {
       // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
       const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
