@@ -9,6 +9,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '../../cluster/wait.js';
 import { DEFAULT_ADDRESS, allowedHost, startServer } from '../../src/cli/dashboardServer.js';
 import { FixedFeed, bigDetail } from '../support/dashboardFixtures.js';
 
@@ -116,8 +117,7 @@ describe('the dashboard server', () => {
     const [l] = await events(`${url}api/stream`, 1);
     assert.equal(l?.event, 'list');
     const pushed = events(`${url}api/stream/bench/decoder`, 2);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(feed.viewers, 1);
+    await waitFor(() => feed.viewers === 1, { timeoutMs: 5000, intervalMs: 10, describe: 'the stream subscribed to the guard' });
     feed.push({ ...feed.detail, state: 'RolledBack' });
     const got = await pushed;
     assert.deepEqual(
@@ -127,9 +127,7 @@ describe('the dashboard server', () => {
         ['guard', 'RolledBack'],
       ],
     );
-    const deadline = Date.now() + 5000;
-    while (feed.viewers > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(feed.viewers, 0, 'the watch left with the browser');
+    await waitFor(() => feed.viewers === 0, { timeoutMs: 5000, intervalMs: 10, describe: 'the watch left with the browser' });
   });
 
   it('refuses a Host it does not listen on (DNS rebinding) with 403', async () => {
