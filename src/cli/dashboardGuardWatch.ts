@@ -13,7 +13,7 @@ import { type ApiClient } from '../k8s/apiClient.js';
 import { type Clock } from '../reconcile/ports.js';
 import type { Verdict } from './command.js';
 import { describeGuard } from './dashboardDescribe.js';
-import { timeline, type SeenState, type TimelineEvent } from './dashboardTimeline.js';
+import { isAbout, timeline, type SeenState, type TimelineEvent } from './dashboardTimeline.js';
 import { guardDetail, type GuardDetail } from './dashboardView.js';
 import { GetSource } from './getSource.js';
 import { buildView } from './getView.js';
@@ -80,6 +80,11 @@ export class GuardWatch {
   /** Something the shared informers hold changed (an Event, the guard): render again, debounced. */
   readonly changed = (): void => this.rerender.schedule();
 
+  /** Whether an Event is about this guard or its workload: only those change its timeline and describe. */
+  concerns(e: Readonly<TimelineEvent>): boolean {
+    return isAbout(e, { namespace: this.namespace, name: this.name }, { kind: this.source.targetKind, name: this.source.target });
+  }
+
   /** One render: `get`'s view, then the dashboard's detail of it; returns decide's next deadline. */
   private render(): number | undefined {
     const now = this.reads.clock.now();
@@ -105,6 +110,7 @@ export class GuardWatch {
       name: this.name,
       view,
       status: guard?.status,
+      waitsOnUnreadyPods: obs.kind === 'Target' && obs.target.waitsOnUnreadyPods === true,
       timeline: timeline(events, { namespace: this.namespace, name: this.name }, target, this.reads.seen(this.namespace, this.name)),
       describe: guard
         ? describeGuard(

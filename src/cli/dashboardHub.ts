@@ -54,11 +54,11 @@ interface Waiter {
   left: boolean;
 }
 
-/** Tells a viewed guard's watch, once open, that something it reads changed. */
-function poke(v: Viewed): void {
+/** Tells a viewed guard's watch, once open, that something it reads changed (when `about` says it is its). */
+function poke(v: Viewed, about: (w: GuardWatch) => boolean = () => true): void {
   // Only schedules a render: nothing to await, and a watch that failed to open has told its viewers why.
   void v.watch.then(
-    (w) => (w instanceof GuardWatch ? w.changed() : undefined),
+    (w) => (w instanceof GuardWatch && about(w) ? w.changed() : undefined),
     () => undefined,
   );
 }
@@ -106,9 +106,9 @@ export class DashboardHub implements DashboardFeed {
       if (v) poke(v);
       if (ev.type !== 'delete') this.resubscribe(g.metadata.namespace ?? '', g.metadata.name);
     });
-    this.events.onEvent(() => {
-      // An Event can concern any guard viewed; each re-renders only if its detail changed.
-      for (const v of this.viewed.values()) poke(v);
+    this.events.onEvent((ev) => {
+      // Only the guards an Event is about render again: a busy namespace's other Events cost them nothing.
+      for (const v of this.viewed.values()) poke(v, (w) => w.concerns(ev.obj));
     });
   }
 

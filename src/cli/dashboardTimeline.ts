@@ -99,6 +99,17 @@ export function markOf(reason: string): TimelineMark | undefined {
   return MARKS[reason];
 }
 
+/** Whether Event `e` is about guard `guard` (namespace and name) or its workload `target`. */
+export function isAbout(
+  e: Readonly<TimelineEvent>,
+  guard: { namespace: string; name: string },
+  target: { kind: string; name: string } | undefined,
+): boolean {
+  if ((e.involved.namespace ?? e.metadata.namespace) !== guard.namespace) return false;
+  const { kind, name } = e.involved;
+  return (kind === GUARD_KIND && name === guard.name) || (target !== undefined && kind === target.kind && name === target.name);
+}
+
 /**
  * The timeline of guard `guard` (namespace and name) and its workload `target`: the Events about either,
  * a mirrored pair shown once, and the states seen, oldest first, the newest {@link MAX_TIMELINE} kept.
@@ -109,13 +120,9 @@ export function timeline(
   target: { kind: string; name: string } | undefined,
   seen: readonly SeenState[] = [],
 ): TimelineEntry[] {
-  const about = (e: Readonly<TimelineEvent>): boolean =>
-    (e.involved.namespace ?? e.metadata.namespace) === guard.namespace &&
-    ((e.involved.kind === GUARD_KIND && e.involved.name === guard.name) ||
-      (target !== undefined && e.involved.kind === target.kind && e.involved.name === target.name));
   const byKey = new Map<string, TimelineEntry>();
   for (const e of events) {
-    if (!about(e)) continue;
+    if (!isAbout(e, guard, target)) continue;
     const on = `${e.involved.kind}/${e.involved.name}`;
     const key = `${e.at}\u0000${e.reason}\u0000${e.message}`;
     const had = byKey.get(key);

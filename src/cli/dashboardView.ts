@@ -6,7 +6,7 @@
  */
 import { KINDS, type TargetKind } from '../api/kinds.js';
 import type { GuardStatus, UndoPlan, UndoRecord, UndoSkip } from '../api/types.js';
-import { undoCommands } from '../domain/messages.js';
+import { handUndoSteps } from '../domain/messages.js';
 import type { GetView, NodeRow } from './getView.js';
 import type { TimelineEntry } from './dashboardTimeline.js';
 
@@ -62,6 +62,8 @@ export interface GuardDetail {
   target?: string;
   /** What one cell is: `node`, `ordinal`, `pod` (from the kind registry). */
   unit: string;
+  /** What the page says when there is no cell, in the kind's words (`No node runs or should run this DaemonSet.`). */
+  noUnits?: string;
   state: string;
   cause?: string;
   owner?: string;
@@ -111,43 +113,39 @@ function revisionGroups(view: Readonly<GetView>, status: Readonly<GuardStatus> |
   const current = (status?.currentRevision ?? view.currentRevision)?.hash;
   const gens = view.revisions.length > 0 ? view.revisions : (status?.generations ?? []);
   const groups = new Map<string, RevisionGroup>();
-  for (const g of gens)
-    groups.set(g.hash, {
-      ...(g.revision !== undefined ? { revision: g.revision } : {}),
-      hash: g.hash,
-      images: [...g.images],
+  // The revisions the view counts, then any a row shows that it does not (a revision without a generation).
+  const add = (hash: string, revision: number | undefined, images: readonly string[]): void => {
+    if (groups.has(hash)) return;
+    groups.set(hash, {
+      ...(revision !== undefined ? { revision } : {}),
+      hash,
+      images: [...images],
       units: 0,
       ready: 0,
       blocked: 0,
-      current: g.hash === current,
+      current: hash === current,
     });
-  for (const r of view.nodes) {
-    if (r.hash === undefined) continue;
-    if (!groups.has(r.hash))
-      groups.set(r.hash, {
-        ...(r.revision !== undefined ? { revision: r.revision } : {}),
-        hash: r.hash,
-        images: [],
-        units: 0,
-        ready: 0,
-        blocked: 0,
-        current: r.hash === current,
-      });
-  }
+  };
+  for (const g of gens) add(g.hash, g.revision, g.images);
+  for (const r of view.nodes) if (r.hash !== undefined) add(r.hash, r.revision, []);
   return [...groups.values()].sort((a, b) => (b.revision ?? -1) - (a.revision ?? -1) || a.hash.localeCompare(b.hash));
 }
 
 /**
  * The map of one view: a cell per row of `get`'s table, with its revision group and state, and the
- * revisions counted from the cells themselves, so the legend always adds up to the map.
+ * revisions counted from the cells themselves, so the legend always adds up to the map. A pod is marked
+ * stuck only where the target's controller waits on unready pods (`waitsOnUnreadyPods`, a StatefulSet
+ * under OrderedReady, as the operator's attribution reads it): a DaemonSet's or a Deployment's
+ * controller replaces a pod left unready on an old revision by itself.
  */
 export function revisionMap(
   view: Readonly<GetView>,
   status: Readonly<GuardStatus> | undefined,
+  waitsOnUnreadyPods = false,
 ): { revisions: RevisionGroup[]; cells: MapCell[]; counts: Record<CellState, number> } {
   const revisions = revisionGroups(view, status);
   const index = new Map(revisions.map((r, i) => [r.hash, i]));
-  const left = leftRevisions(status);
+  const left = waitsOnUnreadyPods ? leftRevisions(status) : new Set<string>();
   const current = (status?.currentRevision ?? view.currentRevision)?.hash;
   const onNodes = KINDS[view.daemonSet.kind].units === 'nodes';
   const counts = zeroCounts();
@@ -196,14 +194,11 @@ export function reportCommands(
   const stuck = KINDS[kind].undo.reportsHandUndo
     ? cells.filter((c) => c.pod !== undefined && c.hash === broken && c.state !== 'ready')
     : [];
-  const text = undoCommands(
+  return handUndoSteps(
     { kind, ...target },
     plan,
     stuck.map((c) => ({ pod: c.pod! })),
   );
-  // undoCommands words the two steps as one sentence for a message; the page lists each command.
-  const [undo, rest] = text.split(', then ');
-  return rest ? [undo!, rest.replace(/ \(.*\)$/, '')] : [undo!];
 }
 
 /** The detail of a guard, from `get`'s view of it, the guard's stored status, its timeline and description. */
@@ -214,11 +209,13 @@ export function guardDetail(args: {
   status: Readonly<GuardStatus> | undefined;
   timeline: TimelineEntry[];
   describe: string;
+  /** The target's controller waits on unready pods (the observation's `target.waitsOnUnreadyPods`). */
+  waitsOnUnreadyPods?: boolean;
 }): GuardDetail {
   const { view, status } = args;
   const g = view.guard;
   const kind = view.daemonSet.kind;
-  const { revisions, cells, counts } = revisionMap(view, status);
+  const { revisions, cells, counts } = revisionMap(view, status, args.waitsOnUnreadyPods === true);
   const ds = view.daemonSet;
   const undoPlan = g?.undoPlan;
   return {
@@ -228,6 +225,7 @@ export function guardDetail(args: {
     kind,
     target: ds.name,
     unit: unitNoun(kind),
+    noUnits: `No ${KINDS[kind].words.noUnits}.`,
     state: g?.state ?? view.state,
     ...((g?.cause ?? view.cause) ? { cause: g?.cause ?? view.cause } : {}),
     ...((g?.owner ?? view.owner) ? { owner: g?.owner ?? view.owner } : {}),

@@ -181,7 +181,23 @@ function stuckOrdinals(target: TargetView, mine: ReadonlyArray<BlockedNode | Emp
 }
 
 /**
- * The commands that undo a StatefulSet's rollout by hand: `kubectl rollout undo`, then the forced
+ * The commands that undo a rollout by hand, one per step: `kubectl rollout undo`, then, for a kind whose
+ * controller waits on them (a StatefulSet under OrderedReady), the deletion of the pods in `stuck`.
+ */
+export function handUndoSteps(
+  target: Pick<TargetView, 'kind' | 'name' | 'namespace'>,
+  plan: { toRevision?: number },
+  stuck: ReadonlyArray<Pick<BlockedNode, 'pod'>>,
+): string[] {
+  const ns = `-n ${target.namespace}`;
+  const to = plan.toRevision !== undefined ? ` --to-revision=${plan.toRevision}` : '';
+  const undo = `kubectl rollout undo ${target.kind.toLowerCase()}/${target.name} ${ns}${to}`;
+  const pods = stuck.map((b) => b.pod).filter((p): p is string => p !== undefined);
+  return pods.length === 0 ? [undo] : [undo, `kubectl delete pod ${pods.join(' ')} ${ns}`];
+}
+
+/**
+ * The same steps in one sentence, as a message says them: `kubectl rollout undo`, then the forced
  * rollback of each pod in `stuck`, which an OrderedReady controller waits on forever after the revert.
  */
 export function undoCommands(
@@ -189,12 +205,9 @@ export function undoCommands(
   plan: { toRevision?: number },
   stuck: ReadonlyArray<Pick<BlockedNode, 'pod'>>,
 ): string {
-  const ns = `-n ${target.namespace}`;
-  const to = plan.toRevision !== undefined ? ` --to-revision=${plan.toRevision}` : '';
-  const undo = `kubectl rollout undo ${target.kind.toLowerCase()}/${target.name} ${ns}${to}`;
-  const pods = stuck.map((b) => b.pod).filter((p): p is string => p !== undefined);
-  if (pods.length === 0) return undo;
-  return `${undo}, then kubectl delete pod ${pods.join(' ')} ${ns} (the ${target.kind} controller does not replace a pod that never became Ready, even after the revert)`;
+  const [undo, deletion] = handUndoSteps(target, plan, stuck);
+  if (deletion === undefined) return undo!;
+  return `${undo}, then ${deletion} (the ${target.kind} controller does not replace a pod that never became Ready, even after the revert)`;
 }
 
 /** Where the pods a controller waits on were left, as the stall sentence says it. */

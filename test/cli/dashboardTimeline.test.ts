@@ -1,7 +1,7 @@
 /** The dashboard's timeline: which Events it shows, a mirrored pair once, marks, and the states seen. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_TIMELINE, markOf, slimTimelineEvent, timeline, type TimelineEvent } from '../../src/cli/dashboardTimeline.js';
+import { MAX_TIMELINE, isAbout, markOf, slimTimelineEvent, timeline, type TimelineEvent } from '../../src/cli/dashboardTimeline.js';
 
 const ev = (kind: string, name: string, reason: string, at: string, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
   metadata: { name: `${name}.${reason}.${at}`, namespace: 'ns' },
@@ -50,6 +50,25 @@ describe('slimTimelineEvent', () => {
       for (const [k, v] of Object.entries(want)) assert.deepEqual(e[k as keyof TimelineEvent], v, k);
     });
   it('a long message is cut to 1 kB', () => assert.equal(slimTimelineEvent({ message: 'x'.repeat(5000) }).message.length, 1024));
+});
+
+describe('isAbout: which Events re-render a viewed guard', () => {
+  const guard = { namespace: 'ns', name: 'g' };
+  const target = { kind: 'StatefulSet', name: 'store' };
+  const cases: Array<[string, TimelineEvent, boolean]> = [
+    ['the guard', ev('RolloutGuard', 'g', 'RolloutStalled', '2026-01-01T00:00:00Z'), true],
+    ['its workload', ev('StatefulSet', 'store', 'RolloutStalled', '2026-01-01T00:00:00Z'), true],
+    ['a workload of another kind with its name', ev('Deployment', 'store', 'ScalingReplicaSet', '2026-01-01T00:00:00Z'), false],
+    ['another guard', ev('RolloutGuard', 'other', 'RolloutStalled', '2026-01-01T00:00:00Z'), false],
+    [
+      'the guard of that name in another namespace',
+      ev('RolloutGuard', 'g', 'RolloutStalled', '2026-01-01T00:00:00Z', {
+        involved: { kind: 'RolloutGuard', name: 'g', namespace: 'other' },
+      }),
+      false,
+    ],
+  ];
+  for (const [what, e, want] of cases) it(`${what}: ${want}`, () => assert.equal(isAbout(e, guard, target), want));
 });
 
 describe('markOf', () => {

@@ -81,6 +81,22 @@ describe('revisionMap', () => {
     assert.deepEqual(m.counts, { ready: 2, progressing: 0, blocked: 1, stuck: 0, empty: 0 });
   });
 
+  it("a pod unready on the revision a rollout left is stuck only where the controller waits on it, not on a DaemonSet's node", () => {
+    const obs = targetObs({
+      target: { generation: 2, observedGeneration: 2, desired: 2, current: 2, updated: 1, ready: 1, available: 1 },
+      revisions: [rev(HASH.B, 2), rev(HASH.A, 1)],
+      nodes: [node('node-1', [pod({ hash: HASH.A, ready: false })]), node('node-2', [pod({ hash: HASH.B })])],
+    });
+    const status: GuardStatus = {
+      ...stalled(obs),
+      rollout: { fromRevision: { hash: HASH.A }, toRevision: { hash: HASH.B }, restored: true } as GuardStatus['rollout'],
+    };
+    const stateOf = (waits: boolean): string | undefined =>
+      revisionMap(view(obs, status), status, waits).cells.find((c) => c.unit === 'node-1')?.state;
+    assert.equal(stateOf(false), 'progressing', 'a DaemonSet controller replaces it itself');
+    assert.equal(stateOf(true), 'stuck', 'an OrderedReady controller waits on it');
+  });
+
   it('a node that should run a pod and has none: an empty cell of no revision', () => {
     const obs = targetObs({
       target: { generation: 1, observedGeneration: 1, desired: 2, current: 1, updated: 1, ready: 1, available: 1 },
@@ -136,6 +152,7 @@ describe('guardDetail', () => {
       [d.state, d.cause, d.owner, d.kind, d.target, d.unit, d.counters?.desired, d.cells.length, d.describe],
       ['RollingBack', 'ImagePullFailure', 'Revision', 'DaemonSet', 'decoder', 'node', 3, 3, 'Name: g'],
     );
+    assert.equal(d.noUnits, 'No node runs or should run this DaemonSet.', "the empty map's sentence in the kind's words");
   });
   it('a note instead of a map says why, with nothing to draw', () => {
     const d = noteDetail('ns', 'sel', '2026-01-01T00:00:00Z', 'selects workloads by label');

@@ -147,7 +147,7 @@ export function RevisionMap({ detail, focused, onFocus, onDrawn }: MapProps) {
           </div>
         </div>
       ))}
-      {detail.cells.length === 0 ? <p class="empty-note">No {detail.unit} runs or should run this workload.</p> : null}
+      {detail.cells.length === 0 ? <p class="empty-note">{detail.noUnits}</p> : null}
     </div>
   );
 }
