@@ -28,6 +28,11 @@ export interface TailResult {
   samples: number;
   /** Every sample over 1 s. */
   slow: SlowSample[];
+  /**
+   * The {@link SLOWEST} slowest samples, whatever their time: over at most 100 samples the p99 is the
+   * slowest one, so these are what the p99 rests on.
+   */
+  slowest: SlowSample[];
   /** Each part over every accounted sample, in seconds. */
   parts: Record<PartName | 'benchWatchLag' | 'operatorWatchLag' | 'operatorEventLag', Summary>;
   /**
@@ -50,6 +55,9 @@ export interface TailResult {
 /** A first explanation slower than this is accounted for part by part. */
 export const SLOW_S = 1;
 
+/** How many of the slowest samples are accounted for part by part, however fast. */
+export const SLOWEST = 3;
+
 export interface TailSample extends Explanation {
   guard: string;
   category: FailingCategory;
@@ -69,16 +77,20 @@ export function tailResult(
     return { x, parts };
   });
   const accounted = withParts.filter((w) => w.parts !== undefined);
-  const slow: SlowSample[] = withParts
-    .filter(({ x }) => x.fromFailureS !== undefined && x.fromFailureS > SLOW_S)
-    .map(({ x, parts }) => ({
-      guard: x.guard,
-      category: x.category,
-      wave: x.wave,
-      fromFailureS: x.fromFailureS!,
-      ...(x.moments ? { pod: x.moments.pod } : {}),
-      ...(parts ? { parts, largest: largestPart(parts) } : {}),
-    }));
+  const timed = withParts.filter(({ x }) => x.fromFailureS !== undefined);
+  const asSlow = ({ x, parts }: (typeof withParts)[number]): SlowSample => ({
+    guard: x.guard,
+    category: x.category,
+    wave: x.wave,
+    fromFailureS: x.fromFailureS!,
+    ...(x.moments ? { pod: x.moments.pod } : {}),
+    ...(parts ? { parts, largest: largestPart(parts) } : {}),
+  });
+  const slow = timed.filter(({ x }) => x.fromFailureS! > SLOW_S).map(asSlow);
+  const slowest = [...timed]
+    .sort((a, b) => b.x.fromFailureS! - a.x.fromFailureS!)
+    .slice(0, SLOWEST)
+    .map(asSlow);
   const partSummary = (k: keyof ExplanationParts): Summary =>
     roundSummary(summarize(accounted.map((w) => w.parts![k]).filter((v): v is number => v !== undefined)));
   const parts = Object.fromEntries(
@@ -105,6 +117,7 @@ export function tailResult(
     accounted: accounted.length,
     samples: samples.length,
     slow,
+    slowest,
     parts,
     watchDelivery,
     benchWatchDelivery: roundSummary(summarize(benchLags)),

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { largestPart, partsOf } from '../../bench/explanationParts.js';
 import { OperatorLog } from '../../bench/operatorLog.js';
 import { Scrape, parseMetrics } from '../../bench/stats.js';
+import { tailLines } from '../../bench/report.js';
 import { tailResult } from '../../bench/tail.js';
 
 const T = Date.parse('2026-12-06T12:00:00.000Z');
@@ -227,6 +228,23 @@ describe('bench: the explanation tail', () => {
       ],
     );
     assert.deepEqual(t.slow[0]!.parts, { benchToOperator: 3, toPass: 0.1, pass: 0.01, write: 0.29, reader: 0.5 });
+    assert.deepEqual(
+      t.slowest.map((x) => [x.guard, x.fromFailureS, x.largest]),
+      [
+        ['slow', 3.9, 'benchToOperator'],
+        ['lost', 1.5, undefined],
+        ['fast', 0.15, 'write'],
+      ],
+      'the slowest samples, however fast: what the p99 rests on',
+    );
+    const lines = tailLines('2000×10 Deployments', t);
+    const heading = lines.indexOf('  the slowest samples under 1 s (the p99 rests on them):');
+    assert.ok(heading > 0, lines.join('\n'));
+    assert.match(
+      lines[heading + 1]!,
+      /^ {2}fast wave 0 \(broken\) 0\.15 s = bench→operator 50 \+ to the pass 20 \+ pass 5 \+ write 75 \+ reader 0 ms; largest: write/,
+    );
+    assert.equal(lines.filter((l) => l.startsWith('  slow wave 2 ')).length, 1, 'a sample over 1 s is listed once');
     assert.equal(t.parts.benchToOperator.max, 3);
     assert.equal(t.parts.reader.count, 2);
     assert.equal(t.watchDelivery.pods!.count, 20);
