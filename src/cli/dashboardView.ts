@@ -181,7 +181,8 @@ export function revisionMap(
 /**
  * The commands Report mode tells a person to run for the guard's undo plan: `kubectl rollout undo`, and
  * for a kind whose undo is spelled out by hand, the pods of the broken revision its controller would
- * never replace (the same words the operator's message uses, domain/messages.ts).
+ * never replace (the same words the operator's message uses, domain/messages.ts); none once the dry run
+ * of that undo was refused.
  */
 export function reportCommands(
   kind: TargetKind,
@@ -190,7 +191,8 @@ export function reportCommands(
   cells: readonly MapCell[],
   broken: string | undefined,
 ): string[] {
-  if (!plan) return [];
+  // A refused dry run (a manager that would revert it, an admission refusal) leaves nothing to run by hand.
+  if (!plan || plan.dryRun === 'Rejected') return [];
   const stuck = KINDS[kind].undo.reportsHandUndo
     ? cells.filter((c) => c.pod !== undefined && c.hash === broken && c.state !== 'ready')
     : [];

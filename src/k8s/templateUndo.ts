@@ -118,13 +118,8 @@ export class TemplateUndo {
         detail: `the rollout completed before the undo was made: every ${wordsOf(kind).unit} is updated and available`,
       };
     // Step 5, last before the patch.
-    const referral = await referringManager(this.client, kind, req.namespace, req.name);
-    if (referral && 'manager' in referral)
-      return {
-        kind: 'NotUndone',
-        detail: `the ${kind} is managed by ${referral.manager}, which runs it by reference and would revert an undo`,
-      };
-    if (referral) return { kind: 'NotUndone', detail: referral.unknown };
+    const managed = await this.managedByReferrer(kind, req.namespace, req.name);
+    if (managed) return { kind: 'NotUndone', detail: managed };
     try {
       // The record keeps every hash undone on this DaemonSet, not only this one: see DaemonSetUndoRecord.undone.
       const record = req.record ? { ...req.record, undone: withUndone(undoneOn(recorded), req.record.from) } : undefined;
@@ -146,6 +141,9 @@ export class TemplateUndo {
       const ds: any = await this.client.request('GET', WORKLOAD_API[kind].path(namespace, name));
       const refused = checkRevision(revision, toRevisionName, kind, String(ds?.metadata?.uid));
       if (refused) return { kind: 'Rejected', detail: refused };
+      // Report mode must not tell a person to run an undo that a manager naming the workload would revert.
+      const managed = await this.managedByReferrer(kind, namespace, name);
+      if (managed) return { kind: 'Rejected', detail: managed };
       await this.patch(kind, namespace, name, templatePatch(kind, revision), undefined, true);
       return { kind: 'Accepted' };
     } catch (e) {
@@ -155,6 +153,14 @@ export class TemplateUndo {
       }
       throw e;
     }
+  }
+
+  /** Why no undo may be made because a manager runs the workload by naming it (workloadReferrers.ts); undefined when none does. */
+  private async managedByReferrer(kind: TargetKind, namespace: string, name: string): Promise<string | undefined> {
+    const referral = await referringManager(this.client, kind, namespace, name);
+    if (!referral) return undefined;
+    if ('unknown' in referral) return referral.unknown;
+    return `the ${kind} is managed by ${referral.manager}, which runs it by reference and would revert an undo`;
   }
 
   private async patch(

@@ -128,6 +128,17 @@ describe('reportCommands', () => {
   for (const [what, kind, want] of cases)
     it(what, () => assert.deepEqual(reportCommands(kind, { namespace: 'ns', name: 'x' }, plan, cells, 'b'), want));
   it('no plan, no command', () => assert.deepEqual(reportCommands('DaemonSet', { namespace: 'ns', name: 'x' }, undefined, cells, 'b'), []));
+  it('a plan whose dry run was refused, no command', () =>
+    assert.deepEqual(
+      reportCommands(
+        'Deployment',
+        { namespace: 'ns', name: 'x' },
+        { ...plan, dryRun: 'Rejected', dryRunMessage: 'managed by Rollout/x' },
+        cells,
+        'b',
+      ),
+      [],
+    ));
 });
 
 describe('guardDetail', () => {

@@ -29,7 +29,7 @@ import { GuardSuite } from '../support/guards.js';
 import { apply, guard } from '../support/operator.js';
 
 const SPEC = { suspectAfterSeconds: 6, progressDeadlineSeconds: 15, bakeSeconds: 0, onStall: { action: 'Report' } };
-const SCENARIOS = ['rollover', 'crash', 'scale', 'admission', 'argo', 'argokept', 'flagger', 'commands'] as const;
+const SCENARIOS = ['rollover', 'crash', 'scale', 'admission', 'argo', 'argokept', 'argoreport', 'flagger', 'commands'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const suite = new GuardSuite<Scenario>('depx', SCENARIOS);
 const read = suite.read;
@@ -89,6 +89,23 @@ async function observed(ns: string, name = 'web'): Promise<void> {
     },
     { timeoutMs: 60_000, describe: `deploy/${name} observed` },
   );
+}
+
+/** An Argo Rollout in `ns` that runs Deployment web by spec.workloadRef and keeps it scaled up: nothing on the Deployment tells. */
+async function runByArgoRollout(ns: string): Promise<void> {
+  await kubectl(['create', '-f', '-'], {
+    ns,
+    input: JSON.stringify({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Rollout',
+      metadata: { name: 'web-rollout', namespace: ns },
+      spec: {
+        replicas: 3,
+        workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', scaleDown: 'never' },
+        strategy: { canary: { steps: [{ setWeight: 20 }] } },
+      },
+    }),
+  });
 }
 
 describe('Deployment rollouts that move under the guard', { concurrency: true }, () => {
@@ -231,20 +248,7 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
 
   it('a Deployment an Argo Rollout runs by workloadRef and keeps scaled up (scaleDown: never): its stall is named, the undo refused at the fresh read, the Rollout named', async () => {
     const ns = await guarded('argokept', {}, { onStall: { action: 'Undo' } });
-    // Nothing on the Deployment tells: no ownerReference, its replicas kept. Only the Rollout names it.
-    await kubectl(['create', '-f', '-'], {
-      ns,
-      input: JSON.stringify({
-        apiVersion: 'argoproj.io/v1alpha1',
-        kind: 'Rollout',
-        metadata: { name: 'web-rollout', namespace: ns },
-        spec: {
-          replicas: 3,
-          workloadRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', scaleDown: 'never' },
-          strategy: { canary: { steps: [{ setWeight: 20 }] } },
-        },
-      }),
-    });
+    await runByArgoRollout(ns);
     await setWebImage(ns, BROKEN);
     const g = await waitWeb(ns, (x) => x.status?.lastUndo?.result === 'Failed', 'the undo refused');
     assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status));
@@ -260,6 +264,23 @@ describe('Deployment rollouts that move under the guard', { concurrency: true },
       durationMs: 5_000,
       describe: 'one attempt, nothing written',
     });
+  });
+
+  it('the same in Report mode: the stall named, and no command to run by hand, the Rollout named instead', async () => {
+    const ns = await guarded('argoreport', {}, {});
+    await runByArgoRollout(ns);
+    await setWebImage(ns, BROKEN);
+    const g = await waitWeb(ns, (x) => x.status?.undoPlan?.dryRun === 'Rejected', 'the dry run of the undo refused');
+    assert.equal(g.status?.state, 'Stalled', JSON.stringify(g.status));
+    assert.equal(g.status?.owner, 'Revision', 'the verdict stands');
+    const said = await waitWeb(ns, (x) => /no command to run by hand/.test(x.status?.message ?? ''), 'the message says why');
+    assert.match(
+      said.status?.message ?? '',
+      /the dry run of that undo was refused, so there is no command to run by hand: the Deployment is managed by Rollout\/web-rollout, which runs it by reference and would revert an undo \(onStall\.action is Report\)/,
+    );
+    assert.doesNotMatch(said.status?.message ?? '', /kubectl rollout undo/, 'no command the Rollout would revert');
+    assert.equal(said.status?.lastUndo, undefined, 'Report mode changes nothing');
+    assert.equal(await webImage(ns), BROKEN);
   });
 
   it("a Deployment whose pods Flagger's Canary runs from a -primary copy: its stall is named, never undone, the Canary named as its manager", async () => {

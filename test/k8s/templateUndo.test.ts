@@ -472,6 +472,14 @@ describe('TemplateUndo of a Deployment, from its ReplicaSet', () => {
         if (tc.detail) assert.match('detail' in out ? out.detail : '', tc.detail);
         assert.equal(world.patches.length, tc.kind === 'Applied' ? 1 : 0);
       });
+    for (const tc of cases)
+      it(`Report mode's dry run: ${tc.name}`, async () => {
+        world.rollouts = tc.rollouts;
+        const out = await undo.dryRun('Deployment', NS, 'decoder', 'decoder-aaa');
+        assert.equal(out.kind, tc.kind === 'Applied' ? 'Accepted' : 'Rejected');
+        if (tc.detail) assert.match('detail' in out ? out.detail : '', tc.detail);
+        assert.equal(world.patches.length, tc.kind === 'Applied' ? 1 : 0, 'a refused dry run sends no patch');
+      });
   });
 
   it('dry-runs the same patch (dryRun=All) for Report mode', async () => {

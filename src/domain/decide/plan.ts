@@ -146,7 +146,7 @@ function scheduleUndo(pass: Judged, rollout: RolloutStatus, plan: UndoPlan, evid
     out.requeueAfterMs = 1000;
     return out;
   }
-  if (spec.onStall.action !== 'Undo') return reportOnly(plan, reportedRestore(pass, rollout, plan, target), out);
+  if (spec.onStall.action !== 'Undo') return reportOnly(plan, reportedRestore(pass, rollout, plan, target, out.undoPlan), out);
   const deadlineMs = spec.progressDeadlineSeconds * 1000;
   const stalledAt = v.state === 'Failed' ? (parseTime(rollout.failedAt) ?? now) : (parseTime(rollout.lastProgressAt) ?? now) + deadlineMs;
   const undoAt = stalledAt + spec.onStall.delaySeconds * 1000;

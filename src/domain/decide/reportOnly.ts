@@ -20,10 +20,20 @@ export function reportOnly(plan: UndoPlan, restore: string, out: Plan): Plan {
 }
 
 /**
- * What Report mode says an undo would do. For a StatefulSet: the commands, and under OrderedReady the pods
- * of the broken revision its controller would never replace after the template is restored.
+ * What Report mode says an undo would do. For a StatefulSet or a Deployment: the commands, and under
+ * OrderedReady the pods of the broken revision its controller would never replace after the template is
+ * restored. Once the dry run of that undo was refused (`checked`: the stored plan's), no command: the
+ * refusal instead, such as a manager that runs the workload by naming it and would revert the undo.
  */
-export function reportedRestore({ obs: { target }, attribution: a }: Judged, rollout: RolloutStatus, plan: UndoPlan, what: string): string {
+export function reportedRestore(
+  { obs: { target }, attribution: a }: Judged,
+  rollout: RolloutStatus,
+  plan: UndoPlan,
+  what: string,
+  checked?: Pick<UndoPlan, 'dryRun' | 'dryRunMessage'>,
+): string {
+  if (checked?.dryRun === 'Rejected')
+    return `Would restore ${what} on ${units(target.kind, plan.nodes)}, but the dry run of that undo was refused, so there is no command to run by hand: ${checked.dryRunMessage ?? 'no reason given'}`;
   if (!KINDS[target.kind].undo.reportsHandUndo) return `Would restore ${what} on ${plan.nodes} node(s)`;
   return `Would restore ${what} on ${units(target.kind, plan.nodes)}: ${handUndo(target, a.blocked, rollout, plan)}`;
 }

@@ -41,6 +41,30 @@ describe('reportedRestore', () => {
     ],
   ];
   for (const [name, pass, want] of cases) it(name, () => assert.equal(reportedRestore(pass, ROLLOUT, PLAN, 'revision 1'), want));
+
+  const deployment = judged({ kind: 'Deployment', name: 'web' }, [broken('web-bbb-x1')]);
+  const checks: Array<[string, Pick<UndoPlan, 'dryRun' | 'dryRunMessage'> | undefined, string]> = [
+    [
+      'not yet dry-run: the command',
+      { dryRun: 'NotRun' },
+      'Would restore revision 1 on 2 pods: kubectl rollout undo deployment/web -n db --to-revision=1',
+    ],
+    [
+      'the dry run accepted it: the command',
+      { dryRun: 'Accepted' },
+      'Would restore revision 1 on 2 pods: kubectl rollout undo deployment/web -n db --to-revision=1',
+    ],
+    [
+      'the dry run refused it (a manager runs the Deployment by naming it): no command, the refusal',
+      {
+        dryRun: 'Rejected',
+        dryRunMessage: 'the Deployment is managed by Rollout/web-rollout, which runs it by reference and would revert an undo',
+      },
+      'Would restore revision 1 on 2 pods, but the dry run of that undo was refused, so there is no command to run by hand: the Deployment is managed by Rollout/web-rollout, which runs it by reference and would revert an undo',
+    ],
+  ];
+  for (const [name, checked, want] of checks)
+    it(`a Deployment, ${name}`, () => assert.equal(reportedRestore(deployment, ROLLOUT, PLAN, 'revision 1', checked), want));
 });
 
 describe('reportOnly', () => {
