@@ -180,9 +180,9 @@ export function revisionMap(
 
 /**
  * The commands Report mode tells a person to run for the guard's undo plan: `kubectl rollout undo`, and
- * for a kind whose undo is spelled out by hand, the pods of the broken revision its controller would
- * never replace (the same words the operator's message uses, domain/messages.ts); none once the dry run
- * of that undo was refused.
+ * where the target's controller waits on unready pods (`waitsOnUnreadyPods`, a StatefulSet under
+ * OrderedReady), the pods of the broken revision it would never replace (the same steps the operator's
+ * message gives, domain/decide/reportOnly.ts); none once the dry run of that undo was refused.
  */
 export function reportCommands(
   kind: TargetKind,
@@ -190,12 +190,11 @@ export function reportCommands(
   plan: Readonly<UndoPlan> | undefined,
   cells: readonly MapCell[],
   broken: string | undefined,
+  waitsOnUnreadyPods = false,
 ): string[] {
   // A refused dry run (a manager that would revert it, an admission refusal) leaves nothing to run by hand.
   if (!plan || plan.dryRun === 'Rejected') return [];
-  const stuck = KINDS[kind].undo.reportsHandUndo
-    ? cells.filter((c) => c.pod !== undefined && c.hash === broken && c.state !== 'ready')
-    : [];
+  const stuck = waitsOnUnreadyPods ? cells.filter((c) => c.pod !== undefined && c.hash === broken && c.state !== 'ready') : [];
   return handUndoSteps(
     { kind, ...target },
     plan,
@@ -239,7 +238,14 @@ export function guardDetail(args: {
     ...(undoPlan ? { undoPlan } : {}),
     ...(g?.lastUndo ? { lastUndo: g.lastUndo } : {}),
     ...(g?.undoSkipped ? { undoSkipped: g.undoSkipped } : {}),
-    commands: reportCommands(kind, { namespace: args.namespace, name: ds.name }, undoPlan, cells, undoPlan?.forHash),
+    commands: reportCommands(
+      kind,
+      { namespace: args.namespace, name: ds.name },
+      undoPlan,
+      cells,
+      undoPlan?.forHash,
+      args.waitsOnUnreadyPods === true,
+    ),
     timeline: args.timeline,
     describe: args.describe,
   };

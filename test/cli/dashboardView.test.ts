@@ -117,16 +117,29 @@ describe('reportCommands', () => {
     { unit: 'store-2', pod: 'store-2', hash: 'b', group: 0, state: 'blocked' as const, status: 'ImagePullBackOff' },
     { unit: 'store-1', pod: 'store-1', hash: 'a', group: 1, state: 'ready' as const, status: 'Running' },
   ];
-  const cases: Array<[string, Parameters<typeof reportCommands>[0], string[]]> = [
-    ['a DaemonSet: kubectl rollout undo alone', 'DaemonSet', ['kubectl rollout undo daemonset/x -n ns --to-revision=1']],
+  const cases: Array<[string, Parameters<typeof reportCommands>[0], boolean, string[]]> = [
+    ['a DaemonSet: kubectl rollout undo alone', 'DaemonSet', false, ['kubectl rollout undo daemonset/x -n ns --to-revision=1']],
     [
-      'a StatefulSet: the undo, then the pods of the broken revision its controller would not replace',
+      'a StatefulSet under OrderedReady: the undo, then the pods of the broken revision its controller would not replace',
       'StatefulSet',
+      true,
       ['kubectl rollout undo statefulset/x -n ns --to-revision=1', 'kubectl delete pod store-2 -n ns'],
     ],
+    [
+      'a StatefulSet under Parallel: its controller replaces them, the undo alone',
+      'StatefulSet',
+      false,
+      ['kubectl rollout undo statefulset/x -n ns --to-revision=1'],
+    ],
+    [
+      'a Deployment: its ReplicaSets replace them, the undo alone',
+      'Deployment',
+      false,
+      ['kubectl rollout undo deployment/x -n ns --to-revision=1'],
+    ],
   ];
-  for (const [what, kind, want] of cases)
-    it(what, () => assert.deepEqual(reportCommands(kind, { namespace: 'ns', name: 'x' }, plan, cells, 'b'), want));
+  for (const [what, kind, waits, want] of cases)
+    it(what, () => assert.deepEqual(reportCommands(kind, { namespace: 'ns', name: 'x' }, plan, cells, 'b', waits), want));
   it('no plan, no command', () => assert.deepEqual(reportCommands('DaemonSet', { namespace: 'ns', name: 'x' }, undefined, cells, 'b'), []));
   it('a plan whose dry run was refused, no command', () =>
     assert.deepEqual(
