@@ -18,6 +18,8 @@ import { TargetMemory } from '../src/reconcile/targetMemory.js';
 import type { CacheView } from '../src/reconcile/ports.js';
 import { withDefaults } from '../src/api/defaults.js';
 import { round, summarize } from './stats.js';
+import { buildView } from '../src/cli/getView.js';
+import { guardDetail } from '../src/cli/dashboardView.js';
 
 /** One micro-benchmark case. */
 export interface MicroCase {
@@ -36,6 +38,13 @@ export interface MicroResult extends MicroCase {
   /** Milliseconds of gather alone, decide alone (p99), to show where the time goes. */
   gatherP99Ms?: number;
   decideP99Ms?: number;
+  /**
+   * The dashboard's share of one change to a guard it shows (src/cli/dashboardGuardWatch.ts), after the
+   * pass above: `get`'s view, the page's detail (map, legend, commands), the comparison with what was
+   * sent, and the JSON pushed to each browser, in ms; and that JSON's size in bytes. The Events timeline
+   * and the describe text are left out (empty here): they do not grow with the target.
+   */
+  dashboard?: { renderMs: { p50?: number; p99?: number; max?: number }; bytes: number };
   /** The state decide reached, as a sanity check that the case is what it claims to be. */
   state: string;
   blockedNodeCount: number;
@@ -251,9 +260,39 @@ export function runMicroCase(c: MicroCase, iterations: number): MicroResult {
     passMs: { p50: round(s.p50), p99: round(s.p99), max: round(s.max), mean: round(s.mean) },
     gatherP99Ms: round(summarize(g).p99),
     decideP99Ms: round(summarize(d).p99),
+    dashboard: dashboardRender(cache, memory, policy, last, Math.max(20, Math.round(iterations / 10))),
     state: last.state ?? 'Unknown',
     blockedNodeCount: last.blockedNodeCount ?? last.blockedNodes?.length ?? 0,
   };
+}
+
+/** Times what the dashboard does with one change of the case's guard: see MicroResult.dashboard. */
+function dashboardRender(
+  cache: CacheView,
+  memory: TargetMemory,
+  policy: { spec: ReturnType<typeof withDefaults>; generation: number },
+  prev: GuardStatus,
+  iterations: number,
+): NonNullable<MicroResult['dashboard']> {
+  const now = T0 + 30_000;
+  const obs = observationOf(gather(cache, memory, NS, { kind: 'DaemonSet', name: DS }, now));
+  const status = decide(obs, prev, policy, now).status;
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < iterations + 5; i++) {
+    const t0 = performance.now();
+    const view = buildView({ kind: 'RolloutGuard', targetKind: 'DaemonSet', namespace: NS, name: DS, obs, status, now });
+    const detail = guardDetail({ namespace: NS, name: DS, view, status, timeline: [], describe: '' });
+    // The guard watch compares before it pushes; each browser then gets the whole detail.
+    const same = JSON.stringify({ ...detail, at: '', describe: '' });
+    const pushed = JSON.stringify(detail);
+    const t1 = performance.now();
+    void same; // computed for its cost only, as the watch computes it
+    bytes = Buffer.byteLength(pushed);
+    if (i >= 5) times.push(t1 - t0);
+  }
+  const r = summarize(times);
+  return { renderMs: { p50: round(r.p50), p99: round(r.p99), max: round(r.max) }, bytes };
 }
 
 /** The default case list: the 1,000-node target, a size curve, and the cluster-wide node walk. */

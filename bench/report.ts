@@ -344,10 +344,26 @@ export function renderTables(r: BenchResults): string {
     );
   }
   if (r.micro.length > 0) {
-    out.push('', 'Reconcile pass micro-benchmark (gather + decide + status diff, in memory; ms)');
+    out.push(
+      '',
+      "Reconcile pass micro-benchmark (gather + decide + status diff, in memory; ms), and the dashboard's render of that change (view, detail, JSON) and its size",
+    );
     out.push(
       table(
-        ['DS nodes', 'cluster nodes', 'scenario', 'state', 'iterations', 'p50', 'p99', 'max', 'gather p99', 'decide p99'],
+        [
+          'DS nodes',
+          'cluster nodes',
+          'scenario',
+          'state',
+          'iterations',
+          'p50',
+          'p99',
+          'max',
+          'gather p99',
+          'decide p99',
+          'dashboard p99',
+          'dashboard KiB',
+        ],
         r.micro.map((m) => [
           String(m.dsNodes),
           String(m.clusterNodes),
@@ -359,6 +375,8 @@ export function renderTables(r: BenchResults): string {
           f(m.passMs.max, 3),
           f(m.gatherP99Ms, 3),
           f(m.decideP99Ms, 3),
+          f(m.dashboard?.renderMs.p99, 3),
+          m.dashboard ? f(m.dashboard.bytes / 1024, 1) : '-',
         ]),
       ),
     );

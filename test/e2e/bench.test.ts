@@ -247,6 +247,8 @@ describe('npm run bench -- --smoke', () => {
   it('ran the reconcile micro-benchmark, wrote the plot and printed the table', async () => {
     const m = results.micro.find((x) => x.dsNodes === 1000 && x.clusterNodes === 1000 && x.scenario === 'rollout');
     assert.ok(m && finite(m.passMs.p99) && m.state === 'Stalled' && m.blockedNodeCount === 100, JSON.stringify(m));
+    // The dashboard's render of the same change: one cell per node, each at least its unit and state.
+    assert.ok(m.dashboard && finite(m.dashboard.renderMs.p99) && m.dashboard.bytes > 1000 * 40, JSON.stringify(m.dashboard));
     // Detection, explanation, false verdicts, idle memory, rolling memory, polling, coalescing, memory
     // growth, containment, and the micro-benchmark's reconcile target; and the Deployment size's five.
     assert.equal(results.targets.length, 15);
