@@ -642,10 +642,10 @@ export function tailLines(size: string, t: TailResult): string[] {
       : `  ${x.guard} wave ${x.wave} (${x.category}) ${x.fromFailureS} s: the operator's write was not found in its log`;
   };
   out.push(...t.slow.map(line));
-  // Older results have no `slowest`; over at most 100 samples the p99 is the first of them.
+  // Over at most 100 samples the p99 is the first of the slowest; those over 1 s are listed above.
   const key = (x: SlowSample): string => `${x.guard}/${x.wave}`;
   const shown = new Set(t.slow.map(key));
-  const rest = (t.slowest ?? []).filter((x) => !shown.has(key(x)));
+  const rest = t.slowest.filter((x) => !shown.has(key(x)));
   if (rest.length > 0)
     out.push(`  the slowest samples${t.slow.length > 0 ? ' under 1 s' : ''} (the p99 rests on them):`, ...rest.map(line));
   return out;

@@ -189,12 +189,12 @@ export function reportCommands(
   target: { namespace: string; name: string },
   plan: Readonly<UndoPlan> | undefined,
   cells: readonly MapCell[],
-  broken: string | undefined,
   waitsOnUnreadyPods = false,
 ): string[] {
   // A refused dry run (a manager that would revert it, an admission refusal) leaves nothing to run by hand.
   if (!plan || plan.dryRun === 'Rejected') return [];
-  const stuck = waitsOnUnreadyPods ? cells.filter((c) => c.pod !== undefined && c.hash === broken && c.state !== 'ready') : [];
+  // The broken revision is the one the plan was made for.
+  const stuck = waitsOnUnreadyPods ? cells.filter((c) => c.pod !== undefined && c.hash === plan.forHash && c.state !== 'ready') : [];
   return handUndoSteps(
     { kind, ...target },
     plan,
@@ -216,7 +216,8 @@ export function guardDetail(args: {
   const { view, status } = args;
   const g = view.guard;
   const kind = view.daemonSet.kind;
-  const { revisions, cells, counts } = revisionMap(view, status, args.waitsOnUnreadyPods === true);
+  const waits = args.waitsOnUnreadyPods === true;
+  const { revisions, cells, counts } = revisionMap(view, status, waits);
   const ds = view.daemonSet;
   const undoPlan = g?.undoPlan;
   return {
@@ -238,14 +239,7 @@ export function guardDetail(args: {
     ...(undoPlan ? { undoPlan } : {}),
     ...(g?.lastUndo ? { lastUndo: g.lastUndo } : {}),
     ...(g?.undoSkipped ? { undoSkipped: g.undoSkipped } : {}),
-    commands: reportCommands(
-      kind,
-      { namespace: args.namespace, name: ds.name },
-      undoPlan,
-      cells,
-      undoPlan?.forHash,
-      args.waitsOnUnreadyPods === true,
-    ),
+    commands: reportCommands(kind, { namespace: args.namespace, name: ds.name }, undoPlan, cells, waits),
     timeline: args.timeline,
     describe: args.describe,
   };

@@ -139,8 +139,8 @@ describe('reportCommands', () => {
     ],
   ];
   for (const [what, kind, waits, want] of cases)
-    it(what, () => assert.deepEqual(reportCommands(kind, { namespace: 'ns', name: 'x' }, plan, cells, 'b', waits), want));
-  it('no plan, no command', () => assert.deepEqual(reportCommands('DaemonSet', { namespace: 'ns', name: 'x' }, undefined, cells, 'b'), []));
+    it(what, () => assert.deepEqual(reportCommands(kind, { namespace: 'ns', name: 'x' }, plan, cells, waits), want));
+  it('no plan, no command', () => assert.deepEqual(reportCommands('DaemonSet', { namespace: 'ns', name: 'x' }, undefined, cells), []));
   it('a plan whose dry run was refused, no command', () =>
     assert.deepEqual(
       reportCommands(
@@ -148,7 +148,7 @@ describe('reportCommands', () => {
         { namespace: 'ns', name: 'x' },
         { ...plan, dryRun: 'Rejected', dryRunMessage: 'managed by Rollout/x' },
         cells,
-        'b',
+        true,
       ),
       [],
     ));
